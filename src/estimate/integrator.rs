@@ -1,0 +1,356 @@
+//! The SamplesIntegrator (spec §3): samples merged with trace events become ProfileCalls.
+//!
+//! One seed per sample; seeds and the thread's sorted events are merged by time (§3.3); a walk
+//! keeps the open events, the JS stack, the lock stack and fake-JS-invocation mode, and diffs
+//! each sample's stack against the JS stack (§3.4–3.10). The reference's object identities
+//! become indices: the JS stack holds indices into the output, so durations written later land
+//! on the calls already emitted.
+//!
+//! One change of representation, with the same results: `truncate` in the reference writes the
+//! same end time into *every* open frame. Here a frame's duration is computed only when it
+//! leaves the stack (or at the end), from the time of the last truncate that saw it open.
+
+use super::Call;
+use crate::model::profile::{ProfileModel, NONE};
+use crate::model::trace::{Entry, EngineVersion, INSTANT, INVOCATION, RESET};
+
+/// Integrator options (DevTools' engine configuration).
+#[derive(Debug, Clone, Copy)]
+pub struct IntegratorConfig {
+    /// Keep `native V8Runtime` frames (`showAllEvents`).
+    pub show_all_events: bool,
+    /// Which DevTools behaviour to follow.
+    pub version: EngineVersion,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Seed {
+    sample: u32,
+    node: u32,
+    ts: f64,
+    /// For a GC sample: the previous non-GC sample's node.
+    gc_base: u32,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Cand {
+    node: u32,
+    sample: i64,
+    ts: f64,
+}
+
+struct State<'m> {
+    model: &'m ProfileModel,
+    trace_ids: &'m [String],
+    cfg: IntegratorConfig,
+    out: Vec<Call>,
+    /// The JS stack: indices into `out`, with the truncate count when each was pushed.
+    js: Vec<(u32, u64)>,
+    locks: Vec<usize>,
+    fake: bool,
+    /// Truncates so far, and the time of the last one.
+    n_truncates: u64,
+    last_time: f64,
+    cand: Vec<Cand>,
+    meta_ids: [Option<i64>; 4],
+    /// Console errors the reference would log ("Child stack is shallower…", …).
+    pub n_console_errors: u64,
+}
+
+/// Builds the ProfileCalls of one thread. `entries` must be sorted (see [`sort_entries`]).
+pub fn build_profile_calls(
+    model: &ProfileModel,
+    entries: &[Entry],
+    trace_ids: &[String],
+    cfg: IntegratorConfig,
+) -> (Vec<Call>, u64) {
+    let seeds = seeds(model);
+    let id = |n: Option<u32>| n.map(|n| model.nodes[n as usize].id);
+    let mut st = State {
+        model,
+        trace_ids,
+        cfg,
+        out: Vec::with_capacity(seeds.len() / 4),
+        js: Vec::new(),
+        locks: Vec::new(),
+        fake: false,
+        n_truncates: 0,
+        last_time: 0.0,
+        cand: Vec::new(),
+        meta_ids: [id(model.program), Some(model.nodes[0].id), id(model.idle), id(model.gc)],
+        n_console_errors: 0,
+    };
+
+    // The merge (§3.3): an event goes first when it starts earlier, or at the same time and
+    // ends later; on a full tie the sample (a ProfileCall) goes first.
+    let mut stack: Vec<u32> = Vec::new();
+    let (mut ei, mut si) = (0usize, 0usize);
+    loop {
+        let take_event = match (entries.get(ei), seeds.get(si)) {
+            (Some(e), Some(s)) => e.ts < s.ts || (e.ts == s.ts && e.end() > s.ts),
+            (Some(_), None) => true,
+            (None, Some(_)) => false,
+            (None, None) => break,
+        };
+        if take_event {
+            let e = &entries[ei];
+            if e.flags & INSTANT != 0 && e.trace == 0 {
+                ei += 1;
+                continue;
+            }
+            let Some(&p) = stack.last() else {
+                stack.push(ei as u32);
+                st.on_event_start(e, None);
+                ei += 1;
+                continue;
+            };
+            let pe = &entries[p as usize];
+            if e.ts >= pe.ts + pe.dur {
+                st.on_event_end(pe);
+                stack.pop();
+                continue;
+            }
+            st.on_event_start(e, Some(pe));
+            stack.push(ei as u32);
+            ei += 1;
+        } else {
+            let s = &seeds[si];
+            let parent = match stack.last() {
+                None => None,
+                Some(&p) => {
+                    let pe = &entries[p as usize];
+                    if s.ts >= pe.ts + pe.dur {
+                        st.on_event_end(pe);
+                        stack.pop();
+                        continue;
+                    }
+                    Some(pe)
+                }
+            };
+            st.on_sample(s, parent);
+            si += 1;
+        }
+    }
+    while let Some(p) = stack.pop() {
+        st.on_event_end(&entries[p as usize]);
+    }
+    // Frames still open keep the end of the last truncate that saw them (or 0).
+    for k in 0..st.js.len() {
+        let (c, seq) = st.js[k];
+        if seq < st.n_truncates {
+            let call = &mut st.out[c as usize];
+            call.dur = positive(st.last_time - call.ts);
+        }
+    }
+    (st.out, st.n_console_errors)
+}
+
+/// `Math.max(x, 0)` for the finite values here.
+#[inline]
+fn positive(x: f64) -> f64 {
+    if x > 0.0 {
+        x
+    } else {
+        0.0
+    }
+}
+
+/// `callsFromProfileSamples`: one seed per sample with a known node, and the GC bases.
+fn seeds(model: &ProfileModel) -> Vec<Seed> {
+    let gc_id = model.gc.map(|g| model.nodes[g as usize].id);
+    let mut out = Vec::with_capacity(model.samples.len());
+    let mut prev = NONE;
+    for i in 0..model.samples.len() {
+        let Some(node) = model.node_by_index(i) else { continue };
+        let ts = model.timestamps[i] * 1000.0;
+        let is_gc = Some(model.nodes[node as usize].id) == gc_id;
+        let gc_base = if is_gc && prev != NONE { prev } else { NONE };
+        out.push(Seed { sample: i as u32, node, ts, gc_base });
+        if is_gc && prev != NONE {
+            continue;
+        }
+        prev = node;
+    }
+    out
+}
+
+impl<'m> State<'m> {
+    #[inline]
+    fn top_lock(&self) -> usize {
+        self.locks.last().copied().unwrap_or(0)
+    }
+
+    #[inline]
+    fn pop_lock(&mut self) -> usize {
+        self.locks.pop().unwrap_or(0)
+    }
+
+    fn on_event_start(&mut self, e: &Entry, parent: Option<&Entry>) {
+        if e.flags & RESET != 0 {
+            self.locks.clear();
+            self.truncate(0, e.ts);
+            self.fake = false;
+        }
+        if self.fake {
+            let d = self.pop_lock();
+            self.truncate(d, e.ts);
+            self.fake = false;
+        }
+        self.extract_for_event(e);
+        if self.cfg.version == EngineVersion::Latest
+            && e.trace != 0
+            && !parent.is_some_and(|p| p.flags & INVOCATION != 0)
+        {
+            self.fake = true;
+        }
+        self.locks.push(self.js.len());
+    }
+
+    fn on_event_end(&mut self, e: &Entry) {
+        let d = self.pop_lock();
+        self.truncate(d, e.ts + e.dur);
+    }
+
+    fn on_sample(&mut self, s: &Seed, parent: Option<&Entry>) {
+        if parent.is_some_and(|p| p.flags & INVOCATION != 0) || self.fake {
+            self.extract_for_seed(s);
+        } else if self.js.is_empty() {
+            self.fake = true;
+            self.extract_for_seed(s);
+            self.locks.push(0);
+        }
+        // Otherwise the sample is ignored: a non-JS parent while JS frames are open.
+    }
+
+    /// `#makeProfileCallsForStack` for a seed, into `self.cand`.
+    fn fill_seed_stack(&mut self, s: &Seed) {
+        self.cand.clear();
+        let model = self.model;
+        let gc_id = model.gc.map(|g| model.nodes[g as usize].id);
+        let is_gc = Some(model.nodes[s.node as usize].id) == gc_id;
+        let base = if is_gc { s.gc_base } else { s.node };
+        if base == NONE {
+            return;
+        }
+        self.push_ancestors(base, s.sample as i64, s.ts);
+        if is_gc {
+            self.cand.push(Cand { node: s.node, sample: s.sample as i64, ts: s.ts });
+        }
+    }
+
+    /// The node and its ancestors, outermost first, the root excluded.
+    fn push_ancestors(&mut self, node: u32, sample: i64, ts: f64) {
+        let start = self.cand.len();
+        let mut n = node;
+        while n != NONE {
+            let nd = &self.model.nodes[n as usize];
+            if nd.parent == NONE {
+                break; // the root
+            }
+            self.cand.push(Cand { node: n, sample, ts });
+            n = nd.parent;
+        }
+        self.cand[start..].reverse();
+    }
+
+    fn filter_natives(&mut self) {
+        if !self.cfg.show_all_events {
+            let nodes = &self.model.nodes;
+            self.cand.retain(|c| !nodes[c.node as usize].native);
+        }
+    }
+
+    /// The stack for an event's `sampleTraceId`, when it resolves (§3.7).
+    fn fill_trace_id_stack(&mut self, trace: u32, ts: f64) -> bool {
+        let key = &self.trace_ids[trace as usize - 1];
+        let Some(node) = self.model.node_for_trace_id(key) else { return false };
+        self.cand.clear();
+        let model = self.model;
+        let gc_id = model.gc.map(|g| model.nodes[g as usize].id);
+        if Some(model.nodes[node as usize].id) == gc_id {
+            return true; // a GC node has no base here: an empty stack, which still overrides
+        }
+        self.push_ancestors(node, -1, ts);
+        true
+    }
+
+    fn extract_for_seed(&mut self, s: &Seed) {
+        self.fill_seed_stack(s);
+        self.filter_natives();
+        self.reconcile(s.ts);
+    }
+
+    fn extract_for_event(&mut self, e: &Entry) {
+        if e.trace != 0 && self.fill_trace_id_stack(e.trace, e.ts) {
+            self.filter_natives();
+            self.reconcile(e.ts);
+            return;
+        }
+        // The candidate is the live JS stack itself: compared with itself, it only differs
+        // where a frame is never equal to anything (a NaN field).
+        let n = self.js.len();
+        let mut i = self.top_lock();
+        while i < n && !self.model.nodes[self.out[self.js[i].0 as usize].node as usize].frame_never_equal {
+            i += 1;
+        }
+        self.truncate(i, e.ts);
+    }
+
+    #[inline]
+    fn frames_equal(&self, a: u32, b: u32) -> bool {
+        let (a, b) = (&self.model.nodes[a as usize], &self.model.nodes[b as usize]);
+        a.frame_key == b.frame_key && !a.frame_never_equal && !b.frame_never_equal
+    }
+
+    /// `#extractStackTrace` once the candidate is in `self.cand`.
+    fn reconcile(&mut self, ts: f64) {
+        let n = self.cand.len().min(self.js.len());
+        let mut i = self.top_lock();
+        while i < n && self.frames_equal(self.cand[i].node, self.out[self.js[i].0 as usize].node) {
+            i += 1;
+        }
+        self.truncate(i, ts);
+        for j in i..self.cand.len() {
+            let c = self.cand[j];
+            let id = self.model.nodes[c.node as usize].id;
+            if self.meta_ids.contains(&Some(id)) {
+                continue;
+            }
+            let idx = self.out.len() as u32;
+            self.out.push(Call { node: c.node, sample_index: c.sample, ts: c.ts, dur: 0.0 });
+            self.js.push((idx, self.n_truncates));
+        }
+    }
+
+    /// `#truncateJSStack`: clamps to the lock and the stack size, ends the removed frames.
+    fn truncate(&mut self, depth: usize, time: f64) {
+        let mut depth = depth;
+        if let Some(&locked) = self.locks.last() {
+            if locked != 0 && depth < locked {
+                self.n_console_errors += 1;
+                depth = locked;
+            }
+        }
+        if self.js.len() < depth {
+            self.n_console_errors += 1;
+            depth = self.js.len();
+        }
+        self.n_truncates += 1;
+        self.last_time = time;
+        for k in depth..self.js.len() {
+            let c = self.js[k].0 as usize;
+            self.out[c].dur = positive(time - self.out[c].ts);
+        }
+        self.js.truncate(depth);
+    }
+}
+
+/// Sorts a thread's entries as `sortTraceEventsInPlace` does: by start, then longest first;
+/// stable, so equal events keep their file order.
+pub fn sort_entries(entries: &mut [Entry]) {
+    entries.sort_by(|a, b| {
+        a.ts.partial_cmp(&b.ts)
+            .unwrap_or(std::cmp::Ordering::Equal)
+            .then_with(|| b.end().partial_cmp(&a.end()).unwrap_or(std::cmp::Ordering::Equal))
+    });
+}

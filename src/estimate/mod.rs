@@ -1,0 +1,195 @@
+//! Profile model + trace events → ProfileCalls: the estimate, per thread.
+//!
+//! Three modes, as in DevTools: *trace* (the SamplesIntegrator over samples merged with the
+//! thread's events), *integrator* (the same with no events: a bare `.cpuprofile`, as the
+//! oracle's `integrator` mode), and *cpu-profile* (`forEachFrame`, the Performance panel's own
+//! path for a loaded `.cpuprofile`). Threads are independent, so they run in parallel.
+
+pub mod for_each_frame;
+pub mod integrator;
+pub mod tree;
+
+use std::cmp::Ordering;
+
+use crate::model::profile::ProfileModel;
+use crate::model::trace::{Entry, ThreadWork};
+use crate::strings::Strings;
+
+pub use integrator::IntegratorConfig;
+
+/// One estimated call (a DevTools `ProfileCall`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Call {
+    /// Index of the node in [`ProfileModel::nodes`].
+    pub node: u32,
+    /// The (time-sorted) index of the sample that opened the call; −1 for trace-id frames.
+    pub sample_index: i64,
+    /// Start, µs.
+    pub ts: f64,
+    /// Duration, µs.
+    pub dur: f64,
+}
+
+/// How calls are computed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// SamplesIntegrator with the thread's trace events (traces).
+    Trace,
+    /// SamplesIntegrator with no events (a bare `.cpuprofile`, the default for them).
+    Integrator,
+    /// `forEachFrame`: the Performance panel's algorithm for a loaded `.cpuprofile`.
+    CpuProfile,
+}
+
+impl Mode {
+    /// The name used in outputs (the oracle's names).
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Trace => "trace",
+            Mode::Integrator => "integrator",
+            Mode::CpuProfile => "devtools",
+        }
+    }
+}
+
+/// The calls of one profile, with what identifies it.
+#[derive(Debug)]
+pub struct ThreadCalls {
+    /// Process id.
+    pub pid: i64,
+    /// Thread id.
+    pub tid: i64,
+    /// Profile id, as JSON.
+    pub profile_id: String,
+    /// Thread name, when the trace names the thread.
+    pub thread_name: Option<String>,
+    /// Why DevTools computes no calls for this profile, when it does not.
+    pub skipped: Option<&'static str>,
+    /// The profile (nodes and frames the calls refer to).
+    pub model: ProfileModel,
+    /// The calls, in the order DevTools creates them.
+    pub calls: Vec<Call>,
+    /// Self time of each call in the flame-chart tree (µs); None when the tree drops the call.
+    pub self_time: Vec<Option<f64>>,
+    /// Depth of each call in the flame-chart tree (trace events count); None when dropped.
+    pub depth: Vec<Option<i32>>,
+    /// Console errors the reference engine would have logged for this thread.
+    pub console_errors: u64,
+}
+
+impl ThreadCalls {
+    /// Call indices in the oracle's canonical order: ts, then longer first, then outer frames
+    /// first, then sample index, then node id, then creation order.
+    pub fn canonical_order(&self) -> Vec<u32> {
+        let mut order: Vec<u32> = (0..self.calls.len() as u32).collect();
+        // nodeDepth is looked up by id, as the oracle does (the copy parsed last).
+        let key = |i: u32| {
+            let c = &self.calls[i as usize];
+            let id = self.model.nodes[c.node as usize].id;
+            let depth = self.model.node_by_id(id).map(|n| self.model.nodes[n as usize].depth).unwrap_or(-2);
+            (c.ts, c.dur, depth, c.sample_index, id)
+        };
+        order.sort_by(|&a, &b| {
+            let (ka, kb) = (key(a), key(b));
+            cmp_f64(ka.0, kb.0)
+                .then_with(|| cmp_f64(kb.1, ka.1))
+                .then_with(|| ka.2.cmp(&kb.2))
+                .then_with(|| ka.3.cmp(&kb.3))
+                .then_with(|| ka.4.cmp(&kb.4))
+        });
+        order
+    }
+}
+
+fn cmp_f64(a: f64, b: f64) -> Ordering {
+    a.partial_cmp(&b).unwrap_or(Ordering::Equal)
+}
+
+/// Estimates one thread.
+pub fn estimate_thread(
+    mut work: ThreadWork,
+    mode: Mode,
+    trace_ids: &[String],
+    cfg: IntegratorConfig,
+) -> ThreadCalls {
+    let (calls, self_time, depth, console_errors) = if work.skipped.is_some() {
+        (Vec::new(), Vec::new(), Vec::new(), 0)
+    } else {
+        match mode {
+            Mode::Trace | Mode::Integrator => {
+                let entries: &mut Vec<Entry> = &mut work.entries;
+                integrator::sort_entries(entries);
+                let (mut calls, errors) =
+                    integrator::build_profile_calls(&work.model, entries, trace_ids, cfg);
+                let mut self_time = vec![None; calls.len()];
+                let mut depth = vec![None; calls.len()];
+                tree::treify(entries, &mut calls, &mut self_time, &mut depth);
+                (calls, self_time, depth, errors)
+            }
+            Mode::CpuProfile => {
+                let f = for_each_frame::for_each_frame(&work.model);
+                (f.calls, f.self_time, f.depth, 0)
+            }
+        }
+    };
+    ThreadCalls {
+        pid: work.pid,
+        tid: work.tid,
+        profile_id: work.profile_id,
+        thread_name: work.thread_name,
+        skipped: work.skipped,
+        model: work.model,
+        calls,
+        self_time,
+        depth,
+        console_errors,
+    }
+}
+
+/// Estimates every thread, on up to `n_threads` worker threads, keeping the input order.
+pub fn estimate_all(
+    works: Vec<ThreadWork>,
+    mode: Mode,
+    trace_ids: &[String],
+    cfg: IntegratorConfig,
+    n_threads: usize,
+) -> Vec<ThreadCalls> {
+    let n = works.len();
+    if n_threads <= 1 || n <= 1 {
+        return works.into_iter().map(|w| estimate_thread(w, mode, trace_ids, cfg)).collect();
+    }
+    // Biggest first (popped from the end of an ascending list); results go back to their slots.
+    let mut jobs: Vec<(usize, ThreadWork)> = works.into_iter().enumerate().collect();
+    jobs.sort_by_key(|(_, w)| w.model.samples.len() + w.entries.len());
+    let queue = std::sync::Mutex::new(jobs);
+    let results = std::sync::Mutex::new((0..n).map(|_| None).collect::<Vec<Option<ThreadCalls>>>());
+    std::thread::scope(|s| {
+        for _ in 0..n_threads.min(n) {
+            s.spawn(|| loop {
+                let job = queue.lock().expect("queue lock").pop();
+                let Some((slot, w)) = job else { break };
+                let r = estimate_thread(w, mode, trace_ids, cfg);
+                results.lock().expect("results lock")[slot] = Some(r);
+            });
+        }
+    });
+    results.into_inner().expect("results lock").into_iter().map(|r| r.expect("every job ran")).collect()
+}
+
+/// The estimate of a whole input.
+#[derive(Debug)]
+pub struct Timeline {
+    /// How the calls were computed.
+    pub mode: Mode,
+    /// Strings the frames refer to.
+    pub strings: Strings,
+    /// One entry per profile DevTools keeps, sorted by (pid, tid).
+    pub threads: Vec<ThreadCalls>,
+}
+
+impl Timeline {
+    /// Total number of calls.
+    pub fn n_calls(&self) -> usize {
+        self.threads.iter().map(|t| t.calls.len()).sum()
+    }
+}

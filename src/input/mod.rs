@@ -1,0 +1,10 @@
+//! Bytes → borrowed raw values: the input stage. It knows JSON and the shapes of trace events
+//! and profiles, and nothing of what they mean.
+
+pub mod document;
+pub mod loose;
+pub(crate) mod reader;
+pub mod shapes;
+pub mod source;
+
+pub use source::Source;

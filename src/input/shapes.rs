@@ -1,0 +1,372 @@
+//! serde shapes of the JSON values the pipeline reads beyond the event envelope: the `args` of
+//! `ProfileChunk`, `Profile`, `CpuProfile`, the frame events, and whole `.cpuprofile` documents.
+//!
+//! Every leaf is [`Loose`], so a wrong type becomes a precise message in the model.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use rustc_hash::FxHashMap;
+use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde::Deserialize as DeriveDeserialize;
+
+use super::loose::{IdArray, Loose, NumArray};
+
+/// A value that may or may not be an object: `x?.field` in JS reads through only objects.
+#[derive(Debug)]
+pub enum MaybeObj<T> {
+    /// Absent.
+    Missing,
+    /// An object.
+    Obj(T),
+    /// Present but not an object.
+    Other(Loose<'static>),
+}
+
+impl<T> Default for MaybeObj<T> {
+    fn default() -> Self {
+        MaybeObj::Missing
+    }
+}
+
+impl<T> MaybeObj<T> {
+    /// The object, if it is one.
+    pub fn obj(&self) -> Option<&T> {
+        match self {
+            MaybeObj::Obj(t) => Some(t),
+            _ => None,
+        }
+    }
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for MaybeObj<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<T>(std::marker::PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for V<T> {
+            type Value = MaybeObj<T>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+                T::deserialize(de::value::MapAccessDeserializer::new(map)).map(MaybeObj::Obj)
+            }
+            fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(MaybeObj::Other(Loose::Array))
+            }
+            fn visit_bool<E: de::Error>(self, v: bool) -> Result<Self::Value, E> {
+                Ok(MaybeObj::Other(Loose::Bool(v)))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
+                Ok(MaybeObj::Other(Loose::Num(v as f64)))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+                Ok(MaybeObj::Other(Loose::Num(v as f64)))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
+                Ok(MaybeObj::Other(Loose::Num(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(MaybeObj::Other(Loose::Str(Cow::Owned(v.to_owned()))))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+                Ok(MaybeObj::Other(Loose::Null))
+            }
+        }
+        d.deserialize_any(V(std::marker::PhantomData))
+    }
+}
+
+/// `args` of a `ProfileChunk`.
+#[derive(Debug, DeriveDeserialize, Default)]
+pub struct ChunkArgs<'a> {
+    /// `args.data`.
+    #[serde(default, borrow)]
+    pub data: MaybeObj<ChunkData<'a>>,
+}
+
+/// `args.data` of a `ProfileChunk`.
+#[derive(Debug, DeriveDeserialize, Default)]
+pub struct ChunkData<'a> {
+    /// `cpuProfile`: nodes, samples, trace_ids.
+    #[serde(default, borrow, rename = "cpuProfile")]
+    pub cpu_profile: MaybeObj<ChunkProfile<'a>>,
+    /// `timeDeltas`, µs.
+    #[serde(default, rename = "timeDeltas")]
+    pub time_deltas: Option<NumArray>,
+    /// `source`.
+    #[serde(default, borrow)]
+    pub source: Loose<'a>,
+}
+
+/// `args.data.cpuProfile` of a `ProfileChunk`.
+#[derive(Debug, DeriveDeserialize, Default)]
+pub struct ChunkProfile<'a> {
+    /// New nodes.
+    #[serde(default, borrow)]
+    pub nodes: Option<Vec<NodeJson<'a>>>,
+    /// Sample node ids.
+    #[serde(default)]
+    pub samples: Option<IdArray>,
+    /// `trace_ids`: trace id → node id (or, in old traces, sample index → trace id).
+    #[serde(default, borrow)]
+    pub trace_ids: Option<FxHashMap<Cow<'a, str>, Loose<'a>>>,
+}
+
+/// A profile node, in either style: CDP (`children`) or trace chunks (`parent`).
+#[derive(Debug, DeriveDeserialize, Default)]
+pub struct NodeJson<'a> {
+    /// Node id.
+    #[serde(default, borrow)]
+    pub id: Loose<'a>,
+    /// Parent id (trace style).
+    #[serde(default, borrow)]
+    pub parent: Loose<'a>,
+    /// Child ids (CDP style).
+    #[serde(default)]
+    pub children: Option<Vec<Loose<'a>>>,
+    /// The frame.
+    #[serde(default, borrow, rename = "callFrame")]
+    pub call_frame: MaybeObj<FrameJson<'a>>,
+    /// `hitCount` (only its type matters).
+    #[serde(default, borrow, rename = "hitCount")]
+    pub hit_count: Loose<'a>,
+    /// Legacy frame fields directly on the node (used when `callFrame` is absent).
+    #[serde(default, borrow, rename = "functionName")]
+    pub function_name: Loose<'a>,
+    /// Legacy.
+    #[serde(default, borrow, rename = "scriptId")]
+    pub script_id: Loose<'a>,
+    /// Legacy.
+    #[serde(default, borrow)]
+    pub url: Loose<'a>,
+    /// Legacy (1-based).
+    #[serde(default, borrow, rename = "lineNumber")]
+    pub line_number: Loose<'a>,
+    /// Legacy (1-based).
+    #[serde(default, borrow, rename = "columnNumber")]
+    pub column_number: Loose<'a>,
+}
+
+/// A `callFrame`.
+#[derive(Debug, DeriveDeserialize, Default)]
+pub struct FrameJson<'a> {
+    /// `functionName`.
+    #[serde(default, borrow, rename = "functionName")]
+    pub function_name: Loose<'a>,
+    /// `scriptId`: a string in CDP profiles, a number in trace chunks.
+    #[serde(default, borrow, rename = "scriptId")]
+    pub script_id: Loose<'a>,
+    /// `url`.
+    #[serde(default, borrow)]
+    pub url: Loose<'a>,
+    /// `lineNumber`, 0-based.
+    #[serde(default, borrow, rename = "lineNumber")]
+    pub line_number: Loose<'a>,
+    /// `columnNumber`, 0-based.
+    #[serde(default, borrow, rename = "columnNumber")]
+    pub column_number: Loose<'a>,
+}
+
+/// A whole CDP `Profiler.Profile` (a `.cpuprofile`, or `args.data.cpuProfile` of `CpuProfile`).
+#[derive(Debug, DeriveDeserialize, Default)]
+pub struct CpuProfileJson<'a> {
+    /// Nodes.
+    #[serde(default, borrow)]
+    pub nodes: Option<Vec<NodeJson<'a>>>,
+    /// Sample node ids.
+    #[serde(default)]
+    pub samples: Option<IdArray>,
+    /// Time deltas, µs.
+    #[serde(default, rename = "timeDeltas")]
+    pub time_deltas: Option<NumArray>,
+    /// Start, µs.
+    #[serde(default, borrow, rename = "startTime")]
+    pub start_time: Loose<'a>,
+    /// End, µs.
+    #[serde(default, borrow, rename = "endTime")]
+    pub end_time: Loose<'a>,
+    /// The legacy nested-tree format.
+    #[serde(default, rename = "head")]
+    pub head: Option<IgnoredAny>,
+}
+
+/// `args` of a `Profile` event.
+#[derive(Debug, DeriveDeserialize, Default)]
+pub struct ProfileArgs<'a> {
+    /// `args.data`.
+    #[serde(default, borrow)]
+    pub data: MaybeObj<ProfileData<'a>>,
+}
+
+/// `args.data` of a `Profile` event.
+#[derive(Debug, DeriveDeserialize, Default)]
+pub struct ProfileData<'a> {
+    /// `source`: Internal, Inspector, SelfProfiling.
+    #[serde(default, borrow)]
+    pub source: Loose<'a>,
+}
+
+/// `args` of a synthetic `CpuProfile` (ph X) event.
+#[derive(Debug, DeriveDeserialize, Default)]
+pub struct CpuProfileArgs<'a> {
+    /// `args.data`.
+    #[serde(default, borrow)]
+    pub data: MaybeObj<CpuProfileData<'a>>,
+}
+
+/// `args.data` of a `CpuProfile` event.
+#[derive(Debug, DeriveDeserialize, Default)]
+pub struct CpuProfileData<'a> {
+    /// The whole profile.
+    #[serde(default, borrow, rename = "cpuProfile")]
+    pub cpu_profile: MaybeObj<CpuProfileJson<'a>>,
+}
+
+/// A frame as listed by `TracingStartedInBrowser` and `FrameCommittedInBrowser`.
+#[derive(Debug, DeriveDeserialize, Default)]
+pub struct FrameInfo<'a> {
+    /// Frame id.
+    #[serde(default, borrow)]
+    pub frame: Loose<'a>,
+    /// URL.
+    #[serde(default, borrow)]
+    pub url: Loose<'a>,
+    /// Renderer process id.
+    #[serde(default, borrow, rename = "processId")]
+    pub process_id: Loose<'a>,
+    /// Parent frame id, for subframes.
+    #[serde(default, borrow)]
+    pub parent: Loose<'a>,
+}
+
+/// `args` of `TracingStartedInBrowser`.
+#[derive(Debug, DeriveDeserialize, Default)]
+pub struct StartedArgs<'a> {
+    /// `args.data`.
+    #[serde(default, borrow)]
+    pub data: MaybeObj<StartedData<'a>>,
+}
+
+/// `args.data` of `TracingStartedInBrowser`.
+#[derive(Debug, DeriveDeserialize, Default)]
+pub struct StartedData<'a> {
+    /// The frames at the start of tracing.
+    #[serde(default, borrow)]
+    pub frames: Option<Vec<FrameInfo<'a>>>,
+}
+
+/// `args` of `FrameCommittedInBrowser` and `CommitLoad`.
+#[derive(Debug, DeriveDeserialize, Default)]
+pub struct FrameArgs<'a> {
+    /// `args.data`.
+    #[serde(default, borrow)]
+    pub data: MaybeObj<FrameInfo<'a>>,
+}
+
+/// `args` of `thread_name`.
+#[derive(Debug, DeriveDeserialize, Default)]
+pub struct NameArgs<'a> {
+    /// The thread's name.
+    #[serde(default, borrow)]
+    pub name: Loose<'a>,
+}
+
+/// `args` of `AuctionWorkletRunningInProcess` / `AuctionWorkletDoneWithProcess`.
+#[derive(Debug, DeriveDeserialize, Default)]
+pub struct WorkletArgs<'a> {
+    /// `args.data`.
+    #[serde(default, borrow)]
+    pub data: MaybeObj<WorkletData<'a>>,
+}
+
+/// `args.data` of the auction worklet events.
+#[derive(Debug, DeriveDeserialize, Default)]
+pub struct WorkletData<'a> {
+    /// The process the worklet runs in.
+    #[serde(default, borrow)]
+    pub pid: Loose<'a>,
+    /// The worklet's host.
+    #[serde(default, borrow)]
+    pub host: Loose<'a>,
+}
+
+/// The parts of `args` that can hold a `sampleTraceId`.
+#[derive(Debug, DeriveDeserialize, Default)]
+pub struct TraceIdArgs<'a> {
+    /// `args.beginData` (when present, the only place looked at).
+    #[serde(default, borrow, rename = "beginData")]
+    pub begin_data: MaybeObj<SampleTraceId<'a>>,
+    /// `args.sampleTraceId`.
+    #[serde(default, borrow, rename = "sampleTraceId")]
+    pub sample_trace_id: Loose<'a>,
+    /// `args.data`.
+    #[serde(default, borrow)]
+    pub data: MaybeObj<SampleTraceId<'a>>,
+}
+
+/// An object that may carry `sampleTraceId`.
+#[derive(Debug, DeriveDeserialize, Default)]
+pub struct SampleTraceId<'a> {
+    /// The id.
+    #[serde(default, borrow, rename = "sampleTraceId")]
+    pub sample_trace_id: Loose<'a>,
+}
+
+/// The trace metadata (top-level `metadata`), as far as it matters here.
+#[derive(Debug, DeriveDeserialize, Default)]
+pub struct Metadata<'a> {
+    /// `"CPUProfile"` for a `.cpuprofile` that DevTools saved as a trace.
+    #[serde(default, borrow, rename = "dataOrigin")]
+    pub data_origin: Loose<'a>,
+}
+
+/// Parses `T` from a raw JSON value.
+pub fn parse<'a, T: Deserialize<'a>>(raw: &'a str) -> Result<T, serde_json::Error> {
+    serde_json::from_str(raw)
+}
+
+/// A profile id or pid as a JS `Map` key: numbers and strings are distinct keys.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum MapKey {
+    /// `undefined` (the key is missing).
+    Undefined,
+    /// `null`.
+    Null,
+    /// A number, by its bits (0 and -0 are one key).
+    Num(u64),
+    /// A string.
+    Str(Box<str>),
+    /// Anything else (objects are distinct keys in JS; they never match).
+    Other(u64),
+}
+
+impl MapKey {
+    /// The key for a value; objects get a unique key each (`serial`).
+    pub fn of(v: &Loose<'_>, serial: u64) -> MapKey {
+        match v {
+            Loose::Missing => MapKey::Undefined,
+            Loose::Null => MapKey::Null,
+            Loose::Num(n) => MapKey::Num(if *n == 0.0 { 0 } else { n.to_bits() }),
+            Loose::Str(s) => MapKey::Str(s.as_ref().into()),
+            _ => MapKey::Other(serial),
+        }
+    }
+
+    /// The key as JSON, for output.
+    pub fn to_json(&self) -> String {
+        match self {
+            MapKey::Undefined | MapKey::Null | MapKey::Other(_) => "null".to_owned(),
+            MapKey::Num(b) => {
+                let mut s = String::new();
+                crate::js::write_number(&mut s, f64::from_bits(*b));
+                s
+            }
+            MapKey::Str(s) => {
+                let mut out = String::new();
+                crate::js::write_json_string(&mut out, s);
+                out
+            }
+        }
+    }
+}

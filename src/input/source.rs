@@ -1,0 +1,150 @@
+//! Where the bytes come from: a file, standard input or memory; gzip is detected by its magic
+//! bytes and inflated on a second thread, so that inflating and parsing overlap.
+
+use std::fs::File;
+use std::io::{self, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{sync_channel, Receiver};
+use std::sync::Arc;
+use std::thread;
+
+use crate::error::Error;
+
+/// An input that can be opened (and, for the timeline writer, opened again).
+#[derive(Debug, Clone)]
+pub enum Source {
+    /// A file on disk.
+    File(PathBuf),
+    /// Bytes in memory (standard input is read into memory so it can be read twice).
+    Memory(Arc<[u8]>),
+}
+
+impl Source {
+    /// A file source.
+    pub fn file(path: impl AsRef<Path>) -> Source {
+        Source::File(path.as_ref().to_path_buf())
+    }
+
+    /// Reads all of standard input into memory.
+    pub fn stdin() -> Result<Source, Error> {
+        let mut buf = Vec::new();
+        io::stdin().lock().read_to_end(&mut buf).map_err(|e| Error::io("cannot read standard input", e))?;
+        Ok(Source::Memory(buf.into()))
+    }
+
+    /// The name to use in messages.
+    pub fn display_name(&self) -> String {
+        match self {
+            Source::File(p) => p.display().to_string(),
+            Source::Memory(_) => "<stdin>".to_owned(),
+        }
+    }
+
+    /// Opens the input, inflating gzip (one or more members) when the first bytes say so.
+    pub fn open(&self) -> Result<Box<dyn Read + Send>, Error> {
+        let name = self.display_name();
+        let mut raw: Box<dyn Read + Send> = match self {
+            Source::File(p) => {
+                let f = File::open(p).map_err(|e| Error::io(format!("cannot open {name}"), e))?;
+                Box::new(f)
+            }
+            Source::Memory(b) => Box::new(io::Cursor::new(ArcBytes(b.clone()))),
+        };
+        let mut magic = [0u8; 2];
+        let n = read_full(&mut raw, &mut magic).map_err(|e| Error::io(format!("cannot read {name}"), e))?;
+        let head = io::Cursor::new(magic[..n].to_vec());
+        let joined = head.chain(raw);
+        if n == 2 && magic == [0x1f, 0x8b] {
+            let decoder = flate2::read::MultiGzDecoder::new(BufReader::with_capacity(1 << 20, joined));
+            Ok(Box::new(Prefetch::spawn(decoder, name)))
+        } else {
+            Ok(Box::new(joined))
+        }
+    }
+}
+
+struct ArcBytes(Arc<[u8]>);
+
+impl AsRef<[u8]> for ArcBytes {
+    fn as_ref(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+fn read_full(r: &mut dyn Read, buf: &mut [u8]) -> io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match r.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
+}
+
+/// Reads from `inner` on a background thread in large blocks, a few blocks ahead.
+struct Prefetch {
+    rx: Receiver<io::Result<Vec<u8>>>,
+    cur: Vec<u8>,
+    pos: usize,
+    done: bool,
+}
+
+const PREFETCH_BLOCK: usize = 4 << 20;
+
+impl Prefetch {
+    fn spawn<R: Read + Send + 'static>(mut inner: R, name: String) -> Prefetch {
+        let (tx, rx) = sync_channel::<io::Result<Vec<u8>>>(3);
+        thread::Builder::new()
+            .name("jscalls-inflate".into())
+            .spawn(move || loop {
+                let mut block = vec![0u8; PREFETCH_BLOCK];
+                match read_full(&mut inner, &mut block) {
+                    Ok(0) => return,
+                    Ok(n) => {
+                        block.truncate(n);
+                        if tx.send(Ok(block)).is_err() {
+                            return;
+                        }
+                    }
+                    Err(e) => {
+                        let e = io::Error::new(e.kind(), format!("{name}: gzip stream: {e}"));
+                        let _ = tx.send(Err(e));
+                        return;
+                    }
+                }
+            })
+            .expect("cannot spawn the inflate thread");
+        Prefetch { rx, cur: Vec::new(), pos: 0, done: false }
+    }
+}
+
+impl Read for Prefetch {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        while self.pos == self.cur.len() {
+            if self.done {
+                return Ok(0);
+            }
+            match self.rx.recv() {
+                Ok(Ok(block)) => {
+                    self.cur = block;
+                    self.pos = 0;
+                }
+                Ok(Err(e)) => {
+                    self.done = true;
+                    return Err(e);
+                }
+                Err(_) => {
+                    self.done = true;
+                    return Ok(0);
+                }
+            }
+        }
+        let n = out.len().min(self.cur.len() - self.pos);
+        out[..n].copy_from_slice(&self.cur[self.pos..self.pos + n]);
+        self.pos += n;
+        Ok(n)
+    }
+}

@@ -1,0 +1,152 @@
+//! JavaScript value semantics that the reference engine relies on.
+//!
+//! DevTools' trace engine is JavaScript: it compares call frames with `===`, turns script ids into
+//! strings with `String(x)`, and prints numbers with `Number.prototype.toString`. Parity needs the
+//! same answers, so the few JS rules that matter live here, in one place.
+
+use std::fmt::Write as _;
+
+use crate::strings::{StrId, Strings};
+
+/// A JSON scalar as the engine sees it after `JSON.parse`, compared with JS strict equality.
+///
+/// Call-frame fields are kept in this form because the engine compares them with `===`: a
+/// `scriptId` of `"1"` and one of `1` are different frames in a `.cpuprofile`, and a missing
+/// `lineNumber` (`undefined`) equals only another missing one. The derived `PartialEq` is exactly
+/// `===`: `NaN` is unequal to itself and `0 == -0`.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub enum Scalar {
+    /// The key is absent.
+    #[default]
+    Undefined,
+    /// JSON `null`.
+    Null,
+    /// JSON `true` / `false`.
+    Bool(bool),
+    /// A JSON number.
+    Num(f64),
+    /// A JSON string, interned.
+    Str(StrId),
+}
+
+impl Scalar {
+    /// JavaScript truthiness.
+    pub fn truthy(self, strings: &Strings) -> bool {
+        match self {
+            Scalar::Undefined | Scalar::Null => false,
+            Scalar::Bool(b) => b,
+            Scalar::Num(n) => n != 0.0 && !n.is_nan(),
+            Scalar::Str(s) => !strings.get(s).is_empty(),
+        }
+    }
+
+    /// `String(x)`, as the engine applies to trace-chunk script ids.
+    pub fn to_js_string(self, strings: &Strings) -> String {
+        match self {
+            Scalar::Undefined => "undefined".to_owned(),
+            Scalar::Null => "null".to_owned(),
+            Scalar::Bool(b) => b.to_string(),
+            Scalar::Num(n) => number_to_string(n),
+            Scalar::Str(s) => strings.get(s).to_owned(),
+        }
+    }
+
+    /// `x ?? fallback` for output: the value itself unless undefined or null.
+    pub fn or_null(self) -> Option<Scalar> {
+        match self {
+            Scalar::Undefined | Scalar::Null => None,
+            v => Some(v),
+        }
+    }
+
+    /// Writes the value as JSON (`undefined` is written as `null`, as `JSON.stringify` does in arrays).
+    pub fn write_json(self, out: &mut String, strings: &Strings) {
+        match self {
+            Scalar::Undefined | Scalar::Null => out.push_str("null"),
+            Scalar::Bool(b) => out.push_str(if b { "true" } else { "false" }),
+            Scalar::Num(n) => write_number(out, n),
+            Scalar::Str(s) => write_json_string(out, strings.get(s)),
+        }
+    }
+}
+
+/// `Number.prototype.toString()`: shortest round-trip digits, integers without a fraction,
+/// exponent form outside 1e-7..1e21. `NaN` and infinities as JS spells them.
+pub fn number_to_string(n: f64) -> String {
+    let mut buf = ryu_js::Buffer::new();
+    buf.format(n).to_owned()
+}
+
+/// Writes a number the way `JSON.stringify` does (non-finite numbers become `null`).
+pub fn write_number(out: &mut String, n: f64) {
+    if !n.is_finite() {
+        out.push_str("null");
+        return;
+    }
+    let mut buf = ryu_js::Buffer::new();
+    out.push_str(buf.format_finite(n));
+}
+
+/// Writes `s` as a JSON string literal, escaping as `JSON.stringify` does.
+pub fn write_json_string(out: &mut String, s: &str) {
+    out.push('"');
+    let bytes = s.as_bytes();
+    let mut start = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        let esc: Option<&str> = match b {
+            b'"' => Some("\\\""),
+            b'\\' => Some("\\\\"),
+            b'\n' => Some("\\n"),
+            b'\r' => Some("\\r"),
+            b'\t' => Some("\\t"),
+            0x08 => Some("\\b"),
+            0x0c => Some("\\f"),
+            0..=0x1f => None,
+            _ => continue,
+        };
+        out.push_str(&s[start..i]);
+        match esc {
+            Some(e) => out.push_str(e),
+            None => {
+                let _ = write!(out, "\\u{:04x}", b);
+            }
+        }
+        start = i + 1;
+    }
+    out.push_str(&s[start..]);
+    out.push('"');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_print_like_javascript() {
+        assert_eq!(number_to_string(123.0), "123");
+        assert_eq!(number_to_string(-0.5), "-0.5");
+        assert_eq!(number_to_string(136560196826.99998), "136560196826.99998");
+        assert_eq!(number_to_string(1e21), "1e+21");
+        assert_eq!(number_to_string(1.5e-7), "1.5e-7");
+        assert_eq!(number_to_string(0.000001), "0.000001");
+        assert_eq!(number_to_string(f64::NAN), "NaN");
+        let mut s = String::new();
+        write_number(&mut s, 299.99999999999994);
+        assert_eq!(s, "299.99999999999994");
+    }
+
+    #[test]
+    fn strings_escape_like_json_stringify() {
+        let mut s = String::new();
+        write_json_string(&mut s, "a\"b\\c\n\u{1}é");
+        assert_eq!(s, r#""a\"b\\c\n\u0001é""#);
+    }
+
+    #[test]
+    fn strict_equality() {
+        assert_eq!(Scalar::Num(0.0), Scalar::Num(-0.0));
+        assert_ne!(Scalar::Num(f64::NAN), Scalar::Num(f64::NAN));
+        assert_ne!(Scalar::Undefined, Scalar::Null);
+        assert_eq!(Scalar::Undefined, Scalar::Undefined);
+    }
+}

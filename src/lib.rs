@@ -1,0 +1,193 @@
+//! # jscalls
+//!
+//! Estimates when JavaScript calls started and ended from V8 CPU-profile samples, exactly as
+//! Chrome DevTools does (its trace engine's `SamplesIntegrator`), and writes the result as a
+//! timeline trace or as a calls JSON.
+//!
+//! **In:** a V8 `.cpuprofile` (`node --cpu-prof`, CDP `Profiler.stop`) or a Chrome / Node trace
+//! (a JSON array of events or `{"traceEvents": [...]}`, gzip or not) with `Profile` /
+//! `ProfileChunk` events. **Out:** per profiled thread, the estimated calls (start, duration,
+//! self time, depth, frame), field for field what DevTools computes.
+//!
+//! ```text
+//! input (bytes → RawEvent / profile JSON)     streamed, one event at a time
+//!   → model (profiles, per-thread entries)    SamplesHandler, RendererHandler, MetaHandler
+//!   → estimate (ProfileCalls per thread)      SamplesIntegrator / forEachFrame, treify
+//!   → output (calls JSON, timeline trace)
+//! ```
+//!
+//! ```
+//! use jscalls::{analyze, Config, Source};
+//! let profile = r#"{"nodes":[{"id":1,"callFrame":{"functionName":"(root)","scriptId":"0","url":"","lineNumber":-1,"columnNumber":-1}},
+//!   {"id":2,"parent":1,"callFrame":{"functionName":"work","scriptId":"1","url":"a.js","lineNumber":3,"columnNumber":0}}],
+//!   "samples":[2,2,1],"timeDeltas":[100,100,100],"startTime":0,"endTime":300}"#;
+//! let a = analyze(&Source::Memory(profile.as_bytes().into()), &Config::default()).unwrap();
+//! let t = &a.timeline.threads[0];
+//! assert_eq!(t.calls.len(), 1);
+//! assert_eq!((t.calls[0].ts, t.calls[0].dur), (100.0, 200.0));
+//! ```
+
+#![warn(missing_docs)]
+
+pub mod error;
+pub mod estimate;
+pub mod input;
+pub mod js;
+pub mod model;
+pub mod output;
+pub mod strings;
+
+pub use error::{Diagnostics, Error, Location, Warning, WarningKind};
+pub use estimate::{Call, Mode, ThreadCalls, Timeline};
+pub use input::Source;
+pub use model::profile::Limits;
+pub use model::trace::EngineVersion;
+
+use estimate::IntegratorConfig;
+use input::document::{read_document, Document};
+use input::loose::{IdArray, Loose, NumArray};
+use input::reader::{serde_message, Window};
+use input::shapes::{CpuProfileJson, NodeJson};
+use model::profile::{FrameKeys, ProfileModel};
+use model::trace::{raw_from_cpuprofile, report_model, ThreadWork, TraceBuilder};
+
+/// The engine behaviour jscalls reproduces by default.
+pub const ENGINE: &str = "@paulirish/trace_engine@0.0.65";
+
+/// How a bare `.cpuprofile` is turned into calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CpuProfileMode {
+    /// The SamplesIntegrator with no trace events (the same algorithm as for traces).
+    Integrator,
+    /// The Performance panel's own `forEachFrame` algorithm for a loaded `.cpuprofile`.
+    PerformancePanel,
+}
+
+/// Options. The defaults are DevTools' defaults.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Config {
+    /// How a `.cpuprofile` is estimated. Default: [`CpuProfileMode::Integrator`].
+    pub cpuprofile_mode: CpuProfileMode,
+    /// Keep `native V8Runtime` frames (DevTools' `showAllEvents`). Default: false.
+    pub show_all_events: bool,
+    /// Which DevTools to follow. Default: [`EngineVersion::V0_0_65`].
+    pub engine: EngineVersion,
+    /// Depth and size guards. Default: [`Limits::default`].
+    pub limits: Limits,
+    /// The largest single JSON value (one event) accepted, in bytes. Default: 1 GiB.
+    pub max_event_bytes: usize,
+    /// Worker threads for the per-thread estimate. Default: the number of CPUs (at most 8).
+    pub threads: usize,
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config {
+            cpuprofile_mode: CpuProfileMode::Integrator,
+            show_all_events: false,
+            engine: EngineVersion::V0_0_65,
+            limits: Limits::default(),
+            max_event_bytes: 1 << 30,
+            threads: std::thread::available_parallelism().map(|n| n.get().min(8)).unwrap_or(1),
+        }
+    }
+}
+
+/// What kind of input was read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InputKind {
+    /// A trace (array or `{traceEvents}`).
+    Trace,
+    /// A `.cpuprofile`.
+    CpuProfile,
+}
+
+/// The result of [`analyze`].
+#[derive(Debug)]
+pub struct Analysis {
+    /// The calls.
+    pub timeline: Timeline,
+    /// Warnings, counted by kind.
+    pub diagnostics: Diagnostics,
+    /// What the input was.
+    pub kind: InputKind,
+    /// Number of trace events read (0 for a `.cpuprofile`).
+    pub n_events: u64,
+}
+
+/// Reads `source` and estimates its calls.
+pub fn analyze(source: &Source, cfg: &Config) -> Result<Analysis, Error> {
+    let mut diag = Diagnostics::default();
+    let reader = source.open()?;
+    let mut w = Window::new(reader, source.display_name(), cfg.max_event_bytes);
+    let mut builder = TraceBuilder::new(cfg.limits, cfg.engine);
+    let doc = read_document(&mut w, &mut builder, &mut diag)?;
+    let icfg = IntegratorConfig { show_all_events: cfg.show_all_events, version: cfg.engine };
+    match doc {
+        Document::Trace { metadata, n_events, .. } => {
+            let tm = builder.finish(metadata.as_deref(), &mut diag)?;
+            let mode = if tm.cpu_profile_origin { estimate::Mode::CpuProfile } else { estimate::Mode::Trace };
+            let threads = estimate::estimate_all(tm.threads, mode, &tm.trace_ids, icfg, cfg.threads);
+            Ok(Analysis {
+                timeline: Timeline { mode, strings: tm.strings, threads },
+                diagnostics: diag,
+                kind: InputKind::Trace,
+                n_events,
+            })
+        }
+        Document::CpuProfile { fields, location } => {
+            let mut strings = strings::Strings::default();
+            let json = cpuprofile_json(&fields, location)?;
+            let raw = raw_from_cpuprofile(&json, &mut strings, Some(location))?;
+            let mode = match cfg.cpuprofile_mode {
+                CpuProfileMode::Integrator => estimate::Mode::Integrator,
+                CpuProfileMode::PerformancePanel => estimate::Mode::CpuProfile,
+            };
+            let mut threads = Vec::new();
+            if raw.nodes.is_empty() && mode == estimate::Mode::CpuProfile {
+                diag.push(WarningKind::EmptyProfile, Some(location), "the profile has no nodes; DevTools shows nothing");
+            } else {
+                let model =
+                    ProfileModel::new(&raw, &mut strings, &mut FrameKeys::default(), cfg.limits, "profile", Some(location))?;
+                report_model(&model, "profile", location, &mut diag);
+                let work = ThreadWork {
+                    pid: 1,
+                    tid: 1,
+                    profile_id: "\"0x1\"".to_owned(),
+                    thread_name: None,
+                    model,
+                    entries: Vec::new(),
+                    skipped: None,
+                };
+                threads.push(estimate::estimate_thread(work, mode, &[], icfg));
+            }
+            Ok(Analysis {
+                timeline: Timeline { mode, strings, threads },
+                diagnostics: diag,
+                kind: InputKind::CpuProfile,
+                n_events: 0,
+            })
+        }
+    }
+}
+
+/// Parses the kept top-level fields of a `.cpuprofile`.
+fn cpuprofile_json(fields: &[(String, Vec<u8>)], location: Location) -> Result<CpuProfileJson<'_>, Error> {
+    let mut json = CpuProfileJson::default();
+    for (key, raw) in fields {
+        let fail = |e: serde_json::Error| {
+            Error::input(Some(location), format!("the \"{key}\" value: {}", serde_message(&e)))
+        };
+        match key.as_str() {
+            "nodes" => json.nodes = serde_json::from_slice::<Option<Vec<NodeJson>>>(raw).map_err(fail)?,
+            "samples" => json.samples = serde_json::from_slice::<Option<IdArray>>(raw).map_err(fail)?,
+            "timeDeltas" => json.time_deltas = serde_json::from_slice::<Option<NumArray>>(raw).map_err(fail)?,
+            "startTime" => json.start_time = serde_json::from_slice::<Loose>(raw).map_err(fail)?,
+            "endTime" => json.end_time = serde_json::from_slice::<Loose>(raw).map_err(fail)?,
+            "head" => json.head = Some(serde::de::IgnoredAny),
+            _ => {}
+        }
+    }
+    Ok(json)
+}

@@ -1,0 +1,291 @@
+//! The `jscalls` command: arguments → `jscalls::analyze` → an output file, written atomically.
+
+use std::fs;
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use jscalls::{analyze, Analysis, Config, CpuProfileMode, Diagnostics, EngineVersion, Error, Limits, Source};
+
+const EXAMPLES: &str = "\
+Examples:
+  jscalls calls trace.json.gz -o calls.json        calls of every profiled thread
+  jscalls timeline trace.json -o timeline.json     the trace plus one X event per call
+  node --cpu-prof app.js && jscalls calls CPU.*.cpuprofile
+  curl -s .../trace.json | jscalls calls - | jq '.profiles[].callCount'
+  jscalls calls app.cpuprofile --cpuprofile-mode performance-panel
+
+Exit status: 0 success, 1 bad input or I/O error (or warnings with --strict), 2 usage error.";
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "jscalls",
+    version,
+    about = "Estimate JS call timelines from V8 CPU profiles and Chrome traces, exactly as Chrome DevTools does",
+    after_help = EXAMPLES
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Write the input trace with one complete (X) event per estimated JS call added on its
+    /// thread: opens in DevTools, Perfetto and chrome://tracing.
+    #[command(after_help = "Examples:
+  jscalls timeline trace.json.gz -o timeline.json
+  jscalls timeline CPU.20250101.cpuprofile -o timeline.json
+  cat trace.json | jscalls timeline > timeline.json")]
+    Timeline(Common),
+    /// Write every estimated call of every profiled thread as compact JSON, in the DevTools
+    /// oracle's format and order (diffable against it).
+    #[command(after_help = "Examples:
+  jscalls calls trace.json.gz -o calls.json
+  jscalls calls app.cpuprofile --cpuprofile-mode performance-panel
+  jscalls calls - < trace.json | jq '.profiles[] | {pid, tid, callCount}'")]
+    Calls(Common),
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum CpuProfileModeArg {
+    /// The same SamplesIntegrator as for traces, with no trace events.
+    Integrator,
+    /// The Performance panel's algorithm for a loaded .cpuprofile (forEachFrame): meta frames
+    /// such as (program) and (idle) are calls, and the last sample lasts one mean interval.
+    PerformancePanel,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum EngineArg {
+    /// @paulirish/trace_engine 0.0.65, the published DevTools engine.
+    #[value(name = "0.0.65")]
+    V0065,
+    /// The newest DevTools source: fake-JS mode after trace-id events, samples-only threads,
+    /// no auction-worklet exception.
+    Latest,
+}
+
+#[derive(Debug, Args)]
+struct Common {
+    /// A trace (.json, JSON array or {traceEvents}) or a .cpuprofile, gzipped or not;
+    /// `-` or nothing reads standard input. The kind is detected from the content.
+    input: Option<PathBuf>,
+    /// Where to write; `-` (the default) is standard output. A file is written to a temporary
+    /// name in the same directory and renamed into place only when complete.
+    #[arg(short, long, default_value = "-")]
+    output: PathBuf,
+    /// How a .cpuprofile is turned into calls.
+    #[arg(long, value_enum, default_value = "integrator")]
+    cpuprofile_mode: CpuProfileModeArg,
+    /// Which DevTools behaviour to reproduce.
+    #[arg(long, value_enum, default_value = "0.0.65")]
+    engine: EngineArg,
+    /// Keep frames of V8 runtime functions (url "native V8Runtime"), like DevTools' "show all events".
+    #[arg(long)]
+    show_all_events: bool,
+    /// Fail (exit 1, no output) when the input has anything to warn about.
+    #[arg(long)]
+    strict: bool,
+    /// Do not print warnings.
+    #[arg(short, long)]
+    quiet: bool,
+    /// The deepest stack accepted, in frames.
+    #[arg(long, default_value_t = Limits::default().max_depth, value_name = "FRAMES")]
+    max_depth: u32,
+    /// The largest single event (or top-level .cpuprofile value) accepted, in bytes.
+    #[arg(long, default_value_t = 1 << 30, value_name = "BYTES")]
+    max_event_bytes: usize,
+    /// Worker threads for estimating threads in parallel (default: the number of CPUs).
+    #[arg(long, value_name = "N")]
+    threads: Option<usize>,
+}
+
+impl Common {
+    fn config(&self) -> Config {
+        let mut cfg = Config::default();
+        cfg.cpuprofile_mode = match self.cpuprofile_mode {
+            CpuProfileModeArg::Integrator => CpuProfileMode::Integrator,
+            CpuProfileModeArg::PerformancePanel => CpuProfileMode::PerformancePanel,
+        };
+        cfg.engine = match self.engine {
+            EngineArg::V0065 => EngineVersion::V0_0_65,
+            EngineArg::Latest => EngineVersion::Latest,
+        };
+        cfg.show_all_events = self.show_all_events;
+        cfg.limits.max_depth = self.max_depth;
+        cfg.max_event_bytes = self.max_event_bytes;
+        if let Some(n) = self.threads {
+            cfg.threads = n.max(1);
+        }
+        cfg
+    }
+
+    fn input_path(&self) -> Option<&Path> {
+        self.input.as_deref().filter(|p| *p != Path::new("-"))
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("jscalls: error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn is_broken_pipe(e: &anyhow_like::Error) -> bool {
+    matches!(e, anyhow_like::Error::Lib(Error::Io { source, .. }) if source.kind() == io::ErrorKind::BrokenPipe)
+}
+
+/// The command's errors: the library's, with the input's name in front of positions.
+mod anyhow_like {
+    use std::fmt;
+
+    pub enum Error {
+        Lib(jscalls::Error),
+        Named(String, jscalls::Error),
+        Usage(String),
+    }
+
+    impl fmt::Display for Error {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            match self {
+                Error::Lib(e) => write!(f, "{e}"),
+                Error::Named(name, e) => match e {
+                    jscalls::Error::Input { location: Some(_), .. } => write!(f, "{name}:{e}"),
+                    _ => write!(f, "{name}: {e}"),
+                },
+                Error::Usage(m) => write!(f, "{m}"),
+            }
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<(), anyhow_like::Error> {
+    let (common, timeline) = match &cli.command {
+        Command::Timeline(c) => (c, true),
+        Command::Calls(c) => (c, false),
+    };
+    let cfg = common.config();
+    let source = match common.input_path() {
+        Some(p) => Source::file(p),
+        None => Source::stdin().map_err(anyhow_like::Error::Lib)?,
+    };
+    let name = source.display_name();
+    let out_path = (common.output != Path::new("-")).then_some(common.output.as_path());
+    if let (Some(i), Some(o)) = (common.input_path(), out_path) {
+        if same_file(i, o) {
+            return Err(anyhow_like::Error::Usage(format!(
+                "the output {} is the input; refusing to overwrite it",
+                o.display()
+            )));
+        }
+    }
+    let named = |e: Error| anyhow_like::Error::Named(name.clone(), e);
+    let analysis = analyze(&source, &cfg).map_err(named)?;
+    report(&name, &analysis.diagnostics, common.quiet);
+    if common.strict && analysis.diagnostics.total_significant() > 0 {
+        let first = analysis
+            .diagnostics
+            .warnings()
+            .iter()
+            .find(|w| !w.kind.is_informational())
+            .map(|w| w.to_string())
+            .unwrap_or_default();
+        return Err(named(Error::Strict { count: analysis.diagnostics.total_significant(), first }));
+    }
+    let input_label = match common.input_path() {
+        Some(p) => p.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_else(|| name.clone()),
+        None => "-".to_owned(),
+    };
+    write_output(out_path, |w| produce(w, &analysis, &source, &input_label, timeline, &cfg)).map_err(named)
+}
+
+fn produce(
+    w: &mut dyn Write,
+    a: &Analysis,
+    source: &Source,
+    input_label: &str,
+    timeline: bool,
+    cfg: &Config,
+) -> Result<(), Error> {
+    if timeline {
+        jscalls::output::timeline::write_timeline(w, source, &a.timeline, cfg.max_event_bytes)
+    } else {
+        let engine = match cfg.engine {
+            EngineVersion::V0_0_65 => jscalls::ENGINE.to_owned(),
+            EngineVersion::Latest => format!("{}+latest", jscalls::ENGINE),
+        };
+        jscalls::output::calls::write_calls(w, &a.timeline, input_label, &engine)
+            .map_err(|e| Error::io("cannot write the calls", e))
+    }
+}
+
+/// Writes to stdout, or to a temporary file next to `path` that is renamed into place on success.
+fn write_output(path: Option<&Path>, f: impl FnOnce(&mut dyn Write) -> Result<(), Error>) -> Result<(), Error> {
+    match path {
+        None => {
+            let stdout = io::stdout();
+            let mut w = BufWriter::with_capacity(1 << 20, stdout.lock());
+            f(&mut w)?;
+            w.flush().map_err(|e| Error::io("cannot write to standard output", e))
+        }
+        Some(path) => {
+            let dir = match path.parent() {
+                Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+                _ => PathBuf::from("."),
+            };
+            let ctx = |what: &str| format!("cannot {what} {}", path.display());
+            let tmp = tempfile::Builder::new()
+                .prefix(".jscalls-")
+                .suffix(".tmp")
+                .tempfile_in(&dir)
+                .map_err(|e| Error::io(ctx("create a temporary file for"), e))?;
+            let mut w = BufWriter::with_capacity(1 << 20, tmp);
+            f(&mut w)?;
+            let tmp = w.into_inner().map_err(|e| Error::io(ctx("write"), e.into_error()))?;
+            tmp.as_file().sync_all().map_err(|e| Error::io(ctx("write"), e))?;
+            tmp.persist(path).map_err(|e| Error::io(ctx("rename the output into"), e.error))?;
+            Ok(())
+        }
+    }
+}
+
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (fs::canonicalize(a), fs::canonicalize(b)) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => false,
+    }
+}
+
+/// Prints the kept warnings and a summary by kind on stderr.
+fn report(name: &str, d: &Diagnostics, quiet: bool) {
+    if quiet || d.is_empty() {
+        return;
+    }
+    let stderr = io::stderr();
+    let mut e = stderr.lock();
+    for w in d.warnings() {
+        let _ = match w.location {
+            Some(_) => writeln!(e, "jscalls: warning: {name}:{w}"),
+            None => writeln!(e, "jscalls: warning: {name}: {w}"),
+        };
+    }
+    let parts: Vec<String> = d.counts().map(|(k, c)| format!("{} ×{c}", k.code())).collect();
+    let shown = d.warnings().len() as u64;
+    let more = d.total().saturating_sub(shown);
+    let _ = writeln!(
+        e,
+        "jscalls: {} warning(s){}: {}",
+        d.total(),
+        if more > 0 { format!(" ({more} not shown)") } else { String::new() },
+        parts.join(", ")
+    );
+}

@@ -1,0 +1,5 @@
+//! Raw values → the model: profiles (DevTools' `CPUProfileDataModel`) and each thread's events,
+//! assembled as DevTools' handlers do. Every JS quirk that changes an answer is kept here.
+
+pub mod profile;
+pub mod trace;

@@ -1,0 +1,502 @@
+//! The profile model: DevTools' `CPUProfileDataModel`, step for step.
+//!
+//! A [`RawProfile`] is what the input says (nodes, samples, time deltas), assembled from a
+//! `.cpuprofile` or from `Profile`/`ProfileChunk` events. [`ProfileModel::new`] turns it into the
+//! parsed tree, time-sorted samples in ms, and the meta nodes, with every quirk the reference
+//! has (spec §2): the first node is the root whatever its name, a node listed under two parents
+//! is parsed twice, the id map keeps the copy parsed last, samples are stably sorted, a lone
+//! `(program)` sample between two stacks with the same bottom frame is repaired.
+
+use rustc_hash::FxHashMap;
+
+use crate::error::{Error, Location};
+use crate::input::loose::{Loose, UNKNOWN_ID};
+use crate::js::Scalar;
+use crate::strings::{StrId, Strings};
+
+/// A call frame, each field as the JSON value it was (compared with `===`).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct CallFrame {
+    /// `functionName`.
+    pub function_name: Scalar,
+    /// `scriptId`: a string in trace chunks (normalised with `String(x)`), as given in `.cpuprofile`s.
+    pub script_id: Scalar,
+    /// `url`.
+    pub url: Scalar,
+    /// `lineNumber`, 0-based.
+    pub line_number: Scalar,
+    /// `columnNumber`, 0-based.
+    pub column_number: Scalar,
+}
+
+/// A protocol node as the input gives it.
+#[derive(Debug, Clone)]
+pub struct RawNode {
+    /// The node id.
+    pub id: i64,
+    /// The parent id (trace style); [`UNKNOWN_ID`] when absent or not an id.
+    pub parent: i64,
+    /// The child ids (CDP style), when the node has a `children` array.
+    pub children: Option<Vec<i64>>,
+    /// The frame.
+    pub frame: CallFrame,
+    /// Whether `hitCount` is a number (DevTools refuses a profile with neither hit counts nor samples).
+    pub hit_count_is_number: bool,
+}
+
+/// A CPU profile before the model is built: what the input says.
+#[derive(Debug, Clone, Default)]
+pub struct RawProfile {
+    /// µs.
+    pub start_time: f64,
+    /// µs; used only for the end of the last frame in CPU-profile mode.
+    pub end_time: f64,
+    /// The nodes in input order.
+    pub nodes: Vec<RawNode>,
+    /// The sampled node ids ([`UNKNOWN_ID`] for values that are not ids); None when absent.
+    pub samples: Option<Vec<i64>>,
+    /// µs between samples; None when absent.
+    pub time_deltas: Option<Vec<f64>>,
+    /// `trace_ids` from the chunks: property key → value.
+    pub trace_ids: Option<FxHashMap<String, Scalar>>,
+}
+
+/// Marks "no node" in `u32` node references.
+pub const NONE: u32 = u32::MAX;
+
+/// A parsed node.
+#[derive(Debug, Clone)]
+pub struct Node {
+    /// The protocol id.
+    pub id: i64,
+    /// Index of the parent in [`ProfileModel::nodes`], [`NONE`] for the root.
+    pub parent: u32,
+    /// Depth: the root is −1, its children 0.
+    pub depth: i32,
+    /// The frame.
+    pub frame: CallFrame,
+    /// Frame identity for `framesAreEqual` (scriptId, functionName, lineNumber).
+    pub frame_key: u32,
+    /// True when the frame is never equal to anything, itself included (a NaN field).
+    pub frame_never_equal: bool,
+    /// `url === "native V8Runtime"`.
+    pub native: bool,
+}
+
+/// Limits that keep hostile profiles from exhausting memory or time.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// The deepest stack accepted.
+    pub max_depth: u32,
+    /// The most parsed nodes accepted beyond the protocol nodes (a node under several parents is
+    /// parsed once per path, which a hostile profile can make exponential).
+    pub max_extra_nodes: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits { max_depth: 100_000, max_extra_nodes: 1_000_000 }
+    }
+}
+
+/// DevTools' `CPUProfileDataModel`, as far as ProfileCalls need it.
+#[derive(Debug, Clone)]
+pub struct ProfileModel {
+    /// Parsed nodes; index 0 is the root.
+    pub nodes: Vec<Node>,
+    id_to_node: FxHashMap<i64, u32>,
+    /// Sample node ids in time order ([`UNKNOWN_ID`] for unknown ones).
+    pub samples: Vec<i64>,
+    /// Sample times in ms, in time order, plus one extra (when there are samples).
+    pub timestamps: Vec<f64>,
+    /// `(garbage collector)`, `(program)`, `(idle)` among the root's children.
+    pub gc: Option<u32>,
+    /// The `(program)` node.
+    pub program: Option<u32>,
+    /// The `(idle)` node.
+    pub idle: Option<u32>,
+    /// ms.
+    pub profile_start: f64,
+    /// ms.
+    pub profile_end: f64,
+    /// `trace_ids`.
+    pub trace_ids: Option<FxHashMap<String, Scalar>>,
+    /// How many parsed nodes share an id with another parsed node (a node under two parents).
+    pub n_shared: u64,
+    /// Samples whose id names no node (dropped by DevTools).
+    pub n_unknown_samples: u64,
+}
+
+/// Interns call frames by the fields `framesAreEqual` compares.
+#[derive(Debug, Default)]
+pub struct FrameKeys {
+    map: FxHashMap<(ScalarKey, ScalarKey, ScalarKey), u32>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum ScalarKey {
+    Undefined,
+    Null,
+    Bool(bool),
+    Num(u64),
+    Str(StrId),
+}
+
+fn scalar_key(s: Scalar) -> Option<ScalarKey> {
+    Some(match s {
+        Scalar::Undefined => ScalarKey::Undefined,
+        Scalar::Null => ScalarKey::Null,
+        Scalar::Bool(b) => ScalarKey::Bool(b),
+        Scalar::Num(n) if n.is_nan() => return None,
+        Scalar::Num(n) => ScalarKey::Num(if n == 0.0 { 0 } else { n.to_bits() }),
+        Scalar::Str(s) => ScalarKey::Str(s),
+    })
+}
+
+impl FrameKeys {
+    /// The key of a frame, and whether the frame is never equal to anything.
+    pub fn key(&mut self, f: &CallFrame) -> (u32, bool) {
+        match (scalar_key(f.script_id), scalar_key(f.function_name), scalar_key(f.line_number)) {
+            (Some(a), Some(b), Some(c)) => {
+                let n = self.map.len() as u32;
+                (*self.map.entry((a, b, c)).or_insert(n), false)
+            }
+            _ => (u32::MAX, true),
+        }
+    }
+}
+
+impl ProfileModel {
+    /// Builds the model (`new CPUProfileDataModel(profile)`).
+    ///
+    /// `what` names the profile in messages; `location` is where it came from.
+    pub fn new(
+        raw: &RawProfile,
+        strings: &mut Strings,
+        keys: &mut FrameKeys,
+        limits: Limits,
+        what: &str,
+        location: Option<Location>,
+    ) -> Result<ProfileModel, Error> {
+        let fail = |msg: String| Error::input(location, format!("{what}: {msg}"));
+        let nodes = &raw.nodes;
+        if nodes.is_empty() {
+            return Err(fail("the profile has no nodes".into()));
+        }
+        // timestamps (µs) from the deltas, summed in f64 from startTime.
+        let mut timestamps: Vec<f64> = match &raw.time_deltas {
+            None => Vec::new(),
+            Some(d) => {
+                let mut t = raw.start_time;
+                d.iter()
+                    .map(|&x| {
+                        t += x;
+                        t
+                    })
+                    .collect()
+            }
+        };
+        if let Some(i) = timestamps.iter().position(|t| !t.is_finite()) {
+            return Err(fail(format!(
+                "sample {i} has a time that is not a finite number (startTime {} plus timeDeltas)",
+                crate::js::number_to_string(raw.start_time)
+            )));
+        }
+        if raw.samples.is_none() && !nodes[0].hit_count_is_number {
+            return Err(fail("neither hitCount nor samples are present in the profile".into()));
+        }
+
+        // The protocol tree: children from `parent` fields when the first node has no `children`.
+        let mut by_id: FxHashMap<i64, usize> = FxHashMap::default();
+        by_id.reserve(nodes.len());
+        for (i, n) in nodes.iter().enumerate() {
+            by_id.insert(n.id, i);
+        }
+        let mut children: Vec<Option<Vec<i64>>> = nodes.iter().map(|n| n.children.clone()).collect();
+        if children[0].is_none() {
+            children[0] = Some(Vec::new());
+            for n in &nodes[1..] {
+                if n.parent == UNKNOWN_ID {
+                    continue;
+                }
+                if let Some(&p) = by_id.get(&n.parent) {
+                    children[p].get_or_insert_with(Vec::new).push(n.id);
+                }
+            }
+        }
+
+        // The parsed tree: a depth-first walk with an explicit stack, children popped from the end.
+        let url_native = strings.intern("native V8Runtime");
+        let make = |raw: &RawNode, parent: u32, depth: i32, keys: &mut FrameKeys| {
+            let (frame_key, never) = keys.key(&raw.frame);
+            Node {
+                id: raw.id,
+                parent,
+                depth,
+                frame: raw.frame,
+                frame_key,
+                frame_never_equal: never,
+                native: raw.frame.url == Scalar::Str(url_native),
+            }
+        };
+        let mut parsed: Vec<Node> = Vec::with_capacity(nodes.len());
+        parsed.push(make(&nodes[0], NONE, -1, keys));
+        let mut id_to_node: FxHashMap<i64, u32> = FxHashMap::default();
+        id_to_node.reserve(nodes.len());
+        id_to_node.insert(nodes[0].id, 0);
+        let mut root_children: Vec<u32> = Vec::new();
+        let mut stack: Vec<(u32, Option<usize>)> = Vec::new();
+        for id in children[0].as_deref().unwrap_or(&[]) {
+            stack.push((0, by_id.get(id).copied()));
+        }
+        let cap = nodes.len() as u64 + limits.max_extra_nodes;
+        let mut seen = vec![false; nodes.len()];
+        let mut n_shared = 0u64;
+        while let Some((parent, src)) = stack.pop() {
+            let Some(src) = src else { continue };
+            let depth = parsed[parent as usize].depth + 1;
+            if depth as i64 >= limits.max_depth as i64 {
+                return Err(fail(format!(
+                    "the node tree is deeper than the limit of {} frames (raise it with --max-depth)",
+                    limits.max_depth
+                )));
+            }
+            if parsed.len() as u64 >= cap {
+                return Err(fail(cycle_message(nodes, &children, &by_id)));
+            }
+            if seen[src] {
+                n_shared += 1;
+            }
+            seen[src] = true;
+            let idx = parsed.len() as u32;
+            parsed.push(make(&nodes[src], parent, depth, keys));
+            if parent == 0 {
+                root_children.push(idx);
+            }
+            id_to_node.insert(nodes[src].id, idx);
+            for id in children[src].as_deref().unwrap_or(&[]) {
+                stack.push((idx, by_id.get(id).copied()));
+            }
+        }
+
+        // Meta nodes: the root's parsed children (reverse protocol order), until all three are found.
+        let gc_name = strings.lookup("(garbage collector)");
+        let program_name = strings.lookup("(program)");
+        let idle_name = strings.lookup("(idle)");
+        let (mut gc, mut program, mut idle) = (None, None, None);
+        for &c in &root_children {
+            if gc.is_some() && program.is_some() && idle.is_some() {
+                break;
+            }
+            let name = match parsed[c as usize].frame.function_name {
+                Scalar::Str(s) => Some(s),
+                _ => None,
+            };
+            if name.is_some() && name == gc_name {
+                gc = Some(c);
+            } else if name.is_some() && name == program_name {
+                program = Some(c);
+            } else if name.is_some() && name == idle_name {
+                idle = Some(c);
+            }
+        }
+
+        let mut model = ProfileModel {
+            nodes: parsed,
+            id_to_node,
+            samples: raw.samples.clone().unwrap_or_default(),
+            timestamps: Vec::new(),
+            gc,
+            program,
+            idle,
+            profile_start: raw.start_time / 1000.0,
+            profile_end: raw.end_time / 1000.0,
+            trace_ids: raw.trace_ids.clone(),
+            n_shared,
+            n_unknown_samples: 0,
+        };
+        if !model.samples.is_empty() {
+            // sortSamples: a stable sort of (timestamp, sample) by timestamp; the result has as
+            // many entries as there are timestamps.
+            let samples = std::mem::take(&mut model.samples);
+            let mut order: Vec<u32> = (0..timestamps.len() as u32).collect();
+            // All finite (checked above), so partial_cmp is total; -0 and 0 tie, as `a - b` does.
+            order.sort_by(|&a, &b| {
+                timestamps[a as usize].partial_cmp(&timestamps[b as usize]).unwrap_or(std::cmp::Ordering::Equal)
+            });
+            model.samples = order.iter().map(|&i| samples.get(i as usize).copied().unwrap_or(UNKNOWN_ID)).collect();
+            timestamps = order.iter().map(|&i| timestamps[i as usize]).collect();
+            // normalizeTimestamps: µs → ms, plus one extra timestamp one mean interval later.
+            for t in &mut timestamps {
+                *t /= 1000.0;
+            }
+            if model.samples.len() == timestamps.len() {
+                let last = timestamps.last().copied().filter(|t| *t != 0.0 && !t.is_nan()).unwrap_or(0.0);
+                let first = timestamps.first().copied().unwrap_or(f64::NAN);
+                let mean = (last - first) / (timestamps.len() as f64 - 1.0);
+                timestamps.push(last + mean);
+            }
+            if let Some(&t) = timestamps.first() {
+                if t != 0.0 && !t.is_nan() {
+                    model.profile_start = t;
+                }
+            }
+            if let Some(&t) = timestamps.last() {
+                if t != 0.0 && !t.is_nan() {
+                    model.profile_end = t;
+                }
+            }
+            model.timestamps = timestamps;
+            model.fix_missing_samples();
+            model.n_unknown_samples = model.samples.iter().filter(|&&s| model.node_by_id(s).is_none()).count() as u64;
+        } else {
+            model.timestamps = timestamps;
+        }
+        Ok(model)
+    }
+
+    /// The parsed node for an id (the copy parsed last).
+    #[inline]
+    pub fn node_by_id(&self, id: i64) -> Option<u32> {
+        if id == UNKNOWN_ID {
+            return None;
+        }
+        self.id_to_node.get(&id).copied()
+    }
+
+    /// The parsed node of sample `i`.
+    #[inline]
+    pub fn node_by_index(&self, i: usize) -> Option<u32> {
+        self.samples.get(i).and_then(|&id| self.node_by_id(id))
+    }
+
+    /// The node's depth-0 ancestor (the node itself for depth ≤ 0).
+    fn bottom(&self, mut n: u32) -> u32 {
+        loop {
+            let p = self.nodes[n as usize].parent;
+            if p == NONE || self.nodes[p as usize].parent == NONE {
+                return n;
+            }
+            n = p;
+        }
+    }
+
+    /// `fixMissingSamples`: a lone `(program)` sample between two samples whose stacks share the
+    /// bottom frame takes the previous sample's node. The window goes stale after an unknown id,
+    /// exactly as in the reference.
+    fn fix_missing_samples(&mut self) {
+        let Some(program) = self.program else { return };
+        let n = self.samples.len();
+        if n < 3 {
+            return;
+        }
+        let program_id = self.nodes[program as usize].id;
+        let gc_id = self.gc.map(|g| self.nodes[g as usize].id).unwrap_or(-1);
+        let idle_id = self.idle.map(|g| self.nodes[g as usize].id).unwrap_or(-1);
+        let is_system = |id: i64| id == program_id || id == gc_id || id == idle_id;
+        let mut prev_id = self.samples[0];
+        let mut id = self.samples[1];
+        for i in 1..n - 1 {
+            let next_id = self.samples[i + 1];
+            let (Some(prev), Some(next)) = (self.node_by_id(prev_id), self.node_by_id(next_id)) else {
+                continue;
+            };
+            if id == program_id && !is_system(prev_id) && !is_system(next_id) && self.bottom(prev) == self.bottom(next) {
+                self.samples[i] = prev_id;
+            }
+            prev_id = id;
+            id = next_id;
+        }
+    }
+
+    /// `traceIds[key]` resolved to a node, as the integrator does for a `sampleTraceId`.
+    pub fn node_for_trace_id(&self, key: &str) -> Option<u32> {
+        let v = self.trace_ids.as_ref()?.get(key)?;
+        match *v {
+            Scalar::Num(n) if n != 0.0 && n.fract() == 0.0 && n.abs() <= 9_007_199_254_740_992.0 => {
+                self.node_by_id(n as i64)
+            }
+            _ => None,
+        }
+    }
+}
+
+/// Explains why the parsed tree grew past the limit: a cycle, or ids shared by many parents.
+fn cycle_message(nodes: &[RawNode], children: &[Option<Vec<i64>>], by_id: &FxHashMap<i64, usize>) -> String {
+    // Depth-first search with colours over the protocol graph (cold path).
+    let mut colour = vec![0u8; nodes.len()];
+    let mut stack: Vec<(usize, usize)> = vec![(0, 0)];
+    colour[0] = 1;
+    while let Some(&mut (n, ref mut next)) = stack.last_mut() {
+        let kids = children[n].as_deref().unwrap_or(&[]);
+        if *next < kids.len() {
+            let child = kids[*next];
+            *next += 1;
+            if let Some(&c) = by_id.get(&child) {
+                match colour[c] {
+                    0 => {
+                        colour[c] = 1;
+                        stack.push((c, 0));
+                    }
+                    1 => {
+                        return format!(
+                            "node {} is its own ancestor (a cycle through its children/parent links)",
+                            nodes[c].id
+                        )
+                    }
+                    _ => {}
+                }
+            }
+        } else {
+            colour[n] = 2;
+            stack.pop();
+        }
+    }
+    "node ids listed under several parents multiply the tree past the limit of parsed nodes".to_owned()
+}
+
+/// Turns a JSON frame into a [`CallFrame`], normalised as the trace chunks are (`chunk` true) or
+/// as given (`.cpuprofile`).
+pub fn frame_from_json(
+    f: &crate::input::shapes::FrameJson<'_>,
+    chunk: bool,
+    strings: &mut Strings,
+) -> Option<CallFrame> {
+    let function_name = f.function_name.scalar(strings)?;
+    if chunk {
+        // SamplesHandler: url || '', lineNumber/columnNumber default -1, scriptId = String(x).
+        let url = if f.url.truthy() { f.url.scalar(strings)? } else { Scalar::Str(strings.intern("")) };
+        let line_number = if matches!(f.line_number, Loose::Missing) { Scalar::Num(-1.0) } else { f.line_number.scalar(strings)? };
+        let column_number =
+            if matches!(f.column_number, Loose::Missing) { Scalar::Num(-1.0) } else { f.column_number.scalar(strings)? };
+        let sid = f.script_id.scalar(strings)?.to_js_string(strings);
+        let script_id = Scalar::Str(strings.intern(&sid));
+        Some(CallFrame { function_name, script_id, url, line_number, column_number })
+    } else {
+        Some(CallFrame {
+            function_name,
+            script_id: f.script_id.scalar(strings)?,
+            url: f.url.scalar(strings)?,
+            line_number: f.line_number.scalar(strings)?,
+            column_number: f.column_number.scalar(strings)?,
+        })
+    }
+}
+
+/// `x - 1` with JS number conversion, for the legacy node fields.
+pub fn js_minus_one(v: &Loose<'_>) -> f64 {
+    match v {
+        Loose::Num(n) => n - 1.0,
+        Loose::Null => -1.0,
+        Loose::Bool(b) => *b as u8 as f64 - 1.0,
+        Loose::Str(s) => {
+            let t = s.trim();
+            if t.is_empty() {
+                -1.0
+            } else {
+                t.parse::<f64>().map(|n| n - 1.0).unwrap_or(f64::NAN)
+            }
+        }
+        _ => f64::NAN,
+    }
+}

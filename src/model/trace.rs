@@ -1,0 +1,894 @@
+//! From trace events to per-thread work: profiles, entries and the process filter.
+//!
+//! [`TraceBuilder`] sees every event once, in file order, and keeps only what the estimator
+//! needs, compactly: per thread, one [`Entry`] (24 bytes) per complete/begin event and per
+//! instant that carries a `sampleTraceId`; per profile, its nodes, samples and deltas. It does
+//! the work of DevTools' SamplesHandler (profile assembly keyed by `(pid, id)`, §1.5),
+//! RendererHandler (entries, `B`/`E` pairing on one shared stack, the process filter, §1.6),
+//! and the parts of MetaHandler and AuctionWorkletsHandler that the filter reads.
+
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use super::profile::{frame_from_json, js_minus_one, CallFrame, FrameKeys, Limits, ProfileModel, RawNode, RawProfile};
+use crate::error::{Diagnostics, Error, Location, WarningKind};
+use crate::input::document::{EventCtx, RawEvent, Sink};
+use crate::input::loose::{Loose, UNKNOWN_ID};
+use crate::input::shapes::{self, MapKey, MaybeObj, NodeJson};
+use crate::js::Scalar;
+use crate::strings::{StrId, Strings};
+
+/// The entry is an instant (`I`) event.
+pub const INSTANT: u8 = 1;
+/// The event is a JS invocation (`isJSInvocationEvent`).
+pub const INVOCATION: u8 = 2;
+/// The event is `RunTask` or `RunMicrotasks`, whose start resets the JS stack.
+pub const RESET: u8 = 4;
+
+/// One trace event of a thread, as the estimator sees it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Entry {
+    /// µs.
+    pub ts: f64,
+    /// µs (0 when absent).
+    pub dur: f64,
+    /// 1-based index into [`TraceModel::trace_ids`] of the event's truthy `sampleTraceId`; 0 for none.
+    pub trace: u32,
+    /// [`INSTANT`], [`INVOCATION`], [`RESET`].
+    pub flags: u8,
+}
+
+impl Entry {
+    /// `ts + dur`.
+    #[inline]
+    pub fn end(&self) -> f64 {
+        self.ts + self.dur
+    }
+}
+
+/// The `Map.set` order of DevTools, for the few places where it decides something.
+#[derive(Debug, Default)]
+struct ThreadEvents {
+    entries: Vec<Entry>,
+    /// Entries DevTools would hold, including the instants jscalls does not keep.
+    n_entries: u64,
+}
+
+/// `isJSInvocationEvent` and the reset names, as entry flags.
+pub fn flags_for_name(name: &str) -> u8 {
+    match name {
+        "RunTask" => RESET,
+        "RunMicrotasks" => RESET | INVOCATION,
+        "FunctionCall" | "EvaluateScript" | "v8.evaluateModule" | "EventDispatch" | "V8.Execute"
+        | "V8Console::runTask" => INVOCATION,
+        _ if name.starts_with("v8") || name.starts_with("V8") => INVOCATION,
+        _ => 0,
+    }
+}
+
+/// Which profile DevTools prefers on a thread (`source`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Source {
+    Internal,
+    Inspector,
+    SelfProfiling,
+}
+
+fn source_of(v: &Loose<'_>) -> Option<Source> {
+    match v.str()? {
+        "Internal" => Some(Source::Internal),
+        "Inspector" => Some(Source::Inspector),
+        "SelfProfiling" => Some(Source::SelfProfiling),
+        _ => None,
+    }
+}
+
+#[derive(Debug)]
+struct PreProfile {
+    pid: i64,
+    id: MapKey,
+    raw: RawProfile,
+    thread: Option<i64>,
+    source: Option<Source>,
+    /// Where the profile was first seen.
+    location: Location,
+    /// Running `startTime + Σ deltas` for the endTime quirk: (startTime used, sum, deltas summed).
+    end_fold: (f64, f64, usize),
+}
+
+/// One frame's renderer processes, in `Map` order: pid → the URLs seen, in order.
+#[derive(Debug, Default)]
+struct FrameProcesses {
+    pids: Vec<(i64, Vec<Option<String>>)>,
+}
+
+/// How the engine treats the input (see [`crate::Config`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EngineVersion {
+    /// `@paulirish/trace_engine` 0.0.65, the published engine (the default).
+    V0_0_65,
+    /// The newest DevTools source (spec §7.2 "V6"): fake-JS mode after a trace-id event,
+    /// samples-only threads integrated, no auction-worklet exception.
+    Latest,
+}
+
+/// What [`TraceBuilder::finish`] hands to the estimator.
+#[derive(Debug)]
+pub struct TraceModel {
+    /// All strings.
+    pub strings: Strings,
+    /// One per profile DevTools keeps, sorted by (pid, tid).
+    pub threads: Vec<ThreadWork>,
+    /// Property keys of the events' `sampleTraceId`s (see [`Entry::trace`]).
+    pub trace_ids: Vec<String>,
+    /// True when the metadata says the trace is a saved `.cpuprofile` (CPU-profile mode).
+    pub cpu_profile_origin: bool,
+}
+
+/// A profile and the thread it belongs to.
+#[derive(Debug)]
+pub struct ThreadWork {
+    /// Process id.
+    pub pid: i64,
+    /// Thread id.
+    pub tid: i64,
+    /// The profile id, as JSON.
+    pub profile_id: String,
+    /// The thread's name, from `thread_name` metadata.
+    pub thread_name: Option<String>,
+    /// The profile.
+    pub model: ProfileModel,
+    /// The thread's events, in file order (sorted by the estimator).
+    pub entries: Vec<Entry>,
+    /// Whether DevTools computes calls for this profile, and if not, why.
+    pub skipped: Option<&'static str>,
+}
+
+/// Consumes trace events (a [`Sink`]) and builds the [`TraceModel`].
+#[derive(Debug)]
+pub struct TraceBuilder {
+    strings: Strings,
+    frame_keys: FrameKeys,
+    limits: Limits,
+    version: EngineVersion,
+    profiles: Vec<PreProfile>,
+    profile_index: FxHashMap<(i64, MapKey), usize>,
+    threads: Vec<ThreadEvents>,
+    thread_index: FxHashMap<(i64, i64), u32>,
+    processes: FxHashSet<i64>,
+    /// The shared `B`/`E` stack: (thread, entry) of the synthetic complete event, name, cat.
+    begins: Vec<(u32, u32, Option<StrId>, Scalar)>,
+    trace_ids: Vec<String>,
+    trace_id_index: FxHashMap<String, u32>,
+    generic: bool,
+    frames: Vec<(MapKey, FrameProcesses)>,
+    frame_index: FxHashMap<MapKey, usize>,
+    thread_names: FxHashMap<(i64, i64), String>,
+    worklet_utility: FxHashSet<i64>,
+    worklet_helper: FxHashSet<i64>,
+    worklet_events: FxHashSet<i64>,
+    finder: memchr::memmem::Finder<'static>,
+    serial: u64,
+}
+
+impl TraceBuilder {
+    /// A builder for one input.
+    pub fn new(limits: Limits, version: EngineVersion) -> TraceBuilder {
+        TraceBuilder {
+            strings: Strings::default(),
+            frame_keys: FrameKeys::default(),
+            limits,
+            version,
+            profiles: Vec::new(),
+            profile_index: FxHashMap::default(),
+            threads: Vec::new(),
+            thread_index: FxHashMap::default(),
+            processes: FxHashSet::default(),
+            begins: Vec::new(),
+            trace_ids: Vec::new(),
+            trace_id_index: FxHashMap::default(),
+            generic: true,
+            frames: Vec::new(),
+            frame_index: FxHashMap::default(),
+            thread_names: FxHashMap::default(),
+            worklet_utility: FxHashSet::default(),
+            worklet_helper: FxHashSet::default(),
+            worklet_events: FxHashSet::default(),
+            finder: memchr::memmem::Finder::new(b"sampleTraceId"),
+            serial: 0,
+        }
+    }
+
+    fn thread(&mut self, pid: i64, tid: i64) -> u32 {
+        self.processes.insert(pid);
+        let n = self.threads.len() as u32;
+        let idx = *self.thread_index.entry((pid, tid)).or_insert(n);
+        if idx == n {
+            self.threads.push(ThreadEvents::default());
+        }
+        idx
+    }
+
+    fn profile(&mut self, pid: i64, id: &Loose<'_>, loc: impl FnOnce() -> Location) -> usize {
+        self.serial += 1;
+        let key = MapKey::of(id, self.serial);
+        if let Some(&i) = self.profile_index.get(&(pid, key.clone())) {
+            return i;
+        }
+        let i = self.profiles.len();
+        self.profiles.push(PreProfile {
+            pid,
+            id: key.clone(),
+            raw: RawProfile { samples: Some(Vec::new()), time_deltas: Some(Vec::new()), ..RawProfile::default() },
+            thread: None,
+            source: None,
+            location: loc(),
+            end_fold: (f64::NAN, 0.0, 0),
+        });
+        self.profile_index.insert((pid, key), i);
+        i
+    }
+
+    fn trace_id(&mut self, ev: &RawEvent<'_>, ctx: &EventCtx<'_>, diag: &mut Diagnostics) -> Result<u32, Error> {
+        let Some(args) = ev.args else { return Ok(0) };
+        if self.finder.find(args.get().as_bytes()).is_none() {
+            return Ok(0);
+        }
+        let a: shapes::TraceIdArgs = parse_args(args.get(), ctx, "args")?;
+        let id = match &a.begin_data {
+            MaybeObj::Obj(b) => &b.sample_trace_id,
+            MaybeObj::Other(Loose::Null) => {
+                diag.push(
+                    WarningKind::DevtoolsWouldFail,
+                    Some(ctx.location()),
+                    "args.beginData is null: DevTools fails on this event (reading sampleTraceId of null); no trace id used",
+                );
+                return Ok(0);
+            }
+            MaybeObj::Other(_) => return Ok(0),
+            MaybeObj::Missing => {
+                if !a.sample_trace_id.is_nullish() {
+                    &a.sample_trace_id
+                } else {
+                    match &a.data {
+                        MaybeObj::Obj(d) => &d.sample_trace_id,
+                        _ => return Ok(0),
+                    }
+                }
+            }
+        };
+        if !id.truthy() {
+            return Ok(0);
+        }
+        let Some(key) = id.property_key() else { return Ok(0) };
+        let n = self.trace_ids.len() as u32 + 1;
+        let idx = *self.trace_id_index.entry(key.clone()).or_insert(n);
+        if idx == n {
+            self.trace_ids.push(key);
+        }
+        Ok(idx)
+    }
+
+    /// `Profile`, `ProfileChunk`, `CpuProfile`: the SamplesHandler.
+    fn samples_event(
+        &mut self,
+        name: &str,
+        ev: &RawEvent<'_>,
+        ctx: &EventCtx<'_>,
+        diag: &mut Diagnostics,
+    ) -> Result<(), Error> {
+        let Some(pid) = ev.pid.int() else {
+            diag.push(
+                WarningKind::BadThreadId,
+                Some(ctx.location()),
+                format!("{name} event has no integral pid ({}); skipped", ev.pid.type_name()),
+            );
+            return Ok(());
+        };
+        match name {
+            "Profile" => {
+                let (Some(ts), Some(tid)) = (ev.ts.num().filter(|t| t.is_finite()), ev.tid.int()) else {
+                    diag.push(
+                        WarningKind::BadTimestamp,
+                        Some(ctx.location()),
+                        "Profile event without a numeric ts and an integral tid; skipped",
+                    );
+                    return Ok(());
+                };
+                let source = match ev.args {
+                    Some(a) => {
+                        let args: shapes::ProfileArgs = parse_args(a.get(), ctx, "Profile args")?;
+                        args.data.obj().and_then(|d| source_of(&d.source))
+                    }
+                    None => None,
+                };
+                let i = self.profile(pid, &ev.id, || ctx.location());
+                let p = &mut self.profiles[i];
+                p.raw.start_time = ts;
+                p.thread = Some(tid);
+                if source.is_some() {
+                    p.source = source;
+                }
+            }
+            "ProfileChunk" => self.chunk(pid, ev, ctx, diag)?,
+            _ => {
+                // CpuProfile with ph X: the whole profile in one event (a wrapped .cpuprofile).
+                let Some(tid) = ev.tid.int() else {
+                    diag.push(WarningKind::BadThreadId, Some(ctx.location()), "CpuProfile event without an integral tid; skipped");
+                    return Ok(());
+                };
+                let Some(args) = ev.args else {
+                    return Err(Error::input(Some(ctx.location()), "CpuProfile event without args.data.cpuProfile"));
+                };
+                let a: shapes::CpuProfileArgs = parse_args(args.get(), ctx, "CpuProfile args")?;
+                let Some(json) = a.data.obj().and_then(|d| d.cpu_profile.obj()) else {
+                    return Err(Error::input(Some(ctx.location()), "CpuProfile event without args.data.cpuProfile"));
+                };
+                let raw = raw_from_cpuprofile(json, &mut self.strings, Some(ctx.location()))?;
+                let i = self.profile(pid, &ev.id, || ctx.location());
+                self.profiles[i].raw = raw;
+                self.profiles[i].thread = Some(tid);
+            }
+        }
+        Ok(())
+    }
+
+    fn chunk(&mut self, pid: i64, ev: &RawEvent<'_>, ctx: &EventCtx<'_>, diag: &mut Diagnostics) -> Result<(), Error> {
+        let Some(args) = ev.args else {
+            diag.push(
+                WarningKind::DevtoolsWouldFail,
+                Some(ctx.location()),
+                "ProfileChunk without args: DevTools fails to load such a trace; skipped",
+            );
+            return Ok(());
+        };
+        let a: shapes::ChunkArgs = parse_args(args.get(), ctx, "ProfileChunk args")?;
+        let data = a.data.obj();
+        let cpu = data.and_then(|d| d.cpu_profile.obj());
+        let mut new_nodes = Vec::new();
+        if let Some(nodes) = cpu.and_then(|c| c.nodes.as_ref()) {
+            new_nodes.reserve(nodes.len());
+            for (k, n) in nodes.iter().enumerate() {
+                let node = node_from_json(n, true, &mut self.strings)
+                    .map_err(|m| Error::input(Some(ctx.location()), format!("ProfileChunk: node {k}: {m}")))?;
+                new_nodes.push(node);
+            }
+        }
+        let deltas = data.and_then(|d| d.time_deltas.as_ref());
+        if let Some(d) = deltas {
+            if d.n_non_numbers > 0 {
+                let k = d.values.iter().position(|v| v.is_nan()).unwrap_or(0);
+                return Err(Error::input(
+                    Some(ctx.location()),
+                    format!("ProfileChunk: timeDeltas[{k}] is not a number"),
+                ));
+            }
+        }
+        let i = self.profile(pid, &ev.id, || ctx.location());
+        let strings = &mut self.strings;
+        let p = &mut self.profiles[i];
+        p.raw.nodes.extend(new_nodes);
+        if let (Some(s), Some(c)) = (p.raw.samples.as_mut(), cpu.and_then(|c| c.samples.as_ref())) {
+            s.extend_from_slice(&c.0);
+        }
+        if let (Some(t), Some(d)) = (p.raw.time_deltas.as_mut(), deltas) {
+            t.extend_from_slice(&d.values);
+        }
+        if let Some(ids) = cpu.and_then(|c| c.trace_ids.as_ref()) {
+            let map = p.raw.trace_ids.get_or_insert_with(FxHashMap::default);
+            for (k, v) in ids {
+                if let Some(s) = v.scalar(strings) {
+                    map.insert(k.to_string(), s);
+                }
+            }
+        }
+        let (ns, nd) = (
+            p.raw.samples.as_ref().map(|s| s.len()),
+            p.raw.time_deltas.as_ref().map(|d| d.len()),
+        );
+        if let (Some(ns), Some(nd)) = (ns, nd) {
+            if ns != nd {
+                diag.push_with(
+                    WarningKind::SamplesDeltasMismatch,
+                    || Some(ctx.location()),
+                    || {
+                        format!(
+                            "ProfileChunk: the profile now has {ns} samples but {nd} timeDeltas; DevTools logs 'Failed to parse CPU profile' and carries on"
+                        )
+                    },
+                );
+                return Ok(());
+            }
+        }
+        let end_falsy = p.raw.end_time == 0.0 || p.raw.end_time.is_nan();
+        if end_falsy {
+            if let Some(d) = &p.raw.time_deltas {
+                // timeDeltas.reduce((x, y) => x + y, startTime), kept incrementally.
+                let (start, mut sum, mut done) = p.end_fold;
+                if start.to_bits() != p.raw.start_time.to_bits() {
+                    sum = p.raw.start_time;
+                    done = 0;
+                }
+                for &x in &d[done..] {
+                    sum += x;
+                }
+                p.end_fold = (p.raw.start_time, sum, d.len());
+                p.raw.end_time = sum;
+            }
+        }
+        if let Some(s) = data.and_then(|d| source_of(&d.source)) {
+            p.source = Some(s);
+        }
+        Ok(())
+    }
+
+    /// TracingStartedInBrowser / FrameCommittedInBrowser / CommitLoad: frame → process URLs.
+    fn frame_event(&mut self, name: &str, ev: &RawEvent<'_>, ctx: &EventCtx<'_>, diag: &mut Diagnostics) -> Result<(), Error> {
+        match name {
+            "TracingStartedInBrowser" => {
+                let a: shapes::StartedArgs = match ev.args {
+                    Some(a) => parse_args(a.get(), ctx, "TracingStartedInBrowser args")?,
+                    None => shapes::StartedArgs::default(),
+                };
+                let Some(data) = a.data.obj() else {
+                    diag.push(
+                        WarningKind::DevtoolsWouldFail,
+                        Some(ctx.location()),
+                        "TracingStartedInBrowser without args.data: DevTools refuses such a trace ('No frames found in trace data')",
+                    );
+                    return Ok(());
+                };
+                for f in data.frames.iter().flatten() {
+                    self.add_frame(&f.frame, &f.process_id, &f.url);
+                }
+            }
+            "FrameCommittedInBrowser" => {
+                if let Some(a) = ev.args {
+                    let a: shapes::FrameArgs = parse_args(a.get(), ctx, "FrameCommittedInBrowser args")?;
+                    if let Some(f) = a.data.obj() {
+                        self.add_frame(&f.frame, &f.process_id, &f.url);
+                    }
+                }
+            }
+            _ => {
+                // CommitLoad: the frame's process is the event's own.
+                if let Some(a) = ev.args {
+                    let a: shapes::FrameArgs = parse_args(a.get(), ctx, "CommitLoad args")?;
+                    if let Some(f) = a.data.obj() {
+                        self.add_frame(&f.frame, &ev.pid, &f.url);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn add_frame(&mut self, frame: &Loose<'_>, pid: &Loose<'_>, url: &Loose<'_>) {
+        self.serial += 1;
+        let key = MapKey::of(frame, self.serial);
+        let n = self.frames.len();
+        let fi = *self.frame_index.entry(key.clone()).or_insert(n);
+        if fi == n {
+            self.frames.push((key, FrameProcesses::default()));
+        }
+        // Only numeric pids can match a thread's pid (a string "5" is another Map key).
+        let Some(pid) = pid.int() else { return };
+        let url = url.str().map(str::to_owned);
+        let procs = &mut self.frames[fi].1.pids;
+        match procs.iter_mut().find(|(p, _)| *p == pid) {
+            Some((_, urls)) => urls.push(url),
+            None => procs.push((pid, vec![url])),
+        }
+    }
+
+    fn renderer_event(&mut self, name: &str, ph: u8, ev: &RawEvent<'_>, ctx: &EventCtx<'_>, diag: &mut Diagnostics) -> Result<(), Error> {
+        let (Some(pid), Some(tid)) = (ev.pid.int(), ev.tid.int()) else {
+            diag.push_with(
+                WarningKind::BadThreadId,
+                || Some(ctx.location()),
+                || format!("'{name}' ({}) has no integral pid/tid; skipped", ph as char),
+            );
+            if ph == b'B' {
+                self.begins.push((u32::MAX, 0, None, Scalar::Undefined));
+            }
+            return Ok(());
+        };
+        let ts = ev.ts.num().filter(|t| t.is_finite());
+        if ph == b'E' {
+            self.thread(pid, tid);
+            let Some((th, entry, bname, bcat)) = self.begins.pop() else {
+                return Ok(()); // unbalanced ends are legitimate (the begin was before tracing)
+            };
+            let cat = ev.cat.scalar(&mut self.strings).unwrap_or(Scalar::Undefined);
+            let same = bname.is_some() && bname == self.strings.lookup(name) && cat == bcat;
+            if !same {
+                diag.push_with(
+                    WarningKind::UnpairedEnd,
+                    || Some(ctx.location()),
+                    || {
+                        format!(
+                            "'E' event '{name}' closes a 'B' event with another name or category; the begin keeps duration 0 as in DevTools"
+                        )
+                    },
+                );
+                return Ok(());
+            }
+            let Some(ts) = ts else {
+                diag.push(WarningKind::BadTimestamp, Some(ctx.location()), "'E' event without a numeric ts; its begin keeps duration 0");
+                return Ok(());
+            };
+            if th != u32::MAX {
+                let e = &mut self.threads[th as usize].entries[entry as usize];
+                e.dur = ts - e.ts;
+            }
+            return Ok(());
+        }
+        let Some(ts) = ts else {
+            diag.push_with(
+                WarningKind::BadTimestamp,
+                || Some(ctx.location()),
+                || format!("'{name}' ({}) has no numeric ts; skipped", ph as char),
+            );
+            if ph == b'B' {
+                self.begins.push((u32::MAX, 0, None, Scalar::Undefined));
+            }
+            return Ok(());
+        };
+        let dur = match (ph, &ev.dur) {
+            (b'B', _) => 0.0,
+            (_, Loose::Missing | Loose::Null) => 0.0,
+            (_, Loose::Num(d)) if d.is_finite() => *d,
+            (_, d) => {
+                diag.push_with(
+                    WarningKind::BadTimestamp,
+                    || Some(ctx.location()),
+                    || format!("'{name}' has a dur that is {}, not a number; skipped", d.type_name()),
+                );
+                return Ok(());
+            }
+        };
+        if ev.has_call_frame {
+            diag.push_with(
+                WarningKind::DevtoolsWouldFail,
+                || Some(ctx.location()),
+                || format!("'{name}' has a top-level callFrame key; DevTools would mistake it for a ProfileCall; jscalls treats it as a trace event"),
+            );
+        }
+        let th = self.thread(pid, tid);
+        self.threads[th as usize].n_entries += 1;
+        let trace = self.trace_id(ev, ctx, diag)?;
+        let mut flags = flags_for_name(name);
+        if ph == b'I' {
+            if trace == 0 {
+                return Ok(()); // plain instants play no part in the estimate
+            }
+            flags |= INSTANT;
+        }
+        let t = &mut self.threads[th as usize];
+        let idx = t.entries.len() as u32;
+        t.entries.push(Entry { ts, dur, trace, flags });
+        if ph == b'B' {
+            let bname = Some(self.strings.intern(name));
+            let cat = ev.cat.scalar(&mut self.strings).unwrap_or(Scalar::Undefined);
+            self.begins.push((th, idx, bname, cat));
+        }
+        Ok(())
+    }
+
+    /// Builds the model once all events are in (the handlers' `finalize`).
+    pub fn finish(mut self, metadata: Option<&[u8]>, diag: &mut Diagnostics) -> Result<TraceModel, Error> {
+        let cpu_profile_origin = match metadata {
+            Some(m) => match std::str::from_utf8(m).ok().and_then(|s| shapes::parse::<shapes::Metadata>(s).ok()) {
+                Some(md) => md.data_origin.str() == Some("CPUProfile"),
+                None => false,
+            },
+            None => false,
+        };
+        let unclosed = self.begins.iter().filter(|b| b.0 != u32::MAX).count();
+        if unclosed > 0 {
+            diag.push(
+                WarningKind::UnclosedBegin,
+                None,
+                format!("{unclosed} 'B' event(s) never closed; they keep duration 0, as in DevTools"),
+            );
+        }
+
+        // SamplesHandler.finalize: one profile per (pid, tid), by source priority.
+        let priority: &[Source] =
+            if cpu_profile_origin { &[Source::Inspector] } else { &[Source::Internal, Source::Inspector] };
+        let mut pids: Vec<i64> = Vec::new();
+        let mut by_pid: FxHashMap<i64, Vec<usize>> = FxHashMap::default();
+        for (i, p) in self.profiles.iter().enumerate() {
+            by_pid.entry(p.pid).or_insert_with(|| {
+                pids.push(p.pid);
+                Vec::new()
+            });
+            by_pid.get_mut(&p.pid).expect("just inserted").push(i);
+            if p.thread.is_none() {
+                diag.push(
+                    WarningKind::ProfileWithoutHead,
+                    Some(p.location),
+                    format!(
+                        "profile {} of process {} has chunks but no Profile event; DevTools drops it",
+                        p.id.to_json(),
+                        p.pid
+                    ),
+                );
+            }
+        }
+        let mut chosen: Vec<(i64, i64, usize)> = Vec::new();
+        for pid in pids {
+            let mut tids: Vec<i64> = Vec::new();
+            let mut cands: FxHashMap<i64, Vec<usize>> = FxHashMap::default();
+            for &i in &by_pid[&pid] {
+                let Some(tid) = self.profiles[i].thread else { continue };
+                cands.entry(tid).or_insert_with(|| {
+                    tids.push(tid);
+                    Vec::new()
+                });
+                cands.get_mut(&tid).expect("just inserted").push(i);
+            }
+            for tid in tids {
+                let list = &cands[&tid];
+                let mut pick = list[0];
+                for s in priority {
+                    if let Some(&m) = list.iter().find(|&&i| self.profiles[i].source == Some(*s)) {
+                        pick = m;
+                        break;
+                    }
+                }
+                for &other in list.iter().filter(|&&i| i != pick) {
+                    diag.push(
+                        WarningKind::ProfileNotChosen,
+                        Some(self.profiles[other].location),
+                        format!(
+                            "thread {pid}:{tid} has several profiles; profile {} was chosen over {}, as DevTools chooses",
+                            self.profiles[pick].id.to_json(),
+                            self.profiles[other].id.to_json()
+                        ),
+                    );
+                }
+                if self.profiles[pick].raw.nodes.is_empty() {
+                    diag.push(
+                        WarningKind::EmptyProfile,
+                        Some(self.profiles[pick].location),
+                        format!("profile {} of thread {pid}:{tid} has no nodes; DevTools skips it", self.profiles[pick].id.to_json()),
+                    );
+                    continue;
+                }
+                chosen.push((pid, tid, pick));
+            }
+        }
+
+        // RendererHandler.finalize: the process filter.
+        let mut kept: FxHashSet<i64> = self.processes.clone();
+        if !self.generic {
+            let mut url: FxHashMap<i64, Option<String>> = FxHashMap::default();
+            for (_, fp) in &self.frames {
+                for (pid, urls) in &fp.pids {
+                    let cur = url.entry(*pid).or_insert(None);
+                    for u in urls {
+                        if cur.is_none() || cur.as_deref() == Some("about:blank") {
+                            *cur = u.as_deref().filter(|s| url::Url::parse(s).is_ok()).map(str::to_owned);
+                        }
+                    }
+                }
+            }
+            let mut all: FxHashSet<i64> = self.processes.clone();
+            all.extend(url.keys().copied());
+            kept = all
+                .into_iter()
+                .filter(|pid| {
+                    url.get(pid).is_some_and(|u| u.is_some())
+                        || (self.version == EngineVersion::V0_0_65 && self.is_worklet(*pid))
+                })
+                .collect();
+        }
+
+        let mut threads = Vec::with_capacity(chosen.len());
+        let mut strings = std::mem::take(&mut self.strings);
+        for (pid, tid, pick) in chosen {
+            let p = &self.profiles[pick];
+            let model = ProfileModel::new(
+                &p.raw,
+                &mut strings,
+                &mut self.frame_keys,
+                self.limits,
+                &format!("profile {} of thread {pid}:{tid}", p.id.to_json()),
+                Some(p.location),
+            )?;
+            report_model(&model, &format!("thread {pid}:{tid}"), p.location, diag);
+            let ti = self.thread_index.get(&(pid, tid)).copied();
+            let (entries, n_entries) = match ti {
+                Some(t) => {
+                    let t = &mut self.threads[t as usize];
+                    (std::mem::take(&mut t.entries), t.n_entries)
+                }
+                None => (Vec::new(), 0),
+            };
+            let skipped = if !kept.contains(&pid) {
+                diag.push(
+                    WarningKind::ProcessDropped,
+                    None,
+                    format!("process {pid} has no valid frame URL; DevTools drops it, so thread {pid}:{tid} gets no calls"),
+                );
+                Some("process dropped by RendererHandler (no frame URL / not a renderer)")
+            } else if n_entries == 0 && self.version == EngineVersion::V0_0_65 {
+                diag.push(
+                    WarningKind::ThreadWithoutEvents,
+                    None,
+                    format!("thread {pid}:{tid} has samples but no trace events; DevTools 0.0.65 computes no calls for it"),
+                );
+                Some("thread has no trace entries in RendererHandler")
+            } else {
+                None
+            };
+            let thread_name = if kept.contains(&pid) { self.thread_names.get(&(pid, tid)).cloned() } else { None };
+            threads.push(ThreadWork {
+                pid,
+                tid,
+                profile_id: p.id.to_json(),
+                thread_name: if skipped.is_none() { Some(thread_name.unwrap_or_else(|| tid.to_string())) } else { None },
+                model,
+                entries,
+                skipped,
+            });
+        }
+        threads.sort_by_key(|t| (t.pid, t.tid));
+        Ok(TraceModel { strings, threads, trace_ids: self.trace_ids, cpu_profile_origin })
+    }
+
+    fn is_worklet(&self, pid: i64) -> bool {
+        self.worklet_utility.contains(&pid) && self.worklet_helper.contains(&pid) && self.worklet_events.contains(&pid)
+    }
+}
+
+/// Counts what the model dropped, as warnings.
+pub fn report_model(model: &ProfileModel, what: &str, at: Location, diag: &mut Diagnostics) {
+    if model.n_unknown_samples > 0 {
+        diag.push(
+            WarningKind::UnknownSampleNode,
+            Some(at),
+            format!("{what}: {} sample(s) name node ids the profile does not have; dropped, as in DevTools", model.n_unknown_samples),
+        );
+    }
+    if model.n_shared > 0 {
+        diag.push(
+            WarningKind::SharedNode,
+            Some(at),
+            format!("{what}: {} node(s) are listed under more than one parent; each copy is kept, as in DevTools", model.n_shared),
+        );
+    }
+}
+
+impl Sink for TraceBuilder {
+    fn event(&mut self, ev: &RawEvent<'_>, ctx: &EventCtx<'_>, diag: &mut Diagnostics) -> Result<(), Error> {
+        let name = match &ev.name {
+            Loose::Str(s) => s.as_ref(),
+            other => {
+                diag.push_with(
+                    WarningKind::BadName,
+                    || Some(ctx.location()),
+                    || format!("event has {} as its name, not a string; skipped (DevTools fails on such events)", other.type_name()),
+                );
+                return Ok(());
+            }
+        };
+        let ph = ev.phase();
+        match name {
+            "Profile" | "ProfileChunk" => self.samples_event(name, ev, ctx, diag)?,
+            "CpuProfile" => {
+                self.generic = false;
+                if ph == b'X' {
+                    self.samples_event(name, ev, ctx, diag)?;
+                }
+            }
+            "TracingStartedInBrowser" => {
+                self.generic = false;
+                self.frame_event(name, ev, ctx, diag)?;
+            }
+            "TracingStartedInPage" | "TracingSessionIdForWorker" => self.generic = false,
+            "FrameCommittedInBrowser" | "CommitLoad" => self.frame_event(name, ev, ctx, diag)?,
+            "thread_name" => {
+                if let (Some(pid), Some(tid), Some(a)) = (ev.pid.int(), ev.tid.int(), ev.args) {
+                    let a: shapes::NameArgs = parse_args(a.get(), ctx, "thread_name args")?;
+                    if let Some(n) = a.name.str() {
+                        match n {
+                            "auction_worklet.CrUtilityMain" => {
+                                self.worklet_utility.insert(pid);
+                            }
+                            "AuctionV8HelperThread" => {
+                                self.worklet_helper.insert(pid);
+                            }
+                            _ => {}
+                        }
+                        // MetaHandler returns early for the GPU main thread: it never gets a name.
+                        if n != "CrGpuMain" {
+                            self.thread_names.insert((pid, tid), n.to_owned());
+                        }
+                    }
+                }
+            }
+            "AuctionWorkletRunningInProcess" | "AuctionWorkletDoneWithProcess" => {
+                if let Some(a) = ev.args {
+                    let a: shapes::WorkletArgs = parse_args(a.get(), ctx, "auction worklet args")?;
+                    if let Some(pid) = a.data.obj().and_then(|d| d.pid.int()) {
+                        self.worklet_events.insert(pid);
+                    }
+                }
+            }
+            _ => {}
+        }
+        if matches!(ph, b'X' | b'I' | b'B' | b'E') {
+            self.renderer_event(name, ph, ev, ctx, diag)?;
+        }
+        Ok(())
+    }
+}
+
+fn parse_args<'a, T: serde::Deserialize<'a>>(raw: &'a str, ctx: &EventCtx<'_>, what: &str) -> Result<T, Error> {
+    shapes::parse(raw).map_err(|e| {
+        Error::input(Some(ctx.serde_location(raw, &e)), format!("{what}: {}", crate::input::reader::serde_message(&e)))
+    })
+}
+
+/// A node from its JSON; `chunk` selects the trace-chunk normalisation of the frame.
+pub fn node_from_json(n: &NodeJson<'_>, chunk: bool, strings: &mut Strings) -> Result<RawNode, String> {
+    let id = n.id.int().ok_or_else(|| format!("the node id is {}, not an integer", n.id.type_name()))?;
+    let frame = match &n.call_frame {
+        MaybeObj::Obj(f) => frame_from_json(f, chunk, strings)
+            .ok_or_else(|| format!("node {id}: a callFrame field is an object or array"))?,
+        _ if chunk => return Err(format!("node {id} has no callFrame object (DevTools fails on this)")),
+        _ => CallFrame {
+            function_name: n.function_name.scalar(strings).unwrap_or(Scalar::Undefined),
+            script_id: n.script_id.scalar(strings).unwrap_or(Scalar::Undefined),
+            url: n.url.scalar(strings).unwrap_or(Scalar::Undefined),
+            line_number: Scalar::Num(js_minus_one(&n.line_number)),
+            column_number: Scalar::Num(js_minus_one(&n.column_number)),
+        },
+    };
+    let children = n.children.as_ref().map(|c| c.iter().map(|v| v.int().unwrap_or(UNKNOWN_ID)).collect());
+    Ok(RawNode {
+        id,
+        parent: n.parent.int().unwrap_or(UNKNOWN_ID),
+        children,
+        frame,
+        hit_count_is_number: matches!(n.hit_count, Loose::Num(_)),
+    })
+}
+
+/// A [`RawProfile`] from a CDP `Profiler.Profile` object.
+pub fn raw_from_cpuprofile(
+    json: &shapes::CpuProfileJson<'_>,
+    strings: &mut Strings,
+    location: Option<Location>,
+) -> Result<RawProfile, Error> {
+    let fail = |m: String| Error::input(location, m);
+    if json.head.is_some() && json.nodes.is_none() {
+        return Err(fail("the legacy .cpuprofile format (a 'head' tree instead of 'nodes') is not supported".into()));
+    }
+    let mut nodes = Vec::new();
+    for (k, n) in json.nodes.iter().flatten().enumerate() {
+        nodes.push(node_from_json(n, false, strings).map_err(|m| fail(format!("nodes[{k}]: {m}")))?);
+    }
+    let start_time = json.start_time.num().ok_or_else(|| {
+        fail(format!("startTime is {}, not a number", json.start_time.type_name()))
+    })?;
+    let end_time = match &json.end_time {
+        Loose::Num(n) => *n,
+        other => return Err(fail(format!("endTime is {}, not a number", other.type_name()))),
+    };
+    if let Some(d) = &json.time_deltas {
+        if d.n_non_numbers > 0 {
+            let k = d.values.iter().position(|v| v.is_nan()).unwrap_or(0);
+            return Err(fail(format!("timeDeltas[{k}] is not a number")));
+        }
+    }
+    Ok(RawProfile {
+        start_time,
+        end_time,
+        nodes,
+        samples: json.samples.as_ref().map(|s| s.0.clone()),
+        time_deltas: json.time_deltas.as_ref().map(|d| d.values.clone()),
+        trace_ids: None,
+    })
+}

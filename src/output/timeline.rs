@@ -1,0 +1,152 @@
+//! The timeline JSON: the input trace, every event kept byte for byte, plus one complete (`X`)
+//! event per estimated call on its thread, so DevTools, Perfetto and chrome://tracing show the
+//! JS calls where they ran.
+//!
+//! The input is read a second time and its events are copied as they are, so memory does not
+//! grow with the input.
+
+use std::io::{self, Write};
+
+use crate::error::{Diagnostics, Error};
+use crate::estimate::{ThreadCalls, Timeline};
+use crate::input::document::{read_document, Document, EventCtx, RawEvent, Sink};
+use crate::input::reader::Window;
+use crate::input::Source;
+use crate::js::{write_json_string, write_number, Scalar};
+use crate::strings::Strings;
+
+/// The category of the added call events.
+pub const CALL_CATEGORY: &str = "jscalls";
+
+struct Copy<'a> {
+    out: &'a mut dyn Write,
+    n: u64,
+    err: Option<io::Error>,
+}
+
+impl Sink for Copy<'_> {
+    fn wants_parsed(&self) -> bool {
+        false
+    }
+    fn event(&mut self, _: &RawEvent<'_>, _: &EventCtx<'_>, _: &mut Diagnostics) -> Result<(), Error> {
+        Ok(())
+    }
+    fn raw_event(&mut self, raw: &[u8], _ctx: &EventCtx<'_>) -> Result<(), Error> {
+        let r = (|| {
+            if self.n > 0 {
+                self.out.write_all(b",\n")?;
+            }
+            self.out.write_all(raw)
+        })();
+        self.n += 1;
+        r.map_err(|e| Error::io("cannot write the timeline", e))
+    }
+}
+
+/// Writes the timeline JSON for `source` with the calls of `t`.
+///
+/// For a `.cpuprofile` input the events are the calls alone (plus thread metadata).
+pub fn write_timeline(out: &mut dyn Write, source: &Source, t: &Timeline, max_event_bytes: usize) -> Result<(), Error> {
+    let io = |e| Error::io("cannot write the timeline", e);
+    out.write_all(b"{\"traceEvents\":[\n").map_err(io)?;
+    let reader = source.open()?;
+    let mut w = Window::new(reader, source.display_name(), max_event_bytes);
+    let mut copy = Copy { out, n: 0, err: None };
+    let mut diag = Diagnostics::default();
+    let doc = read_document(&mut w, &mut copy, &mut diag)?;
+    if let Some(e) = copy.err.take() {
+        return Err(io(e));
+    }
+    let mut n = copy.n;
+    let mut line = String::with_capacity(512);
+    if matches!(doc, Document::CpuProfile { .. }) {
+        for th in &t.threads {
+            line.clear();
+            if n > 0 {
+                line.push_str(",\n");
+            }
+            line.push_str(&format!(
+                "{{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":{},\"tid\":{},\"ts\":0,\"args\":{{\"name\":\"CPU profile\"}}}}",
+                th.pid, th.tid
+            ));
+            out.write_all(line.as_bytes()).map_err(io)?;
+            n += 1;
+        }
+    }
+    for th in &t.threads {
+        for i in th.canonical_order() {
+            line.clear();
+            if n > 0 {
+                line.push_str(",\n");
+            }
+            write_call_event(&mut line, th, i as usize, &t.strings);
+            out.write_all(line.as_bytes()).map_err(io)?;
+            n += 1;
+        }
+    }
+    out.write_all(b"\n]").map_err(io)?;
+    if let Document::Trace { metadata: Some(m), .. } = &doc {
+        out.write_all(b",\n\"metadata\":").map_err(io)?;
+        out.write_all(m).map_err(io)?;
+    }
+    out.write_all(b"}\n").map_err(io)?;
+    Ok(())
+}
+
+fn frame_field(s: &mut String, v: Scalar, strings: &Strings) {
+    match v.or_null() {
+        Some(v) => v.write_json(s, strings),
+        None => s.push_str("null"),
+    }
+}
+
+/// One call as a trace event.
+pub fn write_call_event(s: &mut String, th: &ThreadCalls, i: usize, strings: &Strings) {
+    let c = &th.calls[i];
+    let node = &th.model.nodes[c.node as usize];
+    let f = &node.frame;
+    let name = match f.function_name {
+        Scalar::Str(id) if !strings.get(id).is_empty() => strings.get(id).to_owned(),
+        Scalar::Str(_) => "(anonymous)".to_owned(),
+        other => other.to_js_string(strings),
+    };
+    s.push_str("{\"name\":");
+    write_json_string(s, &name);
+    s.push_str(",\"cat\":\"");
+    s.push_str(CALL_CATEGORY);
+    s.push_str("\",\"ph\":\"X\",\"pid\":");
+    s.push_str(&th.pid.to_string());
+    s.push_str(",\"tid\":");
+    s.push_str(&th.tid.to_string());
+    s.push_str(",\"ts\":");
+    write_number(s, c.ts);
+    s.push_str(",\"dur\":");
+    write_number(s, c.dur);
+    s.push_str(",\"args\":{\"callFrame\":{\"functionName\":");
+    frame_field(s, f.function_name, strings);
+    s.push_str(",\"url\":");
+    frame_field(s, f.url, strings);
+    s.push_str(",\"scriptId\":");
+    frame_field(s, f.script_id, strings);
+    s.push_str(",\"lineNumber\":");
+    frame_field(s, f.line_number, strings);
+    s.push_str(",\"columnNumber\":");
+    frame_field(s, f.column_number, strings);
+    s.push_str("},\"nodeId\":");
+    s.push_str(&node.id.to_string());
+    s.push_str(",\"sampleIndex\":");
+    s.push_str(&c.sample_index.to_string());
+    s.push_str(",\"profileId\":");
+    s.push_str(&th.profile_id);
+    s.push_str(",\"selfTime\":");
+    match th.self_time.get(i).copied().flatten() {
+        Some(v) => write_number(s, v),
+        None => s.push_str("null"),
+    }
+    s.push_str(",\"depth\":");
+    match th.depth.get(i).copied().flatten() {
+        Some(d) => s.push_str(&d.to_string()),
+        None => s.push_str("null"),
+    }
+    s.push_str("}}");
+}
