@@ -354,3 +354,71 @@ pub fn sort_entries(entries: &mut [Entry]) {
             .then_with(|| b.end().partial_cmp(&a.end()).unwrap_or(std::cmp::Ordering::Equal))
     });
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::input::shapes::CpuProfileJson;
+    use crate::model::profile::{FrameKeys, Limits};
+    use crate::model::trace::raw_from_cpuprofile;
+    use crate::strings::Strings;
+
+    /// The upstream "basic" profile of spec §5.1: root(1) → a(2) → b(3), b also under root;
+    /// samples a, a, b, b at 100, 200, 300, 400 µs.
+    fn basic() -> (ProfileModel, Strings) {
+        let json = r#"{"nodes":[
+            {"id":1,"callFrame":{"functionName":"(root)","scriptId":"Peperoni","url":"","lineNumber":-1,"columnNumber":-1},"children":[2,3]},
+            {"id":2,"callFrame":{"functionName":"a","scriptId":"Peperoni","url":"","lineNumber":-1,"columnNumber":-1},"children":[3]},
+            {"id":3,"callFrame":{"functionName":"b","scriptId":"Peperoni","url":"","lineNumber":-1,"columnNumber":-1},"children":[]}],
+            "samples":[2,2,3,3],"timeDeltas":[100,100,100,100],"startTime":0,"endTime":400}"#;
+        let mut strings = Strings::default();
+        let j: CpuProfileJson = serde_json::from_str(json).unwrap();
+        let raw = raw_from_cpuprofile(&j, &mut strings, None).unwrap();
+        let m = ProfileModel::new(&raw, &mut strings, &mut FrameKeys::default(), Limits::default(), "t", None).unwrap();
+        (m, strings)
+    }
+
+    #[test]
+    fn s5_1_1_one_seed_per_sample() {
+        let (m, _) = basic();
+        let s = seeds(&m);
+        let got: Vec<(i64, u32, f64)> = s.iter().map(|s| (m.nodes[s.node as usize].id, s.sample, s.ts)).collect();
+        assert_eq!(got, [(2, 0, 100.0), (2, 1, 200.0), (3, 2, 300.0), (3, 3, 400.0)]);
+    }
+
+    #[test]
+    fn s5_1_2_sample_stacks() {
+        // The stacks DevTools' debug-mode JSSample events carry: [a], [a], [a, b], [a, b].
+        // Node 3 resolves to the copy under `a` (parsed last), so b's stack is a > b.
+        let (m, strings) = basic();
+        let cfg = IntegratorConfig { show_all_events: false, version: EngineVersion::V0_0_65 };
+        let mut st = State {
+            model: &m,
+            trace_ids: &[],
+            cfg,
+            out: Vec::new(),
+            js: Vec::new(),
+            locks: Vec::new(),
+            fake: false,
+            n_truncates: 0,
+            last_time: 0.0,
+            cand: Vec::new(),
+            meta_ids: [None; 4],
+            n_console_errors: 0,
+        };
+        let mut stacks = Vec::new();
+        for s in seeds(&m) {
+            st.fill_seed_stack(&s);
+            let names: Vec<String> = st
+                .cand
+                .iter()
+                .map(|c| match m.nodes[c.node as usize].frame.function_name {
+                    crate::js::Scalar::Str(id) => strings.get(id).to_owned(),
+                    _ => String::new(),
+                })
+                .collect();
+            stacks.push(names.join(">"));
+        }
+        assert_eq!(stacks, ["a", "a", "a>b", "a>b"]);
+    }
+}

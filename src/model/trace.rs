@@ -705,7 +705,11 @@ impl TraceBuilder {
                 }
                 None => (Vec::new(), 0),
             };
-            let skipped = if !kept.contains(&pid) {
+            // A saved .cpuprofile (CPU-profile mode) takes its calls from the SamplesHandler: the
+            // RendererHandler's filters do not apply.
+            let skipped = if cpu_profile_origin {
+                None
+            } else if !kept.contains(&pid) {
                 diag.push(
                     WarningKind::ProcessDropped,
                     None,
@@ -722,12 +726,16 @@ impl TraceBuilder {
             } else {
                 None
             };
-            let thread_name = if kept.contains(&pid) { self.thread_names.get(&(pid, tid)).cloned() } else { None };
+            let thread_name = if skipped.is_none() && !cpu_profile_origin {
+                self.thread_names.get(&(pid, tid)).cloned()
+            } else {
+                None
+            };
             threads.push(ThreadWork {
                 pid,
                 tid,
                 profile_id: p.id.to_json(),
-                thread_name: if skipped.is_none() { Some(thread_name.unwrap_or_else(|| tid.to_string())) } else { None },
+                thread_name,
                 model,
                 entries,
                 skipped,

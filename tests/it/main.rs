@@ -1,1 +1,5 @@
-mod smoke {}
+//! The integration tests: one binary (see Cargo.toml), modules by subject.
+
+mod conformance;
+mod spec_tables;
+mod support;

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Writes the DevTools engine's answers next to every fixture, for `cargo test` to compare with:
+#   NAME.oracle.json.gz           @paulirish/trace_engine 0.0.65 (trace mode; integrator mode for
+#                                 a .cpuprofile)
+#   NAME.oracle-devtools.json.gz  .cpuprofile only: the Performance panel's own algorithm
+#   NAME.oracle-v6.json.gz        traces only: the engine patched to the newest DevTools (V6),
+#                                 for `--engine latest`
+# It runs ../shared/oracle (oracle.mjs, patch-v6.mjs) from a scratch copy in target/oracle, so the
+# oracle's npm install never touches ../shared. Needs node 20 and npm.
+# usage: bash conformance/regenerate.sh [FIXTURE...]
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+SHARED="${JSCALLS_SHARED:-$ROOT/../shared}"
+RUN="$ROOT/target/oracle"
+mkdir -p "$RUN"
+cp "$SHARED"/oracle/{oracle.mjs,patch-v6.mjs,compare.mjs,package.json,package-lock.json} "$RUN/"
+[ -d "$RUN/node_modules/@paulirish/trace_engine" ] || (cd "$RUN" && npm ci --no-audit --no-fund >/dev/null)
+[ -f "$RUN/engine-v6/PATCHED-V6.json" ] || (cd "$RUN" && node patch-v6.mjs >/dev/null)
+
+if [ $# -gt 0 ]; then files=("$@"); else
+  shopt -s nullglob
+  files=("$ROOT"/fixtures/*.json.gz "$ROOT"/fixtures/*.cpuprofile.gz "$ROOT"/fixtures/rules/*.json "$ROOT"/fixtures/rules/*.cpuprofile)
+fi
+for f in "${files[@]}"; do
+  case "$f" in *.oracle*) continue ;; esac
+  base="${f%.gz}"; base="${base%.json}"
+  echo "oracle: $(basename "$f")" >&2
+  node "$RUN/oracle.mjs" "$f" --quiet-engine --out "$base.oracle.json.gz"
+  if [[ "$f" == *.cpuprofile* ]]; then
+    node "$RUN/oracle.mjs" "$f" --quiet-engine --mode devtools --out "$base.oracle-devtools.json.gz"
+  else
+    node "$RUN/oracle.mjs" "$f" --quiet-engine --engine v6 --out "$base.oracle-v6.json.gz"
+  fi
+done

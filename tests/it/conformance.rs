@@ -1,0 +1,139 @@
+//! jscalls against the DevTools engine's own answers, field for field, with no tolerance.
+//!
+//! Every `NAME.oracle*.json.gz` next to an input (written by `conformance/regenerate.sh`, or
+//! shipped in `../shared/conformance`) is compared with `jscalls calls` on that input:
+//! `.oracle` with the defaults, `.oracle-devtools` with `--cpuprofile-mode performance-panel`,
+//! `.oracle-v6` with `--engine latest`.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use jscalls::{analyze, Config, CpuProfileMode, EngineVersion, Source};
+use serde_json::Value;
+
+fn gunzip(p: &Path) -> Vec<u8> {
+    let mut out = Vec::new();
+    flate2::read::MultiGzDecoder::new(std::fs::File::open(p).unwrap()).read_to_end(&mut out).unwrap();
+    out
+}
+
+/// The goldens in `dir` with their inputs and the configuration each was made with.
+fn goldens(dir: &Path) -> Vec<(PathBuf, PathBuf, &'static str)> {
+    let mut out = Vec::new();
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
+    entries.sort();
+    for g in &entries {
+        let name = g.file_name().unwrap().to_str().unwrap();
+        let (base, kind) = if let Some(b) = name.strip_suffix(".oracle.json.gz") {
+            (b, "default")
+        } else if let Some(b) = name.strip_suffix(".oracle-devtools.json.gz") {
+            (b, "panel")
+        } else if let Some(b) = name.strip_suffix(".oracle-v6.json.gz") {
+            (b, "latest")
+        } else {
+            continue;
+        };
+        let input = [".json.gz", ".json", ".gz", ""]
+            .iter()
+            .map(|ext| dir.join(format!("{base}{ext}")))
+            .find(|p| p.is_file())
+            .unwrap_or_else(|| panic!("no input for {}", g.display()));
+        out.push((input, g.clone(), kind));
+    }
+    out
+}
+
+const CALL_FIELDS: [&str; 12] = [
+    "ts", "dur", "selfTime", "depth", "nodeDepth", "nodeId", "sampleIndex", "functionName", "url", "scriptId",
+    "lineNumber", "columnNumber",
+];
+const PROFILE_FIELDS: [&str; 5] = ["profileId", "sampleCount", "integrated", "callCount", "threadName"];
+
+/// Compares one input with its golden; returns the number of calls compared.
+fn check(input: &Path, golden: &Path, kind: &str) -> Result<usize, String> {
+    let mut cfg = Config::default();
+    match kind {
+        "panel" => cfg.cpuprofile_mode = CpuProfileMode::PerformancePanel,
+        "latest" => cfg.engine = EngineVersion::Latest,
+        _ => {}
+    }
+    let a = analyze(&Source::file(input), &cfg).map_err(|e| format!("{}: {e}", input.display()))?;
+    let mut buf = Vec::new();
+    jscalls::output::calls::write_calls(&mut buf, &a.timeline, "x", jscalls::ENGINE).unwrap();
+    let ours: Value = serde_json::from_slice(&buf).map_err(|e| format!("our output is not JSON: {e}"))?;
+    let want: Value = serde_json::from_slice(&gunzip(golden)).unwrap();
+    let key = |p: &Value| (p["pid"].as_i64().unwrap(), p["tid"].as_i64().unwrap());
+    let ours_p = ours["profiles"].as_array().unwrap();
+    let want_p = want["profiles"].as_array().unwrap();
+    let what = format!("{} [{kind}]", input.display());
+    if ours_p.iter().map(key).collect::<Vec<_>>() != want_p.iter().map(key).collect::<Vec<_>>() {
+        return Err(format!(
+            "{what}: profiles differ: ours {:?}, DevTools {:?}",
+            ours_p.iter().map(key).collect::<Vec<_>>(),
+            want_p.iter().map(key).collect::<Vec<_>>()
+        ));
+    }
+    let mut n = 0;
+    for (o, w) in ours_p.iter().zip(want_p) {
+        for f in PROFILE_FIELDS {
+            // The oracle labels a thread it drops with its tid; we have no name for it either way.
+            if f == "threadName" && !w["integrated"].as_bool().unwrap() {
+                continue;
+            }
+            if o[f] != w[f] {
+                return Err(format!("{what}: profile {:?}: {f} is {} but DevTools says {}", key(w), o[f], w[f]));
+            }
+        }
+        let (oc, wc) = (o["calls"].as_array().unwrap(), w["calls"].as_array().unwrap());
+        for (i, (c, d)) in oc.iter().zip(wc).enumerate() {
+            for f in CALL_FIELDS {
+                if c[f] != d[f] {
+                    return Err(format!("{what}: profile {:?} call {i}: {f} differs\n  ours     {c}\n  DevTools {d}", key(w)));
+                }
+            }
+            n += 1;
+        }
+    }
+    Ok(n)
+}
+
+fn check_dir(dir: &Path) -> usize {
+    let mut total = 0;
+    let mut failures = Vec::new();
+    let all = goldens(dir);
+    assert!(!all.is_empty(), "no goldens in {}", dir.display());
+    for (input, golden, kind) in &all {
+        match check(input, golden, kind) {
+            Ok(n) => total += n,
+            Err(e) => failures.push(e),
+        }
+    }
+    assert!(failures.is_empty(), "{} of {} differ:\n{}", failures.len(), all.len(), failures.join("\n"));
+    eprintln!("{}: {} goldens, {total} calls equal to DevTools", dir.display(), all.len());
+    total
+}
+
+#[test]
+fn recorded_fixtures_equal_devtools() {
+    let n = check_dir(Path::new("fixtures"));
+    assert!(n > 5_000, "only {n} calls compared");
+}
+
+#[test]
+fn rule_fixtures_equal_devtools() {
+    check_dir(Path::new("fixtures/rules"));
+}
+
+/// `../shared/conformance`: DevTools' own fixture traces. CI has `../shared` beside the clone;
+/// elsewhere set `JSCALLS_SHARED` to its path, or `JSCALLS_SKIP_SHARED=1` to skip this set.
+#[test]
+fn shared_conformance_equals_devtools() {
+    if std::env::var_os("JSCALLS_SKIP_SHARED").is_some() {
+        return;
+    }
+    let shared = std::env::var_os("JSCALLS_SHARED").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("../shared"));
+    let dir = shared.join("conformance");
+    assert!(dir.is_dir(), "{} is missing: set JSCALLS_SHARED, or JSCALLS_SKIP_SHARED=1", dir.display());
+    let n = check_dir(&dir);
+    assert!(n > 40_000, "only {n} calls compared");
+}

@@ -1,0 +1,134 @@
+//! Builders for small hand-made inputs, and a compact rendering of calls.
+
+use jscalls::{analyze, Analysis, Config, CpuProfileMode, EngineVersion, Source};
+
+/// A CDP node: `(id, name, children)`; every frame has scriptId "Peperoni", url "", line/col −1
+/// (the upstream tests' frames), unless the name carries `@url` or `:col`.
+pub fn node(id: i64, name: &str, children: &[i64]) -> String {
+    let (name, url) = match name.split_once('@') {
+        Some((n, u)) => (n, u),
+        None => (name, ""),
+    };
+    let (name, col) = match name.split_once(':') {
+        Some((n, c)) => (n, c.parse::<i64>().unwrap()),
+        None => (name, -1),
+    };
+    let kids: Vec<String> = children.iter().map(|c| c.to_string()).collect();
+    format!(
+        r#"{{"id":{id},"callFrame":{{"functionName":"{name}","scriptId":"Peperoni","url":"{url}","lineNumber":-1,"columnNumber":{col}}},"children":[{}]}}"#,
+        kids.join(",")
+    )
+}
+
+/// A `.cpuprofile` document.
+pub fn cpuprofile(nodes: &[String], samples: &[i64], deltas: &[f64], start: f64, end: f64) -> String {
+    format!(
+        r#"{{"nodes":[{}],"samples":{:?},"timeDeltas":{},"startTime":{start},"endTime":{end}}}"#,
+        nodes.join(","),
+        samples,
+        nums(deltas)
+    )
+}
+
+fn nums(v: &[f64]) -> String {
+    let s: Vec<String> = v.iter().map(|x| jscalls::js::number_to_string(*x)).collect();
+    format!("[{}]", s.join(","))
+}
+
+/// A trace with one profile on pid 0, tid 0 (Profile at ts 0, one chunk), plus `events`
+/// (JSON objects; `pid`/`tid` 0 are added) and optional `trace_ids`.
+pub fn trace(nodes: &[String], samples: &[i64], deltas: &[f64], trace_ids: &str, events: &[String]) -> String {
+    let mut all = vec![
+        r#"{"name":"Profile","ph":"P","pid":0,"tid":0,"ts":0,"id":"0x1","args":{"data":{"startTime":0}}}"#.to_owned(),
+        format!(
+            r#"{{"name":"ProfileChunk","ph":"P","pid":0,"tid":9,"ts":0,"id":"0x1","args":{{"data":{{"cpuProfile":{{"nodes":[{}],"samples":{:?}{}}},"timeDeltas":{}}}}}}}"#,
+            nodes.join(","),
+            samples,
+            if trace_ids.is_empty() { String::new() } else { format!(r#","trace_ids":{trace_ids}"#) },
+            nums(deltas)
+        ),
+    ];
+    for e in events {
+        all.push(format!(r#"{{"pid":0,"tid":0,"cat":"test",{}"#, &e[1..]));
+    }
+    format!("[{}]", all.join(",\n"))
+}
+
+/// An `X` event.
+pub fn x(name: &str, ts: f64, dur: f64) -> String {
+    format!(r#"{{"name":"{name}","ph":"X","ts":{ts},"dur":{dur}}}"#)
+}
+
+/// An instant with a `sampleTraceId` in `args.data`.
+pub fn instant(name: &str, ts: f64, trace_id: &str) -> String {
+    format!(r#"{{"name":"{name}","ph":"I","s":"t","ts":{ts},"args":{{"data":{{"sampleTraceId":{trace_id}}}}}}}"#)
+}
+
+/// Runs jscalls on JSON text.
+pub fn run_with(json: &str, f: impl FnOnce(&mut Config)) -> Analysis {
+    let mut cfg = Config::default();
+    f(&mut cfg);
+    analyze(&Source::Memory(json.as_bytes().into()), &cfg).unwrap_or_else(|e| panic!("{e}\n{json}"))
+}
+
+/// Runs with the default configuration.
+pub fn run(json: &str) -> Analysis {
+    run_with(json, |_| {})
+}
+
+/// The Performance panel's algorithm for a `.cpuprofile`.
+pub fn run_panel(json: &str) -> Analysis {
+    run_with(json, |c| c.cpuprofile_mode = CpuProfileMode::PerformancePanel)
+}
+
+/// The newest DevTools behaviour.
+pub fn run_latest(json: &str) -> Analysis {
+    run_with(json, |c| c.engine = EngineVersion::Latest)
+}
+
+/// The calls of the only thread, in creation order, as `name@ts+dur[nNODE,sSAMPLE]`.
+pub fn calls(a: &Analysis) -> Vec<String> {
+    assert_eq!(a.timeline.threads.len(), 1, "expected one profile");
+    let t = &a.timeline.threads[0];
+    let s = &a.timeline.strings;
+    t.calls
+        .iter()
+        .map(|c| {
+            let n = &t.model.nodes[c.node as usize];
+            let name = match n.frame.function_name {
+                jscalls::js::Scalar::Str(id) => s.get(id).to_owned(),
+                other => format!("{other:?}"),
+            };
+            format!(
+                "{name}@{}+{}[n{},s{}]",
+                jscalls::js::number_to_string(c.ts),
+                jscalls::js::number_to_string(c.dur),
+                n.id,
+                c.sample_index
+            )
+        })
+        .collect()
+}
+
+/// Like [`calls`] without the node and sample.
+pub fn spans(a: &Analysis) -> Vec<String> {
+    calls(a).into_iter().map(|c| c[..c.find('[').unwrap()].to_owned()).collect()
+}
+
+/// `(name, ts, dur, self, depth)` per call in creation order, for the CPU-profile-mode tables.
+pub fn tree_rows(a: &Analysis) -> Vec<(String, f64, f64, Option<f64>, Option<i32>)> {
+    let t = &a.timeline.threads[0];
+    let s = &a.timeline.strings;
+    t.calls
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let n = &t.model.nodes[c.node as usize];
+            let name = match n.frame.function_name {
+                jscalls::js::Scalar::Str(id) => s.get(id).to_owned(),
+                _ => String::new(),
+            };
+            (name, c.ts, c.dur, t.self_time[i], t.depth[i])
+        })
+        .collect()
+}
