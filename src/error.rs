@@ -103,7 +103,7 @@ pub enum WarningKind {
     UnknownParent,
     /// An `E` event with no open `B`, or whose `B` has another name or category.
     UnpairedEnd,
-    /// A `B` event never closed; it keeps a duration of 0, as in DevTools.
+    /// A `B` event never closed (usual at the end of a recording); it keeps a duration of 0, as in DevTools.
     UnclosedBegin,
     /// A profile whose process DevTools drops (no valid frame URL): no calls for it.
     ProcessDropped,
@@ -158,6 +158,7 @@ impl WarningKind {
             WarningKind::ProcessDropped
                 | WarningKind::ThreadWithoutEvents
                 | WarningKind::ProfileNotChosen
+                | WarningKind::UnclosedBegin
         )
     }
 }

@@ -132,43 +132,46 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) if e.is_broken_pipe() => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("jscalls: error: {e}");
-            ExitCode::FAILURE
+            ExitCode::from(if matches!(e, CliError::Usage(_)) { 2 } else { 1 })
         }
     }
-}
-
-fn is_broken_pipe(e: &anyhow_like::Error) -> bool {
-    matches!(e, anyhow_like::Error::Lib(Error::Io { source, .. }) if source.kind() == io::ErrorKind::BrokenPipe)
 }
 
 /// The command's errors: the library's, with the input's name in front of positions.
-mod anyhow_like {
-    use std::fmt;
+enum CliError {
+    Lib(Error),
+    Named(String, Error),
+    Usage(String),
+}
 
-    pub enum Error {
-        Lib(jscalls::Error),
-        Named(String, jscalls::Error),
-        Usage(String),
-    }
-
-    impl fmt::Display for Error {
-        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            match self {
-                Error::Lib(e) => write!(f, "{e}"),
-                Error::Named(name, e) => match e {
-                    jscalls::Error::Input { location: Some(_), .. } => write!(f, "{name}:{e}"),
-                    _ => write!(f, "{name}: {e}"),
-                },
-                Error::Usage(m) => write!(f, "{m}"),
+impl CliError {
+    fn is_broken_pipe(&self) -> bool {
+        match self {
+            CliError::Lib(e) | CliError::Named(_, e) => {
+                matches!(e, Error::Io { source, .. } if source.kind() == io::ErrorKind::BrokenPipe)
             }
+            CliError::Usage(_) => false,
         }
     }
 }
 
-fn run(cli: Cli) -> Result<(), anyhow_like::Error> {
+impl std::fmt::Display for CliError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CliError::Lib(e) => write!(f, "{e}"),
+            CliError::Named(name, e) => match e {
+                Error::Input { location: Some(_), .. } => write!(f, "{name}:{e}"),
+                _ => write!(f, "{name}: {e}"),
+            },
+            CliError::Usage(m) => write!(f, "{m}"),
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<(), CliError> {
     let (common, timeline) = match &cli.command {
         Command::Timeline(c) => (c, true),
         Command::Calls(c) => (c, false),
@@ -176,19 +179,19 @@ fn run(cli: Cli) -> Result<(), anyhow_like::Error> {
     let cfg = common.config();
     let source = match common.input_path() {
         Some(p) => Source::file(p),
-        None => Source::stdin().map_err(anyhow_like::Error::Lib)?,
+        None => Source::stdin().map_err(CliError::Lib)?,
     };
     let name = source.display_name();
     let out_path = (common.output != Path::new("-")).then_some(common.output.as_path());
     if let (Some(i), Some(o)) = (common.input_path(), out_path) {
         if same_file(i, o) {
-            return Err(anyhow_like::Error::Usage(format!(
+            return Err(CliError::Usage(format!(
                 "the output {} is the input; refusing to overwrite it",
                 o.display()
             )));
         }
     }
-    let named = |e: Error| anyhow_like::Error::Named(name.clone(), e);
+    let named = |e: Error| CliError::Named(name.clone(), e);
     let analysis = analyze(&source, &cfg).map_err(named)?;
     report(&name, &analysis.diagnostics, common.quiet);
     if common.strict && analysis.diagnostics.total_significant() > 0 {
@@ -252,6 +255,16 @@ fn write_output(path: Option<&Path>, f: impl FnOnce(&mut dyn Write) -> Result<()
             f(&mut w)?;
             let tmp = w.into_inner().map_err(|e| Error::io(ctx("write"), e.into_error()))?;
             tmp.as_file().sync_all().map_err(|e| Error::io(ctx("write"), e))?;
+            // Temporary files are private (0600); the output gets the mode of the file it
+            // replaces, or the usual 0644.
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::PermissionsExt;
+                let mode = fs::metadata(path).map(|m| m.permissions().mode() & 0o7777).unwrap_or(0o644);
+                tmp.as_file()
+                    .set_permissions(fs::Permissions::from_mode(mode))
+                    .map_err(|e| Error::io(ctx("set the permissions of"), e))?;
+            }
             tmp.persist(path).map_err(|e| Error::io(ctx("rename the output into"), e.error))?;
             Ok(())
         }
@@ -265,7 +278,7 @@ fn same_file(a: &Path, b: &Path) -> bool {
     }
 }
 
-/// Prints the kept warnings and a summary by kind on stderr.
+/// Prints the kept warnings (and notes, for what DevTools does by design) and a summary.
 fn report(name: &str, d: &Diagnostics, quiet: bool) {
     if quiet || d.is_empty() {
         return;
@@ -273,18 +286,19 @@ fn report(name: &str, d: &Diagnostics, quiet: bool) {
     let stderr = io::stderr();
     let mut e = stderr.lock();
     for w in d.warnings() {
+        let label = if w.kind.is_informational() { "note" } else { "warning" };
         let _ = match w.location {
-            Some(_) => writeln!(e, "jscalls: warning: {name}:{w}"),
-            None => writeln!(e, "jscalls: warning: {name}: {w}"),
+            Some(_) => writeln!(e, "jscalls: {label}: {name}:{w}"),
+            None => writeln!(e, "jscalls: {label}: {name}: {w}"),
         };
     }
     let parts: Vec<String> = d.counts().map(|(k, c)| format!("{} ×{c}", k.code())).collect();
-    let shown = d.warnings().len() as u64;
-    let more = d.total().saturating_sub(shown);
+    let more = d.total().saturating_sub(d.warnings().len() as u64);
+    let notes = d.total() - d.total_significant();
     let _ = writeln!(
         e,
-        "jscalls: {} warning(s){}: {}",
-        d.total(),
+        "jscalls: {} warning(s), {notes} note(s){}: {}",
+        d.total_significant(),
         if more > 0 { format!(" ({more} not shown)") } else { String::new() },
         parts.join(", ")
     );

@@ -2,4 +2,5 @@
 
 mod conformance;
 mod spec_tables;
+mod timeline;
 mod support;
