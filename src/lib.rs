@@ -122,13 +122,26 @@ pub fn analyze(source: &Source, cfg: &Config) -> Result<Analysis, Error> {
     let reader = source.open()?;
     let mut w = Window::new(reader, source.display_name(), cfg.max_event_bytes);
     let mut builder = TraceBuilder::new(cfg.limits, cfg.engine);
+    let t0 = std::time::Instant::now();
     let doc = read_document(&mut w, &mut builder, &mut diag)?;
+    let timing = std::env::var_os("JSCALLS_TIMING").is_some();
+    if timing {
+        eprintln!("timing: read+parse+assemble {:.3}s", t0.elapsed().as_secs_f64());
+    }
     let icfg = IntegratorConfig { show_all_events: cfg.show_all_events, version: cfg.engine };
     match doc {
         Document::Trace { metadata, n_events, .. } => {
+            let t1 = std::time::Instant::now();
             let tm = builder.finish(metadata.as_deref(), &mut diag)?;
+            if timing {
+                eprintln!("timing: finish (profile models) {:.3}s", t1.elapsed().as_secs_f64());
+            }
+            let t2 = std::time::Instant::now();
             let mode = if tm.cpu_profile_origin { estimate::Mode::CpuProfile } else { estimate::Mode::Trace };
             let threads = estimate::estimate_all(tm.threads, mode, &tm.trace_ids, icfg, cfg.threads);
+            if timing {
+                eprintln!("timing: estimate {:.3}s", t2.elapsed().as_secs_f64());
+            }
             Ok(Analysis {
                 timeline: Timeline { mode, strings: tm.strings, threads },
                 diagnostics: diag,

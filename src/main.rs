@@ -240,6 +240,17 @@ fn write_output(path: Option<&Path>, f: impl FnOnce(&mut dyn Write) -> Result<()
             f(&mut w)?;
             w.flush().map_err(|e| Error::io("cannot write to standard output", e))
         }
+        Some(path) if fs::metadata(path).is_ok_and(|m| !m.is_file()) => {
+            // A device or a pipe (`/dev/null`, `/dev/stdout`, a FIFO): write to it directly;
+            // renaming a temporary file over it would replace the device with a file.
+            let file = fs::OpenOptions::new()
+                .write(true)
+                .open(path)
+                .map_err(|e| Error::io(format!("cannot open {}", path.display()), e))?;
+            let mut w = BufWriter::with_capacity(1 << 20, file);
+            f(&mut w)?;
+            w.flush().map_err(|e| Error::io(format!("cannot write {}", path.display()), e))
+        }
         Some(path) => {
             let dir = match path.parent() {
                 Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),

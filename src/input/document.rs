@@ -7,130 +7,11 @@
 //! top-level values are kept as raw bytes only when they may be needed (`metadata` and the
 //! fields of a `.cpuprofile`).
 
-use std::borrow::Cow;
-use std::fmt;
-
-use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, Visitor};
-use serde_json::value::RawValue;
-
-use super::loose::Loose;
-use super::reader::{serde_message, Window};
+use super::reader::Window;
+use super::scan::{self, Stop};
 use crate::error::{Diagnostics, Error, Location, WarningKind};
 
-/// The fields of one trace event that the pipeline reads. Strings borrow from the input.
-#[derive(Debug, Default)]
-pub struct RawEvent<'a> {
-    /// `name`.
-    pub name: Loose<'a>,
-    /// `cat`.
-    pub cat: Loose<'a>,
-    /// `ph`.
-    pub ph: Loose<'a>,
-    /// `ts`, µs.
-    pub ts: Loose<'a>,
-    /// `dur`, µs.
-    pub dur: Loose<'a>,
-    /// `pid`.
-    pub pid: Loose<'a>,
-    /// `tid`.
-    pub tid: Loose<'a>,
-    /// `id` (the profile id of `Profile` / `ProfileChunk`).
-    pub id: Loose<'a>,
-    /// `args`, unparsed.
-    pub args: Option<&'a RawValue>,
-    /// Whether the event has a top-level `callFrame` key (DevTools would take it for a ProfileCall).
-    pub has_call_frame: bool,
-}
-
-impl<'a> RawEvent<'a> {
-    /// The phase as a single byte, or 0 when it is not a one-character string.
-    pub fn phase(&self) -> u8 {
-        match &self.ph {
-            Loose::Str(s) if s.len() == 1 => s.as_bytes()[0],
-            _ => 0,
-        }
-    }
-}
-
-enum Field {
-    Name,
-    Cat,
-    Ph,
-    Ts,
-    Dur,
-    Pid,
-    Tid,
-    Id,
-    Args,
-    CallFrame,
-    Other,
-}
-
-impl<'de> Deserialize<'de> for Field {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Field;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a key")
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<Field, E> {
-                Ok(match v {
-                    "name" => Field::Name,
-                    "cat" => Field::Cat,
-                    "ph" => Field::Ph,
-                    "ts" => Field::Ts,
-                    "dur" => Field::Dur,
-                    "pid" => Field::Pid,
-                    "tid" => Field::Tid,
-                    "id" => Field::Id,
-                    "args" => Field::Args,
-                    "callFrame" => Field::CallFrame,
-                    _ => Field::Other,
-                })
-            }
-        }
-        d.deserialize_identifier(V)
-    }
-}
-
-impl<'de: 'a, 'a> Deserialize<'de> for RawEvent<'a> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V<'a>(std::marker::PhantomData<&'a ()>);
-        impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
-            type Value = RawEvent<'a>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a trace event object")
-            }
-            // Duplicate keys: the last one wins, as with JSON.parse.
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RawEvent<'a>, A::Error> {
-                let mut ev = RawEvent::default();
-                while let Some(k) = map.next_key::<Field>()? {
-                    match k {
-                        Field::Name => ev.name = map.next_value()?,
-                        Field::Cat => ev.cat = map.next_value()?,
-                        Field::Ph => ev.ph = map.next_value()?,
-                        Field::Ts => ev.ts = map.next_value()?,
-                        Field::Dur => ev.dur = map.next_value()?,
-                        Field::Pid => ev.pid = map.next_value()?,
-                        Field::Tid => ev.tid = map.next_value()?,
-                        Field::Id => ev.id = map.next_value()?,
-                        Field::Args => ev.args = Some(map.next_value()?),
-                        Field::CallFrame => {
-                            map.next_value::<IgnoredAny>()?;
-                            ev.has_call_frame = true;
-                        }
-                        Field::Other => {
-                            map.next_value::<IgnoredAny>()?;
-                        }
-                    }
-                }
-                Ok(ev)
-            }
-        }
-        d.deserialize_map(V(std::marker::PhantomData))
-    }
-}
+pub use super::scan::RawEvent;
 
 /// Where an event sits, for messages.
 pub struct EventCtx<'w> {
@@ -152,7 +33,7 @@ impl<'w> EventCtx<'w> {
     }
 
     /// The location of a serde error raised while parsing `part`, a sub-slice of the event.
-    pub fn serde_location(&self, part: &str, err: &serde_json::Error) -> Location {
+    pub fn serde_location(&self, part: &[u8], err: &serde_json::Error) -> Location {
         let base = part.as_ptr() as usize;
         let raw = self.raw.as_ptr() as usize;
         let rel = if !self.lossy && base >= raw && base <= raw + self.raw.len() { base - raw } else { 0 };
@@ -201,10 +82,7 @@ const PROFILE_KEYS: &[&str] = &["nodes", "samples", "timeDeltas", "startTime", "
 struct Walker<'a> {
     w: &'a mut Window,
     diag: &'a mut Diagnostics,
-}
-
-enum Parsed<T> {
-    Value(T, usize),
+    stack: Vec<u8>,
 }
 
 impl<'a> Walker<'a> {
@@ -212,17 +90,13 @@ impl<'a> Walker<'a> {
     fn skip_ws(&mut self) -> Result<bool, Error> {
         loop {
             let rest = self.w.rest();
-            match rest.iter().position(|b| !matches!(b, b' ' | b'\n' | b'\r' | b'\t')) {
-                Some(i) => {
-                    self.w.pos += i;
-                    return Ok(true);
-                }
-                None => {
-                    self.w.pos += rest.len();
-                    if !self.w.fill(0)? {
-                        return Ok(false);
-                    }
-                }
+            let (i, n) = (scan::ws(rest, 0), rest.len());
+            self.w.pos += i;
+            if i < n {
+                return Ok(true);
+            }
+            if !self.w.fill(0)? {
+                return Ok(false);
             }
         }
     }
@@ -236,75 +110,55 @@ impl<'a> Walker<'a> {
     }
 
     fn unexpected(&self, expected: &str, event: Option<u64>) -> Error {
-        let found = match self.w.rest().first() {
+        self.unexpected_at(0, expected, event)
+    }
+
+    fn unexpected_at(&self, rel: usize, expected: &str, event: Option<u64>) -> Error {
+        let found = match self.w.rest().get(rel) {
             Some(&b) if b.is_ascii_graphic() => format!("'{}'", b as char),
             Some(&b) => format!("byte 0x{b:02x}"),
             None => "the end of the input".to_owned(),
         };
-        Error::input(Some(self.here(event)), format!("expected {expected}, found {found}"))
+        let loc = self.w.location(self.w.offset() + rel as u64, event);
+        Error::input(Some(loc), format!("expected {expected}, found {found}"))
     }
 
-    /// Parses one JSON value at the cursor with serde, reading more input as needed.
-    /// Returns None at the end of input (the value was cut off).
-    fn with_value<T, R>(
+    /// Runs `f` on the unconsumed bytes, reading more while it reports [`Stop::Eof`].
+    /// Returns None when the input ends first; otherwise the end of what `f` scanned.
+    fn scan_len(
         &mut self,
         event: Option<u64>,
-        mut f: impl FnMut(&[u8]) -> Result<Parsed<T>, serde_json::Error>,
-        mut done: impl FnMut(&mut Self, T, usize) -> Result<R, Error>,
-    ) -> Result<Option<R>, Error> {
+        mut f: impl FnMut(&[u8], &mut Vec<u8>) -> Result<usize, Stop>,
+    ) -> Result<Option<usize>, Error> {
         loop {
-            let rest = self.w.rest();
-            let n_rest = rest.len();
-            match f(rest) {
-                Ok(Parsed::Value(v, used)) if used < n_rest || self.w.at_eof() => {
-                    let r = done(self, v, used)?;
-                    return Ok(Some(r));
-                }
-                Ok(Parsed::Value(..)) => {}
-                Err(e) if e.classify() == serde_json::error::Category::Eof && !self.w.at_eof() => {}
-                Err(e) if e.classify() == serde_json::error::Category::Eof => return Ok(None),
-                Err(e) => {
-                    let loc = self.w.serde_location(self.w.offset(), &e, event);
-                    return Err(Error::input(Some(loc), serde_message(&e)));
-                }
-            }
-            if !self.w.fill(n_rest)? {
-                // At the end: one more round decides between a value that ends exactly at
-                // the end of input and one that was cut.
-                if self.w.rest().len() == n_rest {
-                    match f(self.w.rest()) {
-                        Ok(Parsed::Value(v, used)) => return done(self, v, used).map(Some),
-                        _ => return Ok(None),
+            let n = self.w.rest().len();
+            match f(self.w.rest(), &mut self.stack) {
+                Ok(end) => return Ok(Some(end)),
+                Err(Stop::Syntax(p, what)) => return Err(self.unexpected_at(p, what, event)),
+                Err(Stop::Eof) => {
+                    if !self.w.fill(n)? {
+                        return Ok(None);
                     }
                 }
             }
         }
     }
 
-    fn raw_value(&mut self, event: Option<u64>) -> Result<Option<Vec<u8>>, Error> {
-        self.with_value(
-            event,
-            |bytes| frame(bytes).map(|n| Parsed::Value((), n)),
-            |me, (), used| {
-                let v = me.w.rest()[..used].to_vec();
-                me.w.pos += used;
-                Ok(v)
-            },
-        )
+    fn key(&mut self) -> Result<Option<String>, Error> {
+        let Some(end) = self.scan_len(None, |b, _| scan::string(b, 0).map(|(_, e)| e))? else {
+            return Ok(None);
+        };
+        let (k, _) = scan::string(self.w.rest(), 0).expect("scanned");
+        let k = k.into_owned();
+        self.w.pos += end;
+        Ok(Some(k))
     }
 
-    fn key(&mut self) -> Result<Option<String>, Error> {
-        self.with_value(
-            None,
-            |bytes| {
-                let (k, used) = parse_prefix::<Cow<str>>(bytes)?;
-                Ok(Parsed::Value(k.into_owned(), used))
-            },
-            |me, k, used| {
-                me.w.pos += used;
-                Ok(k)
-            },
-        )
+    fn raw_value(&mut self) -> Result<Option<Vec<u8>>, Error> {
+        let Some(end) = self.scan_len(None, |b, st| scan::skip(b, 0, st))? else { return Ok(None) };
+        let v = self.w.rest()[..end].to_vec();
+        self.w.pos += end;
+        Ok(Some(v))
     }
 
     fn expect(&mut self, b: u8, what: &str, event: Option<u64>) -> Result<bool, Error> {
@@ -327,55 +181,80 @@ impl<'a> Walker<'a> {
         );
     }
 
+    /// One element of `traceEvents` at the cursor. Returns false when the input ends inside it.
+    fn element(&mut self, sink: &mut dyn Sink, index: u64) -> Result<bool, Error> {
+        let start = self.w.offset();
+        let is_object = self.w.rest()[0] == b'{';
+        if !(sink.wants_parsed() && is_object) {
+            let Some(end) = self.scan_len(Some(index), |b, st| scan::skip(b, 0, st))? else { return Ok(false) };
+            let raw = &self.w.rest()[..end];
+            let ctx = EventCtx { index, start, raw, window: self.w, lossy: false };
+            if is_object {
+                sink.raw_event(raw, &ctx)?;
+            } else {
+                let loc = ctx.location();
+                self.diag.push(
+                    WarningKind::NotAnObject,
+                    Some(loc),
+                    "an element of traceEvents is not an object; skipped (DevTools would fail to load the trace)",
+                );
+            }
+            self.w.pos += end;
+            return Ok(true);
+        }
+        loop {
+            let n = self.w.rest().len();
+            let Walker { w, diag, stack } = self;
+            match scan::event(w.rest(), 0, stack) {
+                Ok((ev, end)) => {
+                    let raw = &w.rest()[..end];
+                    let ctx = EventCtx { index, start, raw, window: w, lossy: false };
+                    if ev.args.is_some_and(|a| std::str::from_utf8(a).is_err()) {
+                        // Node decodes the file with replacement characters; so do we, here.
+                        diag.push(
+                            WarningKind::Other,
+                            Some(ctx.location()),
+                            "invalid UTF-8 in an event; replaced with U+FFFD as Node's decoder does",
+                        );
+                        let fixed = String::from_utf8_lossy(raw).into_owned();
+                        let ctx = EventCtx { index, start, raw: fixed.as_bytes(), window: w, lossy: true };
+                        let (ev, _) = scan::event(fixed.as_bytes(), 0, stack).map_err(|_| {
+                            Error::input(Some(ctx.location()), "cannot read the event after replacing invalid UTF-8")
+                        })?;
+                        sink.event(&ev, &ctx, diag)?;
+                    } else {
+                        sink.event(&ev, &ctx, diag)?;
+                    }
+                    w.pos += end;
+                    return Ok(true);
+                }
+                Err(Stop::Syntax(p, what)) => return Err(self.unexpected_at(p, what, Some(index))),
+                Err(Stop::Eof) => {
+                    if !self.w.fill(n)? {
+                        return Ok(false);
+                    }
+                }
+            }
+        }
+    }
+
     /// Streams the elements of `traceEvents`; the cursor is just after `[`.
     /// Returns (number of elements, whether the input was cut inside the array).
     fn events(&mut self, sink: &mut dyn Sink) -> Result<(u64, bool), Error> {
         let mut index: u64 = 0;
-        let parsed = sink.wants_parsed();
-        loop {
-            match self.peek()? {
-                None => {
-                    self.truncated("inside the event array (no closing ']')");
-                    return Ok((index, true));
-                }
-                Some(b']') => {
-                    if index > 0 {
-                        let loc = self.here(None);
-                        self.diag.push(WarningKind::TrailingComma, Some(loc), "trailing comma after the last event");
-                    }
-                    self.w.pos += 1;
-                    return Ok((index, false));
-                }
-                Some(_) => {}
+        match self.peek()? {
+            None => {
+                self.truncated("inside the event array (no closing ']')");
+                return Ok((0, true));
             }
-            let start = self.w.offset();
-            let is_object = self.w.rest()[0] == b'{';
-            let got = if parsed && is_object {
-                self.parsed_event(sink, index, start)?
-            } else {
-                let idx = index;
-                let got = self.with_value(
-                    Some(idx),
-                    |bytes| frame(bytes).map(|n| Parsed::Value((), n)),
-                    |me, (), used| {
-                        let raw = &me.w.rest()[..used];
-                        let ctx = EventCtx { index: idx, start, raw, window: me.w, lossy: false };
-                        if !is_object {
-                            let loc = ctx.location();
-                            me.diag.push(
-                                WarningKind::NotAnObject,
-                                Some(loc),
-                                "an element of traceEvents is not an object; skipped (DevTools would fail to load the trace)",
-                            );
-                        }
-                        let r = if is_object || !parsed { sink.raw_event(raw, &ctx) } else { Ok(()) };
-                        me.w.pos += used;
-                        r
-                    },
-                )?;
-                got
-            };
-            if got.is_none() {
+            Some(b']') => {
+                self.w.pos += 1;
+                return Ok((0, false));
+            }
+            Some(_) => {}
+        }
+        loop {
+            if !self.element(sink, index)? {
                 self.truncated("in the middle of an event");
                 return Ok((index, true));
             }
@@ -392,80 +271,20 @@ impl<'a> Walker<'a> {
                     return Ok((index, true));
                 }
             }
-            if let Some(b']') = self.peek()? {
-                let loc = self.here(None);
-                self.diag.push(WarningKind::TrailingComma, Some(loc), "trailing comma after the last event");
-                self.w.pos += 1;
-                return Ok((index, false));
+            match self.peek()? {
+                Some(b']') => {
+                    let loc = self.here(None);
+                    self.diag.push(WarningKind::TrailingComma, Some(loc), "trailing comma after the last event");
+                    self.w.pos += 1;
+                    return Ok((index, false));
+                }
+                None => {
+                    self.truncated("inside the event array (no closing ']')");
+                    return Ok((index, true));
+                }
+                Some(_) => {}
             }
         }
-    }
-
-    fn parsed_event(&mut self, sink: &mut dyn Sink, index: u64, start: u64) -> Result<Option<()>, Error> {
-        let mut bad_utf8 = false;
-        let r = self.with_value(
-            Some(index),
-            |bytes| {
-                match parse_prefix::<RawEvent>(bytes) {
-                    Ok((_, used)) => Ok(Parsed::Value((), used)),
-                    Err(e) if e.classify() == serde_json::error::Category::Eof => Err(e),
-                    Err(e) => {
-                        // Invalid UTF-8 inside strings: Node decodes the file with
-                        // replacement characters, so we do too (below), if that is the cause.
-                        match frame(bytes) {
-                            Ok(n) if std::str::from_utf8(&bytes[..n]).is_err() => {
-                                Ok(Parsed::Value((), n))
-                            }
-                            Ok(_) => Err(e),
-                            Err(e2) if e2.classify() == serde_json::error::Category::Eof => Err(e2),
-                            Err(_) => Err(e),
-                        }
-                    }
-                }
-            },
-            |me, (), used| {
-                let raw = &me.w.rest()[..used];
-                let lossy = std::str::from_utf8(raw).is_err();
-                if lossy {
-                    bad_utf8 = true;
-                    let fixed = String::from_utf8_lossy(raw).into_owned();
-                    let ctx = EventCtx { index, start, raw: fixed.as_bytes(), window: me.w, lossy: true };
-                    let loc = ctx.location();
-                    me.diag.push(
-                        WarningKind::Other,
-                        Some(loc),
-                        "invalid UTF-8 in an event; replaced with U+FFFD as Node's decoder does",
-                    );
-                    let ev = serde_json::from_str::<RawEvent>(&fixed).map_err(|e| {
-                        Error::input(Some(ctx.location()), format!("cannot parse event: {}", serde_message(&e)))
-                    })?;
-                    sink.event(&ev, &ctx, me.diag)?;
-                } else {
-                    let ev = serde_json::from_slice::<RawEvent>(raw).expect("parsed once already");
-                    let ctx = EventCtx { index, start, raw, window: me.w, lossy: false };
-                    sink.event(&ev, &ctx, me.diag)?;
-                }
-                me.w.pos += used;
-                Ok(())
-            },
-        )?;
-        let _ = bad_utf8;
-        Ok(r)
-    }
-}
-
-/// Finds the end of the JSON value at the start of `bytes` (validating it).
-pub(crate) fn frame(bytes: &[u8]) -> Result<usize, serde_json::Error> {
-    parse_prefix::<IgnoredAny>(bytes).map(|(_, n)| n)
-}
-
-/// Parses the JSON value at the start of `bytes`; returns it and the number of bytes it took.
-pub(crate) fn parse_prefix<'a, T: Deserialize<'a>>(bytes: &'a [u8]) -> Result<(T, usize), serde_json::Error> {
-    let mut it = serde_json::Deserializer::from_slice(bytes).into_iter::<T>();
-    match it.next() {
-        Some(Ok(v)) => Ok((v, it.byte_offset())),
-        Some(Err(e)) => Err(e),
-        None => Err(serde_json::from_slice::<IgnoredAny>(b"").expect_err("empty input is an EOF error")),
     }
 }
 
@@ -476,16 +295,17 @@ pub(crate) fn read_document(w: &mut Window, sink: &mut dyn Sink, diag: &mut Diag
         diag.push(WarningKind::ByteOrderMark, Some(w.location(0, None)), "skipped a UTF-8 byte order mark");
         w.pos += 3;
     }
-    let mut me = Walker { w, diag };
+    let mut me = Walker { w, diag, stack: Vec::new() };
     let doc = match me.peek()? {
         None => return Err(Error::input(None, "the input is empty")),
         Some(b'[') => {
             me.w.pos += 1;
             let (n_events, cut) = me.events(sink)?;
+            let doc = Document::Trace { metadata: None, bare_array: true, n_events };
             if cut {
-                return Ok(Document::Trace { metadata: None, bare_array: true, n_events });
+                return Ok(doc);
             }
-            Document::Trace { metadata: None, bare_array: true, n_events }
+            doc
         }
         Some(b'{') => {
             let location = me.here(None);
@@ -513,12 +333,15 @@ fn top_object(me: &mut Walker<'_>, sink: &mut dyn Sink, location: Location) -> R
     let mut fields: Vec<(String, Vec<u8>)> = Vec::new();
     let mut metadata = None;
     let mut n_events = None;
+    macro_rules! cut {
+        ($what:expr) => {{
+            me.truncated($what);
+            return Ok((finish_object(fields, metadata, n_events, location)?, true));
+        }};
+    }
     loop {
         match me.peek()? {
-            None => {
-                me.truncated("inside the top-level object (no closing '}')");
-                return Ok((finish_object(fields, metadata, n_events, location)?, true));
-            }
+            None => cut!("inside the top-level object (no closing '}')"),
             Some(b'}') => {
                 me.w.pos += 1;
                 break;
@@ -526,13 +349,9 @@ fn top_object(me: &mut Walker<'_>, sink: &mut dyn Sink, location: Location) -> R
             Some(b'"') => {}
             Some(_) => return Err(me.unexpected("a key string or '}'", None)),
         }
-        let Some(key) = me.key()? else {
-            me.truncated("inside a top-level key");
-            return Ok((finish_object(fields, metadata, n_events, location)?, true));
-        };
+        let Some(key) = me.key()? else { cut!("inside a top-level key") };
         if !me.expect(b':', "':' after a key", None)? {
-            me.truncated("after a top-level key");
-            return Ok((finish_object(fields, metadata, n_events, location)?, true));
+            cut!("after a top-level key");
         }
         if key == "traceEvents" {
             if n_events.is_some() {
@@ -542,27 +361,20 @@ fn top_object(me: &mut Walker<'_>, sink: &mut dyn Sink, location: Location) -> R
                 Some(b'[') => {
                     me.w.pos += 1;
                     fields.clear();
-                    let (n, cut) = me.events(sink)?;
+                    let (n, was_cut) = me.events(sink)?;
                     n_events = Some(n);
-                    if cut {
+                    if was_cut {
                         return Ok((finish_object(fields, metadata, n_events, location)?, true));
                     }
                 }
                 Some(_) => return Err(me.unexpected("'[' (traceEvents must be an array)", None)),
-                None => {
-                    me.truncated("after \"traceEvents\":");
-                    return Ok((finish_object(fields, metadata, n_events, location)?, true));
-                }
+                None => cut!("after \"traceEvents\":"),
             }
         } else {
             if me.peek()?.is_none() {
-                me.truncated("after a top-level key");
-                return Ok((finish_object(fields, metadata, n_events, location)?, true));
+                cut!("after a top-level key");
             }
-            let Some(raw) = me.raw_value(None)? else {
-                me.truncated(&format!("inside the top-level \"{key}\" value"));
-                return Ok((finish_object(fields, metadata, n_events, location)?, true));
-            };
+            let Some(raw) = me.raw_value()? else { cut!("inside a top-level value") };
             if key == "metadata" {
                 metadata = Some(raw);
             } else if n_events.is_none() && PROFILE_KEYS.contains(&key.as_str()) {
@@ -578,10 +390,7 @@ fn top_object(me: &mut Walker<'_>, sink: &mut dyn Sink, location: Location) -> R
                 break;
             }
             Some(_) => return Err(me.unexpected("',' or '}' in the top-level object", None)),
-            None => {
-                me.truncated("inside the top-level object (no closing '}')");
-                return Ok((finish_object(fields, metadata, n_events, location)?, true));
-            }
+            None => cut!("inside the top-level object (no closing '}')"),
         }
         if let Some(b'}') = me.peek()? {
             let loc = me.here(None);

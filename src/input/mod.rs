@@ -2,6 +2,7 @@
 //! and profiles, and nothing of what they mean.
 
 pub mod document;
+pub mod scan;
 pub mod loose;
 pub(crate) mod reader;
 pub mod shapes;

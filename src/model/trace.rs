@@ -230,10 +230,10 @@ impl TraceBuilder {
 
     fn trace_id(&mut self, ev: &RawEvent<'_>, ctx: &EventCtx<'_>, diag: &mut Diagnostics) -> Result<u32, Error> {
         let Some(args) = ev.args else { return Ok(0) };
-        if self.finder.find(args.get().as_bytes()).is_none() {
+        if self.finder.find(args).is_none() {
             return Ok(0);
         }
-        let a: shapes::TraceIdArgs = parse_args(args.get(), ctx, "args")?;
+        let a: shapes::TraceIdArgs = parse_args(args, ctx, "args")?;
         let id = match &a.begin_data {
             MaybeObj::Obj(b) => &b.sample_trace_id,
             MaybeObj::Other(Loose::Null) => {
@@ -296,7 +296,7 @@ impl TraceBuilder {
                 };
                 let source = match ev.args {
                     Some(a) => {
-                        let args: shapes::ProfileArgs = parse_args(a.get(), ctx, "Profile args")?;
+                        let args: shapes::ProfileArgs = parse_args(a, ctx, "Profile args")?;
                         args.data.obj().and_then(|d| source_of(&d.source))
                     }
                     None => None,
@@ -319,7 +319,7 @@ impl TraceBuilder {
                 let Some(args) = ev.args else {
                     return Err(Error::input(Some(ctx.location()), "CpuProfile event without args.data.cpuProfile"));
                 };
-                let a: shapes::CpuProfileArgs = parse_args(args.get(), ctx, "CpuProfile args")?;
+                let a: shapes::CpuProfileArgs = parse_args(args, ctx, "CpuProfile args")?;
                 let Some(json) = a.data.obj().and_then(|d| d.cpu_profile.obj()) else {
                     return Err(Error::input(Some(ctx.location()), "CpuProfile event without args.data.cpuProfile"));
                 };
@@ -341,7 +341,7 @@ impl TraceBuilder {
             );
             return Ok(());
         };
-        let a: shapes::ChunkArgs = parse_args(args.get(), ctx, "ProfileChunk args")?;
+        let a: shapes::ChunkArgs = parse_args(args, ctx, "ProfileChunk args")?;
         let data = a.data.obj();
         let cpu = data.and_then(|d| d.cpu_profile.obj());
         let mut new_nodes = Vec::new();
@@ -426,7 +426,7 @@ impl TraceBuilder {
         match name {
             "TracingStartedInBrowser" => {
                 let a: shapes::StartedArgs = match ev.args {
-                    Some(a) => parse_args(a.get(), ctx, "TracingStartedInBrowser args")?,
+                    Some(a) => parse_args(a, ctx, "TracingStartedInBrowser args")?,
                     None => shapes::StartedArgs::default(),
                 };
                 let Some(data) = a.data.obj() else {
@@ -443,7 +443,7 @@ impl TraceBuilder {
             }
             "FrameCommittedInBrowser" => {
                 if let Some(a) = ev.args {
-                    let a: shapes::FrameArgs = parse_args(a.get(), ctx, "FrameCommittedInBrowser args")?;
+                    let a: shapes::FrameArgs = parse_args(a, ctx, "FrameCommittedInBrowser args")?;
                     if let Some(f) = a.data.obj() {
                         self.add_frame(&f.frame, &f.process_id, &f.url);
                     }
@@ -452,7 +452,7 @@ impl TraceBuilder {
             _ => {
                 // CommitLoad: the frame's process is the event's own.
                 if let Some(a) = ev.args {
-                    let a: shapes::FrameArgs = parse_args(a.get(), ctx, "CommitLoad args")?;
+                    let a: shapes::FrameArgs = parse_args(a, ctx, "CommitLoad args")?;
                     if let Some(f) = a.data.obj() {
                         self.add_frame(&f.frame, &ev.pid, &f.url);
                     }
@@ -798,7 +798,7 @@ impl Sink for TraceBuilder {
             "FrameCommittedInBrowser" | "CommitLoad" => self.frame_event(name, ev, ctx, diag)?,
             "thread_name" => {
                 if let (Some(pid), Some(tid), Some(a)) = (ev.pid.int(), ev.tid.int(), ev.args) {
-                    let a: shapes::NameArgs = parse_args(a.get(), ctx, "thread_name args")?;
+                    let a: shapes::NameArgs = parse_args(a, ctx, "thread_name args")?;
                     if let Some(n) = a.name.str() {
                         match n {
                             "auction_worklet.CrUtilityMain" => {
@@ -818,7 +818,7 @@ impl Sink for TraceBuilder {
             }
             "AuctionWorkletRunningInProcess" | "AuctionWorkletDoneWithProcess" => {
                 if let Some(a) = ev.args {
-                    let a: shapes::WorkletArgs = parse_args(a.get(), ctx, "auction worklet args")?;
+                    let a: shapes::WorkletArgs = parse_args(a, ctx, "auction worklet args")?;
                     if let Some(pid) = a.data.obj().and_then(|d| d.pid.int()) {
                         self.worklet_events.insert(pid);
                     }
@@ -833,8 +833,8 @@ impl Sink for TraceBuilder {
     }
 }
 
-fn parse_args<'a, T: serde::Deserialize<'a>>(raw: &'a str, ctx: &EventCtx<'_>, what: &str) -> Result<T, Error> {
-    shapes::parse(raw).map_err(|e| {
+fn parse_args<'a, T: serde::Deserialize<'a>>(raw: &'a [u8], ctx: &EventCtx<'_>, what: &str) -> Result<T, Error> {
+    serde_json::from_slice(raw).map_err(|e| {
         Error::input(Some(ctx.serde_location(raw, &e)), format!("{what}: {}", crate::input::reader::serde_message(&e)))
     })
 }

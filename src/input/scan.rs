@@ -1,0 +1,428 @@
+//! A hand-written JSON scanner for the hot path: trace events.
+//!
+//! A trace is mostly events nobody needs and `args` nobody reads. The scanner reads the event
+//! envelope (`name`, `ph`, `ts`, …) directly from the bytes and skips everything else as fast
+//! as the bytes allow: string bodies with `memchr2`, nesting with a counter, with enough
+//! validation that it accepts only what `JSON.parse` accepts (balanced brackets, no raw control
+//! characters in strings, well-formed escapes, numbers and literals). Strings stay borrowed
+//! unless they hold escapes; invalid UTF-8 inside a kept string is replaced as Node's decoder
+//! does.
+//!
+//! Every function returns [`Stop::Eof`] when the bytes end before the value does, so the
+//! caller can read more and retry, and [`Stop::Syntax`] with an offset and an expectation.
+
+use std::borrow::Cow;
+
+use super::loose::Loose;
+
+/// Why a scan stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stop {
+    /// The bytes ended inside the value.
+    Eof,
+    /// Malformed JSON at this offset (relative to the scanned slice): what was expected.
+    Syntax(usize, &'static str),
+}
+
+type R<T> = Result<T, Stop>;
+
+#[inline]
+fn at(b: &[u8], i: usize) -> R<u8> {
+    b.get(i).copied().ok_or(Stop::Eof)
+}
+
+/// Skips JSON whitespace.
+#[inline]
+pub fn ws(b: &[u8], mut i: usize) -> usize {
+    while i < b.len() && matches!(b[i], b' ' | b'\n' | b'\r' | b'\t') {
+        i += 1;
+    }
+    i
+}
+
+/// True when any byte of `s` is a control character (below 0x20), eight bytes at a time.
+#[inline]
+fn has_control(s: &[u8]) -> bool {
+    let mut chunks = s.chunks_exact(8);
+    for c in &mut chunks {
+        let x = u64::from_le_bytes(c.try_into().expect("8 bytes"));
+        // A byte b < 0x20 makes (b - 0x20) borrow into its high bit while b's own high bit is 0.
+        if (x.wrapping_sub(0x2020_2020_2020_2020) & !x & 0x8080_8080_8080_8080) != 0 {
+            return true;
+        }
+    }
+    chunks.remainder().iter().any(|&c| c < 0x20)
+}
+
+/// The end of a string whose opening quote is at `i - 1`: (index of the closing quote, escapes?).
+#[inline]
+fn string_end(b: &[u8], mut i: usize) -> R<(usize, bool)> {
+    let mut escaped = false;
+    loop {
+        let Some(k) = memchr::memchr2(b'"', b'\\', &b[i..]) else {
+            if has_control(&b[i..]) {
+                let p = i + b[i..].iter().position(|&c| c < 0x20).expect("found one");
+                return Err(Stop::Syntax(p, "a string without raw control characters"));
+            }
+            return Err(Stop::Eof);
+        };
+        if has_control(&b[i..i + k]) {
+            let p = i + b[i..i + k].iter().position(|&c| c < 0x20).expect("found one");
+            return Err(Stop::Syntax(p, "a string without raw control characters"));
+        }
+        let j = i + k;
+        if b[j] == b'"' {
+            return Ok((j, escaped));
+        }
+        escaped = true;
+        match at(b, j + 1)? {
+            b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => i = j + 2,
+            b'u' => {
+                for d in 0..4 {
+                    if !at(b, j + 2 + d)?.is_ascii_hexdigit() {
+                        return Err(Stop::Syntax(j + 2 + d, "four hex digits after \\u"));
+                    }
+                }
+                i = j + 6;
+            }
+            _ => return Err(Stop::Syntax(j + 1, "a valid escape after '\\'")),
+        }
+    }
+}
+
+/// The end of the number that starts at `i`.
+#[inline]
+fn number_end(b: &[u8], mut i: usize) -> R<usize> {
+    if at(b, i)? == b'-' {
+        i += 1;
+    }
+    match at(b, i)? {
+        b'0' => i += 1,
+        b'1'..=b'9' => {
+            while i < b.len() && b[i].is_ascii_digit() {
+                i += 1;
+            }
+        }
+        _ => return Err(Stop::Syntax(i, "a digit")),
+    }
+    if i < b.len() && b[i] == b'.' {
+        i += 1;
+        if !at(b, i)?.is_ascii_digit() {
+            return Err(Stop::Syntax(i, "a digit after '.'"));
+        }
+        while i < b.len() && b[i].is_ascii_digit() {
+            i += 1;
+        }
+    }
+    if i < b.len() && (b[i] == b'e' || b[i] == b'E') {
+        i += 1;
+        if matches!(at(b, i)?, b'+' | b'-') {
+            i += 1;
+        }
+        if !at(b, i)?.is_ascii_digit() {
+            return Err(Stop::Syntax(i, "a digit in the exponent"));
+        }
+        while i < b.len() && b[i].is_ascii_digit() {
+            i += 1;
+        }
+    }
+    if i == b.len() {
+        return Err(Stop::Eof); // more digits may follow
+    }
+    Ok(i)
+}
+
+/// Parses the number at `i`, correctly rounded as `JSON.parse` does.
+#[inline]
+pub fn number(b: &[u8], i: usize) -> R<(f64, usize)> {
+    let end = number_end(b, i)?;
+    let s = &b[i..end];
+    let (neg, digits) = if s[0] == b'-' { (true, &s[1..]) } else { (false, s) };
+    if digits.len() <= 15 && digits.iter().all(u8::is_ascii_digit) {
+        let mut v: u64 = 0;
+        for &d in digits {
+            v = v * 10 + (d - b'0') as u64;
+        }
+        let f = v as f64;
+        return Ok((if neg { -f } else { f }, end));
+    }
+    // Validated ASCII above; std's parser is correctly rounded.
+    let text = std::str::from_utf8(s).expect("ASCII");
+    Ok((text.parse::<f64>().expect("a validated JSON number"), end))
+}
+
+fn literal(b: &[u8], i: usize, word: &'static [u8], what: &'static str) -> R<usize> {
+    for (k, &c) in word.iter().enumerate() {
+        if at(b, i + k)? != c {
+            return Err(Stop::Syntax(i + k, what));
+        }
+    }
+    Ok(i + word.len())
+}
+
+/// The string at `i` (an opening quote), decoded.
+pub fn string(b: &[u8], i: usize) -> R<(Cow<'_, str>, usize)> {
+    let (end, escaped) = string_end(b, i + 1)?;
+    let body = &b[i + 1..end];
+    let s = if escaped {
+        // Rare: let serde_json decode the escapes (it is exact about surrogates).
+        match serde_json::from_slice::<String>(&b[i..=end]) {
+            Ok(s) => Cow::Owned(s),
+            Err(_) => Cow::Owned(decode_lossy(&b[i..=end])),
+        }
+    } else {
+        match std::str::from_utf8(body) {
+            Ok(s) => Cow::Borrowed(s),
+            Err(_) => Cow::Owned(String::from_utf8_lossy(body).into_owned()),
+        }
+    };
+    Ok((s, end + 1))
+}
+
+/// Decodes a quoted string with escapes whose bytes are not valid UTF-8, replacing bad bytes.
+fn decode_lossy(quoted: &[u8]) -> String {
+    let fixed = String::from_utf8_lossy(quoted);
+    serde_json::from_str::<String>(&fixed).unwrap_or_else(|_| fixed[1..fixed.len() - 1].to_owned())
+}
+
+/// Any value at `i`, as a [`Loose`] (objects and arrays are skipped).
+#[inline]
+pub fn loose<'a>(b: &'a [u8], i: usize, depth: &mut Vec<u8>) -> R<(Loose<'a>, usize)> {
+    match at(b, i)? {
+        b'"' => string(b, i).map(|(s, e)| (Loose::Str(s), e)),
+        b'-' | b'0'..=b'9' => number(b, i).map(|(n, e)| (Loose::Num(n), e)),
+        b't' => literal(b, i, b"true", "true").map(|e| (Loose::Bool(true), e)),
+        b'f' => literal(b, i, b"false", "false").map(|e| (Loose::Bool(false), e)),
+        b'n' => literal(b, i, b"null", "null").map(|e| (Loose::Null, e)),
+        b'{' => skip(b, i, depth).map(|e| (Loose::Object, e)),
+        b'[' => skip(b, i, depth).map(|e| (Loose::Array, e)),
+        _ => Err(Stop::Syntax(i, "a JSON value")),
+    }
+}
+
+/// Skips the value at `i`, validating it; returns its end. `stack` is scratch space.
+pub fn skip(b: &[u8], mut i: usize, stack: &mut Vec<u8>) -> R<usize> {
+    stack.clear();
+    loop {
+        // A value.
+        match at(b, i)? {
+            b'"' => i = string_end(b, i + 1)?.0 + 1,
+            b'-' | b'0'..=b'9' => i = number_end(b, i)?,
+            b't' => i = literal(b, i, b"true", "true")?,
+            b'f' => i = literal(b, i, b"false", "false")?,
+            b'n' => i = literal(b, i, b"null", "null")?,
+            open @ (b'{' | b'[') => {
+                i = ws(b, i + 1);
+                let close = if open == b'{' { b'}' } else { b']' };
+                if at(b, i)? == close {
+                    i += 1;
+                } else {
+                    stack.push(close);
+                    if open == b'{' {
+                        i = key(b, i)?;
+                    }
+                    continue;
+                }
+            }
+            _ => return Err(Stop::Syntax(i, "a JSON value")),
+        }
+        // After a value: a comma, or the end of containers.
+        loop {
+            let Some(&close) = stack.last() else { return Ok(i) };
+            i = ws(b, i);
+            match at(b, i)? {
+                b',' => {
+                    i = ws(b, i + 1);
+                    if close == b'}' {
+                        i = key(b, i)?;
+                    }
+                    break;
+                }
+                c if c == close => {
+                    stack.pop();
+                    i += 1;
+                }
+                _ => {
+                    return Err(Stop::Syntax(i, if close == b'}' { "',' or '}' in an object" } else { "',' or ']' in an array" }))
+                }
+            }
+        }
+    }
+}
+
+/// A key and its colon at `i`; returns the index of the value.
+#[inline]
+fn key(b: &[u8], i: usize) -> R<usize> {
+    if at(b, i)? != b'"' {
+        return Err(Stop::Syntax(i, "a key string"));
+    }
+    let (end, _) = string_end(b, i + 1)?;
+    let j = ws(b, end + 1);
+    if at(b, j)? != b':' {
+        return Err(Stop::Syntax(j, "':' after a key"));
+    }
+    Ok(ws(b, j + 1))
+}
+
+/// The fields of one trace event that the pipeline reads. Strings borrow from the input.
+#[derive(Debug, Default)]
+pub struct RawEvent<'a> {
+    /// `name`.
+    pub name: Loose<'a>,
+    /// `cat`.
+    pub cat: Loose<'a>,
+    /// `ph`.
+    pub ph: Loose<'a>,
+    /// `ts`, µs.
+    pub ts: Loose<'a>,
+    /// `dur`, µs.
+    pub dur: Loose<'a>,
+    /// `pid`.
+    pub pid: Loose<'a>,
+    /// `tid`.
+    pub tid: Loose<'a>,
+    /// `id` (the profile id of `Profile` / `ProfileChunk`).
+    pub id: Loose<'a>,
+    /// `args`, unparsed (the bytes of the value).
+    pub args: Option<&'a [u8]>,
+    /// Whether the event has a top-level `callFrame` key (DevTools would take it for a ProfileCall).
+    pub has_call_frame: bool,
+}
+
+impl<'a> RawEvent<'a> {
+    /// The phase as a single byte, or 0 when it is not a one-character string.
+    pub fn phase(&self) -> u8 {
+        match &self.ph {
+            Loose::Str(s) if s.len() == 1 => s.as_bytes()[0],
+            _ => 0,
+        }
+    }
+}
+
+/// Parses the event object at `i` (after whitespace); duplicate keys: the last one wins, as
+/// with `JSON.parse`. Returns the event and its end.
+pub fn event<'a>(b: &'a [u8], i: usize, stack: &mut Vec<u8>) -> R<(RawEvent<'a>, usize)> {
+    let mut ev = RawEvent::default();
+    if at(b, i)? != b'{' {
+        return Err(Stop::Syntax(i, "'{'"));
+    }
+    let mut i = ws(b, i + 1);
+    if at(b, i)? == b'}' {
+        return Ok((ev, i + 1));
+    }
+    loop {
+        if at(b, i)? != b'"' {
+            return Err(Stop::Syntax(i, "a key string in an event"));
+        }
+        let (kend, escaped) = string_end(b, i + 1)?;
+        let k: Cow<[u8]> = if escaped {
+            match string(b, i)? {
+                (Cow::Borrowed(s), _) => Cow::Borrowed(s.as_bytes()),
+                (Cow::Owned(s), _) => Cow::Owned(s.into_bytes()),
+            }
+        } else {
+            Cow::Borrowed(&b[i + 1..kend])
+        };
+        let mut j = ws(b, kend + 1);
+        if at(b, j)? != b':' {
+            return Err(Stop::Syntax(j, "':' after a key"));
+        }
+        j = ws(b, j + 1);
+        let slot = match k.as_ref() {
+            b"name" => Some(&mut ev.name),
+            b"ph" => Some(&mut ev.ph),
+            b"ts" => Some(&mut ev.ts),
+            b"dur" => Some(&mut ev.dur),
+            b"pid" => Some(&mut ev.pid),
+            b"tid" => Some(&mut ev.tid),
+            b"cat" => Some(&mut ev.cat),
+            b"id" => Some(&mut ev.id),
+            b"args" => {
+                let e = skip(b, j, stack)?;
+                ev.args = Some(&b[j..e]);
+                j = e;
+                None
+            }
+            other => {
+                if other == b"callFrame" {
+                    ev.has_call_frame = true;
+                }
+                j = skip(b, j, stack)?;
+                None
+            }
+        };
+        if let Some(slot) = slot {
+            let (v, e) = loose(b, j, stack)?;
+            *slot = v;
+            j = e;
+        }
+        i = ws(b, j);
+        match at(b, i)? {
+            b',' => i = ws(b, i + 1),
+            b'}' => return Ok((ev, i + 1)),
+            _ => return Err(Stop::Syntax(i, "',' or '}' in an event")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn skip_all(s: &str) -> R<usize> {
+        skip(s.as_bytes(), 0, &mut Vec::new())
+    }
+
+    #[test]
+    fn skips_what_json_parse_accepts() {
+        for ok in [r#"{"a":[1,2,{"b":"c\"d\\"}],"e":null}"#, "[]", "{}", r#""\u00e9""#, "-0.5e+3 ", "[true,false,null]"] {
+            assert!(skip_all(ok).is_ok(), "{ok}");
+        }
+    }
+
+    #[test]
+    fn rejects_what_json_parse_rejects() {
+        for (bad, at) in [
+            (r#"{"a":tru}"#, 5),
+            (r#"{"a" 1}"#, 5),
+            (r#"[1,]"#, 3),
+            (r#"{"a":1,}"#, 7),
+            ("[\"a\u{1}b\"]", 3),
+            (r#"["\q"]"#, 3),
+            (r#"[01]"#, 2),
+            (r#"{"a":1]"#, 6),
+        ] {
+            match skip_all(bad) {
+                Err(Stop::Syntax(p, _)) => assert_eq!(p, at, "{bad}"),
+                other => panic!("{bad}: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn cut_values_ask_for_more() {
+        for cut in [r#"{"a":[1,2"#, r#""abc"#, "12", r#"{"a"#, "tr", r#""\u00"#] {
+            assert_eq!(skip_all(cut), Err(Stop::Eof), "{cut}");
+        }
+    }
+
+    #[test]
+    fn numbers_are_correctly_rounded() {
+        for s in ["0 ", "-0 ", "123456789012345 ", "1234567890123456789 ", "0.1 ", "2.5e-3 ", "1e400 ", "136560196826.99998 "] {
+            let (v, _) = number(s.as_bytes(), 0).unwrap();
+            let want: f64 = s.trim().parse().unwrap();
+            assert_eq!(v.to_bits(), want.to_bits(), "{s}");
+        }
+    }
+
+    #[test]
+    fn events_keep_the_last_duplicate_and_raw_args() {
+        let s = r#"{"name":"A","ts":1,"args":{"x":[1]},"ts":2.5,"name":"B\n","other":{"q":1},"callFrame":{}} "#;
+        let (ev, end) = event(s.as_bytes(), 0, &mut Vec::new()).unwrap();
+        assert_eq!(ev.name.str(), Some("B\n"));
+        assert_eq!(ev.ts.num(), Some(2.5));
+        assert_eq!(ev.args, Some(&br#"{"x":[1]}"#[..]));
+        assert!(ev.has_call_frame);
+        assert_eq!(end, s.len() - 1);
+    }
+}
