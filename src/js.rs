@@ -78,13 +78,27 @@ pub fn number_to_string(n: f64) -> String {
 }
 
 /// Writes a number the way `JSON.stringify` does (non-finite numbers become `null`).
+#[inline]
 pub fn write_number(out: &mut String, n: f64) {
+    // Whole numbers below 2^53 (almost every time in µs) print as integers; -0 prints as 0.
+    if n.fract() == 0.0 && n.abs() < 9_007_199_254_740_992.0 {
+        let mut buf = itoa::Buffer::new();
+        out.push_str(buf.format(n as i64));
+        return;
+    }
     if !n.is_finite() {
         out.push_str("null");
         return;
     }
     let mut buf = ryu_js::Buffer::new();
     out.push_str(buf.format_finite(n));
+}
+
+/// Writes an integer.
+#[inline]
+pub fn write_int(out: &mut String, n: i64) {
+    let mut buf = itoa::Buffer::new();
+    out.push_str(buf.format(n));
 }
 
 /// Writes `s` as a JSON string literal, escaping as `JSON.stringify` does.
@@ -131,8 +145,11 @@ mod tests {
         assert_eq!(number_to_string(0.000001), "0.000001");
         assert_eq!(number_to_string(f64::NAN), "NaN");
         let mut s = String::new();
-        write_number(&mut s, 299.99999999999994);
-        assert_eq!(s, "299.99999999999994");
+        for n in [299.99999999999994, -0.0, 1e21, 123.0, -5.0, 1e-7, f64::INFINITY] {
+            write_number(&mut s, n);
+            s.push(' ');
+        }
+        assert_eq!(s, "299.99999999999994 0 1e+21 123 -5 1e-7 null ");
     }
 
     #[test]

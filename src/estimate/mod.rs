@@ -79,25 +79,35 @@ pub struct ThreadCalls {
 
 impl ThreadCalls {
     /// Call indices in the oracle's canonical order: ts, then longer first, then outer frames
-    /// first, then sample index, then node id, then creation order.
+    /// first (`nodeDepth`), then sample index, then node id, then creation order.
     pub fn canonical_order(&self) -> Vec<u32> {
-        let mut order: Vec<u32> = (0..self.calls.len() as u32).collect();
         // nodeDepth is looked up by id, as the oracle does (the copy parsed last).
-        let key = |i: u32| {
-            let c = &self.calls[i as usize];
-            let id = self.model.nodes[c.node as usize].id;
-            let depth = self.model.node_by_id(id).map(|n| self.model.nodes[n as usize].depth).unwrap_or(-2);
-            (c.ts, c.dur, depth, c.sample_index, id)
-        };
-        order.sort_by(|&a, &b| {
-            let (ka, kb) = (key(a), key(b));
-            cmp_f64(ka.0, kb.0)
-                .then_with(|| cmp_f64(kb.1, ka.1))
-                .then_with(|| ka.2.cmp(&kb.2))
-                .then_with(|| ka.3.cmp(&kb.3))
-                .then_with(|| ka.4.cmp(&kb.4))
+        let node_depth = self.node_depths();
+        let mut keys: Vec<(f64, f64, i32, i64, i64, u32)> = self
+            .calls
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let n = c.node as usize;
+                (c.ts, c.dur, node_depth[n], c.sample_index, self.model.nodes[n].id, i as u32)
+            })
+            .collect();
+        // Push order is already by ts, so this is nearly sorted (and the sort is adaptive).
+        keys.sort_by(|a, b| {
+            cmp_f64(a.0, b.0)
+                .then_with(|| cmp_f64(b.1, a.1))
+                .then_with(|| a.2.cmp(&b.2))
+                .then_with(|| a.3.cmp(&b.3))
+                .then_with(|| a.4.cmp(&b.4))
+                .then_with(|| a.5.cmp(&b.5))
         });
-        order
+        keys.into_iter().map(|k| k.5).collect()
+    }
+
+    /// Per node: the depth of the node its id resolves to (the oracle's `nodeDepth`), or −2.
+    pub fn node_depths(&self) -> Vec<i32> {
+        let m = &self.model;
+        m.nodes.iter().map(|n| m.node_by_id(n.id).map(|k| m.nodes[k as usize].depth).unwrap_or(-2)).collect()
     }
 }
 

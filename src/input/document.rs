@@ -32,6 +32,11 @@ impl<'w> EventCtx<'w> {
         self.window.location(self.start, Some(self.index))
     }
 
+    /// The same place with other bytes (a repaired copy of the event).
+    pub fn with_raw<'b>(&'b self, raw: &'b [u8]) -> EventCtx<'b> {
+        EventCtx { index: self.index, start: self.start, raw, window: self.window, lossy: true }
+    }
+
     /// The location of a serde error raised while parsing `part`, a sub-slice of the event.
     pub fn serde_location(&self, part: &[u8], err: &serde_json::Error) -> Location {
         let base = part.as_ptr() as usize;
@@ -209,22 +214,7 @@ impl<'a> Walker<'a> {
                 Ok((ev, end)) => {
                     let raw = &w.rest()[..end];
                     let ctx = EventCtx { index, start, raw, window: w, lossy: false };
-                    if ev.args.is_some_and(|a| std::str::from_utf8(a).is_err()) {
-                        // Node decodes the file with replacement characters; so do we, here.
-                        diag.push(
-                            WarningKind::Other,
-                            Some(ctx.location()),
-                            "invalid UTF-8 in an event; replaced with U+FFFD as Node's decoder does",
-                        );
-                        let fixed = String::from_utf8_lossy(raw).into_owned();
-                        let ctx = EventCtx { index, start, raw: fixed.as_bytes(), window: w, lossy: true };
-                        let (ev, _) = scan::event(fixed.as_bytes(), 0, stack).map_err(|_| {
-                            Error::input(Some(ctx.location()), "cannot read the event after replacing invalid UTF-8")
-                        })?;
-                        sink.event(&ev, &ctx, diag)?;
-                    } else {
-                        sink.event(&ev, &ctx, diag)?;
-                    }
+                    sink.event(&ev, &ctx, diag)?;
                     w.pos += end;
                     return Ok(true);
                 }

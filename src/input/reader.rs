@@ -50,10 +50,6 @@ impl Window {
         &self.buf[self.pos..]
     }
 
-    pub(crate) fn at_eof(&self) -> bool {
-        self.eof
-    }
-
     /// Absolute offset of `buf[pos]`.
     pub(crate) fn offset(&self) -> u64 {
         self.base + self.pos as u64

@@ -56,7 +56,23 @@ fn has_control(s: &[u8]) -> bool {
 
 /// The end of a string whose opening quote is at `i - 1`: (index of the closing quote, escapes?).
 #[inline]
-fn string_end(b: &[u8], mut i: usize) -> R<(usize, bool)> {
+fn string_end(b: &[u8], i: usize) -> R<(usize, bool)> {
+    // Most strings in a trace are short: a plain loop beats memchr's setup for them.
+    let stop = b.len().min(i + 24);
+    let mut j = i;
+    while j < stop {
+        match b[j] {
+            b'"' => return Ok((j, false)),
+            b'\\' => return string_end_slow(b, i),
+            c if c < 0x20 => return Err(Stop::Syntax(j, "a string without raw control characters")),
+            _ => j += 1,
+        }
+    }
+    string_end_slow(b, i)
+}
+
+#[inline(never)]
+fn string_end_slow(b: &[u8], mut i: usize) -> R<(usize, bool)> {
     let mut escaped = false;
     loop {
         let Some(k) = memchr::memchr2(b'"', b'\\', &b[i..]) else {
@@ -299,6 +315,32 @@ impl<'a> RawEvent<'a> {
     }
 }
 
+/// A key of up to 7 bytes packed with its length into one integer (0 for longer keys), so that
+/// matching a key is one comparison.
+#[inline]
+const fn pack(k: &[u8]) -> u64 {
+    if k.len() > 7 {
+        return 0;
+    }
+    let mut v = k.len() as u64;
+    let mut i = 0;
+    while i < k.len() {
+        v |= (k[i] as u64) << (8 * (i + 1));
+        i += 1;
+    }
+    v
+}
+
+const K_NAME: u64 = pack(b"name");
+const K_PH: u64 = pack(b"ph");
+const K_TS: u64 = pack(b"ts");
+const K_DUR: u64 = pack(b"dur");
+const K_PID: u64 = pack(b"pid");
+const K_TID: u64 = pack(b"tid");
+const K_CAT: u64 = pack(b"cat");
+const K_ID: u64 = pack(b"id");
+const K_ARGS: u64 = pack(b"args");
+
 /// Parses the event object at `i` (after whitespace); duplicate keys: the last one wins, as
 /// with `JSON.parse`. Returns the event and its end.
 pub fn event<'a>(b: &'a [u8], i: usize, stack: &mut Vec<u8>) -> R<(RawEvent<'a>, usize)> {
@@ -328,23 +370,23 @@ pub fn event<'a>(b: &'a [u8], i: usize, stack: &mut Vec<u8>) -> R<(RawEvent<'a>,
             return Err(Stop::Syntax(j, "':' after a key"));
         }
         j = ws(b, j + 1);
-        let slot = match k.as_ref() {
-            b"name" => Some(&mut ev.name),
-            b"ph" => Some(&mut ev.ph),
-            b"ts" => Some(&mut ev.ts),
-            b"dur" => Some(&mut ev.dur),
-            b"pid" => Some(&mut ev.pid),
-            b"tid" => Some(&mut ev.tid),
-            b"cat" => Some(&mut ev.cat),
-            b"id" => Some(&mut ev.id),
-            b"args" => {
+        let slot = match pack(k.as_ref()) {
+            K_NAME => Some(&mut ev.name),
+            K_PH => Some(&mut ev.ph),
+            K_TS => Some(&mut ev.ts),
+            K_DUR => Some(&mut ev.dur),
+            K_PID => Some(&mut ev.pid),
+            K_TID => Some(&mut ev.tid),
+            K_CAT => Some(&mut ev.cat),
+            K_ID => Some(&mut ev.id),
+            K_ARGS => {
                 let e = skip(b, j, stack)?;
                 ev.args = Some(&b[j..e]);
                 j = e;
                 None
             }
-            other => {
-                if other == b"callFrame" {
+            _ => {
+                if k.as_ref() == b"callFrame" {
                     ev.has_call_frame = true;
                 }
                 j = skip(b, j, stack)?;

@@ -57,6 +57,9 @@ impl Source {
         if n == 2 && magic == [0x1f, 0x8b] {
             let decoder = flate2::read::MultiGzDecoder::new(BufReader::with_capacity(1 << 20, joined));
             Ok(Box::new(Prefetch::spawn(decoder, name)))
+        } else if matches!(self, Source::File(_)) {
+            // Reading (the kernel's copy) overlaps parsing on the second core.
+            Ok(Box::new(Prefetch::spawn(joined, name)))
         } else {
             Ok(Box::new(joined))
         }

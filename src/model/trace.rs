@@ -168,6 +168,7 @@ pub struct TraceBuilder {
     worklet_events: FxHashSet<i64>,
     finder: memchr::memmem::Finder<'static>,
     serial: u64,
+    last_thread: Option<(i64, i64, u32)>,
 }
 
 impl TraceBuilder {
@@ -195,10 +196,22 @@ impl TraceBuilder {
             worklet_events: FxHashSet::default(),
             finder: memchr::memmem::Finder::new(b"sampleTraceId"),
             serial: 0,
+            last_thread: None,
         }
     }
 
     fn thread(&mut self, pid: i64, tid: i64) -> u32 {
+        if let Some((p, t, i)) = self.last_thread {
+            if (p, t) == (pid, tid) {
+                return i;
+            }
+        }
+        let i = self.thread_slow(pid, tid);
+        self.last_thread = Some((pid, tid, i));
+        i
+    }
+
+    fn thread_slow(&mut self, pid: i64, tid: i64) -> u32 {
         self.processes.insert(pid);
         let n = self.threads.len() as u32;
         let idx = *self.thread_index.entry((pid, tid)).or_insert(n);
@@ -768,8 +781,43 @@ pub fn report_model(model: &ProfileModel, what: &str, at: Location, diag: &mut D
     }
 }
 
+/// Names whose `args` the builder reads.
+fn reads_args(name: &str) -> bool {
+    matches!(
+        name,
+        "Profile"
+            | "ProfileChunk"
+            | "CpuProfile"
+            | "TracingStartedInBrowser"
+            | "FrameCommittedInBrowser"
+            | "CommitLoad"
+            | "thread_name"
+            | "AuctionWorkletRunningInProcess"
+            | "AuctionWorkletDoneWithProcess"
+    )
+}
+
 impl Sink for TraceBuilder {
     fn event(&mut self, ev: &RawEvent<'_>, ctx: &EventCtx<'_>, diag: &mut Diagnostics) -> Result<(), Error> {
+        // args that will be parsed must be UTF-8; Node decodes the file with replacement
+        // characters, so an event with invalid bytes is read from a repaired copy, as Node would.
+        if let (Some(args), Loose::Str(name)) = (ev.args, &ev.name) {
+            let parsed = reads_args(name)
+                || (matches!(ev.phase(), b'X' | b'I' | b'B') && self.finder.find(args).is_some());
+            if parsed && !ctx.lossy && std::str::from_utf8(args).is_err() {
+                diag.push(
+                    WarningKind::Other,
+                    Some(ctx.location()),
+                    "invalid UTF-8 in an event; replaced with U+FFFD as Node's decoder does",
+                );
+                let fixed = String::from_utf8_lossy(ctx.raw).into_owned();
+                let ctx2 = ctx.with_raw(fixed.as_bytes());
+                let (ev2, _) = crate::input::scan::event(fixed.as_bytes(), 0, &mut Vec::new()).map_err(|_| {
+                    Error::input(Some(ctx.location()), "cannot read the event after replacing invalid UTF-8")
+                })?;
+                return self.event(&ev2, &ctx2, diag);
+            }
+        }
         let name = match &ev.name {
             Loose::Str(s) => s.as_ref(),
             other => {

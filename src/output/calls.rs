@@ -6,7 +6,7 @@
 use std::io::{self, Write};
 
 use crate::estimate::{ThreadCalls, Timeline};
-use crate::js::{write_json_string, write_number, Scalar};
+use crate::js::{write_int, write_json_string, write_number, Scalar};
 use crate::strings::Strings;
 
 /// The format tag written in the header.
@@ -14,7 +14,7 @@ pub const FORMAT: &str = "jscalls-calls/1";
 
 /// Writes the calls JSON. `input` is the input's file name, for the header.
 pub fn write_calls(out: &mut dyn Write, t: &Timeline, input: &str, engine: &str) -> io::Result<()> {
-    let mut line = String::with_capacity(512);
+    let mut line = String::with_capacity(1 << 16);
     line.push_str("{\n\"format\":\"");
     line.push_str(FORMAT);
     line.push_str("\",\n\"engine\":");
@@ -28,27 +28,27 @@ pub fn write_calls(out: &mut dyn Write, t: &Timeline, input: &str, engine: &str)
     for (pi, th) in t.threads.iter().enumerate() {
         line.clear();
         write_profile_head(&mut line, th);
-        out.write_all(line.as_bytes())?;
         let order = th.canonical_order();
+        let frags = NodeFragments::new(th, &t.strings);
         for (k, &i) in order.iter().enumerate() {
-            line.clear();
-            write_call(&mut line, th, i as usize, &t.strings);
-            if k + 1 < order.len() {
-                line.push(',');
+            write_call(&mut line, th, i as usize, &frags);
+            line.push_str(if k + 1 < order.len() { ",\n" } else { "\n" });
+            if line.len() > (1 << 16) - 1024 {
+                out.write_all(line.as_bytes())?;
+                line.clear();
             }
-            line.push('\n');
-            out.write_all(line.as_bytes())?;
         }
-        out.write_all(if pi + 1 < t.threads.len() { b"]},\n" } else { b"]}\n" })?;
+        line.push_str(if pi + 1 < t.threads.len() { "]},\n" } else { "]}\n" });
+        out.write_all(line.as_bytes())?;
     }
     out.write_all(b"]}\n")
 }
 
 fn write_profile_head(s: &mut String, th: &ThreadCalls) {
     s.push_str("{\"pid\":");
-    s.push_str(&th.pid.to_string());
+    write_int(s, th.pid);
     s.push_str(",\"tid\":");
-    s.push_str(&th.tid.to_string());
+    write_int(s, th.tid);
     s.push_str(",\"profileId\":");
     s.push_str(&th.profile_id);
     s.push_str(",\"threadName\":");
@@ -57,11 +57,11 @@ fn write_profile_head(s: &mut String, th: &ThreadCalls) {
         None => s.push_str("null"),
     }
     s.push_str(",\"sampleCount\":");
-    s.push_str(&th.model.samples.len().to_string());
+    write_int(s, th.model.samples.len() as i64);
     s.push_str(",\"integrated\":");
     s.push_str(if th.skipped.is_none() { "true" } else { "false" });
     s.push_str(",\"callCount\":");
-    s.push_str(&th.calls.len().to_string());
+    write_int(s, th.calls.len() as i64);
     if let Some(note) = th.skipped {
         s.push_str(",\"note\":");
         write_json_string(s, note);
@@ -78,11 +78,59 @@ fn write_field(s: &mut String, v: Scalar, empty_string: bool, strings: &Strings)
     }
 }
 
+/// The per-node tail of a call row (`"nodeDepth":…,"columnNumber":…}`), rendered once per node.
+pub struct NodeFragments {
+    frags: Vec<String>,
+}
+
+impl NodeFragments {
+    /// Renders the fragment of every node of the thread's profile.
+    pub fn new(th: &ThreadCalls, strings: &Strings) -> NodeFragments {
+        let depths = th.node_depths();
+        let frags = th
+            .model
+            .nodes
+            .iter()
+            .zip(depths)
+            .map(|(node, depth)| {
+                let f = &node.frame;
+                let mut s = String::with_capacity(160);
+                s.push_str(",\"nodeDepth\":");
+                if depth == -2 {
+                    s.push_str("null");
+                } else {
+                    write_int(&mut s, depth as i64);
+                }
+                s.push_str(",\"nodeId\":");
+                write_int(&mut s, node.id);
+                s.push_str(",\"sampleIndex\":");
+                let mut tail = String::with_capacity(128);
+                tail.push_str(",\"functionName\":");
+                write_field(&mut tail, f.function_name, true, strings);
+                tail.push_str(",\"url\":");
+                write_field(&mut tail, f.url, true, strings);
+                tail.push_str(",\"scriptId\":");
+                match f.script_id.or_null() {
+                    Some(v) => write_json_string(&mut tail, &v.to_js_string(strings)),
+                    None => tail.push_str("\"\""),
+                }
+                tail.push_str(",\"lineNumber\":");
+                write_field(&mut tail, f.line_number, false, strings);
+                tail.push_str(",\"columnNumber\":");
+                write_field(&mut tail, f.column_number, false, strings);
+                tail.push('}');
+                s.push('\0');
+                s.push_str(&tail);
+                s
+            })
+            .collect();
+        NodeFragments { frags }
+    }
+}
+
 /// Writes one call as the oracle's canonical row.
-pub fn write_call(s: &mut String, th: &ThreadCalls, i: usize, strings: &Strings) {
+pub fn write_call(s: &mut String, th: &ThreadCalls, i: usize, frags: &NodeFragments) {
     let c = &th.calls[i];
-    let node = &th.model.nodes[c.node as usize];
-    let f = &node.frame;
     s.push_str("{\"ts\":");
     write_number(s, c.ts);
     s.push_str(",\"dur\":");
@@ -94,30 +142,12 @@ pub fn write_call(s: &mut String, th: &ThreadCalls, i: usize, strings: &Strings)
     }
     s.push_str(",\"depth\":");
     match th.depth.get(i).copied().flatten() {
-        Some(d) => s.push_str(&d.to_string()),
+        Some(d) => write_int(s, d as i64),
         None => s.push_str("null"),
     }
-    s.push_str(",\"nodeDepth\":");
-    match th.model.node_by_id(node.id) {
-        Some(n) => s.push_str(&th.model.nodes[n as usize].depth.to_string()),
-        None => s.push_str("null"),
-    }
-    s.push_str(",\"nodeId\":");
-    s.push_str(&node.id.to_string());
-    s.push_str(",\"sampleIndex\":");
-    s.push_str(&c.sample_index.to_string());
-    s.push_str(",\"functionName\":");
-    write_field(s, f.function_name, true, strings);
-    s.push_str(",\"url\":");
-    write_field(s, f.url, true, strings);
-    s.push_str(",\"scriptId\":");
-    match f.script_id.or_null() {
-        Some(v) => write_json_string(s, &v.to_js_string(strings)),
-        None => s.push_str("\"\""),
-    }
-    s.push_str(",\"lineNumber\":");
-    write_field(s, f.line_number, false, strings);
-    s.push_str(",\"columnNumber\":");
-    write_field(s, f.column_number, false, strings);
-    s.push('}');
+    let frag = &frags.frags[c.node as usize];
+    let cut = frag.find('\0').expect("fragment marker");
+    s.push_str(&frag[..cut]);
+    write_int(s, c.sample_index);
+    s.push_str(&frag[cut + 1..]);
 }
