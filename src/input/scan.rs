@@ -425,7 +425,7 @@ mod tests {
     #[test]
     fn rejects_what_json_parse_rejects() {
         for (bad, at) in [
-            (r#"{"a":tru}"#, 5),
+            (r#"{"a":tru}"#, 8),
             (r#"{"a" 1}"#, 5),
             (r#"[1,]"#, 3),
             (r#"{"a":1,}"#, 7),
