@@ -5,7 +5,7 @@
 //! The input is read a second time and its events are copied as they are, so memory does not
 //! grow with the input.
 
-use std::io::{self, Write};
+use std::io::Write;
 
 use crate::error::{Diagnostics, Error};
 use crate::estimate::{ThreadCalls, Timeline};
@@ -21,7 +21,6 @@ pub const CALL_CATEGORY: &str = "jscalls";
 struct Copy<'a> {
     out: &'a mut dyn Write,
     n: u64,
-    err: Option<io::Error>,
 }
 
 impl Sink for Copy<'_> {
@@ -36,7 +35,11 @@ impl Sink for Copy<'_> {
             if self.n > 0 {
                 self.out.write_all(b",\n")?;
             }
-            self.out.write_all(raw)
+            // Invalid UTF-8 is written as Node reads it (U+FFFD), so the output stays valid JSON text.
+            match std::str::from_utf8(raw) {
+                Ok(_) => self.out.write_all(raw),
+                Err(_) => self.out.write_all(String::from_utf8_lossy(raw).as_bytes()),
+            }
         })();
         self.n += 1;
         r.map_err(|e| Error::io("cannot write the timeline", e))
@@ -51,12 +54,9 @@ pub fn write_timeline(out: &mut dyn Write, source: &Source, t: &Timeline, max_ev
     out.write_all(b"{\"traceEvents\":[\n").map_err(io)?;
     let reader = source.open()?;
     let mut w = Window::new(reader, source.display_name(), max_event_bytes);
-    let mut copy = Copy { out, n: 0, err: None };
+    let mut copy = Copy { out, n: 0 };
     let mut diag = Diagnostics::default();
     let doc = read_document(&mut w, &mut copy, &mut diag)?;
-    if let Some(e) = copy.err.take() {
-        return Err(io(e));
-    }
     let mut n = copy.n;
     let mut line = String::with_capacity(512);
     if matches!(doc, Document::CpuProfile { .. }) {
@@ -87,7 +87,7 @@ pub fn write_timeline(out: &mut dyn Write, source: &Source, t: &Timeline, max_ev
     out.write_all(b"\n]").map_err(io)?;
     if let Document::Trace { metadata: Some(m), .. } = &doc {
         out.write_all(b",\n\"metadata\":").map_err(io)?;
-        out.write_all(m).map_err(io)?;
+        out.write_all(String::from_utf8_lossy(m).as_bytes()).map_err(io)?;
     }
     out.write_all(b"}\n").map_err(io)?;
     Ok(())

@@ -1,0 +1,20 @@
+//! Inputs that once broke jscalls (found by fuzzing), kept so they stay fixed.
+
+use jscalls::{analyze, Config, Source};
+
+/// Fuzzing: an event whose bytes are not UTF-8 was copied as-is into the timeline, so the
+/// output was not valid JSON text. Such events are now written as Node reads them (U+FFFD).
+#[test]
+fn regression_timeline_keeps_invalid_utf8_out_of_the_output() {
+    let path = "fixtures/bad/fuzz-timeline-invalid-utf8.json";
+    let input = std::fs::read(path).unwrap();
+    assert!(std::str::from_utf8(&input).is_err(), "the input must hold invalid UTF-8");
+    let src = Source::file(path);
+    let a = analyze(&src, &Config::default()).unwrap();
+    let mut out = Vec::new();
+    jscalls::output::timeline::write_timeline(&mut out, &src, &a.timeline, 1 << 30).unwrap();
+    let text = String::from_utf8(out).expect("the timeline is UTF-8");
+    let v: serde_json::Value = serde_json::from_str(&text).expect("the timeline is JSON");
+    assert!(text.contains('\u{FFFD}'));
+    assert_eq!(v["traceEvents"].as_array().unwrap().len() as u64, a.n_events + a.timeline.n_calls() as u64);
+}
