@@ -79,6 +79,8 @@ impl Error {
 pub enum WarningKind {
     /// The input ended inside the event array; the complete events before the cut were used.
     Truncated,
+    /// The gzip stream ended before its end marker (a truncated `.gz`); what it held was used.
+    GzipCut,
     /// A UTF-8 byte order mark was skipped.
     ByteOrderMark,
     /// A trailing comma before `]` or `}` was accepted.
@@ -89,6 +91,10 @@ pub enum WarningKind {
     BadName,
     /// An X/B/E/I event has no numeric `ts` (or a non-numeric `dur`); it was skipped.
     BadTimestamp,
+    /// An event has no `ph` (or not a one-letter one); every handler ignores it.
+    BadPhase,
+    /// Bytes that are not UTF-8 were replaced with U+FFFD, as Node's decoder does.
+    InvalidUtf8,
     /// An event has no numeric integral `pid`/`tid`; it was skipped.
     BadThreadId,
     /// A `ProfileChunk`'s samples and timeDeltas disagree in length (DevTools logs and carries on).
@@ -99,7 +105,7 @@ pub enum WarningKind {
     EmptyProfile,
     /// A sample names a node id that the profile does not have; DevTools drops the sample.
     UnknownSampleNode,
-    /// A node's parent id is unknown; the node is unreachable and ignored.
+    /// Nodes not reachable from the root (unknown, cyclic or self parents); ignored.
     UnknownParent,
     /// An `E` event with no open `B`, or whose `B` has another name or category.
     UnpairedEnd,
@@ -126,17 +132,20 @@ impl WarningKind {
     pub fn code(self) -> &'static str {
         match self {
             WarningKind::Truncated => "truncated",
+            WarningKind::GzipCut => "gzip-cut",
             WarningKind::ByteOrderMark => "byte-order-mark",
             WarningKind::TrailingComma => "trailing-comma",
             WarningKind::NotAnObject => "event-not-object",
             WarningKind::BadName => "bad-name",
             WarningKind::BadTimestamp => "bad-timestamp",
+            WarningKind::BadPhase => "bad-phase",
+            WarningKind::InvalidUtf8 => "invalid-utf8",
             WarningKind::BadThreadId => "bad-pid-tid",
             WarningKind::SamplesDeltasMismatch => "samples-deltas-mismatch",
             WarningKind::ProfileWithoutHead => "profile-without-head",
             WarningKind::EmptyProfile => "empty-profile",
             WarningKind::UnknownSampleNode => "unknown-sample-node",
-            WarningKind::UnknownParent => "unknown-parent",
+            WarningKind::UnknownParent => "unreachable-node",
             WarningKind::UnpairedEnd => "unpaired-end",
             WarningKind::UnclosedBegin => "unclosed-begin",
             WarningKind::ProcessDropped => "process-dropped",

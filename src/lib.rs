@@ -123,7 +123,7 @@ pub fn analyze(source: &Source, cfg: &Config) -> Result<Analysis, Error> {
     let mut w = Window::new(reader, source.display_name(), cfg.max_event_bytes);
     let mut builder = TraceBuilder::new(cfg.limits, cfg.engine);
     let t0 = std::time::Instant::now();
-    let doc = read_document(&mut w, &mut builder, &mut diag)?;
+    let doc = read_document(&mut w, &mut builder, &mut diag, cfg.threads)?;
     let timing = std::env::var_os("JSCALLS_TIMING").is_some();
     if timing {
         eprintln!("timing: read+parse+assemble {:.3}s", t0.elapsed().as_secs_f64());

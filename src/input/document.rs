@@ -88,6 +88,8 @@ struct Walker<'a> {
     w: &'a mut Window,
     diag: &'a mut Diagnostics,
     stack: Vec<u8>,
+    stack2: Vec<u8>,
+    threads: usize,
 }
 
 impl<'a> Walker<'a> {
@@ -179,6 +181,13 @@ impl<'a> Walker<'a> {
 
     fn truncated(&mut self, what: &str) {
         let loc = self.here(None);
+        if self.w.cut_stream {
+            self.diag.push(
+                WarningKind::GzipCut,
+                Some(loc),
+                "the gzip stream ends early (a truncated .gz file); the data it held was used",
+            );
+        }
         self.diag.push(
             WarningKind::Truncated,
             Some(loc),
@@ -186,106 +195,262 @@ impl<'a> Walker<'a> {
         );
     }
 
-    /// One element of `traceEvents` at the cursor. Returns false when the input ends inside it.
-    fn element(&mut self, sink: &mut dyn Sink, index: u64) -> Result<bool, Error> {
-        let start = self.w.offset();
-        let is_object = self.w.rest()[0] == b'{';
-        if !(sink.wants_parsed() && is_object) {
-            let Some(end) = self.scan_len(Some(index), |b, st| scan::skip(b, 0, st))? else { return Ok(false) };
-            let raw = &self.w.rest()[..end];
-            let ctx = EventCtx { index, start, raw, window: self.w, lossy: false };
-            if is_object {
-                sink.raw_event(raw, &ctx)?;
-            } else {
-                let loc = ctx.location();
-                self.diag.push(
-                    WarningKind::NotAnObject,
-                    Some(loc),
-                    "an element of traceEvents is not an object; skipped (DevTools would fail to load the trace)",
-                );
-            }
-            self.w.pos += end;
-            return Ok(true);
-        }
+    /// Streams the elements of `traceEvents`; the cursor is just after `[`.
+    /// Returns (number of elements, whether the input was cut inside the array).
+    ///
+    /// The window is taken a batch at a time. Each batch is scanned into borrowed events, by two
+    /// threads when it is large: the second starts at a guessed event boundary (a newline and
+    /// `{`; a raw newline is never inside a JSON string), and its work is kept only if the
+    /// first thread's last event ends exactly there. The events then go to the sink in file
+    /// order, on this thread.
+    fn events(&mut self, sink: &mut dyn Sink) -> Result<(u64, bool), Error> {
+        let mut index: u64 = 0;
+        let parsed = sink.wants_parsed();
+        // After '[' or ',' the next thing is an element; after an element, ',' or ']'.
+        let mut expect_element = true;
         loop {
-            let n = self.w.rest().len();
-            let Walker { w, diag, stack } = self;
-            match scan::event(w.rest(), 0, stack) {
-                Ok((ev, end)) => {
-                    let raw = &w.rest()[..end];
-                    let ctx = EventCtx { index, start, raw, window: w, lossy: false };
-                    sink.event(&ev, &ctx, diag)?;
-                    w.pos += end;
-                    return Ok(true);
-                }
-                Err(Stop::Syntax(p, what)) => return Err(self.unexpected_at(p, what, Some(index))),
-                Err(Stop::Eof) => {
-                    if !self.w.fill(n)? {
-                        return Ok(false);
+            while self.w.rest().len() < BATCH && self.w.fill(0)? {}
+            // Between batches: the separator after the last element, or the array's end.
+            let rest = self.w.rest();
+            let i = scan::ws(rest, 0);
+            match (rest.get(i), expect_element) {
+                (None, _) => {
+                    self.w.pos += i;
+                    if self.w.fill(0)? {
+                        continue;
                     }
+                    self.truncated("inside the event array (no closing ']')");
+                    return Ok((index, true));
+                }
+                (Some(b']'), _) => {
+                    if expect_element && index > 0 {
+                        let loc = self.w.location(self.w.offset() + i as u64, None);
+                        self.diag.push(WarningKind::TrailingComma, Some(loc), "trailing comma after the last event");
+                    }
+                    self.w.pos += i + 1;
+                    return Ok((index, false));
+                }
+                (Some(b','), false) => {
+                    self.w.pos += i + 1;
+                    expect_element = true;
+                    continue;
+                }
+                (Some(_), false) => {
+                    self.w.pos += i;
+                    return Err(self.unexpected("',' or ']' after an event", index.checked_sub(1)));
+                }
+                (Some(_), true) => self.w.pos += i,
+            }
+            let Walker { w, diag, stack, stack2, threads } = &mut *self;
+            let rest = w.rest();
+            let n = rest.len();
+            let split = if *threads > 1 && n >= MIN_PARALLEL { boundary(rest, n / 2) } else { n };
+            let (a, b) = if split < n {
+                let (a, b) = std::thread::scope(|sc| {
+                    let h = sc.spawn(|| scan_run(rest, split, n, parsed, stack2));
+                    let a = scan_run(rest, 0, split, parsed, stack);
+                    (a, h.join().expect("scan thread"))
+                });
+                // Keep the second half only if the first ended exactly where it started.
+                if a.end == split && a.stop.is_none() && !a.needs_more {
+                    (a, Some(b))
+                } else {
+                    (a, None)
+                }
+            } else {
+                (scan_run(rest, 0, n, parsed, stack), None)
+            };
+            // Deliver the events in file order.
+            let base = w.offset();
+            for e in a.events.iter().chain(b.iter().flat_map(|b| b.events.iter())) {
+                let raw = &rest[e.start..e.end];
+                if raw.len() > w.max_value() {
+                    return Err(Error::input(
+                        Some(w.location(base + e.start as u64, Some(index))),
+                        format!(
+                            "the event is {} bytes, more than the limit of {} (raise it with --max-event-bytes)",
+                            raw.len(),
+                            w.max_value()
+                        ),
+                    ));
+                }
+                let ctx = EventCtx { index, start: base + e.start as u64, raw, window: w, lossy: false };
+                match &e.event {
+                    Some(ev) => sink.event(ev, &ctx, diag)?,
+                    None if e.is_object => sink.raw_event(raw, &ctx)?,
+                    None => {
+                        let loc = ctx.location();
+                        diag.push(
+                            WarningKind::NotAnObject,
+                            Some(loc),
+                            "an element of traceEvents is not an object; skipped (DevTools would fail to load the trace)",
+                        );
+                    }
+                }
+                index += 1;
+            }
+            let last = b.unwrap_or(a);
+            let consumed = last.end;
+            let (stop, needs_more, trailing) = (last.stop, last.needs_more, last.trailing_comma_at);
+            expect_element = last.expect_element;
+            if let Some(t) = trailing {
+                let loc = w.location(base + t as u64, None);
+                diag.push(WarningKind::TrailingComma, Some(loc), "trailing comma after the last event");
+            }
+            match stop {
+                Some(Stop2::ArrayEnd(p)) => {
+                    w.pos += p;
+                    return Ok((index, false));
+                }
+                Some(Stop2::Syntax(p, what)) => {
+                    let event = if what.starts_with("',' or ']'") { index.checked_sub(1) } else { Some(index) };
+                    return Err(self.unexpected_at(p, what, event));
+                }
+                None => {}
+            }
+            w.pos += consumed;
+            if needs_more {
+                // What is left is a cut element: read more, or the input ended inside it.
+                let left = w.rest().len();
+                if !w.fill(left)? {
+                    let what = if expect_element && left > 0 { "in the middle of an event" } else { "inside the event array (no closing ']')" };
+                    self.truncated(what);
+                    return Ok((index, true));
                 }
             }
         }
     }
+}
 
-    /// Streams the elements of `traceEvents`; the cursor is just after `[`.
-    /// Returns (number of elements, whether the input was cut inside the array).
-    fn events(&mut self, sink: &mut dyn Sink) -> Result<(u64, bool), Error> {
-        let mut index: u64 = 0;
-        match self.peek()? {
+/// Bytes scanned per batch.
+const BATCH: usize = 8 << 20;
+/// Batches smaller than this are scanned on one thread.
+const MIN_PARALLEL: usize = 1 << 20;
+
+/// A guessed event boundary at or after `from`: the `{` that starts a line.
+fn boundary(b: &[u8], from: usize) -> usize {
+    let mut i = from;
+    while let Some(k) = memchr::memchr(b'\n', &b[i..]) {
+        let j = scan::ws(b, i + k + 1);
+        if j < b.len() && b[j] == b'{' {
+            return j;
+        }
+        i = i + k + 1;
+        if i >= b.len() {
+            break;
+        }
+    }
+    b.len()
+}
+
+/// One scanned element of `traceEvents`.
+struct Scanned<'a> {
+    start: usize,
+    end: usize,
+    is_object: bool,
+    event: Option<RawEvent<'a>>,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Stop2 {
+    /// The array ended; the position just after `]`.
+    ArrayEnd(usize),
+    /// Malformed JSON.
+    Syntax(usize, &'static str),
+}
+
+/// What a scan of a stretch of the event array found.
+#[derive(Default)]
+struct Run<'a> {
+    events: Vec<Scanned<'a>>,
+    /// How far the scan got: the start of the next element (after its comma), or the end of
+    /// the last element when no comma followed yet.
+    end: usize,
+    /// Why it stopped early.
+    stop: Option<Stop2>,
+    /// The bytes ended inside an element or between elements.
+    needs_more: bool,
+    /// At `end`, the next thing is an element (after a comma).
+    expect_element: bool,
+    /// Where a comma directly followed by `]` was.
+    trailing_comma_at: Option<usize>,
+}
+
+/// Scans elements of the event array from `start` (an element, possibly after whitespace)
+/// until the next element would start at or after `stop_at`, the array ends, or bytes run out.
+fn scan_run<'a>(b: &'a [u8], start: usize, stop_at: usize, parsed: bool, stack: &mut Vec<u8>) -> Run<'a> {
+    let mut run = Run { end: start, expect_element: true, ..Run::default() };
+    let mut i = scan::ws(b, start);
+    loop {
+        if i >= b.len() {
+            run.needs_more = true;
+            return run;
+        }
+        if b[i] == b']' && !run.events.is_empty() {
+            // Right after a comma: a trailing comma.
+            run.trailing_comma_at = Some(run.end.saturating_sub(1));
+            run.stop = Some(Stop2::ArrayEnd(i + 1));
+            return run;
+        }
+        let is_object = b[i] == b'{';
+        let r = if parsed && is_object {
+            scan::event(b, i, stack).map(|(ev, e)| (Some(ev), e))
+        } else {
+            scan::skip(b, i, stack).map(|e| (None, e))
+        };
+        let (event, end) = match r {
+            Ok(x) => x,
+            Err(Stop::Eof) => {
+                run.needs_more = true;
+                return run;
+            }
+            Err(Stop::Syntax(p, what)) => {
+                run.stop = Some(Stop2::Syntax(p, what));
+                return run;
+            }
+        };
+        run.events.push(Scanned { start: i, end, is_object, event });
+        run.end = end;
+        run.expect_element = false;
+        let j = scan::ws(b, end);
+        match b.get(j) {
             None => {
-                self.truncated("inside the event array (no closing ']')");
-                return Ok((0, true));
+                run.needs_more = true;
+                return run;
+            }
+            Some(b',') => {
+                i = scan::ws(b, j + 1);
+                run.end = i;
+                run.expect_element = true;
+                if i >= stop_at {
+                    return run;
+                }
             }
             Some(b']') => {
-                self.w.pos += 1;
-                return Ok((0, false));
+                run.stop = Some(Stop2::ArrayEnd(j + 1));
+                return run;
             }
-            Some(_) => {}
-        }
-        loop {
-            if !self.element(sink, index)? {
-                self.truncated("in the middle of an event");
-                return Ok((index, true));
-            }
-            index += 1;
-            match self.peek()? {
-                Some(b',') => self.w.pos += 1,
-                Some(b']') => {
-                    self.w.pos += 1;
-                    return Ok((index, false));
-                }
-                Some(_) => return Err(self.unexpected("',' or ']' after an event", Some(index - 1))),
-                None => {
-                    self.truncated("inside the event array (no closing ']')");
-                    return Ok((index, true));
-                }
-            }
-            match self.peek()? {
-                Some(b']') => {
-                    let loc = self.here(None);
-                    self.diag.push(WarningKind::TrailingComma, Some(loc), "trailing comma after the last event");
-                    self.w.pos += 1;
-                    return Ok((index, false));
-                }
-                None => {
-                    self.truncated("inside the event array (no closing ']')");
-                    return Ok((index, true));
-                }
-                Some(_) => {}
+            Some(_) => {
+                run.stop = Some(Stop2::Syntax(j, "',' or ']' after an event"));
+                return run;
             }
         }
     }
 }
 
 /// Reads a whole document from `w`, streaming the trace events into `sink`.
-pub(crate) fn read_document(w: &mut Window, sink: &mut dyn Sink, diag: &mut Diagnostics) -> Result<Document, Error> {
+pub(crate) fn read_document(
+    w: &mut Window,
+    sink: &mut dyn Sink,
+    diag: &mut Diagnostics,
+    threads: usize,
+) -> Result<Document, Error> {
     w.fill(0)?;
     if w.rest().starts_with(b"\xEF\xBB\xBF") {
         diag.push(WarningKind::ByteOrderMark, Some(w.location(0, None)), "skipped a UTF-8 byte order mark");
         w.pos += 3;
     }
-    let mut me = Walker { w, diag, stack: Vec::new() };
+    let mut me = Walker { w, diag, stack: Vec::new(), stack2: Vec::new(), threads };
     let doc = match me.peek()? {
         None => return Err(Error::input(None, "the input is empty")),
         Some(b'[') => {

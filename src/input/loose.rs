@@ -90,7 +90,7 @@ impl<'a> Loose<'a> {
     /// A short description of the JSON type, for messages.
     pub fn type_name(&self) -> &'static str {
         match self {
-            Loose::Missing => "nothing",
+            Loose::Missing => "nothing (no such key)",
             Loose::Null => "null",
             Loose::Bool(_) => "a boolean",
             Loose::Num(_) => "a number",

@@ -27,6 +27,8 @@ pub(crate) struct Window {
     /// The largest single value (event) accepted, in bytes.
     max_value: usize,
     name: String,
+    /// The (gzip) stream ended early.
+    pub(crate) cut_stream: bool,
 }
 
 impl Window {
@@ -41,6 +43,7 @@ impl Window {
             eof: false,
             max_value,
             name,
+            cut_stream: false,
         }
     }
 
@@ -48,6 +51,11 @@ impl Window {
     #[inline]
     pub(crate) fn rest(&self) -> &[u8] {
         &self.buf[self.pos..]
+    }
+
+    /// The largest single value accepted.
+    pub(crate) fn max_value(&self) -> usize {
+        self.max_value
     }
 
     /// Absolute offset of `buf[pos]`.
@@ -102,6 +110,13 @@ impl Window {
                     got_any = true;
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => self.buf.truncate(start),
+                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {
+                    // A gzip stream cut short: what was inflated is the input.
+                    self.buf.truncate(start);
+                    self.eof = true;
+                    self.cut_stream = true;
+                    break;
+                }
                 Err(e) => {
                     self.buf.truncate(start);
                     return Err(Error::io(format!("cannot read {}", self.name), e));

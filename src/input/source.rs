@@ -56,10 +56,10 @@ impl Source {
         let joined = head.chain(raw);
         if n == 2 && magic == [0x1f, 0x8b] {
             let decoder = flate2::read::MultiGzDecoder::new(BufReader::with_capacity(1 << 20, joined));
-            Ok(Box::new(Prefetch::spawn(decoder, name)))
+            Ok(Box::new(Prefetch::spawn(decoder)))
         } else if matches!(self, Source::File(_)) {
             // Reading (the kernel's copy) overlaps parsing on the second core.
-            Ok(Box::new(Prefetch::spawn(joined, name)))
+            Ok(Box::new(Prefetch::spawn(joined)))
         } else {
             Ok(Box::new(joined))
         }
@@ -98,28 +98,41 @@ struct Prefetch {
 const PREFETCH_BLOCK: usize = 4 << 20;
 
 impl Prefetch {
-    fn spawn<R: Read + Send + 'static>(mut inner: R, name: String) -> Prefetch {
+    fn spawn<R: Read + Send + 'static>(mut inner: R) -> Prefetch {
         let (tx, rx) = sync_channel::<io::Result<Vec<u8>>>(3);
         thread::Builder::new()
-            .name("jscalls-inflate".into())
+            .name("jscalls-read".into())
             .spawn(move || loop {
                 let mut block = vec![0u8; PREFETCH_BLOCK];
-                match read_full(&mut inner, &mut block) {
-                    Ok(0) => return,
-                    Ok(n) => {
-                        block.truncate(n);
-                        if tx.send(Ok(block)).is_err() {
-                            return;
+                let mut n = 0;
+                let mut err = None;
+                while n < block.len() {
+                    match inner.read(&mut block[n..]) {
+                        Ok(0) => break,
+                        Ok(k) => n += k,
+                        Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                        Err(e) => {
+                            err = Some(io::Error::new(e.kind(), format!("gzip stream: {e}")));
+                            break;
                         }
                     }
-                    Err(e) => {
-                        let e = io::Error::new(e.kind(), format!("{name}: gzip stream: {e}"));
-                        let _ = tx.send(Err(e));
+                }
+                // What was read before an error is handed over first.
+                if n > 0 {
+                    block.truncate(n);
+                    if tx.send(Ok(block)).is_err() {
                         return;
                     }
                 }
+                if let Some(e) = err {
+                    let _ = tx.send(Err(e));
+                    return;
+                }
+                if n == 0 {
+                    return;
+                }
             })
-            .expect("cannot spawn the inflate thread");
+            .expect("cannot spawn the reader thread");
         Prefetch { rx, cur: Vec::new(), pos: 0, done: false }
     }
 }

@@ -125,6 +125,10 @@ pub struct ProfileModel {
     pub n_shared: u64,
     /// Samples whose id names no node (dropped by DevTools).
     pub n_unknown_samples: u64,
+    /// Nodes whose id an earlier node already has (the later one wins the id lookup).
+    pub n_duplicate_ids: u64,
+    /// Nodes not reachable from the root: unknown, cyclic or self parents (ignored).
+    pub n_unreachable: u64,
 }
 
 /// Interns call frames by the fields `framesAreEqual` compares.
@@ -209,8 +213,11 @@ impl ProfileModel {
         // The protocol tree: children from `parent` fields when the first node has no `children`.
         let mut by_id: FxHashMap<i64, usize> = FxHashMap::default();
         by_id.reserve(nodes.len());
+        let mut n_duplicate_ids = 0u64;
         for (i, n) in nodes.iter().enumerate() {
-            by_id.insert(n.id, i);
+            if by_id.insert(n.id, i).is_some() {
+                n_duplicate_ids += 1;
+            }
         }
         let mut children: Vec<Option<Vec<i64>>> = nodes.iter().map(|n| n.children.clone()).collect();
         if children[0].is_none() {
@@ -256,6 +263,11 @@ impl ProfileModel {
             let Some(src) = src else { continue };
             let depth = parsed[parent as usize].depth + 1;
             if depth as i64 >= limits.max_depth as i64 {
+                // A cycle also grows without end; name it when that is the cause.
+                let why = cycle_message(nodes, &children, &by_id);
+                if why.contains("its own ancestor") {
+                    return Err(fail(why));
+                }
                 return Err(fail(format!(
                     "the node tree is deeper than the limit of {} frames (raise it with --max-depth)",
                     limits.max_depth
@@ -314,6 +326,8 @@ impl ProfileModel {
             trace_ids: raw.trace_ids.clone(),
             n_shared,
             n_unknown_samples: 0,
+            n_duplicate_ids,
+            n_unreachable: seen[1..].iter().filter(|s| !**s).count() as u64,
         };
         if !model.samples.is_empty() {
             // sortSamples: a stable sort of (timestamp, sample) by timestamp; the result has as

@@ -723,11 +723,19 @@ impl TraceBuilder {
             let skipped = if cpu_profile_origin {
                 None
             } else if !kept.contains(&pid) {
-                diag.push(
-                    WarningKind::ProcessDropped,
-                    None,
-                    format!("process {pid} has no valid frame URL; DevTools drops it, so thread {pid}:{tid} gets no calls"),
-                );
+                if self.generic {
+                    diag.push(
+                        WarningKind::ThreadWithoutEvents,
+                        None,
+                        format!("process {pid} has no trace events; DevTools computes no calls for thread {pid}:{tid}"),
+                    );
+                } else {
+                    diag.push(
+                        WarningKind::ProcessDropped,
+                        None,
+                        format!("process {pid} has no valid frame URL; DevTools drops it, so thread {pid}:{tid} gets no calls"),
+                    );
+                }
                 Some("process dropped by RendererHandler (no frame URL / not a renderer)")
             } else if n_entries == 0 && self.version == EngineVersion::V0_0_65 {
                 diag.push(
@@ -772,6 +780,23 @@ pub fn report_model(model: &ProfileModel, what: &str, at: Location, diag: &mut D
             format!("{what}: {} sample(s) name node ids the profile does not have; dropped, as in DevTools", model.n_unknown_samples),
         );
     }
+    if model.n_duplicate_ids > 0 {
+        diag.push(
+            WarningKind::DuplicateNodeId,
+            Some(at),
+            format!("{what}: {} node(s) reuse an id of an earlier node; the later one wins, as in DevTools", model.n_duplicate_ids),
+        );
+    }
+    if model.n_unreachable > 0 {
+        diag.push(
+            WarningKind::UnknownParent,
+            Some(at),
+            format!(
+                "{what}: {} node(s) are not reachable from the root (an unknown, cyclic or self parent); ignored, as in DevTools",
+                model.n_unreachable
+            ),
+        );
+    }
     if model.n_shared > 0 {
         diag.push(
             WarningKind::SharedNode,
@@ -806,7 +831,7 @@ impl Sink for TraceBuilder {
                 || (matches!(ev.phase(), b'X' | b'I' | b'B') && self.finder.find(args).is_some());
             if parsed && !ctx.lossy && std::str::from_utf8(args).is_err() {
                 diag.push(
-                    WarningKind::Other,
+                    WarningKind::InvalidUtf8,
                     Some(ctx.location()),
                     "invalid UTF-8 in an event; replaced with U+FFFD as Node's decoder does",
                 );
@@ -830,6 +855,13 @@ impl Sink for TraceBuilder {
             }
         };
         let ph = ev.phase();
+        if ph == 0 && !matches!(name, "Profile" | "ProfileChunk") {
+            diag.push_with(
+                WarningKind::BadPhase,
+                || Some(ctx.location()),
+                || format!("'{name}' has {} as its ph, not a one-letter string; ignored, as DevTools does", ev.ph.type_name()),
+            );
+        }
         match name {
             "Profile" | "ProfileChunk" => self.samples_event(name, ev, ctx, diag)?,
             "CpuProfile" => {
@@ -927,11 +959,11 @@ pub fn raw_from_cpuprofile(
         nodes.push(node_from_json(n, false, strings).map_err(|m| fail(format!("nodes[{k}]: {m}")))?);
     }
     let start_time = json.start_time.num().ok_or_else(|| {
-        fail(format!("startTime is {}, not a number", json.start_time.type_name()))
+        fail(format!("expected startTime to be a number, found {}", json.start_time.type_name()))
     })?;
     let end_time = match &json.end_time {
         Loose::Num(n) => *n,
-        other => return Err(fail(format!("endTime is {}, not a number", other.type_name()))),
+        other => return Err(fail(format!("expected endTime to be a number, found {}", other.type_name()))),
     };
     if let Some(d) = &json.time_deltas {
         if d.n_non_numbers > 0 {

@@ -56,7 +56,7 @@ pub fn write_timeline(out: &mut dyn Write, source: &Source, t: &Timeline, max_ev
     let mut w = Window::new(reader, source.display_name(), max_event_bytes);
     let mut copy = Copy { out, n: 0 };
     let mut diag = Diagnostics::default();
-    let doc = read_document(&mut w, &mut copy, &mut diag)?;
+    let doc = read_document(&mut w, &mut copy, &mut diag, 2)?;
     let mut n = copy.n;
     let mut line = String::with_capacity(512);
     if matches!(doc, Document::CpuProfile { .. }) {
@@ -87,7 +87,7 @@ pub fn write_timeline(out: &mut dyn Write, source: &Source, t: &Timeline, max_ev
     out.write_all(b"\n]").map_err(io)?;
     if let Document::Trace { metadata: Some(m), .. } = &doc {
         out.write_all(b",\n\"metadata\":").map_err(io)?;
-        out.write_all(String::from_utf8_lossy(m).as_bytes()).map_err(io)?;
+        out.write_all(String::from_utf8_lossy(m.as_slice()).as_bytes()).map_err(io)?;
     }
     out.write_all(b"}\n").map_err(io)?;
     Ok(())

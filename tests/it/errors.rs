@@ -1,0 +1,394 @@
+//! The error catalogue (README, "Bad input"): every way input can be wrong, and exactly what
+//! jscalls says about it: an error with its position, or warnings with theirs.
+
+use std::io::Write;
+
+use jscalls::{analyze, Config, Source};
+
+use crate::support::{cpuprofile, node, trace, x};
+
+/// What jscalls reports for `input`: `error: …`, or one `warning: …` line per kept warning
+/// followed by `calls: N`.
+fn report(input: &[u8], cfg: &Config) -> String {
+    match analyze(&Source::Memory(input.into()), cfg) {
+        Err(e) => format!("error: {e}"),
+        Ok(a) => {
+            let mut s: Vec<String> = a.diagnostics.warnings().iter().map(|w| format!("warning: {w}")).collect();
+            s.push(format!("calls: {}", a.timeline.n_calls()));
+            s.join("\n")
+        }
+    }
+}
+
+fn gz(bytes: &[u8]) -> Vec<u8> {
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    e.write_all(bytes).unwrap();
+    e.finish().unwrap()
+}
+
+/// A small valid trace: one profile, one FunctionCall, three samples (a, a, b).
+fn ok_trace() -> String {
+    let nodes = [node(1, "(root)", &[2]), node(2, "a", &[3]), node(3, "b", &[])];
+    trace(&nodes, &[2, 2, 3], &[100.0; 3], "", &[x("FunctionCall", 50.0, 400.0)])
+}
+
+fn ok_profile() -> String {
+    cpuprofile(&[node(1, "(root)", &[2]), node(2, "a", &[])], &[2, 2], &[100.0, 100.0], 0.0, 200.0)
+}
+
+/// A trace whose events are given as JSON text (pid 1 tid 1 Profile + chunk with `chunk_data`).
+fn chunk_trace(cpu_profile: &str, time_deltas: &str, extra: &str) -> String {
+    format!(
+        r#"[{{"name":"Profile","ph":"P","pid":1,"tid":1,"ts":0,"id":"0x1","args":{{"data":{{}}}}}},
+{{"name":"ProfileChunk","ph":"P","pid":1,"tid":2,"ts":0,"id":"0x1","args":{{"data":{{"cpuProfile":{cpu_profile},"timeDeltas":{time_deltas}}}}}}},
+{{"name":"FunctionCall","ph":"X","pid":1,"tid":1,"ts":50,"dur":1000}}{extra}]"#
+    )
+}
+
+const NODES3: &str = r#"[{"id":1,"callFrame":{"functionName":"(root)","scriptId":0}},{"id":2,"parent":1,"callFrame":{"functionName":"a","scriptId":1}},{"id":3,"parent":2,"callFrame":{"functionName":"b","scriptId":1}}]"#;
+
+struct Case {
+    name: &'static str,
+    input: Vec<u8>,
+    cfg: fn(&mut Config),
+}
+
+fn none(_: &mut Config) {}
+
+fn cases() -> Vec<Case> {
+    let t = ok_trace();
+    let big_string = format!(r#"[{{"name":"Log","ph":"I","pid":1,"tid":1,"ts":1,"args":{{"m":"{}"}}}}]"#, "x".repeat(20 << 20));
+    let deep_args = format!(
+        r#"[{{"name":"Deep","ph":"X","pid":1,"tid":1,"ts":1,"dur":1,"args":{}1{}}}]"#,
+        "[".repeat(100_000),
+        "]".repeat(100_000)
+    );
+    let deep_nodes = {
+        let mut n = vec![r#"{"id":1,"callFrame":{"functionName":"(root)","scriptId":0}}"#.to_owned()];
+        for i in 2..=1_200 {
+            n.push(format!(r#"{{"id":{i},"parent":{},"callFrame":{{"functionName":"f","scriptId":1,"lineNumber":{i}}}}}"#, i - 1));
+        }
+        chunk_trace(&format!(r#"{{"nodes":[{}],"samples":[1200]}}"#, n.join(",")), "[100]", "")
+    };
+    let cut_at = t.find("\"name\":\"FunctionCall\"").unwrap();
+    vec![
+        Case { name: "empty file", input: b"".to_vec(), cfg: none },
+        Case { name: "whitespace only", input: b"  \n\t ".to_vec(), cfg: none },
+        Case { name: "not JSON", input: b"hello trace".to_vec(), cfg: none },
+        Case { name: "binary garbage", input: vec![0u8, 159, 146, 150], cfg: none },
+        Case { name: "wrong top-level shape: a number", input: b"42".to_vec(), cfg: none },
+        Case { name: "object that is neither trace nor profile", input: br#"{"events":[]}"#.to_vec(), cfg: none },
+        Case { name: "traceEvents is not an array", input: br#"{"traceEvents":{"a":1}}"#.to_vec(), cfg: none },
+        Case { name: "two traceEvents keys", input: br#"{"traceEvents":[],"traceEvents":[]}"#.to_vec(), cfg: none },
+        Case { name: "UTF-8 byte order mark", input: [b"\xEF\xBB\xBF".as_slice(), t.as_bytes()].concat(), cfg: none },
+        Case { name: "truncated array (no closing ])", input: t[..t.len() - 1].as_bytes().to_vec(), cfg: none },
+        Case { name: "truncated in the middle of an event", input: t[..cut_at + 10].as_bytes().to_vec(), cfg: none },
+        Case {
+            name: "truncated object (no closing })",
+            input: format!(r#"{{"traceEvents":{}"#, t).into_bytes(),
+            cfg: none,
+        },
+        Case { name: "truncated gzip", input: gz(t.as_bytes())[..60].to_vec(), cfg: none },
+        Case { name: "trailing comma", input: format!("{},]", &t[..t.len() - 1]).into_bytes(), cfg: none },
+        Case { name: "concatenated traces", input: format!("{t}\n{t}").into_bytes(), cfg: none },
+        Case { name: "element that is not an object", input: t.replacen('[', "[17,", 1).into_bytes(), cfg: none },
+        Case {
+            name: "event without ts",
+            input: t.replace(r#""ts":50,"dur":400"#, r#""dur":400"#).into_bytes(),
+            cfg: none,
+        },
+        Case { name: "event without ph", input: t.replace(r#""ph":"X","ts":50"#, r#""ts":50"#).into_bytes(), cfg: none },
+        Case { name: "non-numeric ts", input: t.replace(r#""ts":50,"#, r#""ts":"50","#).into_bytes(), cfg: none },
+        Case { name: "huge timestamp (1e400)", input: t.replace(r#""ts":50,"#, r#""ts":1e400,"#).into_bytes(), cfg: none },
+        Case { name: "non-numeric dur", input: t.replace(r#""dur":400"#, r#""dur":true"#).into_bytes(), cfg: none },
+        Case {
+            name: "event without a name",
+            input: t.replace(r#""name":"FunctionCall","#, "").into_bytes(),
+            cfg: none,
+        },
+        Case { name: "string pid", input: t.replace(r#""pid":0,"tid":0,"cat""#, r#""pid":"0","tid":0,"cat""#).into_bytes(), cfg: none },
+        Case {
+            name: "samples and timeDeltas disagree",
+            input: chunk_trace(&format!(r#"{{"nodes":{NODES3},"samples":[2,3,3]}}"#), "[100,100]", "").into_bytes(),
+            cfg: none,
+        },
+        Case {
+            name: "unknown node id in samples",
+            input: chunk_trace(&format!(r#"{{"nodes":{NODES3},"samples":[2,77,3]}}"#), "[100,100,100]", "").into_bytes(),
+            cfg: none,
+        },
+        Case {
+            name: "parent cycle",
+            input: chunk_trace(
+                r#"{"nodes":[{"id":1,"callFrame":{"functionName":"(root)"}},{"id":2,"parent":1,"callFrame":{"functionName":"a"}},{"id":3,"parent":2,"callFrame":{"functionName":"b"}},{"id":2,"parent":3,"callFrame":{"functionName":"c"}}],"samples":[2]}"#,
+                "[100]",
+                "",
+            )
+            .into_bytes(),
+            cfg: none,
+        },
+        Case {
+            name: "duplicate node ids",
+            input: chunk_trace(
+                r#"{"nodes":[{"id":1,"callFrame":{"functionName":"(root)"}},{"id":2,"parent":1,"callFrame":{"functionName":"a"}},{"id":2,"parent":1,"callFrame":{"functionName":"a2"}}],"samples":[2,2]}"#,
+                "[100,100]",
+                "",
+            )
+            .into_bytes(),
+            cfg: none,
+        },
+        Case {
+            name: "a node that is its own parent",
+            input: chunk_trace(
+                r#"{"nodes":[{"id":1,"callFrame":{"functionName":"(root)"}},{"id":2,"parent":1,"callFrame":{"functionName":"a"}},{"id":3,"parent":3,"callFrame":{"functionName":"self"}}],"samples":[2,3]}"#,
+                "[100,100]",
+                "",
+            )
+            .into_bytes(),
+            cfg: none,
+        },
+        Case {
+            name: "node without callFrame",
+            input: chunk_trace(r#"{"nodes":[{"id":1}],"samples":[1]}"#, "[100]", "").into_bytes(),
+            cfg: none,
+        },
+        Case {
+            name: "node id that is not an integer",
+            input: chunk_trace(r#"{"nodes":[{"id":"one","callFrame":{"functionName":"(root)"}}],"samples":[1]}"#, "[100]", "")
+                .into_bytes(),
+            cfg: none,
+        },
+        Case {
+            name: "timeDeltas with a string",
+            input: chunk_trace(&format!(r#"{{"nodes":{NODES3},"samples":[2,3]}}"#), r#"[100,"x"]"#, "").into_bytes(),
+            cfg: none,
+        },
+        Case {
+            name: "chunks without a Profile head",
+            input: chunk_trace(&format!(r#"{{"nodes":{NODES3},"samples":[2,3]}}"#), "[100,100]", "")
+                .replace(r#"{"name":"Profile","ph":"P","pid":1,"tid":1,"ts":0,"id":"0x1","args":{"data":{}}},"#, "")
+                .into_bytes(),
+            cfg: none,
+        },
+        Case {
+            name: "chunk before its Profile head",
+            input: format!(
+                r#"[{{"name":"ProfileChunk","ph":"P","pid":1,"tid":2,"ts":0,"id":"0x1","args":{{"data":{{"cpuProfile":{{"nodes":{NODES3},"samples":[2,3]}},"timeDeltas":[100,100]}}}}}},
+{{"name":"Profile","ph":"P","pid":1,"tid":1,"ts":0,"id":"0x1","args":{{"data":{{}}}}}},
+{{"name":"FunctionCall","ph":"X","pid":1,"tid":1,"ts":50,"dur":1000}}]"#
+            )
+            .into_bytes(),
+            cfg: none,
+        },
+        Case {
+            name: "profile id reused across processes",
+            input: format!(
+                "{},\n{}]",
+                &chunk_trace(&format!(r#"{{"nodes":{NODES3},"samples":[2,3]}}"#), "[100,100]", "")[..].trim_end_matches(']'),
+                &chunk_trace(&format!(r#"{{"nodes":{NODES3},"samples":[3,3]}}"#), "[100,100]", "").replace(r#""pid":1"#, r#""pid":9"#)[1..]
+                    .trim_end_matches(']')
+            )
+            .into_bytes(),
+            cfg: none,
+        },
+        Case { name: "ProfileChunk without args", input: chunk_trace("{}", "[]", ",{\"name\":\"ProfileChunk\",\"ph\":\"P\",\"pid\":1,\"id\":\"0x1\"}").into_bytes(), cfg: none },
+        Case {
+            name: "B and E with different names",
+            input: t.replacen('[', r#"[{"name":"Outer","ph":"B","pid":0,"tid":0,"ts":60},{"name":"Inner","ph":"E","pid":0,"tid":0,"ts":70},"#, 1).into_bytes(),
+            cfg: none,
+        },
+        Case { name: "invalid JSON inside args", input: t.replace(r#""dur":400}"#, r#""dur":400,"args":{"a":tru}}"#).into_bytes(), cfg: none },
+        Case { name: "raw control character in a string", input: t.replace("FunctionCall", "Function\u{1}Call").into_bytes(), cfg: none },
+        Case { name: "invalid escape", input: t.replace("FunctionCall", "Function\\qCall").into_bytes(), cfg: none },
+        Case {
+            name: "invalid UTF-8 in args that are read",
+            input: [&t.as_bytes()[..t.len() - 1], b",{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":0,\"tid\":0,\"args\":{\"name\":\"Main\xff\"}}]"].concat(),
+            cfg: none,
+        },
+        Case { name: "20 MB string", input: big_string.into_bytes(), cfg: none },
+        Case { name: "100 000 nested arrays in args", input: deep_args.into_bytes(), cfg: none },
+        Case { name: "stack deeper than --max-depth", input: deep_nodes.into_bytes(), cfg: |c| c.limits.max_depth = 1_000 },
+        Case { name: "event larger than --max-event-bytes", input: t.clone().into_bytes(), cfg: |c| c.max_event_bytes = 100 },
+        Case { name: "cpuprofile: no nodes", input: ok_profile().replace(r#""nodes":[{"#, r#""nodes":[],"x":[{"#).into_bytes(), cfg: none },
+        Case {
+            name: "cpuprofile: startTime missing",
+            input: ok_profile().replace(r#","startTime":0"#, "").into_bytes(),
+            cfg: none,
+        },
+        Case {
+            name: "cpuprofile: neither hitCount nor samples",
+            input: ok_profile().replace(r#""samples":[2, 2],"#, "").into_bytes(),
+            cfg: none,
+        },
+        Case {
+            name: "cpuprofile: legacy head format",
+            input: br#"{"head":{"id":1,"functionName":"(root)","children":[]},"startTime":0,"endTime":1}"#.to_vec(),
+            cfg: none,
+        },
+        Case {
+            name: "cpuprofile: negative time deltas",
+            input: cpuprofile(&[node(1, "(root)", &[2, 3]), node(2, "a", &[]), node(3, "b", &[])], &[2, 3, 2], &[100.0, 100.0, -150.0], 0.0, 200.0)
+                .into_bytes(),
+            cfg: none,
+        },
+    ]
+}
+
+/// The reviewed reports, in case order.
+const EXPECTED: &[&str] = &[
+    // empty file
+    r#"error: the input is empty"#,
+    // whitespace only
+    r#"error: the input is empty"#,
+    // not JSON
+    r#"error: 1:1: expected '[' (a trace) or '{' (a trace object or a .cpuprofile), found 'h'"#,
+    // binary garbage
+    r#"error: 1:1: expected '[' (a trace) or '{' (a trace object or a .cpuprofile), found byte 0x00"#,
+    // wrong top-level shape: a number
+    r#"error: 1:1: expected '[' (a trace) or '{' (a trace object or a .cpuprofile), found '4'"#,
+    // object that is neither trace nor profile
+    r#"error: 1:1: expected a trace ({"traceEvents": [...]}) or a CPU profile ({"nodes": [...], "samples": [...], "timeDeltas": [...]}); this object has neither"#,
+    // traceEvents is not an array
+    r#"error: 1:16: expected '[' (traceEvents must be an array), found '{'"#,
+    // two traceEvents keys
+    r#"error: 1:33: a second "traceEvents" key in the top-level object"#,
+    // UTF-8 byte order mark
+    r#"warning: 1:1: skipped a UTF-8 byte order mark [byte-order-mark]
+calls: 2"#,
+    // truncated array (no closing ])
+    r#"warning: 3:80: the input ends inside the event array (no closing ']'); the complete events before the cut were used [truncated]
+calls: 2"#,
+    // truncated in the middle of an event
+    r#"warning: 3:1: the input ends in the middle of an event; the complete events before the cut were used [truncated]
+warning: process 0 has no trace events; DevTools computes no calls for thread 0:0 [thread-without-events]
+calls: 0"#,
+    // truncated object (no closing })
+    r#"warning: 3:81: the input ends inside the top-level object (no closing '}'); the complete events before the cut were used [truncated]
+calls: 2"#,
+    // truncated gzip
+    r#"warning: 1:2: the gzip stream ends early (a truncated .gz file); the data it held was used [gzip-cut]
+warning: 1:2: the input ends in the middle of an event; the complete events before the cut were used [truncated]
+calls: 0"#,
+    // trailing comma
+    r#"warning: 3:80: trailing comma after the last event [trailing-comma]
+calls: 2"#,
+    // concatenated traces
+    r#"error: 4:1: expected the end of the input after the JSON document (concatenated documents are not supported), found '['"#,
+    // element that is not an object
+    r#"warning: 1:2 (event 0): an element of traceEvents is not an object; skipped (DevTools would fail to load the trace) [event-not-object]
+calls: 2"#,
+    // event without ts
+    r#"warning: 3:1 (event 2): 'FunctionCall' (X) has no numeric ts; skipped [bad-timestamp]
+warning: process 0 has no trace events; DevTools computes no calls for thread 0:0 [thread-without-events]
+calls: 0"#,
+    // event without ph
+    r#"warning: 3:1 (event 2): 'FunctionCall' has nothing (no such key) as its ph, not a one-letter string; ignored, as DevTools does [bad-phase]
+warning: process 0 has no trace events; DevTools computes no calls for thread 0:0 [thread-without-events]
+calls: 0"#,
+    // non-numeric ts
+    r#"warning: 3:1 (event 2): 'FunctionCall' (X) has no numeric ts; skipped [bad-timestamp]
+warning: process 0 has no trace events; DevTools computes no calls for thread 0:0 [thread-without-events]
+calls: 0"#,
+    // huge timestamp (1e400)
+    r#"warning: 3:1 (event 2): 'FunctionCall' (X) has no numeric ts; skipped [bad-timestamp]
+warning: process 0 has no trace events; DevTools computes no calls for thread 0:0 [thread-without-events]
+calls: 0"#,
+    // non-numeric dur
+    r#"warning: 3:1 (event 2): 'FunctionCall' has a dur that is a boolean, not a number; skipped [bad-timestamp]
+warning: process 0 has no trace events; DevTools computes no calls for thread 0:0 [thread-without-events]
+calls: 0"#,
+    // event without a name
+    r#"warning: 3:1 (event 2): event has nothing (no such key) as its name, not a string; skipped (DevTools fails on such events) [bad-name]
+warning: process 0 has no trace events; DevTools computes no calls for thread 0:0 [thread-without-events]
+calls: 0"#,
+    // string pid
+    r#"warning: 3:1 (event 2): 'FunctionCall' (X) has no integral pid/tid; skipped [bad-pid-tid]
+warning: process 0 has no trace events; DevTools computes no calls for thread 0:0 [thread-without-events]
+calls: 0"#,
+    // samples and timeDeltas disagree
+    r#"warning: 2:1 (event 1): ProfileChunk: the profile now has 3 samples but 2 timeDeltas; DevTools logs 'Failed to parse CPU profile' and carries on [samples-deltas-mismatch]
+calls: 2"#,
+    // unknown node id in samples
+    r#"warning: 1:2 (event 0): thread 1:1: 1 sample(s) name node ids the profile does not have; dropped, as in DevTools [unknown-sample-node]
+calls: 2"#,
+    // parent cycle
+    r#"error: 1:2 (event 0): profile "0x1" of thread 1:1: node 2 is its own ancestor (a cycle through its children/parent links)"#,
+    // duplicate node ids
+    r#"warning: 1:2 (event 0): thread 1:1: 1 node(s) reuse an id of an earlier node; the later one wins, as in DevTools [duplicate-node-id]
+warning: 1:2 (event 0): thread 1:1: 1 node(s) are not reachable from the root (an unknown, cyclic or self parent); ignored, as in DevTools [unreachable-node]
+warning: 1:2 (event 0): thread 1:1: 1 node(s) are listed under more than one parent; each copy is kept, as in DevTools [shared-node]
+calls: 1"#,
+    // a node that is its own parent
+    r#"warning: 1:2 (event 0): thread 1:1: 1 sample(s) name node ids the profile does not have; dropped, as in DevTools [unknown-sample-node]
+warning: 1:2 (event 0): thread 1:1: 1 node(s) are not reachable from the root (an unknown, cyclic or self parent); ignored, as in DevTools [unreachable-node]
+calls: 1"#,
+    // node without callFrame
+    r#"error: 2:1 (event 1): ProfileChunk: node 0: node 1 has no callFrame object (DevTools fails on this)"#,
+    // node id that is not an integer
+    r#"error: 2:1 (event 1): ProfileChunk: node 0: the node id is a string, not an integer"#,
+    // timeDeltas with a string
+    r#"error: 2:1 (event 1): ProfileChunk: timeDeltas[1] is not a number"#,
+    // chunks without a Profile head
+    r#"warning: 2:1 (event 0): profile "0x1" of process 1 has chunks but no Profile event; DevTools drops it [profile-without-head]
+calls: 0"#,
+    // chunk before its Profile head
+    r#"calls: 2"#,
+    // profile id reused across processes
+    r#"calls: 4"#,
+    // ProfileChunk without args
+    r#"warning: 3:69 (event 3): ProfileChunk without args: DevTools fails to load such a trace; skipped [devtools-would-fail]
+warning: 1:2 (event 0): profile "0x1" of thread 1:1 has no nodes; DevTools skips it [empty-profile]
+calls: 0"#,
+    // B and E with different names
+    r#"warning: 1:52 (event 1): 'E' event 'Inner' closes a 'B' event with another name or category; the begin keeps duration 0 as in DevTools [unpaired-end]
+calls: 2"#,
+    // invalid JSON inside args
+    r#"error: 3:95 (event 2): expected true, found '}'"#,
+    // raw control character in a string
+    r#"error: 3:47 (event 2): expected a string without raw control characters, found byte 0x01"#,
+    // invalid escape
+    r#"error: 3:48 (event 2): expected a valid escape after '\', found 'q'"#,
+    // invalid UTF-8 in args that are read
+    r#"warning: 3:81 (event 3): invalid UTF-8 in an event; replaced with U+FFFD as Node's decoder does [invalid-utf8]
+calls: 2"#,
+    // 20 MB string
+    r#"calls: 0"#,
+    // 100 000 nested arrays in args
+    r#"calls: 0"#,
+    // stack deeper than --max-depth
+    r#"error: 1:2 (event 0): profile "0x1" of thread 1:1: the node tree is deeper than the limit of 1000 frames (raise it with --max-depth)"#,
+    // event larger than --max-event-bytes
+    r#"error: 2:1 (event 1): the event is 526 bytes, more than the limit of 100 (raise it with --max-event-bytes)"#,
+    // cpuprofile: no nodes
+    r#"error: 1:1: profile: the profile has no nodes"#,
+    // cpuprofile: startTime missing
+    r#"error: 1:1: expected startTime to be a number, found nothing (no such key)"#,
+    // cpuprofile: neither hitCount nor samples
+    r#"error: 1:1: profile: neither hitCount nor samples are present in the profile"#,
+    // cpuprofile: legacy head format
+    r#"error: 1:1: the legacy .cpuprofile format (a 'head' tree instead of 'nodes') is not supported"#,
+    // cpuprofile: negative time deltas
+    r#"calls: 2"#,
+];
+
+#[test]
+fn error_catalogue() {
+    let got: Vec<(String, String)> = cases()
+        .into_iter()
+        .map(|c| {
+            let mut cfg = Config::default();
+            (c.cfg)(&mut cfg);
+            (c.name.to_owned(), report(&c.input, &cfg))
+        })
+        .collect();
+    if std::env::var_os("JSCALLS_PRINT_CATALOGUE").is_some() {
+        for (n, r) in &got {
+            println!("### {n}\n{r}");
+        }
+    }
+    assert!(got.len() >= 30);
+    assert_eq!(got.len(), EXPECTED.len(), "one expected report per case");
+    for ((name, r), want) in got.iter().zip(EXPECTED) {
+        assert_eq!(r, want, "case: {name}");
+    }
+}
