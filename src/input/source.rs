@@ -89,10 +89,21 @@ fn read_full(r: &mut dyn Read, buf: &mut [u8]) -> io::Result<usize> {
 
 /// Reads from `inner` on a background thread in large blocks, a few blocks ahead.
 struct Prefetch {
-    rx: Receiver<io::Result<Vec<u8>>>,
+    rx: Option<Receiver<io::Result<Vec<u8>>>>,
     cur: Vec<u8>,
     pos: usize,
     done: bool,
+    handle: Option<thread::JoinHandle<()>>,
+}
+
+impl Drop for Prefetch {
+    /// Stops the reader thread and waits for it: no thread outlives its input.
+    fn drop(&mut self) {
+        drop(self.rx.take()); // its next send fails, and it returns
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
 }
 
 const PREFETCH_BLOCK: usize = 4 << 20;
@@ -100,7 +111,7 @@ const PREFETCH_BLOCK: usize = 4 << 20;
 impl Prefetch {
     fn spawn<R: Read + Send + 'static>(mut inner: R) -> Prefetch {
         let (tx, rx) = sync_channel::<io::Result<Vec<u8>>>(3);
-        thread::Builder::new()
+        let handle = thread::Builder::new()
             .name("jscalls-read".into())
             .spawn(move || loop {
                 let mut block = vec![0u8; PREFETCH_BLOCK];
@@ -133,7 +144,7 @@ impl Prefetch {
                 }
             })
             .expect("cannot spawn the reader thread");
-        Prefetch { rx, cur: Vec::new(), pos: 0, done: false }
+        Prefetch { rx: Some(rx), cur: Vec::new(), pos: 0, done: false, handle: Some(handle) }
     }
 }
 
@@ -143,7 +154,8 @@ impl Read for Prefetch {
             if self.done {
                 return Ok(0);
             }
-            match self.rx.recv() {
+            let Some(rx) = &self.rx else { return Ok(0) };
+            match rx.recv() {
                 Ok(Ok(block)) => {
                     self.cur = block;
                     self.pos = 0;
