@@ -129,11 +129,18 @@ pub fn estimate_thread(
             Mode::Trace | Mode::Integrator => {
                 let entries: &mut Vec<Entry> = &mut work.entries;
                 integrator::sort_entries(entries);
-                let (mut calls, errors) =
-                    integrator::build_profile_calls(&work.model, entries, trace_ids, cfg);
+                let (calls, errors) = integrator::build_profile_calls(&work.model, entries, trace_ids, cfg);
                 let mut self_time = vec![None; calls.len()];
                 let mut depth = vec![None; calls.len()];
-                tree::treify(entries, &mut calls, &mut self_time, &mut depth);
+                let mut order: Vec<u32> = (0..calls.len() as u32).collect();
+                if mode == Mode::Integrator {
+                    // A bare profile's calls are sorted (start, then longer first) before the tree.
+                    order.sort_by(|&a, &b| {
+                        let (a, b) = (&calls[a as usize], &calls[b as usize]);
+                        cmp_f64(a.ts, b.ts).then_with(|| cmp_f64(b.ts + b.dur, a.ts + a.dur))
+                    });
+                }
+                tree::treify(entries, &calls, &order, &mut self_time, &mut depth);
                 (calls, self_time, depth, errors)
             }
             Mode::CpuProfile => {

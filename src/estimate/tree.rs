@@ -4,10 +4,17 @@
 use super::Call;
 use crate::model::trace::Entry;
 
-/// Fills `self_time` and `depth` of `calls` (in push order) by walking the merge of the
-/// sorted `entries` with the calls, as the RendererHandler does. Calls that overflow their
-/// parent get no tree node and keep `None`.
-pub fn treify(entries: &[Entry], calls: &mut [Call], self_time: &mut [Option<f64>], depth: &mut [Option<i32>]) {
+/// Fills `self_time` and `depth` of `calls` by walking the merge of the sorted `entries` with
+/// the calls taken in `order` (push order for a trace, as the RendererHandler merges them;
+/// sorted for a bare profile, as the oracle's integrator mode sorts them). Calls that
+/// overflow their parent get no tree node and keep `None`.
+pub fn treify(
+    entries: &[Entry],
+    calls: &[Call],
+    order: &[u32],
+    self_time: &mut [Option<f64>],
+    depth: &mut [Option<i32>],
+) {
     // Stack of (is_call, index, ts, end, self time).
     struct Open {
         call: Option<usize>,
@@ -23,7 +30,8 @@ pub fn treify(entries: &[Entry], calls: &mut [Call], self_time: &mut [Option<f64
     let (mut ei, mut ci) = (0usize, 0usize);
     loop {
         // mergeEventsInOrder(entries, calls): the entry first unless the call sorts before it.
-        let take_entry = match (entries.get(ei), calls.get(ci)) {
+        let next_call = order.get(ci).map(|&k| &calls[k as usize]);
+        let take_entry = match (entries.get(ei), next_call) {
             (Some(e), Some(c)) => e.ts < c.ts || (e.ts == c.ts && e.end() > c.ts + c.dur),
             (Some(_), None) => true,
             (None, Some(_)) => false,
@@ -33,8 +41,9 @@ pub fn treify(entries: &[Entry], calls: &mut [Call], self_time: &mut [Option<f64
             let e = &entries[ei];
             (e.ts, e.dur, None)
         } else {
-            let c = &calls[ci];
-            (c.ts, c.dur, Some(ci))
+            let k = order[ci] as usize;
+            let c = &calls[k];
+            (c.ts, c.dur, Some(k))
         };
         let end = ts + dur;
         loop {

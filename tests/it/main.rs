@@ -2,6 +2,7 @@
 
 mod conformance;
 mod errors;
+mod properties;
 mod regressions;
 mod spec_tables;
 mod timeline;
