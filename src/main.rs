@@ -262,6 +262,12 @@ fn write_output(path: Option<&Path>, f: impl FnOnce(&mut dyn Write) -> Result<()
                 .suffix(".tmp")
                 .tempfile_in(&dir)
                 .map_err(|e| Error::io(ctx("create a temporary file for"), e))?;
+            // If interrupted, remove the temporary file and stop (nothing half-written stays).
+            let tmp_path = tmp.path().to_path_buf();
+            let _ = ctrlc::set_handler(move || {
+                let _ = fs::remove_file(&tmp_path);
+                std::process::exit(130);
+            });
             let mut w = BufWriter::with_capacity(1 << 20, tmp);
             f(&mut w)?;
             let tmp = w.into_inner().map_err(|e| Error::io(ctx("write"), e.into_error()))?;
