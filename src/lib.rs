@@ -118,36 +118,57 @@ pub struct Analysis {
 
 /// Reads `source` and estimates its calls.
 pub fn analyze(source: &Source, cfg: &Config) -> Result<Analysis, Error> {
+    let (diag, assembled) = assemble(source, cfg)?;
+    let kind = assembled.kind;
+    let n_events = assembled.n_events;
+    let timeline = estimate_model(assembled, cfg);
+    Ok(Analysis { timeline, diagnostics: diag, kind, n_events })
+}
+
+/// The input read and assembled: per-thread profiles and events, ready to estimate.
+#[derive(Debug)]
+pub struct Assembled {
+    /// What the input was.
+    pub kind: InputKind,
+    /// Trace events read.
+    pub n_events: u64,
+    /// The threads to estimate.
+    pub threads: Vec<ThreadWork>,
+    mode: estimate::Mode,
+    strings: strings::Strings,
+    trace_ids: Vec<String>,
+}
+
+/// Reads every event of `source` into `sink` (the scan alone; for measurements).
+pub fn scan_all(source: &Source, sink: &mut dyn input::document::Sink, cfg: &Config) -> Result<Diagnostics, Error> {
+    let mut diag = Diagnostics::default();
+    let mut w = Window::new(source.open()?, source.display_name(), cfg.max_event_bytes);
+    read_document(&mut w, sink, &mut diag, cfg.threads)?;
+    Ok(diag)
+}
+
+/// Reads `source` and assembles its profiles and per-thread events (everything before the estimate).
+pub fn assemble(source: &Source, cfg: &Config) -> Result<(Diagnostics, Assembled), Error> {
     let mut diag = Diagnostics::default();
     let reader = source.open()?;
     let mut w = Window::new(reader, source.display_name(), cfg.max_event_bytes);
     let mut builder = TraceBuilder::new(cfg.limits, cfg.engine);
-    let t0 = std::time::Instant::now();
     let doc = read_document(&mut w, &mut builder, &mut diag, cfg.threads)?;
-    let timing = std::env::var_os("JSCALLS_TIMING").is_some();
-    if timing {
-        eprintln!("timing: read+parse+assemble {:.3}s", t0.elapsed().as_secs_f64());
-    }
-    let icfg = IntegratorConfig { show_all_events: cfg.show_all_events, version: cfg.engine };
     match doc {
         Document::Trace { metadata, n_events, .. } => {
-            let t1 = std::time::Instant::now();
             let tm = builder.finish(metadata.as_deref(), &mut diag)?;
-            if timing {
-                eprintln!("timing: finish (profile models) {:.3}s", t1.elapsed().as_secs_f64());
-            }
-            let t2 = std::time::Instant::now();
             let mode = if tm.cpu_profile_origin { estimate::Mode::CpuProfile } else { estimate::Mode::Trace };
-            let threads = estimate::estimate_all(tm.threads, mode, &tm.trace_ids, icfg, cfg.threads);
-            if timing {
-                eprintln!("timing: estimate {:.3}s", t2.elapsed().as_secs_f64());
-            }
-            Ok(Analysis {
-                timeline: Timeline { mode, strings: tm.strings, threads },
-                diagnostics: diag,
-                kind: InputKind::Trace,
-                n_events,
-            })
+            Ok((
+                diag,
+                Assembled {
+                    kind: InputKind::Trace,
+                    n_events,
+                    threads: tm.threads,
+                    mode,
+                    strings: tm.strings,
+                    trace_ids: tm.trace_ids,
+                },
+            ))
         }
         Document::CpuProfile { fields, location } => {
             let mut strings = strings::Strings::default();
@@ -164,7 +185,7 @@ pub fn analyze(source: &Source, cfg: &Config) -> Result<Analysis, Error> {
                 let model =
                     ProfileModel::new(&raw, &mut strings, &mut FrameKeys::default(), cfg.limits, "profile", Some(location))?;
                 report_model(&model, "profile", location, &mut diag);
-                let work = ThreadWork {
+                threads.push(ThreadWork {
                     pid: 1,
                     tid: 1,
                     profile_id: "\"0x1\"".to_owned(),
@@ -172,17 +193,18 @@ pub fn analyze(source: &Source, cfg: &Config) -> Result<Analysis, Error> {
                     model,
                     entries: Vec::new(),
                     skipped: None,
-                };
-                threads.push(estimate::estimate_thread(work, mode, &[], icfg));
+                });
             }
-            Ok(Analysis {
-                timeline: Timeline { mode, strings, threads },
-                diagnostics: diag,
-                kind: InputKind::CpuProfile,
-                n_events: 0,
-            })
+            Ok((diag, Assembled { kind: InputKind::CpuProfile, n_events: 0, threads, mode, strings, trace_ids: Vec::new() }))
         }
     }
+}
+
+/// Estimates the calls of an assembled input.
+pub fn estimate_model(a: Assembled, cfg: &Config) -> Timeline {
+    let icfg = IntegratorConfig { show_all_events: cfg.show_all_events, version: cfg.engine };
+    let threads = estimate::estimate_all(a.threads, a.mode, &a.trace_ids, icfg, cfg.threads);
+    Timeline { mode: a.mode, strings: a.strings, threads }
 }
 
 /// Parses the kept top-level fields of a `.cpuprofile`.

@@ -1,0 +1,89 @@
+//! Throughput of each stage on one input (default: the recorded Chromium trace in fixtures/;
+//! set JSCALLS_BENCH_INPUT to use another file, e.g. one made by the gentrace example).
+//!
+//! ```text
+//! cargo bench --bench stages
+//! JSCALLS_BENCH_INPUT=bench-data/g100.json cargo bench --bench stages
+//! ```
+//!
+//! Stages: `read` (open, inflate, read every byte), `parse` (scan every event, no model),
+//! `assemble` (scan + TraceBuilder + profile models), `estimate` (the integrator and the tree
+//! on an assembled model), `write_calls` and `write_timeline` (to a sink). Throughput is in
+//! bytes of (uncompressed) input per second.
+
+use std::io::Read;
+
+use criterion::{black_box, criterion_group, criterion_main, BatchSize, Criterion, Throughput};
+use jscalls::error::Diagnostics;
+use jscalls::input::document::{EventCtx, RawEvent, Sink};
+use jscalls::{analyze, Config, Source};
+
+fn input() -> Source {
+    let path = std::env::var("JSCALLS_BENCH_INPUT").unwrap_or_else(|_| "fixtures/chrome-ui.json.gz".into());
+    Source::file(path)
+}
+
+fn input_bytes(src: &Source) -> u64 {
+    let mut r = src.open().unwrap();
+    std::io::copy(&mut r, &mut std::io::sink()).unwrap()
+}
+
+/// A sink that only counts events: the cost of scanning.
+struct Count(u64);
+
+impl Sink for Count {
+    fn event(&mut self, ev: &RawEvent<'_>, _: &EventCtx<'_>, _: &mut Diagnostics) -> Result<(), jscalls::Error> {
+        self.0 += ev.phase() as u64;
+        Ok(())
+    }
+}
+
+fn stages(c: &mut Criterion) {
+    let src = input();
+    let n = input_bytes(&src);
+    let cfg = Config::default();
+    let mut g = c.benchmark_group("stages");
+    g.throughput(Throughput::Bytes(n));
+    g.sample_size(10);
+    g.bench_function("read", |b| {
+        b.iter(|| {
+            let mut r = src.open().unwrap();
+            let mut buf = vec![0u8; 1 << 20];
+            let mut total = 0;
+            loop {
+                let k = r.read(&mut buf).unwrap();
+                if k == 0 {
+                    break;
+                }
+                total += k;
+            }
+            black_box(total)
+        })
+    });
+    g.bench_function("parse", |b| {
+        b.iter(|| {
+            let mut sink = Count(0);
+            jscalls::scan_all(&src, &mut sink, &cfg).unwrap();
+            black_box(sink.0)
+        })
+    });
+    g.bench_function("assemble", |b| b.iter(|| black_box(jscalls::assemble(&src, &cfg).unwrap().1.threads.len())));
+    g.bench_function("estimate", |b| {
+        b.iter_batched(
+            || jscalls::assemble(&src, &cfg).unwrap(),
+            |(_, m)| black_box(jscalls::estimate_model(m, &cfg).n_calls()),
+            BatchSize::LargeInput,
+        )
+    });
+    let a = analyze(&src, &cfg).unwrap();
+    g.bench_function("write_calls", |b| {
+        b.iter(|| jscalls::output::calls::write_calls(&mut std::io::sink(), &a.timeline, "x", "e").unwrap())
+    });
+    g.bench_function("write_timeline", |b| {
+        b.iter(|| jscalls::output::timeline::write_timeline(&mut std::io::sink(), &src, &a.timeline, 1 << 30).unwrap())
+    });
+    g.finish();
+}
+
+criterion_group!(benches, stages);
+criterion_main!(benches);
