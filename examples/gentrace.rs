@@ -464,8 +464,9 @@ fn main() -> io::Result<()> {
             let end = g.task(s, frame, k * 3 + i as u64)?;
             now = now.max(end);
         }
+        // Unrelated threads: about 4 samples per KB overall, as in a real 100 µs recording.
         for (pid, tid) in [(1000, 1), (2000, 11), (4000, 1), (4000, 5), (1000, 9)] {
-            let n = 3 + g.rng.below(6);
+            let n = 20 + g.rng.below(30);
             g.bulk(pid, tid, now - 3000, n)?;
         }
         k += 1;

@@ -107,6 +107,8 @@ pub struct ProfileModel {
     id_to_node: FxHashMap<i64, u32>,
     /// Sample node ids in time order ([`UNKNOWN_ID`] for unknown ones).
     pub samples: Vec<i64>,
+    /// The node each sample resolves to ([`NONE`] for an unknown id), in time order.
+    pub sample_nodes: Vec<u32>,
     /// Sample times in ms, in time order, plus one extra (when there are samples).
     pub timestamps: Vec<f64>,
     /// `(garbage collector)`, `(program)`, `(idle)` among the root's children.
@@ -317,6 +319,7 @@ impl ProfileModel {
             nodes: parsed,
             id_to_node,
             samples: raw.samples.clone().unwrap_or_default(),
+            sample_nodes: Vec::new(),
             timestamps: Vec::new(),
             gc,
             program,
@@ -331,15 +334,19 @@ impl ProfileModel {
         };
         if !model.samples.is_empty() {
             // sortSamples: a stable sort of (timestamp, sample) by timestamp; the result has as
-            // many entries as there are timestamps.
-            let samples = std::mem::take(&mut model.samples);
-            let mut order: Vec<u32> = (0..timestamps.len() as u32).collect();
-            // All finite (checked above), so partial_cmp is total; -0 and 0 tie, as `a - b` does.
-            order.sort_by(|&a, &b| {
-                timestamps[a as usize].partial_cmp(&timestamps[b as usize]).unwrap_or(std::cmp::Ordering::Equal)
-            });
-            model.samples = order.iter().map(|&i| samples.get(i as usize).copied().unwrap_or(UNKNOWN_ID)).collect();
-            timestamps = order.iter().map(|&i| timestamps[i as usize]).collect();
+            // many entries as there are timestamps. Usually the samples are in order already.
+            let mut samples = std::mem::take(&mut model.samples);
+            samples.resize(timestamps.len(), UNKNOWN_ID);
+            if !timestamps.windows(2).all(|w| w[0] <= w[1]) {
+                let mut order: Vec<u32> = (0..timestamps.len() as u32).collect();
+                // All finite (checked above), so partial_cmp is total; -0 and 0 tie, as `a - b` does.
+                order.sort_by(|&a, &b| {
+                    timestamps[a as usize].partial_cmp(&timestamps[b as usize]).unwrap_or(std::cmp::Ordering::Equal)
+                });
+                samples = order.iter().map(|&i| samples[i as usize]).collect();
+                timestamps = order.iter().map(|&i| timestamps[i as usize]).collect();
+            }
+            model.samples = samples;
             // normalizeTimestamps: µs → ms, plus one extra timestamp one mean interval later.
             for t in &mut timestamps {
                 *t /= 1000.0;
@@ -361,8 +368,9 @@ impl ProfileModel {
                 }
             }
             model.timestamps = timestamps;
+            model.sample_nodes = model.samples.iter().map(|&s| model.node_by_id(s).unwrap_or(NONE)).collect();
             model.fix_missing_samples();
-            model.n_unknown_samples = model.samples.iter().filter(|&&s| model.node_by_id(s).is_none()).count() as u64;
+            model.n_unknown_samples = model.sample_nodes.iter().filter(|&&n| n == NONE).count() as u64;
         } else {
             model.timestamps = timestamps;
         }
@@ -381,7 +389,7 @@ impl ProfileModel {
     /// The parsed node of sample `i`.
     #[inline]
     pub fn node_by_index(&self, i: usize) -> Option<u32> {
-        self.samples.get(i).and_then(|&id| self.node_by_id(id))
+        self.sample_nodes.get(i).copied().filter(|&n| n != NONE)
     }
 
     /// The node's depth-0 ancestor (the node itself for depth ≤ 0).
@@ -408,18 +416,24 @@ impl ProfileModel {
         let gc_id = self.gc.map(|g| self.nodes[g as usize].id).unwrap_or(-1);
         let idle_id = self.idle.map(|g| self.nodes[g as usize].id).unwrap_or(-1);
         let is_system = |id: i64| id == program_id || id == gc_id || id == idle_id;
-        let mut prev_id = self.samples[0];
-        let mut id = self.samples[1];
+        // The window holds (id, node) pairs; node lookups were done once per sample.
+        let (mut prev_id, mut prev_node) = (self.samples[0], self.sample_nodes[0]);
+        let (mut id, mut node) = (self.samples[1], self.sample_nodes[1]);
         for i in 1..n - 1 {
-            let next_id = self.samples[i + 1];
-            let (Some(prev), Some(next)) = (self.node_by_id(prev_id), self.node_by_id(next_id)) else {
+            let (next_id, next_node) = (self.samples[i + 1], self.sample_nodes[i + 1]);
+            if prev_node == NONE || next_node == NONE {
                 continue;
-            };
-            if id == program_id && !is_system(prev_id) && !is_system(next_id) && self.bottom(prev) == self.bottom(next) {
-                self.samples[i] = prev_id;
             }
-            prev_id = id;
-            id = next_id;
+            if id == program_id
+                && !is_system(prev_id)
+                && !is_system(next_id)
+                && self.bottom(prev_node) == self.bottom(next_node)
+            {
+                self.samples[i] = prev_id;
+                self.sample_nodes[i] = prev_node;
+            }
+            (prev_id, prev_node) = (id, node);
+            (id, node) = (next_id, next_node);
         }
     }
 
