@@ -118,10 +118,21 @@ pub struct Analysis {
 
 /// Reads `source` and estimates its calls.
 pub fn analyze(source: &Source, cfg: &Config) -> Result<Analysis, Error> {
+    // JSCALLS_TIMING=1 prints the time of each stage on stderr (for measurements).
+    let timing = std::env::var_os("JSCALLS_TIMING").is_some();
+    let t0 = std::time::Instant::now();
     let (diag, assembled) = assemble(source, cfg)?;
+    let t1 = std::time::Instant::now();
     let kind = assembled.kind;
     let n_events = assembled.n_events;
     let timeline = estimate_model(assembled, cfg);
+    if timing {
+        eprintln!(
+            "jscalls: timing: read+parse+assemble {:.3} s, estimate {:.3} s",
+            (t1 - t0).as_secs_f64(),
+            t1.elapsed().as_secs_f64()
+        );
+    }
     Ok(Analysis { timeline, diagnostics: diag, kind, n_events })
 }
 
@@ -156,7 +167,11 @@ pub fn assemble(source: &Source, cfg: &Config) -> Result<(Diagnostics, Assembled
     let doc = read_document(&mut w, &mut builder, &mut diag, cfg.threads)?;
     match doc {
         Document::Trace { metadata, n_events, .. } => {
+            let t = std::time::Instant::now();
             let tm = builder.finish(metadata.as_deref(), &mut diag)?;
+            if std::env::var_os("JSCALLS_TIMING").is_some() {
+                eprintln!("jscalls: timing: profile models {:.3} s", t.elapsed().as_secs_f64());
+            }
             let mode = if tm.cpu_profile_origin { estimate::Mode::CpuProfile } else { estimate::Mode::Trace };
             Ok((
                 diag,

@@ -128,7 +128,18 @@ impl Common {
     }
 }
 
+/// The temporary output file being written, removed if jscalls is interrupted.
+static PENDING: std::sync::Mutex<Option<PathBuf>> = std::sync::Mutex::new(None);
+
 fn main() -> ExitCode {
+    // SIGINT, SIGTERM, SIGHUP: remove the temporary output (if any) and stop, so that nothing
+    // half-written stays behind. The lock also waits for a rename in progress to finish.
+    let _ = ctrlc::set_handler(|| {
+        if let Some(p) = PENDING.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            let _ = fs::remove_file(p);
+        }
+        std::process::exit(130);
+    });
     let cli = Cli::parse();
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
@@ -262,12 +273,7 @@ fn write_output(path: Option<&Path>, f: impl FnOnce(&mut dyn Write) -> Result<()
                 .suffix(".tmp")
                 .tempfile_in(&dir)
                 .map_err(|e| Error::io(ctx("create a temporary file for"), e))?;
-            // If interrupted, remove the temporary file and stop (nothing half-written stays).
-            let tmp_path = tmp.path().to_path_buf();
-            let _ = ctrlc::set_handler(move || {
-                let _ = fs::remove_file(&tmp_path);
-                std::process::exit(130);
-            });
+            *PENDING.lock().unwrap_or_else(|e| e.into_inner()) = Some(tmp.path().to_path_buf());
             let mut w = BufWriter::with_capacity(1 << 20, tmp);
             f(&mut w)?;
             let tmp = w.into_inner().map_err(|e| Error::io(ctx("write"), e.into_error()))?;
@@ -282,7 +288,9 @@ fn write_output(path: Option<&Path>, f: impl FnOnce(&mut dyn Write) -> Result<()
                     .set_permissions(fs::Permissions::from_mode(mode))
                     .map_err(|e| Error::io(ctx("set the permissions of"), e))?;
             }
+            let mut pending = PENDING.lock().unwrap_or_else(|e| e.into_inner());
             tmp.persist(path).map_err(|e| Error::io(ctx("rename the output into"), e.error))?;
+            *pending = None;
             Ok(())
         }
     }

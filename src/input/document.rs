@@ -323,9 +323,9 @@ impl<'a> Walker<'a> {
 }
 
 /// Bytes scanned per batch.
-const BATCH: usize = 8 << 20;
+const BATCH: usize = 1 << 20;
 /// Batches smaller than this are scanned on one thread.
-const MIN_PARALLEL: usize = 1 << 20;
+const MIN_PARALLEL: usize = 256 << 10;
 
 /// A guessed event boundary at or after `from`: the `{` that starts a line.
 fn boundary(b: &[u8], from: usize) -> usize {

@@ -54,7 +54,14 @@ struct ThreadEvents {
 }
 
 /// `isJSInvocationEvent` and the reset names, as entry flags.
+#[inline]
 pub fn flags_for_name(name: &str) -> u8 {
+    let b = name.as_bytes();
+    // Most names are none of these: decide on the first byte before comparing strings.
+    match b.first() {
+        Some(b'R' | b'F' | b'E' | b'v' | b'V') => {}
+        _ => return 0,
+    }
     match name {
         "RunTask" => RESET,
         "RunMicrotasks" => RESET | INVOCATION,
@@ -272,12 +279,26 @@ impl TraceBuilder {
         if !id.truthy() {
             return Ok(0);
         }
-        let Some(key) = id.property_key() else { return Ok(0) };
-        let n = self.trace_ids.len() as u32 + 1;
-        let idx = *self.trace_id_index.entry(key.clone()).or_insert(n);
-        if idx == n {
-            self.trace_ids.push(key);
+        // The property key, without allocating for the usual number or string id.
+        let mut num = ryu_js::Buffer::new();
+        let key: std::borrow::Cow<str> = match id {
+            Loose::Num(n) if n.fract() == 0.0 && n.abs() < 1e15 => {
+                let mut b = itoa::Buffer::new();
+                std::borrow::Cow::Owned(b.format(*n as i64).to_owned())
+            }
+            Loose::Num(n) => std::borrow::Cow::Borrowed(num.format(*n)),
+            Loose::Str(s) => std::borrow::Cow::Borrowed(s.as_ref()),
+            other => match other.property_key() {
+                Some(k) => std::borrow::Cow::Owned(k),
+                None => return Ok(0),
+            },
+        };
+        if let Some(&idx) = self.trace_id_index.get(key.as_ref()) {
+            return Ok(idx);
         }
+        let idx = self.trace_ids.len() as u32 + 1;
+        self.trace_ids.push(key.clone().into_owned());
+        self.trace_id_index.insert(key.into_owned(), idx);
         Ok(idx)
     }
 
@@ -806,6 +827,23 @@ pub fn report_model(model: &ProfileModel, what: &str, at: Location, diag: &mut D
     }
 }
 
+/// False for names that are surely none of the ones the builder looks at by name.
+#[inline]
+fn maybe_special(name: &str) -> bool {
+    matches!(
+        (name.len(), name.as_bytes().first()),
+        (7, Some(b'P')) // Profile
+            | (12, Some(b'P')) // ProfileChunk
+            | (10, Some(b'C' | b'c')) // CpuProfile, CommitLoad
+            | (11, Some(b't')) // thread_name
+            | (20, Some(b'T')) // TracingStartedInPage
+            | (23, Some(b'T' | b'F')) // TracingStartedInBrowser, FrameCommittedInBrowser
+            | (25, Some(b'T')) // TracingSessionIdForWorker
+            | (29, Some(b'A')) // AuctionWorkletDoneWithProcess
+            | (30, Some(b'A')) // AuctionWorkletRunningInProcess
+    )
+}
+
 /// Names whose `args` the builder reads.
 fn reads_args(name: &str) -> bool {
     matches!(
@@ -855,6 +893,20 @@ impl Sink for TraceBuilder {
             }
         };
         let ph = ev.phase();
+        // Only a few names matter beyond the phase; most events skip the comparisons.
+        if !maybe_special(name) {
+            if matches!(ph, b'X' | b'I' | b'B' | b'E') {
+                return self.renderer_event(name, ph, ev, ctx, diag);
+            }
+            if ph == 0 {
+                diag.push_with(
+                    WarningKind::BadPhase,
+                    || Some(ctx.location()),
+                    || format!("'{name}' has {} as its ph, not a one-letter string; ignored, as DevTools does", ev.ph.type_name()),
+                );
+            }
+            return Ok(());
+        }
         if ph == 0 && !matches!(name, "Profile" | "ProfileChunk") {
             diag.push_with(
                 WarningKind::BadPhase,
