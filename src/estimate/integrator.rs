@@ -65,21 +65,8 @@ pub fn build_profile_calls(
     cfg: IntegratorConfig,
 ) -> (Vec<Call>, u64) {
     let seeds = seeds(model);
-    let id = |n: Option<u32>| n.map(|n| model.nodes[n as usize].id);
-    let mut st = State {
-        model,
-        trace_ids,
-        cfg,
-        out: Vec::with_capacity(seeds.len() / 4),
-        js: Vec::new(),
-        locks: Vec::new(),
-        fake: false,
-        n_truncates: 0,
-        last_time: 0.0,
-        cand: Vec::new(),
-        meta_ids: [id(model.program), Some(model.nodes[0].id), id(model.idle), id(model.gc)],
-        n_console_errors: 0,
-    };
+    let mut st = State::new(model, trace_ids, cfg);
+    st.out.reserve(seeds.len() / 4);
 
     // The merge (§3.3): an event goes first when it starts earlier, or at the same time and
     // ends later; on a full tie the sample (a ProfileCall) goes first.
@@ -175,6 +162,24 @@ fn seeds(model: &ProfileModel) -> Vec<Seed> {
 }
 
 impl<'m> State<'m> {
+    fn new(model: &'m ProfileModel, trace_ids: &'m [String], cfg: IntegratorConfig) -> State<'m> {
+        let id = |n: Option<u32>| n.map(|n| model.nodes[n as usize].id);
+        State {
+            model,
+            trace_ids,
+            cfg,
+            out: Vec::new(),
+            js: Vec::new(),
+            locks: Vec::new(),
+            fake: false,
+            n_truncates: 0,
+            last_time: 0.0,
+            cand: Vec::new(),
+            meta_ids: [id(model.program), Some(model.nodes[0].id), id(model.idle), id(model.gc)],
+            n_console_errors: 0,
+        }
+    }
+
     #[inline]
     fn top_lock(&self) -> usize {
         self.locks.last().copied().unwrap_or(0)
@@ -392,20 +397,7 @@ mod tests {
         // Node 3 resolves to the copy under `a` (parsed last), so b's stack is a > b.
         let (m, strings) = basic();
         let cfg = IntegratorConfig { show_all_events: false, version: EngineVersion::V0_0_65 };
-        let mut st = State {
-            model: &m,
-            trace_ids: &[],
-            cfg,
-            out: Vec::new(),
-            js: Vec::new(),
-            locks: Vec::new(),
-            fake: false,
-            n_truncates: 0,
-            last_time: 0.0,
-            cand: Vec::new(),
-            meta_ids: [None; 4],
-            n_console_errors: 0,
-        };
+        let mut st = State::new(&m, &[], cfg);
         let mut stacks = Vec::new();
         for s in seeds(&m) {
             st.fill_seed_stack(&s);

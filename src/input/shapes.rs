@@ -77,6 +77,26 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for MaybeObj<T> {
     }
 }
 
+/// `args` whose part of interest is `args.data` (most events' `args`).
+#[derive(Debug, DeriveDeserialize)]
+#[serde(bound(deserialize = "T: Deserialize<'de>"))]
+pub struct Args<T> {
+    /// `args.data`.
+    #[serde(default)]
+    pub data: MaybeObj<T>,
+}
+
+/// `args` of a `Profile` event.
+pub type ProfileArgs<'a> = Args<ProfileData<'a>>;
+/// `args` of a synthetic `CpuProfile` (ph X) event.
+pub type CpuProfileArgs<'a> = Args<CpuProfileData<'a>>;
+/// `args` of `TracingStartedInBrowser`.
+pub type StartedArgs<'a> = Args<StartedData<'a>>;
+/// `args` of `FrameCommittedInBrowser` and `CommitLoad`.
+pub type FrameArgs<'a> = Args<FrameInfo<'a>>;
+/// `args` of `AuctionWorkletRunningInProcess` / `AuctionWorkletDoneWithProcess`.
+pub type WorkletArgs<'a> = Args<WorkletData<'a>>;
+
 /// `args` of a `ProfileChunk`.
 #[derive(Debug, DeriveDeserialize, Default)]
 pub struct ChunkArgs<'a> {
@@ -191,13 +211,6 @@ pub struct CpuProfileJson<'a> {
     pub head: Option<IgnoredAny>,
 }
 
-/// `args` of a `Profile` event.
-#[derive(Debug, DeriveDeserialize, Default)]
-pub struct ProfileArgs<'a> {
-    /// `args.data`.
-    #[serde(default, borrow)]
-    pub data: MaybeObj<ProfileData<'a>>,
-}
 
 /// `args.data` of a `Profile` event.
 #[derive(Debug, DeriveDeserialize, Default)]
@@ -207,13 +220,6 @@ pub struct ProfileData<'a> {
     pub source: Loose<'a>,
 }
 
-/// `args` of a synthetic `CpuProfile` (ph X) event.
-#[derive(Debug, DeriveDeserialize, Default)]
-pub struct CpuProfileArgs<'a> {
-    /// `args.data`.
-    #[serde(default, borrow)]
-    pub data: MaybeObj<CpuProfileData<'a>>,
-}
 
 /// `args.data` of a `CpuProfile` event.
 #[derive(Debug, DeriveDeserialize, Default)]
@@ -240,13 +246,6 @@ pub struct FrameInfo<'a> {
     pub parent: Loose<'a>,
 }
 
-/// `args` of `TracingStartedInBrowser`.
-#[derive(Debug, DeriveDeserialize, Default)]
-pub struct StartedArgs<'a> {
-    /// `args.data`.
-    #[serde(default, borrow)]
-    pub data: MaybeObj<StartedData<'a>>,
-}
 
 /// `args.data` of `TracingStartedInBrowser`.
 #[derive(Debug, DeriveDeserialize, Default)]
@@ -256,13 +255,6 @@ pub struct StartedData<'a> {
     pub frames: Option<Vec<FrameInfo<'a>>>,
 }
 
-/// `args` of `FrameCommittedInBrowser` and `CommitLoad`.
-#[derive(Debug, DeriveDeserialize, Default)]
-pub struct FrameArgs<'a> {
-    /// `args.data`.
-    #[serde(default, borrow)]
-    pub data: MaybeObj<FrameInfo<'a>>,
-}
 
 /// `args` of `thread_name`.
 #[derive(Debug, DeriveDeserialize, Default)]
@@ -272,13 +264,6 @@ pub struct NameArgs<'a> {
     pub name: Loose<'a>,
 }
 
-/// `args` of `AuctionWorkletRunningInProcess` / `AuctionWorkletDoneWithProcess`.
-#[derive(Debug, DeriveDeserialize, Default)]
-pub struct WorkletArgs<'a> {
-    /// `args.data`.
-    #[serde(default, borrow)]
-    pub data: MaybeObj<WorkletData<'a>>,
-}
 
 /// `args.data` of the auction worklet events.
 #[derive(Debug, DeriveDeserialize, Default)]

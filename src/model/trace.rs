@@ -461,7 +461,7 @@ impl TraceBuilder {
             "TracingStartedInBrowser" => {
                 let a: shapes::StartedArgs = match ev.args {
                     Some(a) => parse_args(a, ctx, "TracingStartedInBrowser args")?,
-                    None => shapes::StartedArgs::default(),
+                    None => shapes::Args { data: MaybeObj::Missing },
                 };
                 let Some(data) = a.data.obj() else {
                     diag.push(

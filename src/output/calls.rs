@@ -135,6 +135,16 @@ pub fn write_call(s: &mut String, th: &ThreadCalls, i: usize, frags: &NodeFragme
     write_number(s, c.ts);
     s.push_str(",\"dur\":");
     write_number(s, c.dur);
+    write_tree_fields(s, th, i);
+    let frag = &frags.frags[c.node as usize];
+    let cut = frag.find('\0').expect("fragment marker");
+    s.push_str(&frag[..cut]);
+    write_int(s, c.sample_index);
+    s.push_str(&frag[cut + 1..]);
+}
+
+/// Writes `,"selfTime":…,"depth":…` of call `i` (`null` for a call the flame chart drops).
+pub fn write_tree_fields(s: &mut String, th: &ThreadCalls, i: usize) {
     s.push_str(",\"selfTime\":");
     match th.self_time.get(i).copied().flatten() {
         Some(v) => write_number(s, v),
@@ -145,9 +155,4 @@ pub fn write_call(s: &mut String, th: &ThreadCalls, i: usize, frags: &NodeFragme
         Some(d) => write_int(s, d as i64),
         None => s.push_str("null"),
     }
-    let frag = &frags.frags[c.node as usize];
-    let cut = frag.find('\0').expect("fragment marker");
-    s.push_str(&frag[..cut]);
-    write_int(s, c.sample_index);
-    s.push_str(&frag[cut + 1..]);
 }

@@ -138,15 +138,6 @@ pub fn write_call_event(s: &mut String, th: &ThreadCalls, i: usize, strings: &St
     s.push_str(&c.sample_index.to_string());
     s.push_str(",\"profileId\":");
     s.push_str(&th.profile_id);
-    s.push_str(",\"selfTime\":");
-    match th.self_time.get(i).copied().flatten() {
-        Some(v) => write_number(s, v),
-        None => s.push_str("null"),
-    }
-    s.push_str(",\"depth\":");
-    match th.depth.get(i).copied().flatten() {
-        Some(d) => s.push_str(&d.to_string()),
-        None => s.push_str("null"),
-    }
+    super::calls::write_tree_fields(s, th, i);
     s.push_str("}}");
 }
