@@ -126,9 +126,9 @@ pub fn for_each_frame(model: &ProfileModel) -> FrameCalls {
             i += 1;
             continue;
         };
-        if gc.is_some() && node == gc {
+        if let (Some(g), true) = (gc, node == gc) {
             gc_parent = Some(prev);
-            w.open(depth(prev) + 1, gc.expect("checked"), i, t);
+            w.open(depth(prev) + 1, g, i, t);
             prev_id = id;
             i += 1;
             continue;

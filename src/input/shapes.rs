@@ -13,20 +13,15 @@ use serde::Deserialize as DeriveDeserialize;
 use super::loose::{IdArray, Loose, NumArray};
 
 /// A value that may or may not be an object: `x?.field` in JS reads through only objects.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub enum MaybeObj<T> {
     /// Absent.
+    #[default]
     Missing,
     /// An object.
     Obj(T),
     /// Present but not an object.
     Other(Loose<'static>),
-}
-
-impl<T> Default for MaybeObj<T> {
-    fn default() -> Self {
-        MaybeObj::Missing
-    }
 }
 
 impl<T> MaybeObj<T> {
