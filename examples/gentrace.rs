@@ -47,8 +47,10 @@ struct Func {
 }
 
 fn program(rng: &mut Rng, n: usize) -> Vec<Func> {
-    let words = ["render", "update", "compute", "parse", "layout", "dispatch", "reduce", "map", "apply", "handle",
-                 "emit", "flush", "visit", "walk", "resolve", "commit", "schedule", "measure", "diff", "patch"];
+    let words = [
+        "render", "update", "compute", "parse", "layout", "dispatch", "reduce", "map", "apply", "handle", "emit",
+        "flush", "visit", "walk", "resolve", "commit", "schedule", "measure", "diff", "patch",
+    ];
     let mut funcs: Vec<Func> = (0..n)
         .map(|i| {
             let script = 10 + (i / 25) as u32;
@@ -167,10 +169,7 @@ impl Gen {
             return Ok(());
         }
         let mut e = String::with_capacity(4096);
-        let _ = write!(
-            e,
-            r#"{{"args":{{"data":{{"cpuProfile":{{"nodes":["#
-        );
+        let _ = write!(e, r#"{{"args":{{"data":{{"cpuProfile":{{"nodes":["#);
         for (k, (id, parent, what)) in s.new_nodes.drain(..).enumerate() {
             if k > 0 {
                 e.push(',');
@@ -215,7 +214,10 @@ impl Gen {
         let _ = write!(
             e,
             r#"]}}}},"cat":"disabled-by-default-v8.cpu_profiler","id":"{}","name":"ProfileChunk","ph":"P","pid":{},"tid":{},"ts":{ts},"tts":{}}}"#,
-            s.id, s.pid, s.sampler_tid, ts / 3
+            s.id,
+            s.pid,
+            s.sampler_tid,
+            ts / 3
         );
         self.emit(&e)
     }
@@ -237,7 +239,11 @@ impl Gen {
                 let top = *s.stack.last().unwrap();
                 if r < 34 && s.stack.len() < 160 {
                     let f = &self.funcs[top];
-                    let next = if f.recursive && self.rng.chance(0.6) { top } else { f.callees[self.rng.below(f.callees.len() as u64) as usize] };
+                    let next = if f.recursive && self.rng.chance(0.6) {
+                        top
+                    } else {
+                        f.callees[self.rng.below(f.callees.len() as u64) as usize]
+                    };
                     s.stack.push(next);
                 } else if r < 66 && s.stack.len() > 1 {
                     s.stack.pop();
@@ -284,8 +290,15 @@ impl Gen {
         let inv_end = inv_start + js_len;
         let end = inv_end + 30 + self.rng.below(200) as i64;
         let tl = "devtools.timeline";
-        self.x("RunTask", "disabled-by-default-devtools.timeline", pid, tid, start, end - start,
-               r#"{"src_file":"../../third_party/blink/renderer/core/dom/document.cc","src_func":"Run"}"#)?;
+        self.x(
+            "RunTask",
+            "disabled-by-default-devtools.timeline",
+            pid,
+            tid,
+            start,
+            end - start,
+            r#"{"src_file":"../../third_party/blink/renderer/core/dom/document.cc","src_func":"Run"}"#,
+        )?;
         let (outer, inner) = match kind {
             0 => ("TimerFire", Some("FunctionCall")),
             1 => ("EventDispatch", None),
@@ -305,7 +318,9 @@ impl Gen {
         self.x(outer, tl, pid, tid, inv_start, js_len, &outer_args)?;
         if let Some(inner) = inner {
             let a = if inner == "FunctionCall" {
-                format!(r#"{{"data":{{"frame":"{frame}","functionName":"tick","scriptId":"11","url":"https://app.example/static/js/main.js","lineNumber":9,"columnNumber":2}}}}"#)
+                format!(
+                    r#"{{"data":{{"frame":"{frame}","functionName":"tick","scriptId":"11","url":"https://app.example/static/js/main.js","lineNumber":9,"columnNumber":2}}}}"#
+                )
             } else {
                 r#"{}"#.to_owned()
             };
@@ -319,13 +334,17 @@ impl Gen {
         self.run_samples(s, mid, None, true)?;
         if self.rng.chance(0.5) {
             let ldur = 50 + self.rng.below(400) as i64;
-            let l = format!(r#"{{"beginData":{{"dirtyObjects":12,"frame":"{frame}","partialLayout":false,"totalObjects":340}},"endData":{{"layoutRoots":[]}}}}"#);
+            let l = format!(
+                r#"{{"beginData":{{"dirtyObjects":12,"frame":"{frame}","partialLayout":false,"totalObjects":340}},"endData":{{"layoutRoots":[]}}}}"#
+            );
             self.x("Layout", tl, pid, tid, mid, ldur, &l)?;
             self.x("UpdateLayoutTree", tl, pid, tid, mid + 1, ldur / 3, r#"{"elementCount":12}"#)?;
         }
         if self.rng.chance(0.3) {
             let ts = mid + 7;
-            let e = format!(r#"{{"args":{{"data":{{"frame":"{frame}","message":"tick {k}"}}}},"cat":"devtools.timeline","name":"TimeStamp","ph":"I","pid":{pid},"s":"t","tid":{tid},"ts":{ts}}}"#);
+            let e = format!(
+                r#"{{"args":{{"data":{{"frame":"{frame}","message":"tick {k}"}}}},"cat":"devtools.timeline","name":"TimeStamp","ph":"I","pid":{pid},"s":"t","tid":{tid},"ts":{ts}}}"#
+            );
             self.emit(&e)?;
         }
         if self.rng.chance(0.2) {
@@ -357,24 +376,51 @@ impl Gen {
             let ev = match r {
                 0 => {
                     let d = 10 + a as i64 % 300;
-                    self.x("ThreadControllerImpl::RunTask", "toplevel", pid, tid, ts, d,
-                           r#"{"src_file":"../../cc/trees/single_thread_proxy.cc","src_func":"ScheduleAnimation"}"#)?;
+                    self.x(
+                        "ThreadControllerImpl::RunTask",
+                        "toplevel",
+                        pid,
+                        tid,
+                        ts,
+                        d,
+                        r#"{"src_file":"../../cc/trees/single_thread_proxy.cc","src_func":"ScheduleAnimation"}"#,
+                    )?;
                     continue;
                 }
                 1 => {
                     let d = 40 + a as i64 % 900;
-                    let args = format!(r#"{{"tileData":{{"layerId":{},"sourceFrameNumber":{k},"tileId":{{"id_ref":"0x{:x}"}},"tileResolution":"HIGH_RESOLUTION"}}}}"#, k % 7, b >> 20);
+                    let args = format!(
+                        r#"{{"tileData":{{"layerId":{},"sourceFrameNumber":{k},"tileId":{{"id_ref":"0x{:x}"}},"tileResolution":"HIGH_RESOLUTION"}}}}"#,
+                        k % 7,
+                        b >> 20
+                    );
                     self.x("RasterTask", "disabled-by-default-devtools.timeline", pid, tid, ts, d, &args)?;
                     continue;
                 }
-                2 => format!(r#"{{"args":{{"data":{{"jsHeapSizeUsed":{},"documents":2,"nodes":{},"jsEventListeners":31}}}},"cat":"disabled-by-default-devtools.timeline","name":"UpdateCounters","ph":"I","pid":{pid},"s":"t","tid":{tid},"ts":{ts}}}"#, 4_000_000 + c % 900_000, 300 + k % 50),
-                3 => format!(r#"{{"args":{{"cc_frame_count":{k}}},"cat":"disabled-by-default-devtools.timeline","name":"Graphics.Pipeline","ph":"b","id2":{{"local":"0x{:x}"}},"pid":{pid},"tid":{tid},"ts":{ts}}}"#, k),
-                4 => format!(r#"{{"args":{{}},"cat":"disabled-by-default-devtools.timeline","name":"Graphics.Pipeline","ph":"e","id2":{{"local":"0x{:x}"}},"pid":{pid},"tid":{tid},"ts":{ts}}}"#, k.saturating_sub(1)),
-                5 => format!(r#"{{"args":{{"value":{c}}},"cat":"v8","name":"V8.MemoryHeapCommitted","ph":"C","pid":{pid},"tid":{tid},"ts":{ts}}}"#),
-                6 => format!(r#"{{"bind_id":"0x{:x}","cat":"toplevel.flow","flow_out":true,"name":"ThreadPool_PostTask","ph":"i","pid":{pid},"s":"t","tid":{tid},"ts":{ts}}}"#, b >> 16),
+                2 => format!(
+                    r#"{{"args":{{"data":{{"jsHeapSizeUsed":{},"documents":2,"nodes":{},"jsEventListeners":31}}}},"cat":"disabled-by-default-devtools.timeline","name":"UpdateCounters","ph":"I","pid":{pid},"s":"t","tid":{tid},"ts":{ts}}}"#,
+                    4_000_000 + c % 900_000,
+                    300 + k % 50
+                ),
+                3 => format!(
+                    r#"{{"args":{{"cc_frame_count":{k}}},"cat":"disabled-by-default-devtools.timeline","name":"Graphics.Pipeline","ph":"b","id2":{{"local":"0x{:x}"}},"pid":{pid},"tid":{tid},"ts":{ts}}}"#,
+                    k
+                ),
+                4 => format!(
+                    r#"{{"args":{{}},"cat":"disabled-by-default-devtools.timeline","name":"Graphics.Pipeline","ph":"e","id2":{{"local":"0x{:x}"}},"pid":{pid},"tid":{tid},"ts":{ts}}}"#,
+                    k.saturating_sub(1)
+                ),
+                5 => format!(
+                    r#"{{"args":{{"value":{c}}},"cat":"v8","name":"V8.MemoryHeapCommitted","ph":"C","pid":{pid},"tid":{tid},"ts":{ts}}}"#
+                ),
+                6 => format!(
+                    r#"{{"bind_id":"0x{:x}","cat":"toplevel.flow","flow_out":true,"name":"ThreadPool_PostTask","ph":"i","pid":{pid},"s":"t","tid":{tid},"ts":{ts}}}"#,
+                    b >> 16
+                ),
                 _ => {
                     let d = 3 + a as i64 % 60;
-                    let args = format!(r#"{{"state":{{"frame_rate":60,"needs_begin_frame":{},"visible":true}}}}"#, k % 2 == 0);
+                    let args =
+                        format!(r#"{{"state":{{"frame_rate":60,"needs_begin_frame":{},"visible":true}}}}"#, k % 2 == 0);
                     self.x("ScheduledTasks", "cc,benchmark", pid, tid, ts, d, &args)?;
                     continue;
                 }
@@ -429,16 +475,24 @@ fn main() -> io::Result<()> {
     };
     let mut rng = Rng(seed);
     let funcs = program(&mut rng, 240);
-    let mut g = Gen { rng, funcs, out: BufWriter::with_capacity(1 << 20, sink), written: 0, first: true, line: String::new() };
+    let mut g =
+        Gen { rng, funcs, out: BufWriter::with_capacity(1 << 20, sink), written: 0, first: true, line: String::new() };
     g.out.write_all(b"{\"traceEvents\":[\n")?;
     let t0: i64 = 250_000_000_000 + (seed as i64 % 1000) * 1_000_000;
     let frames = r#"[{"frame":"F0A1","isInPrimaryMainFrame":true,"isOutermostMainFrame":true,"name":"","processId":2000,"url":"https://app.example/"},{"frame":"F0B2","isInPrimaryMainFrame":true,"isOutermostMainFrame":false,"name":"ads","parent":"F0A1","processId":3000,"url":"https://ads.example/frame.html"}]"#;
     for (pid, name) in [(1000, "Browser"), (2000, "Renderer"), (3000, "Renderer"), (4000, "GPU Process")] {
         g.emit(&format!(r#"{{"args":{{"name":"{name}"}},"cat":"__metadata","name":"process_name","ph":"M","pid":{pid},"tid":0,"ts":0}}"#))?;
     }
-    for (pid, tid, name) in [(1000, 1, "CrBrowserMain"), (2000, 1, "CrRendererMain"), (2000, 7, "DedicatedWorker thread"),
-                             (2000, 11, "Compositor"), (3000, 1, "CrRendererMain"), (4000, 1, "CrGpuMain"),
-                             (2000, 99, "v8:ProfEvntProc"), (3000, 99, "v8:ProfEvntProc")] {
+    for (pid, tid, name) in [
+        (1000, 1, "CrBrowserMain"),
+        (2000, 1, "CrRendererMain"),
+        (2000, 7, "DedicatedWorker thread"),
+        (2000, 11, "Compositor"),
+        (3000, 1, "CrRendererMain"),
+        (4000, 1, "CrGpuMain"),
+        (2000, 99, "v8:ProfEvntProc"),
+        (3000, 99, "v8:ProfEvntProc"),
+    ] {
         g.emit(&format!(r#"{{"args":{{"name":"{name}"}},"cat":"__metadata","name":"thread_name","ph":"M","pid":{pid},"tid":{tid},"ts":0}}"#))?;
     }
     g.emit(&format!(r#"{{"args":{{"data":{{"frameTreeNodeId":1,"frames":{frames},"persistentIds":true}}}},"cat":"disabled-by-default-devtools.timeline","name":"TracingStartedInBrowser","ph":"I","pid":1000,"s":"t","tid":1,"ts":{t0}}}"#))?;

@@ -22,5 +22,7 @@ fn main() {
     let v: serde::de::IgnoredAny = serde_json::from_slice(&bytes).expect("not JSON");
     std::hint::black_box(v);
     let floor_s = t.elapsed().as_secs_f64();
-    println!("simd-json tape {tape_s:.3} s, simd-json serde IgnoredAny {serde_s:.3} s, serde_json IgnoredAny {floor_s:.3} s");
+    println!(
+        "simd-json tape {tape_s:.3} s, simd-json serde IgnoredAny {serde_s:.3} s, serde_json IgnoredAny {floor_s:.3} s"
+    );
 }

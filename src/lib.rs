@@ -195,10 +195,20 @@ pub fn assemble(source: &Source, cfg: &Config) -> Result<(Diagnostics, Assembled
             };
             let mut threads = Vec::new();
             if raw.nodes.is_empty() && mode == estimate::Mode::CpuProfile {
-                diag.push(WarningKind::EmptyProfile, Some(location), "the profile has no nodes; DevTools shows nothing");
+                diag.push(
+                    WarningKind::EmptyProfile,
+                    Some(location),
+                    "the profile has no nodes; DevTools shows nothing",
+                );
             } else {
-                let model =
-                    ProfileModel::new(&raw, &mut strings, &mut FrameKeys::default(), cfg.limits, "profile", Some(location))?;
+                let model = ProfileModel::new(
+                    &raw,
+                    &mut strings,
+                    &mut FrameKeys::default(),
+                    cfg.limits,
+                    "profile",
+                    Some(location),
+                )?;
                 report_model(&model, "profile", location, &mut diag);
                 threads.push(ThreadWork {
                     pid: 1,
@@ -210,7 +220,10 @@ pub fn assemble(source: &Source, cfg: &Config) -> Result<(Diagnostics, Assembled
                     skipped: None,
                 });
             }
-            Ok((diag, Assembled { kind: InputKind::CpuProfile, n_events: 0, threads, mode, strings, trace_ids: Vec::new() }))
+            Ok((
+                diag,
+                Assembled { kind: InputKind::CpuProfile, n_events: 0, threads, mode, strings, trace_ids: Vec::new() },
+            ))
         }
     }
 }
@@ -226,9 +239,8 @@ pub fn estimate_model(a: Assembled, cfg: &Config) -> Timeline {
 fn cpuprofile_json(fields: &[(String, Vec<u8>)], location: Location) -> Result<CpuProfileJson<'_>, Error> {
     let mut json = CpuProfileJson::default();
     for (key, raw) in fields {
-        let fail = |e: serde_json::Error| {
-            Error::input(Some(location), format!("the \"{key}\" value: {}", serde_message(&e)))
-        };
+        let fail =
+            |e: serde_json::Error| Error::input(Some(location), format!("the \"{key}\" value: {}", serde_message(&e)));
         match key.as_str() {
             "nodes" => json.nodes = serde_json::from_slice::<Option<Vec<NodeJson>>>(raw).map_err(fail)?,
             "samples" => json.samples = serde_json::from_slice::<Option<IdArray>>(raw).map_err(fail)?,

@@ -196,10 +196,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
     let out_path = (common.output != Path::new("-")).then_some(common.output.as_path());
     if let (Some(i), Some(o)) = (common.input_path(), out_path) {
         if same_file(i, o) {
-            return Err(CliError::Usage(format!(
-                "the output {} is the input; refusing to overwrite it",
-                o.display()
-            )));
+            return Err(CliError::Usage(format!("the output {} is the input; refusing to overwrite it", o.display())));
         }
     }
     let named = |e: Error| CliError::Named(name.clone(), e);

@@ -12,7 +12,7 @@
 
 use super::Call;
 use crate::model::profile::{ProfileModel, NONE};
-use crate::model::trace::{Entry, EngineVersion, INSTANT, INVOCATION, RESET};
+use crate::model::trace::{EngineVersion, Entry, INSTANT, INVOCATION, RESET};
 
 /// Integrator options (DevTools' engine configuration).
 #[derive(Debug, Clone, Copy)]

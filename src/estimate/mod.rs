@@ -116,12 +116,7 @@ fn cmp_f64(a: f64, b: f64) -> Ordering {
 }
 
 /// Estimates one thread.
-pub fn estimate_thread(
-    mut work: ThreadWork,
-    mode: Mode,
-    trace_ids: &[String],
-    cfg: IntegratorConfig,
-) -> ThreadCalls {
+pub fn estimate_thread(mut work: ThreadWork, mode: Mode, trace_ids: &[String], cfg: IntegratorConfig) -> ThreadCalls {
     let (calls, self_time, depth, console_errors) = if work.skipped.is_some() {
         (Vec::new(), Vec::new(), Vec::new(), 0)
     } else {

@@ -313,7 +313,11 @@ impl<'a> Walker<'a> {
                 // What is left is a cut element: read more, or the input ended inside it.
                 let left = w.rest().len();
                 if !w.fill(left)? {
-                    let what = if expect_element && left > 0 { "in the middle of an event" } else { "inside the event array (no closing ']')" };
+                    let what = if expect_element && left > 0 {
+                        "in the middle of an event"
+                    } else {
+                        "inside the event array (no closing ']')"
+                    };
                     self.truncated(what);
                     return Ok((index, true));
                 }

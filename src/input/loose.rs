@@ -199,10 +199,7 @@ impl<'de> Deserialize<'de> for NumArray {
                 f.write_str("an array of numbers")
             }
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<NumArray, A::Error> {
-                let mut out = NumArray {
-                    values: Vec::with_capacity(seq.size_hint().unwrap_or(0)),
-                    n_non_numbers: 0,
-                };
+                let mut out = NumArray { values: Vec::with_capacity(seq.size_hint().unwrap_or(0)), n_non_numbers: 0 };
                 while let Some(v) = seq.next_element::<Loose<'de>>()? {
                     match v.num() {
                         Some(n) => out.values.push(n),

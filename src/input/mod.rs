@@ -2,9 +2,9 @@
 //! and profiles, and nothing of what they mean.
 
 pub mod document;
-pub mod scan;
 pub mod loose;
 pub(crate) mod reader;
+pub mod scan;
 pub mod shapes;
 pub mod source;
 

@@ -135,12 +135,7 @@ impl Window {
             Some(i) => self.base + i as u64 + 1,
             None => self.line_start_before,
         };
-        Location {
-            line: self.lines_before + n + 1,
-            column: abs.saturating_sub(line_start) + 1,
-            offset: abs,
-            event,
-        }
+        Location { line: self.lines_before + n + 1, column: abs.saturating_sub(line_start) + 1, offset: abs, event }
     }
 
     /// The location of a serde_json error raised while parsing from absolute offset `start`.

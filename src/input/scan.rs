@@ -259,7 +259,10 @@ pub fn skip(b: &[u8], mut i: usize, stack: &mut Vec<u8>) -> R<usize> {
                     i += 1;
                 }
                 _ => {
-                    return Err(Stop::Syntax(i, if close == b'}' { "',' or '}' in an object" } else { "',' or ']' in an array" }))
+                    return Err(Stop::Syntax(
+                        i,
+                        if close == b'}' { "',' or '}' in an object" } else { "',' or ']' in an array" },
+                    ))
                 }
             }
         }
@@ -417,7 +420,8 @@ mod tests {
 
     #[test]
     fn skips_what_json_parse_accepts() {
-        for ok in [r#"{"a":[1,2,{"b":"c\"d\\"}],"e":null}"#, "[]", "{}", r#""\u00e9""#, "-0.5e+3 ", "[true,false,null]"] {
+        for ok in [r#"{"a":[1,2,{"b":"c\"d\\"}],"e":null}"#, "[]", "{}", r#""\u00e9""#, "-0.5e+3 ", "[true,false,null]"]
+        {
             assert!(skip_all(ok).is_ok(), "{ok}");
         }
     }
@@ -450,7 +454,16 @@ mod tests {
 
     #[test]
     fn numbers_are_correctly_rounded() {
-        for s in ["0 ", "-0 ", "123456789012345 ", "1234567890123456789 ", "0.1 ", "2.5e-3 ", "1e400 ", "136560196826.99998 "] {
+        for s in [
+            "0 ",
+            "-0 ",
+            "123456789012345 ",
+            "1234567890123456789 ",
+            "0.1 ",
+            "2.5e-3 ",
+            "1e400 ",
+            "136560196826.99998 ",
+        ] {
             let (v, _) = number(s.as_bytes(), 0).unwrap();
             let want: f64 = s.trim().parse().unwrap();
             assert_eq!(v.to_bits(), want.to_bits(), "{s}");

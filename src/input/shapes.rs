@@ -206,7 +206,6 @@ pub struct CpuProfileJson<'a> {
     pub head: Option<IgnoredAny>,
 }
 
-
 /// `args.data` of a `Profile` event.
 #[derive(Debug, DeriveDeserialize, Default)]
 pub struct ProfileData<'a> {
@@ -214,7 +213,6 @@ pub struct ProfileData<'a> {
     #[serde(default, borrow)]
     pub source: Loose<'a>,
 }
-
 
 /// `args.data` of a `CpuProfile` event.
 #[derive(Debug, DeriveDeserialize, Default)]
@@ -241,7 +239,6 @@ pub struct FrameInfo<'a> {
     pub parent: Loose<'a>,
 }
 
-
 /// `args.data` of `TracingStartedInBrowser`.
 #[derive(Debug, DeriveDeserialize, Default)]
 pub struct StartedData<'a> {
@@ -250,7 +247,6 @@ pub struct StartedData<'a> {
     pub frames: Option<Vec<FrameInfo<'a>>>,
 }
 
-
 /// `args` of `thread_name`.
 #[derive(Debug, DeriveDeserialize, Default)]
 pub struct NameArgs<'a> {
@@ -258,7 +254,6 @@ pub struct NameArgs<'a> {
     #[serde(default, borrow)]
     pub name: Loose<'a>,
 }
-
 
 /// `args.data` of the auction worklet events.
 #[derive(Debug, DeriveDeserialize, Default)]

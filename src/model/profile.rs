@@ -494,9 +494,13 @@ pub fn frame_from_json(
     if chunk {
         // SamplesHandler: url || '', lineNumber/columnNumber default -1, scriptId = String(x).
         let url = if f.url.truthy() { f.url.scalar(strings)? } else { Scalar::Str(strings.intern("")) };
-        let line_number = if matches!(f.line_number, Loose::Missing) { Scalar::Num(-1.0) } else { f.line_number.scalar(strings)? };
-        let column_number =
-            if matches!(f.column_number, Loose::Missing) { Scalar::Num(-1.0) } else { f.column_number.scalar(strings)? };
+        let line_number =
+            if matches!(f.line_number, Loose::Missing) { Scalar::Num(-1.0) } else { f.line_number.scalar(strings)? };
+        let column_number = if matches!(f.column_number, Loose::Missing) {
+            Scalar::Num(-1.0)
+        } else {
+            f.column_number.scalar(strings)?
+        };
         let sid = f.script_id.scalar(strings)?.to_js_string(strings);
         let script_id = Scalar::Str(strings.intern(&sid));
         Some(CallFrame { function_name, script_id, url, line_number, column_number })

@@ -347,7 +347,11 @@ impl TraceBuilder {
             _ => {
                 // CpuProfile with ph X: the whole profile in one event (a wrapped .cpuprofile).
                 let Some(tid) = ev.tid.int() else {
-                    diag.push(WarningKind::BadThreadId, Some(ctx.location()), "CpuProfile event without an integral tid; skipped");
+                    diag.push(
+                        WarningKind::BadThreadId,
+                        Some(ctx.location()),
+                        "CpuProfile event without an integral tid; skipped",
+                    );
                     return Ok(());
                 };
                 let Some(args) = ev.args else {
@@ -415,10 +419,7 @@ impl TraceBuilder {
                 }
             }
         }
-        let (ns, nd) = (
-            p.raw.samples.as_ref().map(|s| s.len()),
-            p.raw.time_deltas.as_ref().map(|d| d.len()),
-        );
+        let (ns, nd) = (p.raw.samples.as_ref().map(|s| s.len()), p.raw.time_deltas.as_ref().map(|d| d.len()));
         if let (Some(ns), Some(nd)) = (ns, nd) {
             if ns != nd {
                 diag.push_with(
@@ -456,7 +457,13 @@ impl TraceBuilder {
     }
 
     /// TracingStartedInBrowser / FrameCommittedInBrowser / CommitLoad: frame → process URLs.
-    fn frame_event(&mut self, name: &str, ev: &RawEvent<'_>, ctx: &EventCtx<'_>, diag: &mut Diagnostics) -> Result<(), Error> {
+    fn frame_event(
+        &mut self,
+        name: &str,
+        ev: &RawEvent<'_>,
+        ctx: &EventCtx<'_>,
+        diag: &mut Diagnostics,
+    ) -> Result<(), Error> {
         match name {
             "TracingStartedInBrowser" => {
                 let a: shapes::StartedArgs = match ev.args {
@@ -514,7 +521,14 @@ impl TraceBuilder {
         }
     }
 
-    fn renderer_event(&mut self, name: &str, ph: u8, ev: &RawEvent<'_>, ctx: &EventCtx<'_>, diag: &mut Diagnostics) -> Result<(), Error> {
+    fn renderer_event(
+        &mut self,
+        name: &str,
+        ph: u8,
+        ev: &RawEvent<'_>,
+        ctx: &EventCtx<'_>,
+        diag: &mut Diagnostics,
+    ) -> Result<(), Error> {
         let (Some(pid), Some(tid)) = (ev.pid.int(), ev.tid.int()) else {
             diag.push_with(
                 WarningKind::BadThreadId,
@@ -547,7 +561,11 @@ impl TraceBuilder {
                 return Ok(());
             }
             let Some(ts) = ts else {
-                diag.push(WarningKind::BadTimestamp, Some(ctx.location()), "'E' event without a numeric ts; its begin keeps duration 0");
+                diag.push(
+                    WarningKind::BadTimestamp,
+                    Some(ctx.location()),
+                    "'E' event without a numeric ts; its begin keeps duration 0",
+                );
                 return Ok(());
             };
             if th != u32::MAX {
@@ -685,7 +703,10 @@ impl TraceBuilder {
                     diag.push(
                         WarningKind::EmptyProfile,
                         Some(self.profiles[pick].location),
-                        format!("profile {} of thread {pid}:{tid} has no nodes; DevTools skips it", self.profiles[pick].id.to_json()),
+                        format!(
+                            "profile {} of thread {pid}:{tid} has no nodes; DevTools skips it",
+                            self.profiles[pick].id.to_json()
+                        ),
                     );
                     continue;
                 }
@@ -762,7 +783,9 @@ impl TraceBuilder {
                 diag.push(
                     WarningKind::ThreadWithoutEvents,
                     None,
-                    format!("thread {pid}:{tid} has samples but no trace events; DevTools 0.0.65 computes no calls for it"),
+                    format!(
+                        "thread {pid}:{tid} has samples but no trace events; DevTools 0.0.65 computes no calls for it"
+                    ),
                 );
                 Some("thread has no trace entries in RendererHandler")
             } else {
@@ -773,15 +796,7 @@ impl TraceBuilder {
             } else {
                 None
             };
-            threads.push(ThreadWork {
-                pid,
-                tid,
-                profile_id: p.id.to_json(),
-                thread_name,
-                model,
-                entries,
-                skipped,
-            });
+            threads.push(ThreadWork { pid, tid, profile_id: p.id.to_json(), thread_name, model, entries, skipped });
         }
         threads.sort_by_key(|t| (t.pid, t.tid));
         Ok(TraceModel { strings, threads, trace_ids: self.trace_ids, cpu_profile_origin })
@@ -798,14 +813,20 @@ pub fn report_model(model: &ProfileModel, what: &str, at: Location, diag: &mut D
         diag.push(
             WarningKind::UnknownSampleNode,
             Some(at),
-            format!("{what}: {} sample(s) name node ids the profile does not have; dropped, as in DevTools", model.n_unknown_samples),
+            format!(
+                "{what}: {} sample(s) name node ids the profile does not have; dropped, as in DevTools",
+                model.n_unknown_samples
+            ),
         );
     }
     if model.n_duplicate_ids > 0 {
         diag.push(
             WarningKind::DuplicateNodeId,
             Some(at),
-            format!("{what}: {} node(s) reuse an id of an earlier node; the later one wins, as in DevTools", model.n_duplicate_ids),
+            format!(
+                "{what}: {} node(s) reuse an id of an earlier node; the later one wins, as in DevTools",
+                model.n_duplicate_ids
+            ),
         );
     }
     if model.n_unreachable > 0 {
@@ -822,7 +843,10 @@ pub fn report_model(model: &ProfileModel, what: &str, at: Location, diag: &mut D
         diag.push(
             WarningKind::SharedNode,
             Some(at),
-            format!("{what}: {} node(s) are listed under more than one parent; each copy is kept, as in DevTools", model.n_shared),
+            format!(
+                "{what}: {} node(s) are listed under more than one parent; each copy is kept, as in DevTools",
+                model.n_shared
+            ),
         );
     }
 }
@@ -865,8 +889,8 @@ impl Sink for TraceBuilder {
         // args that will be parsed must be UTF-8; Node decodes the file with replacement
         // characters, so an event with invalid bytes is read from a repaired copy, as Node would.
         if let (Some(args), Loose::Str(name)) = (ev.args, &ev.name) {
-            let parsed = reads_args(name)
-                || (matches!(ev.phase(), b'X' | b'I' | b'B') && self.finder.find(args).is_some());
+            let parsed =
+                reads_args(name) || (matches!(ev.phase(), b'X' | b'I' | b'B') && self.finder.find(args).is_some());
             if parsed && !ctx.lossy && std::str::from_utf8(args).is_err() {
                 diag.push(
                     WarningKind::InvalidUtf8,
@@ -887,7 +911,12 @@ impl Sink for TraceBuilder {
                 diag.push_with(
                     WarningKind::BadName,
                     || Some(ctx.location()),
-                    || format!("event has {} as its name, not a string; skipped (DevTools fails on such events)", other.type_name()),
+                    || {
+                        format!(
+                            "event has {} as its name, not a string; skipped (DevTools fails on such events)",
+                            other.type_name()
+                        )
+                    },
                 );
                 return Ok(());
             }
@@ -902,7 +931,12 @@ impl Sink for TraceBuilder {
                 diag.push_with(
                     WarningKind::BadPhase,
                     || Some(ctx.location()),
-                    || format!("'{name}' has {} as its ph, not a one-letter string; ignored, as DevTools does", ev.ph.type_name()),
+                    || {
+                        format!(
+                            "'{name}' has {} as its ph, not a one-letter string; ignored, as DevTools does",
+                            ev.ph.type_name()
+                        )
+                    },
                 );
             }
             return Ok(());
@@ -911,7 +945,12 @@ impl Sink for TraceBuilder {
             diag.push_with(
                 WarningKind::BadPhase,
                 || Some(ctx.location()),
-                || format!("'{name}' has {} as its ph, not a one-letter string; ignored, as DevTools does", ev.ph.type_name()),
+                || {
+                    format!(
+                        "'{name}' has {} as its ph, not a one-letter string; ignored, as DevTools does",
+                        ev.ph.type_name()
+                    )
+                },
             );
         }
         match name {
@@ -1010,9 +1049,10 @@ pub fn raw_from_cpuprofile(
     for (k, n) in json.nodes.iter().flatten().enumerate() {
         nodes.push(node_from_json(n, false, strings).map_err(|m| fail(format!("nodes[{k}]: {m}")))?);
     }
-    let start_time = json.start_time.num().ok_or_else(|| {
-        fail(format!("expected startTime to be a number, found {}", json.start_time.type_name()))
-    })?;
+    let start_time = json
+        .start_time
+        .num()
+        .ok_or_else(|| fail(format!("expected startTime to be a number, found {}", json.start_time.type_name())))?;
     let end_time = match &json.end_time {
         Loose::Num(n) => *n,
         other => return Err(fail(format!("expected endTime to be a number, found {}", other.type_name()))),

@@ -53,7 +53,10 @@ fn bad_input_exits_1_with_one_line_naming_file_and_place() {
     let out = jscalls().args(["calls"]).arg(&f).args(["-o"]).arg(d.join("out.json")).output().unwrap();
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8(out.stderr).unwrap();
-    assert_eq!(err, format!("jscalls: error: {}:1:30 (event 0): expected a key string in an event, found '}}'\n", f.display()));
+    assert_eq!(
+        err,
+        format!("jscalls: error: {}:1:30 (event 0): expected a key string in an event, found '}}'\n", f.display())
+    );
     assert_eq!(files_in(&d), ["broken.json"], "no output and no temporary file left");
 }
 
@@ -72,12 +75,22 @@ fn output_equal_to_input_is_refused_and_input_untouched() {
 #[test]
 fn strict_fails_on_warnings_but_not_on_notes() {
     // be-pairing has a mismatched E (a warning) and an unclosed B (a note).
-    let out = jscalls().args(["calls", "fixtures/rules/be-pairing.json", "--strict", "-o", "/dev/null"]).output().unwrap();
+    let out =
+        jscalls().args(["calls", "fixtures/rules/be-pairing.json", "--strict", "-o", "/dev/null"]).output().unwrap();
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8(out.stderr).unwrap();
-    assert!(err.lines().last().unwrap().starts_with("jscalls: error: fixtures/rules/be-pairing.json: 1 warning(s) and --strict is set"), "{err}");
+    assert!(
+        err.lines()
+            .last()
+            .unwrap()
+            .starts_with("jscalls: error: fixtures/rules/be-pairing.json: 1 warning(s) and --strict is set"),
+        "{err}"
+    );
     // The recorded node trace has only notes.
-    let out = jscalls().args(["calls", "fixtures/node-trace-mixed.json.gz", "--strict", "-q", "-o", "/dev/null"]).output().unwrap();
+    let out = jscalls()
+        .args(["calls", "fixtures/node-trace-mixed.json.gz", "--strict", "-q", "-o", "/dev/null"])
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
 }
 

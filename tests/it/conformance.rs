@@ -44,8 +44,18 @@ fn goldens(dir: &Path) -> Vec<(PathBuf, PathBuf, &'static str)> {
 }
 
 const CALL_FIELDS: [&str; 12] = [
-    "ts", "dur", "selfTime", "depth", "nodeDepth", "nodeId", "sampleIndex", "functionName", "url", "scriptId",
-    "lineNumber", "columnNumber",
+    "ts",
+    "dur",
+    "selfTime",
+    "depth",
+    "nodeDepth",
+    "nodeId",
+    "sampleIndex",
+    "functionName",
+    "url",
+    "scriptId",
+    "lineNumber",
+    "columnNumber",
 ];
 const PROFILE_FIELDS: [&str; 5] = ["profileId", "sampleCount", "integrated", "callCount", "threadName"];
 
@@ -88,7 +98,10 @@ fn check(input: &Path, golden: &Path, kind: &str) -> Result<usize, String> {
         for (i, (c, d)) in oc.iter().zip(wc).enumerate() {
             for f in CALL_FIELDS {
                 if c[f] != d[f] {
-                    return Err(format!("{what}: profile {:?} call {i}: {f} differs\n  ours     {c}\n  DevTools {d}", key(w)));
+                    return Err(format!(
+                        "{what}: profile {:?} call {i}: {f} differs\n  ours     {c}\n  DevTools {d}",
+                        key(w)
+                    ));
                 }
             }
             n += 1;

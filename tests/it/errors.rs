@@ -57,7 +57,8 @@ fn none(_: &mut Config) {}
 
 fn cases() -> Vec<Case> {
     let t = ok_trace();
-    let big_string = format!(r#"[{{"name":"Log","ph":"I","pid":1,"tid":1,"ts":1,"args":{{"m":"{}"}}}}]"#, "x".repeat(20 << 20));
+    let big_string =
+        format!(r#"[{{"name":"Log","ph":"I","pid":1,"tid":1,"ts":1,"args":{{"m":"{}"}}}}]"#, "x".repeat(20 << 20));
     let deep_args = format!(
         r#"[{{"name":"Deep","ph":"X","pid":1,"tid":1,"ts":1,"dur":1,"args":{}1{}}}]"#,
         "[".repeat(100_000),
@@ -66,7 +67,10 @@ fn cases() -> Vec<Case> {
     let deep_nodes = {
         let mut n = vec![r#"{"id":1,"callFrame":{"functionName":"(root)","scriptId":0}}"#.to_owned()];
         for i in 2..=1_200 {
-            n.push(format!(r#"{{"id":{i},"parent":{},"callFrame":{{"functionName":"f","scriptId":1,"lineNumber":{i}}}}}"#, i - 1));
+            n.push(format!(
+                r#"{{"id":{i},"parent":{},"callFrame":{{"functionName":"f","scriptId":1,"lineNumber":{i}}}}}"#,
+                i - 1
+            ));
         }
         chunk_trace(&format!(r#"{{"nodes":[{}],"samples":[1200]}}"#, n.join(",")), "[100]", "")
     };

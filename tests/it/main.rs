@@ -6,5 +6,5 @@ mod errors;
 mod properties;
 mod regressions;
 mod spec_tables;
-mod timeline;
 mod support;
+mod timeline;

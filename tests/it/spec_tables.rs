@@ -54,10 +54,7 @@ fn s5_1_7_trace_id_instant_opens_its_stack() {
     ];
     let ev = [x("EvaluateScript", 0.0, 500.0), x("v8.run", 10.0, 490.0), instant("TimeStamp", 350.0, "123")];
     let a = run(&trace(&nodes, &[3, 3, 3, 5], &D100, r#"{"123":5}"#, &ev));
-    assert_eq!(
-        calls(&a),
-        ["foo@100+400[n2,s0]", "bar@100+250[n3,s0]", "baz@350+150[n4,s-1]", "sheep@350+150[n5,s-1]"]
-    );
+    assert_eq!(calls(&a), ["foo@100+400[n2,s0]", "bar@100+250[n3,s0]", "baz@350+150[n4,s-1]", "sheep@350+150[n5,s-1]"]);
 }
 
 #[test]
@@ -154,7 +151,8 @@ fn s5_2_missing_samples_repair() {
 
 #[test]
 fn s5_2_gc_on_top_of_the_previous_stack() {
-    let nodes = [node(1, "(root)", &[2, 3]), node(2, "(garbage collector)", &[]), node(3, "foo", &[4]), node(4, "bar", &[])];
+    let nodes =
+        [node(1, "(root)", &[2, 3]), node(2, "(garbage collector)", &[]), node(3, "foo", &[4]), node(4, "bar", &[])];
     let a = run_panel(&cpuprofile(&nodes, &[4, 4, 3, 4, 2], &[500.0, 250.0, 1000.0, 250.0, 1000.0], 1000.0, 4000.0));
     let rows = tree_rows(&a);
     let r2 = |x: f64| (x / 10.0).round() / 100.0; // µs → ms, 2 decimals
@@ -177,7 +175,8 @@ fn d(n: usize) -> Vec<f64> {
 
 #[test]
 fn e1_gc_keeps_the_stack() {
-    let nodes = [node(1, "(root)", &[2, 4]), node(2, "a", &[3]), node(3, "b", &[]), node(4, "(garbage collector)", &[])];
+    let nodes =
+        [node(1, "(root)", &[2, 4]), node(2, "a", &[3]), node(3, "b", &[]), node(4, "(garbage collector)", &[])];
     let a = run(&cpuprofile(&nodes, &[3, 4, 3, 2], &d(4), 0.0, 400.0));
     assert_eq!(spans(&a), ["a@100+300", "b@100+300"]);
 }
@@ -205,7 +204,8 @@ fn e4_idle_closes_frames() {
 
 #[test]
 fn e5_native_runtime_frames_are_filtered() {
-    let nodes = [node(1, "(root)", &[2]), node(2, "a", &[3]), node(3, "Compile@native V8Runtime", &[4]), node(4, "c", &[])];
+    let nodes =
+        [node(1, "(root)", &[2]), node(2, "a", &[3]), node(3, "Compile@native V8Runtime", &[4]), node(4, "c", &[])];
     let json = cpuprofile(&nodes, &[4, 4], &d(2), 0.0, 200.0);
     assert_eq!(spans(&run(&json)), ["a@100+100", "c@100+100"]);
     let all = run_with(&json, |c| c.show_all_events = true);

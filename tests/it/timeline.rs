@@ -35,7 +35,9 @@ fn input_events(path: &str) -> Vec<Value> {
 
 #[test]
 fn timeline_keeps_every_input_event_and_adds_one_event_per_call() {
-    for input in ["fixtures/chrome-ui.json.gz", "fixtures/chrome-worker-hires.json.gz", "fixtures/node-trace-mixed.json.gz"] {
+    for input in
+        ["fixtures/chrome-ui.json.gz", "fixtures/chrome-worker-hires.json.gz", "fixtures/node-trace-mixed.json.gz"]
+    {
         let (text, a) = timeline(input, &Config::default());
         let out: Value = serde_json::from_str(&text).unwrap();
         let events = out["traceEvents"].as_array().unwrap();
