@@ -231,24 +231,6 @@ impl Diagnostics {
         }
     }
 
-    /// Adds another set of diagnostics to this one.
-    pub fn extend(&mut self, other: Diagnostics) {
-        let mut kept: BTreeMap<WarningKind, u64> = BTreeMap::new();
-        for w in &self.kept {
-            *kept.entry(w.kind).or_insert(0) += 1;
-        }
-        for w in other.kept {
-            let n = kept.entry(w.kind).or_insert(0);
-            if *n < KEPT_PER_KIND {
-                *n += 1;
-                self.kept.push(w);
-            }
-        }
-        for (k, c) in other.counts {
-            *self.counts.entry(k).or_insert(0) += c;
-        }
-    }
-
     /// The kept warnings, in the order they were found.
     pub fn warnings(&self) -> &[Warning] {
         &self.kept

@@ -30,16 +30,6 @@ pub enum Scalar {
 }
 
 impl Scalar {
-    /// JavaScript truthiness.
-    pub fn truthy(self, strings: &Strings) -> bool {
-        match self {
-            Scalar::Undefined | Scalar::Null => false,
-            Scalar::Bool(b) => b,
-            Scalar::Num(n) => n != 0.0 && !n.is_nan(),
-            Scalar::Str(s) => !strings.get(s).is_empty(),
-        }
-    }
-
     /// `String(x)`, as the engine applies to trace-chunk script ids.
     pub fn to_js_string(self, strings: &Strings) -> String {
         match self {

@@ -202,7 +202,7 @@ pub fn assemble(source: &Source, cfg: &Config) -> Result<(Diagnostics, Assembled
                 );
             } else {
                 let model = ProfileModel::new(
-                    &raw,
+                    raw,
                     &mut strings,
                     &mut FrameKeys::default(),
                     cfg.limits,

@@ -379,7 +379,7 @@ mod tests {
         let mut strings = Strings::default();
         let j: CpuProfileJson = serde_json::from_str(json).unwrap();
         let raw = raw_from_cpuprofile(&j, &mut strings, None).unwrap();
-        let m = ProfileModel::new(&raw, &mut strings, &mut FrameKeys::default(), Limits::default(), "t", None).unwrap();
+        let m = ProfileModel::new(raw, &mut strings, &mut FrameKeys::default(), Limits::default(), "t", None).unwrap();
         (m, strings)
     }
 

@@ -67,8 +67,6 @@ pub enum Document {
     Trace {
         /// Raw bytes of the top-level `metadata` value.
         metadata: Option<Vec<u8>>,
-        /// True when the events were a bare array (no enclosing object).
-        bare_array: bool,
         /// Number of elements in `traceEvents`.
         n_events: u64,
     },
@@ -460,7 +458,7 @@ pub(crate) fn read_document(
         Some(b'[') => {
             me.w.pos += 1;
             let (n_events, cut) = me.events(sink)?;
-            let doc = Document::Trace { metadata: None, bare_array: true, n_events };
+            let doc = Document::Trace { metadata: None, n_events };
             if cut {
                 return Ok(doc);
             }
@@ -568,7 +566,7 @@ fn finish_object(
     location: Location,
 ) -> Result<Document, Error> {
     if let Some(n_events) = n_events {
-        return Ok(Document::Trace { metadata, bare_array: false, n_events });
+        return Ok(Document::Trace { metadata, n_events });
     }
     let is_profile = fields.iter().any(|(k, v)| (k == "nodes" && v.first() == Some(&b'[')) || k == "head");
     if is_profile {

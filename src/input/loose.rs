@@ -112,19 +112,6 @@ impl<'a> Loose<'a> {
             Loose::Array => return None,
         })
     }
-
-    /// Detaches the value from the input buffer.
-    pub fn into_owned(self) -> Loose<'static> {
-        match self {
-            Loose::Missing => Loose::Missing,
-            Loose::Null => Loose::Null,
-            Loose::Bool(b) => Loose::Bool(b),
-            Loose::Num(n) => Loose::Num(n),
-            Loose::Str(s) => Loose::Str(Cow::Owned(s.into_owned())),
-            Loose::Object => Loose::Object,
-            Loose::Array => Loose::Array,
-        }
-    }
 }
 
 struct LooseVisitor;

@@ -173,11 +173,11 @@ impl FrameKeys {
 }
 
 impl ProfileModel {
-    /// Builds the model (`new CPUProfileDataModel(profile)`).
+    /// Builds the model (`new CPUProfileDataModel(profile)`), taking the raw profile's data.
     ///
     /// `what` names the profile in messages; `location` is where it came from.
     pub fn new(
-        raw: &RawProfile,
+        raw: RawProfile,
         strings: &mut Strings,
         keys: &mut FrameKeys,
         limits: Limits,
@@ -185,15 +185,16 @@ impl ProfileModel {
         location: Option<Location>,
     ) -> Result<ProfileModel, Error> {
         let fail = |msg: String| Error::input(location, format!("{what}: {msg}"));
-        let nodes = &raw.nodes;
+        let RawProfile { start_time, end_time, nodes, samples, time_deltas, trace_ids } = raw;
+        let nodes = &nodes;
         if nodes.is_empty() {
             return Err(fail("the profile has no nodes".into()));
         }
         // timestamps (µs) from the deltas, summed in f64 from startTime.
-        let mut timestamps: Vec<f64> = match &raw.time_deltas {
+        let mut timestamps: Vec<f64> = match &time_deltas {
             None => Vec::new(),
             Some(d) => {
-                let mut t = raw.start_time;
+                let mut t = start_time;
                 d.iter()
                     .map(|&x| {
                         t += x;
@@ -205,10 +206,10 @@ impl ProfileModel {
         if let Some(i) = timestamps.iter().position(|t| !t.is_finite()) {
             return Err(fail(format!(
                 "sample {i} has a time that is not a finite number (startTime {} plus timeDeltas)",
-                crate::js::number_to_string(raw.start_time)
+                crate::js::number_to_string(start_time)
             )));
         }
-        if raw.samples.is_none() && !nodes[0].hit_count_is_number {
+        if samples.is_none() && !nodes[0].hit_count_is_number {
             return Err(fail("neither hitCount nor samples are present in the profile".into()));
         }
 
@@ -318,15 +319,15 @@ impl ProfileModel {
         let mut model = ProfileModel {
             nodes: parsed,
             id_to_node,
-            samples: raw.samples.clone().unwrap_or_default(),
+            samples: samples.unwrap_or_default(),
             sample_nodes: Vec::new(),
             timestamps: Vec::new(),
             gc,
             program,
             idle,
-            profile_start: raw.start_time / 1000.0,
-            profile_end: raw.end_time / 1000.0,
-            trace_ids: raw.trace_ids.clone(),
+            profile_start: start_time / 1000.0,
+            profile_end: end_time / 1000.0,
+            trace_ids,
             n_shared,
             n_unknown_samples: 0,
             n_duplicate_ids,

@@ -742,9 +742,11 @@ impl TraceBuilder {
         let mut threads = Vec::with_capacity(chosen.len());
         let mut strings = std::mem::take(&mut self.strings);
         for (pid, tid, pick) in chosen {
+            // Each profile is chosen at most once: its data moves into the model.
+            let raw = std::mem::take(&mut self.profiles[pick].raw);
             let p = &self.profiles[pick];
             let model = ProfileModel::new(
-                &p.raw,
+                raw,
                 &mut strings,
                 &mut self.frame_keys,
                 self.limits,

@@ -70,7 +70,7 @@ fn write_profile_head(s: &mut String, th: &ThreadCalls) {
 }
 
 /// Writes a frame field: `x ?? fallback` (fallback `""` or `null`).
-fn write_field(s: &mut String, v: Scalar, empty_string: bool, strings: &Strings) {
+pub(crate) fn write_field(s: &mut String, v: Scalar, empty_string: bool, strings: &Strings) {
     match v.or_null() {
         Some(v) => v.write_json(s, strings),
         None if empty_string => s.push_str("\"\""),

@@ -7,6 +7,7 @@
 
 use std::io::Write;
 
+use super::calls::write_field;
 use crate::error::{Diagnostics, Error};
 use crate::estimate::{ThreadCalls, Timeline};
 use crate::input::document::{read_document, Document, EventCtx, RawEvent, Sink};
@@ -93,13 +94,6 @@ pub fn write_timeline(out: &mut dyn Write, source: &Source, t: &Timeline, max_ev
     Ok(())
 }
 
-fn frame_field(s: &mut String, v: Scalar, strings: &Strings) {
-    match v.or_null() {
-        Some(v) => v.write_json(s, strings),
-        None => s.push_str("null"),
-    }
-}
-
 /// One call as a trace event.
 pub fn write_call_event(s: &mut String, th: &ThreadCalls, i: usize, strings: &Strings) {
     let c = &th.calls[i];
@@ -123,15 +117,15 @@ pub fn write_call_event(s: &mut String, th: &ThreadCalls, i: usize, strings: &St
     s.push_str(",\"dur\":");
     write_number(s, c.dur);
     s.push_str(",\"args\":{\"callFrame\":{\"functionName\":");
-    frame_field(s, f.function_name, strings);
+    write_field(s, f.function_name, false, strings);
     s.push_str(",\"url\":");
-    frame_field(s, f.url, strings);
+    write_field(s, f.url, false, strings);
     s.push_str(",\"scriptId\":");
-    frame_field(s, f.script_id, strings);
+    write_field(s, f.script_id, false, strings);
     s.push_str(",\"lineNumber\":");
-    frame_field(s, f.line_number, strings);
+    write_field(s, f.line_number, false, strings);
     s.push_str(",\"columnNumber\":");
-    frame_field(s, f.column_number, strings);
+    write_field(s, f.column_number, false, strings);
     s.push_str("},\"nodeId\":");
     s.push_str(&node.id.to_string());
     s.push_str(",\"sampleIndex\":");
