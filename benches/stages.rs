@@ -32,8 +32,12 @@ fn input_bytes(src: &Source) -> u64 {
 struct Count(u64);
 
 impl Sink for Count {
-    fn event(&mut self, ev: &RawEvent<'_>, _: &EventCtx<'_>, _: &mut Diagnostics) -> Result<(), jscalls::Error> {
-        self.0 += ev.phase() as u64;
+    type Prep = u8;
+    fn prepare(ev: &RawEvent<'_>) -> u8 {
+        ev.phase()
+    }
+    fn event(&mut self, phase: u8, _: &EventCtx<'_>, _: &mut Diagnostics) -> Result<(), jscalls::Error> {
+        self.0 += phase as u64;
         Ok(())
     }
 }

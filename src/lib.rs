@@ -147,11 +147,11 @@ pub struct Assembled {
     pub threads: Vec<ThreadWork>,
     mode: estimate::Mode,
     strings: strings::Strings,
-    trace_ids: Vec<String>,
+    trace_keys: Vec<u64>,
 }
 
 /// Reads every event of `source` into `sink` (the scan alone; for measurements).
-pub fn scan_all(source: &Source, sink: &mut dyn input::document::Sink, cfg: &Config) -> Result<Diagnostics, Error> {
+pub fn scan_all<S: input::document::Sink>(source: &Source, sink: &mut S, cfg: &Config) -> Result<Diagnostics, Error> {
     let mut diag = Diagnostics::default();
     let mut w = Window::new(source.open()?, source.display_name(), cfg.max_event_bytes);
     read_document(&mut w, sink, &mut diag, cfg.threads)?;
@@ -181,7 +181,7 @@ pub fn assemble(source: &Source, cfg: &Config) -> Result<(Diagnostics, Assembled
                     threads: tm.threads,
                     mode,
                     strings: tm.strings,
-                    trace_ids: tm.trace_ids,
+                    trace_keys: tm.trace_keys,
                 },
             ))
         }
@@ -222,7 +222,7 @@ pub fn assemble(source: &Source, cfg: &Config) -> Result<(Diagnostics, Assembled
             }
             Ok((
                 diag,
-                Assembled { kind: InputKind::CpuProfile, n_events: 0, threads, mode, strings, trace_ids: Vec::new() },
+                Assembled { kind: InputKind::CpuProfile, n_events: 0, threads, mode, strings, trace_keys: Vec::new() },
             ))
         }
     }
@@ -231,7 +231,7 @@ pub fn assemble(source: &Source, cfg: &Config) -> Result<(Diagnostics, Assembled
 /// Estimates the calls of an assembled input.
 pub fn estimate_model(a: Assembled, cfg: &Config) -> Timeline {
     let icfg = IntegratorConfig { show_all_events: cfg.show_all_events, version: cfg.engine };
-    let threads = estimate::estimate_all(a.threads, a.mode, &a.trace_ids, icfg, cfg.threads);
+    let threads = estimate::estimate_all(a.threads, a.mode, &a.trace_keys, icfg, cfg.threads);
     Timeline { mode: a.mode, strings: a.strings, threads }
 }
 

@@ -41,7 +41,8 @@ struct Cand {
 
 struct State<'m> {
     model: &'m ProfileModel,
-    trace_ids: &'m [String],
+    /// See [`TraceModel::trace_keys`](crate::model::trace::TraceModel::trace_keys).
+    trace_keys: &'m [u64],
     cfg: IntegratorConfig,
     out: Vec<Call>,
     /// The JS stack: indices into `out`, with the truncate count when each was pushed.
@@ -61,11 +62,11 @@ struct State<'m> {
 pub fn build_profile_calls(
     model: &ProfileModel,
     entries: &[Entry],
-    trace_ids: &[String],
+    trace_keys: &[u64],
     cfg: IntegratorConfig,
 ) -> (Vec<Call>, u64) {
     let seeds = seeds(model);
-    let mut st = State::new(model, trace_ids, cfg);
+    let mut st = State::new(model, trace_keys, cfg);
     st.out.reserve(seeds.len() / 4);
 
     // The merge (§3.3): an event goes first when it starts earlier, or at the same time and
@@ -162,11 +163,11 @@ fn seeds(model: &ProfileModel) -> Vec<Seed> {
 }
 
 impl<'m> State<'m> {
-    fn new(model: &'m ProfileModel, trace_ids: &'m [String], cfg: IntegratorConfig) -> State<'m> {
+    fn new(model: &'m ProfileModel, trace_keys: &'m [u64], cfg: IntegratorConfig) -> State<'m> {
         let id = |n: Option<u32>| n.map(|n| model.nodes[n as usize].id);
         State {
             model,
-            trace_ids,
+            trace_keys,
             cfg,
             out: Vec::new(),
             js: Vec::new(),
@@ -267,7 +268,7 @@ impl<'m> State<'m> {
 
     /// The stack for an event's `sampleTraceId`, when it resolves (§3.7).
     fn fill_trace_id_stack(&mut self, trace: u32, ts: f64) -> bool {
-        let key = &self.trace_ids[trace as usize - 1];
+        let key = self.trace_keys[trace as usize - 1];
         let Some(node) = self.model.node_for_trace_id(key) else { return false };
         self.cand.clear();
         let model = self.model;

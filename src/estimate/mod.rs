@@ -116,7 +116,7 @@ fn cmp_f64(a: f64, b: f64) -> Ordering {
 }
 
 /// Estimates one thread.
-pub fn estimate_thread(mut work: ThreadWork, mode: Mode, trace_ids: &[String], cfg: IntegratorConfig) -> ThreadCalls {
+pub fn estimate_thread(mut work: ThreadWork, mode: Mode, trace_keys: &[u64], cfg: IntegratorConfig) -> ThreadCalls {
     let (calls, self_time, depth, console_errors) = if work.skipped.is_some() {
         (Vec::new(), Vec::new(), Vec::new(), 0)
     } else {
@@ -124,7 +124,7 @@ pub fn estimate_thread(mut work: ThreadWork, mode: Mode, trace_ids: &[String], c
             Mode::Trace | Mode::Integrator => {
                 let entries: &mut Vec<Entry> = &mut work.entries;
                 integrator::sort_entries(entries);
-                let (calls, errors) = integrator::build_profile_calls(&work.model, entries, trace_ids, cfg);
+                let (calls, errors) = integrator::build_profile_calls(&work.model, entries, trace_keys, cfg);
                 let mut self_time = vec![None; calls.len()];
                 let mut depth = vec![None; calls.len()];
                 let mut order: Vec<u32> = (0..calls.len() as u32).collect();
@@ -162,13 +162,13 @@ pub fn estimate_thread(mut work: ThreadWork, mode: Mode, trace_ids: &[String], c
 pub fn estimate_all(
     works: Vec<ThreadWork>,
     mode: Mode,
-    trace_ids: &[String],
+    trace_keys: &[u64],
     cfg: IntegratorConfig,
     n_threads: usize,
 ) -> Vec<ThreadCalls> {
     let n = works.len();
     if n_threads <= 1 || n <= 1 {
-        return works.into_iter().map(|w| estimate_thread(w, mode, trace_ids, cfg)).collect();
+        return works.into_iter().map(|w| estimate_thread(w, mode, trace_keys, cfg)).collect();
     }
     // Biggest first (popped from the end of an ascending list); results go back to their slots.
     let mut jobs: Vec<(usize, ThreadWork)> = works.into_iter().enumerate().collect();
@@ -180,7 +180,7 @@ pub fn estimate_all(
             s.spawn(|| loop {
                 let job = queue.lock().expect("queue lock").pop();
                 let Some((slot, w)) = job else { break };
-                let r = estimate_thread(w, mode, trace_ids, cfg);
+                let r = estimate_thread(w, mode, trace_keys, cfg);
                 results.lock().expect("results lock")[slot] = Some(r);
             });
         }

@@ -32,6 +32,13 @@ impl<'w> EventCtx<'w> {
         self.window.location(self.start, Some(self.index))
     }
 
+    /// The event's fields, read again from its bytes.
+    pub fn parse(&self) -> Result<RawEvent<'w>, Error> {
+        super::scan::event(self.raw, 0, &mut Vec::new())
+            .map(|(ev, _)| ev)
+            .map_err(|_| Error::input(Some(self.location()), "cannot read the event again"))
+    }
+
     /// The same place with other bytes (a repaired copy of the event).
     pub fn with_raw<'b>(&'b self, raw: &'b [u8]) -> EventCtx<'b> {
         EventCtx { index: self.index, start: self.start, raw, window: self.window, lossy: true }
@@ -47,13 +54,22 @@ impl<'w> EventCtx<'w> {
 }
 
 /// Receives the events of a trace.
+///
+/// Each event goes through two steps: [`Sink::prepare`], the work that depends on the event
+/// alone (parsing the `args` that matter), which runs on the scan threads in parallel and in
+/// any order; then [`Sink::event`], in file order on one thread, which should be cheap.
 pub trait Sink {
+    /// What [`Sink::prepare`] makes of an event. It is kept until the event is delivered, so
+    /// it should be small for the common events; [`EventCtx::parse`] reads the event again.
+    type Prep: Send;
     /// Whether events should be parsed into [`RawEvent`]s (otherwise only `raw_event` is called).
     fn wants_parsed(&self) -> bool {
         true
     }
-    /// One event object.
-    fn event(&mut self, ev: &RawEvent<'_>, ctx: &EventCtx<'_>, diag: &mut Diagnostics) -> Result<(), Error>;
+    /// The order-independent work on one event.
+    fn prepare(ev: &RawEvent<'_>) -> Self::Prep;
+    /// One event object: what `prepare` made of it.
+    fn event(&mut self, prep: Self::Prep, ctx: &EventCtx<'_>, diag: &mut Diagnostics) -> Result<(), Error>;
     /// One element of `traceEvents` as raw bytes (called for every element when `wants_parsed` is false).
     fn raw_event(&mut self, _raw: &[u8], _ctx: &EventCtx<'_>) -> Result<(), Error> {
         Ok(())
@@ -196,137 +212,151 @@ impl<'a> Walker<'a> {
     /// Streams the elements of `traceEvents`; the cursor is just after `[`.
     /// Returns (number of elements, whether the input was cut inside the array).
     ///
-    /// The window is taken a batch at a time. Each batch is scanned into borrowed events, by two
-    /// threads when it is large: the second starts at a guessed event boundary (a newline and
-    /// `{`; a raw newline is never inside a JSON string), and its work is kept only if the
-    /// first thread's last event ends exactly there. The events then go to the sink in file
-    /// order, on this thread.
-    fn events(&mut self, sink: &mut dyn Sink) -> Result<(u64, bool), Error> {
-        let mut index: u64 = 0;
+    /// The array is taken a region (about [`BATCH`] bytes) at a time, in a pipeline: while
+    /// this thread hands the events of one region to the sink, in file order, other threads
+    /// scan the next region (and [`Sink::prepare`] its events). A large region is scanned by
+    /// two threads: the second starts at a guessed event boundary (a newline and `{`; a raw
+    /// newline is never inside a JSON string) and its work is kept only if the first thread's
+    /// last event ends exactly there.
+    fn events<S: Sink>(&mut self, sink: &mut S) -> Result<(u64, bool), Error> {
         let parsed = sink.wants_parsed();
-        // After '[' or ',' the next thing is an element; after an element, ',' or ']'.
+        let mut index: u64 = 0;
+        // Where the next region starts (absolute), and what comes there.
+        let mut next = self.w.offset();
         let mut expect_element = true;
+        let mut after_comma = false;
+        // Scanned and not yet delivered.
+        let mut pending: Option<Region<S::Prep>> = None;
+        // The event lists' allocations, reused from region to region.
+        let mut spare: Vec<Vec<Scanned<S::Prep>>> = Vec::new();
+        let mut eof = false;
+        let mut stuck = false;
         loop {
-            while self.w.rest().len() < BATCH && self.w.fill(0)? {}
-            // Between batches: the separator after the last element, or the array's end.
-            let rest = self.w.rest();
-            let i = scan::ws(rest, 0);
-            match (rest.get(i), expect_element) {
-                (None, _) => {
-                    self.w.pos += i;
-                    if self.w.fill(0)? {
-                        continue;
+            let scan_more = pending.as_ref().map_or(true, |p| p.stop.is_none() && !p.last);
+            if scan_more {
+                // Read ahead; a region that could not finish its first element needs the
+                // window to grow (it at least doubles).
+                loop {
+                    let ahead = (self.w.end_offset() - next) as usize;
+                    if (ahead >= BATCH && !stuck) || eof {
+                        break;
                     }
-                    self.truncated("inside the event array (no closing ']')");
-                    return Ok((index, true));
-                }
-                (Some(b']'), _) => {
-                    if expect_element && index > 0 {
-                        let loc = self.w.location(self.w.offset() + i as u64, None);
-                        self.diag.push(WarningKind::TrailingComma, Some(loc), "trailing comma after the last event");
+                    if self.w.fill(if stuck { ahead } else { 0 })? {
+                        stuck = false;
+                    } else {
+                        eof = true;
                     }
-                    self.w.pos += i + 1;
-                    return Ok((index, false));
                 }
-                (Some(b','), false) => {
-                    self.w.pos += i + 1;
-                    expect_element = true;
-                    continue;
-                }
-                (Some(_), false) => {
-                    self.w.pos += i;
-                    return Err(self.unexpected("',' or ']' after an event", index.checked_sub(1)));
-                }
-                (Some(_), true) => self.w.pos += i,
             }
             let Walker { w, diag, stack, stack2, threads } = &mut *self;
-            let rest = w.rest();
-            let n = rest.len();
-            let split = if *threads > 1 && n >= MIN_PARALLEL { boundary(rest, n / 2) } else { n };
-            let (a, b) = if split < n {
-                let (a, b) = std::thread::scope(|sc| {
-                    let h = sc.spawn(|| scan_run(rest, split, n, parsed, stack2));
-                    let a = scan_run(rest, 0, split, parsed, stack);
-                    (a, h.join().expect("scan thread"))
-                });
-                // Keep the second half only if the first ended exactly where it started.
-                if a.end == split && a.stop.is_none() && !a.needs_more {
-                    (a, Some(b))
-                } else {
-                    (a, None)
-                }
-            } else {
-                (scan_run(rest, 0, n, parsed, stack), None)
+            let w: &Window = w;
+            let from = (next - w.base()) as usize;
+            let bytes = &w.buf[from..];
+            let state = RegionStart { base: next, expect_element, after_comma, last: eof };
+            let mut lists = [spare.pop().unwrap_or_default(), spare.pop().unwrap_or_default()];
+            let mut deliver = |region: Region<S::Prep>| -> Result<Option<Region<S::Prep>>, Error> {
+                deliver_region(region, sink, w, diag, &mut index)
             };
-            // Deliver the events in file order.
-            let base = w.offset();
-            for e in a.events.iter().chain(b.iter().flat_map(|b| b.events.iter())) {
-                let raw = &rest[e.start..e.end];
-                if raw.len() > w.max_value() {
-                    return Err(Error::input(
-                        Some(w.location(base + e.start as u64, Some(index))),
-                        format!(
-                            "the event is {} bytes, more than the limit of {} (raise it with --max-event-bytes)",
-                            raw.len(),
-                            w.max_value()
-                        ),
-                    ));
-                }
-                let ctx = EventCtx { index, start: base + e.start as u64, raw, window: w, lossy: false };
-                match &e.event {
-                    Some(ev) => sink.event(ev, &ctx, diag)?,
-                    None if e.is_object => sink.raw_event(raw, &ctx)?,
-                    None => {
-                        let loc = ctx.location();
-                        diag.push(
-                            WarningKind::NotAnObject,
-                            Some(loc),
-                            "an element of traceEvents is not an object; skipped (DevTools would fail to load the trace)",
-                        );
+            let (scanned, delivered) = if !scan_more {
+                (None, pending.take().map(&mut deliver).transpose())
+            } else if *threads > 1 {
+                std::thread::scope(|sc| {
+                    let [la, lb] = &mut lists;
+                    let h = sc.spawn(|| scan_region::<S>(bytes, state, parsed, stack, stack2, la, lb, true));
+                    let d = pending.take().map(&mut deliver);
+                    (Some(h.join().expect("scan thread")), d.transpose())
+                })
+            } else {
+                let d = pending.take().map(&mut deliver).transpose();
+                let [la, lb] = &mut lists;
+                (Some(scan_region::<S>(bytes, state, parsed, stack, stack2, la, lb, false)), d)
+            };
+            // The delivered region's own ending: an error, the array's end, or a cut input.
+            if let Some(done) = delivered?.flatten() {
+                spare.push(done.events);
+                match done.stop {
+                    Some(Stop2::ArrayEnd(p)) => {
+                        self.w.pos = (p - self.w.base()) as usize;
+                        return Ok((index, false));
                     }
-                }
-                index += 1;
-            }
-            let last = b.unwrap_or(a);
-            let consumed = last.end;
-            let (stop, needs_more, trailing) = (last.stop, last.needs_more, last.trailing_comma_at);
-            expect_element = last.expect_element;
-            if let Some(t) = trailing {
-                let loc = w.location(base + t as u64, None);
-                diag.push(WarningKind::TrailingComma, Some(loc), "trailing comma after the last event");
-            }
-            match stop {
-                Some(Stop2::ArrayEnd(p)) => {
-                    w.pos += p;
-                    return Ok((index, false));
-                }
-                Some(Stop2::Syntax(p, what)) => {
-                    let event = if what.starts_with("',' or ']'") { index.checked_sub(1) } else { Some(index) };
-                    return Err(self.unexpected_at(p, what, event));
-                }
-                None => {}
-            }
-            w.pos += consumed;
-            if needs_more {
-                // What is left is a cut element: read more, or the input ended inside it.
-                let left = w.rest().len();
-                if !w.fill(left)? {
-                    let what = if expect_element && left > 0 {
-                        "in the middle of an event"
-                    } else {
-                        "inside the event array (no closing ']')"
-                    };
-                    self.truncated(what);
-                    return Ok((index, true));
+                    Some(Stop2::Syntax(p, what)) => {
+                        self.w.pos = (p - self.w.base()) as usize;
+                        let event = if what.starts_with("',' or ']'") { index.checked_sub(1) } else { Some(index) };
+                        return Err(self.unexpected(what, event));
+                    }
+                    None if done.last && done.needs_more => {
+                        self.w.pos = (done.end - self.w.base()) as usize;
+                        let left = self.w.rest().len();
+                        let what = if done.expect_element && left > 0 {
+                            "in the middle of an event"
+                        } else {
+                            "inside the event array (no closing ']')"
+                        };
+                        self.truncated(what);
+                        return Ok((index, true));
+                    }
+                    None => {}
                 }
             }
+            spare.extend(lists.into_iter().filter(|l| l.capacity() > 0));
+            let Some(region) = scanned else { continue };
+            // The window keeps the new region's bytes until they are delivered.
+            self.w.pos = from;
+            stuck = region.events.is_empty() && region.end == next && region.stop.is_none() && region.needs_more;
+            next = region.end;
+            expect_element = region.expect_element;
+            after_comma = region.after_comma;
+            pending = Some(region);
         }
     }
 }
 
-/// Bytes scanned per batch.
+/// Hands the events of a scanned region to the sink, in file order. Returns the region (its
+/// events drained) so that the caller can act on how it ended.
+fn deliver_region<S: Sink>(
+    mut region: Region<S::Prep>,
+    sink: &mut S,
+    w: &Window,
+    diag: &mut Diagnostics,
+    index: &mut u64,
+) -> Result<Option<Region<S::Prep>>, Error> {
+    let base = w.base();
+    for e in region.events.drain(..) {
+        let raw = &w.buf[(e.start - base) as usize..(e.end - base) as usize];
+        if raw.len() > w.max_value() {
+            return Err(Error::input(
+                Some(w.location(e.start, Some(*index))),
+                format!(
+                    "the event is {} bytes, more than the limit of {} (raise it with --max-event-bytes)",
+                    raw.len(),
+                    w.max_value()
+                ),
+            ));
+        }
+        let ctx = EventCtx { index: *index, start: e.start, raw, window: w, lossy: false };
+        match e.prep {
+            Some(prep) => sink.event(prep, &ctx, diag)?,
+            None if e.is_object => sink.raw_event(raw, &ctx)?,
+            None => {
+                let loc = ctx.location();
+                diag.push(
+                    WarningKind::NotAnObject,
+                    Some(loc),
+                    "an element of traceEvents is not an object; skipped (DevTools would fail to load the trace)",
+                );
+            }
+        }
+        *index += 1;
+    }
+    if let Some(t) = region.trailing_comma_at {
+        diag.push(WarningKind::TrailingComma, Some(w.location(t, None)), "trailing comma after the last event");
+    }
+    Ok(Some(region))
+}
+
+/// Bytes scanned per region.
 const BATCH: usize = 1 << 20;
-/// Batches smaller than this are scanned on one thread.
+/// Regions smaller than this are scanned by one thread.
 const MIN_PARALLEL: usize = 256 << 10;
 
 /// A guessed event boundary at or after `from`: the `{` that starts a line.
@@ -345,75 +375,176 @@ fn boundary(b: &[u8], from: usize) -> usize {
     b.len()
 }
 
-/// One scanned element of `traceEvents`.
-struct Scanned<'a> {
-    start: usize,
-    end: usize,
+/// One scanned element of `traceEvents` (absolute offsets), with what the sink prepared of it.
+struct Scanned<P> {
+    start: u64,
+    end: u64,
     is_object: bool,
-    event: Option<RawEvent<'a>>,
+    prep: Option<P>,
 }
 
 #[derive(Debug, Clone, Copy)]
 enum Stop2 {
-    /// The array ended; the position just after `]`.
-    ArrayEnd(usize),
-    /// Malformed JSON.
-    Syntax(usize, &'static str),
+    /// The array ended; the absolute position just after `]`.
+    ArrayEnd(u64),
+    /// Malformed JSON at an absolute position.
+    Syntax(u64, &'static str),
 }
 
-/// What a scan of a stretch of the event array found.
-#[derive(Default)]
-struct Run<'a> {
-    events: Vec<Scanned<'a>>,
-    /// How far the scan got: the start of the next element (after its comma), or the end of
-    /// the last element when no comma followed yet.
-    end: usize,
+/// Where a region starts and what is expected there.
+#[derive(Debug, Clone, Copy)]
+struct RegionStart {
+    /// Absolute offset of the region's first byte.
+    base: u64,
+    /// An element comes next (after `[` or a comma); otherwise a comma or `]`.
+    expect_element: bool,
+    /// The last thing before the region was a comma.
+    after_comma: bool,
+    /// The region runs to the end of the input.
+    last: bool,
+}
+
+/// What the scan of a stretch of the event array found.
+struct Region<P> {
+    events: Vec<Scanned<P>>,
+    /// How far the scan got (absolute): the start of the next element (after its comma), or
+    /// the end of the last element when no comma followed yet.
+    end: u64,
     /// Why it stopped early.
     stop: Option<Stop2>,
     /// The bytes ended inside an element or between elements.
     needs_more: bool,
-    /// At `end`, the next thing is an element (after a comma).
+    /// At `end`, the next thing is an element.
     expect_element: bool,
-    /// Where a comma directly followed by `]` was.
-    trailing_comma_at: Option<usize>,
+    /// The last thing before `end` was a comma.
+    after_comma: bool,
+    /// Where a comma directly followed by `]` was (absolute).
+    trailing_comma_at: Option<u64>,
+    /// The region ran to the end of the input.
+    last: bool,
 }
 
-/// Scans elements of the event array from `start` (an element, possibly after whitespace)
-/// until the next element would start at or after `stop_at`, the array ends, or bytes run out.
-fn scan_run<'a>(b: &'a [u8], start: usize, stop_at: usize, parsed: bool, stack: &mut Vec<u8>) -> Run<'a> {
-    let mut run = Run { end: start, expect_element: true, ..Run::default() };
+/// Scans a region: by two threads when it is large and `split` allows (`la`, `lb` are
+/// emptied event lists to fill).
+#[allow(clippy::too_many_arguments)]
+fn scan_region<S: Sink>(
+    b: &[u8],
+    at: RegionStart,
+    parsed: bool,
+    stack: &mut Vec<u8>,
+    stack2: &mut Vec<u8>,
+    la: &mut Vec<Scanned<S::Prep>>,
+    lb: &mut Vec<Scanned<S::Prep>>,
+    split: bool,
+) -> Region<S::Prep> {
+    let n = b.len();
+    let mid = if split && n >= MIN_PARALLEL { boundary(b, n / 2) } else { n };
+    if mid >= n {
+        return scan_run::<S>(b, 0, n, at, parsed, stack, std::mem::take(la));
+    }
+    let second = RegionStart { base: at.base, expect_element: true, after_comma: true, last: at.last };
+    let (mut r1, r2) = std::thread::scope(|sc| {
+        let h = sc.spawn(|| scan_run::<S>(b, mid, n, second, parsed, stack2, std::mem::take(lb)));
+        let r1 = scan_run::<S>(b, 0, mid, at, parsed, stack, std::mem::take(la));
+        (r1, h.join().expect("scan thread"))
+    });
+    // Keep the second half only if the first ended exactly where it started.
+    if r1.end == at.base + mid as u64 && r1.stop.is_none() && !r1.needs_more && r1.expect_element {
+        let mut events = r1.events;
+        let mut rest = r2.events;
+        events.append(&mut rest);
+        *lb = rest;
+        r1 = Region { events, ..r2 };
+    } else {
+        *lb = r2.events;
+        lb.clear();
+    }
+    r1
+}
+
+/// Scans elements of the event array from `start` until the next element would start at or
+/// after `stop_at`, the array ends, or the bytes run out.
+fn scan_run<S: Sink>(
+    b: &[u8],
+    start: usize,
+    stop_at: usize,
+    at: RegionStart,
+    parsed: bool,
+    stack: &mut Vec<u8>,
+    mut events: Vec<Scanned<S::Prep>>,
+) -> Region<S::Prep> {
+    events.clear();
+    let abs = |i: usize| at.base + i as u64;
+    let mut run = Region {
+        events,
+        end: abs(start),
+        stop: None,
+        needs_more: false,
+        expect_element: at.expect_element,
+        after_comma: at.after_comma && at.expect_element,
+        trailing_comma_at: None,
+        last: at.last,
+    };
     let mut i = scan::ws(b, start);
+    let mut comma = if run.after_comma { Some(start.saturating_sub(1)) } else { None };
+    if !at.expect_element {
+        // After an element: a comma or the end of the array.
+        match b.get(i) {
+            None => {
+                run.needs_more = true;
+                return run;
+            }
+            Some(b',') => {
+                comma = Some(i);
+                i = scan::ws(b, i + 1);
+                run.end = abs(i);
+                run.expect_element = true;
+                run.after_comma = true;
+            }
+            Some(b']') => {
+                run.stop = Some(Stop2::ArrayEnd(abs(i + 1)));
+                return run;
+            }
+            Some(_) => {
+                run.stop = Some(Stop2::Syntax(abs(i), "',' or ']' after an event"));
+                return run;
+            }
+        }
+    }
     loop {
         if i >= b.len() {
             run.needs_more = true;
             return run;
         }
-        if b[i] == b']' && !run.events.is_empty() {
-            // Right after a comma: a trailing comma.
-            run.trailing_comma_at = Some(run.end.saturating_sub(1));
-            run.stop = Some(Stop2::ArrayEnd(i + 1));
+        if b[i] == b']' {
+            // Right after '[' (an empty array) or after a comma (a trailing comma).
+            if run.after_comma {
+                run.trailing_comma_at = comma.map(abs);
+            }
+            run.stop = Some(Stop2::ArrayEnd(abs(i + 1)));
             return run;
         }
         let is_object = b[i] == b'{';
         let r = if parsed && is_object {
-            scan::event(b, i, stack).map(|(ev, e)| (Some(ev), e))
+            scan::event(b, i, stack).map(|(ev, e)| (Some(S::prepare(&ev)), e))
         } else {
             scan::skip(b, i, stack).map(|e| (None, e))
         };
-        let (event, end) = match r {
+        let (prep, end) = match r {
             Ok(x) => x,
             Err(Stop::Eof) => {
                 run.needs_more = true;
                 return run;
             }
             Err(Stop::Syntax(p, what)) => {
-                run.stop = Some(Stop2::Syntax(p, what));
+                run.stop = Some(Stop2::Syntax(abs(p), what));
                 return run;
             }
         };
-        run.events.push(Scanned { start: i, end, is_object, event });
-        run.end = end;
+        run.events.push(Scanned { start: abs(i), end: abs(end), is_object, prep });
+        run.end = abs(end);
         run.expect_element = false;
+        run.after_comma = false;
         let j = scan::ws(b, end);
         match b.get(j) {
             None => {
@@ -421,19 +552,21 @@ fn scan_run<'a>(b: &'a [u8], start: usize, stop_at: usize, parsed: bool, stack: 
                 return run;
             }
             Some(b',') => {
+                comma = Some(j);
                 i = scan::ws(b, j + 1);
-                run.end = i;
+                run.end = abs(i);
                 run.expect_element = true;
+                run.after_comma = true;
                 if i >= stop_at {
                     return run;
                 }
             }
             Some(b']') => {
-                run.stop = Some(Stop2::ArrayEnd(j + 1));
+                run.stop = Some(Stop2::ArrayEnd(abs(j + 1)));
                 return run;
             }
             Some(_) => {
-                run.stop = Some(Stop2::Syntax(j, "',' or ']' after an event"));
+                run.stop = Some(Stop2::Syntax(abs(j), "',' or ']' after an event"));
                 return run;
             }
         }
@@ -441,9 +574,9 @@ fn scan_run<'a>(b: &'a [u8], start: usize, stop_at: usize, parsed: bool, stack: 
 }
 
 /// Reads a whole document from `w`, streaming the trace events into `sink`.
-pub(crate) fn read_document(
+pub(crate) fn read_document<S: Sink>(
     w: &mut Window,
-    sink: &mut dyn Sink,
+    sink: &mut S,
     diag: &mut Diagnostics,
     threads: usize,
 ) -> Result<Document, Error> {
@@ -486,7 +619,7 @@ pub(crate) fn read_document(
 }
 
 /// The members of a top-level object. Returns the document and whether the input was cut.
-fn top_object(me: &mut Walker<'_>, sink: &mut dyn Sink, location: Location) -> Result<(Document, bool), Error> {
+fn top_object<S: Sink>(me: &mut Walker<'_>, sink: &mut S, location: Location) -> Result<(Document, bool), Error> {
     let mut fields: Vec<(String, Vec<u8>)> = Vec::new();
     let mut metadata = None;
     let mut n_events = None;

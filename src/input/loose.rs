@@ -33,6 +33,19 @@ pub enum Loose<'a> {
 }
 
 impl<'a> Loose<'a> {
+    /// The same value, owning its string.
+    pub fn into_owned(self) -> Loose<'static> {
+        match self {
+            Loose::Missing => Loose::Missing,
+            Loose::Null => Loose::Null,
+            Loose::Bool(b) => Loose::Bool(b),
+            Loose::Num(n) => Loose::Num(n),
+            Loose::Str(s) => Loose::Str(Cow::Owned(s.into_owned())),
+            Loose::Object => Loose::Object,
+            Loose::Array => Loose::Array,
+        }
+    }
+
     /// The number, if this is one.
     pub fn num(&self) -> Option<f64> {
         match *self {

@@ -58,6 +58,16 @@ impl Window {
         self.max_value
     }
 
+    /// Absolute offset of `buf[0]`.
+    pub(crate) fn base(&self) -> u64 {
+        self.base
+    }
+
+    /// Absolute offset just past the bytes read so far.
+    pub(crate) fn end_offset(&self) -> u64 {
+        self.base + self.buf.len() as u64
+    }
+
     /// Absolute offset of `buf[pos]`.
     pub(crate) fn offset(&self) -> u64 {
         self.base + self.pos as u64

@@ -309,6 +309,23 @@ pub struct RawEvent<'a> {
 }
 
 impl<'a> RawEvent<'a> {
+    /// The envelope alone, owning its strings; `args` becomes an empty slice when present
+    /// (for a sink that has already read them).
+    pub fn envelope(&self) -> RawEvent<'static> {
+        RawEvent {
+            name: self.name.clone().into_owned(),
+            cat: self.cat.clone().into_owned(),
+            ph: self.ph.clone().into_owned(),
+            ts: self.ts.clone().into_owned(),
+            dur: self.dur.clone().into_owned(),
+            pid: self.pid.clone().into_owned(),
+            tid: self.tid.clone().into_owned(),
+            id: self.id.clone().into_owned(),
+            args: self.args.map(|_| &b""[..]),
+            has_call_frame: self.has_call_frame,
+        }
+    }
+
     /// The phase as a single byte, or 0 when it is not a one-character string.
     pub fn phase(&self) -> u8 {
         match &self.ph {

@@ -57,8 +57,9 @@ pub struct RawProfile {
     pub samples: Option<Vec<i64>>,
     /// µs between samples; None when absent.
     pub time_deltas: Option<Vec<f64>>,
-    /// `trace_ids` from the chunks: property key → value.
-    pub trace_ids: Option<FxHashMap<String, Scalar>>,
+    /// `trace_ids` from the chunks: trace-id key code (as in
+    /// [`TraceModel::trace_keys`](super::trace::TraceModel::trace_keys)) → value.
+    pub trace_ids: Option<FxHashMap<u64, Scalar>>,
 }
 
 /// Marks "no node" in `u32` node references.
@@ -121,8 +122,8 @@ pub struct ProfileModel {
     pub profile_start: f64,
     /// ms.
     pub profile_end: f64,
-    /// `trace_ids`.
-    pub trace_ids: Option<FxHashMap<String, Scalar>>,
+    /// `trace_ids`, keyed as in [`RawProfile::trace_ids`].
+    pub trace_ids: Option<FxHashMap<u64, Scalar>>,
     /// How many parsed nodes share an id with another parsed node (a node under two parents).
     pub n_shared: u64,
     /// Samples whose id names no node (dropped by DevTools).
@@ -439,8 +440,8 @@ impl ProfileModel {
     }
 
     /// `traceIds[key]` resolved to a node, as the integrator does for a `sampleTraceId`.
-    pub fn node_for_trace_id(&self, key: &str) -> Option<u32> {
-        let v = self.trace_ids.as_ref()?.get(key)?;
+    pub fn node_for_trace_id(&self, key: u64) -> Option<u32> {
+        let v = self.trace_ids.as_ref()?.get(&key)?;
         match *v {
             Scalar::Num(n) if n != 0.0 && n.fract() == 0.0 && n.abs() <= 9_007_199_254_740_992.0 => {
                 self.node_by_id(n as i64)

@@ -7,6 +7,8 @@
 //! RendererHandler (entries, `B`/`E` pairing on one shared stack, the process filter, §1.6),
 //! and the parts of MetaHandler and AuctionWorkletsHandler that the filter reads.
 
+use std::borrow::Cow;
+
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::profile::{frame_from_json, js_minus_one, CallFrame, FrameKeys, Limits, ProfileModel, RawNode, RawProfile};
@@ -31,7 +33,7 @@ pub struct Entry {
     pub ts: f64,
     /// µs (0 when absent).
     pub dur: f64,
-    /// 1-based index into [`TraceModel::trace_ids`] of the event's truthy `sampleTraceId`; 0 for none.
+    /// The event's truthy `sampleTraceId`: 1 + its index in [`TraceModel::trace_keys`]; 0 for none.
     pub trace: u32,
     /// [`INSTANT`], [`INVOCATION`], [`RESET`].
     pub flags: u8,
@@ -125,8 +127,8 @@ pub struct TraceModel {
     pub strings: Strings,
     /// One per profile DevTools keeps, sorted by (pid, tid).
     pub threads: Vec<ThreadWork>,
-    /// Property keys of the events' `sampleTraceId`s (see [`Entry::trace`]).
-    pub trace_ids: Vec<String>,
+    /// The key codes of the events' `sampleTraceId`s (see [`Entry::trace`]).
+    pub trace_keys: Vec<u64>,
     /// True when the metadata says the trace is a saved `.cpuprofile` (CPU-profile mode).
     pub cpu_profile_origin: bool,
 }
@@ -164,8 +166,10 @@ pub struct TraceBuilder {
     processes: FxHashSet<i64>,
     /// The shared `B`/`E` stack: (thread, entry) of the synthetic complete event, name, cat.
     begins: Vec<(u32, u32, Option<StrId>, Scalar)>,
-    trace_ids: Vec<String>,
-    trace_id_index: FxHashMap<String, u32>,
+    /// The `sampleTraceId` of each event that has one (see [`Entry::trace`]), as key codes.
+    trace_keys: Vec<u64>,
+    /// Key codes of the trace-id keys that are not array indices.
+    trace_strs: FxHashMap<Box<str>, u64>,
     generic: bool,
     frames: Vec<(MapKey, FrameProcesses)>,
     frame_index: FxHashMap<MapKey, usize>,
@@ -173,7 +177,6 @@ pub struct TraceBuilder {
     worklet_utility: FxHashSet<i64>,
     worklet_helper: FxHashSet<i64>,
     worklet_events: FxHashSet<i64>,
-    finder: memchr::memmem::Finder<'static>,
     serial: u64,
     last_thread: Option<(i64, i64, u32)>,
 }
@@ -192,8 +195,8 @@ impl TraceBuilder {
             thread_index: FxHashMap::default(),
             processes: FxHashSet::default(),
             begins: Vec::new(),
-            trace_ids: Vec::new(),
-            trace_id_index: FxHashMap::default(),
+            trace_keys: Vec::new(),
+            trace_strs: FxHashMap::default(),
             generic: true,
             frames: Vec::new(),
             frame_index: FxHashMap::default(),
@@ -201,7 +204,6 @@ impl TraceBuilder {
             worklet_utility: FxHashSet::default(),
             worklet_helper: FxHashSet::default(),
             worklet_events: FxHashSet::default(),
-            finder: memchr::memmem::Finder::new(b"sampleTraceId"),
             serial: 0,
             last_thread: None,
         }
@@ -248,15 +250,22 @@ impl TraceBuilder {
         i
     }
 
-    fn trace_id(&mut self, ev: &RawEvent<'_>, ctx: &EventCtx<'_>, diag: &mut Diagnostics) -> Result<u32, Error> {
+    fn trace_id(
+        &mut self,
+        ev: &RawEvent<'_>,
+        found: Option<Result<TraceIdFound<'_>, serde_json::Error>>,
+        ctx: &EventCtx<'_>,
+        diag: &mut Diagnostics,
+    ) -> Result<u32, Error> {
         let Some(args) = ev.args else { return Ok(0) };
-        if self.finder.find(args).is_none() {
-            return Ok(0);
-        }
-        let a: shapes::TraceIdArgs = parse_args(args, ctx, "args")?;
-        let id = match &a.begin_data {
-            MaybeObj::Obj(b) => &b.sample_trace_id,
-            MaybeObj::Other(Loose::Null) => {
+        let found = match found {
+            Some(f) => f,
+            None if FINDER.find(args).is_none() => return Ok(0),
+            None => trace_id_in(args),
+        };
+        let key = match found.map_err(|e| args_error(args, ctx, "args", &e))? {
+            TraceIdFound::None => return Ok(0),
+            TraceIdFound::NullBeginData => {
                 diag.push(
                     WarningKind::DevtoolsWouldFail,
                     Some(ctx.location()),
@@ -264,42 +273,29 @@ impl TraceBuilder {
                 );
                 return Ok(0);
             }
-            MaybeObj::Other(_) => return Ok(0),
-            MaybeObj::Missing => {
-                if !a.sample_trace_id.is_nullish() {
-                    &a.sample_trace_id
-                } else {
-                    match &a.data {
-                        MaybeObj::Obj(d) => &d.sample_trace_id,
-                        _ => return Ok(0),
-                    }
-                }
-            }
+            TraceIdFound::Key(k) => k,
         };
-        if !id.truthy() {
-            return Ok(0);
-        }
-        // The property key, without allocating for the usual number or string id.
-        let mut num = ryu_js::Buffer::new();
-        let key: std::borrow::Cow<str> = match id {
-            Loose::Num(n) if n.fract() == 0.0 && n.abs() < 1e15 => {
-                let mut b = itoa::Buffer::new();
-                std::borrow::Cow::Owned(b.format(*n as i64).to_owned())
+        Ok(self.event_trace_id(TraceKey::of(&key)))
+    }
+
+    /// Files the `sampleTraceId` of an event; returns its number for [`Entry::trace`].
+    fn event_trace_id(&mut self, key: TraceKey) -> u32 {
+        let code = self.key_code(key);
+        self.trace_keys.push(code);
+        // A u32 numbers 4 billion traced events, a trace of more than a terabyte.
+        u32::try_from(self.trace_keys.len()).unwrap_or(0)
+    }
+
+    /// The code of a trace-id key: an array index `k` is `k + 1`; other keys are numbered
+    /// with the top bit set. Equal keys have equal codes; 0 is no key.
+    fn key_code(&mut self, key: TraceKey) -> u64 {
+        match key {
+            TraceKey::Int(k) => k + 1,
+            TraceKey::Str(s) => {
+                let n = (1 << 63) | self.trace_strs.len() as u64;
+                *self.trace_strs.entry(s).or_insert(n)
             }
-            Loose::Num(n) => std::borrow::Cow::Borrowed(num.format(*n)),
-            Loose::Str(s) => std::borrow::Cow::Borrowed(s.as_ref()),
-            other => match other.property_key() {
-                Some(k) => std::borrow::Cow::Owned(k),
-                None => return Ok(0),
-            },
-        };
-        if let Some(&idx) = self.trace_id_index.get(key.as_ref()) {
-            return Ok(idx);
         }
-        let idx = self.trace_ids.len() as u32 + 1;
-        self.trace_ids.push(key.clone().into_owned());
-        self.trace_id_index.insert(key.into_owned(), idx);
-        Ok(idx)
     }
 
     /// `Profile`, `ProfileChunk`, `CpuProfile`: the SamplesHandler.
@@ -307,6 +303,7 @@ impl TraceBuilder {
         &mut self,
         name: &str,
         ev: &RawEvent<'_>,
+        chunk: Option<Result<shapes::ChunkArgs<'_>, serde_json::Error>>,
         ctx: &EventCtx<'_>,
         diag: &mut Diagnostics,
     ) -> Result<(), Error> {
@@ -343,7 +340,7 @@ impl TraceBuilder {
                     p.source = source;
                 }
             }
-            "ProfileChunk" => self.chunk(pid, ev, ctx, diag)?,
+            "ProfileChunk" => self.chunk(pid, ev, chunk, ctx, diag)?,
             _ => {
                 // CpuProfile with ph X: the whole profile in one event (a wrapped .cpuprofile).
                 let Some(tid) = ev.tid.int() else {
@@ -370,7 +367,14 @@ impl TraceBuilder {
         Ok(())
     }
 
-    fn chunk(&mut self, pid: i64, ev: &RawEvent<'_>, ctx: &EventCtx<'_>, diag: &mut Diagnostics) -> Result<(), Error> {
+    fn chunk(
+        &mut self,
+        pid: i64,
+        ev: &RawEvent<'_>,
+        parsed: Option<Result<shapes::ChunkArgs<'_>, serde_json::Error>>,
+        ctx: &EventCtx<'_>,
+        diag: &mut Diagnostics,
+    ) -> Result<(), Error> {
         let Some(args) = ev.args else {
             diag.push(
                 WarningKind::DevtoolsWouldFail,
@@ -379,7 +383,10 @@ impl TraceBuilder {
             );
             return Ok(());
         };
-        let a: shapes::ChunkArgs = parse_args(args, ctx, "ProfileChunk args")?;
+        let a: shapes::ChunkArgs = match parsed {
+            Some(p) => p.map_err(|e| args_error(args, ctx, "ProfileChunk args", &e))?,
+            None => parse_args(args, ctx, "ProfileChunk args")?,
+        };
         let data = a.data.obj();
         let cpu = data.and_then(|d| d.cpu_profile.obj());
         let mut new_nodes = Vec::new();
@@ -412,13 +419,17 @@ impl TraceBuilder {
             t.extend_from_slice(&d.values);
         }
         if let Some(ids) = cpu.and_then(|c| c.trace_ids.as_ref()) {
-            let map = p.raw.trace_ids.get_or_insert_with(FxHashMap::default);
+            let mut pairs = Vec::with_capacity(ids.len());
             for (k, v) in ids {
                 if let Some(s) = v.scalar(strings) {
-                    map.insert(k.to_string(), s);
+                    pairs.push((k, s));
                 }
             }
+            let keyed: Vec<(u64, Scalar)> =
+                pairs.into_iter().map(|(k, s)| (self.key_code(TraceKey::of(k)), s)).collect();
+            self.profiles[i].raw.trace_ids.get_or_insert_with(FxHashMap::default).extend(keyed);
         }
+        let p = &mut self.profiles[i];
         let (ns, nd) = (p.raw.samples.as_ref().map(|s| s.len()), p.raw.time_deltas.as_ref().map(|d| d.len()));
         if let (Some(ns), Some(nd)) = (ns, nd) {
             if ns != nd {
@@ -526,6 +537,7 @@ impl TraceBuilder {
         name: &str,
         ph: u8,
         ev: &RawEvent<'_>,
+        trace: Option<Result<TraceIdFound<'_>, serde_json::Error>>,
         ctx: &EventCtx<'_>,
         diag: &mut Diagnostics,
     ) -> Result<(), Error> {
@@ -607,7 +619,7 @@ impl TraceBuilder {
         }
         let th = self.thread(pid, tid);
         self.threads[th as usize].n_entries += 1;
-        let trace = self.trace_id(ev, ctx, diag)?;
+        let trace = self.trace_id(ev, trace, ctx, diag)?;
         let mut flags = flags_for_name(name);
         if ph == b'I' {
             if trace == 0 {
@@ -801,7 +813,7 @@ impl TraceBuilder {
             threads.push(ThreadWork { pid, tid, profile_id: p.id.to_json(), thread_name, model, entries, skipped });
         }
         threads.sort_by_key(|t| (t.pid, t.tid));
-        Ok(TraceModel { strings, threads, trace_ids: self.trace_ids, cpu_profile_origin })
+        Ok(TraceModel { strings, threads, trace_keys: self.trace_keys, cpu_profile_origin })
     }
 
     fn is_worklet(&self, pid: i64) -> bool {
@@ -886,14 +898,229 @@ fn reads_args(name: &str) -> bool {
     )
 }
 
+/// Finds `sampleTraceId` in raw args before they are parsed.
+static FINDER: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+    std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"sampleTraceId"));
+
+/// What an event's args say about its `sampleTraceId` (§3.7).
+#[derive(Debug)]
+pub enum TraceIdFound<'a> {
+    /// No truthy id.
+    None,
+    /// `args.beginData` is null (DevTools fails on such an event).
+    NullBeginData,
+    /// The id as a JS property key.
+    Key(Cow<'a, str>),
+}
+
+/// Reads the `sampleTraceId` of raw args: `beginData` first when present, else the top level,
+/// else `data`.
+fn trace_id_in(args: &[u8]) -> Result<TraceIdFound<'_>, serde_json::Error> {
+    let a: shapes::TraceIdArgs = serde_json::from_slice(args)?;
+    let id = match a.begin_data {
+        MaybeObj::Obj(b) => b.sample_trace_id,
+        MaybeObj::Other(Loose::Null) => return Ok(TraceIdFound::NullBeginData),
+        MaybeObj::Other(_) => return Ok(TraceIdFound::None),
+        MaybeObj::Missing => {
+            if !a.sample_trace_id.is_nullish() {
+                a.sample_trace_id
+            } else {
+                match a.data {
+                    MaybeObj::Obj(d) => d.sample_trace_id,
+                    _ => return Ok(TraceIdFound::None),
+                }
+            }
+        }
+    };
+    if !id.truthy() {
+        return Ok(TraceIdFound::None);
+    }
+    // The property key, as JavaScript would spell it.
+    Ok(TraceIdFound::Key(match id {
+        Loose::Num(n) if n.fract() == 0.0 && n.abs() < 1e15 => {
+            Cow::Owned(itoa::Buffer::new().format(n as i64).to_owned())
+        }
+        Loose::Num(n) => Cow::Owned(ryu_js::Buffer::new().format(n).to_owned()),
+        Loose::Str(s) => s,
+        other => match other.property_key() {
+            Some(k) => Cow::Owned(k),
+            None => return Ok(TraceIdFound::None),
+        },
+    }))
+}
+
+/// A `sampleTraceId` as a JavaScript property key: a canonical array index (the usual numbers)
+/// apart, so that it is kept and compared without allocating.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum TraceKey {
+    /// A key that is the decimal form of an integer below 2^53 (`"0"`, `"17"`, not `"017"`).
+    Int(u64),
+    /// Any other key.
+    Str(Box<str>),
+}
+
+impl TraceKey {
+    /// The key for a property name.
+    pub fn of(key: &str) -> TraceKey {
+        let b = key.as_bytes();
+        let canonical =
+            !b.is_empty() && b.len() <= 16 && b.iter().all(u8::is_ascii_digit) && (b[0] != b'0' || b.len() == 1);
+        match canonical {
+            true => TraceKey::Int(key.parse().expect("digits")),
+            false => TraceKey::Str(key.into()),
+        }
+    }
+}
+
+/// What the scan threads make of an event for the [`TraceBuilder`] (see [`Sink::prepare`]).
+#[derive(Debug)]
+pub enum Prep {
+    /// A well-formed `X` or `I` event with an ordinary name: all that is left is to file it.
+    Plain(Plain),
+    /// An event that plays no part (an ordinary name, a phase other than `X`/`I`/`B`/`E`).
+    Nothing,
+    /// A `ProfileChunk` whose args were read: its envelope (with empty `args`) and the args.
+    Chunk(Box<(RawEvent<'static>, shapes::ChunkArgs<'static>)>),
+    /// Anything else: the builder reads the event again and does it all.
+    Full,
+}
+
+/// The fields of a plain `X` or `I` event, checked.
+#[derive(Debug)]
+pub struct Plain {
+    pid: i64,
+    tid: i64,
+    ts: f64,
+    dur: f64,
+    /// [`flags_for_name`], plus [`INSTANT`] for an `I` event.
+    flags: u8,
+    /// The `sampleTraceId`.
+    trace: Option<TraceKey>,
+}
+
+/// The args of an event, parsed before the event is handled.
+#[derive(Debug)]
+enum Parsed<'a> {
+    /// Not parsed here.
+    None,
+    /// The args will be parsed but hold invalid UTF-8: the builder repairs the event first.
+    BadUtf8,
+    /// The `sampleTraceId` of an `X`, `I` or `B` event.
+    TraceId(Result<TraceIdFound<'a>, serde_json::Error>),
+    /// The args of a `ProfileChunk`.
+    Chunk(Result<shapes::ChunkArgs<'a>, serde_json::Error>),
+}
+
+/// Parses the args of `ev` that the builder reads by phase or by name (`special`: see
+/// [`maybe_special`]).
+fn parse_known_args<'a>(ev: &RawEvent<'a>, name: &str, ph: u8, special: bool) -> Parsed<'a> {
+    let Some(args) = ev.args else { return Parsed::None };
+    let traced = matches!(ph, b'X' | b'I' | b'B') && FINDER.find(args).is_some();
+    if !traced && !(special && reads_args(name)) {
+        Parsed::None
+    } else if std::str::from_utf8(args).is_err() {
+        // Args that will be parsed must be UTF-8 (see `full_event`).
+        Parsed::BadUtf8
+    } else if special && name == "ProfileChunk" {
+        Parsed::Chunk(serde_json::from_slice(args))
+    } else if traced {
+        Parsed::TraceId(trace_id_in(args))
+    } else {
+        Parsed::None
+    }
+}
+
+/// The fast path of [`TraceBuilder::prepare`]: a plain `X` or `I` event, or None.
+fn plain(ev: &RawEvent<'_>, name: &str, ph: u8) -> Option<Plain> {
+    let (pid, tid) = (ev.pid.int()?, ev.tid.int()?);
+    let ts = ev.ts.num().filter(|t| t.is_finite())?;
+    let dur = match ev.dur {
+        Loose::Missing | Loose::Null => 0.0,
+        Loose::Num(d) if d.is_finite() => d,
+        _ => return None,
+    };
+    if ev.has_call_frame {
+        return None;
+    }
+    let trace = match parse_known_args(ev, name, ph, false) {
+        Parsed::None | Parsed::TraceId(Ok(TraceIdFound::None)) => None,
+        Parsed::TraceId(Ok(TraceIdFound::Key(k))) => Some(TraceKey::of(&k)),
+        _ => return None,
+    };
+    let flags = flags_for_name(name) | if ph == b'I' { INSTANT } else { 0 };
+    Some(Plain { pid, tid, ts, dur, flags, trace })
+}
+
 impl Sink for TraceBuilder {
-    fn event(&mut self, ev: &RawEvent<'_>, ctx: &EventCtx<'_>, diag: &mut Diagnostics) -> Result<(), Error> {
-        // args that will be parsed must be UTF-8; Node decodes the file with replacement
-        // characters, so an event with invalid bytes is read from a repaired copy, as Node would.
-        if let (Some(args), Loose::Str(name)) = (ev.args, &ev.name) {
-            let parsed =
-                reads_args(name) || (matches!(ev.phase(), b'X' | b'I' | b'B') && self.finder.find(args).is_some());
-            if parsed && !ctx.lossy && std::str::from_utf8(args).is_err() {
+    type Prep = Prep;
+
+    fn prepare(ev: &RawEvent<'_>) -> Prep {
+        let Loose::Str(name) = &ev.name else { return Prep::Full };
+        let ph = ev.phase();
+        if maybe_special(name) {
+            // The one special event that is frequent and large: read its args here.
+            if name == "ProfileChunk" && !matches!(ph, b'X' | b'I' | b'B' | b'E') {
+                if let Parsed::Chunk(Ok(args)) = parse_known_args(ev, name, ph, true) {
+                    return Prep::Chunk(Box::new((ev.envelope(), args.into_owned())));
+                }
+            }
+            return Prep::Full;
+        }
+        match ph {
+            b'X' | b'I' => plain(ev, name, ph).map_or(Prep::Full, Prep::Plain),
+            b'B' | b'E' | 0 => Prep::Full,
+            _ => Prep::Nothing,
+        }
+    }
+
+    fn event(&mut self, prep: Prep, ctx: &EventCtx<'_>, diag: &mut Diagnostics) -> Result<(), Error> {
+        match prep {
+            Prep::Plain(p) => {
+                let th = self.thread(p.pid, p.tid);
+                self.threads[th as usize].n_entries += 1;
+                let trace = match p.trace {
+                    Some(key) => self.event_trace_id(key),
+                    None => 0,
+                };
+                if p.flags & INSTANT != 0 && trace == 0 {
+                    return Ok(()); // plain instants play no part in the estimate
+                }
+                self.threads[th as usize].entries.push(Entry { ts: p.ts, dur: p.dur, trace, flags: p.flags });
+                Ok(())
+            }
+            Prep::Nothing => Ok(()),
+            Prep::Chunk(chunk) => {
+                let (ev, args) = *chunk;
+                self.full_event(&ev, Parsed::Chunk(Ok(args)), ctx, diag)
+            }
+            Prep::Full => {
+                let ev = ctx.parse()?;
+                let parsed = match &ev.name {
+                    Loose::Str(name) => parse_known_args(&ev, name, ev.phase(), maybe_special(name)),
+                    _ => Parsed::None,
+                };
+                self.full_event(&ev, parsed, ctx, diag)
+            }
+        }
+    }
+}
+
+impl TraceBuilder {
+    /// Any event but the plain ones.
+    fn full_event(
+        &mut self,
+        ev: &RawEvent<'_>,
+        parsed: Parsed<'_>,
+        ctx: &EventCtx<'_>,
+        diag: &mut Diagnostics,
+    ) -> Result<(), Error> {
+        // Node decodes the file with replacement characters, so an event with invalid bytes in
+        // args that will be parsed is read from a repaired copy, as Node would.
+        let (chunk, trace) = match parsed {
+            Parsed::None => (None, None),
+            Parsed::Chunk(c) => (Some(c), None),
+            Parsed::TraceId(t) => (None, Some(t)),
+            Parsed::BadUtf8 => {
                 diag.push(
                     WarningKind::InvalidUtf8,
                     Some(ctx.location()),
@@ -904,9 +1131,9 @@ impl Sink for TraceBuilder {
                 let (ev2, _) = crate::input::scan::event(fixed.as_bytes(), 0, &mut Vec::new()).map_err(|_| {
                     Error::input(Some(ctx.location()), "cannot read the event after replacing invalid UTF-8")
                 })?;
-                return self.event(&ev2, &ctx2, diag);
+                return self.event(Self::prepare(&ev2), &ctx2, diag);
             }
-        }
+        };
         let name = match &ev.name {
             Loose::Str(s) => s.as_ref(),
             other => {
@@ -927,7 +1154,7 @@ impl Sink for TraceBuilder {
         // Only a few names matter beyond the phase; most events skip the comparisons.
         if !maybe_special(name) {
             if matches!(ph, b'X' | b'I' | b'B' | b'E') {
-                return self.renderer_event(name, ph, ev, ctx, diag);
+                return self.renderer_event(name, ph, ev, trace, ctx, diag);
             }
             if ph == 0 {
                 diag.push_with(
@@ -956,11 +1183,11 @@ impl Sink for TraceBuilder {
             );
         }
         match name {
-            "Profile" | "ProfileChunk" => self.samples_event(name, ev, ctx, diag)?,
+            "Profile" | "ProfileChunk" => self.samples_event(name, ev, chunk, ctx, diag)?,
             "CpuProfile" => {
                 self.generic = false;
                 if ph == b'X' {
-                    self.samples_event(name, ev, ctx, diag)?;
+                    self.samples_event(name, ev, None, ctx, diag)?;
                 }
             }
             "TracingStartedInBrowser" => {
@@ -1000,16 +1227,19 @@ impl Sink for TraceBuilder {
             _ => {}
         }
         if matches!(ph, b'X' | b'I' | b'B' | b'E') {
-            self.renderer_event(name, ph, ev, ctx, diag)?;
+            self.renderer_event(name, ph, ev, trace, ctx, diag)?;
         }
         Ok(())
     }
 }
 
 fn parse_args<'a, T: serde::Deserialize<'a>>(raw: &'a [u8], ctx: &EventCtx<'_>, what: &str) -> Result<T, Error> {
-    serde_json::from_slice(raw).map_err(|e| {
-        Error::input(Some(ctx.serde_location(raw, &e)), format!("{what}: {}", crate::input::reader::serde_message(&e)))
-    })
+    serde_json::from_slice(raw).map_err(|e| args_error(raw, ctx, what, &e))
+}
+
+/// The error for args that did not parse: where, and what serde expected.
+fn args_error(raw: &[u8], ctx: &EventCtx<'_>, what: &str, e: &serde_json::Error) -> Error {
+    Error::input(Some(ctx.serde_location(raw, e)), format!("{what}: {}", crate::input::reader::serde_message(e)))
 }
 
 /// A node from its JSON; `chunk` selects the trace-chunk normalisation of the frame.

@@ -25,10 +25,12 @@ struct Copy<'a> {
 }
 
 impl Sink for Copy<'_> {
+    type Prep = ();
     fn wants_parsed(&self) -> bool {
         false
     }
-    fn event(&mut self, _: &RawEvent<'_>, _: &EventCtx<'_>, _: &mut Diagnostics) -> Result<(), Error> {
+    fn prepare(_: &RawEvent<'_>) {}
+    fn event(&mut self, _: (), _: &EventCtx<'_>, _: &mut Diagnostics) -> Result<(), Error> {
         Ok(())
     }
     fn raw_event(&mut self, raw: &[u8], _ctx: &EventCtx<'_>) -> Result<(), Error> {
