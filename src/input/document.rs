@@ -253,27 +253,33 @@ impl<'a> Walker<'a> {
             let from = (next - w.base()) as usize;
             let bytes = &w.buf[from..];
             let state = RegionStart { base: next, expect_element, after_comma, last: eof };
-            let mut lists = [spare.pop().unwrap_or_default(), spare.pop().unwrap_or_default()];
             let mut deliver = |region: Region<S::Prep>| -> Result<Option<Region<S::Prep>>, Error> {
                 deliver_region(region, sink, w, diag, &mut index)
             };
             let (scanned, delivered) = if !scan_more {
                 (None, pending.take().map(&mut deliver).transpose())
-            } else if *threads > 1 {
-                std::thread::scope(|sc| {
-                    let [la, lb] = &mut lists;
-                    let h = sc.spawn(|| scan_region::<S>(bytes, state, parsed, stack, stack2, la, lb, true));
-                    let d = pending.take().map(&mut deliver);
-                    (Some(h.join().expect("scan thread")), d.transpose())
-                })
             } else {
-                let d = pending.take().map(&mut deliver).transpose();
-                let [la, lb] = &mut lists;
-                (Some(scan_region::<S>(bytes, state, parsed, stack, stack2, la, lb, false)), d)
+                let job = ScanJob::<S>::new(bytes, state, parsed, if *threads > 1 { PIECES } else { 1 }, &mut spare);
+                let d = if *threads > 1 {
+                    std::thread::scope(|sc| {
+                        // One helper scans from the start; this thread joins in once the
+                        // previous region is delivered.
+                        let h = sc.spawn(|| job.work(stack2));
+                        let d = pending.take().map(&mut deliver);
+                        job.work(stack);
+                        h.join().expect("scan thread");
+                        d
+                    })
+                } else {
+                    let d = pending.take().map(&mut deliver);
+                    job.work(stack);
+                    d
+                };
+                (Some(job.finish(&mut spare)), d.transpose())
             };
             // The delivered region's own ending: an error, the array's end, or a cut input.
-            if let Some(done) = delivered?.flatten() {
-                spare.push(done.events);
+            if let Some(mut done) = delivered?.flatten() {
+                spare.append(&mut done.events);
                 match done.stop {
                     Some(Stop2::ArrayEnd(p)) => {
                         self.w.pos = (p - self.w.base()) as usize;
@@ -298,11 +304,13 @@ impl<'a> Walker<'a> {
                     None => {}
                 }
             }
-            spare.extend(lists.into_iter().filter(|l| l.capacity() > 0));
             let Some(region) = scanned else { continue };
             // The window keeps the new region's bytes until they are delivered.
             self.w.pos = from;
-            stuck = region.events.is_empty() && region.end == next && region.stop.is_none() && region.needs_more;
+            stuck = region.events.iter().all(Vec::is_empty)
+                && region.end == next
+                && region.stop.is_none()
+                && region.needs_more;
             next = region.end;
             expect_element = region.expect_element;
             after_comma = region.after_comma;
@@ -321,7 +329,7 @@ fn deliver_region<S: Sink>(
     index: &mut u64,
 ) -> Result<Option<Region<S::Prep>>, Error> {
     let base = w.base();
-    for e in region.events.drain(..) {
+    for e in region.events.iter_mut().flat_map(|piece| piece.drain(..)) {
         let raw = &w.buf[(e.start - base) as usize..(e.end - base) as usize];
         if raw.len() > w.max_value() {
             return Err(Error::input(
@@ -406,7 +414,8 @@ struct RegionStart {
 
 /// What the scan of a stretch of the event array found.
 struct Region<P> {
-    events: Vec<Scanned<P>>,
+    /// The events, in file order, as the lists of the pieces that were scanned.
+    events: Vec<Vec<Scanned<P>>>,
     /// How far the scan got (absolute): the start of the next element (after its comma), or
     /// the end of the last element when no comma followed yet.
     end: u64,
@@ -424,43 +433,94 @@ struct Region<P> {
     last: bool,
 }
 
-/// Scans a region: by two threads when it is large and `split` allows (`la`, `lb` are
-/// emptied event lists to fill).
-#[allow(clippy::too_many_arguments)]
-fn scan_region<S: Sink>(
-    b: &[u8],
+/// The scan of one region, shared by the threads that do it: the region is cut into pieces at
+/// guessed event boundaries, and each thread takes the next piece until none is left.
+struct ScanJob<'b, S: Sink> {
+    bytes: &'b [u8],
     at: RegionStart,
     parsed: bool,
-    stack: &mut Vec<u8>,
-    stack2: &mut Vec<u8>,
-    la: &mut Vec<Scanned<S::Prep>>,
-    lb: &mut Vec<Scanned<S::Prep>>,
-    split: bool,
-) -> Region<S::Prep> {
-    let n = b.len();
-    let mid = if split && n >= MIN_PARALLEL { boundary(b, n / 2) } else { n };
-    if mid >= n {
-        return scan_run::<S>(b, 0, n, at, parsed, stack, std::mem::take(la));
-    }
-    let second = RegionStart { base: at.base, expect_element: true, after_comma: true, last: at.last };
-    let (mut r1, r2) = std::thread::scope(|sc| {
-        let h = sc.spawn(|| scan_run::<S>(b, mid, n, second, parsed, stack2, std::mem::take(lb)));
-        let r1 = scan_run::<S>(b, 0, mid, at, parsed, stack, std::mem::take(la));
-        (r1, h.join().expect("scan thread"))
-    });
-    // Keep the second half only if the first ended exactly where it started.
-    if r1.end == at.base + mid as u64 && r1.stop.is_none() && !r1.needs_more && r1.expect_element {
-        let mut events = r1.events;
-        let mut rest = r2.events;
-        events.append(&mut rest);
-        *lb = rest;
-        r1 = Region { events, ..r2 };
-    } else {
-        *lb = r2.events;
-        lb.clear();
-    }
-    r1
+    /// Where each piece starts (the first at 0).
+    starts: Vec<usize>,
+    next: std::sync::atomic::AtomicUsize,
+    done: Vec<std::sync::Mutex<Option<Region<S::Prep>>>>,
+    /// Emptied event lists to fill, one per piece.
+    lists: Vec<std::sync::Mutex<Vec<Scanned<S::Prep>>>>,
 }
+
+impl<'b, S: Sink> ScanJob<'b, S> {
+    fn new(
+        bytes: &'b [u8],
+        at: RegionStart,
+        parsed: bool,
+        pieces: usize,
+        spare: &mut Vec<Vec<Scanned<S::Prep>>>,
+    ) -> ScanJob<'b, S> {
+        let n = bytes.len();
+        let mut starts = vec![0];
+        if n >= MIN_PARALLEL {
+            for k in 1..pieces {
+                let s = boundary(bytes, (n * k / pieces).max(starts[starts.len() - 1] + 1));
+                if s >= n {
+                    break;
+                }
+                starts.push(s);
+            }
+        }
+        let lists = starts.iter().map(|_| std::sync::Mutex::new(spare.pop().unwrap_or_default())).collect();
+        ScanJob {
+            bytes,
+            at,
+            parsed,
+            done: starts.iter().map(|_| std::sync::Mutex::new(None)).collect(),
+            starts,
+            next: std::sync::atomic::AtomicUsize::new(0),
+            lists,
+        }
+    }
+
+    /// Scans pieces until there are none left.
+    fn work(&self, stack: &mut Vec<u8>) {
+        loop {
+            let k = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let Some(&start) = self.starts.get(k) else { return };
+            let stop_at = self.starts.get(k + 1).copied().unwrap_or(self.bytes.len());
+            // A piece after the first starts at a guessed element, after a comma.
+            let at = if k == 0 { self.at } else { RegionStart { expect_element: true, after_comma: true, ..self.at } };
+            let list = std::mem::take(&mut *lock(&self.lists[k]));
+            let r = scan_run::<S>(self.bytes, start, stop_at, at, self.parsed, stack, list);
+            *lock(&self.done[k]) = Some(r);
+        }
+    }
+
+    /// The pieces joined in order, as far as each one started exactly where the one before
+    /// it ended (the rest is scanned again as the next region).
+    fn finish(self, spare: &mut Vec<Vec<Scanned<S::Prep>>>) -> Region<S::Prep> {
+        let mut pieces = self.done.into_iter().map(|m| m.into_inner().unwrap_or_else(|p| p.into_inner()));
+        let mut region = pieces.next().flatten().expect("the first piece is always scanned");
+        for (piece, &start) in pieces.zip(&self.starts[1..]) {
+            let Some(mut piece) = piece else { break };
+            let joins = region.end == self.at.base + start as u64
+                && region.stop.is_none()
+                && !region.needs_more
+                && region.expect_element;
+            if !joins {
+                spare.append(&mut piece.events);
+                continue;
+            }
+            region.events.append(&mut piece.events);
+            region = Region { events: region.events, ..piece };
+        }
+        region
+    }
+}
+
+/// Locks a mutex that no panicking thread can have poisoned in a way that matters here.
+fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Pieces a region is cut into for the scan threads.
+const PIECES: usize = 8;
 
 /// Scans elements of the event array from `start` until the next element would start at or
 /// after `stop_at`, the array ends, or the bytes run out.
@@ -471,12 +531,27 @@ fn scan_run<S: Sink>(
     at: RegionStart,
     parsed: bool,
     stack: &mut Vec<u8>,
-    mut events: Vec<Scanned<S::Prep>>,
+    mut list: Vec<Scanned<S::Prep>>,
 ) -> Region<S::Prep> {
-    events.clear();
+    list.clear();
+    let mut r = scan_into::<S>(b, start, stop_at, at, parsed, stack, &mut list);
+    r.events.push(list);
+    r
+}
+
+/// [`scan_run`], with the events pushed to `list`.
+fn scan_into<S: Sink>(
+    b: &[u8],
+    start: usize,
+    stop_at: usize,
+    at: RegionStart,
+    parsed: bool,
+    stack: &mut Vec<u8>,
+    list: &mut Vec<Scanned<S::Prep>>,
+) -> Region<S::Prep> {
     let abs = |i: usize| at.base + i as u64;
     let mut run = Region {
-        events,
+        events: Vec::new(),
         end: abs(start),
         stop: None,
         needs_more: false,
@@ -541,7 +616,7 @@ fn scan_run<S: Sink>(
                 return run;
             }
         };
-        run.events.push(Scanned { start: abs(i), end: abs(end), is_object, prep });
+        list.push(Scanned { start: abs(i), end: abs(end), is_object, prep });
         run.end = abs(end);
         run.expect_element = false;
         run.after_comma = false;

@@ -4,7 +4,7 @@
 use std::fs::File;
 use std::io::{self, BufReader, Read};
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{sync_channel, Receiver};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::Arc;
 use std::thread;
 
@@ -87,9 +87,11 @@ fn read_full(r: &mut dyn Read, buf: &mut [u8]) -> io::Result<usize> {
     Ok(n)
 }
 
-/// Reads from `inner` on a background thread in large blocks, a few blocks ahead.
+/// Reads from `inner` on a background thread in large blocks, a few blocks ahead. Used blocks
+/// go back to the reader, so that no memory is allocated (and faulted in) per block.
 struct Prefetch {
     rx: Option<Receiver<io::Result<Vec<u8>>>>,
+    free: SyncSender<Vec<u8>>,
     cur: Vec<u8>,
     pos: usize,
     done: bool,
@@ -111,10 +113,12 @@ const PREFETCH_BLOCK: usize = 4 << 20;
 impl Prefetch {
     fn spawn<R: Read + Send + 'static>(mut inner: R) -> Prefetch {
         let (tx, rx) = sync_channel::<io::Result<Vec<u8>>>(3);
+        let (free, recycled) = sync_channel::<Vec<u8>>(4);
         let handle = thread::Builder::new()
             .name("jscalls-read".into())
             .spawn(move || loop {
-                let mut block = vec![0u8; PREFETCH_BLOCK];
+                let mut block = recycled.try_recv().unwrap_or_default();
+                block.resize(PREFETCH_BLOCK, 0);
                 let mut n = 0;
                 let mut err = None;
                 while n < block.len() {
@@ -144,7 +148,7 @@ impl Prefetch {
                 }
             })
             .expect("cannot spawn the reader thread");
-        Prefetch { rx: Some(rx), cur: Vec::new(), pos: 0, done: false, handle: Some(handle) }
+        Prefetch { rx: Some(rx), free, cur: Vec::new(), pos: 0, done: false, handle: Some(handle) }
     }
 }
 
@@ -157,7 +161,10 @@ impl Read for Prefetch {
             let Some(rx) = &self.rx else { return Ok(0) };
             match rx.recv() {
                 Ok(Ok(block)) => {
-                    self.cur = block;
+                    let used = std::mem::replace(&mut self.cur, block);
+                    if used.capacity() > 0 {
+                        let _ = self.free.try_send(used);
+                    }
                     self.pos = 0;
                 }
                 Ok(Err(e)) => {

@@ -1016,7 +1016,7 @@ enum Parsed<'a> {
 fn parse_known_args<'a>(ev: &RawEvent<'a>, name: &str, ph: u8, special: bool) -> Parsed<'a> {
     let Some(args) = ev.args else { return Parsed::None };
     let traced = matches!(ph, b'X' | b'I' | b'B') && FINDER.find(args).is_some();
-    if !traced && !(special && reads_args(name)) {
+    if !(traced || special && reads_args(name)) {
         Parsed::None
     } else if std::str::from_utf8(args).is_err() {
         // Args that will be parsed must be UTF-8 (see `full_event`).

@@ -3,6 +3,7 @@
 mod cli;
 mod conformance;
 mod errors;
+mod pipeline;
 mod properties;
 mod regressions;
 mod spec_tables;

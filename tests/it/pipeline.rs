@@ -1,0 +1,38 @@
+//! The parallel input pipeline gives the same answer as one thread, whatever the layout of the
+//! JSON: the scan threads start at guessed event boundaries, and a wrong guess must only cost
+//! time.
+
+use std::io::Read;
+
+use jscalls::output::calls::write_calls;
+use jscalls::{analyze, Config, Source};
+
+fn calls(bytes: &[u8], threads: usize) -> (Vec<u8>, u64) {
+    let mut cfg = Config::default();
+    cfg.threads = threads;
+    let a = analyze(&Source::Memory(bytes.into()), &cfg).unwrap();
+    let mut out = Vec::new();
+    write_calls(&mut out, &a.timeline, "x", "e").unwrap();
+    (out, a.n_events)
+}
+
+#[test]
+fn layouts_and_thread_counts_agree() {
+    let mut raw = Vec::new();
+    let f = std::fs::File::open("fixtures/chrome-ui.json.gz").unwrap();
+    flate2::read::MultiGzDecoder::new(f).read_to_end(&mut raw).unwrap();
+    let value: serde_json::Value = serde_json::from_slice(&raw).unwrap();
+    // One event per line (as recorded); pretty-printed, where many lines inside events start
+    // with '{' (wrong guesses); and no newline at all (no guess).
+    let layouts = [raw.clone(), serde_json::to_vec_pretty(&value).unwrap(), serde_json::to_vec(&value).unwrap()];
+    assert!(raw.len() > 4 << 20, "the fixture must span several regions");
+    let (want, n) = calls(&raw, 1);
+    assert!(n > 40_000 && want.len() > 100_000, "{n} events, {} bytes of calls", want.len());
+    for (k, bytes) in layouts.iter().enumerate() {
+        for threads in [1, 2, 4] {
+            let (got, got_n) = calls(bytes, threads);
+            assert_eq!(got_n, n, "layout {k}, {threads} threads: event count");
+            assert!(got == want, "layout {k}, {threads} threads: the calls differ");
+        }
+    }
+}
