@@ -48,7 +48,7 @@ use input::document::{read_document, Document};
 use input::loose::{IdArray, Loose, NumArray};
 use input::reader::{serde_message, Window};
 use input::shapes::{CpuProfileJson, NodeJson};
-use model::profile::{FrameKeys, ProfileModel};
+use model::profile::ProfileModel;
 use model::trace::{raw_from_cpuprofile, report_model, ThreadWork, TraceBuilder};
 
 /// The engine behaviour jscalls reproduces by default.
@@ -128,9 +128,11 @@ pub fn analyze(source: &Source, cfg: &Config) -> Result<Analysis, Error> {
     let timeline = estimate_model(assembled, cfg);
     if timing {
         eprintln!(
-            "jscalls: timing: read+parse+assemble {:.3} s, estimate {:.3} s",
+            "jscalls: timing: read+parse+assemble {:.3} s, estimate {:.3} s (resident now {} MB, peak {} MB)",
             (t1 - t0).as_secs_f64(),
-            t1.elapsed().as_secs_f64()
+            t1.elapsed().as_secs_f64(),
+            memory_mb("VmRSS"),
+            memory_mb("VmHWM"),
         );
     }
     Ok(Analysis { timeline, diagnostics: diag, kind, n_events })
@@ -168,9 +170,14 @@ pub fn assemble(source: &Source, cfg: &Config) -> Result<(Diagnostics, Assembled
     match doc {
         Document::Trace { metadata, n_events, .. } => {
             let t = std::time::Instant::now();
-            let tm = builder.finish(metadata.as_deref(), &mut diag)?;
+            let tm = builder.finish(metadata.as_deref(), &mut diag, cfg.threads)?;
             if std::env::var_os("JSCALLS_TIMING").is_some() {
-                eprintln!("jscalls: timing: profile models {:.3} s", t.elapsed().as_secs_f64());
+                eprintln!(
+                    "jscalls: timing: profile models {:.3} s (resident now {} MB, peak {} MB)",
+                    t.elapsed().as_secs_f64(),
+                    memory_mb("VmRSS"),
+                    memory_mb("VmHWM")
+                );
             }
             let mode = if tm.cpu_profile_origin { estimate::Mode::CpuProfile } else { estimate::Mode::Trace };
             Ok((
@@ -201,14 +208,7 @@ pub fn assemble(source: &Source, cfg: &Config) -> Result<(Diagnostics, Assembled
                     "the profile has no nodes; DevTools shows nothing",
                 );
             } else {
-                let model = ProfileModel::new(
-                    raw,
-                    &mut strings,
-                    &mut FrameKeys::default(),
-                    cfg.limits,
-                    "profile",
-                    Some(location),
-                )?;
+                let model = ProfileModel::new(raw, &strings, cfg.limits, "profile", Some(location))?;
                 report_model(&model, "profile", location, &mut diag);
                 threads.push(ThreadWork {
                     pid: 1,
@@ -226,6 +226,14 @@ pub fn assemble(source: &Source, cfg: &Config) -> Result<(Diagnostics, Assembled
             ))
         }
     }
+}
+
+/// A memory figure of this process from `/proc/self/status` (Linux; 0 elsewhere), in MB, for
+/// the `JSCALLS_TIMING` report.
+pub fn memory_mb(field: &str) -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let line = status.lines().find(|l| l.starts_with(field)).unwrap_or("");
+    line.split_whitespace().nth(1).and_then(|kb| kb.parse::<u64>().ok()).unwrap_or(0) / 1024
 }
 
 /// Estimates the calls of an assembled input.

@@ -234,7 +234,7 @@ fn produce(
             EngineVersion::V0_0_65 => jscalls::ENGINE.to_owned(),
             EngineVersion::Latest => format!("{}+latest", jscalls::ENGINE),
         };
-        jscalls::output::calls::write_calls(w, &a.timeline, input_label, &engine)
+        jscalls::output::calls::write_calls_threads(w, &a.timeline, input_label, &engine, cfg.threads)
             .map_err(|e| Error::io("cannot write the calls", e))
     }
 }

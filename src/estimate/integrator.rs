@@ -365,7 +365,7 @@ pub fn sort_entries(entries: &mut [Entry]) {
 mod tests {
     use super::*;
     use crate::input::shapes::CpuProfileJson;
-    use crate::model::profile::{FrameKeys, Limits};
+    use crate::model::profile::Limits;
     use crate::model::trace::raw_from_cpuprofile;
     use crate::strings::Strings;
 
@@ -380,7 +380,7 @@ mod tests {
         let mut strings = Strings::default();
         let j: CpuProfileJson = serde_json::from_str(json).unwrap();
         let raw = raw_from_cpuprofile(&j, &mut strings, None).unwrap();
-        let m = ProfileModel::new(raw, &mut strings, &mut FrameKeys::default(), Limits::default(), "t", None).unwrap();
+        let m = ProfileModel::new(raw, &strings, Limits::default(), "t", None).unwrap();
         (m, strings)
     }
 

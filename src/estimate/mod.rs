@@ -12,7 +12,7 @@ pub mod tree;
 use std::cmp::Ordering;
 
 use crate::model::profile::ProfileModel;
-use crate::model::trace::{Entry, ThreadWork};
+use crate::model::trace::{parallel_map, Entry, ThreadWork};
 use crate::strings::Strings;
 
 pub use integrator::IntegratorConfig;
@@ -166,26 +166,12 @@ pub fn estimate_all(
     cfg: IntegratorConfig,
     n_threads: usize,
 ) -> Vec<ThreadCalls> {
-    let n = works.len();
-    if n_threads <= 1 || n <= 1 {
-        return works.into_iter().map(|w| estimate_thread(w, mode, trace_keys, cfg)).collect();
-    }
-    // Biggest first (popped from the end of an ascending list); results go back to their slots.
+    // Biggest first, for the balance; the results go back to the input order.
     let mut jobs: Vec<(usize, ThreadWork)> = works.into_iter().enumerate().collect();
-    jobs.sort_by_key(|(_, w)| w.model.samples.len() + w.entries.len());
-    let queue = std::sync::Mutex::new(jobs);
-    let results = std::sync::Mutex::new((0..n).map(|_| None).collect::<Vec<Option<ThreadCalls>>>());
-    std::thread::scope(|s| {
-        for _ in 0..n_threads.min(n) {
-            s.spawn(|| loop {
-                let job = queue.lock().expect("queue lock").pop();
-                let Some((slot, w)) = job else { break };
-                let r = estimate_thread(w, mode, trace_keys, cfg);
-                results.lock().expect("results lock")[slot] = Some(r);
-            });
-        }
-    });
-    results.into_inner().expect("results lock").into_iter().map(|r| r.expect("every job ran")).collect()
+    jobs.sort_by_key(|(_, w)| std::cmp::Reverse(w.model.samples.len() + w.entries.len()));
+    let mut done = parallel_map(jobs, n_threads, |(slot, w)| (slot, estimate_thread(w, mode, trace_keys, cfg)));
+    done.sort_by_key(|(slot, _)| *slot);
+    done.into_iter().map(|(_, t)| t).collect()
 }
 
 /// The estimate of a whole input.

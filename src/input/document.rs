@@ -2,8 +2,10 @@
 //!
 //! A trace is a JSON array of events or an object with a `traceEvents` array; a `.cpuprofile`
 //! is an object with `nodes` (or the legacy `head`). The walker reads the top level itself and
-//! hands each element of `traceEvents` to a [`Sink`], parsed into a borrowed [`RawEvent`] that
-//! holds only the fields the pipeline reads (`args` stays raw until someone needs it). Other
+//! hands each element of `traceEvents` to a [`Sink`]: scan threads parse it into a borrowed
+//! [`RawEvent`] that holds only the fields the pipeline reads (`args` stays raw until someone
+//! needs it) and let the sink [`prepare`](Sink::prepare) it; the sink then gets the prepared
+//! events in file order, on one thread, while the next region is being scanned. Other
 //! top-level values are kept as raw bytes only when they may be needed (`metadata` and the
 //! fields of a `.cpuprofile`).
 

@@ -2,7 +2,7 @@
 //!
 //! A trace is mostly events nobody needs and `args` nobody reads. The scanner reads the event
 //! envelope (`name`, `ph`, `ts`, …) directly from the bytes and skips everything else as fast
-//! as the bytes allow: string bodies with `memchr2`, nesting with a counter, with enough
+//! as the bytes allow: string bodies sixteen bytes at a time, nesting with a stack, with enough
 //! validation that it accepts only what `JSON.parse` accepts (balanced brackets, no raw control
 //! characters in strings, well-formed escapes, numbers and literals). Strings stay borrowed
 //! unless they hold escapes; invalid UTF-8 inside a kept string is replaced as Node's decoder

@@ -134,9 +134,9 @@ pub struct ProfileModel {
     pub n_unreachable: u64,
 }
 
-/// Interns call frames by the fields `framesAreEqual` compares.
+/// Interns the call frames of one profile by the fields `framesAreEqual` compares.
 #[derive(Debug, Default)]
-pub struct FrameKeys {
+struct FrameKeys {
     map: FxHashMap<(ScalarKey, ScalarKey, ScalarKey), u32>,
 }
 
@@ -162,7 +162,7 @@ fn scalar_key(s: Scalar) -> Option<ScalarKey> {
 
 impl FrameKeys {
     /// The key of a frame, and whether the frame is never equal to anything.
-    pub fn key(&mut self, f: &CallFrame) -> (u32, bool) {
+    fn key(&mut self, f: &CallFrame) -> (u32, bool) {
         match (scalar_key(f.script_id), scalar_key(f.function_name), scalar_key(f.line_number)) {
             (Some(a), Some(b), Some(c)) => {
                 let n = self.map.len() as u32;
@@ -179,8 +179,7 @@ impl ProfileModel {
     /// `what` names the profile in messages; `location` is where it came from.
     pub fn new(
         raw: RawProfile,
-        strings: &mut Strings,
-        keys: &mut FrameKeys,
+        strings: &Strings,
         limits: Limits,
         what: &str,
         location: Option<Location>,
@@ -237,7 +236,9 @@ impl ProfileModel {
         }
 
         // The parsed tree: a depth-first walk with an explicit stack, children popped from the end.
-        let url_native = strings.intern("native V8Runtime");
+        let url_native = strings.lookup("native V8Runtime").map(Scalar::Str);
+        let mut keys = FrameKeys::default();
+        let keys = &mut keys;
         let make = |raw: &RawNode, parent: u32, depth: i32, keys: &mut FrameKeys| {
             let (frame_key, never) = keys.key(&raw.frame);
             Node {
@@ -247,7 +248,7 @@ impl ProfileModel {
                 frame: raw.frame,
                 frame_key,
                 frame_never_equal: never,
-                native: raw.frame.url == Scalar::Str(url_native),
+                native: Some(raw.frame.url) == url_native,
             }
         };
         let mut parsed: Vec<Node> = Vec::with_capacity(nodes.len());

@@ -11,7 +11,7 @@ use std::borrow::Cow;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use super::profile::{frame_from_json, js_minus_one, CallFrame, FrameKeys, Limits, ProfileModel, RawNode, RawProfile};
+use super::profile::{frame_from_json, js_minus_one, CallFrame, Limits, ProfileModel, RawNode, RawProfile};
 use crate::error::{Diagnostics, Error, Location, WarningKind};
 use crate::input::document::{EventCtx, RawEvent, Sink};
 use crate::input::loose::{Loose, UNKNOWN_ID};
@@ -156,7 +156,6 @@ pub struct ThreadWork {
 #[derive(Debug)]
 pub struct TraceBuilder {
     strings: Strings,
-    frame_keys: FrameKeys,
     limits: Limits,
     version: EngineVersion,
     profiles: Vec<PreProfile>,
@@ -186,7 +185,6 @@ impl TraceBuilder {
     pub fn new(limits: Limits, version: EngineVersion) -> TraceBuilder {
         TraceBuilder {
             strings: Strings::default(),
-            frame_keys: FrameKeys::default(),
             limits,
             version,
             profiles: Vec::new(),
@@ -639,7 +637,13 @@ impl TraceBuilder {
     }
 
     /// Builds the model once all events are in (the handlers' `finalize`).
-    pub fn finish(mut self, metadata: Option<&[u8]>, diag: &mut Diagnostics) -> Result<TraceModel, Error> {
+    /// The profile models are built on up to `n_threads` threads.
+    pub fn finish(
+        mut self,
+        metadata: Option<&[u8]>,
+        diag: &mut Diagnostics,
+        n_threads: usize,
+    ) -> Result<TraceModel, Error> {
         let cpu_profile_origin = match metadata {
             Some(m) => match std::str::from_utf8(m).ok().and_then(|s| shapes::parse::<shapes::Metadata>(s).ok()) {
                 Some(md) => md.data_origin.str() == Some("CPUProfile"),
@@ -752,19 +756,23 @@ impl TraceBuilder {
         }
 
         let mut threads = Vec::with_capacity(chosen.len());
-        let mut strings = std::mem::take(&mut self.strings);
-        for (pid, tid, pick) in chosen {
-            // Each profile is chosen at most once: its data moves into the model.
-            let raw = std::mem::take(&mut self.profiles[pick].raw);
+        let strings = std::mem::take(&mut self.strings);
+        // Each profile is chosen at most once: its data moves into the model.
+        let jobs = chosen
+            .iter()
+            .map(|&(pid, tid, pick)| {
+                let p = &mut self.profiles[pick];
+                let what = format!("profile {} of thread {pid}:{tid}", p.id.to_json());
+                (std::mem::take(&mut p.raw), what, p.location)
+            })
+            .collect();
+        let limits = self.limits;
+        let models = parallel_map(jobs, n_threads, |(raw, what, location)| {
+            ProfileModel::new(raw, &strings, limits, &what, Some(location))
+        });
+        for ((pid, tid, pick), model) in chosen.into_iter().zip(models) {
+            let model = model?;
             let p = &self.profiles[pick];
-            let model = ProfileModel::new(
-                raw,
-                &mut strings,
-                &mut self.frame_keys,
-                self.limits,
-                &format!("profile {} of thread {pid}:{tid}", p.id.to_json()),
-                Some(p.location),
-            )?;
             report_model(&model, &format!("thread {pid}:{tid}"), p.location, diag);
             let ti = self.thread_index.get(&(pid, tid)).copied();
             let (entries, n_entries) = match ti {
@@ -819,6 +827,28 @@ impl TraceBuilder {
     fn is_worklet(&self, pid: i64) -> bool {
         self.worklet_utility.contains(&pid) && self.worklet_helper.contains(&pid) && self.worklet_events.contains(&pid)
     }
+}
+
+/// `f` applied to every item, on up to `n_threads` threads; the results in the items' order.
+/// The largest items should come first for the best balance (they are taken in order).
+pub fn parallel_map<T: Send, R: Send>(items: Vec<T>, n_threads: usize, f: impl Fn(T) -> R + Sync) -> Vec<R> {
+    let n = items.len();
+    if n_threads <= 1 || n <= 1 {
+        return items.into_iter().map(f).collect();
+    }
+    let queue = std::sync::Mutex::new(items.into_iter().enumerate());
+    let results = std::sync::Mutex::new((0..n).map(|_| None).collect::<Vec<Option<R>>>());
+    std::thread::scope(|s| {
+        for _ in 0..n_threads.min(n) {
+            s.spawn(|| loop {
+                let job = queue.lock().unwrap_or_else(|e| e.into_inner()).next();
+                let Some((slot, item)) = job else { break };
+                let r = f(item);
+                results.lock().unwrap_or_else(|e| e.into_inner())[slot] = Some(r);
+            });
+        }
+    });
+    results.into_inner().unwrap_or_else(|e| e.into_inner()).into_iter().flatten().collect()
 }
 
 /// Counts what the model dropped, as warnings.

@@ -7,6 +7,7 @@ use std::io::{self, Write};
 
 use crate::estimate::{ThreadCalls, Timeline};
 use crate::js::{write_int, write_json_string, write_number, Scalar};
+use crate::model::trace::parallel_map;
 use crate::strings::Strings;
 
 /// The format tag written in the header.
@@ -14,6 +15,20 @@ pub const FORMAT: &str = "jscalls-calls/1";
 
 /// Writes the calls JSON. `input` is the input's file name, for the header.
 pub fn write_calls(out: &mut dyn Write, t: &Timeline, input: &str, engine: &str) -> io::Result<()> {
+    write_calls_threads(out, t, input, engine, 1)
+}
+
+/// Calls rendered per thread and step by [`write_calls_threads`].
+const CHUNK: usize = 1 << 14;
+
+/// [`write_calls`], rendering the rows on up to `threads` threads (the same bytes).
+pub fn write_calls_threads(
+    out: &mut dyn Write,
+    t: &Timeline,
+    input: &str,
+    engine: &str,
+    threads: usize,
+) -> io::Result<()> {
     let mut line = String::with_capacity(1 << 16);
     line.push_str("{\n\"format\":\"");
     line.push_str(FORMAT);
@@ -28,14 +43,25 @@ pub fn write_calls(out: &mut dyn Write, t: &Timeline, input: &str, engine: &str)
     for (pi, th) in t.threads.iter().enumerate() {
         line.clear();
         write_profile_head(&mut line, th);
+        out.write_all(line.as_bytes())?;
+        line.clear();
         let order = th.canonical_order();
         let frags = NodeFragments::new(th, &t.strings);
-        for (k, &i) in order.iter().enumerate() {
-            write_call(&mut line, th, i as usize, &frags);
-            line.push_str(if k + 1 < order.len() { ",\n" } else { "\n" });
-            if line.len() > (1 << 16) - 1024 {
-                out.write_all(line.as_bytes())?;
-                line.clear();
+        let render = |range: std::ops::Range<usize>| {
+            let mut s = String::with_capacity(range.len() * 256);
+            for k in range {
+                write_call(&mut s, th, order[k] as usize, &frags);
+                s.push_str(if k + 1 < order.len() { ",\n" } else { "\n" });
+            }
+            s
+        };
+        // A few chunks at a time, in parallel, written in order: memory stays bounded.
+        let step = CHUNK * threads.max(1);
+        for from in (0..order.len()).step_by(step) {
+            let to = (from + step).min(order.len());
+            let ranges: Vec<_> = (from..to).step_by(CHUNK).map(|a| a..(a + CHUNK).min(to)).collect();
+            for part in parallel_map(ranges, threads, render) {
+                out.write_all(part.as_bytes())?;
             }
         }
         line.push_str(if pi + 1 < t.threads.len() { "]},\n" } else { "]}\n" });
@@ -80,7 +106,8 @@ pub(crate) fn write_field(s: &mut String, v: Scalar, empty_string: bool, strings
 
 /// The per-node tail of a call row (`"nodeDepth":…,"columnNumber":…}`), rendered once per node.
 pub struct NodeFragments {
-    frags: Vec<String>,
+    /// Per node: the text, and where the sample index goes in it.
+    frags: Vec<(String, usize)>,
 }
 
 impl NodeFragments {
@@ -119,9 +146,9 @@ impl NodeFragments {
                 tail.push_str(",\"columnNumber\":");
                 write_field(&mut tail, f.column_number, false, strings);
                 tail.push('}');
-                s.push('\0');
+                let cut = s.len();
                 s.push_str(&tail);
-                s
+                (s, cut)
             })
             .collect();
         NodeFragments { frags }
@@ -136,11 +163,10 @@ pub fn write_call(s: &mut String, th: &ThreadCalls, i: usize, frags: &NodeFragme
     s.push_str(",\"dur\":");
     write_number(s, c.dur);
     write_tree_fields(s, th, i);
-    let frag = &frags.frags[c.node as usize];
-    let cut = frag.find('\0').expect("fragment marker");
-    s.push_str(&frag[..cut]);
+    let (frag, cut) = &frags.frags[c.node as usize];
+    s.push_str(&frag[..*cut]);
     write_int(s, c.sample_index);
-    s.push_str(&frag[cut + 1..]);
+    s.push_str(&frag[*cut..]);
 }
 
 /// Writes `,"selfTime":…,"depth":…` of call `i` (`null` for a call the flame chart drops).

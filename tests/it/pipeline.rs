@@ -1,10 +1,10 @@
-//! The parallel input pipeline gives the same answer as one thread, whatever the layout of the
-//! JSON: the scan threads start at guessed event boundaries, and a wrong guess must only cost
-//! time.
+//! The parallel pipeline (scan, models, estimate, rendering) gives the same bytes as one thread,
+//! whatever the layout of the JSON: the scan threads start at guessed event boundaries, and a
+//! wrong guess must only cost time.
 
 use std::io::Read;
 
-use jscalls::output::calls::write_calls;
+use jscalls::output::calls::write_calls_threads;
 use jscalls::{analyze, Config, Source};
 
 fn calls(bytes: &[u8], threads: usize) -> (Vec<u8>, u64) {
@@ -12,7 +12,7 @@ fn calls(bytes: &[u8], threads: usize) -> (Vec<u8>, u64) {
     cfg.threads = threads;
     let a = analyze(&Source::Memory(bytes.into()), &cfg).unwrap();
     let mut out = Vec::new();
-    write_calls(&mut out, &a.timeline, "x", "e").unwrap();
+    write_calls_threads(&mut out, &a.timeline, "x", "e", threads).unwrap();
     (out, a.n_events)
 }
 
