@@ -755,6 +755,16 @@ impl TraceBuilder {
                 .collect();
         }
 
+        // Entries of threads without a chosen profile are never used: free them before the
+        // models are built (the point where memory peaks).
+        let used: FxHashSet<u32> =
+            chosen.iter().filter_map(|&(pid, tid, _)| self.thread_index.get(&(pid, tid)).copied()).collect();
+        for (i, t) in self.threads.iter_mut().enumerate() {
+            if !used.contains(&(i as u32)) {
+                t.entries = Vec::new();
+            }
+        }
+
         let mut threads = Vec::with_capacity(chosen.len());
         let strings = std::mem::take(&mut self.strings);
         // Each profile is chosen at most once: its data moves into the model.
