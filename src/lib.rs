@@ -169,6 +169,9 @@ pub fn assemble(source: &Source, cfg: &Config) -> Result<(Diagnostics, Assembled
     let doc = read_document(&mut w, &mut builder, &mut diag, cfg.threads)?;
     match doc {
         Document::Trace { metadata, n_events, .. } => {
+            if std::env::var_os("JSCALLS_TIMING").is_some() {
+                eprintln!("jscalls: timing: events read (resident now {} MB)", memory_mb("VmRSS"));
+            }
             let t = std::time::Instant::now();
             let tm = builder.finish(metadata.as_deref(), &mut diag, cfg.threads)?;
             if std::env::var_os("JSCALLS_TIMING").is_some() {
