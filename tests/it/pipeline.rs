@@ -25,7 +25,7 @@ fn layouts_and_thread_counts_agree() {
     // One event per line (as recorded); pretty-printed, where many lines inside events start
     // with '{' (wrong guesses); and no newline at all (no guess).
     let layouts = [raw.clone(), serde_json::to_vec_pretty(&value).unwrap(), serde_json::to_vec(&value).unwrap()];
-    assert!(raw.len() > 4 << 20, "the fixture must span several regions");
+    assert!(raw.len() > 8 << 20, "the fixture must span at least three 4 MB regions");
     let (want, n) = calls(&raw, 1);
     assert!(n > 40_000 && want.len() > 100_000, "{n} events, {} bytes of calls", want.len());
     for (k, bytes) in layouts.iter().enumerate() {
