@@ -171,6 +171,9 @@ fn literal(b: &[u8], i: usize, word: &'static [u8], what: &'static str) -> R<usi
 
 /// The string at `i` (an opening quote), decoded.
 pub fn string(b: &[u8], i: usize) -> R<(Cow<'_, str>, usize)> {
+    if at(b, i)? != b'"' {
+        return Err(Stop::Syntax(i, "a string"));
+    }
     let (end, escaped) = string_end(b, i + 1)?;
     let body = &b[i + 1..end];
     let s = if escaped {
@@ -299,6 +302,32 @@ pub struct RawEvent<'a> {
     pub args: Option<&'a [u8]>,
     /// Whether the event has a top-level `callFrame` key (DevTools would take it for a ProfileCall).
     pub has_call_frame: bool,
+    /// The members of `args` that can hold a `sampleTraceId`, read while `args` is skipped.
+    pub args_ids: ArgsIds<'a>,
+}
+
+/// `args.beginData`, `args.sampleTraceId` and `args.data`, as far as a `sampleTraceId` goes
+/// (duplicate keys: the last one counts, as with `JSON.parse`).
+#[derive(Debug, Default, Clone)]
+pub struct ArgsIds<'a> {
+    /// `args.beginData`.
+    pub begin_data: IdHolder<'a>,
+    /// `args.sampleTraceId`.
+    pub sample_trace_id: Loose<'a>,
+    /// `args.data`.
+    pub data: IdHolder<'a>,
+}
+
+/// A member that may be an object holding a `sampleTraceId`.
+#[derive(Debug, Default, Clone)]
+pub enum IdHolder<'a> {
+    /// Absent.
+    #[default]
+    Missing,
+    /// An object, and its own `sampleTraceId` (Missing when it has none).
+    Obj(Loose<'a>),
+    /// Another value.
+    Other(Loose<'a>),
 }
 
 impl<'a> RawEvent<'a> {
@@ -316,6 +345,7 @@ impl<'a> RawEvent<'a> {
             id: self.id.clone().into_owned(),
             args: self.args.map(|_| &b""[..]),
             has_call_frame: self.has_call_frame,
+            args_ids: ArgsIds::default(),
         }
     }
 
@@ -353,6 +383,98 @@ const K_TID: u64 = pack(b"tid");
 const K_CAT: u64 = pack(b"cat");
 const K_ID: u64 = pack(b"id");
 const K_ARGS: u64 = pack(b"args");
+
+/// Whether the key string whose body is `b[i..end]` is `want` (decoding it only if it has escapes).
+#[inline]
+fn key_is(b: &[u8], i: usize, end: usize, escaped: bool, want: &str) -> bool {
+    if escaped {
+        matches!(string(b, i - 1), Ok((k, _)) if k == want)
+    } else {
+        &b[i..end] == want.as_bytes()
+    }
+}
+
+/// Skips the `args` value at `i` like [`skip`], reading on the way the members that can hold a
+/// `sampleTraceId` into `ids`.
+fn args<'a>(b: &'a [u8], i: usize, stack: &mut Vec<u8>, ids: &mut ArgsIds<'a>) -> R<usize> {
+    if at(b, i)? != b'{' {
+        return skip(b, i, stack);
+    }
+    let mut i = ws(b, i + 1);
+    if at(b, i)? == b'}' {
+        return Ok(i + 1);
+    }
+    loop {
+        if at(b, i)? != b'"' {
+            return Err(Stop::Syntax(i, "a key string"));
+        }
+        let (kend, escaped) = string_end(b, i + 1)?;
+        let mut j = ws(b, kend + 1);
+        if at(b, j)? != b':' {
+            return Err(Stop::Syntax(j, "':' after a key"));
+        }
+        j = ws(b, j + 1);
+        let len = kend - i - 1;
+        let key = |want: &str| (escaped || len == want.len()) && key_is(b, i + 1, kend, escaped, want);
+        let end = if key("sampleTraceId") {
+            let (v, e) = loose(b, j, stack)?;
+            ids.sample_trace_id = v;
+            e
+        } else if key("data") {
+            let (h, e) = id_holder(b, j, stack)?;
+            ids.data = h;
+            e
+        } else if key("beginData") {
+            let (h, e) = id_holder(b, j, stack)?;
+            ids.begin_data = h;
+            e
+        } else {
+            skip(b, j, stack)?
+        };
+        i = ws(b, end);
+        match at(b, i)? {
+            b',' => i = ws(b, i + 1),
+            b'}' => return Ok(i + 1),
+            _ => return Err(Stop::Syntax(i, "',' or '}' in an object")),
+        }
+    }
+}
+
+/// The value at `i` as an [`IdHolder`], and its end.
+fn id_holder<'a>(b: &'a [u8], i: usize, stack: &mut Vec<u8>) -> R<(IdHolder<'a>, usize)> {
+    if at(b, i)? != b'{' {
+        return loose(b, i, stack).map(|(v, e)| (IdHolder::Other(v), e));
+    }
+    let mut id = Loose::Missing;
+    let mut i = ws(b, i + 1);
+    if at(b, i)? == b'}' {
+        return Ok((IdHolder::Obj(id), i + 1));
+    }
+    loop {
+        if at(b, i)? != b'"' {
+            return Err(Stop::Syntax(i, "a key string"));
+        }
+        let (kend, escaped) = string_end(b, i + 1)?;
+        let mut j = ws(b, kend + 1);
+        if at(b, j)? != b':' {
+            return Err(Stop::Syntax(j, "':' after a key"));
+        }
+        j = ws(b, j + 1);
+        let end = if (escaped || kend - i - 1 == 13) && key_is(b, i + 1, kend, escaped, "sampleTraceId") {
+            let (v, e) = loose(b, j, stack)?;
+            id = v;
+            e
+        } else {
+            skip(b, j, stack)?
+        };
+        i = ws(b, end);
+        match at(b, i)? {
+            b',' => i = ws(b, i + 1),
+            b'}' => return Ok((IdHolder::Obj(id), i + 1)),
+            _ => return Err(Stop::Syntax(i, "',' or '}' in an object")),
+        }
+    }
+}
 
 /// Parses the event object at `i` (after whitespace); duplicate keys: the last one wins, as
 /// with `JSON.parse`. Returns the event and its end.
@@ -393,7 +515,7 @@ pub fn event<'a>(b: &'a [u8], i: usize, stack: &mut Vec<u8>) -> R<(RawEvent<'a>,
             K_CAT => Some(&mut ev.cat),
             K_ID => Some(&mut ev.id),
             K_ARGS => {
-                let e = skip(b, j, stack)?;
+                let e = args(b, j, stack, &mut ev.args_ids)?;
                 ev.args = Some(&b[j..e]);
                 j = e;
                 None
@@ -478,6 +600,18 @@ mod tests {
             let want: f64 = s.trim().parse().unwrap();
             assert_eq!(v.to_bits(), want.to_bits(), "{s}");
         }
+    }
+
+    #[test]
+    fn args_members_that_can_hold_a_trace_id_are_read() {
+        let s = r#"{"args":{"data":{"x":[1,{"sampleTraceId":9}],"sampleTraceId":5,"sampleTraceId":6},"sample\u0054raceId":"7","beginData":null,"z":{"data":1}}} "#;
+        let (ev, _) = event(s.as_bytes(), 0, &mut Vec::new()).unwrap();
+        let ids = &ev.args_ids;
+        assert!(matches!(ids.data, IdHolder::Obj(Loose::Num(n)) if n == 6.0), "{:?}", ids.data);
+        assert_eq!(ids.sample_trace_id.str(), Some("7"));
+        assert!(matches!(ids.begin_data, IdHolder::Other(Loose::Null)), "{:?}", ids.begin_data);
+        let (ev, _) = event(br#"{"args":[{"data":{"sampleTraceId":1}}]}"#, 0, &mut Vec::new()).unwrap();
+        assert!(matches!(ev.args_ids.data, IdHolder::Missing));
     }
 
     #[test]

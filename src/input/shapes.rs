@@ -275,28 +275,6 @@ pub struct WorkletData<'a> {
     pub host: Loose<'a>,
 }
 
-/// The parts of `args` that can hold a `sampleTraceId`.
-#[derive(Debug, DeriveDeserialize, Default)]
-pub struct TraceIdArgs<'a> {
-    /// `args.beginData` (when present, the only place looked at).
-    #[serde(default, borrow, rename = "beginData")]
-    pub begin_data: MaybeObj<SampleTraceId<'a>>,
-    /// `args.sampleTraceId`.
-    #[serde(default, borrow, rename = "sampleTraceId")]
-    pub sample_trace_id: Loose<'a>,
-    /// `args.data`.
-    #[serde(default, borrow)]
-    pub data: MaybeObj<SampleTraceId<'a>>,
-}
-
-/// An object that may carry `sampleTraceId`.
-#[derive(Debug, DeriveDeserialize, Default)]
-pub struct SampleTraceId<'a> {
-    /// The id.
-    #[serde(default, borrow, rename = "sampleTraceId")]
-    pub sample_trace_id: Loose<'a>,
-}
-
 /// The trace metadata (top-level `metadata`), as far as it matters here.
 #[derive(Debug, DeriveDeserialize, Default)]
 pub struct Metadata<'a> {

@@ -15,6 +15,7 @@ use super::profile::{frame_from_json, js_minus_one, CallFrame, Limits, ProfileMo
 use crate::error::{Diagnostics, Error, Location, WarningKind};
 use crate::input::document::{EventCtx, RawEvent, Sink};
 use crate::input::loose::{Loose, UNKNOWN_ID};
+use crate::input::scan::{ArgsIds, IdHolder};
 use crate::input::shapes::{self, MapKey, MaybeObj, NodeJson};
 use crate::js::Scalar;
 use crate::strings::{StrId, Strings};
@@ -251,7 +252,7 @@ impl TraceBuilder {
     fn trace_id(
         &mut self,
         ev: &RawEvent<'_>,
-        found: Option<Result<TraceIdFound<'_>, serde_json::Error>>,
+        found: Option<TraceIdFound<'_>>,
         ctx: &EventCtx<'_>,
         diag: &mut Diagnostics,
     ) -> Result<u32, Error> {
@@ -259,9 +260,9 @@ impl TraceBuilder {
         let found = match found {
             Some(f) => f,
             None if FINDER.find(args).is_none() => return Ok(0),
-            None => trace_id_in(args),
+            None => trace_id_of(&ev.args_ids),
         };
-        let key = match found.map_err(|e| args_error(args, ctx, "args", &e))? {
+        let key = match found {
             TraceIdFound::None => return Ok(0),
             TraceIdFound::NullBeginData => {
                 diag.push(
@@ -535,7 +536,7 @@ impl TraceBuilder {
         name: &str,
         ph: u8,
         ev: &RawEvent<'_>,
-        trace: Option<Result<TraceIdFound<'_>, serde_json::Error>>,
+        trace: Option<TraceIdFound<'_>>,
         ctx: &EventCtx<'_>,
         diag: &mut Diagnostics,
     ) -> Result<(), Error> {
@@ -953,40 +954,34 @@ pub enum TraceIdFound<'a> {
     Key(Cow<'a, str>),
 }
 
-/// Reads the `sampleTraceId` of raw args: `beginData` first when present, else the top level,
-/// else `data`.
-fn trace_id_in(args: &[u8]) -> Result<TraceIdFound<'_>, serde_json::Error> {
-    let a: shapes::TraceIdArgs = serde_json::from_slice(args)?;
-    let id = match a.begin_data {
-        MaybeObj::Obj(b) => b.sample_trace_id,
-        MaybeObj::Other(Loose::Null) => return Ok(TraceIdFound::NullBeginData),
-        MaybeObj::Other(_) => return Ok(TraceIdFound::None),
-        MaybeObj::Missing => {
-            if !a.sample_trace_id.is_nullish() {
-                a.sample_trace_id
-            } else {
-                match a.data {
-                    MaybeObj::Obj(d) => d.sample_trace_id,
-                    _ => return Ok(TraceIdFound::None),
-                }
-            }
-        }
+/// The `sampleTraceId` of an event's args: `beginData` first when present, else the top level,
+/// else `data` (spec §3.7).
+fn trace_id_of<'a>(ids: &ArgsIds<'a>) -> TraceIdFound<'a> {
+    let id = match &ids.begin_data {
+        IdHolder::Obj(id) => id,
+        IdHolder::Other(Loose::Null) => return TraceIdFound::NullBeginData,
+        IdHolder::Other(_) => return TraceIdFound::None,
+        IdHolder::Missing if !ids.sample_trace_id.is_nullish() => &ids.sample_trace_id,
+        IdHolder::Missing => match &ids.data {
+            IdHolder::Obj(id) => id,
+            _ => return TraceIdFound::None,
+        },
     };
     if !id.truthy() {
-        return Ok(TraceIdFound::None);
+        return TraceIdFound::None;
     }
     // The property key, as JavaScript would spell it.
-    Ok(TraceIdFound::Key(match id {
+    TraceIdFound::Key(match id {
         Loose::Num(n) if n.fract() == 0.0 && n.abs() < 1e15 => {
-            Cow::Owned(itoa::Buffer::new().format(n as i64).to_owned())
+            Cow::Owned(itoa::Buffer::new().format(*n as i64).to_owned())
         }
-        Loose::Num(n) => Cow::Owned(ryu_js::Buffer::new().format(n).to_owned()),
-        Loose::Str(s) => s,
+        Loose::Num(n) => Cow::Owned(ryu_js::Buffer::new().format(*n).to_owned()),
+        Loose::Str(s) => s.clone(),
         other => match other.property_key() {
             Some(k) => Cow::Owned(k),
-            None => return Ok(TraceIdFound::None),
+            None => return TraceIdFound::None,
         },
-    }))
+    })
 }
 
 /// A `sampleTraceId` as a JavaScript property key: a canonical array index (the usual numbers)
@@ -1046,7 +1041,7 @@ enum Parsed<'a> {
     /// The args will be parsed but hold invalid UTF-8: the builder repairs the event first.
     BadUtf8,
     /// The `sampleTraceId` of an `X`, `I` or `B` event.
-    TraceId(Result<TraceIdFound<'a>, serde_json::Error>),
+    TraceId(TraceIdFound<'a>),
     /// The args of a `ProfileChunk`.
     Chunk(Result<shapes::ChunkArgs<'a>, serde_json::Error>),
 }
@@ -1064,7 +1059,7 @@ fn parse_known_args<'a>(ev: &RawEvent<'a>, name: &str, ph: u8, special: bool) ->
     } else if special && name == "ProfileChunk" {
         Parsed::Chunk(serde_json::from_slice(args))
     } else if traced {
-        Parsed::TraceId(trace_id_in(args))
+        Parsed::TraceId(trace_id_of(&ev.args_ids))
     } else {
         Parsed::None
     }
@@ -1083,8 +1078,8 @@ fn plain(ev: &RawEvent<'_>, name: &str, ph: u8) -> Option<Plain> {
         return None;
     }
     let trace = match parse_known_args(ev, name, ph, false) {
-        Parsed::None | Parsed::TraceId(Ok(TraceIdFound::None)) => None,
-        Parsed::TraceId(Ok(TraceIdFound::Key(k))) => Some(TraceKey::of(&k)),
+        Parsed::None | Parsed::TraceId(TraceIdFound::None) => None,
+        Parsed::TraceId(TraceIdFound::Key(k)) => Some(TraceKey::of(&k)),
         _ => return None,
     };
     let flags = flags_for_name(name) | if ph == b'I' { INSTANT } else { 0 };
