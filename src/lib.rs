@@ -10,7 +10,7 @@
 //! self time, depth, frame), field for field what DevTools computes.
 //!
 //! ```text
-//! input (bytes → RawEvent / profile JSON)     streamed, one event at a time
+//! input (bytes → RawEvent / profile JSON)     streamed, scanned in parallel, delivered in order
 //!   → model (profiles, per-thread entries)    SamplesHandler, RendererHandler, MetaHandler
 //!   → estimate (ProfileCalls per thread)      SamplesIntegrator / forEachFrame, treify
 //!   → output (calls JSON, timeline trace)
