@@ -534,21 +534,6 @@ fn scan_run<S: Sink>(
     mut list: Vec<Scanned<S::Prep>>,
 ) -> Region<S::Prep> {
     list.clear();
-    let mut r = scan_into::<S>(b, start, stop_at, at, parsed, stack, &mut list);
-    r.events.push(list);
-    r
-}
-
-/// [`scan_run`], with the events pushed to `list`.
-fn scan_into<S: Sink>(
-    b: &[u8],
-    start: usize,
-    stop_at: usize,
-    at: RegionStart,
-    parsed: bool,
-    stack: &mut Vec<u8>,
-    list: &mut Vec<Scanned<S::Prep>>,
-) -> Region<S::Prep> {
     let abs = |i: usize| at.base + i as u64;
     let mut run = Region {
         events: Vec::new(),
@@ -560,92 +545,76 @@ fn scan_into<S: Sink>(
         trailing_comma_at: None,
         last: at.last,
     };
-    let mut i = scan::ws(b, start);
-    let mut comma = if run.after_comma { Some(start.saturating_sub(1)) } else { None };
-    if !at.expect_element {
-        // After an element: a comma or the end of the array.
-        match b.get(i) {
-            None => {
-                run.needs_more = true;
-                return run;
-            }
-            Some(b',') => {
-                comma = Some(i);
-                i = scan::ws(b, i + 1);
-                run.end = abs(i);
-                run.expect_element = true;
-                run.after_comma = true;
-            }
-            Some(b']') => {
-                run.stop = Some(Stop2::ArrayEnd(abs(i + 1)));
-                return run;
-            }
-            Some(_) => {
-                run.stop = Some(Stop2::Syntax(abs(i), "',' or ']' after an event"));
-                return run;
+    'scan: {
+        let mut i = scan::ws(b, start);
+        let mut comma = if run.after_comma { Some(start.saturating_sub(1)) } else { None };
+        if !at.expect_element {
+            match separator(b, i, at.base, &mut run, &mut comma) {
+                Some(next) => i = next,
+                None => break 'scan,
             }
         }
-    }
-    loop {
-        if i >= b.len() {
-            run.needs_more = true;
-            return run;
-        }
-        if b[i] == b']' {
-            // Right after '[' (an empty array) or after a comma (a trailing comma).
-            if run.after_comma {
-                run.trailing_comma_at = comma.map(abs);
-            }
-            run.stop = Some(Stop2::ArrayEnd(abs(i + 1)));
-            return run;
-        }
-        let is_object = b[i] == b'{';
-        let r = if parsed && is_object {
-            scan::event(b, i, stack).map(|(ev, e)| (Some(S::prepare(&ev)), e))
-        } else {
-            scan::skip(b, i, stack).map(|e| (None, e))
-        };
-        let (prep, end) = match r {
-            Ok(x) => x,
-            Err(Stop::Eof) => {
+        loop {
+            if i >= b.len() {
                 run.needs_more = true;
-                return run;
+                break 'scan;
             }
-            Err(Stop::Syntax(p, what)) => {
-                run.stop = Some(Stop2::Syntax(abs(p), what));
-                return run;
-            }
-        };
-        list.push(Scanned { start: abs(i), end: abs(end), is_object, prep });
-        run.end = abs(end);
-        run.expect_element = false;
-        run.after_comma = false;
-        let j = scan::ws(b, end);
-        match b.get(j) {
-            None => {
-                run.needs_more = true;
-                return run;
-            }
-            Some(b',') => {
-                comma = Some(j);
-                i = scan::ws(b, j + 1);
-                run.end = abs(i);
-                run.expect_element = true;
-                run.after_comma = true;
-                if i >= stop_at {
-                    return run;
+            if b[i] == b']' {
+                // Right after '[' (an empty array) or after a comma (a trailing comma).
+                if run.after_comma {
+                    run.trailing_comma_at = comma.map(abs);
                 }
+                run.stop = Some(Stop2::ArrayEnd(abs(i + 1)));
+                break 'scan;
             }
-            Some(b']') => {
-                run.stop = Some(Stop2::ArrayEnd(abs(j + 1)));
-                return run;
-            }
-            Some(_) => {
-                run.stop = Some(Stop2::Syntax(abs(j), "',' or ']' after an event"));
-                return run;
+            let is_object = b[i] == b'{';
+            let r = if parsed && is_object {
+                scan::event(b, i, stack).map(|(ev, e)| (Some(S::prepare(&ev)), e))
+            } else {
+                scan::skip(b, i, stack).map(|e| (None, e))
+            };
+            let (prep, end) = match r {
+                Ok(x) => x,
+                Err(Stop::Eof) => {
+                    run.needs_more = true;
+                    break 'scan;
+                }
+                Err(Stop::Syntax(p, what)) => {
+                    run.stop = Some(Stop2::Syntax(abs(p), what));
+                    break 'scan;
+                }
+            };
+            list.push(Scanned { start: abs(i), end: abs(end), is_object, prep });
+            run.end = abs(end);
+            run.expect_element = false;
+            run.after_comma = false;
+            match separator(b, scan::ws(b, end), at.base, &mut run, &mut comma) {
+                Some(next) if next < stop_at => i = next,
+                _ => break 'scan,
             }
         }
     }
+    run.events.push(list);
+    run
+}
+
+/// What follows an element, at `j`: a comma (returns where the next element starts), the end of
+/// the array, or the end of the bytes (the run ends; `run` says how).
+fn separator<P>(b: &[u8], j: usize, base: u64, run: &mut Region<P>, comma: &mut Option<usize>) -> Option<usize> {
+    match b.get(j) {
+        None => run.needs_more = true,
+        Some(b',') => {
+            *comma = Some(j);
+            let i = scan::ws(b, j + 1);
+            run.end = base + i as u64;
+            run.expect_element = true;
+            run.after_comma = true;
+            return Some(i);
+        }
+        Some(b']') => run.stop = Some(Stop2::ArrayEnd(base + j as u64 + 1)),
+        Some(_) => run.stop = Some(Stop2::Syntax(base + j as u64, "',' or ']' after an event")),
+    }
+    None
 }
 
 /// Reads a whole document from `w`, streaming the trace events into `sink`.

@@ -268,15 +268,22 @@ pub fn skip(b: &[u8], mut i: usize, stack: &mut Vec<u8>) -> R<usize> {
 /// A key and its colon at `i`; returns the index of the value.
 #[inline]
 fn key(b: &[u8], i: usize) -> R<usize> {
+    key_at(b, i).map(|(value, _, _)| value)
+}
+
+/// A key and its colon at `i`: (index of the value, index of the key's closing quote, whether
+/// the key has escapes).
+#[inline]
+fn key_at(b: &[u8], i: usize) -> R<(usize, usize, bool)> {
     if at(b, i)? != b'"' {
         return Err(Stop::Syntax(i, "a key string"));
     }
-    let (end, _) = string_end(b, i + 1)?;
+    let (end, escaped) = string_end(b, i + 1)?;
     let j = ws(b, end + 1);
     if at(b, j)? != b':' {
         return Err(Stop::Syntax(j, "':' after a key"));
     }
-    Ok(ws(b, j + 1))
+    Ok((ws(b, j + 1), end, escaped))
 }
 
 /// The fields of one trace event that the pipeline reads. Strings borrow from the input.
@@ -384,60 +391,29 @@ const K_CAT: u64 = pack(b"cat");
 const K_ID: u64 = pack(b"id");
 const K_ARGS: u64 = pack(b"args");
 
-/// Whether the key string whose body is `b[i..end]` is `want` (decoding it only if it has escapes).
-#[inline]
-fn key_is(b: &[u8], i: usize, end: usize, escaped: bool, want: &str) -> bool {
-    if escaped {
-        matches!(string(b, i - 1), Ok((k, _)) if k == want)
-    } else {
-        &b[i..end] == want.as_bytes()
-    }
-}
-
 /// Skips the `args` value at `i` like [`skip`], reading on the way the members that can hold a
 /// `sampleTraceId` into `ids`.
 fn args<'a>(b: &'a [u8], i: usize, stack: &mut Vec<u8>, ids: &mut ArgsIds<'a>) -> R<usize> {
     if at(b, i)? != b'{' {
         return skip(b, i, stack);
     }
-    let mut i = ws(b, i + 1);
-    if at(b, i)? == b'}' {
-        return Ok(i + 1);
-    }
-    loop {
-        if at(b, i)? != b'"' {
-            return Err(Stop::Syntax(i, "a key string"));
-        }
-        let (kend, escaped) = string_end(b, i + 1)?;
-        let mut j = ws(b, kend + 1);
-        if at(b, j)? != b':' {
-            return Err(Stop::Syntax(j, "':' after a key"));
-        }
-        j = ws(b, j + 1);
-        let len = kend - i - 1;
-        let key = |want: &str| (escaped || len == want.len()) && key_is(b, i + 1, kend, escaped, want);
-        let end = if key("sampleTraceId") {
+    object(b, i, stack, |key, j, stack| {
+        if key("sampleTraceId") {
             let (v, e) = loose(b, j, stack)?;
             ids.sample_trace_id = v;
-            e
+            Ok(e)
         } else if key("data") {
             let (h, e) = id_holder(b, j, stack)?;
             ids.data = h;
-            e
+            Ok(e)
         } else if key("beginData") {
             let (h, e) = id_holder(b, j, stack)?;
             ids.begin_data = h;
-            e
+            Ok(e)
         } else {
-            skip(b, j, stack)?
-        };
-        i = ws(b, end);
-        match at(b, i)? {
-            b',' => i = ws(b, i + 1),
-            b'}' => return Ok(i + 1),
-            _ => return Err(Stop::Syntax(i, "',' or '}' in an object")),
+            skip(b, j, stack)
         }
-    }
+    })
 }
 
 /// The value at `i` as an [`IdHolder`], and its end.
@@ -446,31 +422,45 @@ fn id_holder<'a>(b: &'a [u8], i: usize, stack: &mut Vec<u8>) -> R<(IdHolder<'a>,
         return loose(b, i, stack).map(|(v, e)| (IdHolder::Other(v), e));
     }
     let mut id = Loose::Missing;
-    let mut i = ws(b, i + 1);
-    if at(b, i)? == b'}' {
-        return Ok((IdHolder::Obj(id), i + 1));
-    }
-    loop {
-        if at(b, i)? != b'"' {
-            return Err(Stop::Syntax(i, "a key string"));
-        }
-        let (kend, escaped) = string_end(b, i + 1)?;
-        let mut j = ws(b, kend + 1);
-        if at(b, j)? != b':' {
-            return Err(Stop::Syntax(j, "':' after a key"));
-        }
-        j = ws(b, j + 1);
-        let end = if (escaped || kend - i - 1 == 13) && key_is(b, i + 1, kend, escaped, "sampleTraceId") {
+    let end = object(b, i, stack, |key, j, stack| {
+        if key("sampleTraceId") {
             let (v, e) = loose(b, j, stack)?;
             id = v;
-            e
+            Ok(e)
         } else {
-            skip(b, j, stack)?
+            skip(b, j, stack)
+        }
+    })?;
+    Ok((IdHolder::Obj(id), end))
+}
+
+/// The members of the object at `i` (a `{`), validated: `f(is_key, value index, stack)` reads
+/// or skips each value and returns its end; `is_key(k)` tells whether the member's key is `k`
+/// (decoding the key only when it has escapes). Returns the end of the object.
+fn object(
+    b: &[u8],
+    i: usize,
+    stack: &mut Vec<u8>,
+    mut f: impl FnMut(&dyn Fn(&str) -> bool, usize, &mut Vec<u8>) -> R<usize>,
+) -> R<usize> {
+    let mut i = ws(b, i + 1);
+    if at(b, i)? == b'}' {
+        return Ok(i + 1);
+    }
+    loop {
+        let (value, kend, escaped) = key_at(b, i)?;
+        let body = &b[i + 1..kend];
+        let is_key = |want: &str| {
+            if escaped {
+                matches!(string(b, i), Ok((k, _)) if k == want)
+            } else {
+                body == want.as_bytes()
+            }
         };
-        i = ws(b, end);
+        i = ws(b, f(&is_key, value, stack)?);
         match at(b, i)? {
             b',' => i = ws(b, i + 1),
-            b'}' => return Ok((IdHolder::Obj(id), i + 1)),
+            b'}' => return Ok(i + 1),
             _ => return Err(Stop::Syntax(i, "',' or '}' in an object")),
         }
     }
