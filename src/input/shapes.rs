@@ -375,3 +375,211 @@ impl NodeJson<'_> {
         }
     }
 }
+
+/// `ProfileChunk` args read with the scanner when they have the usual shape (an object `data`
+/// with an object `cpuProfile`, no repeated keys): the value serde gives, with the sample and
+/// delta arrays (most of the bytes) read without serde. `None` for any other shape; the caller
+/// then lets serde read the args (and report what is wrong).
+pub fn chunk_args_fast(b: &[u8]) -> Option<ChunkArgs<'_>> {
+    let mut stack = Vec::new();
+    let mut data = None;
+    object(b, 0, &["data"], |k, i| match k {
+        Some(_) => {
+            let (d, e) = chunk_data(b, i, &mut stack)?;
+            data = Some(d);
+            Some(e)
+        }
+        None => skip_value(b, i, &mut stack),
+    })?;
+    Some(ChunkArgs { data: data.map_or(MaybeObj::Missing, MaybeObj::Obj) })
+}
+
+fn chunk_data<'a>(b: &'a [u8], i: usize, stack: &mut Vec<u8>) -> Option<(ChunkData<'a>, usize)> {
+    let mut d = ChunkData::default();
+    let end = object(b, i, &["cpuProfile", "timeDeltas", "source"], |k, i| {
+        match k {
+            Some(0) => {
+                let (p, e) = chunk_profile(b, i, stack)?;
+                d.cpu_profile = MaybeObj::Obj(p);
+                Some(e)
+            }
+            Some(1) => {
+                let (v, e) = numbers(b, i, stack, |n| n, f64::NAN)?;
+                // A JSON number is never NaN: the NaNs are the elements that were not numbers.
+                d.time_deltas =
+                    v.map(|values| NumArray { n_non_numbers: values.iter().filter(|x| x.is_nan()).count(), values });
+                Some(e)
+            }
+            Some(_) => {
+                let (v, e) = super::scan::loose(b, i, stack).ok()?;
+                d.source = v;
+                Some(e)
+            }
+            None => skip_value(b, i, stack),
+        }
+    })?;
+    Some((d, end))
+}
+
+fn chunk_profile<'a>(b: &'a [u8], i: usize, stack: &mut Vec<u8>) -> Option<(ChunkProfile<'a>, usize)> {
+    let mut p = ChunkProfile::default();
+    let end = object(b, i, &["nodes", "samples", "trace_ids"], |k, i| match k {
+        Some(1) => {
+            let id = |n: f64| Loose::Num(n).int().unwrap_or(super::loose::UNKNOWN_ID);
+            let (v, e) = numbers(b, i, stack, id, super::loose::UNKNOWN_ID)?;
+            p.samples = v.map(IdArray);
+            Some(e)
+        }
+        Some(k) => {
+            let e = skip_value(b, i, stack)?;
+            if k == 0 {
+                p.nodes = serde_json::from_slice(&b[i..e]).ok()?;
+            } else {
+                p.trace_ids = serde_json::from_slice(&b[i..e]).ok()?;
+            }
+            Some(e)
+        }
+        None => skip_value(b, i, stack),
+    })?;
+    Some((p, end))
+}
+
+/// The object at `i`: `f(which of keys, index of the value)` returns the value's end, or None
+/// to give up. A key of `keys` seen twice gives up too (serde's derive refuses repeated fields).
+fn object(
+    b: &[u8],
+    i: usize,
+    keys: &[&str],
+    mut f: impl FnMut(Option<usize>, usize) -> Option<usize>,
+) -> Option<usize> {
+    use super::scan::{string, ws};
+    if b.get(i) != Some(&b'{') {
+        return None;
+    }
+    let mut seen = 0u32;
+    let mut i = ws(b, i + 1);
+    if b.get(i) == Some(&b'}') {
+        return Some(i + 1);
+    }
+    loop {
+        let (key, kend) = string(b, i).ok()?;
+        let j = ws(b, kend);
+        if b.get(j) != Some(&b':') {
+            return None;
+        }
+        let k = keys.iter().position(|&n| n == key);
+        if let Some(k) = k {
+            if seen & (1 << k) != 0 {
+                return None;
+            }
+            seen |= 1 << k;
+        }
+        i = ws(b, f(k, ws(b, j + 1))?);
+        match b.get(i) {
+            Some(b',') => i = ws(b, i + 1),
+            Some(b'}') => return Some(i + 1),
+            _ => return None,
+        }
+    }
+}
+
+/// The array at `i` (`Some(None)` for `null`): each number through `f`, any other element as
+/// `other`. None for any other value.
+fn numbers<T: Copy>(
+    b: &[u8],
+    i: usize,
+    stack: &mut Vec<u8>,
+    f: impl Fn(f64) -> T,
+    other: T,
+) -> Option<(Option<Vec<T>>, usize)> {
+    use super::scan::{loose, ws};
+    match b.get(i) {
+        Some(b'n') => return loose(b, i, stack).ok().map(|(_, e)| (None, e)),
+        Some(b'[') => {}
+        _ => return None,
+    }
+    let mut out = Vec::new();
+    let mut i = ws(b, i + 1);
+    if b.get(i) == Some(&b']') {
+        return Some((Some(out), i + 1));
+    }
+    loop {
+        let (v, e) = match small_int(b, i) {
+            Some((n, e)) => (f(n as f64), e),
+            None => match loose(b, i, stack).ok()? {
+                (Loose::Num(n), e) => (f(n), e),
+                (_, e) => (other, e),
+            },
+        };
+        out.push(v);
+        i = ws(b, e);
+        match b.get(i) {
+            Some(b',') => i = ws(b, i + 1),
+            Some(b']') => return Some((Some(out), i + 1)),
+            _ => return None,
+        }
+    }
+}
+
+/// A plain integer of at most 15 digits at `i` (exact as an f64), with its end; None for
+/// anything else (a fraction, an exponent, a leading zero, more digits), which the full number
+/// scanner then reads.
+#[inline]
+fn small_int(b: &[u8], i: usize) -> Option<(i64, usize)> {
+    let neg = b.get(i) == Some(&b'-');
+    let start = i + neg as usize;
+    let mut j = start;
+    let mut v: i64 = 0;
+    while let Some(&d) = b.get(j) {
+        if !d.is_ascii_digit() {
+            break;
+        }
+        v = v * 10 + (d - b'0') as i64;
+        j += 1;
+        if j - start > 15 {
+            return None;
+        }
+    }
+    let digits = j - start;
+    let leading_zero = digits > 1 && b[start] == b'0';
+    // -0 is a float (negative zero), not an integer.
+    if digits == 0 || leading_zero || (neg && v == 0) || matches!(b.get(j), Some(b'.' | b'e' | b'E') | None) {
+        return None;
+    }
+    Some((if neg { -v } else { v }, j))
+}
+
+fn skip_value(b: &[u8], i: usize, stack: &mut Vec<u8>) -> Option<usize> {
+    super::scan::skip(b, i, stack).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The fast reader gives what serde gives, or leaves the args to serde.
+    #[test]
+    fn chunk_args_fast_agrees_with_serde() {
+        let cases = [
+            r#"{"data":{"cpuProfile":{"nodes":[{"id":1,"callFrame":{"functionName":"(root)"}}],"samples":[1,2,-0,3.5,1e2,12345678901234567,"x",null,-7]},"timeDeltas":[0,-0,1.25,1e-7,-3,123456789012345,1234567890123456,null,"5"]}}"#,
+            r#"{"data":{"cpuProfile":{"samples":[],"trace_ids":{"12":3,"x":"y"}},"timeDeltas":null,"source":"Internal"},"other":[{"data":1}]}"#,
+            r#"{"data":{"timeDeltas":[ 1 , 2 ],"cpuProfile":{"samples":[ 4 ]}}}"#,
+            r#"{"data":{"cpuProfile":{"samples":[1]},"cpuProfile":{"samples":[2]}}}"#,
+            r#"{"data":{"cpuProfile":5}}"#,
+            r#"{"data":{"timeDeltas":{"a":1}}}"#,
+            r#"[1]"#,
+            r#"{"data":null}"#,
+        ];
+        let mut fast_ones = 0;
+        for c in cases {
+            let fast = chunk_args_fast(c.as_bytes());
+            let slow = serde_json::from_slice::<ChunkArgs>(c.as_bytes());
+            if let Some(f) = fast {
+                fast_ones += 1;
+                let s = slow.unwrap_or_else(|e| panic!("{c}: the fast reader took args serde refuses: {e}"));
+                assert_eq!(format!("{f:?}"), format!("{s:?}"), "{c}");
+            }
+        }
+        assert_eq!(fast_ones, 3, "the usual shapes take the fast path");
+    }
+}

@@ -1057,7 +1057,11 @@ fn parse_known_args<'a>(ev: &RawEvent<'a>, name: &str, ph: u8, special: bool) ->
         // Args that will be parsed must be UTF-8 (see `full_event`).
         Parsed::BadUtf8
     } else if special && name == "ProfileChunk" {
-        Parsed::Chunk(serde_json::from_slice(args))
+        // The usual shape without serde; serde reads (and reports) anything else.
+        match shapes::chunk_args_fast(args) {
+            Some(a) => Parsed::Chunk(Ok(a)),
+            None => Parsed::Chunk(serde_json::from_slice(args)),
+        }
     } else if traced {
         Parsed::TraceId(trace_id_of(&ev.args_ids))
     } else {
