@@ -988,7 +988,8 @@ fn trace_id_of<'a>(ids: &ArgsIds<'a>) -> TraceIdFound<'a> {
 /// apart, so that it is kept and compared without allocating.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum TraceKey {
-    /// A key that is the decimal form of an integer below 2^53 (`"0"`, `"17"`, not `"017"`).
+    /// A key that is a canonical decimal integer of at most 16 digits (`"0"`, `"17"`, not
+    /// `"017"`): the key of that number, kept as the number.
     Int(u64),
     /// Any other key.
     Str(Box<str>),
