@@ -1191,26 +1191,9 @@ impl TraceBuilder {
             }
         };
         let ph = ev.phase();
-        // Only a few names matter beyond the phase; most events skip the comparisons.
-        if !maybe_special(name) {
-            if matches!(ph, b'X' | b'I' | b'B' | b'E') {
-                return self.renderer_event(name, ph, ev, trace, ctx, diag);
-            }
-            if ph == 0 {
-                diag.push_with(
-                    WarningKind::BadPhase,
-                    || Some(ctx.location()),
-                    || {
-                        format!(
-                            "'{name}' has {} as its ph, not a one-letter string; ignored, as DevTools does",
-                            ev.ph.type_name()
-                        )
-                    },
-                );
-            }
-            return Ok(());
-        }
-        if ph == 0 && !matches!(name, "Profile" | "ProfileChunk") {
+        let special = maybe_special(name);
+        // Profile and ProfileChunk are read whatever their phase (the SamplesHandler does not look).
+        if ph == 0 && !(special && matches!(name, "Profile" | "ProfileChunk")) {
             diag.push_with(
                 WarningKind::BadPhase,
                 || Some(ctx.location()),
@@ -1221,6 +1204,13 @@ impl TraceBuilder {
                     )
                 },
             );
+        }
+        // Only a few names matter beyond the phase; most events skip the comparisons.
+        if !special {
+            if matches!(ph, b'X' | b'I' | b'B' | b'E') {
+                return self.renderer_event(name, ph, ev, trace, ctx, diag);
+            }
+            return Ok(());
         }
         match name {
             "Profile" | "ProfileChunk" => self.samples_event(name, ev, chunk, ctx, diag)?,
