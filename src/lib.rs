@@ -35,6 +35,7 @@ pub mod input;
 pub mod js;
 pub mod model;
 pub mod output;
+pub mod parallel;
 pub mod strings;
 
 pub use error::{Diagnostics, Error, Location, Warning, WarningKind};

@@ -12,7 +12,8 @@ pub mod tree;
 use std::cmp::Ordering;
 
 use crate::model::profile::ProfileModel;
-use crate::model::trace::{parallel_map, Entry, ThreadWork};
+use crate::model::trace::{Entry, ThreadWork};
+use crate::parallel;
 use crate::strings::Strings;
 
 pub use integrator::IntegratorConfig;
@@ -169,7 +170,7 @@ pub fn estimate_all(
     // Biggest first, for the balance; the results go back to the input order.
     let mut jobs: Vec<(usize, ThreadWork)> = works.into_iter().enumerate().collect();
     jobs.sort_by_key(|(_, w)| std::cmp::Reverse(w.model.samples.len() + w.entries.len()));
-    let mut done = parallel_map(jobs, n_threads, |(slot, w)| (slot, estimate_thread(w, mode, trace_keys, cfg)));
+    let mut done = parallel::map(jobs, n_threads, |(slot, w)| (slot, estimate_thread(w, mode, trace_keys, cfg)));
     done.sort_by_key(|(slot, _)| *slot);
     done.into_iter().map(|(_, t)| t).collect()
 }

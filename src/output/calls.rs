@@ -7,7 +7,7 @@ use std::io::{self, Write};
 
 use crate::estimate::{ThreadCalls, Timeline};
 use crate::js::{write_int, write_json_string, write_number, Scalar};
-use crate::model::trace::parallel_map;
+use crate::parallel;
 use crate::strings::Strings;
 
 /// The format tag written in the header.
@@ -60,7 +60,7 @@ pub fn write_calls_threads(
         for from in (0..order.len()).step_by(step) {
             let to = (from + step).min(order.len());
             let ranges: Vec<_> = (from..to).step_by(CHUNK).map(|a| a..(a + CHUNK).min(to)).collect();
-            for part in parallel_map(ranges, threads, render) {
+            for part in parallel::map(ranges, threads, render) {
                 out.write_all(part.as_bytes())?;
             }
         }
