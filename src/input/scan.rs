@@ -34,7 +34,11 @@ fn at(b: &[u8], i: usize) -> R<u8> {
 /// Skips JSON whitespace.
 #[inline]
 pub fn ws(b: &[u8], mut i: usize) -> usize {
-    while i < b.len() && matches!(b[i], b' ' | b'\n' | b'\r' | b'\t') {
+    // Whitespace bytes are all at most b' ': most calls find none and stop at one comparison.
+    while let Some(&c) = b.get(i) {
+        if c > b' ' || !matches!(c, b' ' | b'\n' | b'\r' | b'\t') {
+            break;
+        }
         i += 1;
     }
     i
