@@ -247,6 +247,21 @@ pub fn estimate_model(a: Assembled, cfg: &Config) -> Timeline {
     Timeline { mode: a.mode, strings: a.strings, threads }
 }
 
+impl Assembled {
+    /// The threads, to be estimated one at a time as a writer reaches them
+    /// (`output::calls::write_calls_from`, `output::timeline::write_timeline_from`): the same
+    /// output as [`estimate_model`], with one thread's calls in memory instead of all of them.
+    pub fn lazy(self, cfg: &Config) -> estimate::Lazy {
+        estimate::Lazy {
+            mode: self.mode,
+            strings: self.strings,
+            works: self.threads,
+            trace_keys: self.trace_keys,
+            cfg: IntegratorConfig { show_all_events: cfg.show_all_events, version: cfg.engine },
+        }
+    }
+}
+
 /// Parses the kept top-level fields of a `.cpuprofile`.
 fn cpuprofile_json(fields: &[(String, Vec<u8>)], location: Location) -> Result<CpuProfileJson<'_>, Error> {
     let mut json = CpuProfileJson::default();

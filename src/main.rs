@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use jscalls::{analyze, Analysis, Config, CpuProfileMode, Diagnostics, EngineVersion, Error, Limits, Source};
+use jscalls::{assemble, Assembled, Config, CpuProfileMode, Diagnostics, EngineVersion, Error, Limits, Source};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -200,41 +200,52 @@ fn run(cli: Cli) -> Result<(), CliError> {
         }
     }
     let named = |e: Error| CliError::Named(name.clone(), e);
-    let analysis = analyze(&source, &cfg).map_err(named)?;
-    report(&name, &analysis.diagnostics, common.quiet);
-    if common.strict && analysis.diagnostics.total_significant() > 0 {
-        let first = analysis
-            .diagnostics
+    let (diagnostics, assembled) = assemble(&source, &cfg).map_err(named)?;
+    report(&name, &diagnostics, common.quiet);
+    if common.strict && diagnostics.total_significant() > 0 {
+        let first = diagnostics
             .warnings()
             .iter()
             .find(|w| !w.kind.is_informational())
             .map(|w| w.to_string())
             .unwrap_or_default();
-        return Err(named(Error::Strict { count: analysis.diagnostics.total_significant(), first }));
+        return Err(named(Error::Strict { count: diagnostics.total_significant(), first }));
     }
     let input_label = match common.input_path() {
         Some(p) => p.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_else(|| name.clone()),
         None => "-".to_owned(),
     };
-    write_output(out_path, |w| produce(w, &analysis, &source, &input_label, timeline, &cfg)).map_err(named)
+    let t = std::time::Instant::now();
+    write_output(out_path, |w| produce(w, assembled, &source, &input_label, timeline, &cfg)).map_err(named)?;
+    // JSCALLS_TIMING=1 prints the time of each stage on stderr (for measurements).
+    if std::env::var_os("JSCALLS_TIMING").is_some() {
+        eprintln!(
+            "jscalls: timing: estimate+write {:.3} s (resident now {} MB, peak {} MB)",
+            t.elapsed().as_secs_f64(),
+            jscalls::memory_mb("VmRSS"),
+            jscalls::memory_mb("VmHWM")
+        );
+    }
+    Ok(())
 }
 
+/// Estimates the threads one at a time while writing them (memory holds one thread's calls).
 fn produce(
     w: &mut dyn Write,
-    a: &Analysis,
+    a: Assembled,
     source: &Source,
     input_label: &str,
     timeline: bool,
     cfg: &Config,
 ) -> Result<(), Error> {
     if timeline {
-        jscalls::output::timeline::write_timeline(w, source, &a.timeline, cfg.max_event_bytes)
+        jscalls::output::timeline::write_timeline_from(w, source, a.lazy(cfg), cfg.max_event_bytes)
     } else {
         let engine = match cfg.engine {
             EngineVersion::V0_0_65 => jscalls::ENGINE.to_owned(),
             EngineVersion::Latest => format!("{}+latest", jscalls::ENGINE),
         };
-        jscalls::output::calls::write_calls_threads(w, &a.timeline, input_label, &engine, cfg.threads)
+        jscalls::output::calls::write_calls_from(w, a.lazy(cfg), input_label, &engine, cfg.threads)
             .map_err(|e| Error::io("cannot write the calls", e))
     }
 }

@@ -175,6 +175,66 @@ pub fn estimate_all(
     done.into_iter().map(|(_, t)| t).collect()
 }
 
+/// Threads' calls handed to a writer in order, however they are held: all estimated already
+/// ([`Timeline`]), or each estimated as the writer reaches it ([`Lazy`]), so that memory holds
+/// one thread's calls at a time.
+pub trait Estimates {
+    /// How the calls were computed.
+    fn mode(&self) -> Mode;
+    /// How many threads [`Estimates::each`] visits.
+    fn len(&self) -> usize;
+    /// Whether there are no threads.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Calls `f` with every thread in order (sorted by pid, tid), and the strings its frames use.
+    fn each<E>(&mut self, f: impl FnMut(&ThreadCalls, &Strings) -> Result<(), E>) -> Result<(), E>;
+}
+
+impl Estimates for &Timeline {
+    fn mode(&self) -> Mode {
+        self.mode
+    }
+    fn len(&self) -> usize {
+        self.threads.len()
+    }
+    fn each<E>(&mut self, mut f: impl FnMut(&ThreadCalls, &Strings) -> Result<(), E>) -> Result<(), E> {
+        self.threads.iter().try_for_each(|t| f(t, &self.strings))
+    }
+}
+
+/// Threads not estimated yet: [`Estimates::each`] estimates one, hands it on and drops it
+/// before the next.
+#[derive(Debug)]
+pub struct Lazy {
+    /// How calls are computed.
+    pub mode: Mode,
+    /// Strings the frames refer to.
+    pub strings: Strings,
+    /// The threads, sorted by (pid, tid).
+    pub works: Vec<ThreadWork>,
+    /// The key codes of the events' `sampleTraceId`s.
+    pub trace_keys: Vec<u64>,
+    /// Integrator options.
+    pub cfg: IntegratorConfig,
+}
+
+impl Estimates for Lazy {
+    fn mode(&self) -> Mode {
+        self.mode
+    }
+    fn len(&self) -> usize {
+        self.works.len()
+    }
+    fn each<E>(&mut self, mut f: impl FnMut(&ThreadCalls, &Strings) -> Result<(), E>) -> Result<(), E> {
+        for w in std::mem::take(&mut self.works) {
+            let t = estimate_thread(w, self.mode, &self.trace_keys, self.cfg);
+            f(&t, &self.strings)?;
+        }
+        Ok(())
+    }
+}
+
 /// The estimate of a whole input.
 #[derive(Debug)]
 pub struct Timeline {

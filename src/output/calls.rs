@@ -5,7 +5,7 @@
 
 use std::io::{self, Write};
 
-use crate::estimate::{ThreadCalls, Timeline};
+use crate::estimate::{Estimates, ThreadCalls, Timeline};
 use crate::js::{write_int, write_json_string, write_number, Scalar};
 use crate::parallel;
 use crate::strings::Strings;
@@ -29,24 +29,37 @@ pub fn write_calls_threads(
     engine: &str,
     threads: usize,
 ) -> io::Result<()> {
+    write_calls_from(out, t, input, engine, threads)
+}
+
+/// [`write_calls_threads`] for threads held in any way (see [`Estimates`]).
+pub fn write_calls_from(
+    out: &mut dyn Write,
+    mut t: impl Estimates,
+    input: &str,
+    engine: &str,
+    threads: usize,
+) -> io::Result<()> {
     let mut line = String::with_capacity(1 << 16);
     line.push_str("{\n\"format\":\"");
     line.push_str(FORMAT);
     line.push_str("\",\n\"engine\":");
     write_json_string(&mut line, engine);
     line.push_str(",\n\"mode\":\"");
-    line.push_str(t.mode.name());
+    line.push_str(t.mode().name());
     line.push_str("\",\n\"input\":");
     write_json_string(&mut line, input);
     line.push_str(",\n\"sort\":\"ts,-dur,nodeDepth,sampleIndex,nodeId\",\n\"profiles\":[\n");
     out.write_all(line.as_bytes())?;
-    for (pi, th) in t.threads.iter().enumerate() {
+    let n_threads = t.len();
+    let mut pi = 0;
+    t.each(|th, strings| {
         line.clear();
         write_profile_head(&mut line, th);
         out.write_all(line.as_bytes())?;
         line.clear();
         let order = th.canonical_order();
-        let frags = NodeFragments::new(th, &t.strings);
+        let frags = NodeFragments::new(th, strings);
         let render = |range: std::ops::Range<usize>| {
             let mut s = String::with_capacity(range.len() * 256);
             for k in range {
@@ -64,9 +77,10 @@ pub fn write_calls_threads(
                 out.write_all(part.as_bytes())?;
             }
         }
-        line.push_str(if pi + 1 < t.threads.len() { "]},\n" } else { "]}\n" });
-        out.write_all(line.as_bytes())?;
-    }
+        line.push_str(if pi + 1 < n_threads { "]},\n" } else { "]}\n" });
+        pi += 1;
+        out.write_all(line.as_bytes())
+    })?;
     out.write_all(b"]}\n")
 }
 

@@ -9,7 +9,7 @@ use std::io::Write;
 
 use super::calls::write_field;
 use crate::error::{Diagnostics, Error};
-use crate::estimate::{ThreadCalls, Timeline};
+use crate::estimate::{Estimates, ThreadCalls, Timeline};
 use crate::input::document::{read_document, Document, EventCtx, RawEvent, Sink};
 use crate::input::reader::Window;
 use crate::input::Source;
@@ -53,6 +53,16 @@ impl Sink for Copy<'_> {
 ///
 /// For a `.cpuprofile` input the events are the calls alone (plus thread metadata).
 pub fn write_timeline(out: &mut dyn Write, source: &Source, t: &Timeline, max_event_bytes: usize) -> Result<(), Error> {
+    write_timeline_from(out, source, t, max_event_bytes)
+}
+
+/// [`write_timeline`] for threads held in any way (see [`Estimates`]).
+pub fn write_timeline_from(
+    out: &mut dyn Write,
+    source: &Source,
+    mut t: impl Estimates,
+    max_event_bytes: usize,
+) -> Result<(), Error> {
     let io = |e| Error::io("cannot write the timeline", e);
     out.write_all(b"{\"traceEvents\":[\n").map_err(io)?;
     let reader = source.open()?;
@@ -62,8 +72,10 @@ pub fn write_timeline(out: &mut dyn Write, source: &Source, t: &Timeline, max_ev
     let doc = read_document(&mut w, &mut copy, &mut diag, 2)?;
     let mut n = copy.n;
     let mut line = String::with_capacity(512);
-    if matches!(doc, Document::CpuProfile { .. }) {
-        for th in &t.threads {
+    let cpu_profile = matches!(doc, Document::CpuProfile { .. });
+    t.each(|th, strings| {
+        // A .cpuprofile has one thread: its name comes before its calls.
+        if cpu_profile {
             line.clear();
             if n > 0 {
                 line.push_str(",\n");
@@ -75,18 +87,17 @@ pub fn write_timeline(out: &mut dyn Write, source: &Source, t: &Timeline, max_ev
             out.write_all(line.as_bytes()).map_err(io)?;
             n += 1;
         }
-    }
-    for th in &t.threads {
         for i in th.canonical_order() {
             line.clear();
             if n > 0 {
                 line.push_str(",\n");
             }
-            write_call_event(&mut line, th, i as usize, &t.strings);
+            write_call_event(&mut line, th, i as usize, strings);
             out.write_all(line.as_bytes()).map_err(io)?;
             n += 1;
         }
-    }
+        Ok(())
+    })?;
     out.write_all(b"\n]").map_err(io)?;
     if let Document::Trace { metadata: Some(m), .. } = &doc {
         out.write_all(b",\n\"metadata\":").map_err(io)?;

@@ -36,3 +36,30 @@ fn layouts_and_thread_counts_agree() {
         }
     }
 }
+
+/// The command estimates one thread at a time while it writes ([`jscalls::estimate::Lazy`]);
+/// the library estimates all threads first. Both give the same bytes, for both outputs, on a
+/// trace with several profiled threads and on a `.cpuprofile`.
+#[test]
+fn lazy_estimate_writes_the_same_bytes() {
+    use jscalls::output::{calls::write_calls_from, timeline};
+    for path in
+        ["fixtures/chrome-ui.json.gz", "fixtures/chrome-worker-hires.json.gz", "fixtures/node-mixed.cpuprofile.gz"]
+    {
+        let src = Source::file(path);
+        let cfg = Config::default();
+        let a = analyze(&src, &cfg).unwrap();
+        let (_, lazy) = jscalls::assemble(&src, &cfg).unwrap();
+        let (mut want, mut got) = (Vec::new(), Vec::new());
+        write_calls_threads(&mut want, &a.timeline, "x", "e", 2).unwrap();
+        write_calls_from(&mut got, lazy.lazy(&cfg), "x", "e", 2).unwrap();
+        assert!(a.timeline.n_calls() > 50, "{path}: {} calls", a.timeline.n_calls());
+        assert!(got == want, "{path}: the calls differ");
+
+        let (_, lazy) = jscalls::assemble(&src, &cfg).unwrap();
+        let (mut want, mut got) = (Vec::new(), Vec::new());
+        timeline::write_timeline(&mut want, &src, &a.timeline, 1 << 30).unwrap();
+        timeline::write_timeline_from(&mut got, &src, lazy.lazy(&cfg), 1 << 30).unwrap();
+        assert!(got == want, "{path}: the timelines differ");
+    }
+}
