@@ -90,9 +90,8 @@ pub fn for_each_frame(model: &ProfileModel) -> FrameCalls {
         out: FrameCalls { calls: Vec::new(), self_time: Vec::new(), depth: Vec::new() },
     };
     let nodes = &model.nodes;
-    let samples = &model.samples;
     let ts = &model.timestamps;
-    let n = samples.len();
+    let n = model.n_samples();
     let gc = model.gc;
     let depth = |x: u32| nodes[x as usize].depth;
     let parent = |x: u32| {
@@ -116,7 +115,7 @@ pub fn for_each_frame(model: &ProfileModel) -> FrameCalls {
     let mut i = r;
     while i < n {
         let t = ts[i];
-        let id = samples[i];
+        let id = model.sample_id(i);
         if id == prev_id {
             i += 1;
             continue;

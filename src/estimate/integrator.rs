@@ -65,16 +65,16 @@ pub fn build_profile_calls(
     trace_keys: &[u64],
     cfg: IntegratorConfig,
 ) -> (Vec<Call>, u64) {
-    let seeds = seeds(model);
+    let mut seeds = seeds(model).peekable();
     let mut st = State::new(model, trace_keys, cfg);
-    st.out.reserve(seeds.len() / 4);
+    st.out.reserve(model.n_samples() / 4);
 
     // The merge (§3.3): an event goes first when it starts earlier, or at the same time and
     // ends later; on a full tie the sample (a ProfileCall) goes first.
     let mut stack: Vec<u32> = Vec::new();
-    let (mut ei, mut si) = (0usize, 0usize);
+    let mut ei = 0usize;
     loop {
-        let take_event = match (entries.get(ei), seeds.get(si)) {
+        let take_event = match (entries.get(ei), seeds.peek()) {
             (Some(e), Some(s)) => e.ts < s.ts || (e.ts == s.ts && e.end() > s.ts),
             (Some(_), None) => true,
             (None, Some(_)) => false,
@@ -102,7 +102,7 @@ pub fn build_profile_calls(
             stack.push(ei as u32);
             ei += 1;
         } else {
-            let s = &seeds[si];
+            let s = *seeds.peek().expect("a sample is next");
             let parent = match stack.last() {
                 None => None,
                 Some(&p) => {
@@ -115,8 +115,8 @@ pub fn build_profile_calls(
                     Some(pe)
                 }
             };
-            st.on_sample(s, parent);
-            si += 1;
+            st.on_sample(&s, parent);
+            seeds.next();
         }
     }
     while let Some(p) = stack.pop() {
@@ -143,23 +143,21 @@ fn positive(x: f64) -> f64 {
     }
 }
 
-/// `callsFromProfileSamples`: one seed per sample with a known node, and the GC bases.
-fn seeds(model: &ProfileModel) -> Vec<Seed> {
+/// `callsFromProfileSamples`: one seed per sample with a known node, and the GC bases, made as
+/// the merge reaches them.
+fn seeds(model: &ProfileModel) -> impl Iterator<Item = Seed> + '_ {
     let gc_id = model.gc.map(|g| model.nodes[g as usize].id);
-    let mut out = Vec::with_capacity(model.samples.len());
     let mut prev = NONE;
-    for i in 0..model.samples.len() {
-        let Some(node) = model.node_by_index(i) else { continue };
+    (0..model.n_samples()).filter_map(move |i| {
+        let node = model.node_by_index(i)?;
         let ts = model.timestamps[i] * 1000.0;
         let is_gc = Some(model.nodes[node as usize].id) == gc_id;
         let gc_base = if is_gc && prev != NONE { prev } else { NONE };
-        out.push(Seed { sample: i as u32, node, ts, gc_base });
-        if is_gc && prev != NONE {
-            continue;
+        if !(is_gc && prev != NONE) {
+            prev = node;
         }
-        prev = node;
-    }
-    out
+        Some(Seed { sample: i as u32, node, ts, gc_base })
+    })
 }
 
 impl<'m> State<'m> {
@@ -388,7 +386,7 @@ mod tests {
     fn s5_1_1_one_seed_per_sample() {
         let (m, _) = basic();
         let s = seeds(&m);
-        let got: Vec<(i64, u32, f64)> = s.iter().map(|s| (m.nodes[s.node as usize].id, s.sample, s.ts)).collect();
+        let got: Vec<(i64, u32, f64)> = s.map(|s| (m.nodes[s.node as usize].id, s.sample, s.ts)).collect();
         assert_eq!(got, [(2, 0, 100.0), (2, 1, 200.0), (3, 2, 300.0), (3, 3, 400.0)]);
     }
 
@@ -405,7 +403,7 @@ mod tests {
             let names: Vec<String> = st
                 .cand
                 .iter()
-                .map(|c| match m.nodes[c.node as usize].frame.function_name {
+                .map(|c| match m.frame(c.node).function_name {
                     crate::js::Scalar::Str(id) => strings.get(id).to_owned(),
                     _ => String::new(),
                 })

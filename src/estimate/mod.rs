@@ -169,7 +169,7 @@ pub fn estimate_all(
 ) -> Vec<ThreadCalls> {
     // Biggest first, for the balance; the results go back to the input order.
     let mut jobs: Vec<(usize, ThreadWork)> = works.into_iter().enumerate().collect();
-    jobs.sort_by_key(|(_, w)| std::cmp::Reverse(w.model.samples.len() + w.entries.len()));
+    jobs.sort_by_key(|(_, w)| std::cmp::Reverse(w.model.n_samples() + w.entries.len()));
     let mut done = parallel::map(jobs, n_threads, |(slot, w)| (slot, estimate_thread(w, mode, trace_keys, cfg)));
     done.sort_by_key(|(slot, _)| *slot);
     done.into_iter().map(|(_, t)| t).collect()

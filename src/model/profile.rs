@@ -29,6 +29,67 @@ pub struct CallFrame {
     pub column_number: Scalar,
 }
 
+/// A field of a [`CallFrame`] as a hashable value: the same JSON value, bit for bit.
+fn scalar_bits(s: Scalar) -> (u8, u64) {
+    match s {
+        Scalar::Undefined => (0, 0),
+        Scalar::Null => (1, 0),
+        Scalar::Bool(b) => (2, b as u64),
+        Scalar::Num(n) => (3, n.to_bits()),
+        Scalar::Str(s) => (4, s.index() as u64),
+    }
+}
+
+/// A [`CallFrame`] compared and hashed bit for bit (`-0` is not `0`, a NaN is itself).
+#[derive(Debug, Clone, Copy)]
+struct FrameBits(CallFrame);
+
+impl FrameBits {
+    fn fields(&self) -> [(u8, u64); 5] {
+        let f = &self.0;
+        [f.function_name, f.script_id, f.url, f.line_number, f.column_number].map(scalar_bits)
+    }
+}
+
+impl PartialEq for FrameBits {
+    fn eq(&self, other: &FrameBits) -> bool {
+        self.fields() == other.fields()
+    }
+}
+
+impl Eq for FrameBits {}
+
+impl std::hash::Hash for FrameBits {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        self.fields().hash(h)
+    }
+}
+
+/// The distinct call frames of one profile. Nodes refer to them by index: a long recording has
+/// many nodes (one per distinct stack) but far fewer frames.
+#[derive(Debug, Clone, Default)]
+pub struct Frames {
+    list: Vec<CallFrame>,
+    index: FxHashMap<FrameBits, u32>,
+}
+
+impl Frames {
+    /// The index of `f`, adding it on first use.
+    pub fn intern(&mut self, f: CallFrame) -> u32 {
+        let n = self.list.len() as u32;
+        let k = *self.index.entry(FrameBits(f)).or_insert(n);
+        if k == n {
+            self.list.push(f);
+        }
+        k
+    }
+
+    /// The frame at `k`.
+    pub fn get(&self, k: u32) -> &CallFrame {
+        &self.list[k as usize]
+    }
+}
+
 /// A protocol node as the input gives it.
 #[derive(Debug, Clone)]
 pub struct RawNode {
@@ -37,9 +98,9 @@ pub struct RawNode {
     /// The parent id (trace style); [`UNKNOWN_ID`] when absent or not an id.
     pub parent: i64,
     /// The child ids (CDP style), when the node has a `children` array.
-    pub children: Option<Vec<i64>>,
-    /// The frame.
-    pub frame: CallFrame,
+    pub children: Option<Box<[i64]>>,
+    /// The frame: an index into [`RawProfile::frames`].
+    pub frame: u32,
     /// Whether `hitCount` is a number (DevTools refuses a profile with neither hit counts nor samples).
     pub hit_count_is_number: bool,
 }
@@ -53,6 +114,8 @@ pub struct RawProfile {
     pub end_time: f64,
     /// The nodes in input order.
     pub nodes: Vec<RawNode>,
+    /// The nodes' frames.
+    pub frames: Frames,
     /// The sampled node ids ([`UNKNOWN_ID`] for values that are not ids); None when absent.
     pub samples: Option<Vec<i64>>,
     /// µs between samples; None when absent.
@@ -74,8 +137,8 @@ pub struct Node {
     pub parent: u32,
     /// Depth: the root is −1, its children 0.
     pub depth: i32,
-    /// The frame.
-    pub frame: CallFrame,
+    /// The frame: an index into [`ProfileModel::frames`] (see [`ProfileModel::frame`]).
+    pub frame: u32,
     /// Frame identity for `framesAreEqual` (scriptId, functionName, lineNumber).
     pub frame_key: u32,
     /// True when the frame is never equal to anything, itself included (a NaN field).
@@ -105,10 +168,11 @@ impl Default for Limits {
 pub struct ProfileModel {
     /// Parsed nodes; index 0 is the root.
     pub nodes: Vec<Node>,
+    /// The distinct frames the nodes refer to.
+    pub frames: Vec<CallFrame>,
     id_to_node: FxHashMap<i64, u32>,
-    /// Sample node ids in time order ([`UNKNOWN_ID`] for unknown ones).
-    pub samples: Vec<i64>,
-    /// The node each sample resolves to ([`NONE`] for an unknown id), in time order.
+    /// The node each sample resolves to ([`NONE`] for an unknown id), in time order. The
+    /// sample's id is that node's (see [`ProfileModel::sample_id`]).
     pub sample_nodes: Vec<u32>,
     /// Sample times in ms, in time order, plus one extra (when there are samples).
     pub timestamps: Vec<f64>,
@@ -185,7 +249,8 @@ impl ProfileModel {
         location: Option<Location>,
     ) -> Result<ProfileModel, Error> {
         let fail = |msg: String| Error::input(location, format!("{what}: {msg}"));
-        let RawProfile { start_time, end_time, nodes, samples, time_deltas, trace_ids } = raw;
+        let RawProfile { start_time, end_time, nodes, frames, samples, time_deltas, trace_ids } = raw;
+        let frames = frames.list;
         let nodes = &nodes;
         if nodes.is_empty() {
             return Err(fail("the profile has no nodes".into()));
@@ -222,7 +287,8 @@ impl ProfileModel {
                 n_duplicate_ids += 1;
             }
         }
-        let mut children: Vec<Option<Vec<i64>>> = nodes.iter().map(|n| n.children.clone()).collect();
+        let mut children: Vec<Option<Vec<i64>>> =
+            nodes.iter().map(|n| n.children.as_deref().map(<[i64]>::to_vec)).collect();
         if children[0].is_none() {
             children[0] = Some(Vec::new());
             for n in &nodes[1..] {
@@ -237,22 +303,22 @@ impl ProfileModel {
 
         // The parsed tree: a depth-first walk with an explicit stack, children popped from the end.
         let url_native = strings.lookup("native V8Runtime").map(Scalar::Str);
+        // Per frame: its key for framesAreEqual, whether it is never equal, whether it is native.
         let mut keys = FrameKeys::default();
-        let keys = &mut keys;
-        let make = |raw: &RawNode, parent: u32, depth: i32, keys: &mut FrameKeys| {
-            let (frame_key, never) = keys.key(&raw.frame);
-            Node {
-                id: raw.id,
-                parent,
-                depth,
-                frame: raw.frame,
-                frame_key,
-                frame_never_equal: never,
-                native: Some(raw.frame.url) == url_native,
-            }
+        let frame_info: Vec<(u32, bool, bool)> = frames
+            .iter()
+            .map(|f| {
+                let (key, never) = keys.key(f);
+                (key, never, Some(f.url) == url_native)
+            })
+            .collect();
+        drop(keys);
+        let make = |raw: &RawNode, parent: u32, depth: i32| {
+            let (frame_key, frame_never_equal, native) = frame_info[raw.frame as usize];
+            Node { id: raw.id, parent, depth, frame: raw.frame, frame_key, frame_never_equal, native }
         };
         let mut parsed: Vec<Node> = Vec::with_capacity(nodes.len());
-        parsed.push(make(&nodes[0], NONE, -1, keys));
+        parsed.push(make(&nodes[0], NONE, -1));
         let mut id_to_node: FxHashMap<i64, u32> = FxHashMap::default();
         id_to_node.reserve(nodes.len());
         id_to_node.insert(nodes[0].id, 0);
@@ -286,7 +352,7 @@ impl ProfileModel {
             }
             seen[src] = true;
             let idx = parsed.len() as u32;
-            parsed.push(make(&nodes[src], parent, depth, keys));
+            parsed.push(make(&nodes[src], parent, depth));
             if parent == 0 {
                 root_children.push(idx);
             }
@@ -305,7 +371,7 @@ impl ProfileModel {
             if gc.is_some() && program.is_some() && idle.is_some() {
                 break;
             }
-            let name = match parsed[c as usize].frame.function_name {
+            let name = match frames[parsed[c as usize].frame as usize].function_name {
                 Scalar::Str(s) => Some(s),
                 _ => None,
             };
@@ -320,8 +386,8 @@ impl ProfileModel {
 
         let mut model = ProfileModel {
             nodes: parsed,
+            frames,
             id_to_node,
-            samples: samples.unwrap_or_default(),
             sample_nodes: Vec::new(),
             timestamps: Vec::new(),
             gc,
@@ -335,10 +401,11 @@ impl ProfileModel {
             n_duplicate_ids,
             n_unreachable: seen[1..].iter().filter(|s| !**s).count() as u64,
         };
-        if !model.samples.is_empty() {
+        let samples = samples.unwrap_or_default();
+        if !samples.is_empty() {
             // sortSamples: a stable sort of (timestamp, sample) by timestamp; the result has as
             // many entries as there are timestamps. Usually the samples are in order already.
-            let mut samples = std::mem::take(&mut model.samples);
+            let mut samples = samples;
             samples.resize(timestamps.len(), UNKNOWN_ID);
             if !timestamps.windows(2).all(|w| w[0] <= w[1]) {
                 let mut order: Vec<u32> = (0..timestamps.len() as u32).collect();
@@ -349,12 +416,11 @@ impl ProfileModel {
                 samples = order.iter().map(|&i| samples[i as usize]).collect();
                 timestamps = order.iter().map(|&i| timestamps[i as usize]).collect();
             }
-            model.samples = samples;
             // normalizeTimestamps: µs → ms, plus one extra timestamp one mean interval later.
             for t in &mut timestamps {
                 *t /= 1000.0;
             }
-            if model.samples.len() == timestamps.len() {
+            if samples.len() == timestamps.len() {
                 let last = timestamps.last().copied().filter(|t| *t != 0.0 && !t.is_nan()).unwrap_or(0.0);
                 let first = timestamps.first().copied().unwrap_or(f64::NAN);
                 let mean = (last - first) / (timestamps.len() as f64 - 1.0);
@@ -371,13 +437,20 @@ impl ProfileModel {
                 }
             }
             model.timestamps = timestamps;
-            model.sample_nodes = model.samples.iter().map(|&s| model.node_by_id(s).unwrap_or(NONE)).collect();
+            model.sample_nodes = samples.iter().map(|&s| model.node_by_id(s).unwrap_or(NONE)).collect();
+            drop(samples);
             model.fix_missing_samples();
             model.n_unknown_samples = model.sample_nodes.iter().filter(|&&n| n == NONE).count() as u64;
         } else {
             model.timestamps = timestamps;
         }
         Ok(model)
+    }
+
+    /// The frame of parsed node `n`.
+    #[inline]
+    pub fn frame(&self, n: u32) -> &CallFrame {
+        &self.frames[self.nodes[n as usize].frame as usize]
     }
 
     /// The parsed node for an id (the copy parsed last).
@@ -387,6 +460,22 @@ impl ProfileModel {
             return None;
         }
         self.id_to_node.get(&id).copied()
+    }
+
+    /// The number of samples (after `sortSamples`: as many as there are time deltas).
+    #[inline]
+    pub fn n_samples(&self) -> usize {
+        self.sample_nodes.len()
+    }
+
+    /// The node id of sample `i`, [`UNKNOWN_ID`] for an id that names no node (which ids those
+    /// were does not matter to anything DevTools computes from them).
+    #[inline]
+    pub fn sample_id(&self, i: usize) -> i64 {
+        match self.sample_nodes[i] {
+            NONE => UNKNOWN_ID,
+            n => self.nodes[n as usize].id,
+        }
     }
 
     /// The parsed node of sample `i`.
@@ -411,32 +500,35 @@ impl ProfileModel {
     /// exactly as in the reference.
     fn fix_missing_samples(&mut self) {
         let Some(program) = self.program else { return };
-        let n = self.samples.len();
+        let n = self.sample_nodes.len();
         if n < 3 {
             return;
         }
+        // Ids are compared as the reference compares them; a known sample's id is its node's.
+        let id_of = |node: u32| if node == NONE { UNKNOWN_ID } else { self.nodes[node as usize].id };
         let program_id = self.nodes[program as usize].id;
         let gc_id = self.gc.map(|g| self.nodes[g as usize].id).unwrap_or(-1);
         let idle_id = self.idle.map(|g| self.nodes[g as usize].id).unwrap_or(-1);
         let is_system = |id: i64| id == program_id || id == gc_id || id == idle_id;
-        // The window holds (id, node) pairs; node lookups were done once per sample.
-        let (mut prev_id, mut prev_node) = (self.samples[0], self.sample_nodes[0]);
-        let (mut id, mut node) = (self.samples[1], self.sample_nodes[1]);
+        let mut fixes: Vec<(usize, u32)> = Vec::new();
+        let mut prev_node = self.sample_nodes[0];
+        let mut node = self.sample_nodes[1];
         for i in 1..n - 1 {
-            let (next_id, next_node) = (self.samples[i + 1], self.sample_nodes[i + 1]);
+            let next_node = self.sample_nodes[i + 1];
             if prev_node == NONE || next_node == NONE {
                 continue;
             }
-            if id == program_id
-                && !is_system(prev_id)
-                && !is_system(next_id)
+            if id_of(node) == program_id
+                && !is_system(id_of(prev_node))
+                && !is_system(id_of(next_node))
                 && self.bottom(prev_node) == self.bottom(next_node)
             {
-                self.samples[i] = prev_id;
-                self.sample_nodes[i] = prev_node;
+                fixes.push((i, prev_node));
             }
-            (prev_id, prev_node) = (id, node);
-            (id, node) = (next_id, next_node);
+            (prev_node, node) = (node, next_node);
+        }
+        for (i, to) in fixes {
+            self.sample_nodes[i] = to;
         }
     }
 

@@ -11,7 +11,7 @@ use std::borrow::Cow;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use super::profile::{frame_from_json, js_minus_one, CallFrame, Limits, ProfileModel, RawNode, RawProfile};
+use super::profile::{frame_from_json, js_minus_one, CallFrame, Frames, Limits, ProfileModel, RawNode, RawProfile};
 use crate::error::{Diagnostics, Error, Location, WarningKind};
 use crate::input::document::{EventCtx, RawEvent, Sink};
 use crate::input::loose::{Loose, UNKNOWN_ID};
@@ -389,10 +389,14 @@ impl TraceBuilder {
         let data = a.data.obj();
         let cpu = data.and_then(|d| d.cpu_profile.obj());
         let mut new_nodes = Vec::new();
+        // The profile is made before its nodes are read, as their frames go in its table (an
+        // error here ends the run, so a profile made for nothing does not matter).
+        let i = self.profile(pid, &ev.id, || ctx.location());
         if let Some(nodes) = cpu.and_then(|c| c.nodes.as_ref()) {
             new_nodes.reserve(nodes.len());
+            let frames = &mut self.profiles[i].raw.frames;
             for (k, n) in nodes.iter().enumerate() {
-                let node = node_from_json(n, true, &mut self.strings)
+                let node = node_from_json(n, true, &mut self.strings, frames)
                     .map_err(|m| Error::input(Some(ctx.location()), format!("ProfileChunk: node {k}: {m}")))?;
                 new_nodes.push(node);
             }
@@ -407,7 +411,6 @@ impl TraceBuilder {
                 ));
             }
         }
-        let i = self.profile(pid, &ev.id, || ctx.location());
         let strings = &mut self.strings;
         let p = &mut self.profiles[i];
         p.raw.nodes.extend(new_nodes);
@@ -1251,7 +1254,12 @@ fn args_error(raw: &[u8], ctx: &EventCtx<'_>, what: &str, e: &serde_json::Error)
 }
 
 /// A node from its JSON; `chunk` selects the trace-chunk normalisation of the frame.
-pub fn node_from_json(n: &NodeJson<'_>, chunk: bool, strings: &mut Strings) -> Result<RawNode, String> {
+pub fn node_from_json(
+    n: &NodeJson<'_>,
+    chunk: bool,
+    strings: &mut Strings,
+    frames: &mut Frames,
+) -> Result<RawNode, String> {
     let id = n.id.int().ok_or_else(|| format!("the node id is {}, not an integer", n.id.type_name()))?;
     let frame = match &n.call_frame {
         MaybeObj::Obj(f) => frame_from_json(f, chunk, strings)
@@ -1270,7 +1278,7 @@ pub fn node_from_json(n: &NodeJson<'_>, chunk: bool, strings: &mut Strings) -> R
         id,
         parent: n.parent.int().unwrap_or(UNKNOWN_ID),
         children,
-        frame,
+        frame: frames.intern(frame),
         hit_count_is_number: matches!(n.hit_count, Loose::Num(_)),
     })
 }
@@ -1286,8 +1294,9 @@ pub fn raw_from_cpuprofile(
         return Err(fail("the legacy .cpuprofile format (a 'head' tree instead of 'nodes') is not supported".into()));
     }
     let mut nodes = Vec::new();
+    let mut frames = Frames::default();
     for (k, n) in json.nodes.iter().flatten().enumerate() {
-        nodes.push(node_from_json(n, false, strings).map_err(|m| fail(format!("nodes[{k}]: {m}")))?);
+        nodes.push(node_from_json(n, false, strings, &mut frames).map_err(|m| fail(format!("nodes[{k}]: {m}")))?);
     }
     let start_time = json
         .start_time
@@ -1307,6 +1316,7 @@ pub fn raw_from_cpuprofile(
         start_time,
         end_time,
         nodes,
+        frames,
         samples: json.samples.as_ref().map(|s| s.0.clone()),
         time_deltas: json.time_deltas.as_ref().map(|d| d.values.clone()),
         trace_ids: None,

@@ -97,7 +97,7 @@ fn write_profile_head(s: &mut String, th: &ThreadCalls) {
         None => s.push_str("null"),
     }
     s.push_str(",\"sampleCount\":");
-    write_int(s, th.model.samples.len() as i64);
+    write_int(s, th.model.n_samples() as i64);
     s.push_str(",\"integrated\":");
     s.push_str(if th.skipped.is_none() { "true" } else { "false" });
     s.push_str(",\"callCount\":");
@@ -134,7 +134,7 @@ impl NodeFragments {
             .iter()
             .zip(depths)
             .map(|(node, depth)| {
-                let f = &node.frame;
+                let f = &th.model.frames[node.frame as usize];
                 let mut s = String::with_capacity(160);
                 s.push_str(",\"nodeDepth\":");
                 if depth == -2 {

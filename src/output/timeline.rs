@@ -111,7 +111,7 @@ pub fn write_timeline_from(
 pub fn write_call_event(s: &mut String, th: &ThreadCalls, i: usize, strings: &Strings) {
     let c = &th.calls[i];
     let node = &th.model.nodes[c.node as usize];
-    let f = &node.frame;
+    let f = th.model.frame(c.node);
     let name = match f.function_name {
         Scalar::Str(id) if !strings.get(id).is_empty() => strings.get(id).to_owned(),
         Scalar::Str(_) => "(anonymous)".to_owned(),

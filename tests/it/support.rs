@@ -95,7 +95,7 @@ pub fn calls(a: &Analysis) -> Vec<String> {
         .iter()
         .map(|c| {
             let n = &t.model.nodes[c.node as usize];
-            let name = match n.frame.function_name {
+            let name = match t.model.frame(c.node).function_name {
                 jscalls::js::Scalar::Str(id) => s.get(id).to_owned(),
                 other => format!("{other:?}"),
             };
@@ -123,8 +123,7 @@ pub fn tree_rows(a: &Analysis) -> Vec<(String, f64, f64, Option<f64>, Option<i32
         .iter()
         .enumerate()
         .map(|(i, c)| {
-            let n = &t.model.nodes[c.node as usize];
-            let name = match n.frame.function_name {
+            let name = match t.model.frame(c.node).function_name {
                 jscalls::js::Scalar::Str(id) => s.get(id).to_owned(),
                 _ => String::new(),
             };
