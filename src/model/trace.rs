@@ -1,7 +1,7 @@
 //! From trace events to per-thread work: profiles, entries and the process filter.
 //!
 //! [`TraceBuilder`] sees every event once, in file order, and keeps only what the estimator
-//! needs, compactly: per thread, one [`Entry`] (24 bytes) per complete/begin event and per
+//! needs, compactly: per thread, one packed [`Entry`] (see [`super::entries`]) per complete/begin event and per
 //! instant that carries a `sampleTraceId`; per profile, its nodes, samples and deltas. It does
 //! the work of DevTools' SamplesHandler (profile assembly keyed by `(pid, id)`, §1.5),
 //! RendererHandler (entries, `B`/`E` pairing on one shared stack, the process filter, §1.6),
@@ -11,6 +11,7 @@ use std::borrow::Cow;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
+use super::entries::EntryLog;
 use super::profile::{frame_from_json, js_minus_one, CallFrame, Frames, Limits, ProfileModel, RawNode, RawProfile};
 use crate::error::{Diagnostics, Error, Location, WarningKind};
 use crate::input::document::{EventCtx, RawEvent, Sink};
@@ -51,7 +52,7 @@ impl Entry {
 /// The `Map.set` order of DevTools, for the few places where it decides something.
 #[derive(Debug, Default)]
 struct ThreadEvents {
-    entries: Vec<Entry>,
+    entries: EntryLog,
     /// Entries DevTools would hold, including the instants jscalls does not keep.
     n_entries: u64,
 }
@@ -73,6 +74,22 @@ pub fn flags_for_name(name: &str) -> u8 {
         _ if name.starts_with("v8") || name.starts_with("V8") => INVOCATION,
         _ => 0,
     }
+}
+
+/// An open `B` event on the shared stack: where its entry is, and what an `E` must match.
+#[derive(Debug, Clone, Copy)]
+struct Begin {
+    /// The thread ([`u32::MAX`] for a begin that made no entry).
+    thread: u32,
+    entry: u32,
+    ts: f64,
+    name: Option<StrId>,
+    cat: Scalar,
+}
+
+impl Begin {
+    /// A begin that made no entry (bad pid, tid or ts): it still takes part in the pairing.
+    const SKIPPED: Begin = Begin { thread: u32::MAX, entry: 0, ts: 0.0, name: None, cat: Scalar::Undefined };
 }
 
 /// Which profile DevTools prefers on a thread (`source`).
@@ -165,7 +182,7 @@ pub struct TraceBuilder {
     thread_index: FxHashMap<(i64, i64), u32>,
     processes: FxHashSet<i64>,
     /// The shared `B`/`E` stack: (thread, entry) of the synthetic complete event, name, cat.
-    begins: Vec<(u32, u32, Option<StrId>, Scalar)>,
+    begins: Vec<Begin>,
     /// The `sampleTraceId` of each event that has one (see [`Entry::trace`]), as key codes.
     trace_keys: Vec<u64>,
     /// Key codes of the trace-id keys that are not array indices.
@@ -550,14 +567,14 @@ impl TraceBuilder {
                 || format!("'{name}' ({}) has no integral pid/tid; skipped", ph as char),
             );
             if ph == b'B' {
-                self.begins.push((u32::MAX, 0, None, Scalar::Undefined));
+                self.begins.push(Begin::SKIPPED);
             }
             return Ok(());
         };
         let ts = ev.ts.num().filter(|t| t.is_finite());
         if ph == b'E' {
             self.thread(pid, tid);
-            let Some((th, entry, bname, bcat)) = self.begins.pop() else {
+            let Some(Begin { thread: th, entry, ts: begin_ts, name: bname, cat: bcat }) = self.begins.pop() else {
                 return Ok(()); // unbalanced ends are legitimate (the begin was before tracing)
             };
             let cat = ev.cat.scalar(&mut self.strings).unwrap_or(Scalar::Undefined);
@@ -583,8 +600,7 @@ impl TraceBuilder {
                 return Ok(());
             };
             if th != u32::MAX {
-                let e = &mut self.threads[th as usize].entries[entry as usize];
-                e.dur = ts - e.ts;
+                self.threads[th as usize].entries.set_dur(entry, ts - begin_ts);
             }
             return Ok(());
         }
@@ -595,7 +611,7 @@ impl TraceBuilder {
                 || format!("'{name}' ({}) has no numeric ts; skipped", ph as char),
             );
             if ph == b'B' {
-                self.begins.push((u32::MAX, 0, None, Scalar::Undefined));
+                self.begins.push(Begin::SKIPPED);
             }
             return Ok(());
         };
@@ -629,13 +645,11 @@ impl TraceBuilder {
             }
             flags |= INSTANT;
         }
-        let t = &mut self.threads[th as usize];
-        let idx = t.entries.len() as u32;
-        t.entries.push(Entry { ts, dur, trace, flags });
+        let idx = self.threads[th as usize].entries.push(Entry { ts, dur, trace, flags });
         if ph == b'B' {
-            let bname = Some(self.strings.intern(name));
+            let name = Some(self.strings.intern(name));
             let cat = ev.cat.scalar(&mut self.strings).unwrap_or(Scalar::Undefined);
-            self.begins.push((th, idx, bname, cat));
+            self.begins.push(Begin { thread: th, entry: idx, ts, name, cat });
         }
         Ok(())
     }
@@ -655,7 +669,7 @@ impl TraceBuilder {
             },
             None => false,
         };
-        let unclosed = self.begins.iter().filter(|b| b.0 != u32::MAX).count();
+        let unclosed = self.begins.iter().filter(|b| b.thread != u32::MAX).count();
         if unclosed > 0 {
             diag.push(
                 WarningKind::UnclosedBegin,
@@ -765,7 +779,7 @@ impl TraceBuilder {
             chosen.iter().filter_map(|&(pid, tid, _)| self.thread_index.get(&(pid, tid)).copied()).collect();
         for (i, t) in self.threads.iter_mut().enumerate() {
             if !used.contains(&(i as u32)) {
-                t.entries = Vec::new();
+                t.entries = EntryLog::default();
             }
         }
 
@@ -792,7 +806,7 @@ impl TraceBuilder {
             let (entries, n_entries) = match ti {
                 Some(t) => {
                     let t = &mut self.threads[t as usize];
-                    (std::mem::take(&mut t.entries), t.n_entries)
+                    (std::mem::take(&mut t.entries).into_vec(), t.n_entries)
                 }
                 None => (Vec::new(), 0),
             };
