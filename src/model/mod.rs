@@ -2,5 +2,6 @@
 //! assembled as DevTools' handlers do. Every JS quirk that changes an answer is kept here.
 
 pub mod entries;
+pub mod packed;
 pub mod profile;
 pub mod trace;

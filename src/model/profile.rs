@@ -11,6 +11,7 @@ use rustc_hash::FxHashMap;
 
 use crate::error::{Error, Location};
 use crate::input::loose::{Loose, UNKNOWN_ID};
+use super::packed::{Deltas, Ids};
 use crate::js::Scalar;
 use crate::strings::{StrId, Strings};
 
@@ -117,9 +118,9 @@ pub struct RawProfile {
     /// The nodes' frames.
     pub frames: Frames,
     /// The sampled node ids ([`UNKNOWN_ID`] for values that are not ids); None when absent.
-    pub samples: Option<Vec<i64>>,
+    pub samples: Option<Ids>,
     /// µs between samples; None when absent.
-    pub time_deltas: Option<Vec<f64>>,
+    pub time_deltas: Option<Deltas>,
     /// `trace_ids` from the chunks: trace-id key code (as in
     /// [`TraceModel::trace_keys`](super::trace::TraceModel::trace_keys)) → value.
     pub trace_ids: Option<FxHashMap<u64, Scalar>>,
@@ -261,7 +262,7 @@ impl ProfileModel {
             Some(d) => {
                 let mut t = start_time;
                 d.iter()
-                    .map(|&x| {
+                    .map(|x| {
                         t += x;
                         t
                     })
@@ -405,27 +406,30 @@ impl ProfileModel {
         if !samples.is_empty() {
             // sortSamples: a stable sort of (timestamp, sample) by timestamp; the result has as
             // many entries as there are timestamps. Usually the samples are in order already.
-            let mut samples = samples;
-            samples.resize(timestamps.len(), UNKNOWN_ID);
+            // Ids are resolved to nodes first (the same per sample, whatever the order).
+            let n = timestamps.len();
+            let mut sample_nodes: Vec<u32> = Vec::with_capacity(n);
+            sample_nodes.extend(samples.iter().take(n).map(|s| model.node_by_id(s).unwrap_or(NONE)));
+            sample_nodes.resize(n, NONE);
+            drop(samples);
             if !timestamps.windows(2).all(|w| w[0] <= w[1]) {
                 let mut order: Vec<u32> = (0..timestamps.len() as u32).collect();
                 // All finite (checked above), so partial_cmp is total; -0 and 0 tie, as `a - b` does.
                 order.sort_by(|&a, &b| {
                     timestamps[a as usize].partial_cmp(&timestamps[b as usize]).unwrap_or(std::cmp::Ordering::Equal)
                 });
-                samples = order.iter().map(|&i| samples[i as usize]).collect();
+                sample_nodes = order.iter().map(|&i| sample_nodes[i as usize]).collect();
                 timestamps = order.iter().map(|&i| timestamps[i as usize]).collect();
             }
             // normalizeTimestamps: µs → ms, plus one extra timestamp one mean interval later.
             for t in &mut timestamps {
                 *t /= 1000.0;
             }
-            if samples.len() == timestamps.len() {
-                let last = timestamps.last().copied().filter(|t| *t != 0.0 && !t.is_nan()).unwrap_or(0.0);
-                let first = timestamps.first().copied().unwrap_or(f64::NAN);
-                let mean = (last - first) / (timestamps.len() as f64 - 1.0);
-                timestamps.push(last + mean);
-            }
+            // (The samples were resized to the timestamps, so this is always done.)
+            let last = timestamps.last().copied().filter(|t| *t != 0.0 && !t.is_nan()).unwrap_or(0.0);
+            let first = timestamps.first().copied().unwrap_or(f64::NAN);
+            let mean = (last - first) / (timestamps.len() as f64 - 1.0);
+            timestamps.push(last + mean);
             if let Some(&t) = timestamps.first() {
                 if t != 0.0 && !t.is_nan() {
                     model.profile_start = t;
@@ -437,8 +441,7 @@ impl ProfileModel {
                 }
             }
             model.timestamps = timestamps;
-            model.sample_nodes = samples.iter().map(|&s| model.node_by_id(s).unwrap_or(NONE)).collect();
-            drop(samples);
+            model.sample_nodes = sample_nodes;
             model.fix_missing_samples();
             model.n_unknown_samples = model.sample_nodes.iter().filter(|&&n| n == NONE).count() as u64;
         } else {

@@ -12,6 +12,7 @@ use std::borrow::Cow;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::entries::EntryLog;
+use super::packed::{Deltas, Ids};
 use super::profile::{frame_from_json, js_minus_one, CallFrame, Frames, Limits, ProfileModel, RawNode, RawProfile};
 use crate::error::{Diagnostics, Error, Location, WarningKind};
 use crate::input::document::{EventCtx, RawEvent, Sink};
@@ -256,7 +257,7 @@ impl TraceBuilder {
         self.profiles.push(PreProfile {
             pid,
             id: key.clone(),
-            raw: RawProfile { samples: Some(Vec::new()), time_deltas: Some(Vec::new()), ..RawProfile::default() },
+            raw: RawProfile { samples: Some(Ids::default()), time_deltas: Some(Deltas::default()), ..RawProfile::default() },
             thread: None,
             source: None,
             location: loc(),
@@ -432,10 +433,10 @@ impl TraceBuilder {
         let p = &mut self.profiles[i];
         p.raw.nodes.extend(new_nodes);
         if let (Some(s), Some(c)) = (p.raw.samples.as_mut(), cpu.and_then(|c| c.samples.as_ref())) {
-            s.extend_from_slice(&c.0);
+            s.extend(&c.0);
         }
         if let (Some(t), Some(d)) = (p.raw.time_deltas.as_mut(), deltas) {
-            t.extend_from_slice(&d.values);
+            t.extend(&d.values);
         }
         if let Some(ids) = cpu.and_then(|c| c.trace_ids.as_ref()) {
             let mut pairs = Vec::with_capacity(ids.len());
@@ -473,7 +474,7 @@ impl TraceBuilder {
                     sum = p.raw.start_time;
                     done = 0;
                 }
-                for &x in &d[done..] {
+                for x in d.iter_from(done) {
                     sum += x;
                 }
                 p.end_fold = (p.raw.start_time, sum, d.len());
@@ -1331,8 +1332,8 @@ pub fn raw_from_cpuprofile(
         end_time,
         nodes,
         frames,
-        samples: json.samples.as_ref().map(|s| s.0.clone()),
-        time_deltas: json.time_deltas.as_ref().map(|d| d.values.clone()),
+        samples: json.samples.as_ref().map(|s| Ids::from_slice(&s.0)),
+        time_deltas: json.time_deltas.as_ref().map(|d| Deltas::from_slice(&d.values)),
         trace_ids: None,
     })
 }

@@ -1,0 +1,150 @@
+//! Sample columns that take 4 bytes a value while the values allow it.
+//!
+//! A profile's sample ids and time deltas are held until the end of the input. Ids are small
+//! integers and deltas whole microseconds almost always, so each column starts narrow (`u32`
+//! ids, `i32` deltas) and widens once, for good, at the first value that does not fit.
+
+use itertools::Either;
+
+/// A narrow type and the wide type it stands for, exactly.
+pub trait Narrow: Copy {
+    /// The type of the values.
+    type Wide: Copy;
+    /// `w` as a narrow value, when that loses nothing.
+    fn narrow(w: Self::Wide) -> Option<Self>;
+    /// The value.
+    fn widen(self) -> Self::Wide;
+}
+
+impl Narrow for u32 {
+    type Wide = i64;
+    #[inline]
+    fn narrow(w: i64) -> Option<u32> {
+        u32::try_from(w).ok()
+    }
+    #[inline]
+    fn widen(self) -> i64 {
+        i64::from(self)
+    }
+}
+
+impl Narrow for i32 {
+    type Wide = f64;
+    #[inline]
+    fn narrow(w: f64) -> Option<i32> {
+        let i = w as i32;
+        // Not −0 (0.0 == -0.0, but the sign must survive); NaN fails the comparison.
+        (f64::from(i) == w && (i != 0 || w.is_sign_positive())).then_some(i)
+    }
+    #[inline]
+    fn widen(self) -> f64 {
+        f64::from(self)
+    }
+}
+
+/// A column of values held narrow while they all fit (see the module docs).
+#[derive(Debug, Clone)]
+pub enum Packed<N: Narrow> {
+    /// Every value fits the narrow type.
+    Narrow(Vec<N>),
+    /// Some value did not.
+    Wide(Vec<N::Wide>),
+}
+
+impl<N: Narrow> Default for Packed<N> {
+    fn default() -> Packed<N> {
+        Packed::Narrow(Vec::new())
+    }
+}
+
+/// Sample ids ([`crate::input::loose::UNKNOWN_ID`] for values that are not ids).
+pub type Ids = Packed<u32>;
+/// Time deltas in µs.
+pub type Deltas = Packed<i32>;
+
+impl<N: Narrow> Packed<N> {
+    /// The values of `v`.
+    pub fn from_slice(v: &[N::Wide]) -> Packed<N> {
+        let mut p = Packed::default();
+        p.extend(v);
+        p
+    }
+
+    /// Appends the values of `v`, widening the column first if one of them needs it.
+    pub fn extend(&mut self, v: &[N::Wide]) {
+        if let Packed::Narrow(n) = self {
+            let start = n.len();
+            n.reserve(v.len());
+            for &w in v {
+                match N::narrow(w) {
+                    Some(x) => n.push(x),
+                    None => {
+                        n.truncate(start);
+                        *self = Packed::Wide(n.iter().map(|x| x.widen()).collect());
+                        break;
+                    }
+                }
+            }
+            if matches!(self, Packed::Narrow(_)) {
+                return;
+            }
+        }
+        if let Packed::Wide(w) = self {
+            w.extend_from_slice(v);
+        }
+    }
+
+    /// The number of values.
+    pub fn len(&self) -> usize {
+        match self {
+            Packed::Narrow(n) => n.len(),
+            Packed::Wide(w) => w.len(),
+        }
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The values from index `from` on.
+    pub fn iter_from(&self, from: usize) -> impl Iterator<Item = N::Wide> + '_ {
+        match self {
+            Packed::Narrow(n) => Either::Left(n[from..].iter().map(|x| x.widen())),
+            Packed::Wide(w) => Either::Right(w[from..].iter().copied()),
+        }
+    }
+
+    /// All values.
+    pub fn iter(&self) -> impl Iterator<Item = N::Wide> + '_ {
+        self.iter_from(0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn narrow_until_a_value_does_not_fit() {
+        let mut ids = Ids::default();
+        ids.extend(&[1, 2, u32::MAX as i64]);
+        assert!(matches!(ids, Packed::Narrow(_)));
+        ids.extend(&[7, -1, 8]);
+        assert!(matches!(ids, Packed::Wide(_)));
+        ids.extend(&[9]);
+        assert_eq!(ids.iter().collect::<Vec<_>>(), [1, 2, u32::MAX as i64, 7, -1, 8, 9]);
+        assert_eq!(ids.iter_from(5).collect::<Vec<_>>(), [8, 9]);
+        assert_eq!(ids.len(), 7);
+
+        let tricky = [0.0, 100.0, -3.0, 2_147_483_647.0, 2_147_483_648.0, -0.0, 1.25, 1e-7, -2_147_483_648.0];
+        for (k, &x) in tricky.iter().enumerate() {
+            let mut d = Deltas::from_slice(&[100.0, 50.0]);
+            d.extend(&[x, 7.0]);
+            let narrow = !(k == 4 || k == 5 || k == 6 || k == 7);
+            assert_eq!(matches!(d, Packed::Narrow(_)), narrow, "{x}");
+            let bits: Vec<u64> = d.iter().map(f64::to_bits).collect();
+            assert_eq!(bits, [100.0, 50.0, x, 7.0].map(f64::to_bits), "{x}");
+        }
+    }
+}
