@@ -118,69 +118,66 @@ pub(crate) fn write_field(s: &mut String, v: Scalar, empty_string: bool, strings
     }
 }
 
-/// The per-node tail of a call row (`"nodeDepth":…,"columnNumber":…}`), rendered once per node.
+/// The per-node parts of a call row: the depth each node's id resolves to, and the frame
+/// fields (`"functionName":…,"columnNumber":…}`) rendered once per distinct frame.
 pub struct NodeFragments {
-    /// Per node: the text, and where the sample index goes in it.
-    frags: Vec<(String, usize)>,
+    depths: Vec<i32>,
+    /// All frame tails, one after the other; frame `k` is `text[ends[k - 1]..ends[k]]`.
+    text: String,
+    ends: Vec<usize>,
 }
 
 impl NodeFragments {
-    /// Renders the fragment of every node of the thread's profile.
+    /// Renders the frames of the thread's profile.
     pub fn new(th: &ThreadCalls, strings: &Strings) -> NodeFragments {
-        let depths = th.node_depths();
-        let frags = th
-            .model
-            .nodes
-            .iter()
-            .zip(depths)
-            .map(|(node, depth)| {
-                let f = &th.model.frames[node.frame as usize];
-                let mut s = String::with_capacity(160);
-                s.push_str(",\"nodeDepth\":");
-                if depth == -2 {
-                    s.push_str("null");
-                } else {
-                    write_int(&mut s, depth as i64);
-                }
-                s.push_str(",\"nodeId\":");
-                write_int(&mut s, node.id);
-                s.push_str(",\"sampleIndex\":");
-                let mut tail = String::with_capacity(128);
-                tail.push_str(",\"functionName\":");
-                write_field(&mut tail, f.function_name, true, strings);
-                tail.push_str(",\"url\":");
-                write_field(&mut tail, f.url, true, strings);
-                tail.push_str(",\"scriptId\":");
-                match f.script_id.or_null() {
-                    Some(v) => write_json_string(&mut tail, &v.to_js_string(strings)),
-                    None => tail.push_str("\"\""),
-                }
-                tail.push_str(",\"lineNumber\":");
-                write_field(&mut tail, f.line_number, false, strings);
-                tail.push_str(",\"columnNumber\":");
-                write_field(&mut tail, f.column_number, false, strings);
-                tail.push('}');
-                let cut = s.len();
-                s.push_str(&tail);
-                (s, cut)
-            })
-            .collect();
-        NodeFragments { frags }
+        let frames = &th.model.frames;
+        let mut text = String::with_capacity(frames.len() * 128);
+        let mut ends = Vec::with_capacity(frames.len());
+        for f in frames {
+            text.push_str(",\"functionName\":");
+            write_field(&mut text, f.function_name, true, strings);
+            text.push_str(",\"url\":");
+            write_field(&mut text, f.url, true, strings);
+            text.push_str(",\"scriptId\":");
+            match f.script_id.or_null() {
+                Some(v) => write_json_string(&mut text, &v.to_js_string(strings)),
+                None => text.push_str("\"\""),
+            }
+            text.push_str(",\"lineNumber\":");
+            write_field(&mut text, f.line_number, false, strings);
+            text.push_str(",\"columnNumber\":");
+            write_field(&mut text, f.column_number, false, strings);
+            text.push('}');
+            ends.push(text.len());
+        }
+        NodeFragments { depths: th.node_depths(), text, ends }
+    }
+
+    fn frame(&self, k: u32) -> &str {
+        let start = if k == 0 { 0 } else { self.ends[k as usize - 1] };
+        &self.text[start..self.ends[k as usize]]
     }
 }
 
 /// Writes one call as the oracle's canonical row.
 pub fn write_call(s: &mut String, th: &ThreadCalls, i: usize, frags: &NodeFragments) {
     let c = &th.calls[i];
+    let node = &th.model.nodes[c.node as usize];
     s.push_str("{\"ts\":");
     write_number(s, c.ts);
     s.push_str(",\"dur\":");
     write_number(s, c.dur);
     write_tree_fields(s, th, i);
-    let (frag, cut) = &frags.frags[c.node as usize];
-    s.push_str(&frag[..*cut]);
+    s.push_str(",\"nodeDepth\":");
+    match frags.depths[c.node as usize] {
+        -2 => s.push_str("null"),
+        d => write_int(s, d as i64),
+    }
+    s.push_str(",\"nodeId\":");
+    write_int(s, node.id);
+    s.push_str(",\"sampleIndex\":");
     write_int(s, c.sample_index);
-    s.push_str(&frag[*cut..]);
+    s.push_str(frags.frame(node.frame));
 }
 
 /// Writes `,"selfTime":…,"depth":…` of call `i` (`null` for a call the flame chart drops).
