@@ -90,7 +90,7 @@ pub fn for_each_frame(model: &ProfileModel) -> FrameCalls {
         out: FrameCalls { calls: Vec::new(), self_time: Vec::new(), depth: Vec::new() },
     };
     let nodes = &model.nodes;
-    let ts = &model.timestamps;
+    let ts = model.timestamps();
     let n = model.n_samples();
     let gc = model.gc;
     let depth = |x: u32| nodes[x as usize].depth;

@@ -148,9 +148,9 @@ fn positive(x: f64) -> f64 {
 fn seeds(model: &ProfileModel) -> impl Iterator<Item = Seed> + '_ {
     let gc_id = model.gc.map(|g| model.nodes[g as usize].id);
     let mut prev = NONE;
-    (0..model.n_samples()).filter_map(move |i| {
+    model.sample_times().enumerate().take(model.n_samples()).filter_map(move |(i, ms)| {
         let node = model.node_by_index(i)?;
-        let ts = model.timestamps[i] * 1000.0;
+        let ts = ms * 1000.0;
         let is_gc = Some(model.nodes[node as usize].id) == gc_id;
         let gc_base = if is_gc && prev != NONE { prev } else { NONE };
         if !(is_gc && prev != NONE) {

@@ -11,6 +11,8 @@ use rustc_hash::FxHashMap;
 
 use crate::error::{Error, Location};
 use crate::input::loose::{Loose, UNKNOWN_ID};
+use itertools::Either;
+
 use super::packed::{Deltas, Ids};
 use crate::js::Scalar;
 use crate::strings::{StrId, Strings};
@@ -126,6 +128,18 @@ pub struct RawProfile {
     pub trace_ids: Option<FxHashMap<u64, Scalar>>,
 }
 
+/// The samples' times, as `CPUProfileDataModel.timestamps` has them.
+#[derive(Debug, Clone)]
+enum Times {
+    /// In time order: time `i` is `(start + deltas[0] + … + deltas[i]) / 1000` ms, summed in
+    /// `f64` as the reference sums them (4 bytes a sample instead of 8).
+    Deltas { start: f64, deltas: Deltas },
+    /// Sorted, in ms.
+    Ms(Vec<f64>),
+    /// A profile without samples: the times in µs, never normalized.
+    Us(Vec<f64>),
+}
+
 /// Marks "no node" in `u32` node references.
 pub const NONE: u32 = u32::MAX;
 
@@ -175,8 +189,10 @@ pub struct ProfileModel {
     /// The node each sample resolves to ([`NONE`] for an unknown id), in time order. The
     /// sample's id is that node's (see [`ProfileModel::sample_id`]).
     pub sample_nodes: Vec<u32>,
-    /// Sample times in ms, in time order, plus one extra (when there are samples).
-    pub timestamps: Vec<f64>,
+    /// Sample times (see [`ProfileModel::timestamps`]).
+    times: Times,
+    /// The extra timestamp after the last sample, ms (when there are samples).
+    extra_time: Option<f64>,
     /// `(garbage collector)`, `(program)`, `(idle)` among the root's children.
     pub gc: Option<u32>,
     /// The `(program)` node.
@@ -256,25 +272,26 @@ impl ProfileModel {
         if nodes.is_empty() {
             return Err(fail("the profile has no nodes".into()));
         }
-        // timestamps (µs) from the deltas, summed in f64 from startTime.
-        let mut timestamps: Vec<f64> = match &time_deltas {
-            None => Vec::new(),
-            Some(d) => {
-                let mut t = start_time;
-                d.iter()
-                    .map(|x| {
-                        t += x;
-                        t
-                    })
-                    .collect()
+        // timestamps (µs) from the deltas, summed in f64 from startTime: checked here, kept as
+        // the deltas while they are in order (see [`Times`]).
+        let time_deltas = time_deltas.unwrap_or_default();
+        let mut in_order = true;
+        let mut t = start_time;
+        for (i, x) in time_deltas.iter().enumerate() {
+            let next = t + x;
+            if !next.is_finite() {
+                return Err(fail(format!(
+                    "sample {i} has a time that is not a finite number (startTime {} plus timeDeltas)",
+                    crate::js::number_to_string(start_time)
+                )));
             }
-        };
-        if let Some(i) = timestamps.iter().position(|t| !t.is_finite()) {
-            return Err(fail(format!(
-                "sample {i} has a time that is not a finite number (startTime {} plus timeDeltas)",
-                crate::js::number_to_string(start_time)
-            )));
+            in_order &= i == 0 || t <= next;
+            t = next;
         }
+        let times_us = || time_deltas.iter().scan(start_time, |t, x| {
+            *t += x;
+            Some(*t)
+        });
         if samples.is_none() && !nodes[0].hit_count_is_number {
             return Err(fail("neither hitCount nor samples are present in the profile".into()));
         }
@@ -390,7 +407,8 @@ impl ProfileModel {
             frames,
             id_to_node,
             sample_nodes: Vec::new(),
-            timestamps: Vec::new(),
+            times: Times::Us(Vec::new()),
+            extra_time: None,
             gc,
             program,
             idle,
@@ -407,45 +425,47 @@ impl ProfileModel {
             // sortSamples: a stable sort of (timestamp, sample) by timestamp; the result has as
             // many entries as there are timestamps. Usually the samples are in order already.
             // Ids are resolved to nodes first (the same per sample, whatever the order).
-            let n = timestamps.len();
+            let n = time_deltas.len();
             let mut sample_nodes: Vec<u32> = Vec::with_capacity(n);
             sample_nodes.extend(samples.iter().take(n).map(|s| model.node_by_id(s).unwrap_or(NONE)));
             sample_nodes.resize(n, NONE);
             drop(samples);
-            if !timestamps.windows(2).all(|w| w[0] <= w[1]) {
-                let mut order: Vec<u32> = (0..timestamps.len() as u32).collect();
+            let times = if in_order {
+                Times::Deltas { start: start_time, deltas: time_deltas }
+            } else {
+                let timestamps: Vec<f64> = times_us().collect();
+                let mut order: Vec<u32> = (0..n as u32).collect();
                 // All finite (checked above), so partial_cmp is total; -0 and 0 tie, as `a - b` does.
                 order.sort_by(|&a, &b| {
                     timestamps[a as usize].partial_cmp(&timestamps[b as usize]).unwrap_or(std::cmp::Ordering::Equal)
                 });
                 sample_nodes = order.iter().map(|&i| sample_nodes[i as usize]).collect();
-                timestamps = order.iter().map(|&i| timestamps[i as usize]).collect();
-            }
-            // normalizeTimestamps: µs → ms, plus one extra timestamp one mean interval later.
-            for t in &mut timestamps {
-                *t /= 1000.0;
-            }
-            // (The samples were resized to the timestamps, so this is always done.)
-            let last = timestamps.last().copied().filter(|t| *t != 0.0 && !t.is_nan()).unwrap_or(0.0);
-            let first = timestamps.first().copied().unwrap_or(f64::NAN);
-            let mean = (last - first) / (timestamps.len() as f64 - 1.0);
-            timestamps.push(last + mean);
-            if let Some(&t) = timestamps.first() {
+                // normalizeTimestamps: µs → ms.
+                Times::Ms(order.iter().map(|&i| timestamps[i as usize] / 1000.0).collect())
+            };
+            model.times = times;
+            // normalizeTimestamps: plus one extra timestamp one mean interval later (the samples
+            // were resized to the timestamps, so this is always done).
+            let first = model.sample_times().next();
+            let last = model.sample_times().last();
+            let last = last.filter(|t| *t != 0.0 && !t.is_nan()).unwrap_or(0.0);
+            let mean = (last - first.unwrap_or(f64::NAN)) / (n as f64 - 1.0);
+            let extra = last + mean;
+            model.extra_time = Some(extra);
+            if let Some(t) = first.or(Some(extra)) {
                 if t != 0.0 && !t.is_nan() {
                     model.profile_start = t;
                 }
             }
-            if let Some(&t) = timestamps.last() {
-                if t != 0.0 && !t.is_nan() {
-                    model.profile_end = t;
-                }
+            if extra != 0.0 && !extra.is_nan() {
+                model.profile_end = extra;
             }
-            model.timestamps = timestamps;
             model.sample_nodes = sample_nodes;
             model.fix_missing_samples();
             model.n_unknown_samples = model.sample_nodes.iter().filter(|&&n| n == NONE).count() as u64;
         } else {
-            model.timestamps = timestamps;
+            // No samples: the times stay in µs (the reference normalizes only with samples).
+            model.times = Times::Us(times_us().collect());
         }
         Ok(model)
     }
@@ -463,6 +483,23 @@ impl ProfileModel {
             return None;
         }
         self.id_to_node.get(&id).copied()
+    }
+
+    /// The samples' times in ms, in time order (for a profile without samples: the times of its
+    /// deltas in µs, as the reference leaves them).
+    pub fn sample_times(&self) -> impl Iterator<Item = f64> + '_ {
+        match &self.times {
+            Times::Deltas { start, deltas } => Either::Left(deltas.iter().scan(*start, |t, x| {
+                *t += x;
+                Some(*t / 1000.0)
+            })),
+            Times::Ms(v) | Times::Us(v) => Either::Right(v.iter().copied()),
+        }
+    }
+
+    /// `timestamps`: [`ProfileModel::sample_times`] and the extra one after the last sample.
+    pub fn timestamps(&self) -> Vec<f64> {
+        self.sample_times().chain(self.extra_time).collect()
     }
 
     /// The number of samples (after `sortSamples`: as many as there are time deltas).
