@@ -132,6 +132,7 @@ impl Common {
 static PENDING: std::sync::Mutex<Option<PathBuf>> = std::sync::Mutex::new(None);
 
 fn main() -> ExitCode {
+    allocator_setup();
     // SIGINT, SIGTERM, SIGHUP: remove the temporary output (if any) and stop, so that nothing
     // half-written stays behind. The lock also waits for a rename in progress to finish.
     let _ = ctrlc::set_handler(|| {
@@ -335,4 +336,18 @@ fn report(name: &str, d: &Diagnostics, quiet: bool) {
         if more > 0 { format!(" ({more} not shown)") } else { String::new() },
         parts.join(", ")
     );
+}
+
+/// Keeps glibc's allocator from holding on to freed memory. By default its threshold for giving
+/// a large block its own mapping grows to the size of the largest block freed (up to 32 MB), so
+/// after the first large tables are freed, later ones come from the heap and stay there once
+/// freed: the stages free large tables one after another, and the peak would hold several of
+/// them (on a 5 GB trace, 780 MB instead of 630 MB). A fixed threshold keeps blocks of 128 KiB
+/// and more in their own mappings, given back when freed; measured as fast.
+fn allocator_setup() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only changes a tuning parameter of the allocator.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 128 * 1024);
+    }
 }
