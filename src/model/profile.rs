@@ -87,6 +87,16 @@ impl Frames {
         k
     }
 
+    /// The number of distinct frames.
+    pub fn len(&self) -> usize {
+        self.list.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.list.is_empty()
+    }
+
     /// The frame at `k`.
     pub fn get(&self, k: u32) -> &CallFrame {
         &self.list[k as usize]
@@ -140,6 +150,70 @@ enum Times {
     Us(Vec<f64>),
 }
 
+impl Times {
+    /// Sorted times (µs): as deltas again when summing them gives back every value bit for bit
+    /// (whole microseconds, as recorded, always do), else in ms.
+    fn sorted(start: f64, us: Vec<f64>) -> Times {
+        let mut deltas = Deltas::default();
+        let mut chunk: Vec<f64> = Vec::with_capacity(4096);
+        let (mut prev, mut sum, mut exact) = (start, start, true);
+        for &t in &us {
+            let d = t - prev;
+            sum += d;
+            exact &= sum.to_bits() == t.to_bits();
+            prev = t;
+            chunk.push(d);
+            if chunk.len() == chunk.capacity() {
+                deltas.extend(&chunk);
+                chunk.clear();
+            }
+            if !exact {
+                break;
+            }
+        }
+        deltas.extend(&chunk);
+        if exact {
+            Times::Deltas { start, deltas }
+        } else {
+            // normalizeTimestamps: µs → ms.
+            Times::Ms(us.into_iter().map(|t| t / 1000.0).collect())
+        }
+    }
+}
+
+/// `sortSamples`: a stable sort of the samples by time. Recorded samples are nearly in order
+/// (a negative delta now and then moves a sample back past a neighbour or two), so an insertion
+/// sort does it in place in about n steps; past a budget of moves (a hostile or shuffled input)
+/// a general stable sort takes over.
+fn sort_samples(times: &mut [f64], nodes: &mut Vec<u32>) {
+    let budget = 8 * times.len() as u64 + 1024;
+    let mut moves = 0u64;
+    for i in 1..times.len() {
+        let (t, node) = (times[i], nodes[i]);
+        let mut j = i;
+        // Strictly greater: equal times keep their order (-0 and 0 are equal, as `a - b` has it).
+        while j > 0 && times[j - 1] > t {
+            times[j] = times[j - 1];
+            nodes[j] = nodes[j - 1];
+            j -= 1;
+        }
+        times[j] = t;
+        nodes[j] = node;
+        moves += (i - j) as u64;
+        if moves > budget {
+            let mut order: Vec<u32> = (0..times.len() as u32).collect();
+            // All finite (checked before), so partial_cmp is total.
+            order.sort_by(|&a, &b| {
+                times[a as usize].partial_cmp(&times[b as usize]).unwrap_or(std::cmp::Ordering::Equal)
+            });
+            let sorted: Vec<f64> = order.iter().map(|&k| times[k as usize]).collect();
+            times.copy_from_slice(&sorted);
+            *nodes = order.iter().map(|&k| nodes[k as usize]).collect();
+            return;
+        }
+    }
+}
+
 /// Marks "no node" in `u32` node references.
 pub const NONE: u32 = u32::MAX;
 
@@ -185,7 +259,7 @@ pub struct ProfileModel {
     pub nodes: Vec<Node>,
     /// The distinct frames the nodes refer to.
     pub frames: Vec<CallFrame>,
-    id_to_node: FxHashMap<i64, u32>,
+    id_to_node: IdMap,
     /// The node each sample resolves to ([`NONE`] for an unknown id), in time order. The
     /// sample's id is that node's (see [`ProfileModel::sample_id`]).
     pub sample_nodes: Vec<u32>,
@@ -288,36 +362,25 @@ impl ProfileModel {
             in_order &= i == 0 || t <= next;
             t = next;
         }
-        let times_us = || time_deltas.iter().scan(start_time, |t, x| {
-            *t += x;
-            Some(*t)
-        });
+        let times_us = || {
+            time_deltas.iter().scan(start_time, |t, x| {
+                *t += x;
+                Some(*t)
+            })
+        };
         if samples.is_none() && !nodes[0].hit_count_is_number {
             return Err(fail("neither hitCount nor samples are present in the profile".into()));
         }
 
         // The protocol tree: children from `parent` fields when the first node has no `children`.
-        let mut by_id: FxHashMap<i64, usize> = FxHashMap::default();
-        by_id.reserve(nodes.len());
+        let mut by_id = IdMap::for_ids(nodes.iter().map(|n| n.id), nodes.len());
         let mut n_duplicate_ids = 0u64;
         for (i, n) in nodes.iter().enumerate() {
-            if by_id.insert(n.id, i).is_some() {
+            if by_id.insert(n.id, i as u32).is_some() {
                 n_duplicate_ids += 1;
             }
         }
-        let mut children: Vec<Option<Vec<i64>>> =
-            nodes.iter().map(|n| n.children.as_deref().map(<[i64]>::to_vec)).collect();
-        if children[0].is_none() {
-            children[0] = Some(Vec::new());
-            for n in &nodes[1..] {
-                if n.parent == UNKNOWN_ID {
-                    continue;
-                }
-                if let Some(&p) = by_id.get(&n.parent) {
-                    children[p].get_or_insert_with(Vec::new).push(n.id);
-                }
-            }
-        }
+        let children = Children::new(nodes, &by_id);
 
         // The parsed tree: a depth-first walk with an explicit stack, children popped from the end.
         let url_native = strings.lookup("native V8Runtime").map(Scalar::Str);
@@ -337,19 +400,19 @@ impl ProfileModel {
         };
         let mut parsed: Vec<Node> = Vec::with_capacity(nodes.len());
         parsed.push(make(&nodes[0], NONE, -1));
-        let mut id_to_node: FxHashMap<i64, u32> = FxHashMap::default();
-        id_to_node.reserve(nodes.len());
+        let mut id_to_node = IdMap::for_ids(nodes.iter().map(|n| n.id), nodes.len());
         id_to_node.insert(nodes[0].id, 0);
         let mut root_children: Vec<u32> = Vec::new();
-        let mut stack: Vec<(u32, Option<usize>)> = Vec::new();
-        for id in children[0].as_deref().unwrap_or(&[]) {
-            stack.push((0, by_id.get(id).copied()));
+        let mut stack: Vec<(u32, Option<u32>)> = Vec::new();
+        for &id in children.of(0) {
+            stack.push((0, by_id.get(id)));
         }
         let cap = nodes.len() as u64 + limits.max_extra_nodes;
         let mut seen = vec![false; nodes.len()];
         let mut n_shared = 0u64;
         while let Some((parent, src)) = stack.pop() {
             let Some(src) = src else { continue };
+            let src = src as usize;
             let depth = parsed[parent as usize].depth + 1;
             if depth as i64 >= limits.max_depth as i64 {
                 // A cycle also grows without end; name it when that is the cause.
@@ -375,8 +438,8 @@ impl ProfileModel {
                 root_children.push(idx);
             }
             id_to_node.insert(nodes[src].id, idx);
-            for id in children[src].as_deref().unwrap_or(&[]) {
-                stack.push((idx, by_id.get(id).copied()));
+            for &id in children.of(src) {
+                stack.push((idx, by_id.get(id)));
             }
         }
 
@@ -433,15 +496,10 @@ impl ProfileModel {
             let times = if in_order {
                 Times::Deltas { start: start_time, deltas: time_deltas }
             } else {
-                let timestamps: Vec<f64> = times_us().collect();
-                let mut order: Vec<u32> = (0..n as u32).collect();
-                // All finite (checked above), so partial_cmp is total; -0 and 0 tie, as `a - b` does.
-                order.sort_by(|&a, &b| {
-                    timestamps[a as usize].partial_cmp(&timestamps[b as usize]).unwrap_or(std::cmp::Ordering::Equal)
-                });
-                sample_nodes = order.iter().map(|&i| sample_nodes[i as usize]).collect();
-                // normalizeTimestamps: µs → ms.
-                Times::Ms(order.iter().map(|&i| timestamps[i as usize] / 1000.0).collect())
+                let mut timestamps: Vec<f64> = times_us().collect();
+                drop(time_deltas);
+                sort_samples(&mut timestamps, &mut sample_nodes);
+                Times::sorted(start_time, timestamps)
             };
             model.times = times;
             // normalizeTimestamps: plus one extra timestamp one mean interval later (the samples
@@ -482,7 +540,7 @@ impl ProfileModel {
         if id == UNKNOWN_ID {
             return None;
         }
-        self.id_to_node.get(&id).copied()
+        self.id_to_node.get(id)
     }
 
     /// The samples' times in ms, in time order (for a profile without samples: the times of its
@@ -584,18 +642,124 @@ impl ProfileModel {
     }
 }
 
+/// Node ids → `u32`s: a table when the ids are dense (as V8 numbers them, 1 to n), a hash map
+/// otherwise.
+#[derive(Debug, Clone)]
+enum IdMap {
+    Dense { min: i64, table: Vec<u32> },
+    Sparse(FxHashMap<i64, u32>),
+}
+
+impl IdMap {
+    /// An empty map for `n` ids (which it looks at to choose its form).
+    fn for_ids(ids: impl Iterator<Item = i64>, n: usize) -> IdMap {
+        let (min, max) = ids.fold((i64::MAX, i64::MIN), |(lo, hi), id| (lo.min(id), hi.max(id)));
+        match max.checked_sub(min) {
+            Some(span) if min != UNKNOWN_ID && span < 2 * n as i64 + 64 => {
+                IdMap::Dense { min, table: vec![NONE; span as usize + 1] }
+            }
+            _ => {
+                let mut m = FxHashMap::default();
+                m.reserve(n);
+                IdMap::Sparse(m)
+            }
+        }
+    }
+
+    /// Maps `id` (one of the ids given to [`IdMap::for_ids`]) to `v`; returns the old value.
+    fn insert(&mut self, id: i64, v: u32) -> Option<u32> {
+        match self {
+            IdMap::Dense { min, table } => {
+                let old = std::mem::replace(&mut table[(id - *min) as usize], v);
+                (old != NONE).then_some(old)
+            }
+            IdMap::Sparse(m) => m.insert(id, v),
+        }
+    }
+
+    #[inline]
+    fn get(&self, id: i64) -> Option<u32> {
+        match self {
+            IdMap::Dense { min, table } => {
+                let k = id.checked_sub(*min)?;
+                usize::try_from(k).ok().and_then(|k| table.get(k)).copied().filter(|&v| v != NONE)
+            }
+            IdMap::Sparse(m) => m.get(&id).copied(),
+        }
+    }
+}
+
+/// The protocol tree's child lists, one after the other: a node's own `children` array, then
+/// (when the first node has none, trace style) the nodes naming it as `parent`, in node order.
+#[derive(Debug)]
+struct Children {
+    /// Node `n`'s children are `ids[start[n]..start[n + 1]]`.
+    start: Vec<u32>,
+    ids: Vec<i64>,
+}
+
+impl Children {
+    fn new(nodes: &[RawNode], by_id: &IdMap) -> Children {
+        let own = |n: &RawNode| n.children.as_deref().unwrap_or(&[]).len() as u32;
+        let from_parents = nodes[0].children.is_none();
+        let parent_of = |n: &RawNode| match n.parent {
+            UNKNOWN_ID => None,
+            p => by_id.get(p),
+        };
+        let mut count: Vec<u32> = nodes.iter().map(own).collect();
+        if from_parents {
+            for n in &nodes[1..] {
+                if let Some(p) = parent_of(n) {
+                    count[p as usize] += 1;
+                }
+            }
+        }
+        let mut start = Vec::with_capacity(nodes.len() + 1);
+        let mut total = 0u32;
+        start.push(0);
+        for c in &count {
+            total += c;
+            start.push(total);
+        }
+        let mut ids = vec![0i64; total as usize];
+        // Fill: each node's own children first, then the derived ones.
+        let mut next: Vec<u32> = start[..nodes.len()].to_vec();
+        for (i, n) in nodes.iter().enumerate() {
+            for &c in n.children.as_deref().unwrap_or(&[]) {
+                ids[next[i] as usize] = c;
+                next[i] += 1;
+            }
+        }
+        if from_parents {
+            for n in &nodes[1..] {
+                if let Some(p) = parent_of(n) {
+                    ids[next[p as usize] as usize] = n.id;
+                    next[p as usize] += 1;
+                }
+            }
+        }
+        Children { start, ids }
+    }
+
+    #[inline]
+    fn of(&self, n: usize) -> &[i64] {
+        &self.ids[self.start[n] as usize..self.start[n + 1] as usize]
+    }
+}
+
 /// Explains why the parsed tree grew past the limit: a cycle, or ids shared by many parents.
-fn cycle_message(nodes: &[RawNode], children: &[Option<Vec<i64>>], by_id: &FxHashMap<i64, usize>) -> String {
+fn cycle_message(nodes: &[RawNode], children: &Children, by_id: &IdMap) -> String {
     // Depth-first search with colours over the protocol graph (cold path).
     let mut colour = vec![0u8; nodes.len()];
     let mut stack: Vec<(usize, usize)> = vec![(0, 0)];
     colour[0] = 1;
     while let Some(&mut (n, ref mut next)) = stack.last_mut() {
-        let kids = children[n].as_deref().unwrap_or(&[]);
+        let kids = children.of(n);
         if *next < kids.len() {
             let child = kids[*next];
             *next += 1;
-            if let Some(&c) = by_id.get(&child) {
+            if let Some(c) = by_id.get(child) {
+                let c = c as usize;
                 match colour[c] {
                     0 => {
                         colour[c] = 1;
@@ -665,5 +829,54 @@ pub fn js_minus_one(v: &Loose<'_>) -> f64 {
             }
         }
         _ => f64::NAN,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A reference stable sort by time, and its result for `sort_samples`.
+    fn check(times: &[f64]) {
+        let mut order: Vec<usize> = (0..times.len()).collect();
+        order.sort_by(|&a, &b| times[a].partial_cmp(&times[b]).unwrap());
+        let want_t: Vec<u64> = order.iter().map(|&k| times[k].to_bits()).collect();
+        let want_n: Vec<u32> = order.iter().map(|&k| k as u32).collect();
+        let mut t = times.to_vec();
+        let mut n: Vec<u32> = (0..times.len() as u32).collect();
+        sort_samples(&mut t, &mut n);
+        assert_eq!(t.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), want_t, "{times:?}");
+        assert_eq!(n, want_n, "{times:?}");
+        // Back to deltas and summed again, the times are the same bits (or kept in ms).
+        let back: Vec<u64> = match Times::sorted(3.0, t.clone()) {
+            Times::Deltas { start, deltas } => deltas
+                .iter()
+                .scan(start, |s, d| {
+                    *s += d;
+                    Some(*s)
+                })
+                .map(f64::to_bits)
+                .collect(),
+            Times::Ms(ms) => {
+                assert_eq!(ms, t.iter().map(|x| x / 1000.0).collect::<Vec<_>>());
+                want_t.clone()
+            }
+            Times::Us(_) => unreachable!(),
+        };
+        assert_eq!(back, want_t);
+    }
+
+    #[test]
+    fn samples_sort_stably_in_place_or_by_the_fallback() {
+        // Recorded shape: in order but for a few negative deltas; ties, -0 and 0 keep their order.
+        check(&[100.0, 200.0, 150.0, 300.0, 300.0, 250.0, 400.0, 0.0, -0.0, 0.0, 500.0]);
+        check(&[1.5, 0.25, 1e15, 2.0, 1e15 + 0.5, -7.0]);
+        // Shuffled or reversed beyond the insertion budget: the general sort takes over midway.
+        let reversed: Vec<f64> = (0..5000).rev().map(|k| (k / 3) as f64).collect();
+        check(&reversed);
+        let scrambled: Vec<f64> = (0..3000u64).map(|k| ((k * 7919) % 1000) as f64 * 10.0).collect();
+        check(&scrambled);
+        check(&[]);
+        check(&[42.0]);
     }
 }

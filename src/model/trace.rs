@@ -257,7 +257,11 @@ impl TraceBuilder {
         self.profiles.push(PreProfile {
             pid,
             id: key.clone(),
-            raw: RawProfile { samples: Some(Ids::default()), time_deltas: Some(Deltas::default()), ..RawProfile::default() },
+            raw: RawProfile {
+                samples: Some(Ids::default()),
+                time_deltas: Some(Deltas::default()),
+                ..RawProfile::default()
+            },
             thread: None,
             source: None,
             location: loc(),
