@@ -7,13 +7,12 @@
 //! is parsed twice, the id map keeps the copy parsed last, samples are stably sorted, a lone
 //! `(program)` sample between two stacks with the same bottom frame is repaired.
 
+use itertools::Either;
 use rustc_hash::FxHashMap;
 
+use super::packed::{Deltas, Ids};
 use crate::error::{Error, Location};
 use crate::input::loose::{Loose, UNKNOWN_ID};
-use itertools::Either;
-
-use super::packed::{Deltas, Ids};
 use crate::js::Scalar;
 use crate::strings::{StrId, Strings};
 
@@ -85,16 +84,6 @@ impl Frames {
             self.list.push(f);
         }
         k
-    }
-
-    /// The number of distinct frames.
-    pub fn len(&self) -> usize {
-        self.list.len()
-    }
-
-    /// Whether there are none.
-    pub fn is_empty(&self) -> bool {
-        self.list.is_empty()
     }
 
     /// The frame at `k`.

@@ -1,11 +1,12 @@
 //! From trace events to per-thread work: profiles, entries and the process filter.
 //!
 //! [`TraceBuilder`] sees every event once, in file order, and keeps only what the estimator
-//! needs, compactly: per thread, one packed [`Entry`] (see [`super::entries`]) per complete/begin event and per
-//! instant that carries a `sampleTraceId`; per profile, its nodes, samples and deltas. It does
-//! the work of DevTools' SamplesHandler (profile assembly keyed by `(pid, id)`, §1.5),
-//! RendererHandler (entries, `B`/`E` pairing on one shared stack, the process filter, §1.6),
-//! and the parts of MetaHandler and AuctionWorkletsHandler that the filter reads.
+//! needs, compactly: per thread, one packed [`Entry`] (see [`super::entries`]) per complete or
+//! begin event and per instant that carries a `sampleTraceId`; per profile, its nodes, frames,
+//! samples and deltas (see [`super::packed`]). It does the work of DevTools' SamplesHandler
+//! (profile assembly keyed by `(pid, id)`, §1.5), RendererHandler (entries, `B`/`E` pairing on
+//! one shared stack, the process filter, §1.6), and the parts of MetaHandler and
+//! AuctionWorkletsHandler that the filter reads.
 
 use std::borrow::Cow;
 
@@ -182,7 +183,7 @@ pub struct TraceBuilder {
     threads: Vec<ThreadEvents>,
     thread_index: FxHashMap<(i64, i64), u32>,
     processes: FxHashSet<i64>,
-    /// The shared `B`/`E` stack: (thread, entry) of the synthetic complete event, name, cat.
+    /// The shared `B`/`E` stack.
     begins: Vec<Begin>,
     /// The `sampleTraceId` of each event that has one (see [`Entry::trace`]), as key codes.
     trace_keys: Vec<u64>,
