@@ -63,3 +63,45 @@ fn lazy_estimate_writes_the_same_bytes() {
         assert!(got == want, "{path}: the timelines differ");
     }
 }
+
+/// Node ids are looked up in a table when they are dense (as V8 numbers them) and in a hash map
+/// otherwise; sample ids are held in 4 bytes while they fit. A profile whose ids are spread out
+/// past `u32` gives the same calls, in both `.cpuprofile` modes.
+#[test]
+fn sparse_node_ids_give_the_same_calls() {
+    use jscalls::CpuProfileMode;
+    let mut raw = Vec::new();
+    let f = std::fs::File::open("fixtures/node-mixed.cpuprofile.gz").unwrap();
+    flate2::read::MultiGzDecoder::new(f).read_to_end(&mut raw).unwrap();
+    let mut v: serde_json::Value = serde_json::from_slice(&raw).unwrap();
+    let spread = |id: &serde_json::Value| serde_json::json!(id.as_i64().unwrap() * 7919 + 1_000_000_000_000);
+    for n in v["nodes"].as_array_mut().unwrap() {
+        n["id"] = spread(&n["id"]);
+        if let Some(c) = n.get_mut("children").and_then(|c| c.as_array_mut()) {
+            c.iter_mut().for_each(|id| *id = spread(id));
+        }
+    }
+    for s in v["samples"].as_array_mut().unwrap() {
+        *s = spread(s);
+    }
+    let sparse = serde_json::to_vec(&v).unwrap();
+    for mode in [CpuProfileMode::Integrator, CpuProfileMode::PerformancePanel] {
+        let mut cfg = Config::default();
+        cfg.cpuprofile_mode = mode;
+        let rows = |bytes: &[u8], unspread: fn(i64) -> i64| {
+            let a = analyze(&Source::Memory(bytes.into()), &cfg).unwrap();
+            let t = &a.timeline.threads[0];
+            let rows: Vec<_> = (t.calls.iter().enumerate())
+                .map(|(i, c)| {
+                    let id = unspread(t.model.nodes[c.node as usize].id);
+                    (c.ts.to_bits(), c.dur.to_bits(), t.self_time[i].map(f64::to_bits), t.depth[i], c.sample_index, id)
+                })
+                .collect();
+            rows
+        };
+        let want = rows(&raw, |id| id);
+        let got = rows(&sparse, |id| (id - 1_000_000_000_000) / 7919);
+        assert!(want.len() > 100, "{mode:?}: {} calls", want.len());
+        assert!(got == want, "{mode:?}: the calls differ");
+    }
+}
