@@ -65,9 +65,9 @@ fn program(rng: &mut Rng, n: usize) -> Vec<Func> {
             }
         })
         .collect();
-    for i in 0..n {
+    for f in &mut funcs {
         let k = 2 + rng.below(5) as usize;
-        funcs[i].callees = (0..k).map(|_| rng.below(n as u64) as usize).collect();
+        f.callees = (0..k).map(|_| rng.below(n as u64) as usize).collect();
     }
     funcs
 }
@@ -265,6 +265,7 @@ impl Gen {
         }
     }
 
+    #[allow(clippy::too_many_arguments)] // the fields of one event, in the order they are written
     fn x(&mut self, name: &str, cat: &str, pid: u32, tid: u32, ts: i64, dur: i64, args: &str) -> io::Result<()> {
         let mut e = std::mem::take(&mut self.line);
         e.clear();

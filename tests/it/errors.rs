@@ -85,8 +85,8 @@ fn cases() -> Vec<Case> {
         Case { name: "traceEvents is not an array", input: br#"{"traceEvents":{"a":1}}"#.to_vec(), cfg: none },
         Case { name: "two traceEvents keys", input: br#"{"traceEvents":[],"traceEvents":[]}"#.to_vec(), cfg: none },
         Case { name: "UTF-8 byte order mark", input: [b"\xEF\xBB\xBF".as_slice(), t.as_bytes()].concat(), cfg: none },
-        Case { name: "truncated array (no closing ])", input: t[..t.len() - 1].as_bytes().to_vec(), cfg: none },
-        Case { name: "truncated in the middle of an event", input: t[..cut_at + 10].as_bytes().to_vec(), cfg: none },
+        Case { name: "truncated array (no closing ])", input: t.as_bytes()[..t.len() - 1].to_vec(), cfg: none },
+        Case { name: "truncated in the middle of an event", input: t.as_bytes()[..cut_at + 10].to_vec(), cfg: none },
         Case {
             name: "truncated object (no closing })",
             input: format!(r#"{{"traceEvents":{}"#, t).into_bytes(),

@@ -28,8 +28,8 @@ fn profile_parts() -> impl Strategy<Value = (Vec<String>, Vec<i64>, Vec<f64>)> {
                 children[1].push(first_meta + k);
             }
             let mut nodes = vec![node(1, "(root)", &children[1])];
-            for i in 2..=n {
-                nodes.push(node(i as i64, &format!("f{}", i % 7), &children[i]));
+            for (i, kids) in children.iter().enumerate().take(n + 1).skip(2) {
+                nodes.push(node(i as i64, &format!("f{}", i % 7), kids));
             }
             for (k, m) in meta.iter().enumerate() {
                 nodes.push(node(first_meta + k as i64, m, &[]));

@@ -82,7 +82,7 @@ fn close(a: f64, b: f64) -> bool {
     (a - b).abs() < 1e-6
 }
 
-fn assert_rows(got: Vec<(String, f64, f64, Option<f64>, Option<i32>)>, want: &[(&str, f64, f64, Option<f64>)]) {
+fn assert_rows(got: Vec<TreeRow>, want: &[(&str, f64, f64, Option<f64>)]) {
     assert_eq!(got.len(), want.len(), "{got:?}");
     for (g, w) in got.iter().zip(want) {
         assert!(

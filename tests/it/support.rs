@@ -115,8 +115,11 @@ pub fn spans(a: &Analysis) -> Vec<String> {
     calls(a).into_iter().map(|c| c[..c.find('[').unwrap()].to_owned()).collect()
 }
 
+/// `(name, ts, dur, self, depth)` of a call.
+pub type TreeRow = (String, f64, f64, Option<f64>, Option<i32>);
+
 /// `(name, ts, dur, self, depth)` per call in creation order, for the CPU-profile-mode tables.
-pub fn tree_rows(a: &Analysis) -> Vec<(String, f64, f64, Option<f64>, Option<i32>)> {
+pub fn tree_rows(a: &Analysis) -> Vec<TreeRow> {
     let t = &a.timeline.threads[0];
     let s = &a.timeline.strings;
     t.calls
