@@ -242,9 +242,12 @@ pub fn memory_mb(field: &str) -> u64 {
 
 /// Estimates the calls of an assembled input.
 pub fn estimate_model(a: Assembled, cfg: &Config) -> Timeline {
-    let icfg = IntegratorConfig { show_all_events: cfg.show_all_events, version: cfg.engine };
-    let threads = estimate::estimate_all(a.threads, a.mode, &a.trace_keys, icfg, cfg.threads);
+    let threads = estimate::estimate_all(a.threads, a.mode, &a.trace_keys, integrator_config(cfg), cfg.threads);
     Timeline { mode: a.mode, strings: a.strings, threads }
+}
+
+fn integrator_config(cfg: &Config) -> IntegratorConfig {
+    IntegratorConfig { show_all_events: cfg.show_all_events, version: cfg.engine }
 }
 
 impl Assembled {
@@ -257,7 +260,7 @@ impl Assembled {
             strings: self.strings,
             works: self.threads,
             trace_keys: self.trace_keys,
-            cfg: IntegratorConfig { show_all_events: cfg.show_all_events, version: cfg.engine },
+            cfg: integrator_config(cfg),
         }
     }
 }

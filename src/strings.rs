@@ -6,13 +6,6 @@ use rustc_hash::FxHashMap;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct StrId(u32);
 
-impl StrId {
-    /// The id as a number (dense, from 0, in interning order).
-    pub fn index(self) -> u32 {
-        self.0
-    }
-}
-
 /// An append-only string interner.
 #[derive(Debug, Default, Clone)]
 pub struct Strings {

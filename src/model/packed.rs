@@ -94,6 +94,21 @@ impl<N: Narrow> Packed<N> {
         }
     }
 
+    /// Appends `w`, widening the column first if it needs it.
+    pub fn push(&mut self, w: N::Wide) {
+        match self {
+            Packed::Narrow(n) => match N::narrow(w) {
+                Some(x) => n.push(x),
+                None => {
+                    let mut wide: Vec<N::Wide> = n.iter().map(|x| x.widen()).collect();
+                    wide.push(w);
+                    *self = Packed::Wide(wide);
+                }
+            },
+            Packed::Wide(v) => v.push(w),
+        }
+    }
+
     /// The number of values.
     pub fn len(&self) -> usize {
         match self {
@@ -132,7 +147,7 @@ mod tests {
         assert!(matches!(ids, Packed::Narrow(_)));
         ids.extend(&[7, -1, 8]);
         assert!(matches!(ids, Packed::Wide(_)));
-        ids.extend(&[9]);
+        ids.push(9);
         assert_eq!(ids.iter().collect::<Vec<_>>(), [1, 2, u32::MAX as i64, 7, -1, 8, 9]);
         assert_eq!(ids.iter_from(5).collect::<Vec<_>>(), [8, 9]);
         assert_eq!(ids.len(), 7);
@@ -140,7 +155,8 @@ mod tests {
         let tricky = [0.0, 100.0, -3.0, 2_147_483_647.0, 2_147_483_648.0, -0.0, 1.25, 1e-7, -2_147_483_648.0];
         for (k, &x) in tricky.iter().enumerate() {
             let mut d = Deltas::from_slice(&[100.0, 50.0]);
-            d.extend(&[x, 7.0]);
+            d.push(x);
+            d.extend(&[7.0]);
             let narrow = !(k == 4 || k == 5 || k == 6 || k == 7);
             assert_eq!(matches!(d, Packed::Narrow(_)), narrow, "{x}");
             let bits: Vec<u64> = d.iter().map(f64::to_bits).collect();

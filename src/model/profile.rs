@@ -31,25 +31,14 @@ pub struct CallFrame {
     pub column_number: Scalar,
 }
 
-/// A field of a [`CallFrame`] as a hashable value: the same JSON value, bit for bit.
-fn scalar_bits(s: Scalar) -> (u8, u64) {
-    match s {
-        Scalar::Undefined => (0, 0),
-        Scalar::Null => (1, 0),
-        Scalar::Bool(b) => (2, b as u64),
-        Scalar::Num(n) => (3, n.to_bits()),
-        Scalar::Str(s) => (4, s.index() as u64),
-    }
-}
-
 /// A [`CallFrame`] compared and hashed bit for bit (`-0` is not `0`, a NaN is itself).
 #[derive(Debug, Clone, Copy)]
 struct FrameBits(CallFrame);
 
 impl FrameBits {
-    fn fields(&self) -> [(u8, u64); 5] {
+    fn fields(&self) -> [ScalarKey; 5] {
         let f = &self.0;
-        [f.function_name, f.script_id, f.url, f.line_number, f.column_number].map(scalar_bits)
+        [f.function_name, f.script_id, f.url, f.line_number, f.column_number].map(ScalarKey::exact)
     }
 }
 
@@ -84,11 +73,6 @@ impl Frames {
             self.list.push(f);
         }
         k
-    }
-
-    /// The frame at `k`.
-    pub fn get(&self, k: u32) -> &CallFrame {
-        &self.list[k as usize]
     }
 }
 
@@ -144,23 +128,17 @@ impl Times {
     /// (whole microseconds, as recorded, always do), else in ms.
     fn sorted(start: f64, us: Vec<f64>) -> Times {
         let mut deltas = Deltas::default();
-        let mut chunk: Vec<f64> = Vec::with_capacity(4096);
         let (mut prev, mut sum, mut exact) = (start, start, true);
         for &t in &us {
             let d = t - prev;
             sum += d;
-            exact &= sum.to_bits() == t.to_bits();
-            prev = t;
-            chunk.push(d);
-            if chunk.len() == chunk.capacity() {
-                deltas.extend(&chunk);
-                chunk.clear();
-            }
+            exact = sum.to_bits() == t.to_bits();
             if !exact {
                 break;
             }
+            prev = t;
+            deltas.push(d);
         }
-        deltas.extend(&chunk);
         if exact {
             Times::Deltas { start, deltas }
         } else {
@@ -293,6 +271,20 @@ enum ScalarKey {
     Str(StrId),
 }
 
+impl ScalarKey {
+    /// The same JSON value, bit for bit (`-0` is not `0`; a NaN is itself).
+    fn exact(s: Scalar) -> ScalarKey {
+        match s {
+            Scalar::Undefined => ScalarKey::Undefined,
+            Scalar::Null => ScalarKey::Null,
+            Scalar::Bool(b) => ScalarKey::Bool(b),
+            Scalar::Num(n) => ScalarKey::Num(n.to_bits()),
+            Scalar::Str(s) => ScalarKey::Str(s),
+        }
+    }
+}
+
+/// The key `===` compares by (`-0` is `0`); None for NaN, which equals nothing.
 fn scalar_key(s: Scalar) -> Option<ScalarKey> {
     Some(match s {
         Scalar::Undefined => ScalarKey::Undefined,

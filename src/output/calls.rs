@@ -15,24 +15,14 @@ pub const FORMAT: &str = "jscalls-calls/1";
 
 /// Writes the calls JSON. `input` is the input's file name, for the header.
 pub fn write_calls(out: &mut dyn Write, t: &Timeline, input: &str, engine: &str) -> io::Result<()> {
-    write_calls_threads(out, t, input, engine, 1)
+    write_calls_from(out, t, input, engine, 1)
 }
 
-/// Calls rendered per thread and step by [`write_calls_threads`].
+/// Calls rendered per thread and step by [`write_calls_from`].
 const CHUNK: usize = 1 << 14;
 
-/// [`write_calls`], rendering the rows on up to `threads` threads (the same bytes).
-pub fn write_calls_threads(
-    out: &mut dyn Write,
-    t: &Timeline,
-    input: &str,
-    engine: &str,
-    threads: usize,
-) -> io::Result<()> {
-    write_calls_from(out, t, input, engine, threads)
-}
-
-/// [`write_calls_threads`] for threads held in any way (see [`Estimates`]).
+/// [`write_calls`] for threads held in any way (see [`Estimates`]), rendering the rows on up
+/// to `threads` threads (the same bytes).
 pub fn write_calls_from(
     out: &mut dyn Write,
     mut t: impl Estimates,

@@ -4,7 +4,7 @@
 
 use std::io::Read;
 
-use jscalls::output::calls::write_calls_threads;
+use jscalls::output::calls::write_calls_from;
 use jscalls::{analyze, Config, Source};
 
 fn calls(bytes: &[u8], threads: usize) -> (Vec<u8>, u64) {
@@ -12,7 +12,7 @@ fn calls(bytes: &[u8], threads: usize) -> (Vec<u8>, u64) {
     cfg.threads = threads;
     let a = analyze(&Source::Memory(bytes.into()), &cfg).unwrap();
     let mut out = Vec::new();
-    write_calls_threads(&mut out, &a.timeline, "x", "e", threads).unwrap();
+    write_calls_from(&mut out, &a.timeline, "x", "e", threads).unwrap();
     (out, a.n_events)
 }
 
@@ -42,7 +42,7 @@ fn layouts_and_thread_counts_agree() {
 /// trace with several profiled threads and on a `.cpuprofile`.
 #[test]
 fn lazy_estimate_writes_the_same_bytes() {
-    use jscalls::output::{calls::write_calls_from, timeline};
+    use jscalls::output::timeline;
     for path in
         ["fixtures/chrome-ui.json.gz", "fixtures/chrome-worker-hires.json.gz", "fixtures/node-mixed.cpuprofile.gz"]
     {
@@ -51,7 +51,7 @@ fn lazy_estimate_writes_the_same_bytes() {
         let a = analyze(&src, &cfg).unwrap();
         let (_, lazy) = jscalls::assemble(&src, &cfg).unwrap();
         let (mut want, mut got) = (Vec::new(), Vec::new());
-        write_calls_threads(&mut want, &a.timeline, "x", "e", 2).unwrap();
+        write_calls_from(&mut want, &a.timeline, "x", "e", 2).unwrap();
         write_calls_from(&mut got, lazy.lazy(&cfg), "x", "e", 2).unwrap();
         assert!(a.timeline.n_calls() > 50, "{path}: {} calls", a.timeline.n_calls());
         assert!(got == want, "{path}: the calls differ");
