@@ -261,6 +261,7 @@ impl Assembled {
             works: self.threads,
             trace_keys: self.trace_keys,
             cfg: integrator_config(cfg),
+            threads: cfg.threads,
         }
     }
 }

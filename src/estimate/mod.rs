@@ -204,7 +204,8 @@ impl Estimates for &Timeline {
 }
 
 /// Threads not estimated yet: [`Estimates::each`] estimates one, hands it on and drops it
-/// before the next.
+/// before the next. With more than one worker thread, the next thread is estimated while the
+/// current one is being written, when both fit in [`OVERLAP_BUDGET`].
 #[derive(Debug)]
 pub struct Lazy {
     /// How calls are computed.
@@ -217,6 +218,19 @@ pub struct Lazy {
     pub trace_keys: Vec<u64>,
     /// Integrator options.
     pub cfg: IntegratorConfig,
+    /// Worker threads allowed (1: estimate on the writing thread).
+    pub threads: usize,
+}
+
+/// The most memory that a thread estimated ahead, while another is written, may be expected to
+/// take; past it, threads are estimated one at a time.
+const OVERLAP_BUDGET: usize = 128 << 20;
+
+/// A generous guess of the memory a thread's estimate holds: a call is 56 bytes with its
+/// self time and depth, 40 more while the canonical order is sorted; a sample or an event
+/// opens about one call at most in real recordings.
+fn estimate_bytes(w: &ThreadWork) -> usize {
+    (w.model.n_samples() + w.entries.len()) * 96
 }
 
 impl Estimates for Lazy {
@@ -227,11 +241,28 @@ impl Estimates for Lazy {
         self.works.len()
     }
     fn each<E>(&mut self, mut f: impl FnMut(&ThreadCalls, &Strings) -> Result<(), E>) -> Result<(), E> {
-        for w in std::mem::take(&mut self.works) {
-            let t = estimate_thread(w, self.mode, &self.trace_keys, self.cfg);
-            f(&t, &self.strings)?;
+        let works = std::mem::take(&mut self.works);
+        let (mode, keys, cfg, strings) = (self.mode, &self.trace_keys, self.cfg, &self.strings);
+        let overlap = self.threads > 1 && works.len() > 1 && works.iter().all(|w| estimate_bytes(w) <= OVERLAP_BUDGET);
+        if !overlap {
+            for w in works {
+                f(&estimate_thread(w, mode, keys, cfg), strings)?;
+            }
+            return Ok(());
         }
-        Ok(())
+        std::thread::scope(|s| {
+            // A rendezvous channel: the worker holds at most the one thread it has estimated
+            // until the writer takes it; it stops when the writer gives up (the receiver drops).
+            let (tx, rx) = std::sync::mpsc::sync_channel(0);
+            s.spawn(move || {
+                for w in works {
+                    if tx.send(estimate_thread(w, mode, keys, cfg)).is_err() {
+                        break;
+                    }
+                }
+            });
+            rx.into_iter().try_for_each(|t| f(&t, strings))
+        })
     }
 }
 

@@ -37,9 +37,10 @@ fn layouts_and_thread_counts_agree() {
     }
 }
 
-/// The command estimates one thread at a time while it writes ([`jscalls::estimate::Lazy`]);
-/// the library estimates all threads first. Both give the same bytes, for both outputs, on a
-/// trace with several profiled threads and on a `.cpuprofile`.
+/// The command estimates one thread at a time while it writes ([`jscalls::estimate::Lazy`]; with
+/// two worker threads, the next thread is estimated while one is written); the library
+/// estimates all threads first. All give the same bytes, for both outputs, on traces with
+/// several profiled threads and on a `.cpuprofile`.
 #[test]
 fn lazy_estimate_writes_the_same_bytes() {
     use jscalls::output::timeline;
@@ -47,20 +48,25 @@ fn lazy_estimate_writes_the_same_bytes() {
         ["fixtures/chrome-ui.json.gz", "fixtures/chrome-worker-hires.json.gz", "fixtures/node-mixed.cpuprofile.gz"]
     {
         let src = Source::file(path);
-        let cfg = Config::default();
-        let a = analyze(&src, &cfg).unwrap();
-        let (_, lazy) = jscalls::assemble(&src, &cfg).unwrap();
-        let (mut want, mut got) = (Vec::new(), Vec::new());
-        write_calls_from(&mut want, &a.timeline, "x", "e", 2).unwrap();
-        write_calls_from(&mut got, lazy.lazy(&cfg), "x", "e", 2).unwrap();
+        let a = analyze(&src, &Config::default()).unwrap();
         assert!(a.timeline.n_calls() > 50, "{path}: {} calls", a.timeline.n_calls());
-        assert!(got == want, "{path}: the calls differ");
+        let mut want = Vec::new();
+        write_calls_from(&mut want, &a.timeline, "x", "e", 2).unwrap();
+        let mut want_timeline = Vec::new();
+        timeline::write_timeline(&mut want_timeline, &src, &a.timeline, 1 << 30).unwrap();
+        for threads in [1, 2] {
+            let mut cfg = Config::default();
+            cfg.threads = threads;
+            let (_, lazy) = jscalls::assemble(&src, &cfg).unwrap();
+            let mut got = Vec::new();
+            write_calls_from(&mut got, lazy.lazy(&cfg), "x", "e", 2).unwrap();
+            assert!(got == want, "{path}, {threads} threads: the calls differ");
 
-        let (_, lazy) = jscalls::assemble(&src, &cfg).unwrap();
-        let (mut want, mut got) = (Vec::new(), Vec::new());
-        timeline::write_timeline(&mut want, &src, &a.timeline, 1 << 30).unwrap();
-        timeline::write_timeline_from(&mut got, &src, lazy.lazy(&cfg), 1 << 30).unwrap();
-        assert!(got == want, "{path}: the timelines differ");
+            let (_, lazy) = jscalls::assemble(&src, &cfg).unwrap();
+            let mut got = Vec::new();
+            timeline::write_timeline_from(&mut got, &src, lazy.lazy(&cfg), 1 << 30).unwrap();
+            assert!(got == want_timeline, "{path}, {threads} threads: the timelines differ");
+        }
     }
 }
 
