@@ -164,6 +164,7 @@ pub fn scan_all<S: input::document::Sink>(source: &Source, sink: &mut S, cfg: &C
 /// Reads `source` and assembles its profiles and per-thread events (everything before the estimate).
 pub fn assemble(source: &Source, cfg: &Config) -> Result<(Diagnostics, Assembled), Error> {
     let mut diag = Diagnostics::default();
+    let t_read = std::time::Instant::now();
     let reader = source.open()?;
     let mut w = Window::new(reader, source.display_name(), cfg.max_event_bytes);
     let mut builder = TraceBuilder::new(cfg.limits, cfg.engine);
@@ -171,7 +172,11 @@ pub fn assemble(source: &Source, cfg: &Config) -> Result<(Diagnostics, Assembled
     match doc {
         Document::Trace { metadata, n_events, .. } => {
             if std::env::var_os("JSCALLS_TIMING").is_some() {
-                eprintln!("jscalls: timing: events read (resident now {} MB)", memory_mb("VmRSS"));
+                eprintln!(
+                    "jscalls: timing: events read {:.3} s (resident now {} MB)",
+                    t_read.elapsed().as_secs_f64(),
+                    memory_mb("VmRSS")
+                );
             }
             let t = std::time::Instant::now();
             let tm = builder.finish(metadata.as_deref(), &mut diag, cfg.threads)?;

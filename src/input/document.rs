@@ -9,7 +9,7 @@
 //! top-level values are kept as raw bytes only when they may be needed (`metadata` and the
 //! fields of a `.cpuprofile`).
 
-use super::reader::Window;
+use super::reader::{Text, Window};
 use super::scan::{self, Stop};
 use crate::error::{Diagnostics, Error, Location, WarningKind};
 
@@ -23,7 +23,7 @@ pub struct EventCtx<'w> {
     pub start: u64,
     /// The event's bytes.
     pub raw: &'w [u8],
-    window: &'w Window,
+    window: &'w Text,
     /// Whether `raw` is a lossy UTF-8 copy (positions inside it are approximate).
     pub lossy: bool,
 }
@@ -197,7 +197,7 @@ impl<'a> Walker<'a> {
 
     fn truncated(&mut self, what: &str) {
         let loc = self.here(None);
-        if self.w.cut_stream {
+        if self.w.cut_stream() {
             self.diag.push(
                 WarningKind::GzipCut,
                 Some(loc),
@@ -227,14 +227,16 @@ impl<'a> Walker<'a> {
         let mut next = self.w.offset();
         let mut expect_element = true;
         let mut after_comma = false;
-        // Scanned and not yet delivered.
-        let mut pending: Option<Region<S::Prep>> = None;
+        // Scanned and not yet delivered, with its bytes when they are no longer the window's.
+        let mut pending: Option<(Region<S::Prep>, Option<Text>)> = None;
+        // The bytes of the last region delivered, kept to read into again.
+        let mut spare_bytes: Option<Text> = None;
         // The event lists' allocations, reused from region to region.
         let mut spare: Vec<Vec<Scanned<S::Prep>>> = Vec::new();
         let mut eof = false;
         let mut stuck = false;
         loop {
-            let scan_more = pending.as_ref().map_or(true, |p| p.stop.is_none() && !p.last);
+            let scan_more = pending.as_ref().map_or(true, |(p, _)| p.stop.is_none() && !p.last);
             if scan_more {
                 // Read ahead; a region that could not finish its first element needs the
                 // window to grow (it at least doubles).
@@ -251,11 +253,13 @@ impl<'a> Walker<'a> {
                 }
             }
             let Walker { w, diag, stack, stack2, threads } = &mut *self;
-            let w: &Window = w;
+            let (w, mut read_ahead) = w.split();
             let from = (next - w.base()) as usize;
             let bytes = &w.buf[from..];
             let state = RegionStart { base: next, expect_element, after_comma, last: eof };
-            let mut deliver = |region: Region<S::Prep>| deliver_region(region, sink, w, diag, &mut index);
+            let mut deliver = |(region, text): (Region<S::Prep>, Option<Text>)| {
+                deliver_region(region, sink, text.as_ref().unwrap_or(w), diag, &mut index).map(|r| (r, text))
+            };
             let (scanned, delivered) = if !scan_more {
                 (None, pending.take().map(&mut deliver).transpose())
             } else {
@@ -263,9 +267,12 @@ impl<'a> Walker<'a> {
                 let d = if *threads > 1 {
                     std::thread::scope(|sc| {
                         // One helper scans from the start; this thread joins in once the
-                        // previous region is delivered.
+                        // previous region is delivered and the next one read.
                         let h = sc.spawn(|| job.work(stack2));
                         let d = pending.take().map(&mut deliver);
+                        if !eof {
+                            read_ahead.read(BATCH);
+                        }
                         job.work(stack);
                         h.join().expect("scan thread");
                         d
@@ -278,8 +285,9 @@ impl<'a> Walker<'a> {
                 (Some(job.finish(&mut spare)), d.transpose())
             };
             // The delivered region's own ending: an error, the array's end, or a cut input.
-            if let Some(mut done) = delivered? {
+            if let Some((mut done, text)) = delivered? {
                 spare.append(&mut done.events);
+                spare_bytes = text;
                 match done.stop {
                     Some(Stop2::ArrayEnd(p)) => {
                         self.w.pos = (p - self.w.base()) as usize;
@@ -305,16 +313,23 @@ impl<'a> Walker<'a> {
                 }
             }
             let Some(region) = scanned else { continue };
-            // The window keeps the new region's bytes until they are delivered.
-            self.w.pos = from;
             stuck = region.events.iter().all(Vec::is_empty)
                 && region.end == next
                 && region.stop.is_none()
                 && region.needs_more;
+            // The new region's bytes are kept until they are delivered: scanning goes on in
+            // the bytes read ahead (the window moves to them, without copying the region);
+            // a region that ends the scan stays in the window, where the walker goes on.
+            let text = if region.stop.is_none() && !region.last && !stuck {
+                Some(self.w.advance_to(region.end, spare_bytes.take()))
+            } else {
+                self.w.pos = from;
+                None
+            };
             next = region.end;
             expect_element = region.expect_element;
             after_comma = region.after_comma;
-            pending = Some(region);
+            pending = Some((region, text));
         }
     }
 }
@@ -324,7 +339,7 @@ impl<'a> Walker<'a> {
 fn deliver_region<S: Sink>(
     mut region: Region<S::Prep>,
     sink: &mut S,
-    w: &Window,
+    w: &Text,
     diag: &mut Diagnostics,
     index: &mut u64,
 ) -> Result<Region<S::Prep>, Error> {

@@ -4,6 +4,12 @@
 //! window has been consumed; only the number of newlines in it is kept, so that any later byte
 //! can still be given as a line and column. Memory stays at one block plus the largest single
 //! JSON value (one trace event, or one top-level value of a `.cpuprofile`).
+//!
+//! The event array is read in regions, in a pipeline (see `document.rs`): while the scan
+//! threads use the window's bytes, the next block is read ahead into a buffer of its own
+//! ([`Window::split`]), and the window then moves onto it ([`Window::advance_to`]), handing
+//! the scanned region's bytes over as a [`Text`] that lives until its events are delivered.
+//! No region is copied on the way; only the start of an event cut by a region's end is.
 
 use std::io::{self, Read};
 
@@ -13,7 +19,16 @@ use crate::error::{Error, Location};
 const BLOCK: usize = 1 << 20;
 
 pub(crate) struct Window {
-    src: Box<dyn Read + Send>,
+    /// The bytes read so far that are still needed, and where they are.
+    text: Text,
+    input: Input,
+    /// Bytes read ahead (see [`Window::read_ahead`]), not yet part of `text`.
+    ahead: Vec<u8>,
+}
+
+/// The window's bytes and what is known of the bytes before them: enough to give any position
+/// in them as a line and column.
+pub(crate) struct Text {
     /// The window: `buf[pos..]` is not consumed yet.
     pub(crate) buf: Vec<u8>,
     pub(crate) pos: usize,
@@ -23,30 +38,212 @@ pub(crate) struct Window {
     lines_before: u64,
     /// Absolute offset just after the last newline before `buf[0]` (0 when none).
     line_start_before: u64,
-    eof: bool,
     /// The largest single value (event) accepted, in bytes.
     max_value: usize,
+}
+
+/// The source of the bytes.
+pub(crate) struct Input {
+    src: Box<dyn Read + Send>,
+    eof: bool,
     name: String,
     /// The (gzip) stream ended early.
-    pub(crate) cut_stream: bool,
+    cut_stream: bool,
+    /// A read error met while reading ahead, not reported yet.
+    failed: Option<Error>,
+}
+
+impl std::ops::Deref for Window {
+    type Target = Text;
+    fn deref(&self) -> &Text {
+        &self.text
+    }
+}
+
+impl std::ops::DerefMut for Window {
+    fn deref_mut(&mut self) -> &mut Text {
+        &mut self.text
+    }
 }
 
 impl Window {
     pub(crate) fn new(src: Box<dyn Read + Send>, name: String, max_value: usize) -> Window {
         Window {
-            src,
-            buf: Vec::with_capacity(BLOCK * 2),
-            pos: 0,
-            base: 0,
-            lines_before: 0,
-            line_start_before: 0,
-            eof: false,
-            max_value,
-            name,
-            cut_stream: false,
+            text: Text {
+                buf: Vec::with_capacity(BLOCK * 2),
+                pos: 0,
+                base: 0,
+                lines_before: 0,
+                line_start_before: 0,
+                max_value,
+            },
+            input: Input { src, eof: false, name, cut_stream: false, failed: None },
+            ahead: Vec::new(),
         }
     }
 
+    /// Whether the (gzip) stream ended early.
+    pub(crate) fn cut_stream(&self) -> bool {
+        self.input.cut_stream
+    }
+
+    /// The window's bytes, and a handle that reads ahead while they are in use: bytes read
+    /// through it join the window at the next [`Window::fill`].
+    pub(crate) fn split(&mut self) -> (&Text, ReadAhead<'_>) {
+        (&self.text, ReadAhead { input: &mut self.input, ahead: &mut self.ahead })
+    }
+
+    /// Reads more input. `need_more_than` is how many unconsumed bytes were not enough; the
+    /// window at least doubles past that, so a huge value is re-scanned O(log n) times.
+    /// Returns false at the end of input.
+    pub(crate) fn fill(&mut self, need_more_than: usize) -> Result<bool, Error> {
+        if self.input.eof && self.ahead.len() <= HEADROOM && self.input.failed.is_none() {
+            return Ok(false);
+        }
+        let t = &mut self.text;
+        if t.pos > 0 {
+            let consumed = &t.buf[..t.pos];
+            let n_lines = memchr::memchr_iter(b'\n', consumed).count() as u64;
+            if n_lines > 0 {
+                let last = memchr::memrchr(b'\n', consumed).expect("counted a newline");
+                t.line_start_before = t.base + last as u64 + 1;
+                t.lines_before += n_lines;
+            }
+            t.buf.drain(..t.pos);
+            t.base += t.pos as u64;
+            t.pos = 0;
+        }
+        if need_more_than > t.max_value {
+            return Err(Error::input(
+                Some(t.location(t.offset(), None)),
+                format!(
+                    "a single JSON value is larger than the limit of {} bytes (raise it with --max-event-bytes)",
+                    t.max_value
+                ),
+            ));
+        }
+        let want = BLOCK.max(need_more_than.saturating_mul(2).min(t.max_value.saturating_add(BLOCK)));
+        let target = t.buf.len() + want;
+        let mut got_any = false;
+        if self.ahead.len() > HEADROOM {
+            t.buf.extend_from_slice(&self.ahead[HEADROOM..]);
+            self.ahead.truncate(HEADROOM);
+            got_any = true;
+        }
+        if t.buf.len() < target {
+            got_any |= self.input.read_to(&mut t.buf, target)?;
+        }
+        Ok(got_any)
+    }
+}
+
+impl Window {
+    /// Moves the window to start at `abs` (inside it), onto the bytes read ahead: returns the
+    /// bytes before `abs` as a [`Text`] of their own, so that they can be used while the
+    /// window goes on. Only the bytes from `abs` to the end of the window are copied (into
+    /// the room kept at the front of the read-ahead buffer, when they fit). `spare` is a
+    /// `Text` done with, whose allocation is used to read ahead next.
+    pub(crate) fn advance_to(&mut self, abs: u64, spare: Option<Text>) -> Text {
+        let t = &self.text;
+        let rel = (abs - t.base) as usize;
+        let tail = &t.buf[rel..];
+        let mut ahead = std::mem::replace(&mut self.ahead, spare.map(|s| s.buf).unwrap_or_default());
+        // The room before the tail is never read as input, but line counts scan it: no newlines.
+        self.ahead.clear();
+        if ahead.len() < HEADROOM {
+            ahead.resize(HEADROOM, 0);
+        }
+        let (buf, pos) = if tail.len() <= HEADROOM && (HEADROOM - tail.len()) as u64 <= abs {
+            ahead[HEADROOM - tail.len()..HEADROOM].copy_from_slice(tail);
+            (ahead, HEADROOM - tail.len())
+        } else {
+            let mut b = Vec::with_capacity(tail.len() + ahead.len() - HEADROOM);
+            b.extend_from_slice(tail);
+            b.extend_from_slice(&ahead[HEADROOM..]);
+            (b, 0)
+        };
+        let consumed = &t.buf[..rel];
+        let (mut lines_before, mut line_start_before) = (t.lines_before, t.line_start_before);
+        let n_lines = memchr::memchr_iter(b'\n', consumed).count() as u64;
+        if n_lines > 0 {
+            let last = memchr::memrchr(b'\n', consumed).expect("counted a newline");
+            line_start_before = t.base + last as u64 + 1;
+            lines_before += n_lines;
+        }
+        let next = Text { buf, pos, base: abs - pos as u64, lines_before, line_start_before, max_value: t.max_value };
+        std::mem::replace(&mut self.text, next)
+    }
+}
+
+/// Room kept at the front of the read-ahead buffer for the end of the window (the start of an
+/// event cut by the end of a region), so that the window can move onto it without copying.
+const HEADROOM: usize = 64 << 10;
+
+/// Reads ahead into a buffer of its own while the window's bytes are borrowed.
+pub(crate) struct ReadAhead<'w> {
+    input: &'w mut Input,
+    ahead: &'w mut Vec<u8>,
+}
+
+impl ReadAhead<'_> {
+    /// Reads up to `n` more bytes ahead (fewer at the end of the input). A read error is kept
+    /// for the [`Window::fill`] that reaches it, after the bytes read before it.
+    pub(crate) fn read(&mut self, n: usize) {
+        if self.ahead.len() < HEADROOM {
+            self.ahead.resize(HEADROOM, 0);
+        }
+        let target = self.ahead.len() + n;
+        if let Err(e) = self.input.read_to(self.ahead, target) {
+            self.input.failed = Some(e);
+        }
+    }
+}
+
+impl Input {
+    /// Appends bytes to `buf` until it holds `target` bytes or the input ends; whether any
+    /// were read.
+    fn read_to(&mut self, buf: &mut Vec<u8>, target: usize) -> Result<bool, Error> {
+        if let Some(e) = self.failed.take() {
+            return Err(e);
+        }
+        if self.eof {
+            return Ok(false);
+        }
+        buf.reserve(target.saturating_sub(buf.len()));
+        let mut got_any = false;
+        while buf.len() < target {
+            let start = buf.len();
+            let cap = buf.capacity().min(target);
+            buf.resize(cap, 0);
+            match self.src.read(&mut buf[start..]) {
+                Ok(0) => {
+                    buf.truncate(start);
+                    self.eof = true;
+                    break;
+                }
+                Ok(n) => {
+                    buf.truncate(start + n);
+                    got_any = true;
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => buf.truncate(start),
+                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {
+                    // A gzip stream cut short: what was inflated is the input.
+                    buf.truncate(start);
+                    self.eof = true;
+                    self.cut_stream = true;
+                    break;
+                }
+                Err(e) => {
+                    buf.truncate(start);
+                    return Err(Error::io(format!("cannot read {}", self.name), e));
+                }
+            }
+        }
+        Ok(got_any)
+    }
+}
+
+impl Text {
     /// The unconsumed bytes.
     #[inline]
     pub(crate) fn rest(&self) -> &[u8] {
@@ -63,7 +260,7 @@ impl Window {
         self.base
     }
 
-    /// Absolute offset just past the bytes read so far.
+    /// Absolute offset just past the bytes in the window.
     pub(crate) fn end_offset(&self) -> u64 {
         self.base + self.buf.len() as u64
     }
@@ -71,69 +268,6 @@ impl Window {
     /// Absolute offset of `buf[pos]`.
     pub(crate) fn offset(&self) -> u64 {
         self.base + self.pos as u64
-    }
-
-    /// Reads more input. `need_more_than` is how many unconsumed bytes were not enough; the
-    /// window at least doubles past that, so a huge value is re-scanned O(log n) times.
-    /// Returns false at the end of input.
-    pub(crate) fn fill(&mut self, need_more_than: usize) -> Result<bool, Error> {
-        if self.eof {
-            return Ok(false);
-        }
-        if self.pos > 0 {
-            let consumed = &self.buf[..self.pos];
-            let n_lines = memchr::memchr_iter(b'\n', consumed).count() as u64;
-            if n_lines > 0 {
-                let last = memchr::memrchr(b'\n', consumed).expect("counted a newline");
-                self.line_start_before = self.base + last as u64 + 1;
-                self.lines_before += n_lines;
-            }
-            self.buf.drain(..self.pos);
-            self.base += self.pos as u64;
-            self.pos = 0;
-        }
-        if need_more_than > self.max_value {
-            return Err(Error::input(
-                Some(self.location(self.offset(), None)),
-                format!(
-                    "a single JSON value is larger than the limit of {} bytes (raise it with --max-event-bytes)",
-                    self.max_value
-                ),
-            ));
-        }
-        let want = BLOCK.max(need_more_than.saturating_mul(2).min(self.max_value.saturating_add(BLOCK)));
-        let target = self.buf.len() + want;
-        self.buf.reserve(want);
-        let mut got_any = false;
-        while self.buf.len() < target {
-            let start = self.buf.len();
-            let cap = self.buf.capacity().min(target);
-            self.buf.resize(cap, 0);
-            match self.src.read(&mut self.buf[start..]) {
-                Ok(0) => {
-                    self.buf.truncate(start);
-                    self.eof = true;
-                    break;
-                }
-                Ok(n) => {
-                    self.buf.truncate(start + n);
-                    got_any = true;
-                }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => self.buf.truncate(start),
-                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {
-                    // A gzip stream cut short: what was inflated is the input.
-                    self.buf.truncate(start);
-                    self.eof = true;
-                    self.cut_stream = true;
-                    break;
-                }
-                Err(e) => {
-                    self.buf.truncate(start);
-                    return Err(Error::io(format!("cannot read {}", self.name), e));
-                }
-            }
-        }
-        Ok(got_any)
     }
 
     /// The line and column of an absolute offset that is inside the window (or just past it).
