@@ -396,3 +396,41 @@ fn error_catalogue() {
         assert_eq!(r, want, "case: {name}");
     }
 }
+
+/// Positions deep in an input of many regions (the event array is scanned 4 MB at a time, the
+/// window moving onto bytes read ahead): warnings and errors name the right line and column,
+/// with events larger than the room kept for an event cut at a region's end, whatever the
+/// number of threads, plain or gzipped.
+#[test]
+fn positions_are_exact_across_regions() {
+    let mut lines = vec!["[".to_owned()];
+    for k in 0..14_000 {
+        // ~1 KB a line; every 1,500 lines a 300 KB event, longer than the room kept at the front
+        // of the read-ahead buffer, so that some of them straddle a region's end.
+        let pad = if k % 1_500 == 700 { 300_000 } else { 1_000 };
+        lines.push(format!(
+            r#"{{"name":"A","ph":"X","pid":1,"tid":1,"ts":{k},"dur":1,"args":{{"s":"{}"}}}},"#,
+            "x".repeat(pad)
+        ));
+    }
+    lines[12_345] = "  7,".to_owned();
+    lines[13_579] = r#"  {"name":"B","ph":tru},"#.to_owned();
+    let text = lines.join("\n") + "\n{}]";
+    assert!(text.len() > 16 << 20, "{} bytes: the input must span several regions", text.len());
+    let want = "error: 13580:23 (event 13578): expected true, found '}'";
+    for threads in [1, 2] {
+        let mut cfg = Config::default();
+        cfg.threads = threads;
+        assert_eq!(report(text.as_bytes(), &cfg), want, "{threads} threads");
+        assert_eq!(report(&gz(text.as_bytes()), &cfg), want, "{threads} threads, gzipped");
+        let fixed = text.replace(r#"{"name":"B","ph":tru}"#, r#"{"name":"B","ph":true}"#);
+        assert_eq!(
+            report(fixed.as_bytes(), &cfg),
+            "warning: 12346:3 (event 12344): an element of traceEvents is not an object; skipped (DevTools would fail to load the trace) [event-not-object]
+warning: 13580:3 (event 13578): 'B' has a boolean as its ph, not a one-letter string; ignored, as DevTools does [bad-phase]
+warning: 14002:1 (event 14000): event has nothing (no such key) as its name, not a string; skipped (DevTools fails on such events) [bad-name]
+calls: 0",
+            "{threads} threads"
+        );
+    }
+}
