@@ -57,9 +57,6 @@ impl Source {
         if n == 2 && magic == [0x1f, 0x8b] {
             let decoder = flate2::read::MultiGzDecoder::new(BufReader::with_capacity(1 << 20, joined));
             Ok(Box::new(Prefetch::spawn(decoder)))
-        } else if matches!(self, Source::File(_)) {
-            // Reading (the kernel's copy) overlaps parsing on the second core.
-            Ok(Box::new(Prefetch::spawn(joined)))
         } else {
             Ok(Box::new(joined))
         }
