@@ -455,7 +455,7 @@ fn nullable_array<'a, T>(
 ) -> Option<(Option<Vec<T>>, usize)> {
     use super::scan::ws;
     match b.get(i) {
-        Some(b'n') => return super::scan::loose(b, i, stack).ok().map(|(_, e)| (None, e)),
+        Some(b'n') => return loose(b, i, stack).map(|(_, e)| (None, e)),
         Some(b'[') => {}
         _ => return None,
     }
@@ -484,44 +484,45 @@ fn loose<'a>(b: &'a [u8], i: usize, stack: &mut Vec<u8>) -> Option<(Loose<'a>, u
 /// A profile node at `i`, as serde reads a [`NodeJson`]; None for a shape serde may read
 /// differently (a repeated key, `children` or `callFrame` of an unusual type).
 fn node<'a>(b: &'a [u8], i: usize, stack: &mut Vec<u8>) -> Option<(NodeJson<'a>, usize)> {
+    // The members read as `Loose`, in the order of `slots` below, then the two others.
     const KEYS: [&str; 10] = [
         "id",
         "parent",
-        "children",
-        "callFrame",
         "hitCount",
         "functionName",
         "scriptId",
         "url",
         "lineNumber",
         "columnNumber",
+        "children",
+        "callFrame",
     ];
     let mut n = NodeJson::default();
-    let end = object(b, i, &KEYS, |k, _, i| {
-        let slot = match k {
-            None => return skip_value(b, i, stack),
-            Some(2) => {
-                let (v, e) = nullable_array(b, i, stack, loose)?;
-                n.children = v;
-                return Some(e);
-            }
-            Some(3) => {
-                let (f, e) = frame(b, i, stack)?;
-                n.call_frame = MaybeObj::Obj(f);
-                return Some(e);
-            }
-            Some(0) => &mut n.id,
-            Some(1) => &mut n.parent,
-            Some(4) => &mut n.hit_count,
-            Some(5) => &mut n.function_name,
-            Some(6) => &mut n.script_id,
-            Some(7) => &mut n.url,
-            Some(8) => &mut n.line_number,
-            Some(_) => &mut n.column_number,
-        };
-        let (v, e) = loose(b, i, stack)?;
-        *slot = v;
-        Some(e)
+    let NodeJson {
+        id,
+        parent,
+        children,
+        call_frame,
+        hit_count,
+        function_name,
+        script_id,
+        url,
+        line_number,
+        column_number,
+    } = &mut n;
+    let mut slots = [id, parent, hit_count, function_name, script_id, url, line_number, column_number];
+    let end = object(b, i, &KEYS, |k, _, i| match k {
+        Some(8) => {
+            let (v, e) = nullable_array(b, i, stack, loose)?;
+            *children = v;
+            Some(e)
+        }
+        Some(9) => {
+            let (f, e) = frame(b, i, stack)?;
+            *call_frame = MaybeObj::Obj(f);
+            Some(e)
+        }
+        k => member(b, i, stack, k.map(|k| &mut *slots[k])),
     })?;
     Some((n, end))
 }
@@ -529,20 +530,23 @@ fn node<'a>(b: &'a [u8], i: usize, stack: &mut Vec<u8>) -> Option<(NodeJson<'a>,
 /// A `callFrame` object at `i`; None for anything but an object.
 fn frame<'a>(b: &'a [u8], i: usize, stack: &mut Vec<u8>) -> Option<(FrameJson<'a>, usize)> {
     let mut f = FrameJson::default();
-    let end = object(b, i, &["functionName", "scriptId", "url", "lineNumber", "columnNumber"], |k, _, i| {
-        let slot = match k {
-            None => return skip_value(b, i, stack),
-            Some(0) => &mut f.function_name,
-            Some(1) => &mut f.script_id,
-            Some(2) => &mut f.url,
-            Some(3) => &mut f.line_number,
-            Some(_) => &mut f.column_number,
-        };
-        let (v, e) = loose(b, i, stack)?;
-        *slot = v;
-        Some(e)
-    })?;
+    let FrameJson { function_name, script_id, url, line_number, column_number } = &mut f;
+    let mut slots = [function_name, script_id, url, line_number, column_number];
+    let keys = ["functionName", "scriptId", "url", "lineNumber", "columnNumber"];
+    let end = object(b, i, &keys, |k, _, i| member(b, i, stack, k.map(|k| &mut *slots[k])))?;
     Some((f, end))
+}
+
+/// The value at `i` read into `slot`, or skipped when there is none; its end.
+fn member<'a>(b: &'a [u8], i: usize, stack: &mut Vec<u8>, slot: Option<&mut Loose<'a>>) -> Option<usize> {
+    match slot {
+        Some(slot) => {
+            let (v, e) = loose(b, i, stack)?;
+            *slot = v;
+            Some(e)
+        }
+        None => skip_value(b, i, stack),
+    }
 }
 
 /// `trace_ids` at `i`: an object of any values (`Some(None)` for `null`); a repeated key keeps
@@ -614,33 +618,15 @@ fn numbers<T: Copy>(
     f: impl Fn(f64) -> T,
     other: T,
 ) -> Option<(Option<Vec<T>>, usize)> {
-    use super::scan::{loose, ws};
-    match b.get(i) {
-        Some(b'n') => return loose(b, i, stack).ok().map(|(_, e)| (None, e)),
-        Some(b'[') => {}
-        _ => return None,
-    }
-    let mut out = Vec::new();
-    let mut i = ws(b, i + 1);
-    if b.get(i) == Some(&b']') {
-        return Some((Some(out), i + 1));
-    }
-    loop {
-        let (v, e) = match small_int(b, i) {
+    nullable_array(b, i, stack, |b, i, stack| {
+        Some(match small_int(b, i) {
             Some((n, e)) => (f(n as f64), e),
-            None => match loose(b, i, stack).ok()? {
+            None => match loose(b, i, stack)? {
                 (Loose::Num(n), e) => (f(n), e),
                 (_, e) => (other, e),
             },
-        };
-        out.push(v);
-        i = ws(b, e);
-        match b.get(i) {
-            Some(b',') => i = ws(b, i + 1),
-            Some(b']') => return Some((Some(out), i + 1)),
-            _ => return None,
-        }
-    }
+        })
+    })
 }
 
 /// A plain integer of at most 15 digits at `i` (exact as an f64), with its end; None for
