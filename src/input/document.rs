@@ -287,7 +287,9 @@ impl<'a> Walker<'a> {
             // The delivered region's own ending: an error, the array's end, or a cut input.
             if let Some((mut done, text)) = delivered? {
                 spare.append(&mut done.events);
-                spare_bytes = text;
+                if text.is_some() {
+                    spare_bytes = text;
+                }
                 match done.stop {
                     Some(Stop2::ArrayEnd(p)) => {
                         self.w.pos = (p - self.w.base()) as usize;
