@@ -22,7 +22,7 @@ pub(crate) struct Window {
     /// The bytes read so far that are still needed, and where they are.
     text: Text,
     input: Input,
-    /// Bytes read ahead (see [`Window::read_ahead`]), not yet part of `text`.
+    /// Bytes read ahead (see [`Window::split`]), not yet part of `text`.
     ahead: Vec<u8>,
 }
 
@@ -102,13 +102,7 @@ impl Window {
         }
         let t = &mut self.text;
         if t.pos > 0 {
-            let consumed = &t.buf[..t.pos];
-            let n_lines = memchr::memchr_iter(b'\n', consumed).count() as u64;
-            if n_lines > 0 {
-                let last = memchr::memrchr(b'\n', consumed).expect("counted a newline");
-                t.line_start_before = t.base + last as u64 + 1;
-                t.lines_before += n_lines;
-            }
+            (t.lines_before, t.line_start_before) = t.lines_to(t.pos);
             t.buf.drain(..t.pos);
             t.base += t.pos as u64;
             t.pos = 0;
@@ -135,9 +129,7 @@ impl Window {
         }
         Ok(got_any)
     }
-}
 
-impl Window {
     /// Moves the window to start at `abs` (inside it), onto the bytes read ahead: returns the
     /// bytes before `abs` as a [`Text`] of their own, so that they can be used while the
     /// window goes on. Only the bytes from `abs` to the end of the window are copied (into
@@ -162,14 +154,7 @@ impl Window {
             b.extend_from_slice(&ahead[HEADROOM..]);
             (b, 0)
         };
-        let consumed = &t.buf[..rel];
-        let (mut lines_before, mut line_start_before) = (t.lines_before, t.line_start_before);
-        let n_lines = memchr::memchr_iter(b'\n', consumed).count() as u64;
-        if n_lines > 0 {
-            let last = memchr::memrchr(b'\n', consumed).expect("counted a newline");
-            line_start_before = t.base + last as u64 + 1;
-            lines_before += n_lines;
-        }
+        let (lines_before, line_start_before) = t.lines_to(rel);
         let next = Text { buf, pos, base: abs - pos as u64, lines_before, line_start_before, max_value: t.max_value };
         std::mem::replace(&mut self.text, next)
     }
@@ -244,6 +229,17 @@ impl Input {
 }
 
 impl Text {
+    /// `(lines_before, line_start_before)` as they would be for a buffer starting at `buf[rel]`.
+    fn lines_to(&self, rel: usize) -> (u64, u64) {
+        let consumed = &self.buf[..rel];
+        match memchr::memrchr(b'\n', consumed) {
+            Some(last) => {
+                (self.lines_before + memchr::memchr_iter(b'\n', consumed).count() as u64, self.base + last as u64 + 1)
+            }
+            None => (self.lines_before, self.line_start_before),
+        }
+    }
+
     /// The unconsumed bytes.
     #[inline]
     pub(crate) fn rest(&self) -> &[u8] {
