@@ -146,8 +146,34 @@ fn number_end(b: &[u8], mut i: usize) -> R<usize> {
 }
 
 /// Parses the number at `i`, correctly rounded as `JSON.parse` does.
-#[inline]
+#[inline(always)]
 pub fn number(b: &[u8], i: usize) -> R<(f64, usize)> {
+    // Most numbers are integers: up to 19 digits fit a u64 exactly, and converting that to f64
+    // rounds to nearest as JSON.parse does. Anything else (a fraction, an exponent, a leading
+    // zero, more digits, the end of the bytes) takes the general path.
+    let neg = b.get(i) == Some(&b'-');
+    let first = i + neg as usize;
+    let mut k = first;
+    let mut v: u64 = 0;
+    while k < b.len() && k - first < 20 && b[k].is_ascii_digit() {
+        v = v.wrapping_mul(10).wrapping_add((b[k] - b'0') as u64);
+        k += 1;
+    }
+    let n = k - first;
+    if (1..=19).contains(&n)
+        && (b[first] != b'0' || n == 1)
+        && k < b.len()
+        && !matches!(b[k], b'.' | b'e' | b'E' | b'0'..=b'9')
+    {
+        let f = v as f64;
+        return Ok((if neg { -f } else { f }, k));
+    }
+    number_slow(b, i)
+}
+
+/// [`number`] for fractions, exponents, long numbers and errors.
+#[inline(never)]
+fn number_slow(b: &[u8], i: usize) -> R<(f64, usize)> {
     let end = number_end(b, i)?;
     let s = &b[i..end];
     let (neg, digits) = if s[0] == b'-' { (true, &s[1..]) } else { (false, s) };
@@ -174,10 +200,27 @@ fn literal(b: &[u8], i: usize, word: &'static [u8], what: &'static str) -> R<usi
 }
 
 /// The string at `i` (an opening quote), decoded.
+#[inline(always)]
 pub fn string(b: &[u8], i: usize) -> R<(Cow<'_, str>, usize)> {
     if at(b, i)? != b'"' {
         return Err(Stop::Syntax(i, "a string"));
     }
+    // Most strings are short ASCII without escapes: one search for the closing quote, one
+    // ASCII check, no decoding.
+    let j = special(b, i + 1);
+    if b.get(j) == Some(&b'"') {
+        let body = &b[i + 1..j];
+        if body.is_ascii() {
+            // SAFETY: ASCII is valid UTF-8.
+            return Ok((Cow::Borrowed(unsafe { std::str::from_utf8_unchecked(body) }), j + 1));
+        }
+    }
+    string_slow(b, i)
+}
+
+/// [`string`] for strings with escapes or non-ASCII bytes (and for errors).
+#[inline(never)]
+fn string_slow(b: &[u8], i: usize) -> R<(Cow<'_, str>, usize)> {
     let (end, escaped) = string_end(b, i + 1)?;
     let body = &b[i + 1..end];
     let s = if escaped {
@@ -201,8 +244,9 @@ fn decode_lossy(quoted: &[u8]) -> String {
     serde_json::from_str::<String>(&fixed).unwrap_or_else(|_| fixed[1..fixed.len() - 1].to_owned())
 }
 
-/// Any value at `i`, as a [`Loose`] (objects and arrays are skipped).
-#[inline]
+/// Any value at `i`, as a [`Loose`] (objects and arrays are skipped). Always inlined: the
+/// value is then built where the caller keeps it instead of being copied out of a call.
+#[inline(always)]
 pub fn loose<'a>(b: &'a [u8], i: usize, depth: &mut Vec<u8>) -> R<(Loose<'a>, usize)> {
     match at(b, i)? {
         b'"' => string(b, i).map(|(s, e)| (Loose::Str(s), e)),
@@ -266,6 +310,23 @@ pub fn skip(b: &[u8], mut i: usize, stack: &mut Vec<u8>) -> R<usize> {
                 }
             }
         }
+    }
+}
+
+/// Skips the value at `i` like [`skip`], with the common scalars inline.
+#[inline]
+fn skip_value(b: &[u8], i: usize, stack: &mut Vec<u8>) -> R<usize> {
+    match b.get(i) {
+        Some(b'0'..=b'9' | b'-') => number_end(b, i),
+        Some(b'"') => {
+            let j = special(b, i + 1);
+            if b.get(j) == Some(&b'"') {
+                Ok(j + 1)
+            } else {
+                skip(b, i, stack)
+            }
+        }
+        _ => skip(b, i, stack),
     }
 }
 
@@ -402,20 +463,20 @@ fn args<'a>(b: &'a [u8], i: usize, stack: &mut Vec<u8>, ids: &mut ArgsIds<'a>) -
         return skip(b, i, stack);
     }
     object(b, i, stack, |key, j, stack| {
-        if key("sampleTraceId") {
+        if key.is("sampleTraceId") {
             let (v, e) = loose(b, j, stack)?;
             ids.sample_trace_id = v;
             Ok(e)
-        } else if key("data") {
+        } else if key.is("data") {
             let (h, e) = id_holder(b, j, stack)?;
             ids.data = h;
             Ok(e)
-        } else if key("beginData") {
+        } else if key.is("beginData") {
             let (h, e) = id_holder(b, j, stack)?;
             ids.begin_data = h;
             Ok(e)
         } else {
-            skip(b, j, stack)
+            skip_value(b, j, stack)
         }
     })
 }
@@ -427,25 +488,45 @@ fn id_holder<'a>(b: &'a [u8], i: usize, stack: &mut Vec<u8>) -> R<(IdHolder<'a>,
     }
     let mut id = Loose::Missing;
     let end = object(b, i, stack, |key, j, stack| {
-        if key("sampleTraceId") {
+        if key.is("sampleTraceId") {
             let (v, e) = loose(b, j, stack)?;
             id = v;
             Ok(e)
         } else {
-            skip(b, j, stack)
+            skip_value(b, j, stack)
         }
     })?;
     Ok((IdHolder::Obj(id), end))
 }
 
-/// The members of the object at `i` (a `{`), validated: `f(is_key, value index, stack)` reads
-/// or skips each value and returns its end; `is_key(k)` tells whether the member's key is `k`
-/// (decoding the key only when it has escapes). Returns the end of the object.
-fn object(
-    b: &[u8],
+/// A member's key, as [`object`] hands it over.
+struct Key<'a> {
+    /// The quoted key.
+    quoted: &'a [u8],
+    /// Whether it has escapes (then it is decoded to be compared).
+    escaped: bool,
+}
+
+impl Key<'_> {
+    /// Whether the key is `want`.
+    #[inline]
+    fn is(&self, want: &str) -> bool {
+        if self.escaped {
+            matches!(string(self.quoted, 0), Ok((k, _)) if k == want)
+        } else {
+            &self.quoted[1..self.quoted.len() - 1] == want.as_bytes()
+        }
+    }
+}
+
+/// The members of the object at `i` (a `{`), validated: `f(key, value index, stack)` reads or
+/// skips each value and returns its end. Returns the end of the object.
+#[inline]
+fn object<'a>(
+    b: &'a [u8],
     i: usize,
     stack: &mut Vec<u8>,
-    mut f: impl FnMut(&dyn Fn(&str) -> bool, usize, &mut Vec<u8>) -> R<usize>,
+    mut f: impl FnMut(&Key<'a>, usize, &mut Vec<u8>) -> R<usize>,
 ) -> R<usize> {
     let mut i = ws(b, i + 1);
     if at(b, i)? == b'}' {
@@ -453,15 +534,8 @@ fn object(
     }
     loop {
         let (value, kend, escaped) = key_at(b, i)?;
-        let body = &b[i + 1..kend];
-        let is_key = |want: &str| {
-            if escaped {
-                matches!(string(b, i), Ok((k, _)) if k == want)
-            } else {
-                body == want.as_bytes()
-            }
-        };
-        i = ws(b, f(&is_key, value, stack)?);
+        let key = Key { quoted: &b[i..=kend], escaped };
+        i = ws(b, f(&key, value, stack)?);
         match at(b, i)? {
             b',' => i = ws(b, i + 1),
             b'}' => return Ok(i + 1),
@@ -485,21 +559,37 @@ pub fn event<'a>(b: &'a [u8], i: usize, stack: &mut Vec<u8>) -> R<(RawEvent<'a>,
         if at(b, i)? != b'"' {
             return Err(Stop::Syntax(i, "a key string in an event"));
         }
-        let (kend, escaped) = string_end(b, i + 1)?;
-        let k: Cow<[u8]> = if escaped {
-            match string(b, i)? {
-                (Cow::Borrowed(s), _) => Cow::Borrowed(s.as_bytes()),
-                (Cow::Owned(s), _) => Cow::Owned(s.into_bytes()),
-            }
+        // A key without escapes ends at the first special byte, a quote; its packed form is
+        // then one load. Anything else takes the general path.
+        let q = special(b, i + 1);
+        let (kend, k): (usize, Cow<[u8]>) = if b.get(q) == Some(&b'"') {
+            (q, Cow::Borrowed(&b[i + 1..q]))
         } else {
-            Cow::Borrowed(&b[i + 1..kend])
+            let (kend, escaped) = string_end(b, i + 1)?;
+            if escaped {
+                match string(b, i)? {
+                    (Cow::Borrowed(s), _) => (kend, Cow::Borrowed(s.as_bytes())),
+                    (Cow::Owned(s), _) => (kend, Cow::Owned(s.into_bytes())),
+                }
+            } else {
+                (kend, Cow::Borrowed(&b[i + 1..kend]))
+            }
         };
         let mut j = ws(b, kend + 1);
         if at(b, j)? != b':' {
             return Err(Stop::Syntax(j, "':' after a key"));
         }
         j = ws(b, j + 1);
-        let slot = match pack(k.as_ref()) {
+        let code = match &k {
+            Cow::Borrowed(_) if q == kend && kend - i - 1 <= 7 && i + 9 <= b.len() => {
+                // The key's bytes with their length, as `pack` makes them, in one load.
+                let len = kend - i - 1;
+                let word = u64::from_le_bytes(b[i + 1..i + 9].try_into().expect("eight bytes"));
+                ((word & ((1u64 << (8 * len)) - 1)) << 8) | len as u64
+            }
+            _ => pack(k.as_ref()),
+        };
+        let slot = match code {
             K_NAME => Some(&mut ev.name),
             K_PH => Some(&mut ev.ph),
             K_TS => Some(&mut ev.ts),
@@ -518,7 +608,7 @@ pub fn event<'a>(b: &'a [u8], i: usize, stack: &mut Vec<u8>) -> R<(RawEvent<'a>,
                 if k.as_ref() == b"callFrame" {
                     ev.has_call_frame = true;
                 }
-                j = skip(b, j, stack)?;
+                j = skip_value(b, j, stack)?;
                 None
             }
         };
@@ -606,6 +696,181 @@ mod tests {
         assert!(matches!(ids.begin_data, IdHolder::Other(Loose::Null)), "{:?}", ids.begin_data);
         let (ev, _) = event(br#"{"args":[{"data":{"sampleTraceId":1}}]}"#, 0, &mut Vec::new()).unwrap();
         assert!(matches!(ev.args_ids.data, IdHolder::Missing));
+    }
+
+    use proptest::prelude::*;
+    use serde_json::Value;
+
+    /// JSON text for a scalar: integers of every length around the fast path's 15 digits,
+    /// fractions, exponents, strings with and without escapes or non-ASCII, literals.
+    fn scalar() -> impl Strategy<Value = String> {
+        prop_oneof![
+            any::<i64>().prop_map(|n| n.to_string()),
+            (0u64..1_000_000_000_000_000_000).prop_map(|n| n.to_string()),
+            (0u32..100_000).prop_map(|n| n.to_string()),
+            Just("-0".to_owned()),
+            (any::<i32>(), 0u32..10_000).prop_map(|(a, b)| format!("{a}.{b}")),
+            // (serde refuses exponents past f64, which JSON.parse takes as Infinity.)
+            (-30i32..30, -300i32..300).prop_map(|(a, e)| format!("{a}e{e}")),
+            "[a-zA-Z0-9 ._:/-]{0,24}".prop_map(|s| format!("\"{s}\"")),
+            "[a-z\u{e9}\u{6f22}\"\\\n]{0,8}".prop_map(|s| serde_json::to_string(&s).unwrap()),
+            Just("\"\\u00e9t\\u0073\"".to_owned()),
+            prop_oneof![Just("true"), Just("false"), Just("null")].prop_map(str::to_owned),
+        ]
+    }
+
+    /// JSON text for any value, nested two levels at most.
+    fn value() -> impl Strategy<Value = String> {
+        scalar().prop_recursive(2, 12, 4, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4).prop_map(|v| format!("[{}]", v.join(","))),
+                prop::collection::vec((key(), inner), 0..4).prop_map(|m| {
+                    let members: Vec<String> = m.into_iter().map(|(k, v)| format!("{k}:{v}")).collect();
+                    format!("{{{}}}", members.join(","))
+                }),
+            ]
+        })
+    }
+
+    /// A quoted key: the envelope's own, near misses, long ones and escaped ones.
+    fn key() -> impl Strategy<Value = String> {
+        let pick = |keys: Vec<&'static str>| prop::sample::select(keys).prop_map(|k| format!("\"{k}\""));
+        prop_oneof![
+            3 => pick(vec!["name", "ph", "ts", "dur", "pid", "tid", "cat", "id", "args"]),
+            2 => pick(vec![
+                "tdur", "tts", "s", "callFrame", "data", "beginData", "sampleTraceId", "nam", "names", "pidx",
+                "a_rather_long_key", "n\\u0061me", "t\\u0073", "\\u0064ata", "\u{e9}t\u{e9}",
+            ]),
+            1 => "[a-z]{0,10}".prop_map(|k| format!("\"{k}\"")),
+        ]
+    }
+
+    /// An event's text with optional whitespace between its tokens.
+    fn event_text() -> impl Strategy<Value = String> {
+        let member = (key(), prop_oneof![3 => scalar(), 1 => value()], any::<bool>());
+        prop::collection::vec(member, 0..12).prop_map(|members| {
+            let parts: Vec<String> = members
+                .into_iter()
+                .map(|(k, v, spaced)| if spaced { format!(" {k} :\n{v} ") } else { format!("{k}:{v}") })
+                .collect();
+            format!("{{{}}}", parts.join(","))
+        })
+    }
+
+    /// What `JSON.parse` gives for a member of `object`, as [`Loose`] would hold it.
+    fn expected(object: &serde_json::Map<String, Value>, k: &str) -> Loose<'static> {
+        match object.get(k) {
+            None => Loose::Missing,
+            Some(Value::Null) => Loose::Null,
+            Some(Value::Bool(b)) => Loose::Bool(*b),
+            Some(Value::Number(n)) => Loose::Num(n.as_f64().unwrap()),
+            Some(Value::String(s)) => Loose::Str(Cow::Owned(s.clone())),
+            Some(Value::Object(_)) => Loose::Object,
+            Some(Value::Array(_)) => Loose::Array,
+        }
+    }
+
+    fn same(a: &Loose<'_>, b: &Loose<'_>) -> bool {
+        match (a, b) {
+            // Bit for bit: -0 and 0 differ.
+            (Loose::Num(x), Loose::Num(y)) => x.to_bits() == y.to_bits(),
+            _ => a == b,
+        }
+    }
+
+    /// `event` against serde_json (as exact as `JSON.parse`) on one text: it takes what serde
+    /// takes, with the same envelope, and refuses what serde refuses.
+    fn agree(text: &str) -> Result<(), TestCaseError> {
+        let b = format!("{text} ");
+        // Up to where the text is taken or refused, every cut of it asks for more.
+        let decided = match event(b.as_bytes(), 0, &mut Vec::new()) {
+            Ok((ev, end)) => {
+                let v: Value = match serde_json::from_slice(&b.as_bytes()[..end]) {
+                    Ok(v) => v,
+                    // JSON.parse reads a number past f64 as Infinity; serde refuses it.
+                    Err(e) if e.to_string().starts_with("number out of range") => return Ok(()),
+                    Err(e) => {
+                        return Err(TestCaseError::fail(format!("scanner took what serde refuses ({e}): {text}")))
+                    }
+                };
+                let o = v.as_object().unwrap();
+                for (got, k) in [
+                    (&ev.name, "name"),
+                    (&ev.cat, "cat"),
+                    (&ev.ph, "ph"),
+                    (&ev.ts, "ts"),
+                    (&ev.dur, "dur"),
+                    (&ev.pid, "pid"),
+                    (&ev.tid, "tid"),
+                    (&ev.id, "id"),
+                ] {
+                    let want = expected(o, k);
+                    prop_assert!(same(got, &want), "{k}: {got:?} vs {want:?} in {text}");
+                }
+                prop_assert_eq!(ev.has_call_frame, o.contains_key("callFrame"));
+                match (ev.args, o.get("args")) {
+                    (None, None) => {}
+                    (Some(raw), Some(a)) => prop_assert_eq!(&serde_json::from_slice::<Value>(raw).unwrap(), a),
+                    (got, want) => prop_assert!(false, "args {got:?} vs {want:?} in {text}"),
+                }
+                end
+            }
+            Err(Stop::Eof) => {
+                let eof = serde_json::from_str::<Value>(text).is_err_and(|e| e.is_eof());
+                prop_assert!(eof, "asked for more after a complete value: {}", text);
+                text.len()
+            }
+            Err(Stop::Syntax(p, what)) => {
+                prop_assert!(p < b.len(), "{p} past the end");
+                prop_assert!(
+                    serde_json::from_str::<Value>(text).is_err(),
+                    "refused ({what} at {p}) what serde takes: {text}"
+                );
+                p + 1
+            }
+        };
+        for cut in (0..decided.min(text.len())).filter(|&c| text.is_char_boundary(c)) {
+            let r = event(&text.as_bytes()[..cut], 0, &mut Vec::new()).map(|(_, end)| end);
+            prop_assert_eq!(r, Err(Stop::Eof), "cut at {} of {}", cut, text);
+        }
+        Ok(())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(4000))]
+        #[test]
+        fn events_agree_with_serde(text in event_text()) {
+            agree(&text)?;
+        }
+
+        #[test]
+        fn damaged_events_agree_with_serde(
+            text in event_text(),
+            at in any::<prop::sample::Index>(),
+            edit in prop::sample::select(vec![
+                "", ",", "}", "]", "\"", "0", "00", "-", ".", "e", "\\", "\u{1}", " ", "x", ":", "{", "\u{e9}",
+            ]),
+            replace in any::<bool>(),
+        ) {
+            let mut cuts: Vec<usize> = (0..=text.len()).filter(|&c| text.is_char_boundary(c)).collect();
+            let c = cuts.swap_remove(at.index(cuts.len()));
+            let mut damaged = text[..c].to_owned();
+            damaged.push_str(edit);
+            let rest = &text[c..];
+            let skip = if replace { rest.chars().next().map_or(0, char::len_utf8) } else { 0 };
+            damaged.push_str(&rest[skip..]);
+            // `event` is called after the whitespace before an event.
+            agree(damaged.trim_start())?;
+        }
+    }
+
+    #[test]
+    fn kept_strings_replace_invalid_utf8_as_node_does() {
+        let (ev, _) =
+            event(b"{\"name\":\"a\xffb\",\"cat\":\"\xc3\xa9\",\"ph\":\"\xe9\\n\"} ", 0, &mut Vec::new()).unwrap();
+        assert_eq!(ev.name.str(), Some("a\u{fffd}b"));
+        assert!(matches!(ev.cat, Loose::Str(Cow::Borrowed("\u{e9}"))), "{:?}", ev.cat);
+        assert_eq!(ev.ph.str(), Some("\u{fffd}\n"));
     }
 
     #[test]
