@@ -41,8 +41,9 @@ struct Cand {
 
 struct State<'m> {
     model: &'m ProfileModel,
-    /// See [`TraceModel::trace_keys`](crate::model::trace::TraceModel::trace_keys).
-    trace_keys: &'m [u64],
+    /// The node each `sampleTraceId` of the entries resolves to, by trace index - 1
+    /// ([`NO_NODE`] when it does not), from [`resolve_trace_ids`].
+    trace_nodes: Vec<u32>,
     cfg: IntegratorConfig,
     out: Vec<Call>,
     /// The JS stack: indices into `out`, with the truncate count when each was pushed.
@@ -58,6 +59,24 @@ struct State<'m> {
     pub n_console_errors: u64,
 }
 
+/// No node: a `sampleTraceId` that does not resolve.
+const NO_NODE: u32 = u32::MAX;
+
+/// The node each entry's `sampleTraceId` resolves to, by trace index - 1 (indices no entry
+/// uses are left [`NO_NODE`]; empty when none resolves). Resolved up front, the lookups are independent of each other,
+/// so their cache misses overlap; inside the merge, each one would stall it.
+fn resolve_trace_ids(model: &ProfileModel, entries: &[Entry], trace_keys: &[u64]) -> Vec<u32> {
+    if model.trace_ids.is_none() || entries.iter().all(|e| e.trace == 0) {
+        return Vec::new();
+    }
+    let mut nodes = vec![NO_NODE; trace_keys.len()];
+    for e in entries.iter().filter(|e| e.trace != 0) {
+        let k = e.trace as usize - 1;
+        nodes[k] = model.node_for_trace_id(trace_keys[k]).unwrap_or(NO_NODE);
+    }
+    nodes
+}
+
 /// Builds the ProfileCalls of one thread. `entries` must be sorted (see [`sort_entries`]).
 pub fn build_profile_calls(
     model: &ProfileModel,
@@ -66,7 +85,7 @@ pub fn build_profile_calls(
     cfg: IntegratorConfig,
 ) -> (Vec<Call>, u64) {
     let mut seeds = seeds(model).peekable();
-    let mut st = State::new(model, trace_keys, cfg);
+    let mut st = State::new(model, resolve_trace_ids(model, entries, trace_keys), cfg);
     st.out.reserve(model.n_samples() / 4);
 
     // The merge (§3.3): an event goes first when it starts earlier, or at the same time and
@@ -161,11 +180,11 @@ fn seeds(model: &ProfileModel) -> impl Iterator<Item = Seed> + '_ {
 }
 
 impl<'m> State<'m> {
-    fn new(model: &'m ProfileModel, trace_keys: &'m [u64], cfg: IntegratorConfig) -> State<'m> {
+    fn new(model: &'m ProfileModel, trace_nodes: Vec<u32>, cfg: IntegratorConfig) -> State<'m> {
         let id = |n: Option<u32>| n.map(|n| model.nodes[n as usize].id);
         State {
             model,
-            trace_keys,
+            trace_nodes,
             cfg,
             out: Vec::new(),
             js: Vec::new(),
@@ -266,8 +285,10 @@ impl<'m> State<'m> {
 
     /// The stack for an event's `sampleTraceId`, when it resolves (§3.7).
     fn fill_trace_id_stack(&mut self, trace: u32, ts: f64) -> bool {
-        let key = self.trace_keys[trace as usize - 1];
-        let Some(node) = self.model.node_for_trace_id(key) else { return false };
+        let node = self.trace_nodes.get(trace as usize - 1).copied().unwrap_or(NO_NODE);
+        if node == NO_NODE {
+            return false;
+        }
         self.cand.clear();
         let model = self.model;
         let gc_id = model.gc.map(|g| model.nodes[g as usize].id);
@@ -396,7 +417,7 @@ mod tests {
         // Node 3 resolves to the copy under `a` (parsed last), so b's stack is a > b.
         let (m, strings) = basic();
         let cfg = IntegratorConfig { show_all_events: false, version: EngineVersion::V0_0_65 };
-        let mut st = State::new(&m, &[], cfg);
+        let mut st = State::new(&m, Vec::new(), cfg);
         let mut stacks = Vec::new();
         for s in seeds(&m) {
             st.fill_seed_stack(&s);

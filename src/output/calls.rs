@@ -43,6 +43,7 @@ pub fn write_calls_from(
     out.write_all(line.as_bytes())?;
     let n_threads = t.len();
     let mut pi = 0;
+    let mut spare: Vec<String> = Vec::new();
     t.each(|th, strings| {
         line.clear();
         write_profile_head(&mut line, th);
@@ -50,21 +51,26 @@ pub fn write_calls_from(
         line.clear();
         let order = th.canonical_order();
         let frags = NodeFragments::new(th, strings);
-        let render = |range: std::ops::Range<usize>| {
-            let mut s = String::with_capacity(range.len() * 256);
+        let render = |(range, mut s): (std::ops::Range<usize>, String)| {
+            s.clear();
             for k in range {
                 write_call(&mut s, th, order[k] as usize, &frags);
                 s.push_str(if k + 1 < order.len() { ",\n" } else { "\n" });
             }
             s
         };
-        // A few chunks at a time, in parallel, written in order: memory stays bounded.
+        // A few chunks at a time, in parallel, written in order: memory stays bounded. The
+        // chunks' buffers are reused (fresh ones would be fresh pages, each a page fault).
         let step = CHUNK * threads.max(1);
         for from in (0..order.len()).step_by(step) {
             let to = (from + step).min(order.len());
-            let ranges: Vec<_> = (from..to).step_by(CHUNK).map(|a| a..(a + CHUNK).min(to)).collect();
-            for part in parallel::map(ranges, threads, render) {
+            let jobs: Vec<_> = (from..to)
+                .step_by(CHUNK)
+                .map(|a| (a..(a + CHUNK).min(to), spare.pop().unwrap_or_else(|| String::with_capacity(CHUNK * 256))))
+                .collect();
+            for part in parallel::map(jobs, threads, render) {
                 out.write_all(part.as_bytes())?;
+                spare.push(part);
             }
         }
         line.push_str(if pi + 1 < n_threads { "]},\n" } else { "]}\n" });
