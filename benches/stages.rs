@@ -33,7 +33,7 @@ struct Count(u64);
 
 impl Sink for Count {
     type Prep = u8;
-    fn prepare(ev: &RawEvent<'_>) -> u8 {
+    fn prepare(ev: &mut RawEvent<'_>) -> u8 {
         ev.phase()
     }
     fn event(&mut self, phase: u8, _: &EventCtx<'_>, _: &mut Diagnostics) -> Result<(), jscalls::Error> {

@@ -69,7 +69,7 @@ pub trait Sink {
         true
     }
     /// The order-independent work on one event.
-    fn prepare(ev: &RawEvent<'_>) -> Self::Prep;
+    fn prepare(ev: &mut RawEvent<'_>) -> Self::Prep;
     /// One event object: what `prepare` made of it.
     fn event(&mut self, prep: Self::Prep, ctx: &EventCtx<'_>, diag: &mut Diagnostics) -> Result<(), Error>;
     /// One element of `traceEvents` as raw bytes (called for every element when `wants_parsed` is false).
@@ -586,7 +586,7 @@ fn scan_run<S: Sink>(
             }
             let is_object = b[i] == b'{';
             let r = if parsed && is_object {
-                scan::event(b, i, stack).map(|(ev, e)| (Some(S::prepare(&ev)), e))
+                scan::event(b, i, stack).map(|(mut ev, e)| (Some(S::prepare(&mut ev)), e))
             } else {
                 scan::skip(b, i, stack).map(|e| (None, e))
             };

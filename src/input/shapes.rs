@@ -381,22 +381,37 @@ impl NodeJson<'_> {
 /// delta arrays (most of the bytes) read without serde. `None` for any other shape; the caller
 /// then lets serde read the args (and report what is wrong).
 pub fn chunk_args_fast(b: &[u8]) -> Option<ChunkArgs<'_>> {
-    let mut stack = Vec::new();
+    chunk_args_at(b, 0, &mut Vec::new(), false).map(|(a, _)| a)
+}
+
+/// [`chunk_args_fast`] on the args object at `i`, with its end. With `no_trace_ids`, it also
+/// gives up on any member that could hold a `sampleTraceId` (`args.sampleTraceId`,
+/// `args.beginData`, `args.data.sampleTraceId`): when it does not, the args have none.
+///
+/// Every value is validated on the way (anything doubtful gives up), so the bytes up to the
+/// end are JSON that [`scan::skip`](super::scan::skip) would take.
+pub fn chunk_args_at<'a>(
+    b: &'a [u8],
+    i: usize,
+    stack: &mut Vec<u8>,
+    no_trace_ids: bool,
+) -> Option<(ChunkArgs<'a>, usize)> {
     let mut data = None;
-    object(b, 0, &["data"], |k, _, i| match k {
+    let end = object(b, i, &["data"], |k, key, i| match k {
         Some(_) => {
-            let (d, e) = chunk_data(b, i, &mut stack)?;
+            let (d, e) = chunk_data(b, i, stack, no_trace_ids)?;
             data = Some(d);
             Some(e)
         }
-        None => skip_value(b, i, &mut stack),
+        None if no_trace_ids && (key == "sampleTraceId" || key == "beginData") => None,
+        None => skip_value(b, i, stack),
     })?;
-    Some(ChunkArgs { data: data.map_or(MaybeObj::Missing, MaybeObj::Obj) })
+    Some((ChunkArgs { data: data.map_or(MaybeObj::Missing, MaybeObj::Obj) }, end))
 }
 
-fn chunk_data<'a>(b: &'a [u8], i: usize, stack: &mut Vec<u8>) -> Option<(ChunkData<'a>, usize)> {
+fn chunk_data<'a>(b: &'a [u8], i: usize, stack: &mut Vec<u8>, no_trace_ids: bool) -> Option<(ChunkData<'a>, usize)> {
     let mut d = ChunkData::default();
-    let end = object(b, i, &["cpuProfile", "timeDeltas", "source"], |k, _, i| {
+    let end = object(b, i, &["cpuProfile", "timeDeltas", "source"], |k, key, i| {
         match k {
             Some(0) => {
                 let (p, e) = chunk_profile(b, i, stack)?;
@@ -415,6 +430,7 @@ fn chunk_data<'a>(b: &'a [u8], i: usize, stack: &mut Vec<u8>) -> Option<(ChunkDa
                 d.source = v;
                 Some(e)
             }
+            None if no_trace_ids && key == "sampleTraceId" => None,
             None => skip_value(b, i, stack),
         }
     })?;

@@ -1050,7 +1050,13 @@ enum Parsed<'a> {
 
 /// Parses the args of `ev` that the builder reads by phase or by name (`special`: see
 /// [`maybe_special`]).
-fn parse_known_args<'a>(ev: &RawEvent<'a>, name: &str, ph: u8, special: bool) -> Parsed<'a> {
+fn parse_known_args<'a>(
+    ev: &RawEvent<'a>,
+    chunk: Option<Box<shapes::ChunkArgs<'a>>>,
+    name: &str,
+    ph: u8,
+    special: bool,
+) -> Parsed<'a> {
     let Some(args) = ev.args else { return Parsed::None };
     let traced = matches!(ph, b'X' | b'I' | b'B') && FINDER.find(args).is_some();
     if !(traced || special && reads_args(name)) {
@@ -1060,7 +1066,7 @@ fn parse_known_args<'a>(ev: &RawEvent<'a>, name: &str, ph: u8, special: bool) ->
         Parsed::BadUtf8
     } else if special && name == "ProfileChunk" {
         // The usual shape without serde; serde reads (and reports) anything else.
-        match shapes::chunk_args_fast(args) {
+        match chunk.map(|c| *c).or_else(|| shapes::chunk_args_fast(args)) {
             Some(a) => Parsed::Chunk(Ok(a)),
             None => Parsed::Chunk(serde_json::from_slice(args)),
         }
@@ -1083,7 +1089,7 @@ fn plain(ev: &RawEvent<'_>, name: &str, ph: u8) -> Option<Plain> {
     if ev.has_call_frame {
         return None;
     }
-    let trace = match parse_known_args(ev, name, ph, false) {
+    let trace = match parse_known_args(ev, None, name, ph, false) {
         Parsed::None | Parsed::TraceId(TraceIdFound::None) => None,
         Parsed::TraceId(TraceIdFound::Key(k)) => Some(TraceKey::of(&k)),
         _ => return None,
@@ -1095,13 +1101,15 @@ fn plain(ev: &RawEvent<'_>, name: &str, ph: u8) -> Option<Plain> {
 impl Sink for TraceBuilder {
     type Prep = Prep;
 
-    fn prepare(ev: &RawEvent<'_>) -> Prep {
+    fn prepare(ev: &mut RawEvent<'_>) -> Prep {
+        let chunk = ev.chunk.take();
+        let ev = &*ev;
         let Loose::Str(name) = &ev.name else { return Prep::Full };
         let ph = ev.phase();
         if maybe_special(name) {
             // The one special event that is frequent and large: read its args here.
             if name == "ProfileChunk" && !matches!(ph, b'X' | b'I' | b'B' | b'E') {
-                if let Parsed::Chunk(Ok(args)) = parse_known_args(ev, name, ph, true) {
+                if let Parsed::Chunk(Ok(args)) = parse_known_args(ev, chunk, name, ph, true) {
                     return Prep::Chunk(Box::new((ev.envelope(), args.into_owned())));
                 }
             }
@@ -1135,9 +1143,10 @@ impl Sink for TraceBuilder {
                 self.full_event(&ev, Parsed::Chunk(Ok(args)), ctx, diag)
             }
             Prep::Full => {
-                let ev = ctx.parse()?;
+                let mut ev = ctx.parse()?;
+                let chunk = ev.chunk.take();
                 let parsed = match &ev.name {
-                    Loose::Str(name) => parse_known_args(&ev, name, ev.phase(), maybe_special(name)),
+                    Loose::Str(name) => parse_known_args(&ev, chunk, name, ev.phase(), maybe_special(name)),
                     _ => Parsed::None,
                 };
                 self.full_event(&ev, parsed, ctx, diag)
@@ -1169,10 +1178,10 @@ impl TraceBuilder {
                 );
                 let fixed = String::from_utf8_lossy(ctx.raw).into_owned();
                 let ctx2 = ctx.with_raw(fixed.as_bytes());
-                let (ev2, _) = crate::input::scan::event(fixed.as_bytes(), 0, &mut Vec::new()).map_err(|_| {
+                let (mut ev2, _) = crate::input::scan::event(fixed.as_bytes(), 0, &mut Vec::new()).map_err(|_| {
                     Error::input(Some(ctx.location()), "cannot read the event after replacing invalid UTF-8")
                 })?;
-                return self.event(Self::prepare(&ev2), &ctx2, diag);
+                return self.event(Self::prepare(&mut ev2), &ctx2, diag);
             }
         };
         let name = match &ev.name {

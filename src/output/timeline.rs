@@ -29,7 +29,7 @@ impl Sink for Copy<'_> {
     fn wants_parsed(&self) -> bool {
         false
     }
-    fn prepare(_: &RawEvent<'_>) {}
+    fn prepare(_: &mut RawEvent<'_>) {}
     fn event(&mut self, _: (), _: &EventCtx<'_>, _: &mut Diagnostics) -> Result<(), Error> {
         Ok(())
     }
