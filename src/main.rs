@@ -1,5 +1,7 @@
 //! The `jscalls` command: arguments → `jscalls::analyze` → an output file, written atomically.
 
+mod alloc;
+
 use std::fs;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -131,8 +133,11 @@ impl Common {
 /// The temporary output file being written, removed if jscalls is interrupted.
 static PENDING: std::sync::Mutex<Option<PathBuf>> = std::sync::Mutex::new(None);
 
+/// See `alloc.rs`: measured against glibc's allocator and mimalloc alone.
+#[global_allocator]
+static ALLOC: alloc::Split = alloc::Split;
+
 fn main() -> ExitCode {
-    allocator_setup();
     // SIGINT, SIGTERM, SIGHUP: remove the temporary output (if any) and stop, so that nothing
     // half-written stays behind. The lock also waits for a rename in progress to finish.
     let _ = ctrlc::set_handler(|| {
@@ -385,19 +390,4 @@ fn report(name: &str, d: &Diagnostics, quiet: bool) {
         if more > 0 { format!(" ({more} not shown)") } else { String::new() },
         parts.join(", ")
     );
-}
-
-/// Keeps glibc's allocator from holding on to freed memory. By default its threshold for giving
-/// a large block its own mapping grows to the size of the largest block freed (up to 32 MB), so
-/// after the first large tables are freed, later ones come from the heap and stay there once
-/// freed: the stages free large tables one after another, and the peak would hold several of
-/// them (on the generated 5.4 GB trace, 780 MB instead of 470 MB). A fixed threshold of 1 MiB
-/// keeps larger blocks in their own mappings, given back when freed. Measured (7 interleaved
-/// runs each) within the noise of the default on 100 MB traces; 128 KiB and 4 MiB the same.
-fn allocator_setup() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: mallopt only changes a tuning parameter of the allocator.
-    unsafe {
-        libc::mallopt(libc::M_MMAP_THRESHOLD, 1 << 20);
-    }
 }
