@@ -9,9 +9,16 @@
 //! Stages: `read` (open, inflate, read every byte), `parse` (scan every event, no model),
 //! `assemble` (scan + TraceBuilder + profile models), `estimate` (the integrator and the tree
 //! on an assembled model), `write_calls` and `write_timeline` (to a sink). Throughput is in
-//! bytes of (uncompressed) input per second.
+//! bytes of (uncompressed) input per second. The stages run with the command's allocator.
 
 use std::io::Read;
+
+#[path = "../src/alloc.rs"]
+#[allow(dead_code, unused_imports)] // its tests do not run here (no test harness)
+mod alloc;
+
+#[global_allocator]
+static ALLOC: alloc::Split = alloc::Split;
 
 use criterion::{black_box, criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use jscalls::error::Diagnostics;
