@@ -84,25 +84,23 @@ impl ThreadCalls {
     pub fn canonical_order(&self) -> Vec<u32> {
         // nodeDepth is looked up by id, as the oracle does (the copy parsed last).
         let node_depth = self.node_depths();
-        let mut keys: Vec<(f64, f64, i32, i64, i64, u32)> = self
-            .calls
-            .iter()
-            .enumerate()
-            .map(|(i, c)| {
-                let n = c.node as usize;
-                (c.ts, c.dur, node_depth[n], c.sample_index, self.model.nodes[n].id, i as u32)
+        let (calls, nodes) = (&self.calls, &self.model.nodes);
+        // Indices sorted in place, 4 bytes a call: a table of the keys would be 40 (92 MB for
+        // the 2.3 million calls of the 5.4 GB trace's largest thread, the run's peak). Push
+        // order is already by ts, so the sort (adaptive) mostly compares neighbours.
+        let mut order: Vec<u32> = (0..calls.len() as u32).collect();
+        order.sort_by(|&i, &j| {
+            let (a, b) = (&calls[i as usize], &calls[j as usize]);
+            cmp_f64(a.ts, b.ts).then_with(|| cmp_f64(b.dur, a.dur)).then_with(|| {
+                let (m, n) = (a.node as usize, b.node as usize);
+                node_depth[m]
+                    .cmp(&node_depth[n])
+                    .then(a.sample_index.cmp(&b.sample_index))
+                    .then(nodes[m].id.cmp(&nodes[n].id))
+                    .then(i.cmp(&j))
             })
-            .collect();
-        // Push order is already by ts, so this is nearly sorted (and the sort is adaptive).
-        keys.sort_by(|a, b| {
-            cmp_f64(a.0, b.0)
-                .then_with(|| cmp_f64(b.1, a.1))
-                .then_with(|| a.2.cmp(&b.2))
-                .then_with(|| a.3.cmp(&b.3))
-                .then_with(|| a.4.cmp(&b.4))
-                .then_with(|| a.5.cmp(&b.5))
         });
-        keys.into_iter().map(|k| k.5).collect()
+        order
     }
 
     /// Per node: the depth of the node its id resolves to (the oracle's `nodeDepth`), or −2.
