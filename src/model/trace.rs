@@ -116,6 +116,7 @@ struct PreProfile {
     pid: i64,
     id: MapKey,
     raw: RawProfile,
+    frame_cache: FrameCache,
     thread: Option<i64>,
     source: Option<Source>,
     /// Where the profile was first seen.
@@ -263,6 +264,7 @@ impl TraceBuilder {
                 time_deltas: Some(Deltas::default()),
                 ..RawProfile::default()
             },
+            frame_cache: FrameCache::default(),
             thread: None,
             source: None,
             location: loc(),
@@ -417,9 +419,9 @@ impl TraceBuilder {
         let i = self.profile(pid, &ev.id, || ctx.location());
         if let Some(nodes) = cpu.and_then(|c| c.nodes.as_ref()) {
             new_nodes.reserve(nodes.len());
-            let frames = &mut self.profiles[i].raw.frames;
+            let p = &mut self.profiles[i];
             for (k, n) in nodes.iter().enumerate() {
-                let node = node_from_json(n, true, &mut self.strings, frames)
+                let node = node_from_json(n, true, &mut self.strings, &mut p.raw.frames, &mut p.frame_cache)
                     .map_err(|m| Error::input(Some(ctx.location()), format!("ProfileChunk: node {k}: {m}")))?;
                 new_nodes.push(node);
             }
@@ -1282,32 +1284,88 @@ fn args_error(raw: &[u8], ctx: &EventCtx<'_>, what: &str, e: &serde_json::Error)
     Error::input(Some(ctx.serde_location(raw, e)), format!("{what}: {}", crate::input::reader::serde_message(e)))
 }
 
-/// A node from its JSON; `chunk` selects the trace-chunk normalisation of the frame.
+/// The `callFrame` objects of one profile already read, by an exact encoding of their
+/// members: a frame seen again (most are: the generated traces have 570,000 nodes but 243
+/// frames per profile, and real ones a few nodes per frame) costs one lookup instead of
+/// interning each string and then the frame. Equal encodings are equal members, which
+/// [`frame_from_json`] turns into the same frame; only frames read without error are kept.
+#[derive(Debug, Default)]
+pub struct FrameCache {
+    seen: FxHashMap<Box<[u8]>, u32>,
+    key: Vec<u8>,
+}
+
+impl FrameCache {
+    /// The frame of `f`, read with [`frame_from_json`] unless seen before.
+    fn frame(
+        &mut self,
+        f: &shapes::FrameJson<'_>,
+        chunk: bool,
+        strings: &mut Strings,
+        frames: &mut Frames,
+    ) -> Option<u32> {
+        self.key.clear();
+        for v in [&f.function_name, &f.script_id, &f.url, &f.line_number, &f.column_number] {
+            encode_loose(v, &mut self.key);
+        }
+        if let Some(&k) = self.seen.get(&self.key[..]) {
+            return Some(k);
+        }
+        let k = frames.intern(frame_from_json(f, chunk, strings)?);
+        self.seen.insert(self.key.as_slice().into(), k);
+        Some(k)
+    }
+}
+
+/// Appends an encoding of `v` that tells every two different values apart.
+fn encode_loose(v: &Loose<'_>, out: &mut Vec<u8>) {
+    match v {
+        Loose::Missing => out.push(0),
+        Loose::Null => out.push(1),
+        Loose::Bool(b) => out.push(2 + *b as u8),
+        Loose::Num(n) => {
+            out.push(4);
+            out.extend_from_slice(&n.to_bits().to_le_bytes());
+        }
+        Loose::Str(s) => {
+            out.push(5);
+            out.extend_from_slice(&(s.len() as u64).to_le_bytes());
+            out.extend_from_slice(s.as_bytes());
+        }
+        Loose::Object => out.push(6),
+        Loose::Array => out.push(7),
+    }
+}
+
+/// A node from its JSON; `chunk` selects the trace-chunk normalisation of the frame. `cache`
+/// holds the frames of this profile's nodes read so far.
 pub fn node_from_json(
     n: &NodeJson<'_>,
     chunk: bool,
     strings: &mut Strings,
     frames: &mut Frames,
+    cache: &mut FrameCache,
 ) -> Result<RawNode, String> {
     let id = n.id.int().ok_or_else(|| format!("the node id is {}, not an integer", n.id.type_name()))?;
     let frame = match &n.call_frame {
-        MaybeObj::Obj(f) => frame_from_json(f, chunk, strings)
+        MaybeObj::Obj(f) => cache
+            .frame(f, chunk, strings, frames)
             .ok_or_else(|| format!("node {id}: a callFrame field is an object or array"))?,
         _ if chunk => return Err(format!("node {id} has no callFrame object (DevTools fails on this)")),
-        _ => CallFrame {
+        _ => frames.intern(CallFrame {
             function_name: n.function_name.scalar(strings).unwrap_or(Scalar::Undefined),
             script_id: n.script_id.scalar(strings).unwrap_or(Scalar::Undefined),
             url: n.url.scalar(strings).unwrap_or(Scalar::Undefined),
             line_number: Scalar::Num(js_minus_one(&n.line_number)),
             column_number: Scalar::Num(js_minus_one(&n.column_number)),
-        },
+        }),
     };
     let children = n.children.as_ref().map(|c| c.iter().map(|v| v.int().unwrap_or(UNKNOWN_ID)).collect());
     Ok(RawNode {
         id,
         parent: n.parent.int().unwrap_or(UNKNOWN_ID),
         children,
-        frame: frames.intern(frame),
+        frame,
         hit_count_is_number: matches!(n.hit_count, Loose::Num(_)),
     })
 }
@@ -1323,9 +1381,11 @@ pub fn raw_from_cpuprofile(
         return Err(fail("the legacy .cpuprofile format (a 'head' tree instead of 'nodes') is not supported".into()));
     }
     let mut nodes = Vec::new();
-    let mut frames = Frames::default();
+    let (mut frames, mut cache) = (Frames::default(), FrameCache::default());
     for (k, n) in json.nodes.iter().flatten().enumerate() {
-        nodes.push(node_from_json(n, false, strings, &mut frames).map_err(|m| fail(format!("nodes[{k}]: {m}")))?);
+        nodes.push(
+            node_from_json(n, false, strings, &mut frames, &mut cache).map_err(|m| fail(format!("nodes[{k}]: {m}")))?,
+        );
     }
     let start_time = json
         .start_time
@@ -1350,4 +1410,50 @@ pub fn raw_from_cpuprofile(
         time_deltas: json.time_deltas.as_ref().map(|d| Deltas::from_slice(&d.values)),
         trace_ids: None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::input::shapes::FrameJson;
+
+    fn s(v: &str) -> Loose<'_> {
+        Loose::Str(Cow::Borrowed(v))
+    }
+
+    /// Frames read through the cache are the frames read without it, in both modes, for
+    /// members that differ only in type, in where a string splits, or by being absent.
+    #[test]
+    fn frame_cache_gives_the_frames_read_without_it() {
+        let frame = |f: Loose<'static>, sid: Loose<'static>, url: Loose<'static>, line: Loose<'static>| FrameJson {
+            function_name: f,
+            script_id: sid,
+            url,
+            line_number: line,
+            column_number: Loose::Num(3.0),
+        };
+        let list = [
+            frame(s("f"), Loose::Num(1.0), s("a.js"), Loose::Num(0.0)),
+            frame(s("f"), s("1"), s("a.js"), Loose::Num(0.0)),
+            frame(s("f"), Loose::Num(1.0), s("a.js"), Loose::Missing),
+            frame(s("f"), Loose::Num(1.0), s("a.js"), Loose::Num(-0.0)),
+            frame(s("fa"), Loose::Num(1.0), s(".js"), Loose::Num(0.0)),
+            frame(s("f"), Loose::Num(1.0), Loose::Null, Loose::Num(0.0)),
+            frame(s("f"), Loose::Num(1.0), s(""), Loose::Num(0.0)),
+            frame(s("f"), Loose::Num(1.0), s("a.js"), Loose::Object),
+            frame(s("f"), Loose::Num(1.0), s("a.js"), Loose::Num(0.0)),
+        ];
+        for chunk in [true, false] {
+            let (mut strings, mut frames, mut cache) = (Strings::default(), Frames::default(), FrameCache::default());
+            let (mut strings2, mut frames2) = (Strings::default(), Frames::default());
+            // Twice over: the second round is read from the cache.
+            for f in list.iter().chain(&list) {
+                let got = cache.frame(f, chunk, &mut strings, &mut frames);
+                let want = frame_from_json(f, chunk, &mut strings2).map(|x| frames2.intern(x));
+                assert_eq!(got, want, "chunk {chunk}: {f:?}");
+            }
+            // Nine members: one repeats the first, one fails to read (an object) and is not kept.
+            assert_eq!(cache.seen.len(), 7);
+        }
+    }
 }
