@@ -47,7 +47,7 @@ pub use model::trace::EngineVersion;
 use estimate::IntegratorConfig;
 use input::document::{read_document, Document};
 use input::loose::{IdArray, Loose, NumArray};
-use input::reader::{serde_message, Window};
+use input::reader::serde_message;
 use input::shapes::{CpuProfileJson, NodeJson};
 use model::profile::ProfileModel;
 use model::trace::{raw_from_cpuprofile, report_model, ThreadWork, TraceBuilder};
@@ -156,7 +156,7 @@ pub struct Assembled {
 /// Reads every event of `source` into `sink` (the scan alone; for measurements).
 pub fn scan_all<S: input::document::Sink>(source: &Source, sink: &mut S, cfg: &Config) -> Result<Diagnostics, Error> {
     let mut diag = Diagnostics::default();
-    let mut w = Window::new(source.open()?, source.display_name(), cfg.max_event_bytes);
+    let mut w = source.window(cfg.max_event_bytes)?;
     read_document(&mut w, sink, &mut diag, cfg.threads)?;
     Ok(diag)
 }
@@ -165,8 +165,7 @@ pub fn scan_all<S: input::document::Sink>(source: &Source, sink: &mut S, cfg: &C
 pub fn assemble(source: &Source, cfg: &Config) -> Result<(Diagnostics, Assembled), Error> {
     let mut diag = Diagnostics::default();
     let t_read = std::time::Instant::now();
-    let reader = source.open()?;
-    let mut w = Window::new(reader, source.display_name(), cfg.max_event_bytes);
+    let mut w = source.window(cfg.max_event_bytes)?;
     let mut builder = TraceBuilder::new(cfg.limits, cfg.engine);
     let doc = read_document(&mut w, &mut builder, &mut diag, cfg.threads)?;
     match doc {

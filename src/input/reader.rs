@@ -10,8 +10,13 @@
 //! ([`Window::split`]), and the window then moves onto it ([`Window::advance_to`]), handing
 //! the scanned region's bytes over as a [`Text`] that lives until its events are delivered.
 //! No region is copied on the way; only the start of an event cut by a region's end is.
+//!
+//! A plain file is not read at all but mapped ([`Window::mapped`]): the window is then a range
+//! of the mapping that moves the same way, with nothing copied (not even into the kernel's
+//! read buffers), and the pages of the ranges done with are handed back as the window moves.
 
 use std::io::{self, Read};
+use std::sync::Arc;
 
 use crate::error::{Error, Location};
 
@@ -30,7 +35,7 @@ pub(crate) struct Window {
 /// in them as a line and column.
 pub(crate) struct Text {
     /// The window: `buf[pos..]` is not consumed yet.
-    pub(crate) buf: Vec<u8>,
+    pub(crate) buf: Bytes,
     pub(crate) pos: usize,
     /// Absolute offset of `buf[0]`.
     base: u64,
@@ -53,6 +58,67 @@ pub(crate) struct Input {
     failed: Option<Error>,
 }
 
+/// The bytes of a [`Text`]: read into memory, or a range of a file mapped whole.
+pub(crate) enum Bytes {
+    Read(Vec<u8>),
+    Mapped(Mapped),
+}
+
+/// `map[start..end]`.
+pub(crate) struct Mapped {
+    map: Arc<memmap2::Mmap>,
+    start: usize,
+    end: usize,
+}
+
+impl std::ops::Deref for Bytes {
+    type Target = [u8];
+    #[inline]
+    fn deref(&self) -> &[u8] {
+        match self {
+            Bytes::Read(v) => v,
+            Bytes::Mapped(m) => &m.map[m.start..m.end],
+        }
+    }
+}
+
+impl Mapped {
+    /// Hands back the pages of `map[from..to]`, including the ones it shares with a neighbour:
+    /// they leave the process's resident memory, not the page cache.
+    fn release(&self, from: usize, to: usize) {
+        #[cfg(target_os = "linux")]
+        {
+            let page = page_size();
+            let first = from / page * page;
+            let last = to.next_multiple_of(page).min(self.map.len());
+            if last > first {
+                // SAFETY: the mapping is of a file, shared and read-only: a page dropped is
+                // mapped again from the page cache when it is next touched, with the same
+                // bytes, so a slice still into it (a neighbour's, on a shared page) stays
+                // valid. Advice only: a failure leaves the pages resident, nothing else.
+                let _ =
+                    unsafe { self.map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, first, last - first) };
+            }
+        }
+        #[cfg(not(target_os = "linux"))]
+        let _ = (from, to);
+    }
+}
+
+/// The system's page size (the unit of `madvise`).
+#[cfg(target_os = "linux")]
+fn page_size() -> usize {
+    static PAGE: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    // SAFETY: sysconf has no preconditions.
+    *PAGE.get_or_init(|| usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096).max(1))
+}
+
+impl Drop for Mapped {
+    fn drop(&mut self) {
+        self.release(self.start, self.end);
+    }
+}
+
 impl std::ops::Deref for Window {
     type Target = Text;
     fn deref(&self) -> &Text {
@@ -70,7 +136,7 @@ impl Window {
     pub(crate) fn new(src: Box<dyn Read + Send>, name: String, max_value: usize) -> Window {
         Window {
             text: Text {
-                buf: Vec::with_capacity(BLOCK * 2),
+                buf: Bytes::Read(Vec::with_capacity(BLOCK * 2)),
                 pos: 0,
                 base: 0,
                 lines_before: 0,
@@ -78,6 +144,27 @@ impl Window {
                 max_value,
             },
             input: Input { src, eof: false, name, cut_stream: false, failed: None },
+            ahead: Vec::new(),
+        }
+    }
+
+    /// A window over a file mapped whole: [`Window::fill`] moves the end of the window
+    /// forward in the mapping instead of reading.
+    pub(crate) fn mapped(map: memmap2::Mmap, name: String, max_value: usize) -> Window {
+        // The window moves forward only: the kernel may read ahead far and drop pages behind.
+        #[cfg(unix)]
+        let _ = map.advise(memmap2::Advice::Sequential);
+        let map = Arc::new(map);
+        Window {
+            text: Text {
+                buf: Bytes::Mapped(Mapped { map, start: 0, end: 0 }),
+                pos: 0,
+                base: 0,
+                lines_before: 0,
+                line_start_before: 0,
+                max_value,
+            },
+            input: Input { src: Box::new(io::empty()), eof: true, name, cut_stream: false, failed: None },
             ahead: Vec::new(),
         }
     }
@@ -90,20 +177,34 @@ impl Window {
     /// The window's bytes, and a handle that reads ahead while they are in use: bytes read
     /// through it join the window at the next [`Window::fill`].
     pub(crate) fn split(&mut self) -> (&Text, ReadAhead<'_>) {
-        (&self.text, ReadAhead { input: &mut self.input, ahead: &mut self.ahead })
+        let mapped = match &self.text.buf {
+            Bytes::Mapped(m) => Some(m),
+            Bytes::Read(_) => None,
+        };
+        (&self.text, ReadAhead { input: &mut self.input, ahead: &mut self.ahead, mapped })
     }
 
     /// Reads more input. `need_more_than` is how many unconsumed bytes were not enough; the
     /// window at least doubles past that, so a huge value is re-scanned O(log n) times.
     /// Returns false at the end of input.
     pub(crate) fn fill(&mut self, need_more_than: usize) -> Result<bool, Error> {
-        if self.input.eof && self.ahead.len() <= HEADROOM && self.input.failed.is_none() {
+        let t = &mut self.text;
+        let at_end = match &t.buf {
+            Bytes::Read(_) => self.input.eof && self.ahead.len() <= HEADROOM && self.input.failed.is_none(),
+            Bytes::Mapped(m) => m.end == m.map.len(),
+        };
+        if at_end {
             return Ok(false);
         }
-        let t = &mut self.text;
         if t.pos > 0 {
             (t.lines_before, t.line_start_before) = t.lines_to(t.pos);
-            t.buf.drain(..t.pos);
+            match &mut t.buf {
+                Bytes::Read(v) => drop(v.drain(..t.pos)),
+                Bytes::Mapped(m) => {
+                    m.release(m.start, m.start + t.pos);
+                    m.start += t.pos;
+                }
+            }
             t.base += t.pos as u64;
             t.pos = 0;
         }
@@ -117,15 +218,22 @@ impl Window {
             ));
         }
         let want = BLOCK.max(need_more_than.saturating_mul(2).min(t.max_value.saturating_add(BLOCK)));
-        let target = t.buf.len() + want;
+        let buf = match &mut t.buf {
+            Bytes::Read(v) => v,
+            Bytes::Mapped(m) => {
+                m.end = m.end.saturating_add(want).min(m.map.len());
+                return Ok(true);
+            }
+        };
+        let target = buf.len() + want;
         let mut got_any = false;
         if self.ahead.len() > HEADROOM {
-            t.buf.extend_from_slice(&self.ahead[HEADROOM..]);
+            buf.extend_from_slice(&self.ahead[HEADROOM..]);
             self.ahead.truncate(HEADROOM);
             got_any = true;
         }
-        if t.buf.len() < target {
-            got_any |= self.input.read_to(&mut t.buf, target)?;
+        if buf.len() < target {
+            got_any |= self.input.read_to(buf, target)?;
         }
         Ok(got_any)
     }
@@ -136,10 +244,30 @@ impl Window {
     /// the room kept at the front of the read-ahead buffer, when they fit). `spare` is a
     /// `Text` done with, whose allocation is used to read ahead next.
     pub(crate) fn advance_to(&mut self, abs: u64, spare: Option<Text>) -> Text {
-        let t = &self.text;
+        let t = &mut self.text;
         let rel = (abs - t.base) as usize;
+        if let Bytes::Mapped(m) = &mut t.buf {
+            // The window goes on in the same mapping: nothing to copy.
+            let rest = Mapped { map: m.map.clone(), start: m.start + rel, end: m.end };
+            m.end = rest.start;
+            let (lines_before, line_start_before) = t.lines_to(rel);
+            let next = Text {
+                buf: Bytes::Mapped(rest),
+                pos: 0,
+                base: abs,
+                lines_before,
+                line_start_before,
+                max_value: t.max_value,
+            };
+            return std::mem::replace(&mut self.text, next);
+        }
+        let t = &self.text;
         let tail = &t.buf[rel..];
-        let mut ahead = std::mem::replace(&mut self.ahead, spare.map(|s| s.buf).unwrap_or_default());
+        let spare = spare.and_then(|s| match s.buf {
+            Bytes::Read(v) => Some(v),
+            Bytes::Mapped(_) => None,
+        });
+        let mut ahead = std::mem::replace(&mut self.ahead, spare.unwrap_or_default());
         // The room before the tail is never read as input, but line counts scan it: no newlines.
         self.ahead.clear();
         if ahead.len() < HEADROOM {
@@ -155,7 +283,14 @@ impl Window {
             (b, 0)
         };
         let (lines_before, line_start_before) = t.lines_to(rel);
-        let next = Text { buf, pos, base: abs - pos as u64, lines_before, line_start_before, max_value: t.max_value };
+        let next = Text {
+            buf: Bytes::Read(buf),
+            pos,
+            base: abs - pos as u64,
+            lines_before,
+            line_start_before,
+            max_value: t.max_value,
+        };
         std::mem::replace(&mut self.text, next)
     }
 }
@@ -168,12 +303,30 @@ const HEADROOM: usize = 64 << 10;
 pub(crate) struct ReadAhead<'w> {
     input: &'w mut Input,
     ahead: &'w mut Vec<u8>,
+    /// The window, when it is a mapping: reading ahead is then mapping its pages in.
+    mapped: Option<&'w Mapped>,
 }
 
 impl ReadAhead<'_> {
     /// Reads up to `n` more bytes ahead (fewer at the end of the input). A read error is kept
     /// for the [`Window::fill`] that reaches it, after the bytes read before it.
     pub(crate) fn read(&mut self, n: usize) {
+        if let Some(m) = self.mapped {
+            // Done here, the page faults of the next region are not taken by the threads
+            // scanning it. Advice only: on failure they are.
+            #[cfg(target_os = "linux")]
+            {
+                let from = m.end / page_size() * page_size();
+                let to = m.end.saturating_add(n).min(m.map.len());
+                let _ = m.map.advise_range(memmap2::Advice::PopulateRead, from, to.saturating_sub(from));
+            }
+            #[cfg(not(target_os = "linux"))]
+            let _ = (m, n);
+            return;
+        }
+        if self.input.eof {
+            return;
+        }
         if self.ahead.len() < HEADROOM {
             self.ahead.resize(HEADROOM, 0);
         }

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use std::thread;
 
 use crate::error::Error;
+use crate::input::reader::Window;
 
 /// An input that can be opened (and, for the timeline writer, opened again).
 #[derive(Debug, Clone)]
@@ -40,6 +41,24 @@ impl Source {
         }
     }
 
+    /// A window over the input for the event reader. A plain (not gzip) regular file is mapped
+    /// rather than read, unless `JSCALLS_NO_MMAP` is set: nothing is copied, and the pages
+    /// read are handed back as the window moves on. Anything else is [opened](Source::open).
+    ///
+    /// A mapped file must not shrink while it is read: a page past its new end cannot be read
+    /// and the process is stopped by the system (SIGBUS), as every program that maps its input
+    /// is. Set `JSCALLS_NO_MMAP` for a file that another program may still be rewriting.
+    pub(crate) fn window(&self, max_value: usize) -> Result<Window, Error> {
+        if let Source::File(path) = self {
+            if std::env::var_os("JSCALLS_NO_MMAP").is_none() {
+                if let Some(map) = map_plain_file(path, &self.display_name())? {
+                    return Ok(Window::mapped(map, self.display_name(), max_value));
+                }
+            }
+        }
+        Ok(Window::new(self.open()?, self.display_name(), max_value))
+    }
+
     /// Opens the input, inflating gzip (one or more members) when the first bytes say so.
     pub fn open(&self) -> Result<Box<dyn Read + Send>, Error> {
         let name = self.display_name();
@@ -61,6 +80,24 @@ impl Source {
             Ok(Box::new(joined))
         }
     }
+}
+
+/// Maps `path` when it is a regular, non-empty file that does not start with gzip's magic bytes.
+/// `None` when it is not, or when it cannot be mapped (it is then read).
+fn map_plain_file(path: &Path, name: &str) -> Result<Option<memmap2::Mmap>, Error> {
+    let file = File::open(path).map_err(|e| Error::io(format!("cannot open {name}"), e))?;
+    let meta = file.metadata().map_err(|e| Error::io(format!("cannot read {name}"), e))?;
+    if !meta.is_file() || meta.len() < 2 || usize::try_from(meta.len()).is_err() {
+        return Ok(None);
+    }
+    // SAFETY: the mapping is read-only and only ever read as bytes; the one hazard, a file cut
+    // short while mapped, is documented on `Source::window` (it stops the process, it does not
+    // yield wrong bytes silently).
+    let Ok(map) = (unsafe { memmap2::Mmap::map(&file) }) else { return Ok(None) };
+    if map[..2] == [0x1f, 0x8b] {
+        return Ok(None);
+    }
+    Ok(Some(map))
 }
 
 struct ArcBytes(Arc<[u8]>);

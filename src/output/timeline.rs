@@ -11,7 +11,6 @@ use super::calls::write_field;
 use crate::error::{Diagnostics, Error};
 use crate::estimate::{Estimates, ThreadCalls, Timeline};
 use crate::input::document::{read_document, Document, EventCtx, RawEvent, Sink};
-use crate::input::reader::Window;
 use crate::input::Source;
 use crate::js::{write_json_string, write_number, Scalar};
 use crate::strings::Strings;
@@ -65,8 +64,7 @@ pub fn write_timeline_from(
 ) -> Result<(), Error> {
     let io = |e| Error::io("cannot write the timeline", e);
     out.write_all(b"{\"traceEvents\":[\n").map_err(io)?;
-    let reader = source.open()?;
-    let mut w = Window::new(reader, source.display_name(), max_event_bytes);
+    let mut w = source.window(max_event_bytes)?;
     let mut copy = Copy { out, n: 0 };
     let mut diag = Diagnostics::default();
     let doc = read_document(&mut w, &mut copy, &mut diag, 2)?;

@@ -9,15 +9,25 @@ use crate::support::{cpuprofile, node, trace, x};
 
 /// What jscalls reports for `input`: `error: …`, or one `warning: …` line per kept warning
 /// followed by `calls: N`.
+///
+/// The input is read from memory (as standard input is) and from a file (which is mapped, when
+/// it is not gzip): both must say the same, but for the name.
 fn report(input: &[u8], cfg: &Config) -> String {
-    match analyze(&Source::Memory(input.into()), cfg) {
+    let run = |src: &Source| match analyze(src, cfg) {
         Err(e) => format!("error: {e}"),
         Ok(a) => {
             let mut s: Vec<String> = a.diagnostics.warnings().iter().map(|w| format!("warning: {w}")).collect();
             s.push(format!("calls: {}", a.timeline.n_calls()));
             s.join("\n")
         }
-    }
+    };
+    let from_memory = run(&Source::Memory(input.into()));
+    let mut file = tempfile::NamedTempFile::new().unwrap();
+    file.write_all(input).unwrap();
+    let name = file.path().display().to_string();
+    let from_file = run(&Source::file(file.path())).replace(&name, "<stdin>");
+    assert_eq!(from_file, from_memory, "read from a file and from memory");
+    from_memory
 }
 
 fn gz(bytes: &[u8]) -> Vec<u8> {

@@ -37,6 +37,40 @@ fn layouts_and_thread_counts_agree() {
     }
 }
 
+/// A plain file is mapped, not read: the window is then a moving range of the mapping, and
+/// regions are handed over without copies. Calls and timeline are the same bytes as from
+/// memory, in every layout (one event per line, pretty-printed, one line) and thread count.
+#[test]
+fn mapped_file_gives_the_same_bytes_as_memory() {
+    use jscalls::output::timeline;
+    let mut raw = Vec::new();
+    let f = std::fs::File::open("fixtures/chrome-ui.json.gz").unwrap();
+    flate2::read::MultiGzDecoder::new(f).read_to_end(&mut raw).unwrap();
+    let value: serde_json::Value = serde_json::from_slice(&raw).unwrap();
+    for (k, bytes) in [raw.clone(), serde_json::to_vec_pretty(&value).unwrap()].iter().enumerate() {
+        let mut file = tempfile::NamedTempFile::new().unwrap();
+        std::io::Write::write_all(&mut file, bytes).unwrap();
+        for threads in [1, 2] {
+            let mut cfg = Config::default();
+            cfg.threads = threads;
+            let outputs = |src: &Source| {
+                let a = analyze(src, &cfg).unwrap();
+                let mut calls = Vec::new();
+                write_calls_from(&mut calls, &a.timeline, "x", "e", threads).unwrap();
+                let mut tl = Vec::new();
+                timeline::write_timeline(&mut tl, src, &a.timeline, 1 << 30).unwrap();
+                (a.n_events, calls, tl)
+            };
+            let want = outputs(&Source::Memory(bytes.as_slice().into()));
+            let got = outputs(&Source::file(file.path()));
+            assert!(want.0 > 40_000 && want.1.len() > 100_000, "layout {k}: {} events", want.0);
+            assert_eq!(got.0, want.0, "layout {k}, {threads} threads: event count");
+            assert!(got.1 == want.1, "layout {k}, {threads} threads: the calls differ");
+            assert!(got.2 == want.2, "layout {k}, {threads} threads: the timelines differ");
+        }
+    }
+}
+
 /// The command estimates one thread at a time while it writes ([`jscalls::estimate::Lazy`]; with
 /// two worker threads, the next thread is estimated while one is written); the library
 /// estimates all threads first. All give the same bytes, for both outputs, on traces with
