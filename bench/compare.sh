@@ -3,7 +3,7 @@
 # Model.parse with all handlers), the bare-parse floor (serde_json into IgnoredAny), and
 # `jscalls calls` / `jscalls timeline` end to end; prints medians, ratios and peak memory.
 #
-# usage: bash bench/compare.sh FILE [RUNS]          (RUNS default 5; DevTools runs min(RUNS,3))
+# usage: bash bench/compare.sh FILE [RUNS]          (RUNS default 5, for every column)
 #        bash bench/compare.sh --gen SIZE [RUNS]    (generates bench-data/gen-SIZE.json first)
 # needs: cargo; node + npm for the DevTools column (skipped when the file is over V8's 512 MB
 # string limit, which DevTools cannot read at all).
@@ -26,42 +26,54 @@ BYTES=$(if [ "$(head -c2 "$FILE" | od -An -tx1 | tr -d ' ')" = "1f8b" ]; then gz
 OUT="$(mktemp -d)"
 trap 'rm -rf "$OUT"' EXIT
 
-# Prints "seconds peak_rss_kb" for one run of a command.
-measure() { /usr/bin/time -f "%e %M" -o "$OUT/t" "$@" > /dev/null 2> "$OUT/err" || { cat "$OUT/err" >&2; exit 1; }; cat "$OUT/t"; }
+# Runs one command once; appends its wall seconds (bash's clock, microseconds) to $OUT/NAME.s
+# and its peak RSS in KB (/usr/bin/time) to $OUT/NAME.m.
+measure() { # name, command...
+  local name="$1"; shift
+  local t0=$EPOCHREALTIME
+  /usr/bin/time -f "%M" -o "$OUT/t" "$@" > /dev/null 2> "$OUT/err" || { cat "$OUT/err" >&2; exit 1; }
+  local t1=$EPOCHREALTIME
+  awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.4f\n", b-a}' >> "$OUT/$name.s"
+  cat "$OUT/t" >> "$OUT/$name.m"
+}
 median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 
-declare -A SECS RSS
-run_many() { # name, command...
-  local name="$1"; shift
-  : > "$OUT/$name.s"; : > "$OUT/$name.m"
-  for _ in $(seq "$RUNS"); do
-    read -r s m < <(measure "$@")
-    echo "$s" >> "$OUT/$name.s"; echo "$m" >> "$OUT/$name.m"
-  done
-  SECS[$name]=$(median < "$OUT/$name.s"); RSS[$name]=$(sort -n "$OUT/$name.m" | tail -1)
-}
-
-run_many floor "$ROOT/target/release/examples/bareparse" "$FILE"
-run_many calls "$J" calls "$FILE" -q -o "$OUT/calls.json"
-run_many timeline "$J" timeline "$FILE" -q -o "$OUT/timeline.json"
-
-DT="n/a"
+DEVTOOLS=0
 if [ "$BYTES" -lt 536870000 ] && command -v node > /dev/null; then
+  DEVTOOLS=1
   SHARED="${JSCALLS_SHARED:-$ROOT/../shared}"
   mkdir -p target/oracle
   cp "$SHARED"/oracle/{oracle.mjs,compare.mjs,patch-v6.mjs,package.json,package-lock.json} target/oracle/
   [ -d target/oracle/node_modules/@paulirish/trace_engine ] || (cd target/oracle && npm ci --no-audit --no-fund > /dev/null)
-  : > "$OUT/dt.s"
-  DTRUNS=$(( RUNS < 3 ? RUNS : 3 ))
-  for _ in $(seq "$DTRUNS"); do
+fi
+
+# Rounds are interleaved (floor, calls, timeline, DevTools, then again), so that the host's
+# drift over the run falls on all of them alike.
+for name in floor calls timeline dt; do : > "$OUT/$name.s"; : > "$OUT/$name.m"; done
+for _ in $(seq "$RUNS"); do
+  measure floor "$ROOT/target/release/examples/bareparse" "$FILE"
+  measure calls "$J" calls "$FILE" -q -o "$OUT/calls.json"
+  measure timeline "$J" timeline "$FILE" -q -o "$OUT/timeline.json"
+  if [ "$DEVTOOLS" = 1 ]; then
     node --max-old-space-size=16000 target/oracle/oracle.mjs "$FILE" --timing --quiet-engine --out "$OUT/oracle.json" 2> "$OUT/dt.err"
     # DevTools' cost: read + JSON.parse + Model.parse (the engine), as the oracle reports it.
     tail -1 "$OUT/dt.err" | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const t=JSON.parse(s);console.log(((t.parse_ms+t.engine_ms)/1000).toFixed(3), t.peak_rss_mb)})' >> "$OUT/dt.s"
-  done
+  fi
+done
+declare -A SECS RSS
+for k in floor calls timeline; do
+  SECS[$k]=$(median < "$OUT/$k.s"); RSS[$k]=$(sort -n "$OUT/$k.m" | tail -1)
+done
+DT="n/a"
+if [ "$DEVTOOLS" = 1 ]; then
   DT=$(cut -d' ' -f1 "$OUT/dt.s" | median)
   DTRSS=$(cut -d' ' -f2 "$OUT/dt.s" | sort -n | tail -1)
   PARITY=$(node target/oracle/compare.mjs "$OUT/oracle.json" "$OUT/calls.json" --tree --tol 0 | tail -1)
 fi
+# Every run, for a reader who wants more than the median.
+for k in floor calls timeline dt; do
+  if [ -s "$OUT/$k.s" ]; then echo "runs $k: $(cut -d' ' -f1 "$OUT/$k.s" | tr '\n' ' ')"; fi
+done
 
 MB=$(awk -v b="$BYTES" 'BEGIN{printf "%.1f", b/1e6}')
 echo "file: $FILE ($MB MB uncompressed), $RUNS runs each, medians; peak RSS is the max over runs"

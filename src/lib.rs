@@ -172,9 +172,11 @@ pub fn assemble(source: &Source, cfg: &Config) -> Result<(Diagnostics, Assembled
         Document::Trace { metadata, n_events, .. } => {
             if std::env::var_os("JSCALLS_TIMING").is_some() {
                 eprintln!(
-                    "jscalls: timing: events read {:.3} s (resident now {} MB)",
+                    "jscalls: timing: events read {:.3} s (resident now {} MB: {} MB allocated, {} MB of files)",
                     t_read.elapsed().as_secs_f64(),
-                    memory_mb("VmRSS")
+                    memory_mb("VmRSS"),
+                    memory_mb("RssAnon"),
+                    memory_mb("RssFile")
                 );
             }
             let t = std::time::Instant::now();
