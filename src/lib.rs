@@ -165,6 +165,7 @@ pub fn scan_all<S: input::document::Sink>(source: &Source, sink: &mut S, cfg: &C
 pub fn assemble(source: &Source, cfg: &Config) -> Result<(Diagnostics, Assembled), Error> {
     let mut diag = Diagnostics::default();
     let t_read = std::time::Instant::now();
+    let cpu_read = cpu_seconds();
     let mut w = source.window(cfg.max_event_bytes)?;
     let mut builder = TraceBuilder::new(cfg.limits, cfg.engine);
     let doc = read_document(&mut w, &mut builder, &mut diag, cfg.threads)?;
@@ -172,19 +173,22 @@ pub fn assemble(source: &Source, cfg: &Config) -> Result<(Diagnostics, Assembled
         Document::Trace { metadata, n_events, .. } => {
             if std::env::var_os("JSCALLS_TIMING").is_some() {
                 eprintln!(
-                    "jscalls: timing: events read {:.3} s (resident now {} MB: {} MB allocated, {} MB of files)",
+                    "jscalls: timing: events read {:.3} s, cpu {:.3} s (resident now {} MB: {} MB allocated, {} MB of files)",
                     t_read.elapsed().as_secs_f64(),
+                    cpu_seconds() - cpu_read,
                     memory_mb("VmRSS"),
                     memory_mb("RssAnon"),
                     memory_mb("RssFile")
                 );
             }
             let t = std::time::Instant::now();
+            let cpu = cpu_seconds();
             let tm = builder.finish(metadata.as_deref(), &mut diag, cfg.threads)?;
             if std::env::var_os("JSCALLS_TIMING").is_some() {
                 eprintln!(
-                    "jscalls: timing: profile models {:.3} s (resident now {} MB, peak {} MB)",
+                    "jscalls: timing: profile models {:.3} s, cpu {:.3} s (resident now {} MB, peak {} MB)",
                     t.elapsed().as_secs_f64(),
+                    cpu_seconds() - cpu,
                     memory_mb("VmRSS"),
                     memory_mb("VmHWM")
                 );
@@ -236,6 +240,21 @@ pub fn assemble(source: &Source, cfg: &Config) -> Result<(Diagnostics, Assembled
             ))
         }
     }
+}
+
+/// CPU time of the process so far, all threads, user and system (for `JSCALLS_TIMING`; 0
+/// where it is not known).
+pub fn cpu_seconds() -> f64 {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: getrusage only writes the struct it is given.
+        let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+        if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) } == 0 {
+            let s = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+            return s(u.ru_utime) + s(u.ru_stime);
+        }
+    }
+    0.0
 }
 
 /// A memory figure of this process from `/proc/self/status` (Linux; 0 elsewhere), in MB, for

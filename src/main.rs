@@ -222,12 +222,14 @@ fn run(cli: Cli) -> Result<(), CliError> {
         None => "-".to_owned(),
     };
     let t = std::time::Instant::now();
+    let cpu = jscalls::cpu_seconds();
     write_output(out_path, |w| produce(w, assembled, &source, &input_label, timeline, &cfg)).map_err(named)?;
     // JSCALLS_TIMING=1 prints the time of each stage on stderr (for measurements).
     if std::env::var_os("JSCALLS_TIMING").is_some() {
         eprintln!(
-            "jscalls: timing: estimate+write {:.3} s (resident now {} MB, peak {} MB)",
+            "jscalls: timing: estimate+write {:.3} s, cpu {:.3} s (resident now {} MB, peak {} MB)",
             t.elapsed().as_secs_f64(),
+            jscalls::cpu_seconds() - cpu,
             jscalls::memory_mb("VmRSS"),
             jscalls::memory_mb("VmHWM")
         );
