@@ -83,13 +83,14 @@ impl std::ops::Deref for Bytes {
 }
 
 impl Mapped {
-    /// Hands back the pages of `map[from..to]`, including the ones it shares with a neighbour:
-    /// they leave the process's resident memory, not the page cache.
+    /// Hands back the pages of `map[from..to]`, including the ones it shares with a neighbour,
+    /// and those of the [`FAULT_AROUND`] bytes before it: they leave the process's resident
+    /// memory, not the page cache.
     fn release(&self, from: usize, to: usize) {
         #[cfg(target_os = "linux")]
         {
             let page = page_size();
-            let first = from / page * page;
+            let first = from.saturating_sub(FAULT_AROUND) / page * page;
             let last = to.next_multiple_of(page).min(self.map.len());
             if last > first {
                 // SAFETY: the mapping is of a file, shared and read-only: a page dropped is
@@ -104,6 +105,14 @@ impl Mapped {
         let _ = (from, to);
     }
 }
+
+/// How far behind a page fault the kernel may map pages of a file it already holds ("fault
+/// around", 64 KiB by default), with room to spare: pages handed back before a fault just past
+/// them can come back that way, and the next release takes them again. Without it, a region's
+/// first fault kept up to 60 KiB of the previous region resident: 1.5% of the file, 50 MB of a
+/// 5.4 GB trace.
+#[cfg(target_os = "linux")]
+const FAULT_AROUND: usize = 256 << 10;
 
 /// The system's page size (the unit of `madvise`).
 #[cfg(target_os = "linux")]
