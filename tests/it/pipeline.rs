@@ -16,17 +16,23 @@ fn calls(bytes: &[u8], threads: usize) -> (Vec<u8>, u64) {
     (out, a.n_events)
 }
 
-#[test]
-fn layouts_and_thread_counts_agree() {
+/// The largest fixture in three layouts: one event per line (as recorded); pretty-printed,
+/// where many lines inside events start with '{' (wrong guesses); and no newline at all (no
+/// guess).
+fn layouts() -> [Vec<u8>; 3] {
     let mut raw = Vec::new();
     let f = std::fs::File::open("fixtures/chrome-ui.json.gz").unwrap();
     flate2::read::MultiGzDecoder::new(f).read_to_end(&mut raw).unwrap();
-    let value: serde_json::Value = serde_json::from_slice(&raw).unwrap();
-    // One event per line (as recorded); pretty-printed, where many lines inside events start
-    // with '{' (wrong guesses); and no newline at all (no guess).
-    let layouts = [raw.clone(), serde_json::to_vec_pretty(&value).unwrap(), serde_json::to_vec(&value).unwrap()];
     assert!(raw.len() > 8 << 20, "the fixture must span at least three 4 MB regions");
-    let (want, n) = calls(&raw, 1);
+    let value: serde_json::Value = serde_json::from_slice(&raw).unwrap();
+    let (pretty, compact) = (serde_json::to_vec_pretty(&value).unwrap(), serde_json::to_vec(&value).unwrap());
+    [raw, pretty, compact]
+}
+
+#[test]
+fn layouts_and_thread_counts_agree() {
+    let layouts = layouts();
+    let (want, n) = calls(&layouts[0], 1);
     assert!(n > 40_000 && want.len() > 100_000, "{n} events, {} bytes of calls", want.len());
     for (k, bytes) in layouts.iter().enumerate() {
         for threads in [1, 2, 4] {
@@ -43,11 +49,7 @@ fn layouts_and_thread_counts_agree() {
 #[test]
 fn mapped_file_gives_the_same_bytes_as_memory() {
     use jscalls::output::timeline;
-    let mut raw = Vec::new();
-    let f = std::fs::File::open("fixtures/chrome-ui.json.gz").unwrap();
-    flate2::read::MultiGzDecoder::new(f).read_to_end(&mut raw).unwrap();
-    let value: serde_json::Value = serde_json::from_slice(&raw).unwrap();
-    for (k, bytes) in [raw.clone(), serde_json::to_vec_pretty(&value).unwrap()].iter().enumerate() {
+    for (k, bytes) in layouts().iter().enumerate() {
         let mut file = tempfile::NamedTempFile::new().unwrap();
         std::io::Write::write_all(&mut file, bytes).unwrap();
         for threads in [1, 2] {
