@@ -90,9 +90,9 @@ fn map_plain_file(path: &Path, name: &str) -> Result<Option<memmap2::Mmap>, Erro
     if !meta.is_file() || meta.len() < 2 || usize::try_from(meta.len()).is_err() {
         return Ok(None);
     }
-    // SAFETY: the mapping is read-only and only ever read as bytes; the one hazard, a file cut
-    // short while mapped, is documented on `Source::window` (it stops the process, it does not
-    // yield wrong bytes silently).
+    // SAFETY: the mapping is read-only and only ever read as bytes. Another program changing
+    // the file while it is read gives mixed bytes, as it does to `read`; one cutting it short
+    // stops this process (documented on `Source::window`).
     let Ok(map) = (unsafe { memmap2::Mmap::map(&file) }) else { return Ok(None) };
     if map[..2] == [0x1f, 0x8b] {
         return Ok(None);
