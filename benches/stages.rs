@@ -6,7 +6,9 @@
 //! JSCALLS_BENCH_INPUT=bench-data/g100.json cargo bench --bench stages
 //! ```
 //!
-//! Stages: `read` (open, inflate, read every byte), `parse` (scan every event, no model),
+//! Stages: `read` (open, inflate, read every byte: the path of gzip and standard input; the
+//! later stages map a plain file instead, unless `JSCALLS_NO_MMAP` is set), `parse` (scan
+//! every event, no model),
 //! `assemble` (scan + TraceBuilder + profile models), `estimate` (the integrator and the tree
 //! on an assembled model), `write_calls` and `write_timeline` (to a sink). Throughput is in
 //! bytes of (uncompressed) input per second. The stages run with the command's allocator.
