@@ -253,53 +253,41 @@ impl Window {
     /// the room kept at the front of the read-ahead buffer, when they fit). `spare` is a
     /// `Text` done with, whose allocation is used to read ahead next.
     pub(crate) fn advance_to(&mut self, abs: u64, spare: Option<Text>) -> Text {
-        let t = &mut self.text;
-        let rel = (abs - t.base) as usize;
-        if let Bytes::Mapped(m) = &mut t.buf {
+        let rel = (abs - self.text.base) as usize;
+        let (buf, pos) = match &mut self.text.buf {
             // The window goes on in the same mapping: nothing to copy.
-            let rest = Mapped { map: m.map.clone(), start: m.start + rel, end: m.end };
-            m.end = rest.start;
-            let (lines_before, line_start_before) = t.lines_to(rel);
-            let next = Text {
-                buf: Bytes::Mapped(rest),
-                pos: 0,
-                base: abs,
-                lines_before,
-                line_start_before,
-                max_value: t.max_value,
-            };
-            return std::mem::replace(&mut self.text, next);
-        }
+            Bytes::Mapped(m) => {
+                let rest = Mapped { map: m.map.clone(), start: m.start + rel, end: m.end };
+                m.end = rest.start;
+                (Bytes::Mapped(rest), 0)
+            }
+            Bytes::Read(v) => {
+                let tail = &v[rel..];
+                let spare = spare.and_then(|s| match s.buf {
+                    Bytes::Read(v) => Some(v),
+                    Bytes::Mapped(_) => None,
+                });
+                let mut ahead = std::mem::replace(&mut self.ahead, spare.unwrap_or_default());
+                // The room before the tail is never read as input, but line counts scan it: no
+                // newlines.
+                self.ahead.clear();
+                if ahead.len() < HEADROOM {
+                    ahead.resize(HEADROOM, 0);
+                }
+                if tail.len() <= HEADROOM && (HEADROOM - tail.len()) as u64 <= abs {
+                    ahead[HEADROOM - tail.len()..HEADROOM].copy_from_slice(tail);
+                    (Bytes::Read(ahead), HEADROOM - tail.len())
+                } else {
+                    let mut b = Vec::with_capacity(tail.len() + ahead.len() - HEADROOM);
+                    b.extend_from_slice(tail);
+                    b.extend_from_slice(&ahead[HEADROOM..]);
+                    (Bytes::Read(b), 0)
+                }
+            }
+        };
         let t = &self.text;
-        let tail = &t.buf[rel..];
-        let spare = spare.and_then(|s| match s.buf {
-            Bytes::Read(v) => Some(v),
-            Bytes::Mapped(_) => None,
-        });
-        let mut ahead = std::mem::replace(&mut self.ahead, spare.unwrap_or_default());
-        // The room before the tail is never read as input, but line counts scan it: no newlines.
-        self.ahead.clear();
-        if ahead.len() < HEADROOM {
-            ahead.resize(HEADROOM, 0);
-        }
-        let (buf, pos) = if tail.len() <= HEADROOM && (HEADROOM - tail.len()) as u64 <= abs {
-            ahead[HEADROOM - tail.len()..HEADROOM].copy_from_slice(tail);
-            (ahead, HEADROOM - tail.len())
-        } else {
-            let mut b = Vec::with_capacity(tail.len() + ahead.len() - HEADROOM);
-            b.extend_from_slice(tail);
-            b.extend_from_slice(&ahead[HEADROOM..]);
-            (b, 0)
-        };
         let (lines_before, line_start_before) = t.lines_to(rel);
-        let next = Text {
-            buf: Bytes::Read(buf),
-            pos,
-            base: abs - pos as u64,
-            lines_before,
-            line_start_before,
-            max_value: t.max_value,
-        };
+        let next = Text { buf, pos, base: abs - pos as u64, lines_before, line_start_before, max_value: t.max_value };
         std::mem::replace(&mut self.text, next)
     }
 }
@@ -331,9 +319,6 @@ impl ReadAhead<'_> {
             }
             #[cfg(not(target_os = "linux"))]
             let _ = (m, n);
-            return;
-        }
-        if self.input.eof {
             return;
         }
         if self.ahead.len() < HEADROOM {
