@@ -265,18 +265,20 @@ impl<'a> Walker<'a> {
             } else {
                 let job = ScanJob::<S>::new(bytes, state, parsed, if *threads > 1 { PIECES } else { 1 }, &mut spare);
                 let d = if *threads > 1 {
-                    std::thread::scope(|sc| {
-                        // One helper scans from the start; this thread joins in once the
-                        // previous region is delivered and the next one read.
-                        let h = sc.spawn(|| job.work(stack2));
-                        let d = pending.take().map(&mut deliver);
-                        if !eof {
-                            read_ahead.read(BATCH);
-                        }
-                        job.work(stack);
-                        h.join().expect("scan thread");
-                        d
-                    })
+                    // One helper scans from the start; this thread joins in once the previous
+                    // region is delivered and the next one read.
+                    let job = &job;
+                    crate::parallel::with_helper(
+                        || job.work(stack2),
+                        || {
+                            let d = pending.take().map(&mut deliver);
+                            if !eof {
+                                read_ahead.read(BATCH);
+                            }
+                            job.work(stack);
+                            d
+                        },
+                    )
                 } else {
                     let d = pending.take().map(&mut deliver);
                     job.work(stack);
