@@ -61,6 +61,54 @@ pub fn map<T: Send, R: Send>(items: Vec<T>, n_threads: usize, f: impl Fn(T) -> R
     results.into_inner().unwrap_or_else(|e| e.into_inner()).into_iter().flatten().collect()
 }
 
+/// Runs `work` on items `0..n` on the workers, at most `ahead` items ahead of the one being
+/// taken, and hands the results to `take` on this thread, in order. `make` builds item `k` on
+/// this thread just before it is handed out. Stops at the first error of `take` (the items
+/// already handed out are finished first). Without workers, or with `threads` ≤ 1, it all
+/// runs here, one item at a time.
+pub fn ordered<T: Send, R: Send, E>(
+    n: usize,
+    threads: usize,
+    ahead: usize,
+    mut make: impl FnMut(usize) -> T,
+    work: impl Fn(T) -> R + Sync,
+    mut take: impl FnMut(R) -> Result<(), E>,
+) -> Result<(), E> {
+    let pool = match pool() {
+        Some(p) if threads > 1 && n > 1 => p,
+        _ => return (0..n).try_for_each(|k| take(work(make(k)))),
+    };
+    let ahead = ahead.max(1);
+    let (tx, rx) = std::sync::mpsc::channel();
+    let work = &work;
+    pool.in_place_scope(|s| {
+        // Results that came in before their turn, by k % ahead.
+        let mut ready: Vec<Option<std::thread::Result<R>>> = (0..ahead).map(|_| None).collect();
+        let mut handed = 0;
+        for k in 0..n {
+            while handed < n && handed < k + ahead {
+                let (item, tx) = (make(handed), tx.clone());
+                let slot = handed;
+                s.spawn(move |_| {
+                    // A panic is sent on too, so that this thread does not wait forever.
+                    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(item)));
+                    let _ = tx.send((slot, r));
+                });
+                handed += 1;
+            }
+            while ready[k % ahead].is_none() {
+                let (slot, r) = rx.recv().expect("a worker holds a sender until it has sent");
+                ready[slot % ahead] = Some(r);
+            }
+            match ready[k % ahead].take().expect("received above") {
+                Ok(r) => take(r)?,
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        }
+        Ok(())
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -72,6 +120,50 @@ mod tests {
             let squares = map(items.clone(), threads, |x| x * x);
             assert_eq!(squares, items.iter().map(|x| x * x).collect::<Vec<_>>(), "{threads} threads");
         }
+    }
+
+    #[test]
+    fn ordered_takes_the_results_in_order_and_stops_at_an_error() {
+        for (threads, ahead) in [(1, 1), (2, 1), (2, 4), (8, 3)] {
+            let mut seen = Vec::new();
+            let r: Result<(), u32> = ordered(
+                500,
+                threads,
+                ahead,
+                |k| k as u32,
+                |x| x * 3,
+                |y| {
+                    seen.push(y);
+                    Ok(())
+                },
+            );
+            assert_eq!(r, Ok(()));
+            assert_eq!(seen, (0..500).map(|x| x * 3).collect::<Vec<u32>>(), "{threads} threads, {ahead} ahead");
+            let mut taken = 0;
+            let r = ordered(
+                500,
+                threads,
+                ahead,
+                |k| k,
+                |x| x,
+                |y| {
+                    if y == 100 {
+                        return Err(y);
+                    }
+                    taken += 1;
+                    Ok(())
+                },
+            );
+            assert_eq!((r, taken), (Err(100), 100), "{threads} threads, {ahead} ahead");
+        }
+    }
+
+    #[test]
+    fn ordered_passes_a_panic_on() {
+        let r = std::panic::catch_unwind(|| {
+            ordered(50, 2, 4, |k| k, |x| if x == 20 { panic!("twenty") } else { x }, |_| Ok::<(), ()>(()))
+        });
+        assert!(r.is_err());
     }
 
     #[test]

@@ -202,8 +202,8 @@ impl Estimates for &Timeline {
 }
 
 /// Threads not estimated yet: [`Estimates::each`] estimates one, hands it on and drops it
-/// before the next. With more than one worker thread, the next thread is estimated while the
-/// current one is being written, when both fit in [`OVERLAP_BUDGET`].
+/// before the next. With more than one worker thread, up to one thread per worker is estimated
+/// while the current one is being written, as far as they fit in [`OVERLAP_BUDGET`].
 #[derive(Debug)]
 pub struct Lazy {
     /// How calls are computed.
@@ -220,8 +220,8 @@ pub struct Lazy {
     pub threads: usize,
 }
 
-/// The most memory that a thread estimated ahead, while another is written, may be expected to
-/// take; past it, threads are estimated one at a time.
+/// The most memory that the threads estimated ahead, while another is written, may be expected
+/// to take together; when even one is bigger, threads are estimated one at a time.
 const OVERLAP_BUDGET: usize = 128 << 20;
 
 /// A generous guess of the memory a thread's estimate holds: a call is 56 bytes with its
@@ -241,26 +241,26 @@ impl Estimates for Lazy {
     fn each<E>(&mut self, mut f: impl FnMut(&ThreadCalls, &Strings) -> Result<(), E>) -> Result<(), E> {
         let works = std::mem::take(&mut self.works);
         let (mode, keys, cfg, strings) = (self.mode, &self.trace_keys, self.cfg, &self.strings);
-        let overlap = self.threads > 1 && works.len() > 1 && works.iter().all(|w| estimate_bytes(w) <= OVERLAP_BUDGET);
-        if !overlap {
+        // Threads estimated ahead of the one being written: one per worker, as far as the
+        // biggest fits in the budget that many times.
+        let biggest = works.iter().map(estimate_bytes).max().unwrap_or(0);
+        let ahead = (OVERLAP_BUDGET / biggest.max(1)).min(self.threads);
+        if self.threads <= 1 || works.len() <= 1 || ahead == 0 {
             for w in works {
                 f(&estimate_thread(w, mode, keys, cfg), strings)?;
             }
             return Ok(());
         }
-        std::thread::scope(|s| {
-            // A rendezvous channel: the worker holds at most the one thread it has estimated
-            // until the writer takes it; it stops when the writer gives up (the receiver drops).
-            let (tx, rx) = std::sync::mpsc::sync_channel(0);
-            s.spawn(move || {
-                for w in works {
-                    if tx.send(estimate_thread(w, mode, keys, cfg)).is_err() {
-                        break;
-                    }
-                }
-            });
-            rx.into_iter().try_for_each(|t| f(&t, strings))
-        })
+        let n = works.len();
+        let mut works = works.into_iter();
+        parallel::ordered(
+            n,
+            self.threads,
+            1 + ahead,
+            |_| works.next().expect("one work per item"),
+            |w| estimate_thread(w, mode, keys, cfg),
+            |t| f(&t, strings),
+        )
     }
 }
 

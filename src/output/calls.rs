@@ -18,8 +18,10 @@ pub fn write_calls(out: &mut dyn Write, t: &Timeline, input: &str, engine: &str)
     write_calls_from(out, t, input, engine, 1)
 }
 
-/// Calls rendered per thread and step by [`write_calls_from`].
-const CHUNK: usize = 1 << 14;
+/// Calls rendered per job by [`write_calls_from`] (about 1 MB of JSON).
+const CHUNK: usize = 1 << 12;
+/// Jobs rendered ahead of the one being written, per worker thread.
+const AHEAD: usize = 2;
 
 /// [`write_calls`] for threads held in any way (see [`Estimates`]), rendering the rows on up
 /// to `threads` threads (the same bytes).
@@ -43,7 +45,7 @@ pub fn write_calls_from(
     out.write_all(line.as_bytes())?;
     let n_threads = t.len();
     let mut pi = 0;
-    let mut spare: Vec<String> = Vec::new();
+    let spare = std::cell::RefCell::new(Vec::<String>::new());
     t.each(|th, strings| {
         line.clear();
         write_profile_head(&mut line, th);
@@ -51,28 +53,28 @@ pub fn write_calls_from(
         line.clear();
         let order = th.canonical_order();
         let frags = NodeFragments::new(th, strings);
+        let n = order.len();
+        // Chunks are rendered on the workers, a few ahead of the one being written here, so
+        // that rendering goes on while the kernel copies the bytes: memory stays bounded.
+        // The chunks' buffers are reused (fresh ones would be fresh pages to zero).
+        let make = |c: usize| {
+            let buf = spare.borrow_mut().pop().unwrap_or_else(|| String::with_capacity(CHUNK * 256));
+            (c * CHUNK..((c + 1) * CHUNK).min(n), buf)
+        };
         let render = |(range, mut s): (std::ops::Range<usize>, String)| {
             s.clear();
             for k in range {
                 write_call(&mut s, th, order[k] as usize, &frags);
-                s.push_str(if k + 1 < order.len() { ",\n" } else { "\n" });
+                s.push_str(if k + 1 < n { ",\n" } else { "\n" });
             }
             s
         };
-        // A few chunks at a time, in parallel, written in order: memory stays bounded. The
-        // chunks' buffers are reused (fresh ones would be fresh pages, each a page fault).
-        let step = CHUNK * threads.max(1);
-        for from in (0..order.len()).step_by(step) {
-            let to = (from + step).min(order.len());
-            let jobs: Vec<_> = (from..to)
-                .step_by(CHUNK)
-                .map(|a| (a..(a + CHUNK).min(to), spare.pop().unwrap_or_else(|| String::with_capacity(CHUNK * 256))))
-                .collect();
-            for part in parallel::map(jobs, threads, render) {
-                out.write_all(part.as_bytes())?;
-                spare.push(part);
-            }
-        }
+        let write = |part: String| {
+            out.write_all(part.as_bytes())?;
+            spare.borrow_mut().push(part);
+            Ok::<(), io::Error>(())
+        };
+        parallel::ordered(n.div_ceil(CHUNK), threads, AHEAD * threads, make, render, write)?;
         line.push_str(if pi + 1 < n_threads { "]},\n" } else { "]}\n" });
         pi += 1;
         out.write_all(line.as_bytes())
