@@ -78,7 +78,9 @@ pub struct Config {
     pub limits: Limits,
     /// The largest single JSON value (one event) accepted, in bytes. Default: 1 GiB.
     pub max_event_bytes: usize,
-    /// Worker threads for the per-thread estimate. Default: the number of CPUs (at most 8).
+    /// Threads that share the work: reading, profile models, estimates, rendering. Default: the
+    /// number of CPUs (at most 8); 1 runs it all on the calling thread. The workers come from
+    /// one pool per process, one per CPU (at most 8), so more than that adds none.
     pub threads: usize,
 }
 

@@ -100,7 +100,8 @@ struct Common {
     /// The largest single event (or top-level .cpuprofile value) accepted, in bytes.
     #[arg(long, default_value_t = 1 << 30, value_name = "BYTES")]
     max_event_bytes: usize,
-    /// Worker threads for estimating threads in parallel (default: the number of CPUs).
+    /// Threads that share the work (default: the number of CPUs, at most 8; 1 runs it all on
+    /// one thread; more than the CPUs adds none).
     #[arg(long, value_name = "N")]
     threads: Option<usize>,
 }
