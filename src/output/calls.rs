@@ -18,8 +18,8 @@ pub fn write_calls(out: &mut dyn Write, t: &Timeline, input: &str, engine: &str)
     write_calls_from(out, t, input, engine, 1)
 }
 
-/// Calls rendered per job by [`write_calls_from`] (about 1 MB of JSON).
-const CHUNK: usize = 1 << 12;
+/// Calls rendered per job by [`write_calls_from`] (about 256 KB of JSON).
+const CHUNK: usize = 1 << 10;
 /// Jobs rendered ahead of the one being written, per worker thread.
 const AHEAD: usize = 2;
 
