@@ -36,7 +36,8 @@ pub struct Split;
 /// Whether mimalloc's options are set (before its first allocation).
 static CONFIGURED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
-/// mimalloc for a small block, its options set first.
+/// mimalloc for a new small block, its options set first (freeing or resizing a block needs
+/// no check: making it ran this).
 #[inline]
 fn small() -> mimalloc::MiMalloc {
     if !CONFIGURED.load(std::sync::atomic::Ordering::Relaxed) {
@@ -179,14 +180,15 @@ unsafe impl GlobalAlloc for Split {
         if is_large(&l) {
             return large::unmap(p, l.size());
         }
-        small().dealloc(p, l)
+        // A block exists, so `small` has run: mimalloc is configured.
+        mimalloc::MiMalloc.dealloc(p, l)
     }
 
     #[inline]
     unsafe fn realloc(&self, p: *mut u8, l: Layout, new_size: usize) -> *mut u8 {
         let new = Layout::from_size_align_unchecked(new_size, l.align());
         match (is_large(&l), is_large(&new)) {
-            (false, false) => small().realloc(p, l, new_size),
+            (false, false) => mimalloc::MiMalloc.realloc(p, l, new_size),
             #[cfg(target_os = "linux")]
             (true, true) => large::remap(p, l.size(), new_size),
             _ => {
