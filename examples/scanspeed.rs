@@ -33,7 +33,8 @@ fn main() {
             if bytes.get(i) != Some(&b'{') {
                 break;
             }
-            let (ev, end) = scan::event(&bytes, i, &mut stack).expect("a malformed event");
+            let mut ev = scan::RawEvent::default();
+            let end = scan::event_into(&bytes, i, &mut stack, &mut ev).expect("a malformed event");
             n += ev.phase() as u64;
             i = scan::ws(&bytes, end);
             if bytes.get(i) != Some(&b',') {

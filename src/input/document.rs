@@ -588,7 +588,8 @@ fn scan_run<S: Sink>(
             }
             let is_object = b[i] == b'{';
             let r = if parsed && is_object {
-                scan::event(b, i, stack).map(|(mut ev, e)| (Some(S::prepare(&mut ev)), e))
+                let mut ev = scan::RawEvent::default();
+                scan::event_into(b, i, stack, &mut ev).map(|e| (Some(S::prepare(&mut ev)), e))
             } else {
                 scan::skip(b, i, stack).map(|e| (None, e))
             };

@@ -77,7 +77,19 @@ fn string_end(b: &[u8], mut i: usize) -> R<(usize, bool)> {
 /// The index of the first byte at or after `i` that ends a run of plain string bytes: a quote,
 /// a backslash or a control character; `b.len()` when there is none.
 #[inline]
-fn special(b: &[u8], mut i: usize) -> usize {
+fn special(b: &[u8], i: usize) -> usize {
+    special_in::<false>(b, i)
+}
+
+/// [`special`], stopping at non-ASCII bytes too: a string whose first stop is its closing
+/// quote is then known to be ASCII without a second pass over it.
+#[inline]
+fn special_or_non_ascii(b: &[u8], i: usize) -> usize {
+    special_in::<true>(b, i)
+}
+
+#[inline(always)]
+fn special_in<const NON_ASCII: bool>(b: &[u8], mut i: usize) -> usize {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::*;
@@ -90,7 +102,13 @@ fn special(b: &[u8], mut i: usize) -> usize {
                 let slash = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8));
                 // v <= 0x1f exactly when min(v, 0x1f) == v (unsigned).
                 let control = _mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(0x1f)), v);
-                _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(quote, slash), control))
+                let found = _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(quote, slash), control));
+                // The mask of bytes with their high bit set is the bytes' own.
+                if NON_ASCII {
+                    found | _mm_movemask_epi8(v)
+                } else {
+                    found
+                }
             };
             if mask != 0 {
                 return i + mask.trailing_zeros() as usize;
@@ -98,7 +116,7 @@ fn special(b: &[u8], mut i: usize) -> usize {
             i += 16;
         }
     }
-    while i < b.len() && !matches!(b[i], b'"' | b'\\' | 0..=0x1f) {
+    while i < b.len() && !matches!(b[i], b'"' | b'\\' | 0..=0x1f) && !(NON_ASCII && b[i] >= 0x80) {
         i += 1;
     }
     i
@@ -206,15 +224,13 @@ pub fn string(b: &[u8], i: usize) -> R<(Cow<'_, str>, usize)> {
     if at(b, i)? != b'"' {
         return Err(Stop::Syntax(i, "a string"));
     }
-    // Most strings are short ASCII without escapes: one search for the closing quote, one
-    // ASCII check, no decoding.
-    let j = special(b, i + 1);
+    // Most strings are short ASCII without escapes: one search, which stops at the closing
+    // quote, and no decoding.
+    let j = special_or_non_ascii(b, i + 1);
     if b.get(j) == Some(&b'"') {
         let body = &b[i + 1..j];
-        if body.is_ascii() {
-            // SAFETY: ASCII is valid UTF-8.
-            return Ok((Cow::Borrowed(unsafe { std::str::from_utf8_unchecked(body) }), j + 1));
-        }
+        // SAFETY: the body has no byte over 0x7f (the search stops at them): ASCII, valid UTF-8.
+        return Ok((Cow::Borrowed(unsafe { std::str::from_utf8_unchecked(body) }), j + 1));
     }
     string_slow(b, i)
 }
@@ -562,12 +578,20 @@ fn object<'a>(
 /// with `JSON.parse`. Returns the event and its end.
 pub fn event<'a>(b: &'a [u8], i: usize, stack: &mut Vec<u8>) -> R<(RawEvent<'a>, usize)> {
     let mut ev = RawEvent::default();
+    let end = event_into(b, i, stack, &mut ev)?;
+    Ok((ev, end))
+}
+
+/// [`event`] into `ev`, which the caller keeps (a [`RawEvent`] is a few hundred bytes: moving
+/// it out of a call costs a copy per event). `ev` must be fresh ([`RawEvent::default`]).
+#[inline]
+pub fn event_into<'a>(b: &'a [u8], i: usize, stack: &mut Vec<u8>, ev: &mut RawEvent<'a>) -> R<usize> {
     if at(b, i)? != b'{' {
         return Err(Stop::Syntax(i, "'{'"));
     }
     let mut i = ws(b, i + 1);
     if at(b, i)? == b'}' {
-        return Ok((ev, i + 1));
+        return Ok(i + 1);
     }
     loop {
         if at(b, i)? != b'"' {
@@ -648,7 +672,7 @@ pub fn event<'a>(b: &'a [u8], i: usize, stack: &mut Vec<u8>) -> R<(RawEvent<'a>,
         i = ws(b, j);
         match at(b, i)? {
             b',' => i = ws(b, i + 1),
-            b'}' => return Ok((ev, i + 1)),
+            b'}' => return Ok(i + 1),
             _ => return Err(Stop::Syntax(i, "',' or '}' in an event")),
         }
     }

@@ -467,6 +467,17 @@ fn nullable_array<'a, T>(
     b: &'a [u8],
     i: usize,
     stack: &mut Vec<u8>,
+    f: impl FnMut(&'a [u8], usize, &mut Vec<u8>) -> Option<(T, usize)>,
+) -> Option<(Option<Vec<T>>, usize)> {
+    nullable_array_with(b, i, stack, 0, f)
+}
+
+/// [`nullable_array`], with room made for `capacity` elements up front.
+fn nullable_array_with<'a, T>(
+    b: &'a [u8],
+    i: usize,
+    stack: &mut Vec<u8>,
+    capacity: usize,
     mut f: impl FnMut(&'a [u8], usize, &mut Vec<u8>) -> Option<(T, usize)>,
 ) -> Option<(Option<Vec<T>>, usize)> {
     use super::scan::ws;
@@ -475,7 +486,7 @@ fn nullable_array<'a, T>(
         Some(b'[') => {}
         _ => return None,
     }
-    let mut out = Vec::new();
+    let mut out = Vec::with_capacity(capacity);
     let mut i = ws(b, i + 1);
     if b.get(i) == Some(&b']') {
         return Some((Some(out), i + 1));
@@ -634,7 +645,18 @@ fn numbers<T: Copy>(
     f: impl Fn(f64) -> T,
     other: T,
 ) -> Option<(Option<Vec<T>>, usize)> {
-    nullable_array(b, i, stack, |b, i, stack| {
+    // An array of numbers ends at its first ']' and has a comma between elements: counting
+    // them (a fast search) sizes the vector once instead of growing it step by step. For
+    // other elements (a string holding ']' or ','), the count is only a guess.
+    let capacity = match b.get(i) {
+        Some(b'[') => {
+            let body = &b[i + 1..];
+            let end = memchr::memchr(b']', body).unwrap_or(body.len());
+            memchr::memchr_iter(b',', &body[..end]).count() + 1
+        }
+        _ => 0,
+    };
+    nullable_array_with(b, i, stack, capacity, |b, i, stack| {
         Some(match small_int(b, i) {
             Some((n, e)) => (f(n as f64), e),
             None => match loose(b, i, stack)? {
