@@ -32,13 +32,6 @@ struct Seed {
     gc_base: u32,
 }
 
-#[derive(Debug, Clone, Copy)]
-struct Cand {
-    node: u32,
-    sample: i64,
-    ts: f64,
-}
-
 struct State<'m> {
     model: &'m ProfileModel,
     /// The node each `sampleTraceId` of the entries resolves to, by trace index - 1
@@ -53,7 +46,12 @@ struct State<'m> {
     /// Truncates so far, and the time of the last one.
     n_truncates: u64,
     last_time: f64,
-    cand: Vec<Cand>,
+    /// The candidate stack (nodes, outermost first); its calls would all start at the same
+    /// sample and time, which [`State::reconcile`] is given.
+    cand: Vec<u32>,
+    /// The seed's (node, GC base) whose stack `cand` holds, when it holds a seed's: a sample
+    /// of the same node (most samples repeat the one before) has the same stack.
+    cand_of: Option<(u32, u32)>,
     meta_ids: [Option<i64>; 4],
     /// Console errors the reference would log ("Child stack is shallower…", …).
     pub n_console_errors: u64,
@@ -193,6 +191,7 @@ impl<'m> State<'m> {
             n_truncates: 0,
             last_time: 0.0,
             cand: Vec::new(),
+            cand_of: None,
             meta_ids: [id(model.program), Some(model.nodes[0].id), id(model.idle), id(model.gc)],
             n_console_errors: 0,
         }
@@ -248,6 +247,7 @@ impl<'m> State<'m> {
     /// `#makeProfileCallsForStack` for a seed, into `self.cand`.
     fn fill_seed_stack(&mut self, s: &Seed) {
         self.cand.clear();
+        self.cand_of = None;
         let model = self.model;
         let gc_id = model.gc.map(|g| model.nodes[g as usize].id);
         let is_gc = Some(model.nodes[s.node as usize].id) == gc_id;
@@ -255,14 +255,14 @@ impl<'m> State<'m> {
         if base == NONE {
             return;
         }
-        self.push_ancestors(base, s.sample as i64, s.ts);
+        self.push_ancestors(base);
         if is_gc {
-            self.cand.push(Cand { node: s.node, sample: s.sample as i64, ts: s.ts });
+            self.cand.push(s.node);
         }
     }
 
     /// The node and its ancestors, outermost first, the root excluded.
-    fn push_ancestors(&mut self, node: u32, sample: i64, ts: f64) {
+    fn push_ancestors(&mut self, node: u32) {
         let start = self.cand.len();
         let mut n = node;
         while n != NONE {
@@ -270,7 +270,7 @@ impl<'m> State<'m> {
             if nd.parent == NONE {
                 break; // the root
             }
-            self.cand.push(Cand { node: n, sample, ts });
+            self.cand.push(n);
             n = nd.parent;
         }
         self.cand[start..].reverse();
@@ -279,36 +279,40 @@ impl<'m> State<'m> {
     fn filter_natives(&mut self) {
         if !self.cfg.show_all_events {
             let nodes = &self.model.nodes;
-            self.cand.retain(|c| !nodes[c.node as usize].native);
+            self.cand.retain(|&c| !nodes[c as usize].native);
         }
     }
 
     /// The stack for an event's `sampleTraceId`, when it resolves (§3.7).
-    fn fill_trace_id_stack(&mut self, trace: u32, ts: f64) -> bool {
+    fn fill_trace_id_stack(&mut self, trace: u32) -> bool {
         let node = self.trace_nodes.get(trace as usize - 1).copied().unwrap_or(NO_NODE);
         if node == NO_NODE {
             return false;
         }
         self.cand.clear();
+        self.cand_of = None;
         let model = self.model;
         let gc_id = model.gc.map(|g| model.nodes[g as usize].id);
         if Some(model.nodes[node as usize].id) == gc_id {
             return true; // a GC node has no base here: an empty stack, which still overrides
         }
-        self.push_ancestors(node, -1, ts);
+        self.push_ancestors(node);
         true
     }
 
     fn extract_for_seed(&mut self, s: &Seed) {
-        self.fill_seed_stack(s);
-        self.filter_natives();
-        self.reconcile(s.ts);
+        if self.cand_of != Some((s.node, s.gc_base)) {
+            self.fill_seed_stack(s);
+            self.filter_natives();
+            self.cand_of = Some((s.node, s.gc_base));
+        }
+        self.reconcile(s.sample as i64, s.ts);
     }
 
     fn extract_for_event(&mut self, e: &Entry) {
-        if e.trace != 0 && self.fill_trace_id_stack(e.trace, e.ts) {
+        if e.trace != 0 && self.fill_trace_id_stack(e.trace) {
             self.filter_natives();
-            self.reconcile(e.ts);
+            self.reconcile(-1, e.ts);
             return;
         }
         // The candidate is the live JS stack itself: compared with itself, it only differs
@@ -328,21 +332,21 @@ impl<'m> State<'m> {
     }
 
     /// `#extractStackTrace` once the candidate is in `self.cand`.
-    fn reconcile(&mut self, ts: f64) {
+    fn reconcile(&mut self, sample: i64, ts: f64) {
         let n = self.cand.len().min(self.js.len());
         let mut i = self.top_lock();
-        while i < n && self.frames_equal(self.cand[i].node, self.out[self.js[i].0 as usize].node) {
+        while i < n && self.frames_equal(self.cand[i], self.out[self.js[i].0 as usize].node) {
             i += 1;
         }
         self.truncate(i, ts);
         for j in i..self.cand.len() {
-            let c = self.cand[j];
-            let id = self.model.nodes[c.node as usize].id;
+            let node = self.cand[j];
+            let id = self.model.nodes[node as usize].id;
             if self.meta_ids.contains(&Some(id)) {
                 continue;
             }
             let idx = self.out.len() as u32;
-            self.out.push(Call { node: c.node, sample_index: c.sample, ts: c.ts, dur: 0.0 });
+            self.out.push(Call { node, sample_index: sample, ts, dur: 0.0 });
             self.js.push((idx, self.n_truncates));
         }
     }
@@ -424,7 +428,7 @@ mod tests {
             let names: Vec<String> = st
                 .cand
                 .iter()
-                .map(|c| match m.frame(c.node).function_name {
+                .map(|&c| match m.frame(c).function_name {
                     crate::js::Scalar::Str(id) => strings.get(id).to_owned(),
                     _ => String::new(),
                 })
