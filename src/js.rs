@@ -71,7 +71,9 @@ pub fn number_to_string(n: f64) -> String {
 #[inline]
 pub fn write_number(out: &mut String, n: f64) {
     // Whole numbers below 2^53 (almost every time in µs) print as integers; -0 prints as 0.
-    if n.fract() == 0.0 && n.abs() < 9_007_199_254_740_992.0 {
+    // (Converting there and back is the test for a whole number: it needs no call into libm,
+    // as `fract` does. NaN fails it; so do infinities, by the bound.)
+    if n.abs() < 9_007_199_254_740_992.0 && (n as i64) as f64 == n {
         let mut buf = itoa::Buffer::new();
         out.push_str(buf.format(n as i64));
         return;
@@ -135,11 +137,27 @@ mod tests {
         assert_eq!(number_to_string(0.000001), "0.000001");
         assert_eq!(number_to_string(f64::NAN), "NaN");
         let mut s = String::new();
-        for n in [299.99999999999994, -0.0, 1e21, 123.0, -5.0, 1e-7, f64::INFINITY] {
+        for n in [
+            299.99999999999994,
+            -0.0,
+            1e21,
+            123.0,
+            -5.0,
+            1e-7,
+            f64::INFINITY,
+            f64::NAN,
+            9007199254740991.0,
+            -9007199254740992.0,
+            4503599627370495.5,
+            1e300,
+        ] {
             write_number(&mut s, n);
             s.push(' ');
         }
-        assert_eq!(s, "299.99999999999994 0 1e+21 123 -5 1e-7 null ");
+        assert_eq!(
+            s,
+            "299.99999999999994 0 1e+21 123 -5 1e-7 null null 9007199254740991 -9007199254740992 4503599627370495.5 1e+300 "
+        );
     }
 
     #[test]
