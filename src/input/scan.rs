@@ -476,13 +476,15 @@ const K_CAT: u64 = pack(b"cat");
 const K_ID: u64 = pack(b"id");
 const K_ARGS: u64 = pack(b"args");
 
-/// Whether args begin as a `ProfileChunk`'s do (`{"data":{"cpuProfile"` or `…"timeDeltas"`).
+/// Whether args begin as a `ProfileChunk`'s do: `{"data":{"cpuProfile"`, or the first of the
+/// other members Chrome writes before it (`columns`, `lines`: recent versions put the source
+/// positions of the samples there) or without it (`timeDeltas`).
 #[inline]
 fn chunk_shaped(args: &[u8]) -> bool {
     const DATA: &[u8] = b"{\"data\":{\"";
     args.starts_with(DATA) && {
         let rest = &args[DATA.len()..];
-        rest.starts_with(b"cpuProfile\"") || rest.starts_with(b"timeDeltas\"")
+        [&b"cpuProfile\""[..], b"columns\"", b"lines\"", b"timeDeltas\""].iter().any(|k| rest.starts_with(k))
     }
 }
 
@@ -736,6 +738,24 @@ mod tests {
             let want: f64 = s.trim().parse().unwrap();
             assert_eq!(v.to_bits(), want.to_bits(), "{s}");
         }
+    }
+
+    #[test]
+    fn chunk_args_are_read_during_the_scan_in_the_shapes_chrome_writes() {
+        for data in [
+            r#"{"cpuProfile":{"nodes":[],"samples":[1]},"timeDeltas":[5]}"#,
+            // Recent Chrome: the samples' source positions first (keys in alphabetical order).
+            r#"{"columns":[3],"cpuProfile":{"samples":[1]},"lines":[7],"timeDeltas":[5]}"#,
+            r#"{"lines":[7],"timeDeltas":[5]}"#,
+            r#"{"timeDeltas":[5]}"#,
+        ] {
+            let s = format!(r#"{{"args":{{"data":{data}}},"name":"ProfileChunk","ph":"P"}} "#);
+            let (ev, _) = event(s.as_bytes(), 0, &mut Vec::new()).unwrap();
+            assert!(ev.chunk.is_some(), "{data}");
+        }
+        // Another shape is skipped as any args are (and read later, when it is a chunk's).
+        let (ev, _) = event(br#"{"args":{"data":{"frame":"F"}}} "#, 0, &mut Vec::new()).unwrap();
+        assert!(ev.chunk.is_none());
     }
 
     #[test]
