@@ -52,6 +52,10 @@ struct State<'m> {
     /// The seed's (node, GC base) whose stack `cand` holds, when it holds a seed's: a sample
     /// of the same node (most samples repeat the one before) has the same stack.
     cand_of: Option<(u32, u32)>,
+    /// `Some(n)` when the JS stack is the candidate, frame for frame from the top lock up (and
+    /// none of them never equal), as left when the truncate count was `n`: reconciling the
+    /// same candidate again, with nothing done in between, only counts a truncate.
+    settled: Option<u64>,
     meta_ids: [Option<i64>; 4],
     /// Console errors the reference would log ("Child stack is shallower…", …).
     pub n_console_errors: u64,
@@ -192,6 +196,7 @@ impl<'m> State<'m> {
             last_time: 0.0,
             cand: Vec::new(),
             cand_of: None,
+            settled: None,
             meta_ids: [id(model.program), Some(model.nodes[0].id), id(model.idle), id(model.gc)],
             n_console_errors: 0,
         }
@@ -240,6 +245,9 @@ impl<'m> State<'m> {
             self.fake = true;
             self.extract_for_seed(s);
             self.locks.push(0);
+            // A lock pushed without a truncate: the settled state is not carried over it (it
+            // could not have mattered: a stack settles from an empty one only under lock 0).
+            self.settled = None;
         }
         // Otherwise the sample is ignored: a non-JS parent while JS frames are open.
     }
@@ -248,6 +256,7 @@ impl<'m> State<'m> {
     fn fill_seed_stack(&mut self, s: &Seed) {
         self.cand.clear();
         self.cand_of = None;
+        self.settled = None;
         let model = self.model;
         let gc_id = model.gc.map(|g| model.nodes[g as usize].id);
         let is_gc = Some(model.nodes[s.node as usize].id) == gc_id;
@@ -291,6 +300,7 @@ impl<'m> State<'m> {
         }
         self.cand.clear();
         self.cand_of = None;
+        self.settled = None;
         let model = self.model;
         let gc_id = model.gc.map(|g| model.nodes[g as usize].id);
         if Some(model.nodes[node as usize].id) == gc_id {
@@ -333,26 +343,41 @@ impl<'m> State<'m> {
 
     /// `#extractStackTrace` once the candidate is in `self.cand`.
     fn reconcile(&mut self, sample: i64, ts: f64) {
+        if self.settled == Some(self.n_truncates) {
+            // What the walk below would find: every frame equal, nothing to end or push.
+            self.n_truncates += 1;
+            self.last_time = ts;
+            self.settled = Some(self.n_truncates);
+            return;
+        }
         let n = self.cand.len().min(self.js.len());
         let mut i = self.top_lock();
         while i < n && self.frames_equal(self.cand[i], self.out[self.js[i].0 as usize].node) {
             i += 1;
         }
-        self.truncate(i, ts);
+        let depth = self.truncate(i, ts);
+        // Settled when the stack is now the candidate up to the meta frames it skips, and those
+        // come last (an (idle) or (program) sample): the next walk would match every frame.
+        let mut settled = depth == i;
+        let mut skipped = false;
         for j in i..self.cand.len() {
             let node = self.cand[j];
-            let id = self.model.nodes[node as usize].id;
-            if self.meta_ids.contains(&Some(id)) {
+            let nd = &self.model.nodes[node as usize];
+            if self.meta_ids.contains(&Some(nd.id)) {
+                skipped = true;
                 continue;
             }
+            settled &= !skipped && !nd.frame_never_equal;
             let idx = self.out.len() as u32;
             self.out.push(Call { node, sample_index: sample, ts, dur: 0.0 });
             self.js.push((idx, self.n_truncates));
         }
+        self.settled = settled.then_some(self.n_truncates);
     }
 
     /// `#truncateJSStack`: clamps to the lock and the stack size, ends the removed frames.
-    fn truncate(&mut self, depth: usize, time: f64) {
+    /// Returns the depth after the clamps.
+    fn truncate(&mut self, depth: usize, time: f64) -> usize {
         let mut depth = depth;
         if let Some(&locked) = self.locks.last() {
             if locked != 0 && depth < locked {
@@ -371,6 +396,7 @@ impl<'m> State<'m> {
             self.out[c].dur = positive(time - self.out[c].ts);
         }
         self.js.truncate(depth);
+        depth
     }
 }
 
