@@ -46,8 +46,19 @@ pub fn ws(b: &[u8], mut i: usize) -> usize {
 }
 
 /// The end of a string whose opening quote is at `i - 1`: (index of the closing quote, escapes?).
-#[inline]
-fn string_end(b: &[u8], mut i: usize) -> R<(usize, bool)> {
+#[inline(always)]
+fn string_end(b: &[u8], i: usize) -> R<(usize, bool)> {
+    // Most strings have no escapes: their first special byte is the closing quote.
+    let j = special(b, i);
+    if b.get(j) == Some(&b'"') {
+        return Ok((j, false));
+    }
+    string_end_slow(b, j)
+}
+
+/// [`string_end`] from the first special byte `i` on: escapes, errors, the end of the bytes.
+#[inline(never)]
+fn string_end_slow(b: &[u8], mut i: usize) -> R<(usize, bool)> {
     let mut escaped = false;
     loop {
         let j = special(b, i);
