@@ -325,7 +325,7 @@ impl<'a> Walker<'a> {
             // the bytes read ahead (the window moves to them, without copying the region);
             // a region that ends the scan stays in the window, where the walker goes on.
             let text = if region.stop.is_none() && !region.last && !stuck {
-                Some(self.w.advance_to(region.end, spare_bytes.take()))
+                Some(self.w.advance_to(region.end, spare_bytes.take(), (from, region.newlines)))
             } else {
                 self.w.pos = from;
                 None
@@ -450,6 +450,9 @@ struct Region<P> {
     trailing_comma_at: Option<u64>,
     /// The region ran to the end of the input.
     last: bool,
+    /// Newlines from the region's first byte to `end`: counted by the scan threads, while the
+    /// bytes are in their caches, instead of by the walker between regions.
+    newlines: u64,
 }
 
 /// The scan of one region, shared by the threads that do it: the region is cut into pieces at
@@ -527,7 +530,7 @@ impl<'b, S: Sink> ScanJob<'b, S> {
                 continue;
             }
             region.events.append(&mut piece.events);
-            region = Region { events: region.events, ..piece };
+            region = Region { events: region.events, newlines: region.newlines + piece.newlines, ..piece };
         }
         region
     }
@@ -563,6 +566,7 @@ fn scan_run<S: Sink>(
         after_comma: at.after_comma && at.expect_element,
         trailing_comma_at: None,
         last: at.last,
+        newlines: 0,
     };
     'scan: {
         let mut i = scan::ws(b, start);
@@ -615,6 +619,8 @@ fn scan_run<S: Sink>(
         }
     }
     run.events.push(list);
+    let end = (run.end - at.base) as usize;
+    run.newlines = memchr::memchr_iter(b'\n', &b[start..end.max(start)]).count() as u64;
     run
 }
 

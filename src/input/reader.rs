@@ -251,8 +251,9 @@ impl Window {
     /// bytes before `abs` as a [`Text`] of their own, so that they can be used while the
     /// window goes on. Only the bytes from `abs` to the end of the window are copied (into
     /// the room kept at the front of the read-ahead buffer, when they fit). `spare` is a
-    /// `Text` done with, whose allocation is used to read ahead next.
-    pub(crate) fn advance_to(&mut self, abs: u64, spare: Option<Text>) -> Text {
+    /// `Text` done with, whose allocation is used to read ahead next. `counted` is `(from,
+    /// n)`: the window's bytes from `buf[from]` to `abs` hold `n` newlines.
+    pub(crate) fn advance_to(&mut self, abs: u64, spare: Option<Text>, counted: (usize, u64)) -> Text {
         let rel = (abs - self.text.base) as usize;
         let (buf, pos) = match &mut self.text.buf {
             // The window goes on in the same mapping: nothing to copy.
@@ -286,7 +287,7 @@ impl Window {
             }
         };
         let t = &self.text;
-        let (lines_before, line_start_before) = t.lines_to(rel);
+        let (lines_before, line_start_before) = t.lines_to_counted(rel, counted);
         let next = Text { buf, pos, base: abs - pos as u64, lines_before, line_start_before, max_value: t.max_value };
         std::mem::replace(&mut self.text, next)
     }
@@ -385,6 +386,19 @@ impl Text {
             }
             None => (self.lines_before, self.line_start_before),
         }
+    }
+
+    /// [`Text::lines_to`], when the newlines of `buf[from..rel]` are known (`counted`): only
+    /// the bytes before `from` are counted here.
+    fn lines_to_counted(&self, rel: usize, (from, n): (usize, u64)) -> (u64, u64) {
+        let consumed = &self.buf[..rel];
+        let lines = self.lines_before + memchr::memchr_iter(b'\n', &consumed[..from]).count() as u64 + n;
+        let counted = match memchr::memrchr(b'\n', consumed) {
+            Some(last) => (lines, self.base + last as u64 + 1),
+            None => (self.lines_before, self.line_start_before),
+        };
+        debug_assert_eq!(counted, self.lines_to(rel), "newlines counted by the scan");
+        counted
     }
 
     /// The unconsumed bytes.
