@@ -149,13 +149,31 @@ fn main() -> ExitCode {
     });
     let cli = Cli::parse();
     match run(cli) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(()) => exit_now(),
         Err(e) if e.is_broken_pipe() => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("jscalls: error: {e}");
             ExitCode::from(if matches!(e, CliError::Usage(_)) { 2 } else { 1 })
         }
     }
+}
+
+/// Ends a successful run at once. Everything has been written and flushed by now; what is
+/// left is handing memory back, which the system does anyway when the process ends: at exit,
+/// mimalloc would first give back the pages it still holds, one `madvise` per span (1.5 ms
+/// for the 31 MB of a 105 MB trace's run).
+fn exit_now() -> ExitCode {
+    if io::stdout().flush().is_err() || io::stderr().flush().is_err() {
+        return ExitCode::SUCCESS;
+    }
+    #[cfg(unix)]
+    // SAFETY: _exit ends the process without running exit handlers; the output file is
+    // complete and renamed, and the standard streams are flushed above.
+    unsafe {
+        libc::_exit(0)
+    }
+    #[cfg(not(unix))]
+    ExitCode::SUCCESS
 }
 
 /// The command's errors: the library's, with the input's name in front of positions.
