@@ -128,10 +128,13 @@ pub(crate) fn write_field(s: &mut String, v: Scalar, empty_string: bool, strings
     }
 }
 
-/// The per-node parts of a call row: the depth each node's id resolves to, and the frame
-/// fields (`"functionName":…,"columnNumber":…}`) rendered once per distinct frame.
+/// The per-node parts of a call row, rendered once: per node, the fields that are the node's
+/// own (`,"nodeDepth":…,"nodeId":…,"sampleIndex":`), and per distinct frame, the frame fields
+/// (`,"functionName":…,"columnNumber":…}`).
 pub struct NodeFragments {
-    depths: Vec<i32>,
+    /// All node heads, one after the other; node `k`'s is `heads[head_ends[k - 1]..head_ends[k]]`.
+    heads: String,
+    head_ends: Vec<usize>,
     /// All frame tails, one after the other; frame `k` is `text[ends[k - 1]..ends[k]]`.
     text: String,
     ends: Vec<usize>,
@@ -160,7 +163,26 @@ impl NodeFragments {
             text.push('}');
             ends.push(text.len());
         }
-        NodeFragments { depths: th.node_depths(), text, ends }
+        let nodes = &th.model.nodes;
+        let mut heads = String::with_capacity(nodes.len() * 48);
+        let mut head_ends = Vec::with_capacity(nodes.len());
+        for (node, depth) in nodes.iter().zip(th.node_depths()) {
+            heads.push_str(",\"nodeDepth\":");
+            match depth {
+                -2 => heads.push_str("null"),
+                d => write_int(&mut heads, d as i64),
+            }
+            heads.push_str(",\"nodeId\":");
+            write_int(&mut heads, node.id);
+            heads.push_str(",\"sampleIndex\":");
+            head_ends.push(heads.len());
+        }
+        NodeFragments { heads, head_ends, text, ends }
+    }
+
+    fn node_head(&self, k: u32) -> &str {
+        let start = if k == 0 { 0 } else { self.head_ends[k as usize - 1] };
+        &self.heads[start..self.head_ends[k as usize]]
     }
 
     fn frame(&self, k: u32) -> &str {
@@ -178,14 +200,7 @@ pub fn write_call(s: &mut String, th: &ThreadCalls, i: usize, frags: &NodeFragme
     s.push_str(",\"dur\":");
     write_number(s, c.dur);
     write_tree_fields(s, th, i);
-    s.push_str(",\"nodeDepth\":");
-    match frags.depths[c.node as usize] {
-        -2 => s.push_str("null"),
-        d => write_int(s, d as i64),
-    }
-    s.push_str(",\"nodeId\":");
-    write_int(s, node.id);
-    s.push_str(",\"sampleIndex\":");
+    s.push_str(frags.node_head(c.node));
     write_int(s, c.sample_index);
     s.push_str(frags.frame(node.frame));
 }
