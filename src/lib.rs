@@ -80,7 +80,8 @@ pub struct Config {
     pub max_event_bytes: usize,
     /// Threads that share the work: reading, profile models, estimates, rendering. Default: the
     /// number of CPUs (at most 8); 1 runs it all on the calling thread. The workers come from
-    /// one pool per process, one per CPU (at most 8), so more than that adds none.
+    /// one pool per process, one per CPU but one (at most 7: the calling thread is the
+    /// eighth), so more than that adds none.
     pub threads: usize,
 }
 

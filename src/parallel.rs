@@ -1,6 +1,7 @@
 //! Work spread over a few threads, with results in order.
 //!
-//! The threads are a pool made once per process ([`rayon_core`]'s, sized by the CPUs) rather
+//! The threads are a pool made once per process ([`rayon_core`]'s, sized by the CPUs), with
+//! the calling thread working beside them, rather
 //! than threads of their own per job. A thread per job cost more than its start: each new
 //! thread got a fresh allocator heap whose pages were zeroed on first touch and handed back
 //! when the thread ended. On a 105 MB trace, 30 such threads (one per 4 MB region scanned)
@@ -8,15 +9,28 @@
 
 use std::sync::OnceLock;
 
-/// The workers, or `None` when the system would not start them (everything then runs on the
-/// calling thread).
+/// The workers, one per CPU but one: the calling thread works beside them in every function
+/// here. `None` on a single CPU, or when the system would not start them (everything then
+/// runs on the calling thread).
+///
+/// A worker more than the CPUs left is not free: an idle rayon worker spins (`sched_yield`)
+/// before it sleeps, and was woken for every job. On 2 CPUs, a second worker made the event
+/// scan (the calling thread and one helper) 5-10% slower.
 fn pool() -> Option<&'static rayon_core::ThreadPool> {
     static POOL: OnceLock<Option<rayon_core::ThreadPool>> = OnceLock::new();
     POOL.get_or_init(|| {
-        let n = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
-        rayon_core::ThreadPoolBuilder::new().num_threads(n).thread_name(|i| format!("jscalls-{i}")).build().ok()
+        let workers = std::thread::available_parallelism().map_or(1, |n| n.get().min(8)) - 1;
+        if workers == 0 {
+            return None;
+        }
+        rayon_core::ThreadPoolBuilder::new().num_threads(workers).thread_name(|i| format!("jscalls-{i}")).build().ok()
     })
     .as_ref()
+}
+
+/// Locks a mutex; a panic elsewhere cannot leave the data here half-changed.
+fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Runs `helper` on a worker while `main` runs on this thread; returns `main`'s result once
@@ -61,11 +75,12 @@ pub fn map<T: Send, R: Send>(items: Vec<T>, n_threads: usize, f: impl Fn(T) -> R
     results.into_inner().unwrap_or_else(|e| e.into_inner()).into_iter().flatten().collect()
 }
 
-/// Runs `work` on items `0..n` on the workers, at most `ahead` items ahead of the one being
-/// taken, and hands the results to `take` on this thread, in order. `make` builds item `k` on
-/// this thread just before it is handed out. Stops at the first error of `take` (the items
-/// already handed out are finished first). Without workers, or with `threads` ≤ 1, it all
-/// runs here, one item at a time.
+/// Runs `work` on items `0..n`, at most `ahead` items ahead of the one being taken, and hands
+/// the results to `take` on this thread, in order. `make` builds item `k` on this thread just
+/// before it is handed out. The workers take the items first come, first served; so does this
+/// thread whenever the result it needs next is not there yet. Stops at the first error of
+/// `take` (the items already handed out are finished first). Without workers, or with
+/// `threads` ≤ 1, it all runs here, one item at a time.
 pub fn ordered<T: Send, R: Send, E>(
     n: usize,
     threads: usize,
@@ -80,24 +95,34 @@ pub fn ordered<T: Send, R: Send, E>(
     };
     let ahead = ahead.max(1);
     let (tx, rx) = std::sync::mpsc::channel();
-    let work = &work;
+    // Items handed out and not started, oldest first. Each spawned job takes the oldest one
+    // (or none, when this thread took it).
+    let queue = std::sync::Mutex::new(std::collections::VecDeque::with_capacity(ahead));
+    let (work, queue) = (&work, &queue);
+    // A panic is kept as the result, and resumed when its turn comes.
+    let run = |item: T| std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(item)));
     pool.in_place_scope(|s| {
         // Results that came in before their turn, by k % ahead.
         let mut ready: Vec<Option<std::thread::Result<R>>> = (0..ahead).map(|_| None).collect();
         let mut handed = 0;
         for k in 0..n {
             while handed < n && handed < k + ahead {
-                let (item, tx) = (make(handed), tx.clone());
-                let slot = handed;
+                lock(queue).push_back((handed, make(handed)));
+                let tx = tx.clone();
                 s.spawn(move |_| {
-                    // A panic is sent on too, so that this thread does not wait forever.
-                    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(item)));
-                    let _ = tx.send((slot, r));
+                    let next = lock(queue).pop_front();
+                    if let Some((slot, item)) = next {
+                        let _ = tx.send((slot, run(item)));
+                    }
                 });
                 handed += 1;
             }
             while ready[k % ahead].is_none() {
-                let (slot, r) = rx.recv().expect("a worker holds a sender until it has sent");
+                let next = lock(queue).pop_front();
+                let (slot, r) = match next {
+                    Some((slot, item)) => (slot, run(item)),
+                    None => rx.recv().expect("a job that took an item holds a sender until it has sent"),
+                };
                 ready[slot % ahead] = Some(r);
             }
             match ready[k % ahead].take().expect("received above") {
