@@ -331,9 +331,9 @@ fn write_output(path: Option<&Path>, f: impl FnOnce(&mut dyn Write) -> Result<()
     }
 }
 
-/// A file being written that asks the kernel to start writing each few megabytes to disk as
-/// soon as they are written, so that the final `fsync` waits for the last few only instead of
-/// the whole output (on Linux; elsewhere a plain file).
+/// A file being written that asks the kernel to start writing its bytes to disk a megabyte at
+/// a time, as soon as they are written, so that the final `fsync` waits for the last megabyte
+/// instead of the whole output (on Linux; elsewhere a plain file).
 struct EarlyWriteback {
     file: tempfile::NamedTempFile,
     /// Bytes written so far, and bytes whose writeback has been started.
@@ -342,8 +342,10 @@ struct EarlyWriteback {
 }
 
 impl EarlyWriteback {
-    /// Writeback is started per this many bytes.
-    const STEP: u64 = 4 << 20;
+    /// Writeback is started per this many bytes. The final `fsync` waits for up to this much
+    /// besides the file's metadata: with 1 MiB it took 1.0-1.2 ms at the end of a 30 MB
+    /// output, against 1.3-1.7 ms with 4 MiB.
+    const STEP: u64 = 1 << 20;
 
     fn new(file: tempfile::NamedTempFile) -> EarlyWriteback {
         EarlyWriteback { file, written: 0, started: 0 }
