@@ -76,14 +76,23 @@ pub struct ThreadCalls {
     pub depth: Vec<Option<i32>>,
     /// Console errors the reference engine would have logged for this thread.
     pub console_errors: u64,
+    /// See [`ThreadCalls::node_depths`].
+    node_depth: Vec<i32>,
+    /// See [`ThreadCalls::canonical_order`].
+    order: Vec<u32>,
 }
 
 impl ThreadCalls {
     /// Call indices in the oracle's canonical order: ts, then longer first, then outer frames
-    /// first (`nodeDepth`), then sample index, then node id, then creation order.
-    pub fn canonical_order(&self) -> Vec<u32> {
+    /// first (`nodeDepth`), then sample index, then node id, then creation order. Sorted where
+    /// the thread is estimated (a worker), not where its calls are written.
+    pub fn canonical_order(&self) -> &[u32] {
+        &self.order
+    }
+
+    fn sort_canonical(&self) -> Vec<u32> {
         // nodeDepth is looked up by id, as the oracle does (the copy parsed last).
-        let node_depth = self.node_depths();
+        let node_depth = &self.node_depth;
         let (calls, nodes) = (&self.calls, &self.model.nodes);
         // Indices sorted in place, 4 bytes a call: a table of the keys would be 40 (92 MB for
         // the 2.3 million calls of the 5.4 GB trace's largest thread, the run's peak). Push
@@ -104,9 +113,8 @@ impl ThreadCalls {
     }
 
     /// Per node: the depth of the node its id resolves to (the oracle's `nodeDepth`), or −2.
-    pub fn node_depths(&self) -> Vec<i32> {
-        let m = &self.model;
-        m.nodes.iter().map(|n| m.node_by_id(n.id).map(|k| m.nodes[k as usize].depth).unwrap_or(-2)).collect()
+    pub fn node_depths(&self) -> &[i32] {
+        &self.node_depth
     }
 }
 
@@ -143,7 +151,10 @@ pub fn estimate_thread(mut work: ThreadWork, mode: Mode, trace_keys: &[u64], cfg
             }
         }
     };
-    ThreadCalls {
+    let m = &work.model;
+    let node_depth =
+        m.nodes.iter().map(|n| m.node_by_id(n.id).map(|k| m.nodes[k as usize].depth).unwrap_or(-2)).collect();
+    let mut t = ThreadCalls {
         pid: work.pid,
         tid: work.tid,
         profile_id: work.profile_id,
@@ -154,7 +165,11 @@ pub fn estimate_thread(mut work: ThreadWork, mode: Mode, trace_keys: &[u64], cfg
         self_time,
         depth,
         console_errors,
-    }
+        node_depth,
+        order: Vec::new(),
+    };
+    t.order = t.sort_canonical();
+    t
 }
 
 /// Estimates every thread, on up to `n_threads` worker threads, keeping the input order.
@@ -224,8 +239,9 @@ pub struct Lazy {
 /// to take together; when even one is bigger, threads are estimated one at a time.
 const OVERLAP_BUDGET: usize = 128 << 20;
 
-/// A generous guess of the memory a thread's estimate holds: a call is 56 bytes with its
-/// self time and depth, 40 more while the canonical order is sorted; a sample or an event
+/// A generous guess of the memory a thread's estimate holds: a call is 60 bytes with its
+/// self time, depth and place in the canonical order, 40 more while that order is sorted; a
+/// sample or an event
 /// opens about one call at most in real recordings.
 fn estimate_bytes(w: &ThreadWork) -> usize {
     (w.model.n_samples() + w.entries.len()) * 96

@@ -166,7 +166,7 @@ impl NodeFragments {
         let nodes = &th.model.nodes;
         let mut heads = String::with_capacity(nodes.len() * 48);
         let mut head_ends = Vec::with_capacity(nodes.len());
-        for (node, depth) in nodes.iter().zip(th.node_depths()) {
+        for (node, &depth) in nodes.iter().zip(th.node_depths()) {
             heads.push_str(",\"nodeDepth\":");
             match depth {
                 -2 => heads.push_str("null"),

@@ -85,7 +85,7 @@ pub fn write_timeline_from(
             out.write_all(line.as_bytes()).map_err(io)?;
             n += 1;
         }
-        for i in th.canonical_order() {
+        for &i in th.canonical_order() {
             line.clear();
             if n > 0 {
                 line.push_str(",\n");

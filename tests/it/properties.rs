@@ -73,7 +73,7 @@ fn check(a: &jscalls::Analysis) -> Result<(), TestCaseError> {
         // the tree drops exactly those, and so must we: they have no depth.)
         let order = t.canonical_order();
         let mut open: Vec<(f64, f64)> = Vec::new();
-        for &i in &order {
+        for &i in order {
             let c = &calls[i as usize];
             if t.depth[i as usize].is_none() {
                 continue;

@@ -49,7 +49,7 @@ fn timeline_keeps_every_input_event_and_adds_one_event_per_call() {
         // Each thread's calls, in order, are exactly the estimate (ts, dur, node).
         let mut k = 0;
         for th in &a.timeline.threads {
-            for i in th.canonical_order() {
+            for &i in th.canonical_order() {
                 let c = &th.calls[i as usize];
                 let e = &added[k];
                 assert_eq!((e["pid"].as_i64(), e["tid"].as_i64()), (Some(th.pid), Some(th.tid)));
