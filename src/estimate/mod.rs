@@ -217,8 +217,8 @@ impl Estimates for &Timeline {
 }
 
 /// Threads not estimated yet: [`Estimates::each`] estimates one, hands it on and drops it
-/// before the next. With more than one worker thread, up to one thread per worker is estimated
-/// while the current one is being written, as far as they fit in [`OVERLAP_BUDGET`].
+/// before the next. With more than one thread allowed, up to one thread per thread allowed is
+/// estimated while the current one is being written, as far as they fit in [`OVERLAP_BUDGET`].
 #[derive(Debug)]
 pub struct Lazy {
     /// How calls are computed.
@@ -231,7 +231,7 @@ pub struct Lazy {
     pub trace_keys: Vec<u64>,
     /// Integrator options.
     pub cfg: IntegratorConfig,
-    /// Worker threads allowed (1: estimate on the writing thread).
+    /// Threads allowed, the writing thread included (1: estimate on the writing thread).
     pub threads: usize,
 }
 
@@ -257,8 +257,8 @@ impl Estimates for Lazy {
     fn each<E>(&mut self, mut f: impl FnMut(&ThreadCalls, &Strings) -> Result<(), E>) -> Result<(), E> {
         let works = std::mem::take(&mut self.works);
         let (mode, keys, cfg, strings) = (self.mode, &self.trace_keys, self.cfg, &self.strings);
-        // Threads estimated ahead of the one being written: one per worker, as far as the
-        // biggest fits in the budget that many times.
+        // Threads estimated ahead of the one being written: one per thread allowed, as far
+        // as the biggest fits in the budget that many times.
         let biggest = works.iter().map(estimate_bytes).max().unwrap_or(0);
         let ahead = (OVERLAP_BUDGET / biggest.max(1)).min(self.threads);
         if self.threads <= 1 || works.len() <= 1 || ahead == 0 {
