@@ -1,11 +1,11 @@
 //! Work spread over a few threads, with results in order.
 //!
 //! The threads are a pool made once per process ([`rayon_core`]'s, sized by the CPUs), with
-//! the calling thread working beside them, rather
-//! than threads of their own per job. A thread per job cost more than its start: each new
-//! thread got a fresh allocator heap whose pages were zeroed on first touch and handed back
-//! when the thread ended. On a 105 MB trace, 30 such threads (one per 4 MB region scanned)
-//! made the allocator give back 170 MB of pages over the run (115 MB with the pool).
+//! the calling thread working beside them, rather than threads of their own per job. A thread
+//! per job cost more than its start: each new thread got a fresh allocator heap whose pages
+//! were zeroed on first touch and handed back when the thread ended. On a 105 MB trace, 30
+//! such threads (one per 4 MB region scanned) made the allocator give back 170 MB of pages
+//! over the run (115 MB with the pool).
 
 use std::sync::OnceLock;
 
@@ -107,7 +107,8 @@ pub fn ordered<T: Send, R: Send, E>(
         let mut handed = 0;
         for k in 0..n {
             while handed < n && handed < k + ahead {
-                lock(queue).push_back((handed, make(handed)));
+                let item = make(handed);
+                lock(queue).push_back((handed, item));
                 let tx = tx.clone();
                 s.spawn(move |_| {
                     let next = lock(queue).pop_front();

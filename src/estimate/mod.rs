@@ -241,8 +241,7 @@ const OVERLAP_BUDGET: usize = 128 << 20;
 
 /// A generous guess of the memory a thread's estimate holds: a call is 60 bytes with its
 /// self time, depth and place in the canonical order, 40 more while that order is sorted; a
-/// sample or an event
-/// opens about one call at most in real recordings.
+/// sample or an event opens about one call at most in real recordings.
 fn estimate_bytes(w: &ThreadWork) -> usize {
     (w.model.n_samples() + w.entries.len()) * 96
 }
