@@ -77,8 +77,10 @@ pub fn map<T: Send, R: Send>(items: Vec<T>, n_threads: usize, f: impl Fn(T) -> R
 
 /// Runs `work` on items `0..n`, at most `ahead` items ahead of the one being taken, and hands
 /// the results to `take` on this thread, in order. `make` builds item `k` on this thread just
-/// before it is handed out. The workers take the items first come, first served; so does this
-/// thread whenever the result it needs next is not there yet. Stops at the first error of
+/// before it is handed out. The workers take the items first come, first served; this thread
+/// runs the item it needs next itself when no worker has started it, and otherwise waits,
+/// leaving the later items to the workers (this thread has `take` to do: it was the busier one
+/// when it took them too). Stops at the first error of
 /// `take` (the items already handed out are finished first). Without workers, or with
 /// `threads` ≤ 1, it all runs here, one item at a time.
 pub fn ordered<T: Send, R: Send, E>(
@@ -119,7 +121,15 @@ pub fn ordered<T: Send, R: Send, E>(
                 handed += 1;
             }
             while ready[k % ahead].is_none() {
-                let next = lock(queue).pop_front();
+                // Only the item needed next (the oldest, when no one has started it).
+                let next = {
+                    let mut q = lock(queue);
+                    if q.front().is_some_and(|&(slot, _)| slot == k) {
+                        q.pop_front()
+                    } else {
+                        None
+                    }
+                };
                 let (slot, r) = match next {
                     Some((slot, item)) => (slot, run(item)),
                     None => rx.recv().expect("a job that took an item holds a sender until it has sent"),
