@@ -80,9 +80,9 @@ pub fn map<T: Send, R: Send>(items: Vec<T>, n_threads: usize, f: impl Fn(T) -> R
 /// before it is handed out. The workers take the items first come, first served; this thread
 /// runs the item it needs next itself when no worker has started it, and otherwise waits,
 /// leaving the later items to the workers (this thread has `take` to do: it was the busier one
-/// when it took them too). Stops at the first error of
-/// `take` (the items already handed out are finished first). Without workers, or with
-/// `threads` ≤ 1, it all runs here, one item at a time.
+/// when it took them too). Stops at the first error of `take` (the items already handed out
+/// are finished first). Without workers, or with `threads` ≤ 1, it all runs here, one item at
+/// a time.
 pub fn ordered<T: Send, R: Send, E>(
     n: usize,
     threads: usize,
