@@ -67,15 +67,22 @@ pub fn number_to_string(n: f64) -> String {
     buf.format(n).to_owned()
 }
 
+/// `n` as an integer when it is whole and within ±2^53 (where every integer is exact), the
+/// range where ids and times are keyed and printed as integers; -0 gives 0.
+#[inline]
+pub fn safe_int(n: f64) -> Option<i64> {
+    // Converting there and back is the test for a whole number: it needs no call into libm, as
+    // `fract` does. NaN fails it; so do infinities, by the bound.
+    (n.abs() <= 9_007_199_254_740_992.0 && (n as i64) as f64 == n).then_some(n as i64)
+}
+
 /// Writes a number the way `JSON.stringify` does (non-finite numbers become `null`).
 #[inline]
 pub fn write_number(out: &mut String, n: f64) {
-    // Whole numbers below 2^53 (almost every time in µs) print as integers; -0 prints as 0.
-    // (Converting there and back is the test for a whole number: it needs no call into libm,
-    // as `fract` does. NaN fails it; so do infinities, by the bound.)
-    if n.abs() < 9_007_199_254_740_992.0 && (n as i64) as f64 == n {
+    // Whole numbers (almost every time in µs) print as integers, as JavaScript prints them.
+    if let Some(i) = safe_int(n) {
         let mut buf = itoa::Buffer::new();
-        out.push_str(buf.format(n as i64));
+        out.push_str(buf.format(i));
         return;
     }
     if !n.is_finite() {

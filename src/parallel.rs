@@ -28,8 +28,9 @@ fn pool() -> Option<&'static rayon_core::ThreadPool> {
     .as_ref()
 }
 
-/// Locks a mutex; a panic elsewhere cannot leave the data here half-changed.
-fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+/// Locks a mutex, poisoned or not: the data that jscalls guards with one (work queues, result
+/// slots) is never left half-changed by a panic.
+pub(crate) fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
@@ -60,10 +61,10 @@ pub fn map<T: Send, R: Send>(items: Vec<T>, n_threads: usize, f: impl Fn(T) -> R
     let queue = std::sync::Mutex::new(items.into_iter().enumerate());
     let results = std::sync::Mutex::new((0..n).map(|_| None).collect::<Vec<Option<R>>>());
     let work = || loop {
-        let job = queue.lock().unwrap_or_else(|e| e.into_inner()).next();
+        let job = lock(&queue).next();
         let Some((slot, item)) = job else { break };
         let r = f(item);
-        results.lock().unwrap_or_else(|e| e.into_inner())[slot] = Some(r);
+        lock(&results)[slot] = Some(r);
     };
     // This thread takes items too, beside n_threads - 1 workers.
     pool.in_place_scope(|s| {

@@ -254,11 +254,16 @@ impl<'m> State<'m> {
         // Otherwise the sample is ignored: a non-JS parent while JS frames are open.
     }
 
-    /// `#makeProfileCallsForStack` for a seed, into `self.cand`.
-    fn fill_seed_stack(&mut self, s: &Seed) {
+    /// Empties the candidate for a new stack: what was known of the old one no longer holds.
+    fn new_cand(&mut self) {
         self.cand.clear();
         self.cand_of = None;
         self.settled = None;
+    }
+
+    /// `#makeProfileCallsForStack` for a seed, into `self.cand`.
+    fn fill_seed_stack(&mut self, s: &Seed) {
+        self.new_cand();
         let model = self.model;
         let gc_id = model.gc.map(|g| model.nodes[g as usize].id);
         let is_gc = Some(model.nodes[s.node as usize].id) == gc_id;
@@ -300,9 +305,7 @@ impl<'m> State<'m> {
         if node == NO_NODE {
             return false;
         }
-        self.cand.clear();
-        self.cand_of = None;
-        self.settled = None;
+        self.new_cand();
         let model = self.model;
         let gc_id = model.gc.map(|g| model.nodes[g as usize].id);
         if Some(model.nodes[node as usize].id) == gc_id {

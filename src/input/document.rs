@@ -508,9 +508,9 @@ impl<'b, S: Sink> ScanJob<'b, S> {
             let stop_at = self.starts.get(k + 1).copied().unwrap_or(self.bytes.len());
             // A piece after the first starts at a guessed element, after a comma.
             let at = if k == 0 { self.at } else { RegionStart { expect_element: true, after_comma: true, ..self.at } };
-            let list = std::mem::take(&mut *lock(&self.lists[k]));
+            let list = std::mem::take(&mut *crate::parallel::lock(&self.lists[k]));
             let r = scan_run::<S>(self.bytes, start, stop_at, at, self.parsed, stack, list);
-            *lock(&self.done[k]) = Some(r);
+            *crate::parallel::lock(&self.done[k]) = Some(r);
         }
     }
 
@@ -534,11 +534,6 @@ impl<'b, S: Sink> ScanJob<'b, S> {
         }
         region
     }
-}
-
-/// Locks a mutex that no panicking thread can have poisoned in a way that matters here.
-fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// Pieces a region is cut into for the scan threads.

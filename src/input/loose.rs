@@ -64,14 +64,7 @@ impl<'a> Loose<'a> {
 
     /// An integral number that fits in ±2^53 (the ids and pids jscalls can key exactly).
     pub fn int(&self) -> Option<i64> {
-        let n = self.num()?;
-        // (A whole number converts to i64 and back unchanged; no call into libm, as `fract`
-        // makes.)
-        if n.abs() <= 9_007_199_254_740_992.0 && (n as i64) as f64 == n {
-            Some(n as i64)
-        } else {
-            None
-        }
+        crate::js::safe_int(self.num()?)
     }
 
     /// True when the key is absent or `null` (`x ?? d` takes `d`).

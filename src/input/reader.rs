@@ -379,26 +379,21 @@ impl Input {
 impl Text {
     /// `(lines_before, line_start_before)` as they would be for a buffer starting at `buf[rel]`.
     fn lines_to(&self, rel: usize) -> (u64, u64) {
-        let consumed = &self.buf[..rel];
-        match memchr::memrchr(b'\n', consumed) {
-            Some(last) => {
-                (self.lines_before + memchr::memchr_iter(b'\n', consumed).count() as u64, self.base + last as u64 + 1)
-            }
-            None => (self.lines_before, self.line_start_before),
-        }
+        self.lines_to_counted(rel, (rel, 0))
     }
 
-    /// [`Text::lines_to`], when the newlines of `buf[from..rel]` are known (`counted`): only
-    /// the bytes before `from` are counted here.
+    /// [`Text::lines_to`], when the newlines of `buf[from..rel]` are known (`counted`, by the
+    /// scan threads): only the bytes before `from` are counted here.
     fn lines_to_counted(&self, rel: usize, (from, n): (usize, u64)) -> (u64, u64) {
         let consumed = &self.buf[..rel];
-        let lines = self.lines_before + memchr::memchr_iter(b'\n', &consumed[..from]).count() as u64 + n;
-        let counted = match memchr::memrchr(b'\n', consumed) {
-            Some(last) => (lines, self.base + last as u64 + 1),
+        debug_assert_eq!(n, memchr::memchr_iter(b'\n', &consumed[from..]).count() as u64, "newlines counted");
+        match memchr::memrchr(b'\n', consumed) {
+            Some(last) => (
+                self.lines_before + memchr::memchr_iter(b'\n', &consumed[..from]).count() as u64 + n,
+                self.base + last as u64 + 1,
+            ),
             None => (self.lines_before, self.line_start_before),
-        };
-        debug_assert_eq!(counted, self.lines_to(rel), "newlines counted by the scan");
-        counted
+        }
     }
 
     /// The unconsumed bytes.
