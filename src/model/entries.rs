@@ -32,14 +32,21 @@ fn exact_int(x: f64) -> Option<i64> {
     (i as f64 == x && i.unsigned_abs() < 1 << 53 && (i != 0 || x.is_sign_positive())).then_some(i)
 }
 
+/// Writes `v` as a varint at `out[*at..]`.
 #[inline]
-fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+fn put_varint(out: &mut [u8; MAX_ENTRY], at: &mut usize, mut v: u64) {
     while v >= 0x80 {
-        out.push(v as u8 | 0x80);
+        out[*at] = v as u8 | 0x80;
+        *at += 1;
         v >>= 7;
     }
-    out.push(v as u8);
+    out[*at] = v as u8;
+    *at += 1;
 }
+
+/// Room for any entry: the header, two varint `u64`s (10 bytes each at most, more than a raw
+/// `f64`) and a varint `u32`.
+const MAX_ENTRY: usize = 1 + 10 + 10 + 5;
 
 #[inline]
 fn get_varint(bytes: &[u8], at: &mut usize) -> u64 {
@@ -77,32 +84,37 @@ impl EntryLog {
     /// Appends `e`; returns its index.
     #[inline]
     pub fn push(&mut self, e: Entry) -> u32 {
-        let at = self.bytes.len();
-        self.bytes.push(e.flags & 7);
+        // Encoded on the stack, then appended at once (a push per byte checked the capacity
+        // each time).
+        let mut buf = [0u8; MAX_ENTRY];
+        let mut n = 1;
         let mut head = e.flags & 7;
         match exact_int(e.ts) {
             Some(t) => {
                 let d = t.wrapping_sub(self.last_ts);
-                put_varint(&mut self.bytes, ((d << 1) ^ (d >> 63)) as u64);
+                put_varint(&mut buf, &mut n, ((d << 1) ^ (d >> 63)) as u64);
                 self.last_ts = t;
             }
             None => {
                 head |= TS_RAW;
-                self.bytes.extend_from_slice(&e.ts.to_le_bytes());
+                buf[n..n + 8].copy_from_slice(&e.ts.to_le_bytes());
+                n += 8;
             }
         }
         match exact_int(e.dur).filter(|&d| d >= 0) {
-            Some(d) => put_varint(&mut self.bytes, d as u64),
+            Some(d) => put_varint(&mut buf, &mut n, d as u64),
             None => {
                 head |= DUR_RAW;
-                self.bytes.extend_from_slice(&e.dur.to_le_bytes());
+                buf[n..n + 8].copy_from_slice(&e.dur.to_le_bytes());
+                n += 8;
             }
         }
         if e.trace != 0 {
             head |= HAS_TRACE;
-            put_varint(&mut self.bytes, u64::from(e.trace));
+            put_varint(&mut buf, &mut n, u64::from(e.trace));
         }
-        self.bytes[at] = head;
+        buf[0] = head;
+        self.bytes.extend_from_slice(&buf[..n]);
         self.len += 1;
         self.len - 1
     }

@@ -281,10 +281,11 @@ impl TraceBuilder {
         ctx: &EventCtx<'_>,
         diag: &mut Diagnostics,
     ) -> Result<u32, Error> {
-        let Some(args) = ev.args else { return Ok(0) };
+        if ev.args.is_none() {
+            return Ok(0);
+        }
         let found = match found {
             Some(f) => f,
-            None if FINDER.find(args).is_none() => return Ok(0),
             None => trace_id_of(&ev.args_ids),
         };
         let key = match found {
@@ -942,10 +943,6 @@ fn reads_args(name: &str) -> bool {
     )
 }
 
-/// Finds `sampleTraceId` in raw args before they are parsed.
-static FINDER: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
-    std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"sampleTraceId"));
-
 /// What an event's args say about its `sampleTraceId` (§3.7).
 #[derive(Debug)]
 pub enum TraceIdFound<'a> {
@@ -1060,7 +1057,11 @@ fn parse_known_args<'a>(
     special: bool,
 ) -> Parsed<'a> {
     let Some(args) = ev.args else { return Parsed::None };
-    let traced = matches!(ph, b'X' | b'I' | b'B') && FINDER.find(args).is_some();
+    // DevTools reads the `sampleTraceId` of every `X`, `I` and `B` event: where the scan found
+    // a member that holds one (or a null `beginData`, on which DevTools fails), the args are
+    // read.
+    let found = matches!(ph, b'X' | b'I' | b'B').then(|| trace_id_of(&ev.args_ids));
+    let traced = found.as_ref().is_some_and(|f| !matches!(f, TraceIdFound::None));
     if !(traced || special && reads_args(name)) {
         Parsed::None
     } else if std::str::from_utf8(args).is_err() {
@@ -1072,8 +1073,8 @@ fn parse_known_args<'a>(
             Some(a) => Parsed::Chunk(Ok(a)),
             None => Parsed::Chunk(serde_json::from_slice(args)),
         }
-    } else if traced {
-        Parsed::TraceId(trace_id_of(&ev.args_ids))
+    } else if let (true, Some(found)) = (traced, found) {
+        Parsed::TraceId(found)
     } else {
         Parsed::None
     }

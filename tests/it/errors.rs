@@ -219,6 +219,11 @@ fn cases() -> Vec<Case> {
             input: [&t.as_bytes()[..t.len() - 1], b",{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":0,\"tid\":0,\"args\":{\"name\":\"Main\xff\"}}]"].concat(),
             cfg: none,
         },
+        Case {
+            name: "a null args.beginData",
+            input: t.replace(r#""dur":400}"#, r#""dur":400,"args":{"beginData":null}}"#).into_bytes(),
+            cfg: none,
+        },
         Case { name: "20 MB string", input: big_string.into_bytes(), cfg: none },
         Case { name: "100 000 nested arrays in args", input: deep_args.into_bytes(), cfg: none },
         Case { name: "stack deeper than --max-depth", input: deep_nodes.into_bytes(), cfg: |c| c.limits.max_depth = 1_000 },
@@ -364,6 +369,9 @@ calls: 2"#,
     r#"error: 3:48 (event 2): expected a valid escape after '\', found 'q'"#,
     // invalid UTF-8 in args that are read
     r#"warning: 3:81 (event 3): invalid UTF-8 in an event; replaced with U+FFFD as Node's decoder does [invalid-utf8]
+calls: 2"#,
+    // a null args.beginData
+    r#"warning: 3:1 (event 2): args.beginData is null: DevTools fails on this event (reading sampleTraceId of null); no trace id used [devtools-would-fail]
 calls: 2"#,
     // 20 MB string
     r#"calls: 0"#,
