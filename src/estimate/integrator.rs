@@ -41,6 +41,11 @@ struct State<'m> {
     out: Vec<Call>,
     /// The JS stack: indices into `out`, with the truncate count when each was pushed.
     js: Vec<(u32, u64)>,
+    /// The [`State::keys`] of the JS stack's frames, side by side with `js`: the walk that
+    /// compares the stacks reads two short arrays instead of a node per frame.
+    js_keys: Vec<u32>,
+    /// Per node: its frame's key for `framesEqual` ([`NEVER`] for a frame never equal).
+    keys: Vec<u32>,
     locks: Vec<usize>,
     fake: bool,
     /// Truncates so far, and the time of the last one.
@@ -49,6 +54,8 @@ struct State<'m> {
     /// The candidate stack (nodes, outermost first); its calls would all start at the same
     /// sample and time, which [`State::reconcile`] is given.
     cand: Vec<u32>,
+    /// The [`State::keys`] of `cand`, once it is complete (after [`State::filter_natives`]).
+    cand_keys: Vec<u32>,
     /// The seed's (node, GC base) whose stack `cand` holds, when it holds a seed's: a sample
     /// of the same node (most samples repeat the one before) has the same stack.
     cand_of: Option<(u32, u32)>,
@@ -63,6 +70,9 @@ struct State<'m> {
 
 /// No node: a `sampleTraceId` that does not resolve.
 const NO_NODE: u32 = u32::MAX;
+
+/// The key of a frame that is never equal to any (one with a NaN field): two of them differ.
+const NEVER: u32 = u32::MAX;
 
 /// The node each entry's `sampleTraceId` resolves to, by trace index - 1 (indices no entry
 /// uses are left [`NO_NODE`]; empty when none resolves). Resolved up front, the lookups are independent of each other,
@@ -169,12 +179,15 @@ fn positive(x: f64) -> f64 {
 /// `callsFromProfileSamples`: one seed per sample with a known node, and the GC bases, made as
 /// the merge reaches them.
 fn seeds(model: &ProfileModel) -> impl Iterator<Item = Seed> + '_ {
+    // Whether each node has the GC node's id: a short table, where reading each sample's
+    // node (a cache miss, most of the time) cost more than the rest of this.
     let gc_id = model.gc.map(|g| model.nodes[g as usize].id);
+    let is_gc: Vec<bool> = model.nodes.iter().map(|n| Some(n.id) == gc_id).collect();
     let mut prev = NONE;
     model.sample_times().enumerate().take(model.n_samples()).filter_map(move |(i, ms)| {
         let node = model.node_by_index(i)?;
         let ts = ms * 1000.0;
-        let is_gc = Some(model.nodes[node as usize].id) == gc_id;
+        let is_gc = is_gc[node as usize];
         let gc_base = if is_gc && prev != NONE { prev } else { NONE };
         if !(is_gc && prev != NONE) {
             prev = node;
@@ -186,17 +199,32 @@ fn seeds(model: &ProfileModel) -> impl Iterator<Item = Seed> + '_ {
 impl<'m> State<'m> {
     fn new(model: &'m ProfileModel, trace_nodes: Vec<u32>, cfg: IntegratorConfig) -> State<'m> {
         let id = |n: Option<u32>| n.map(|n| model.nodes[n as usize].id);
+        let keys = model
+            .nodes
+            .iter()
+            .map(|n| {
+                debug_assert!(n.frame_key != NEVER, "frame keys are counted from 0");
+                if n.frame_never_equal {
+                    NEVER
+                } else {
+                    n.frame_key
+                }
+            })
+            .collect();
         State {
             model,
             trace_nodes,
             cfg,
             out: Vec::new(),
             js: Vec::new(),
+            js_keys: Vec::new(),
+            keys,
             locks: Vec::new(),
             fake: false,
             n_truncates: 0,
             last_time: 0.0,
             cand: Vec::new(),
+            cand_keys: Vec::new(),
             cand_of: None,
             settled: None,
             meta_ids: [id(model.program), Some(model.nodes[0].id), id(model.idle), id(model.gc)],
@@ -257,6 +285,7 @@ impl<'m> State<'m> {
     /// Empties the candidate for a new stack: what was known of the old one no longer holds.
     fn new_cand(&mut self) {
         self.cand.clear();
+        self.cand_keys.clear();
         self.cand_of = None;
         self.settled = None;
     }
@@ -292,11 +321,14 @@ impl<'m> State<'m> {
         self.cand[start..].reverse();
     }
 
+    /// Drops the native frames (unless all events are shown); the candidate is then complete.
     fn filter_natives(&mut self) {
         if !self.cfg.show_all_events {
             let nodes = &self.model.nodes;
             self.cand.retain(|&c| !nodes[c as usize].native);
         }
+        self.cand_keys.clear();
+        self.cand_keys.extend(self.cand.iter().map(|&c| self.keys[c as usize]));
     }
 
     /// The stack for an event's `sampleTraceId`, when it resolves (§3.7).
@@ -334,16 +366,10 @@ impl<'m> State<'m> {
         // where a frame is never equal to anything (a NaN field).
         let n = self.js.len();
         let mut i = self.top_lock();
-        while i < n && !self.model.nodes[self.out[self.js[i].0 as usize].node as usize].frame_never_equal {
+        while i < n && self.js_keys[i] != NEVER {
             i += 1;
         }
         self.truncate(i, e.ts);
-    }
-
-    #[inline]
-    fn frames_equal(&self, a: u32, b: u32) -> bool {
-        let (a, b) = (&self.model.nodes[a as usize], &self.model.nodes[b as usize]);
-        a.frame_key == b.frame_key && !a.frame_never_equal && !b.frame_never_equal
     }
 
     /// `#extractStackTrace` once the candidate is in `self.cand`.
@@ -355,9 +381,10 @@ impl<'m> State<'m> {
             self.settled = Some(self.n_truncates);
             return;
         }
-        let n = self.cand.len().min(self.js.len());
+        // framesEqual: equal keys, neither of them never equal.
+        let n = self.cand_keys.len().min(self.js_keys.len());
         let mut i = self.top_lock();
-        while i < n && self.frames_equal(self.cand[i], self.out[self.js[i].0 as usize].node) {
+        while i < n && self.cand_keys[i] == self.js_keys[i] && self.cand_keys[i] != NEVER {
             i += 1;
         }
         let depth = self.truncate(i, ts);
@@ -372,10 +399,12 @@ impl<'m> State<'m> {
                 skipped = true;
                 continue;
             }
-            settled &= !skipped && !nd.frame_never_equal;
+            let key = self.cand_keys[j];
+            settled &= !skipped && key != NEVER;
             let idx = self.out.len() as u32;
             self.out.push(Call { node, sample_index: sample, ts, dur: 0.0 });
             self.js.push((idx, self.n_truncates));
+            self.js_keys.push(key);
         }
         self.settled = settled.then_some(self.n_truncates);
     }
@@ -401,6 +430,7 @@ impl<'m> State<'m> {
             self.out[c].dur = positive(time - self.out[c].ts);
         }
         self.js.truncate(depth);
+        self.js_keys.truncate(depth);
         depth
     }
 }
