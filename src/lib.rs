@@ -153,7 +153,6 @@ pub struct Assembled {
     pub threads: Vec<ThreadWork>,
     mode: estimate::Mode,
     strings: strings::Strings,
-    trace_keys: Vec<u64>,
 }
 
 /// Reads every event of `source` into `sink` (the scan alone; for measurements).
@@ -197,17 +196,7 @@ pub fn assemble(source: &Source, cfg: &Config) -> Result<(Diagnostics, Assembled
                 );
             }
             let mode = if tm.cpu_profile_origin { estimate::Mode::CpuProfile } else { estimate::Mode::Trace };
-            Ok((
-                diag,
-                Assembled {
-                    kind: InputKind::Trace,
-                    n_events,
-                    threads: tm.threads,
-                    mode,
-                    strings: tm.strings,
-                    trace_keys: tm.trace_keys,
-                },
-            ))
+            Ok((diag, Assembled { kind: InputKind::Trace, n_events, threads: tm.threads, mode, strings: tm.strings }))
         }
         Document::CpuProfile { fields, location } => {
             let mut strings = strings::Strings::default();
@@ -234,13 +223,11 @@ pub fn assemble(source: &Source, cfg: &Config) -> Result<(Diagnostics, Assembled
                     thread_name: None,
                     model,
                     entries: Vec::new(),
+                    trace_values: Vec::new(),
                     skipped: None,
                 });
             }
-            Ok((
-                diag,
-                Assembled { kind: InputKind::CpuProfile, n_events: 0, threads, mode, strings, trace_keys: Vec::new() },
-            ))
+            Ok((diag, Assembled { kind: InputKind::CpuProfile, n_events: 0, threads, mode, strings }))
         }
     }
 }
@@ -270,7 +257,7 @@ pub fn memory_mb(field: &str) -> u64 {
 
 /// Estimates the calls of an assembled input.
 pub fn estimate_model(a: Assembled, cfg: &Config) -> Timeline {
-    let threads = estimate::estimate_all(a.threads, a.mode, &a.trace_keys, integrator_config(cfg), cfg.threads);
+    let threads = estimate::estimate_all(a.threads, a.mode, integrator_config(cfg), cfg.threads);
     Timeline { mode: a.mode, strings: a.strings, threads }
 }
 
@@ -287,7 +274,6 @@ impl Assembled {
             mode: self.mode,
             strings: self.strings,
             works: self.threads,
-            trace_keys: self.trace_keys,
             cfg: integrator_config(cfg),
             threads: cfg.threads,
         }

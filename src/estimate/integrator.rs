@@ -11,7 +11,9 @@
 //! leaves the stack (or at the end), from the time of the last truncate that saw it open.
 
 use super::Call;
+use crate::js::Scalar;
 use crate::model::profile::{ProfileModel, NONE};
+pub use crate::model::trace::sort_entries;
 use crate::model::trace::{EngineVersion, Entry, INSTANT, INVOCATION, RESET};
 
 /// Integrator options (DevTools' engine configuration).
@@ -74,30 +76,28 @@ const NO_NODE: u32 = u32::MAX;
 /// The key of a frame that is never equal to any (one with a NaN field): two of them differ.
 const NEVER: u32 = u32::MAX;
 
-/// The node each entry's `sampleTraceId` resolves to, by trace index - 1 (indices no entry
-/// uses are left [`NO_NODE`]; empty when none resolves). Resolved up front, the lookups are independent of each other,
-/// so their cache misses overlap; inside the merge, each one would stall it.
-fn resolve_trace_ids(model: &ProfileModel, entries: &[Entry], trace_keys: &[u64]) -> Vec<u32> {
-    if model.trace_ids.is_none() || entries.iter().all(|e| e.trace == 0) {
-        return Vec::new();
-    }
-    let mut nodes = vec![NO_NODE; trace_keys.len()];
-    for e in entries.iter().filter(|e| e.trace != 0) {
-        let k = e.trace as usize - 1;
-        nodes[k] = model.node_for_trace_id(trace_keys[k]).unwrap_or(NO_NODE);
+/// The node each trace index resolves to, from the values the profile's `trace_ids` give the
+/// events' ids ([`NO_NODE`] where none; empty when no event's id is in `trace_ids`).
+fn resolve_trace_ids(model: &ProfileModel, values: &[(u32, Scalar)]) -> Vec<u32> {
+    let Some(last) = values.iter().map(|&(k, _)| k).max() else { return Vec::new() };
+    let mut nodes = vec![NO_NODE; last as usize + 1];
+    for &(k, v) in values {
+        nodes[k as usize] = model.node_for_trace_value(v).unwrap_or(NO_NODE);
     }
     nodes
 }
 
-/// Builds the ProfileCalls of one thread. `entries` must be sorted (see [`sort_entries`]).
+/// Builds the ProfileCalls of one thread. `entries` must be sorted (see [`sort_entries`]);
+/// `trace_values` are the values of the events' trace ids (see
+/// [`ThreadWork::trace_values`](crate::model::trace::ThreadWork::trace_values)).
 pub fn build_profile_calls(
     model: &ProfileModel,
     entries: &[Entry],
-    trace_keys: &[u64],
+    trace_values: &[(u32, Scalar)],
     cfg: IntegratorConfig,
 ) -> (Vec<Call>, u64) {
     let mut seeds = seeds(model).peekable();
-    let mut st = State::new(model, resolve_trace_ids(model, entries, trace_keys), cfg);
+    let mut st = State::new(model, resolve_trace_ids(model, trace_values), cfg);
     // Recordings make a call for every 2.7 to 3.2 samples (Chromium, generated traces): room
     // for one per two is not grown (and copied) on the way. Room never written costs no memory.
     st.out.reserve(model.n_samples() / 2);
@@ -433,16 +433,6 @@ impl<'m> State<'m> {
         self.js_keys.truncate(depth);
         depth
     }
-}
-
-/// Sorts a thread's entries as `sortTraceEventsInPlace` does: by start, then longest first;
-/// stable, so equal events keep their file order.
-pub fn sort_entries(entries: &mut [Entry]) {
-    entries.sort_by(|a, b| {
-        a.ts.partial_cmp(&b.ts)
-            .unwrap_or(std::cmp::Ordering::Equal)
-            .then_with(|| b.end().partial_cmp(&a.end()).unwrap_or(std::cmp::Ordering::Equal))
-    });
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@ pub mod tree;
 use std::cmp::Ordering;
 
 use crate::model::profile::ProfileModel;
-use crate::model::trace::{Entry, ThreadWork};
+use crate::model::trace::ThreadWork;
 use crate::parallel;
 use crate::strings::Strings;
 
@@ -123,15 +123,14 @@ fn cmp_f64(a: f64, b: f64) -> Ordering {
 }
 
 /// Estimates one thread.
-pub fn estimate_thread(mut work: ThreadWork, mode: Mode, trace_keys: &[u64], cfg: IntegratorConfig) -> ThreadCalls {
+pub fn estimate_thread(work: ThreadWork, mode: Mode, cfg: IntegratorConfig) -> ThreadCalls {
     let (calls, self_time, depth, console_errors) = if work.skipped.is_some() {
         (Vec::new(), Vec::new(), Vec::new(), 0)
     } else {
         match mode {
             Mode::Trace | Mode::Integrator => {
-                let entries: &mut Vec<Entry> = &mut work.entries;
-                integrator::sort_entries(entries);
-                let (calls, errors) = integrator::build_profile_calls(&work.model, entries, trace_keys, cfg);
+                let entries = &work.entries;
+                let (calls, errors) = integrator::build_profile_calls(&work.model, entries, &work.trace_values, cfg);
                 let mut self_time = vec![None; calls.len()];
                 let mut depth = vec![None; calls.len()];
                 let mut order: Vec<u32> = (0..calls.len() as u32).collect();
@@ -173,17 +172,11 @@ pub fn estimate_thread(mut work: ThreadWork, mode: Mode, trace_keys: &[u64], cfg
 }
 
 /// Estimates every thread, on up to `n_threads` worker threads, keeping the input order.
-pub fn estimate_all(
-    works: Vec<ThreadWork>,
-    mode: Mode,
-    trace_keys: &[u64],
-    cfg: IntegratorConfig,
-    n_threads: usize,
-) -> Vec<ThreadCalls> {
+pub fn estimate_all(works: Vec<ThreadWork>, mode: Mode, cfg: IntegratorConfig, n_threads: usize) -> Vec<ThreadCalls> {
     // Biggest first, for the balance; the results go back to the input order.
     let mut jobs: Vec<(usize, ThreadWork)> = works.into_iter().enumerate().collect();
     jobs.sort_by_key(|(_, w)| std::cmp::Reverse(w.model.n_samples() + w.entries.len()));
-    let mut done = parallel::map(jobs, n_threads, |(slot, w)| (slot, estimate_thread(w, mode, trace_keys, cfg)));
+    let mut done = parallel::map(jobs, n_threads, |(slot, w)| (slot, estimate_thread(w, mode, cfg)));
     done.sort_by_key(|(slot, _)| *slot);
     done.into_iter().map(|(_, t)| t).collect()
 }
@@ -227,8 +220,6 @@ pub struct Lazy {
     pub strings: Strings,
     /// The threads, sorted by (pid, tid).
     pub works: Vec<ThreadWork>,
-    /// The key codes of the events' `sampleTraceId`s.
-    pub trace_keys: Vec<u64>,
     /// Integrator options.
     pub cfg: IntegratorConfig,
     /// Threads allowed, the writing thread included (1: estimate on the writing thread).
@@ -255,14 +246,14 @@ impl Estimates for Lazy {
     }
     fn each<E>(&mut self, mut f: impl FnMut(&ThreadCalls, &Strings) -> Result<(), E>) -> Result<(), E> {
         let works = std::mem::take(&mut self.works);
-        let (mode, keys, cfg, strings) = (self.mode, &self.trace_keys, self.cfg, &self.strings);
+        let (mode, cfg, strings) = (self.mode, self.cfg, &self.strings);
         // Threads estimated ahead of the one being written: one per thread allowed, as far
         // as the biggest fits in the budget that many times.
         let biggest = works.iter().map(estimate_bytes).max().unwrap_or(0);
         let ahead = (OVERLAP_BUDGET / biggest.max(1)).min(self.threads);
         if self.threads <= 1 || works.len() <= 1 || ahead == 0 {
             for w in works {
-                f(&estimate_thread(w, mode, keys, cfg), strings)?;
+                f(&estimate_thread(w, mode, cfg), strings)?;
             }
             return Ok(());
         }
@@ -273,7 +264,7 @@ impl Estimates for Lazy {
             self.threads,
             1 + ahead,
             |_| works.next().expect("one work per item"),
-            |w| estimate_thread(w, mode, keys, cfg),
+            |w| estimate_thread(w, mode, cfg),
             |t| f(&t, strings),
         )
     }

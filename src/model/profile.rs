@@ -106,8 +106,9 @@ pub struct RawProfile {
     pub samples: Option<Ids>,
     /// µs between samples; None when absent.
     pub time_deltas: Option<Deltas>,
-    /// `trace_ids` from the chunks: trace-id key code (as in
-    /// [`TraceModel::trace_keys`](super::trace::TraceModel::trace_keys)) → value.
+    /// `trace_ids` from the chunks: trace-id key code (see [`Entry::trace`](super::trace::Entry::trace))
+    /// → value. [`TraceBuilder::finish`](super::trace::TraceBuilder::finish) takes them out to
+    /// look up the thread's events in them; the model does not keep them.
     pub trace_ids: Option<FxHashMap<u64, Scalar>>,
 }
 
@@ -244,8 +245,6 @@ pub struct ProfileModel {
     pub profile_start: f64,
     /// ms.
     pub profile_end: f64,
-    /// `trace_ids`, keyed as in [`RawProfile::trace_ids`].
-    pub trace_ids: Option<FxHashMap<u64, Scalar>>,
     /// How many parsed nodes share an id with another parsed node (a node under two parents).
     pub n_shared: u64,
     /// Samples whose id names no node (dropped by DevTools).
@@ -321,7 +320,7 @@ impl ProfileModel {
         location: Option<Location>,
     ) -> Result<ProfileModel, Error> {
         let fail = |msg: String| Error::input(location, format!("{what}: {msg}"));
-        let RawProfile { start_time, end_time, nodes, frames, samples, time_deltas, trace_ids } = raw;
+        let RawProfile { start_time, end_time, nodes, frames, samples, time_deltas, trace_ids: _ } = raw;
         let frames = frames.list;
         let nodes = &nodes;
         if nodes.is_empty() {
@@ -458,7 +457,6 @@ impl ProfileModel {
             idle,
             profile_start: start_time / 1000.0,
             profile_end: end_time / 1000.0,
-            trace_ids,
             n_shared,
             n_unknown_samples: 0,
             n_duplicate_ids,
@@ -611,10 +609,9 @@ impl ProfileModel {
         }
     }
 
-    /// `traceIds[key]` resolved to a node, as the integrator does for a `sampleTraceId`.
-    pub fn node_for_trace_id(&self, key: u64) -> Option<u32> {
-        let v = self.trace_ids.as_ref()?.get(&key)?;
-        match *v {
+    /// A `traceIds[key]` value resolved to a node, as the integrator does for a `sampleTraceId`.
+    pub fn node_for_trace_value(&self, v: Scalar) -> Option<u32> {
+        match v {
             Scalar::Num(n) if n != 0.0 && n.fract() == 0.0 && n.abs() <= 9_007_199_254_740_992.0 => {
                 self.node_by_id(n as i64)
             }
