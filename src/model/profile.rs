@@ -10,7 +10,7 @@
 use itertools::Either;
 use rustc_hash::FxHashMap;
 
-use super::packed::{Deltas, Ids};
+use super::packed::{Deltas, Ids, Narrow, Packed};
 use crate::error::{Error, Location};
 use crate::input::loose::{Loose, UNKNOWN_ID};
 use crate::js::Scalar;
@@ -126,10 +126,20 @@ enum Times {
 
 impl Times {
     /// Sorted times (µs): as deltas again when summing them gives back every value bit for bit
-    /// (whole microseconds, as recorded, always do), else in ms.
-    fn sorted(start: f64, us: Vec<f64>) -> Times {
-        let mut deltas = Deltas::default();
+    /// (whole microseconds, as recorded, always do), else in ms. `spare` is the column the
+    /// times were summed from, as long: its room is reused (fresh pages cost a fault each).
+    fn sorted(start: f64, us: Vec<f64>, spare: Deltas) -> Times {
         let (mut prev, mut sum, mut exact) = (start, start, true);
+        // The deltas go straight into narrow values while they fit (the usual case), and into
+        // a column that widens once one does not.
+        let mut narrow: Vec<i32> = match spare {
+            Packed::Narrow(mut v) => {
+                v.clear();
+                v
+            }
+            Packed::Wide(_) => Vec::with_capacity(us.len()),
+        };
+        let mut wide: Option<Deltas> = None;
         for &t in &us {
             let d = t - prev;
             sum += d;
@@ -138,9 +148,18 @@ impl Times {
                 break;
             }
             prev = t;
-            deltas.push(d);
+            match (&mut wide, i32::narrow(d)) {
+                (None, Some(x)) => narrow.push(x),
+                (None, None) => {
+                    let mut col = Deltas::Narrow(std::mem::take(&mut narrow));
+                    col.push(d);
+                    wide = Some(col);
+                }
+                (Some(col), _) => col.push(d),
+            }
         }
         if exact {
+            let deltas = wide.unwrap_or(Deltas::Narrow(narrow));
             Times::Deltas { start, deltas }
         } else {
             // normalizeTimestamps: µs → ms.
@@ -467,18 +486,31 @@ impl ProfileModel {
             // sortSamples: a stable sort of (timestamp, sample) by timestamp; the result has as
             // many entries as there are timestamps. Usually the samples are in order already.
             // Ids are resolved to nodes first (the same per sample, whatever the order).
+            // Narrow ids are resolved in place (fresh pages cost a fault each).
             let n = time_deltas.len();
-            let mut sample_nodes: Vec<u32> = Vec::with_capacity(n);
-            sample_nodes.extend(samples.iter().take(n).map(|s| model.node_by_id(s).unwrap_or(NONE)));
+            let mut sample_nodes: Vec<u32> = match samples {
+                Packed::Narrow(mut ids) => {
+                    ids.truncate(n);
+                    for s in &mut ids {
+                        *s = model.node_by_id(i64::from(*s)).unwrap_or(NONE);
+                    }
+                    ids
+                }
+                wide => {
+                    let mut v = Vec::with_capacity(n);
+                    v.extend(wide.iter().take(n).map(|s| model.node_by_id(s).unwrap_or(NONE)));
+                    v
+                }
+            };
             sample_nodes.resize(n, NONE);
-            drop(samples);
             let times = if in_order {
                 Times::Deltas { start: start_time, deltas: time_deltas }
             } else {
-                let mut timestamps: Vec<f64> = times_us().collect();
-                drop(time_deltas);
+                // (The iterator cannot tell its length: collecting it grew the vector step by step.)
+                let mut timestamps: Vec<f64> = Vec::with_capacity(time_deltas.len());
+                timestamps.extend(times_us());
                 sort_samples(&mut timestamps, &mut sample_nodes);
-                Times::sorted(start_time, timestamps)
+                Times::sorted(start_time, timestamps, time_deltas)
             };
             model.times = times;
             // normalizeTimestamps: plus one extra timestamp one mean interval later (the samples
@@ -582,11 +614,16 @@ impl ProfileModel {
             return;
         }
         // Ids are compared as the reference compares them; a known sample's id is its node's.
-        let id_of = |node: u32| if node == NONE { UNKNOWN_ID } else { self.nodes[node as usize].id };
+        // Per node, from its id: 1 for the (program) id, 2 for any of the three system ids (a
+        // short table: reading each sample's node for its id missed the caches).
         let program_id = self.nodes[program as usize].id;
         let gc_id = self.gc.map(|g| self.nodes[g as usize].id).unwrap_or(-1);
         let idle_id = self.idle.map(|g| self.nodes[g as usize].id).unwrap_or(-1);
-        let is_system = |id: i64| id == program_id || id == gc_id || id == idle_id;
+        let kind: Vec<u8> = self
+            .nodes
+            .iter()
+            .map(|nd| u8::from(nd.id == program_id) | if [program_id, gc_id, idle_id].contains(&nd.id) { 2 } else { 0 })
+            .collect();
         let mut fixes: Vec<(usize, u32)> = Vec::new();
         let mut prev_node = self.sample_nodes[0];
         let mut node = self.sample_nodes[1];
@@ -595,9 +632,10 @@ impl ProfileModel {
             if prev_node == NONE || next_node == NONE {
                 continue;
             }
-            if id_of(node) == program_id
-                && !is_system(id_of(prev_node))
-                && !is_system(id_of(next_node))
+            if node != NONE
+                && kind[node as usize] & 1 != 0
+                && kind[prev_node as usize] & 2 == 0
+                && kind[next_node as usize] & 2 == 0
                 && self.bottom(prev_node) == self.bottom(next_node)
             {
                 fixes.push((i, prev_node));
@@ -825,8 +863,15 @@ mod tests {
         sort_samples(&mut t, &mut n);
         assert_eq!(t.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), want_t, "{times:?}");
         assert_eq!(n, want_n, "{times:?}");
-        // Back to deltas and summed again, the times are the same bits (or kept in ms).
-        let back: Vec<u64> = match Times::sorted(3.0, t.clone()) {
+        // Back to deltas and summed again, the times are the same bits (or kept in ms),
+        // whatever room is handed over to reuse (holding values, narrow or wide).
+        for spare in [Deltas::from_slice(&[7.0, 8.0, 9.0]), Deltas::from_slice(&[0.5])] {
+            check_sorted(&t, &want_t, spare);
+        }
+    }
+
+    fn check_sorted(t: &[f64], want_t: &[u64], spare: Deltas) {
+        let back: Vec<u64> = match Times::sorted(3.0, t.to_vec(), spare) {
             Times::Deltas { start, deltas } => deltas
                 .iter()
                 .scan(start, |s, d| {
@@ -837,7 +882,7 @@ mod tests {
                 .collect(),
             Times::Ms(ms) => {
                 assert_eq!(ms, t.iter().map(|x| x / 1000.0).collect::<Vec<_>>());
-                want_t.clone()
+                want_t.to_vec()
             }
             Times::Us(_) => unreachable!(),
         };
