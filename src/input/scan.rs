@@ -290,6 +290,11 @@ pub fn loose<'a>(b: &'a [u8], i: usize, depth: &mut Vec<u8>) -> R<(Loose<'a>, us
 
 /// Skips the value at `i`, validating it; returns its end. `stack` is scratch space.
 pub fn skip(b: &[u8], mut i: usize, stack: &mut Vec<u8>) -> R<usize> {
+    if b.get(i) == Some(&b'[') {
+        if let Some(end) = int_array_end(b, i) {
+            return Ok(end);
+        }
+    }
     stack.clear();
     loop {
         // A value.
@@ -337,6 +342,35 @@ pub fn skip(b: &[u8], mut i: usize, stack: &mut Vec<u8>) -> R<usize> {
                     ))
                 }
             }
+        }
+    }
+}
+
+/// The end of the array at `i` (a `[`) when it holds only integers, with no whitespace: the
+/// `lines` of every profile chunk, for one. None for anything else, which [`skip`] then reads
+/// (and validates) in full.
+#[inline]
+fn int_array_end(b: &[u8], i: usize) -> Option<usize> {
+    let mut j = i + 1;
+    loop {
+        // An integer as JSON has it: an optional minus, then 0 alone or digits from 1 to 9 on.
+        if b.get(j) == Some(&b'-') {
+            j += 1;
+        }
+        match b.get(j) {
+            Some(b'0') => j += 1,
+            Some(b'1'..=b'9') => {
+                j += 1;
+                while b.get(j).is_some_and(u8::is_ascii_digit) {
+                    j += 1;
+                }
+            }
+            _ => return None,
+        }
+        match b.get(j) {
+            Some(b',') => j += 1,
+            Some(b']') => return Some(j + 1),
+            _ => return None,
         }
     }
 }
@@ -701,8 +735,18 @@ mod tests {
 
     #[test]
     fn skips_what_json_parse_accepts() {
-        for ok in [r#"{"a":[1,2,{"b":"c\"d\\"}],"e":null}"#, "[]", "{}", r#""\u00e9""#, "-0.5e+3 ", "[true,false,null]"]
-        {
+        for ok in [
+            r#"{"a":[1,2,{"b":"c\"d\\"}],"e":null}"#,
+            "[]",
+            "{}",
+            r#""\u00e9""#,
+            "-0.5e+3 ",
+            "[true,false,null]",
+            "[0,-1,10,-20,3]",
+            "[1 ,2]",
+            "[1,2.5]",
+            "[-0]",
+        ] {
             assert!(skip_all(ok).is_ok(), "{ok}");
         }
     }
@@ -718,6 +762,10 @@ mod tests {
             (r#"["\q"]"#, 3),
             (r#"[01]"#, 2),
             (r#"{"a":1]"#, 6),
+            ("[0,01]", 4),
+            ("[1,-]", 4),
+            ("[1,2,]", 5),
+            ("[1,2}", 4),
         ] {
             match skip_all(bad) {
                 Err(Stop::Syntax(p, _)) => assert_eq!(p, at, "{bad}"),
@@ -728,7 +776,7 @@ mod tests {
 
     #[test]
     fn cut_values_ask_for_more() {
-        for cut in [r#"{"a":[1,2"#, r#""abc"#, "12", r#"{"a"#, "tr", r#""\u00"#] {
+        for cut in [r#"{"a":[1,2"#, r#""abc"#, "12", r#"{"a"#, "tr", r#""\u00"#, "[1,2", "[1,2,", "[-"] {
             assert_eq!(skip_all(cut), Err(Stop::Eof), "{cut}");
         }
     }

@@ -656,6 +656,20 @@ fn numbers<T: Copy>(
         }
         _ => 0,
     };
+    // The usual array, plain integers without whitespace, in a tight loop; anything else is
+    // read again from the start by the general one.
+    if capacity > 0 {
+        let mut out = Vec::with_capacity(capacity);
+        let mut j = i + 1;
+        while let Some((n, e)) = small_int(b, j) {
+            out.push(f(n as f64));
+            match b.get(e) {
+                Some(b',') => j = e + 1,
+                Some(b']') => return Some((Some(out), e + 1)),
+                _ => break,
+            }
+        }
+    }
     nullable_array_with(b, i, stack, capacity, |b, i, stack| {
         Some(match small_int(b, i) {
             Some((n, e)) => (f(n as f64), e),
