@@ -203,7 +203,7 @@ impl<'m> State<'m> {
             .nodes
             .iter()
             .map(|n| {
-                debug_assert!(n.frame_key != NEVER, "frame keys are counted from 0");
+                debug_assert!(n.frame_never_equal || n.frame_key != NEVER, "frame keys are counted from 0");
                 if n.frame_never_equal {
                     NEVER
                 } else {

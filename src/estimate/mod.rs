@@ -12,7 +12,7 @@ pub mod tree;
 use std::cmp::Ordering;
 
 use crate::model::profile::ProfileModel;
-use crate::model::trace::ThreadWork;
+use crate::model::trace::{entry_order, ThreadWork};
 use crate::parallel;
 use crate::strings::Strings;
 
@@ -130,6 +130,10 @@ pub fn estimate_thread(work: ThreadWork, mode: Mode, cfg: IntegratorConfig) -> T
         match mode {
             Mode::Trace | Mode::Integrator => {
                 let entries = &work.entries;
+                debug_assert!(
+                    entries.windows(2).all(|w| entry_order(&w[0], &w[1]).is_le()),
+                    "a thread's entries come sorted (ThreadWork::entries)"
+                );
                 let (calls, errors) = integrator::build_profile_calls(&work.model, entries, &work.trace_values, cfg);
                 let mut self_time = vec![None; calls.len()];
                 let mut depth = vec![None; calls.len()];

@@ -942,14 +942,17 @@ fn trace_values(entries: &[Entry], ids: Option<&FxHashMap<u64, Scalar>>, keys: &
         .collect()
 }
 
-/// Sorts a thread's entries as `sortTraceEventsInPlace` does: by start, then longest first;
-/// stable, so equal events keep their file order.
+/// Sorts a thread's entries as `sortTraceEventsInPlace` does: by start, then longest first
+/// ([`entry_order`]); stable, so equal events keep their file order.
 pub fn sort_entries(entries: &mut [Entry]) {
-    entries.sort_by(|a, b| {
-        a.ts.partial_cmp(&b.ts)
-            .unwrap_or(std::cmp::Ordering::Equal)
-            .then_with(|| b.end().partial_cmp(&a.end()).unwrap_or(std::cmp::Ordering::Equal))
-    });
+    entries.sort_by(entry_order);
+}
+
+/// The order of [`sort_entries`].
+pub fn entry_order(a: &Entry, b: &Entry) -> std::cmp::Ordering {
+    a.ts.partial_cmp(&b.ts)
+        .unwrap_or(std::cmp::Ordering::Equal)
+        .then_with(|| b.end().partial_cmp(&a.end()).unwrap_or(std::cmp::Ordering::Equal))
 }
 
 /// Counts what the model dropped, as warnings.
