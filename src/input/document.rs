@@ -271,7 +271,14 @@ impl<'a> Walker<'a> {
                     crate::parallel::with_helper(
                         || job.work(stack2),
                         || {
-                            let d = pending.take().map(&mut deliver);
+                            // A delivered region's mapped pages are handed back here, while
+                            // the helper scans, not between regions with the helper idle (a
+                            // 4 MB region's took 0.2 ms). Its bytes read into memory are kept
+                            // to read into again.
+                            let d = pending
+                                .take()
+                                .map(&mut deliver)
+                                .map(|r| r.map(|(region, text)| (region, text.filter(|t| !t.buf.is_mapped()))));
                             if !eof {
                                 read_ahead.read(BATCH);
                             }

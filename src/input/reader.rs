@@ -71,6 +71,13 @@ pub(crate) struct Mapped {
     end: usize,
 }
 
+impl Bytes {
+    /// Whether these are a range of a mapped file.
+    pub(crate) fn is_mapped(&self) -> bool {
+        matches!(self, Bytes::Mapped(_))
+    }
+}
+
 impl std::ops::Deref for Bytes {
     type Target = [u8];
     #[inline]
