@@ -13,7 +13,6 @@
 use super::Call;
 use crate::js::Scalar;
 use crate::model::profile::{ProfileModel, NONE};
-pub use crate::model::trace::sort_entries;
 use crate::model::trace::{EngineVersion, Entry, INSTANT, INVOCATION, RESET};
 
 /// Integrator options (DevTools' engine configuration).
@@ -87,7 +86,8 @@ fn resolve_trace_ids(model: &ProfileModel, values: &[(u32, Scalar)]) -> Vec<u32>
     nodes
 }
 
-/// Builds the ProfileCalls of one thread. `entries` must be sorted (see [`sort_entries`]);
+/// Builds the ProfileCalls of one thread. `entries` must be sorted (see
+/// [`sort_entries`](crate::model::trace::sort_entries));
 /// `trace_values` are the values of the events' trace ids (see
 /// [`ThreadWork::trace_values`](crate::model::trace::ThreadWork::trace_values)).
 pub fn build_profile_calls(

@@ -37,7 +37,8 @@ pub struct Entry {
     pub ts: f64,
     /// µs (0 when absent).
     pub dur: f64,
-    /// The event's truthy `sampleTraceId`: 1 + its index in [`TraceModel::trace_keys`]; 0 for none.
+    /// The event's truthy `sampleTraceId`: 1 + its index in the builder's table of trace-id key
+    /// codes (what it resolves to is in [`ThreadWork::trace_values`]); 0 for none.
     pub trace: u32,
     /// [`INSTANT`], [`INVOCATION`], [`RESET`].
     pub flags: u8,
