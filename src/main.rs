@@ -79,6 +79,10 @@ struct Common {
     /// name in the same directory and renamed into place only when complete.
     #[arg(short, long, default_value = "-")]
     output: PathBuf,
+    /// Flush the output file to disk before renaming it into place, so that it survives a
+    /// system crash or power cut whole (costs a few milliseconds).
+    #[arg(long)]
+    fsync: bool,
     /// How a .cpuprofile is turned into calls.
     #[arg(long, value_enum, default_value = "integrator")]
     cpuprofile_mode: CpuProfileModeArg,
@@ -242,7 +246,8 @@ fn run(cli: Cli) -> Result<(), CliError> {
     };
     let t = std::time::Instant::now();
     let cpu = jscalls::cpu_seconds();
-    write_output(out_path, |w| produce(w, assembled, &source, &input_label, timeline, &cfg)).map_err(named)?;
+    write_output(out_path, common.fsync, |w| produce(w, assembled, &source, &input_label, timeline, &cfg))
+        .map_err(named)?;
     // JSCALLS_TIMING=1 prints the time of each stage on stderr (for measurements).
     if std::env::var_os("JSCALLS_TIMING").is_some() {
         eprintln!(
@@ -277,8 +282,13 @@ fn produce(
     }
 }
 
-/// Writes to stdout, or to a temporary file next to `path` that is renamed into place on success.
-fn write_output(path: Option<&Path>, f: impl FnOnce(&mut dyn Write) -> Result<(), Error>) -> Result<(), Error> {
+/// Writes to stdout, or to a temporary file next to `path` that is renamed into place on success
+/// (flushed to disk first with `fsync`).
+fn write_output(
+    path: Option<&Path>,
+    fsync: bool,
+    f: impl FnOnce(&mut dyn Write) -> Result<(), Error>,
+) -> Result<(), Error> {
     match path {
         None => {
             let stdout = io::stdout();
@@ -309,10 +319,12 @@ fn write_output(path: Option<&Path>, f: impl FnOnce(&mut dyn Write) -> Result<()
                 .tempfile_in(&dir)
                 .map_err(|e| Error::io(ctx("create a temporary file for"), e))?;
             *PENDING.lock().unwrap_or_else(|e| e.into_inner()) = Some(tmp.path().to_path_buf());
-            let mut w = BufWriter::with_capacity(1 << 20, EarlyWriteback::new(tmp));
+            let mut w = BufWriter::with_capacity(1 << 20, EarlyWriteback::new(tmp, fsync));
             f(&mut w)?;
             let tmp = w.into_inner().map_err(|e| Error::io(ctx("write"), e.into_error()))?.file;
-            tmp.as_file().sync_all().map_err(|e| Error::io(ctx("write"), e))?;
+            if fsync {
+                tmp.as_file().sync_all().map_err(|e| Error::io(ctx("write"), e))?;
+            }
             // Temporary files are private (0600); the output gets the mode of the file it
             // replaces, or the usual 0644.
             #[cfg(unix)]
@@ -331,11 +343,14 @@ fn write_output(path: Option<&Path>, f: impl FnOnce(&mut dyn Write) -> Result<()
     }
 }
 
-/// A file being written that asks the kernel to start writing its bytes to disk a megabyte at
-/// a time, as soon as they are written, so that the final `fsync` waits for the last megabyte
-/// instead of the whole output (on Linux; elsewhere a plain file).
+/// A file being written that, when it is to be flushed to disk at the end (`--fsync`), asks
+/// the kernel to start writing its bytes to disk a megabyte at a time, as soon as they are
+/// written, so that the final `fsync` waits for the last megabyte instead of the whole output
+/// (on Linux; elsewhere, or without `--fsync`, a plain file).
 struct EarlyWriteback {
     file: tempfile::NamedTempFile,
+    /// Whether writeback is started early.
+    early: bool,
     /// Bytes written so far, and bytes whose writeback has been started.
     written: u64,
     started: u64,
@@ -347,8 +362,8 @@ impl EarlyWriteback {
     /// output, against 1.3-1.7 ms with 4 MiB.
     const STEP: u64 = 1 << 20;
 
-    fn new(file: tempfile::NamedTempFile) -> EarlyWriteback {
-        EarlyWriteback { file, written: 0, started: 0 }
+    fn new(file: tempfile::NamedTempFile, early: bool) -> EarlyWriteback {
+        EarlyWriteback { file, early, written: 0, started: 0 }
     }
 }
 
@@ -356,7 +371,7 @@ impl Write for EarlyWriteback {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         let n = self.file.write(buf)?;
         self.written += n as u64;
-        if self.written - self.started >= Self::STEP {
+        if self.early && self.written - self.started >= Self::STEP {
             #[cfg(target_os = "linux")]
             {
                 use std::os::fd::AsRawFd;

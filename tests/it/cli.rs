@@ -125,6 +125,22 @@ fn output_file_is_complete_and_keeps_the_mode_of_the_file_it_replaces() {
     assert_eq!(files_in(&d), ["calls.json"]);
 }
 
+/// `--fsync` (writeback started a megabyte at a time, then flushed) writes the same bytes.
+#[test]
+fn fsync_writes_the_same_output() {
+    let d = tmpdir("fsync");
+    let (plain, synced) = (d.join("plain.json"), d.join("synced.json"));
+    for (o, extra) in [(&plain, None), (&synced, Some("--fsync"))] {
+        let out =
+            jscalls().args(["timeline", "fixtures/chrome-ui.json.gz", "-q", "-o"]).arg(o).args(extra).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    let a = std::fs::read(&plain).unwrap();
+    assert!(a.len() > 4 << 20, "several writeback steps: {} bytes", a.len());
+    assert!(a == std::fs::read(&synced).unwrap(), "--fsync changed the output");
+    assert_eq!(files_in(&d), ["plain.json", "synced.json"]);
+}
+
 /// Killing jscalls while it writes a large timeline leaves nothing at the output path (the
 /// data goes to a hidden temporary file that is renamed only when complete); SIGTERM also
 /// removes the temporary file.
