@@ -70,6 +70,11 @@ pub trait Sink {
     }
     /// The order-independent work on one event.
     fn prepare(ev: &mut RawEvent<'_>) -> Self::Prep;
+    /// Whether [`Sink::event`] would do nothing with this: such an event is counted on the
+    /// scan thread but not handed over (a trace's events of phases that play no part).
+    fn is_inert(_prep: &Self::Prep) -> bool {
+        false
+    }
     /// One event object: what `prepare` made of it.
     fn event(&mut self, prep: Self::Prep, ctx: &EventCtx<'_>, diag: &mut Diagnostics) -> Result<(), Error>;
     /// One element of `traceEvents` as raw bytes (called for every element when `wants_parsed` is false).
@@ -263,7 +268,8 @@ impl<'a> Walker<'a> {
             let (scanned, delivered) = if !scan_more {
                 (None, pending.take().map(&mut deliver).transpose())
             } else {
-                let job = ScanJob::<S>::new(bytes, state, parsed, if *threads > 1 { PIECES } else { 1 }, &mut spare);
+                let pieces = if *threads > 1 { PIECES } else { 1 };
+                let job = ScanJob::<S>::new(bytes, state, parsed, w.max_value(), pieces, &mut spare);
                 let d = if *threads > 1 {
                     // One helper scans from the start; this thread joins in once the previous
                     // region is delivered and the next one read.
@@ -356,6 +362,7 @@ fn deliver_region<S: Sink>(
 ) -> Result<Region<S::Prep>, Error> {
     let base = w.base();
     for e in region.events.iter_mut().flat_map(|piece| piece.drain(..)) {
+        *index += u64::from(e.inert_before);
         let raw = &w.buf[(e.start - base) as usize..(e.end - base) as usize];
         if raw.len() > w.max_value() {
             return Err(Error::input(
@@ -414,6 +421,8 @@ struct Scanned<P> {
     start: u64,
     end: u64,
     is_object: bool,
+    /// Inert events ([`Sink::is_inert`]) just before this one that were not kept.
+    inert_before: u32,
     prep: Option<P>,
 }
 
@@ -468,6 +477,8 @@ struct ScanJob<'b, S: Sink> {
     bytes: &'b [u8],
     at: RegionStart,
     parsed: bool,
+    /// The largest event accepted, in bytes (a larger one is always handed over, to fail).
+    max_value: usize,
     /// Where each piece starts (the first at 0).
     starts: Vec<usize>,
     next: std::sync::atomic::AtomicUsize,
@@ -481,6 +492,7 @@ impl<'b, S: Sink> ScanJob<'b, S> {
         bytes: &'b [u8],
         at: RegionStart,
         parsed: bool,
+        max_value: usize,
         pieces: usize,
         spare: &mut Vec<Vec<Scanned<S::Prep>>>,
     ) -> ScanJob<'b, S> {
@@ -500,6 +512,7 @@ impl<'b, S: Sink> ScanJob<'b, S> {
             bytes,
             at,
             parsed,
+            max_value,
             done: starts.iter().map(|_| std::sync::Mutex::new(None)).collect(),
             starts,
             next: std::sync::atomic::AtomicUsize::new(0),
@@ -516,7 +529,7 @@ impl<'b, S: Sink> ScanJob<'b, S> {
             // A piece after the first starts at a guessed element, after a comma.
             let at = if k == 0 { self.at } else { RegionStart { expect_element: true, after_comma: true, ..self.at } };
             let list = std::mem::take(&mut *crate::parallel::lock(&self.lists[k]));
-            let r = scan_run::<S>(self.bytes, start, stop_at, at, self.parsed, stack, list);
+            let r = scan_run::<S>(self.bytes, start, stop_at, at, (self.parsed, self.max_value), stack, list);
             *crate::parallel::lock(&self.done[k]) = Some(r);
         }
     }
@@ -547,17 +560,21 @@ impl<'b, S: Sink> ScanJob<'b, S> {
 const PIECES: usize = 16;
 
 /// Scans elements of the event array from `start` until the next element would start at or
-/// after `stop_at`, the array ends, or the bytes run out.
+/// after `stop_at`, the array ends, or the bytes run out. Inert events are only counted, but
+/// for the last one of the run, so that the count of every one reaches the delivering thread.
 fn scan_run<S: Sink>(
     b: &[u8],
     start: usize,
     stop_at: usize,
     at: RegionStart,
-    parsed: bool,
+    (parsed, max_value): (bool, usize),
     stack: &mut Vec<u8>,
     mut list: Vec<Scanned<S::Prep>>,
 ) -> Region<S::Prep> {
     list.clear();
+    // Inert events since the last one kept, and the latest of them.
+    let mut inert = 0u32;
+    let mut last_inert = None;
     let abs = |i: usize| at.base + i as u64;
     let mut run = Region {
         events: Vec::new(),
@@ -610,7 +627,14 @@ fn scan_run<S: Sink>(
                     break 'scan;
                 }
             };
-            list.push(Scanned { start: abs(i), end: abs(end), is_object, prep });
+            let scanned = Scanned { start: abs(i), end: abs(end), is_object, inert_before: inert, prep };
+            if scanned.prep.as_ref().is_some_and(S::is_inert) && end - i <= max_value && inert < u32::MAX {
+                inert += 1;
+                last_inert = Some(scanned);
+            } else {
+                list.push(scanned);
+                inert = 0;
+            }
             run.end = abs(end);
             run.expect_element = false;
             run.after_comma = false;
@@ -619,6 +643,9 @@ fn scan_run<S: Sink>(
                 _ => break 'scan,
             }
         }
+    }
+    if let Some(last) = last_inert.filter(|_| inert > 0) {
+        list.push(Scanned { inert_before: inert - 1, ..last });
     }
     run.events.push(list);
     let end = (run.end - at.base) as usize;

@@ -1215,6 +1215,10 @@ impl Sink for TraceBuilder {
         }
     }
 
+    fn is_inert(prep: &Prep) -> bool {
+        matches!(prep, Prep::Nothing)
+    }
+
     fn event(&mut self, prep: Prep, ctx: &EventCtx<'_>, diag: &mut Diagnostics) -> Result<(), Error> {
         match prep {
             Prep::Plain(p) => {
