@@ -262,7 +262,7 @@ pub fn estimate_model(a: Assembled, cfg: &Config) -> Timeline {
 }
 
 fn integrator_config(cfg: &Config) -> IntegratorConfig {
-    IntegratorConfig { show_all_events: cfg.show_all_events, version: cfg.engine }
+    IntegratorConfig { show_all_events: cfg.show_all_events, version: cfg.engine, threads: cfg.threads }
 }
 
 impl Assembled {

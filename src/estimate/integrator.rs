@@ -15,14 +15,21 @@ use crate::js::Scalar;
 use crate::model::profile::{ProfileModel, NONE};
 use crate::model::trace::{EngineVersion, Entry, INSTANT, INVOCATION, RESET};
 
-/// Integrator options (DevTools' engine configuration).
+/// Integrator options (DevTools' engine configuration), and the threads one thread's estimate
+/// may use.
 #[derive(Debug, Clone, Copy)]
 pub struct IntegratorConfig {
     /// Keep `native V8Runtime` frames (`showAllEvents`).
     pub show_all_events: bool,
     /// Which DevTools behaviour to follow.
     pub version: EngineVersion,
+    /// Threads for one thread's estimate: a long thread is cut in two at a top-level task and
+    /// the halves estimated side by side (see [`split_point`]); 1 never cuts.
+    pub threads: usize,
 }
+
+/// Samples below which a thread is never cut: its estimate takes about a millisecond.
+const SPLIT_MIN_SAMPLES: usize = 50_000;
 
 #[derive(Debug, Clone, Copy)]
 struct Seed {
@@ -37,7 +44,7 @@ struct State<'m> {
     model: &'m ProfileModel,
     /// The node each `sampleTraceId` of the entries resolves to, by trace index - 1
     /// ([`NO_NODE`] when it does not), from [`resolve_trace_ids`].
-    trace_nodes: Vec<u32>,
+    trace_nodes: &'m [u32],
     cfg: IntegratorConfig,
     out: Vec<Call>,
     /// The JS stack: indices into `out`, with the truncate count when each was pushed.
@@ -96,8 +103,101 @@ pub fn build_profile_calls(
     trace_values: &[(u32, Scalar)],
     cfg: IntegratorConfig,
 ) -> (Vec<Call>, u64) {
-    let mut seeds = seeds(model).peekable();
-    let mut st = State::new(model, resolve_trace_ids(model, trace_values), cfg);
+    let trace_nodes = resolve_trace_ids(model, trace_values);
+    let n = model.n_samples();
+    let cut = if cfg.threads > 1 { split_point(model, entries) } else { None };
+    match cut {
+        Some((e, k)) => build_cut(model, entries, &trace_nodes, cfg, e, k),
+        None => run_part(model, entries, &trace_nodes, cfg, seeds(model, 0, n), None),
+    }
+}
+
+/// [`build_profile_calls`] in two halves side by side, cut at entry `e` and sample `k` (see
+/// [`split_point`]): the first half ends as the task that starts the second begins.
+fn build_cut(
+    model: &ProfileModel,
+    entries: &[Entry],
+    trace_nodes: &[u32],
+    cfg: IntegratorConfig,
+    e: usize,
+    k: usize,
+) -> (Vec<Call>, u64) {
+    let parts = vec![(0, e, 0, k), (e, entries.len(), k, model.n_samples())];
+    let mut done = crate::parallel::map(parts, 2, |(e0, e1, s0, s1)| {
+        let ends_at = (e1 < entries.len()).then(|| entries[e1].ts);
+        run_part(model, &entries[e0..e1], trace_nodes, cfg, seeds(model, s0, s1), ends_at)
+    });
+    let (second, errors2) = done.pop().expect("two parts");
+    let (mut calls, errors) = done.pop().expect("two parts");
+    calls.extend(second);
+    (calls, errors + errors2)
+}
+
+/// Where a thread can be cut in two, near its middle sample: `(entry, sample)`, the first entry
+/// and the first sample of the second half. The cut is at a task (RunTask, RunMicrotasks) that
+/// starts once every earlier event has ended: the walk then gets there with no event open, and
+/// the task's start empties the JS stack and the locks and ends fake-JS mode. (An earlier event
+/// that starts at the task's time too is sorted after it, unless both last 0: then the samples
+/// at that time go before both, in one walk or in two.) What the walk knows beyond that (the truncate count, the last
+/// candidate stack) only saves work, so a fresh walk from the task on makes the same calls,
+/// which follow the first half's. The first half ends as the task's start would end it.
+fn split_point(model: &ProfileModel, entries: &[Entry]) -> Option<(usize, usize)> {
+    let n = model.n_samples();
+    if n < SPLIT_MIN_SAMPLES {
+        return None;
+    }
+    let middle = model.sample_times().nth(n / 2)? * 1000.0;
+    // The first task at or after the middle that qualifies, else the last one before it.
+    let mut best = None;
+    for i in cuts(entries) {
+        best = Some(i);
+        if entries[i].ts >= middle {
+            break;
+        }
+    }
+    let e = best?;
+    let k = samples_before(model, &entries[e]);
+    // Not worth two threads when one half is small.
+    (k >= n / 8 && k <= n - n / 8).then_some((e, k))
+}
+
+/// The entries a thread can be cut at (see [`split_point`]), in order.
+fn cuts(entries: &[Entry]) -> impl Iterator<Item = usize> + '_ {
+    let mut max_end = f64::NEG_INFINITY;
+    entries.iter().enumerate().filter_map(move |(i, e)| {
+        if e.flags & INSTANT != 0 && e.trace == 0 {
+            return None; // never walked
+        }
+        let cut = e.flags & RESET != 0 && max_end <= e.ts;
+        max_end = max_end.max(e.end());
+        cut.then_some(i)
+    })
+}
+
+/// The samples the merge takes before entry `e`: earlier, or at its time when it lasts 0.
+fn samples_before(model: &ProfileModel, e: &Entry) -> usize {
+    model
+        .sample_times()
+        .take_while(|&ms| {
+            let ts = ms * 1000.0;
+            ts < e.ts || (ts == e.ts && e.end() <= ts)
+        })
+        .count()
+}
+
+/// The walk over `entries` and the seeds of samples `s0..s1` (all of them, for a whole
+/// thread); `ends_at`: the time of the task that starts the next part, whose start this part
+/// ends with.
+fn run_part(
+    model: &ProfileModel,
+    entries: &[Entry],
+    trace_nodes: &[u32],
+    cfg: IntegratorConfig,
+    seeds: impl Iterator<Item = Seed>,
+    ends_at: Option<f64>,
+) -> (Vec<Call>, u64) {
+    let mut seeds = seeds.peekable();
+    let mut st = State::new(model, trace_nodes, cfg);
     // Recordings make a call for every 2.7 to 3.2 samples (Chromium, generated traces): room
     // for one per two is not grown (and copied) on the way. Room never written costs no memory.
     st.out.reserve(model.n_samples() / 2);
@@ -155,6 +255,12 @@ pub fn build_profile_calls(
     while let Some(p) = stack.pop() {
         st.on_event_end(&entries[p as usize]);
     }
+    if let Some(ts) = ends_at {
+        // What the next part's first task does first (`on_event_start`, a reset): the locks
+        // left (from fake-JS mode) must not hold the stack.
+        st.locks.clear();
+        st.truncate(0, ts);
+    }
     // Frames still open keep the end of the last truncate that saw them (or 0).
     for k in 0..st.js.len() {
         let (c, seq) = st.js[k];
@@ -177,14 +283,22 @@ fn positive(x: f64) -> f64 {
 }
 
 /// `callsFromProfileSamples`: one seed per sample with a known node, and the GC bases, made as
-/// the merge reaches them.
-fn seeds(model: &ProfileModel) -> impl Iterator<Item = Seed> + '_ {
+/// the merge reaches them; samples `from..to` of the profile.
+fn seeds(model: &ProfileModel, from: usize, to: usize) -> impl Iterator<Item = Seed> + '_ {
     // Whether each node has the GC node's id: a short table, where reading each sample's
     // node (a cache miss, most of the time) cost more than the rest of this.
     let gc_id = model.gc.map(|g| model.nodes[g as usize].id);
     let is_gc: Vec<bool> = model.nodes.iter().map(|n| Some(n.id) == gc_id).collect();
-    let mut prev = NONE;
-    model.sample_times().enumerate().take(model.n_samples()).filter_map(move |(i, ms)| {
+    // The GC base as the samples before `from` leave it: the last of them that is not GC, or
+    // the first of them when they all are.
+    let known = || (0..from).filter_map(|i| model.node_by_index(i));
+    let mut prev = known().rev().find(|&n| !is_gc[n as usize]).or_else(|| known().next()).unwrap_or(NONE);
+    // Times are sums of deltas: the skipped ones are summed all the same, for the same values.
+    let mut times = model.sample_times().enumerate().take(to.min(model.n_samples()));
+    if from > 0 {
+        times.nth(from - 1);
+    }
+    times.filter_map(move |(i, ms)| {
         let node = model.node_by_index(i)?;
         let ts = ms * 1000.0;
         let is_gc = is_gc[node as usize];
@@ -197,7 +311,7 @@ fn seeds(model: &ProfileModel) -> impl Iterator<Item = Seed> + '_ {
 }
 
 impl<'m> State<'m> {
-    fn new(model: &'m ProfileModel, trace_nodes: Vec<u32>, cfg: IntegratorConfig) -> State<'m> {
+    fn new(model: &'m ProfileModel, trace_nodes: &'m [u32], cfg: IntegratorConfig) -> State<'m> {
         let id = |n: Option<u32>| n.map(|n| model.nodes[n as usize].id);
         let keys = model
             .nodes
@@ -458,10 +572,157 @@ mod tests {
         (m, strings)
     }
 
+    /// A deterministic stream of pseudo-random numbers (64-bit LCG, high bits).
+    struct Lcg(u64);
+
+    impl Lcg {
+        fn below(&mut self, n: u64) -> u64 {
+            self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (self.0 >> 33) % n
+        }
+    }
+
+    /// A long profile (`n` samples, some at equal times) over a tree with the meta nodes, a
+    /// native frame, and equal frames under different parents; and a thread's sorted entries:
+    /// tasks (some lasting 0, some starting exactly at a sample), function calls and
+    /// microtasks inside them, trace-id events, instants, and long events over several tasks
+    /// (which no cut may fall inside).
+    fn long_thread(seed: u64, n: usize) -> (ProfileModel, Vec<Entry>, Vec<u32>) {
+        let mut r = Lcg(seed);
+        let node = |id: i64, name: &str, url: &str, kids: &[i64]| {
+            let kids: Vec<String> = kids.iter().map(|k| k.to_string()).collect();
+            format!(
+                r#"{{"id":{id},"callFrame":{{"functionName":"{name}","scriptId":"1","url":"{url}","lineNumber":1,"columnNumber":1}},"children":[{}]}}"#,
+                kids.join(",")
+            )
+        };
+        let nodes = [
+            node(1, "(root)", "", &[2, 3, 4, 5, 10]),
+            node(2, "(program)", "", &[]),
+            node(3, "(idle)", "", &[]),
+            node(4, "(garbage collector)", "", &[]),
+            node(5, "a", "a.js", &[6, 7]),
+            node(6, "b", "a.js", &[8]),
+            node(7, "c", "a.js", &[9]),
+            node(8, "d", "a.js", &[]),
+            node(9, "rt", "native V8Runtime", &[]),
+            node(10, "e", "e.js", &[11]),
+            node(11, "a", "a.js", &[]),
+        ];
+        let (mut samples, mut deltas) = (Vec::with_capacity(n), Vec::with_capacity(n));
+        // The first samples are GC: a cut just after them continues their GC base.
+        let mut id = 4;
+        for i in 0..n {
+            if i >= 10 && r.below(10) >= 6 {
+                id = 2 + r.below(10) as i64;
+            }
+            samples.push(id.to_string());
+            deltas.push(if r.below(50) == 0 { 0 } else { 50 + r.below(100) }.to_string());
+        }
+        let json = format!(
+            r#"{{"nodes":[{}],"samples":[{}],"timeDeltas":[{}],"startTime":0,"endTime":0}}"#,
+            nodes.join(","),
+            samples.join(","),
+            deltas.join(",")
+        );
+        let mut strings = Strings::default();
+        let j: CpuProfileJson = serde_json::from_str(&json).unwrap();
+        let raw = raw_from_cpuprofile(&j, &mut strings, None).unwrap();
+        let m = ProfileModel::new(raw, &strings, Limits::default(), "t", None).unwrap();
+        let times: Vec<f64> = m.sample_times().map(|ms| ms * 1000.0).collect();
+        let entry = |ts: f64, dur: f64, trace: u32, flags: u8| Entry { ts, dur, trace, flags };
+        let mut entries = Vec::new();
+        let mut t = times[5];
+        let last = times[times.len() - 1];
+        while t < last {
+            // Sometimes exactly at a sample, sometimes lasting 0.
+            if r.below(4) == 0 {
+                t = times[times.partition_point(|&x| x < t).min(times.len() - 1)];
+            }
+            let dur = if r.below(6) == 0 { 0.0 } else { (100 + r.below(3000)) as f64 };
+            entries.push(entry(t, dur, 0, RESET));
+            if dur > 50.0 {
+                match r.below(5) {
+                    0 => entries.push(entry(t + 10.0, dur - 20.0, 0, INVOCATION)),
+                    1 => entries.push(entry(t + 5.0, dur / 2.0, 0, RESET | INVOCATION)),
+                    2 => entries.push(entry(t + 7.0, dur / 3.0, 1 + r.below(3) as u32, INVOCATION)),
+                    3 => entries.push(entry(t + 3.0, 0.0, 0, INSTANT)),
+                    _ => {}
+                }
+            }
+            if r.below(25) == 0 {
+                entries.push(entry(t, dur + 5000.0, 0, 0)); // over the next tasks
+            }
+            if r.below(30) == 0 {
+                entries.push(entry(t + 1.0, 0.0, 1 + r.below(3) as u32, INSTANT));
+            }
+            t += dur + r.below(400) as f64;
+        }
+        crate::model::trace::sort_entries(&mut entries);
+        // Trace indices 1..3: a node, a GC node, one that does not resolve.
+        let trace_nodes = vec![m.node_by_index(0).unwrap_or(NO_NODE), m.gc.unwrap_or(NO_NODE), NO_NODE];
+        (m, entries, trace_nodes)
+    }
+
+    /// Cut at any qualifying task, the two halves give the calls of one walk, bit for bit, with
+    /// the same console errors, for both engine versions and with native frames kept or not.
+    #[test]
+    fn a_thread_cut_at_a_task_gives_the_calls_of_one_walk() {
+        let bits = |calls: &[Call]| -> Vec<(u32, i64, u64, u64)> {
+            calls.iter().map(|c| (c.node, c.sample_index, c.ts.to_bits(), c.dur.to_bits())).collect()
+        };
+        let mut tried = 0;
+        for seed in 1..=4 {
+            let (m, entries, trace_nodes) = long_thread(seed, 20_000);
+            let cut_at: Vec<usize> = cuts(&entries).collect();
+            assert!(cut_at.len() > 100, "seed {seed}: {} places to cut", cut_at.len());
+            // Not every task qualifies: some start inside a long event.
+            let tasks = entries.iter().filter(|e| e.flags & RESET != 0 && e.flags & INVOCATION == 0).count();
+            assert!(cut_at.len() < tasks, "seed {seed}");
+            for (show_all_events, version) in
+                [(false, EngineVersion::V0_0_65), (true, EngineVersion::V0_0_65), (false, EngineVersion::Latest)]
+            {
+                let cfg = IntegratorConfig { show_all_events, version, threads: 2 };
+                let n = m.n_samples();
+                let (want, want_errors) = run_part(&m, &entries, &trace_nodes, cfg, seeds(&m, 0, n), None);
+                for &e in cut_at.iter().step_by(37).chain(&cut_at[..3]).chain(&cut_at[cut_at.len() - 3..]) {
+                    let k = samples_before(&m, &entries[e]);
+                    // The second half's seeds are those of one pass, GC bases and times alike.
+                    let key = |s: Seed| (s.sample, s.node, s.ts.to_bits(), s.gc_base);
+                    let one_pass: Vec<_> = seeds(&m, 0, n).filter(|s| s.sample as usize >= k).map(key).collect();
+                    assert_eq!(seeds(&m, k, n).map(key).collect::<Vec<_>>(), one_pass, "seeds from {k}");
+                    let (got, errors) = build_cut(&m, &entries, &trace_nodes, cfg, e, k);
+                    assert!(bits(&got) == bits(&want), "seed {seed}, {version:?}, cut at entry {e}, sample {k}");
+                    assert_eq!(errors, want_errors, "seed {seed}, cut at entry {e}");
+                    tried += 1;
+                }
+            }
+        }
+        assert!(tried > 100);
+    }
+
+    /// A long thread is cut near its middle sample, and not at all when one thread is asked for.
+    #[test]
+    fn a_long_thread_is_cut_near_its_middle() {
+        let (m, entries, trace_nodes) = long_thread(7, SPLIT_MIN_SAMPLES + 10_000);
+        let n = m.n_samples();
+        let (e, k) = split_point(&m, &entries).expect("a place to cut");
+        assert!(k.abs_diff(n / 2) < n / 20, "sample {k} of {n}");
+        assert_eq!(k, samples_before(&m, &entries[e]));
+        let cfg = IntegratorConfig { show_all_events: false, version: EngineVersion::V0_0_65, threads: 2 };
+        let one = IntegratorConfig { threads: 1, ..cfg };
+        let tv: Vec<(u32, Scalar)> = Vec::new();
+        let (calls, _) = build_profile_calls(&m, &entries, &tv, cfg);
+        let (whole, _) = run_part(&m, &entries, &trace_nodes[..0], one, seeds(&m, 0, n), None);
+        assert_eq!(calls, whole);
+        let (short, _, _) = long_thread(7, SPLIT_MIN_SAMPLES - 1);
+        assert_eq!(split_point(&short, &entries), None);
+    }
+
     #[test]
     fn s5_1_1_one_seed_per_sample() {
         let (m, _) = basic();
-        let s = seeds(&m);
+        let s = seeds(&m, 0, m.n_samples());
         let got: Vec<(i64, u32, f64)> = s.map(|s| (m.nodes[s.node as usize].id, s.sample, s.ts)).collect();
         assert_eq!(got, [(2, 0, 100.0), (2, 1, 200.0), (3, 2, 300.0), (3, 3, 400.0)]);
     }
@@ -471,10 +732,10 @@ mod tests {
         // The stacks DevTools' debug-mode JSSample events carry: [a], [a], [a, b], [a, b].
         // Node 3 resolves to the copy under `a` (parsed last), so b's stack is a > b.
         let (m, strings) = basic();
-        let cfg = IntegratorConfig { show_all_events: false, version: EngineVersion::V0_0_65 };
-        let mut st = State::new(&m, Vec::new(), cfg);
+        let cfg = IntegratorConfig { show_all_events: false, version: EngineVersion::V0_0_65, threads: 1 };
+        let mut st = State::new(&m, &[], cfg);
         let mut stacks = Vec::new();
-        for s in seeds(&m) {
+        for s in seeds(&m, 0, m.n_samples()) {
             st.fill_seed_stack(&s);
             let names: Vec<String> = st
                 .cand
