@@ -30,6 +30,10 @@ pub struct IntegratorConfig {
 
 /// Samples below which a thread is never cut: its estimate takes about a millisecond.
 const SPLIT_MIN_SAMPLES: usize = 50_000;
+/// Samples above which a thread is not cut either: the second half's calls are copied after the
+/// first's, and for a longer thread (over 400 s of samples at 100 µs) that copy would add tens
+/// of MB to the peak of a multi-GB input.
+const SPLIT_MAX_SAMPLES: usize = 4_000_000;
 
 #[derive(Debug, Clone, Copy)]
 struct Seed {
@@ -142,8 +146,17 @@ fn build_cut(
 /// candidate stack) only saves work, so a fresh walk from the task on makes the same calls,
 /// which follow the first half's. The first half ends as the task's start would end it.
 fn split_point(model: &ProfileModel, entries: &[Entry]) -> Option<(usize, usize)> {
+    split_point_within(model, entries, SPLIT_MIN_SAMPLES..=SPLIT_MAX_SAMPLES)
+}
+
+/// [`split_point`] for a thread whose samples are within `samples`.
+fn split_point_within(
+    model: &ProfileModel,
+    entries: &[Entry],
+    samples: std::ops::RangeInclusive<usize>,
+) -> Option<(usize, usize)> {
     let n = model.n_samples();
-    if n < SPLIT_MIN_SAMPLES {
+    if !samples.contains(&n) {
         return None;
     }
     let middle = model.sample_times().nth(n / 2)? * 1000.0;
@@ -717,6 +730,8 @@ mod tests {
         assert_eq!(calls, whole);
         let (short, _, _) = long_thread(7, SPLIT_MIN_SAMPLES - 1);
         assert_eq!(split_point(&short, &entries), None);
+        assert_eq!(split_point_within(&m, &entries, 0..=n - 1), None, "longer than the most cut");
+        assert_eq!(split_point_within(&m, &entries, 0..=n), Some((e, k)));
     }
 
     #[test]
