@@ -23,8 +23,9 @@ pub struct IntegratorConfig {
     pub show_all_events: bool,
     /// Which DevTools behaviour to follow.
     pub version: EngineVersion,
-    /// Threads for one thread's estimate: a long thread is cut in two at a top-level task and
-    /// the halves estimated side by side (see [`split_point`]); 1 never cuts.
+    /// Threads for one thread's estimate: a long thread (50,000 to 4 million samples) is cut in
+    /// two at a top-level task near its middle sample and the halves are estimated side by
+    /// side, with the same calls as one walk; 1 never cuts.
     pub threads: usize,
 }
 
@@ -142,9 +143,10 @@ fn build_cut(
 /// starts once every earlier event has ended: the walk then gets there with no event open, and
 /// the task's start empties the JS stack and the locks and ends fake-JS mode. (An earlier event
 /// that starts at the task's time too is sorted after it, unless both last 0: then the samples
-/// at that time go before both, in one walk or in two.) What the walk knows beyond that (the truncate count, the last
-/// candidate stack) only saves work, so a fresh walk from the task on makes the same calls,
-/// which follow the first half's. The first half ends as the task's start would end it.
+/// at that time go before both, in one walk or in two.) What the walk knows beyond that (the
+/// truncate count, the last candidate stack) only saves work, so a fresh walk from the task on
+/// makes the same calls, which follow the first half's. The first half ends as the task's start
+/// would end it.
 fn split_point(model: &ProfileModel, entries: &[Entry]) -> Option<(usize, usize)> {
     split_point_within(model, entries, SPLIT_MIN_SAMPLES..=SPLIT_MAX_SAMPLES)
 }
@@ -714,7 +716,8 @@ mod tests {
         assert!(tried > 100);
     }
 
-    /// A long thread is cut near its middle sample, and not at all when one thread is asked for.
+    /// A long thread is cut near its middle sample, into halves that give the calls of one walk;
+    /// a thread shorter than the least cut or longer than the most is not cut.
     #[test]
     fn a_long_thread_is_cut_near_its_middle() {
         let (m, entries, trace_nodes) = long_thread(7, SPLIT_MIN_SAMPLES + 10_000);

@@ -237,7 +237,7 @@ impl Estimates for &Timeline {
 
 /// Threads not estimated yet: [`Estimates::each`] estimates one, hands it on and drops it
 /// before the next. With more than one thread allowed, up to one thread per thread allowed is
-/// estimated while the current one is being written, as far as they fit in [`OVERLAP_BUDGET`].
+/// estimated while the current one is being written, as far as they fit in 128 MB (`OVERLAP_BUDGET`).
 #[derive(Debug)]
 pub struct Lazy {
     /// How calls are computed.
