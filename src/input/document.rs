@@ -269,7 +269,8 @@ impl<'a> Walker<'a> {
                 (None, pending.take().map(&mut deliver).transpose())
             } else {
                 let pieces = if *threads > 1 { PIECES } else { 1 };
-                let job = ScanJob::<S>::new(bytes, state, parsed, w.max_value(), pieces, &mut spare);
+                let opts = RunOptions { parsed, max_value: w.max_value() };
+                let job = ScanJob::<S>::new(bytes, state, opts, pieces, &mut spare);
                 let d = if *threads > 1 {
                     // One helper scans from the start; this thread joins in once the previous
                     // region is delivered and the next one read.
@@ -476,9 +477,7 @@ struct Region<P> {
 struct ScanJob<'b, S: Sink> {
     bytes: &'b [u8],
     at: RegionStart,
-    parsed: bool,
-    /// The largest event accepted, in bytes (a larger one is always handed over, to fail).
-    max_value: usize,
+    opts: RunOptions,
     /// Where each piece starts (the first at 0).
     starts: Vec<usize>,
     next: std::sync::atomic::AtomicUsize,
@@ -491,8 +490,7 @@ impl<'b, S: Sink> ScanJob<'b, S> {
     fn new(
         bytes: &'b [u8],
         at: RegionStart,
-        parsed: bool,
-        max_value: usize,
+        opts: RunOptions,
         pieces: usize,
         spare: &mut Vec<Vec<Scanned<S::Prep>>>,
     ) -> ScanJob<'b, S> {
@@ -511,8 +509,7 @@ impl<'b, S: Sink> ScanJob<'b, S> {
         ScanJob {
             bytes,
             at,
-            parsed,
-            max_value,
+            opts,
             done: starts.iter().map(|_| std::sync::Mutex::new(None)).collect(),
             starts,
             next: std::sync::atomic::AtomicUsize::new(0),
@@ -529,7 +526,7 @@ impl<'b, S: Sink> ScanJob<'b, S> {
             // A piece after the first starts at a guessed element, after a comma.
             let at = if k == 0 { self.at } else { RegionStart { expect_element: true, after_comma: true, ..self.at } };
             let list = std::mem::take(&mut *crate::parallel::lock(&self.lists[k]));
-            let r = scan_run::<S>(self.bytes, start, stop_at, at, (self.parsed, self.max_value), stack, list);
+            let r = scan_run::<S>(self.bytes, start, stop_at, at, self.opts, stack, list);
             *crate::parallel::lock(&self.done[k]) = Some(r);
         }
     }
@@ -556,6 +553,15 @@ impl<'b, S: Sink> ScanJob<'b, S> {
     }
 }
 
+/// How the scan threads read a region.
+#[derive(Debug, Clone, Copy)]
+struct RunOptions {
+    /// Whether events are parsed ([`Sink::wants_parsed`]).
+    parsed: bool,
+    /// The largest event accepted, in bytes (a larger one is always handed over, to fail).
+    max_value: usize,
+}
+
 /// Pieces a region is cut into for the scan threads.
 const PIECES: usize = 16;
 
@@ -567,7 +573,7 @@ fn scan_run<S: Sink>(
     start: usize,
     stop_at: usize,
     at: RegionStart,
-    (parsed, max_value): (bool, usize),
+    RunOptions { parsed, max_value }: RunOptions,
     stack: &mut Vec<u8>,
     mut list: Vec<Scanned<S::Prep>>,
 ) -> Region<S::Prep> {
