@@ -1,12 +1,13 @@
 //! The `ProfileChunk` reader against skipping the same bytes, in memory and on one thread: the
 //! `args` of every chunk of a trace are skipped (`scan::skip`), checked as UTF-8, read
-//! (`shapes::chunk_args_fast`) and read into owned values (what a scan thread hands on).
+//! (`shapes::chunk_args_fast`) and read into owned values (`ChunkIn`: what a scan thread hands on).
 //! Fifteen rounds; the best seconds of each.
 //!
 //! usage: cargo run --release --example chunkspeed -- FILE      (an uncompressed trace)
 use std::time::Instant;
 
 use jscalls::input::{scan, shapes};
+use jscalls::model::trace::ChunkIn;
 
 fn main() {
     let path = std::env::args().nth(1).expect("usage: chunkspeed FILE");
@@ -43,7 +44,7 @@ fn main() {
             time(&mut |a| scan::skip(a, 0, &mut stack).is_ok()),
             time(&mut |a| std::str::from_utf8(a).is_ok()),
             time(&mut |a| shapes::chunk_args_fast(a).is_some()),
-            time(&mut |a| shapes::chunk_args_fast(a).map(shapes::ChunkArgs::into_owned).is_some()),
+            time(&mut |a| shapes::chunk_args_fast(a).map(ChunkIn::new).is_some()),
         ];
         for (b, v) in best.iter_mut().zip(round) {
             *b = b.min(v);

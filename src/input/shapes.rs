@@ -333,49 +333,6 @@ impl MapKey {
     }
 }
 
-impl ChunkArgs<'_> {
-    /// The same args, owning their strings (to keep them past the input's bytes).
-    pub fn into_owned(self) -> ChunkArgs<'static> {
-        ChunkArgs {
-            data: self.data.map(|d| ChunkData {
-                cpu_profile: d.cpu_profile.map(|c| ChunkProfile {
-                    nodes: c.nodes.map(|n| n.into_iter().map(NodeJson::into_owned).collect()),
-                    samples: c.samples,
-                    trace_ids: c
-                        .trace_ids
-                        .map(|t| t.into_iter().map(|(k, v)| (Cow::Owned(k.into_owned()), v.into_owned())).collect()),
-                }),
-                time_deltas: d.time_deltas,
-                source: d.source.into_owned(),
-            }),
-        }
-    }
-}
-
-impl NodeJson<'_> {
-    /// The same node, owning its strings.
-    pub fn into_owned(self) -> NodeJson<'static> {
-        NodeJson {
-            id: self.id.into_owned(),
-            parent: self.parent.into_owned(),
-            children: self.children.map(|c| c.into_iter().map(Loose::into_owned).collect()),
-            call_frame: self.call_frame.map(|f| FrameJson {
-                function_name: f.function_name.into_owned(),
-                script_id: f.script_id.into_owned(),
-                url: f.url.into_owned(),
-                line_number: f.line_number.into_owned(),
-                column_number: f.column_number.into_owned(),
-            }),
-            hit_count: self.hit_count.into_owned(),
-            function_name: self.function_name.into_owned(),
-            script_id: self.script_id.into_owned(),
-            url: self.url.into_owned(),
-            line_number: self.line_number.into_owned(),
-            column_number: self.column_number.into_owned(),
-        }
-    }
-}
-
 /// `ProfileChunk` args read with the scanner when they have the usual shape (an object `data`
 /// with an object `cpuProfile`, no repeated keys): the value serde gives, with the sample and
 /// delta arrays (most of the bytes) read without serde. `None` for any other shape; the caller

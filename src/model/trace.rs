@@ -17,7 +17,7 @@ use super::packed::{Deltas, Ids};
 use super::profile::{frame_from_json, js_minus_one, CallFrame, Frames, Limits, ProfileModel, RawNode, RawProfile};
 use crate::error::{Diagnostics, Error, Location, WarningKind};
 use crate::input::document::{EventCtx, RawEvent, Sink};
-use crate::input::loose::{Loose, UNKNOWN_ID};
+use crate::input::loose::{IdArray, Loose, NumArray, UNKNOWN_ID};
 use crate::input::scan::{ArgsIds, IdHolder};
 use crate::input::shapes::{self, MapKey, MaybeObj, NodeJson};
 use crate::js::Scalar;
@@ -330,7 +330,7 @@ impl TraceBuilder {
         &mut self,
         name: &str,
         ev: &RawEvent<'_>,
-        chunk: Option<Result<shapes::ChunkArgs<'_>, serde_json::Error>>,
+        chunk: Option<Result<ChunkIn, serde_json::Error>>,
         ctx: &EventCtx<'_>,
         diag: &mut Diagnostics,
     ) -> Result<(), Error> {
@@ -398,7 +398,7 @@ impl TraceBuilder {
         &mut self,
         pid: i64,
         ev: &RawEvent<'_>,
-        parsed: Option<Result<shapes::ChunkArgs<'_>, serde_json::Error>>,
+        parsed: Option<Result<ChunkIn, serde_json::Error>>,
         ctx: &EventCtx<'_>,
         diag: &mut Diagnostics,
     ) -> Result<(), Error> {
@@ -410,26 +410,25 @@ impl TraceBuilder {
             );
             return Ok(());
         };
-        let a: shapes::ChunkArgs = match parsed {
+        let a = match parsed {
             Some(p) => p.map_err(|e| args_error(args, ctx, "ProfileChunk args", &e))?,
-            None => parse_args(args, ctx, "ProfileChunk args")?,
+            None => ChunkIn::new(parse_args::<shapes::ChunkArgs>(args, ctx, "ProfileChunk args")?),
         };
-        let data = a.data.obj();
-        let cpu = data.and_then(|d| d.cpu_profile.obj());
         let mut new_nodes = Vec::new();
         // The profile is made before its nodes are read, as their frames go in its table (an
         // error here ends the run, so a profile made for nothing does not matter).
         let i = self.profile(pid, &ev.id, || ctx.location());
-        if let Some(nodes) = cpu.and_then(|c| c.nodes.as_ref()) {
+        if let Some(nodes) = a.nodes {
             new_nodes.reserve(nodes.len());
             let p = &mut self.profiles[i];
-            for (k, n) in nodes.iter().enumerate() {
-                let node = node_from_json(n, true, &mut self.strings, &mut p.raw.frames, &mut p.frame_cache)
+            for (k, n) in nodes.into_iter().enumerate() {
+                let node = n
+                    .into_raw(&a.frame_keys, &mut self.strings, &mut p.raw.frames, &mut p.frame_cache)
                     .map_err(|m| Error::input(Some(ctx.location()), format!("ProfileChunk: node {k}: {m}")))?;
                 new_nodes.push(node);
             }
         }
-        let deltas = data.and_then(|d| d.time_deltas.as_ref());
+        let deltas = a.time_deltas.as_ref();
         if let Some(d) = deltas {
             if d.n_non_numbers > 0 {
                 let k = d.values.iter().position(|v| v.is_nan()).unwrap_or(0);
@@ -439,24 +438,21 @@ impl TraceBuilder {
                 ));
             }
         }
-        let strings = &mut self.strings;
         let p = &mut self.profiles[i];
         p.raw.nodes.extend(new_nodes);
-        if let (Some(s), Some(c)) = (p.raw.samples.as_mut(), cpu.and_then(|c| c.samples.as_ref())) {
+        if let (Some(s), Some(c)) = (p.raw.samples.as_mut(), &a.samples) {
             s.extend(&c.0);
         }
         if let (Some(t), Some(d)) = (p.raw.time_deltas.as_mut(), deltas) {
             t.extend(&d.values);
         }
-        if let Some(ids) = cpu.and_then(|c| c.trace_ids.as_ref()) {
-            let mut pairs = Vec::with_capacity(ids.len());
+        if let Some(ids) = a.trace_ids {
+            let mut keyed = Vec::with_capacity(ids.len());
             for (k, v) in ids {
-                if let Some(s) = v.scalar(strings) {
-                    pairs.push((k, s));
+                if let Some(s) = v.scalar(&mut self.strings) {
+                    keyed.push((self.key_code(k), s));
                 }
             }
-            let keyed: Vec<(u64, Scalar)> =
-                pairs.into_iter().map(|(k, s)| (self.key_code(TraceKey::of(k)), s)).collect();
             self.profiles[i].raw.trace_ids.get_or_insert_with(FxHashMap::default).extend(keyed);
         }
         let p = &mut self.profiles[i];
@@ -491,7 +487,7 @@ impl TraceBuilder {
                 p.raw.end_time = sum;
             }
         }
-        if let Some(s) = data.and_then(|d| source_of(&d.source)) {
+        if let Some(s) = a.source {
             p.source = Some(s);
         }
         Ok(())
@@ -1106,9 +1102,106 @@ pub enum Prep {
     /// An event that plays no part (an ordinary name, a phase other than `X`/`I`/`B`/`E`).
     Nothing,
     /// A `ProfileChunk` whose args were read: its envelope (with empty `args`) and the args.
-    Chunk(Box<(RawEvent<'static>, shapes::ChunkArgs<'static>)>),
+    Chunk(Box<(RawEvent<'static>, ChunkIn)>),
     /// Anything else: the builder reads the event again and does it all.
     Full,
+}
+
+/// A `ProfileChunk`'s args as the builder takes them, owned. The scan threads make it for the
+/// usual chunks: each node's frame is then a run of bytes in one buffer per chunk (the
+/// [`FrameCache`] key), not a string allocated per member on one thread and freed on another.
+#[derive(Debug, Default)]
+pub struct ChunkIn {
+    /// `args.data.cpuProfile.nodes`.
+    nodes: Option<Vec<NodeIn>>,
+    /// The nodes' frames, [`encode_frame`]d one after the other.
+    frame_keys: Vec<u8>,
+    /// `args.data.cpuProfile.samples`.
+    samples: Option<IdArray>,
+    /// `args.data.cpuProfile.trace_ids`, in the map's order, keyed; only the scalar values
+    /// (the builder keeps no others).
+    trace_ids: Option<Vec<(TraceKey, Loose<'static>)>>,
+    /// `args.data.timeDeltas`.
+    time_deltas: Option<NumArray>,
+    /// `args.data.source`, when it names one.
+    source: Option<Source>,
+}
+
+impl ChunkIn {
+    /// The args, owned.
+    pub fn new(a: shapes::ChunkArgs<'_>) -> ChunkIn {
+        let mut c = ChunkIn::default();
+        let MaybeObj::Obj(data) = a.data else { return c };
+        c.time_deltas = data.time_deltas;
+        c.source = source_of(&data.source);
+        let MaybeObj::Obj(cpu) = data.cpu_profile else { return c };
+        c.samples = cpu.samples;
+        c.trace_ids = cpu.trace_ids.map(|t| {
+            t.into_iter()
+                .filter(|(_, v)| !matches!(v, Loose::Object | Loose::Array))
+                .map(|(k, v)| (TraceKey::of(&k), v.into_owned()))
+                .collect()
+        });
+        let keys = &mut c.frame_keys;
+        c.nodes = cpu.nodes.map(|nodes| nodes.iter().map(|n| NodeIn::new(n, keys)).collect());
+        c
+    }
+}
+
+/// A chunk's node, as far as the builder reads it.
+#[derive(Debug)]
+struct NodeIn {
+    /// The id, or the type of the value that is not one.
+    id: Result<i64, &'static str>,
+    parent: i64,
+    children: Option<Box<[i64]>>,
+    /// Where its frame's key is in [`ChunkIn::frame_keys`]; None without a `callFrame` object.
+    frame: Option<std::ops::Range<usize>>,
+    hit_count_is_number: bool,
+}
+
+impl NodeIn {
+    fn new(n: &NodeJson<'_>, keys: &mut Vec<u8>) -> NodeIn {
+        let frame = match &n.call_frame {
+            MaybeObj::Obj(f) => {
+                let start = keys.len();
+                encode_frame(f, keys);
+                Some(start..keys.len())
+            }
+            _ => None,
+        };
+        NodeIn {
+            id: n.id.int().ok_or(n.id.type_name()),
+            parent: n.parent.int().unwrap_or(UNKNOWN_ID),
+            children: n.children.as_ref().map(|c| c.iter().map(|v| v.int().unwrap_or(UNKNOWN_ID)).collect()),
+            frame,
+            hit_count_is_number: matches!(n.hit_count, Loose::Num(_)),
+        }
+    }
+
+    /// The node, its frame read through `cache` (the messages are [`node_from_json`]'s).
+    fn into_raw(
+        self,
+        keys: &[u8],
+        strings: &mut Strings,
+        frames: &mut Frames,
+        cache: &mut FrameCache,
+    ) -> Result<RawNode, String> {
+        let id = self.id.map_err(|t| format!("the node id is {t}, not an integer"))?;
+        let Some(key) = self.frame else {
+            return Err(format!("node {id} has no callFrame object (DevTools fails on this)"));
+        };
+        let frame = cache
+            .frame_by_key(&keys[key], true, strings, frames)
+            .ok_or_else(|| format!("node {id}: a callFrame field is an object or array"))?;
+        Ok(RawNode {
+            id,
+            parent: self.parent,
+            children: self.children,
+            frame,
+            hit_count_is_number: self.hit_count_is_number,
+        })
+    }
 }
 
 /// The fields of a plain `X` or `I` event, checked.
@@ -1134,7 +1227,7 @@ enum Parsed<'a> {
     /// The `sampleTraceId` of an `X`, `I` or `B` event.
     TraceId(TraceIdFound<'a>),
     /// The args of a `ProfileChunk`.
-    Chunk(Result<shapes::ChunkArgs<'a>, serde_json::Error>),
+    Chunk(Result<ChunkIn, serde_json::Error>),
 }
 
 /// Parses the args of `ev` that the builder reads by phase or by name (`special`: see
@@ -1160,8 +1253,8 @@ fn parse_known_args<'a>(
     } else if special && name == "ProfileChunk" {
         // The usual shape without serde; serde reads (and reports) anything else.
         match chunk.map(|c| *c).or_else(|| shapes::chunk_args_fast(args)) {
-            Some(a) => Parsed::Chunk(Ok(a)),
-            None => Parsed::Chunk(serde_json::from_slice(args)),
+            Some(a) => Parsed::Chunk(Ok(ChunkIn::new(a))),
+            None => Parsed::Chunk(serde_json::from_slice(args).map(ChunkIn::new)),
         }
     } else if let (true, Some(found)) = (traced, found) {
         Parsed::TraceId(found)
@@ -1203,7 +1296,7 @@ impl Sink for TraceBuilder {
             // The one special event that is frequent and large: read its args here.
             if name == "ProfileChunk" && !matches!(ph, b'X' | b'I' | b'B' | b'E') {
                 if let Parsed::Chunk(Ok(args)) = parse_known_args(ev, chunk, name, ph, true) {
-                    return Prep::Chunk(Box::new((ev.envelope(), args.into_owned())));
+                    return Prep::Chunk(Box::new((ev.envelope(), args)));
                 }
             }
             return Prep::Full;
@@ -1400,15 +1493,68 @@ impl FrameCache {
         frames: &mut Frames,
     ) -> Option<u32> {
         self.key.clear();
-        for v in [&f.function_name, &f.script_id, &f.url, &f.line_number, &f.column_number] {
-            encode_loose(v, &mut self.key);
-        }
+        encode_frame(f, &mut self.key);
         if let Some(&k) = self.seen.get(&self.key[..]) {
             return Some(k);
         }
         let k = frames.intern(frame_from_json(f, chunk, strings)?);
         self.seen.insert(self.key.as_slice().into(), k);
         Some(k)
+    }
+
+    /// The frame whose members [`encode_frame`] wrote as `key`, decoded and read with
+    /// [`frame_from_json`] unless seen before.
+    fn frame_by_key(&mut self, key: &[u8], chunk: bool, strings: &mut Strings, frames: &mut Frames) -> Option<u32> {
+        if let Some(&k) = self.seen.get(key) {
+            return Some(k);
+        }
+        let k = frames.intern(frame_from_json(&decode_frame(key), chunk, strings)?);
+        self.seen.insert(key.into(), k);
+        Some(k)
+    }
+}
+
+/// Appends the encoding of a frame's members that [`FrameCache`] keys frames by.
+fn encode_frame(f: &shapes::FrameJson<'_>, out: &mut Vec<u8>) {
+    for v in [&f.function_name, &f.script_id, &f.url, &f.line_number, &f.column_number] {
+        encode_loose(v, out);
+    }
+}
+
+/// The members [`encode_frame`] wrote, borrowing their strings from `key`.
+fn decode_frame(key: &[u8]) -> shapes::FrameJson<'_> {
+    let mut i = 0;
+    let mut next = || decode_loose(key, &mut i);
+    shapes::FrameJson {
+        function_name: next(),
+        script_id: next(),
+        url: next(),
+        line_number: next(),
+        column_number: next(),
+    }
+}
+
+/// The value [`encode_loose`] wrote at `*i`; moves `*i` past it.
+fn decode_loose<'k>(key: &'k [u8], i: &mut usize) -> Loose<'k> {
+    let word = |at: usize| u64::from_le_bytes(key[at..at + 8].try_into().expect("eight bytes"));
+    let tag = key[*i];
+    *i += 1;
+    match tag {
+        0 => Loose::Missing,
+        1 => Loose::Null,
+        2 | 3 => Loose::Bool(tag == 3),
+        4 => {
+            *i += 8;
+            Loose::Num(f64::from_bits(word(*i - 8)))
+        }
+        5 => {
+            let len = word(*i) as usize;
+            *i += 8 + len;
+            let s = std::str::from_utf8(&key[*i - len..*i]).expect("the key was encoded from a str");
+            Loose::Str(Cow::Borrowed(s))
+        }
+        6 => Loose::Object,
+        _ => Loose::Array,
     }
 }
 
@@ -1441,12 +1587,15 @@ pub fn node_from_json(
     frames: &mut Frames,
     cache: &mut FrameCache,
 ) -> Result<RawNode, String> {
+    if chunk {
+        let mut key = Vec::new();
+        return NodeIn::new(n, &mut key).into_raw(&key, strings, frames, cache);
+    }
     let id = n.id.int().ok_or_else(|| format!("the node id is {}, not an integer", n.id.type_name()))?;
     let frame = match &n.call_frame {
         MaybeObj::Obj(f) => cache
             .frame(f, chunk, strings, frames)
             .ok_or_else(|| format!("node {id}: a callFrame field is an object or array"))?,
-        _ if chunk => return Err(format!("node {id} has no callFrame object (DevTools fails on this)")),
         _ => frames.intern(CallFrame {
             function_name: n.function_name.scalar(strings).unwrap_or(Scalar::Undefined),
             script_id: n.script_id.scalar(strings).unwrap_or(Scalar::Undefined),
@@ -1537,18 +1686,31 @@ mod tests {
             frame(s("f"), Loose::Num(1.0), s(""), Loose::Num(0.0)),
             frame(s("f"), Loose::Num(1.0), s("a.js"), Loose::Object),
             frame(s("f"), Loose::Num(1.0), s("a.js"), Loose::Num(0.0)),
+            frame(Loose::Str(Cow::Owned("é∂".into())), Loose::Bool(true), Loose::Array, Loose::Num(0.0)),
+            frame(s("f"), Loose::Bool(false), s("a.js"), Loose::Num(1e300)),
         ];
         for chunk in [true, false] {
             let (mut strings, mut frames, mut cache) = (Strings::default(), Frames::default(), FrameCache::default());
             let (mut strings2, mut frames2) = (Strings::default(), Frames::default());
+            // The scan threads' way: each frame encoded, then read by its key (decoded once).
+            let (mut strings3, mut frames3, mut cache3) =
+                (Strings::default(), Frames::default(), FrameCache::default());
             // Twice over: the second round is read from the cache.
             for f in list.iter().chain(&list) {
                 let got = cache.frame(f, chunk, &mut strings, &mut frames);
                 let want = frame_from_json(f, chunk, &mut strings2).map(|x| frames2.intern(x));
                 assert_eq!(got, want, "chunk {chunk}: {f:?}");
+                let mut key = Vec::new();
+                encode_frame(f, &mut key);
+                assert_eq!(format!("{:?}", decode_frame(&key)), format!("{f:?}"));
+                let by_key = cache3.frame_by_key(&key, chunk, &mut strings3, &mut frames3);
+                assert_eq!(by_key, want, "chunk {chunk}, by key: {f:?}");
             }
-            // Nine members: one repeats the first, one fails to read (an object) and is not kept.
-            assert_eq!(cache.seen.len(), 7);
+            // Eleven members: one repeats the first, two fail to read (an object, an array) and
+            // are not kept.
+            assert_eq!(cache.seen.len(), 8);
+            assert_eq!(cache3.seen.len(), 8);
+            assert_eq!(format!("{frames:?}"), format!("{frames3:?}"));
         }
     }
 }

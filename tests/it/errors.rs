@@ -173,6 +173,12 @@ fn cases() -> Vec<Case> {
             cfg: none,
         },
         Case {
+            name: "callFrame member that is an object",
+            input: chunk_trace(r#"{"nodes":[{"id":1,"callFrame":{"functionName":{"a":1}}}],"samples":[1]}"#, "[100]", "")
+                .into_bytes(),
+            cfg: none,
+        },
+        Case {
             name: "timeDeltas with a string",
             input: chunk_trace(&format!(r#"{{"nodes":{NODES3},"samples":[2,3]}}"#), r#"[100,"x"]"#, "").into_bytes(),
             cfg: none,
@@ -345,6 +351,8 @@ calls: 1"#,
     r#"error: 2:1 (event 1): ProfileChunk: node 0: node 1 has no callFrame object (DevTools fails on this)"#,
     // node id that is not an integer
     r#"error: 2:1 (event 1): ProfileChunk: node 0: the node id is a string, not an integer"#,
+    // callFrame member that is an object
+    r#"error: 2:1 (event 1): ProfileChunk: node 0: node 1: a callFrame field is an object or array"#,
     // timeDeltas with a string
     r#"error: 2:1 (event 1): ProfileChunk: timeDeltas[1] is not a number"#,
     // chunks without a Profile head
