@@ -404,7 +404,7 @@ fn chunk_profile<'a>(b: &'a [u8], i: usize, stack: &mut Vec<u8>) -> Option<(Chun
             Some(e)
         }
         Some(0) => {
-            let (v, e) = nullable_array(b, i, stack, node)?;
+            let (v, e) = nullable_array_with(b, i, stack, NODES_GUESS, node)?;
             p.nodes = v;
             Some(e)
         }
@@ -417,6 +417,11 @@ fn chunk_profile<'a>(b: &'a [u8], i: usize, stack: &mut Vec<u8>) -> Option<(Chun
     })?;
     Some((p, end))
 }
+
+/// Room made up front for a chunk's new nodes (Chrome writes up to a few dozen per chunk, most
+/// often none or a handful): the vector then rarely grows, and each step of growing copies
+/// every node read so far.
+const NODES_GUESS: usize = 16;
 
 /// The array at `i` (`Some(None)` for `null`), each element read by `f`. None for any other
 /// value, or when `f` gives up on an element.
@@ -443,11 +448,11 @@ fn nullable_array_with<'a, T>(
         Some(b'[') => {}
         _ => return None,
     }
-    let mut out = Vec::with_capacity(capacity);
     let mut i = ws(b, i + 1);
     if b.get(i) == Some(&b']') {
-        return Some((Some(out), i + 1));
+        return Some((Some(Vec::new()), i + 1));
     }
+    let mut out = Vec::with_capacity(capacity);
     loop {
         let (v, e) = f(b, i, stack)?;
         out.push(v);

@@ -1143,6 +1143,8 @@ impl ChunkIn {
                 .collect()
         });
         let keys = &mut c.frame_keys;
+        // A frame's key is its fields' bytes and a few more: room for typical ones up front.
+        keys.reserve(cpu.nodes.as_ref().map_or(0, |n| n.len() * 96));
         c.nodes = cpu.nodes.map(|nodes| nodes.iter().map(|n| NodeIn::new(n, keys)).collect());
         c
     }
