@@ -644,36 +644,31 @@ pub fn event_into<'a>(b: &'a [u8], i: usize, stack: &mut Vec<u8>, ev: &mut RawEv
         if at(b, i)? != b'"' {
             return Err(Stop::Syntax(i, "a key string in an event"));
         }
-        // A key without escapes ends at the first special byte, a quote; its packed form is
-        // then one load. Anything else takes the general path.
+        // A key without escapes ends at the first special byte, a quote; a plain key of up to
+        // seven bytes (every key the envelope reads) is then packed as `pack` does, in one
+        // load. Any other key takes the general path, which decodes it.
         let q = special(b, i + 1);
-        let (kend, k): (usize, Cow<[u8]>) = if b.get(q) == Some(&b'"') {
-            (q, Cow::Borrowed(&b[i + 1..q]))
+        let len = q.wrapping_sub(i + 1);
+        let (code, kend, call_frame) = if b.get(q) == Some(&b'"') && len <= 7 && i + 9 <= b.len() {
+            let word = u64::from_le_bytes(b[i + 1..i + 9].try_into().expect("eight bytes"));
+            (((word & ((1u64 << (8 * len)) - 1)) << 8) | len as u64, q, false)
         } else {
             let (kend, escaped) = string_end(b, i + 1)?;
-            if escaped {
+            let k: Cow<[u8]> = if escaped {
                 match string(b, i)? {
-                    (Cow::Borrowed(s), _) => (kend, Cow::Borrowed(s.as_bytes())),
-                    (Cow::Owned(s), _) => (kend, Cow::Owned(s.into_bytes())),
+                    (Cow::Borrowed(s), _) => Cow::Borrowed(s.as_bytes()),
+                    (Cow::Owned(s), _) => Cow::Owned(s.into_bytes()),
                 }
             } else {
-                (kend, Cow::Borrowed(&b[i + 1..kend]))
-            }
+                Cow::Borrowed(&b[i + 1..kend])
+            };
+            (pack(k.as_ref()), kend, k.as_ref() == b"callFrame")
         };
         let mut j = ws(b, kend + 1);
         if at(b, j)? != b':' {
             return Err(Stop::Syntax(j, "':' after a key"));
         }
         j = ws(b, j + 1);
-        let code = match &k {
-            Cow::Borrowed(_) if q == kend && kend - i - 1 <= 7 && i + 9 <= b.len() => {
-                // The key's bytes with their length, as `pack` makes them, in one load.
-                let len = kend - i - 1;
-                let word = u64::from_le_bytes(b[i + 1..i + 9].try_into().expect("eight bytes"));
-                ((word & ((1u64 << (8 * len)) - 1)) << 8) | len as u64
-            }
-            _ => pack(k.as_ref()),
-        };
         let slot = match code {
             K_NAME => Some(&mut ev.name),
             K_PH => Some(&mut ev.ph),
@@ -704,7 +699,7 @@ pub fn event_into<'a>(b: &'a [u8], i: usize, stack: &mut Vec<u8>, ev: &mut RawEv
                 None
             }
             _ => {
-                if k.as_ref() == b"callFrame" {
+                if call_frame {
                     ev.has_call_frame = true;
                 }
                 j = skip_value(b, j, stack)?;
