@@ -537,6 +537,17 @@ const fn pack(k: &[u8]) -> u64 {
     v
 }
 
+/// The low `n` bytes of a word, for `n` up to 7: a key's bytes out of the eight loaded.
+const LOW_BYTES: [u64; 8] = {
+    let mut m = [0u64; 8];
+    let mut n = 1;
+    while n < 8 {
+        m[n] = (1u64 << (8 * n)) - 1;
+        n += 1;
+    }
+    m
+};
+
 const K_NAME: u64 = pack(b"name");
 const K_PH: u64 = pack(b"ph");
 const K_TS: u64 = pack(b"ts");
@@ -699,7 +710,7 @@ pub fn event_into<'a>(b: &'a [u8], i: usize, stack: &mut Vec<u8>, ev: &mut RawEv
         let len = q.wrapping_sub(i + 1);
         let (code, kend, call_frame) = if b.get(q) == Some(&b'"') && len <= 7 && i + 9 <= b.len() {
             let word = u64::from_le_bytes(b[i + 1..i + 9].try_into().expect("eight bytes"));
-            (((word & ((1u64 << (8 * len)) - 1)) << 8) | len as u64, q, false)
+            (((word & LOW_BYTES[len]) << 8) | len as u64, q, false)
         } else {
             let (kend, escaped) = string_end(b, i + 1)?;
             let k: Cow<[u8]> = if escaped {
