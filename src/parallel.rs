@@ -5,8 +5,11 @@
 //! per job cost more than its start: each new thread got a fresh allocator heap whose pages
 //! were zeroed on first touch and handed back when the thread ended. On a 105 MB trace, 30
 //! such threads (one per 4 MB region scanned) made the allocator give back 170 MB of pages
-//! over the run (115 MB with the pool).
+//! over the run (115 MB with the pool). The one exception is the [`Relay`]: a single thread
+//! for a whole pipeline of small jobs (the event scan), which a pool worker served badly
+//! because it fell asleep between them.
 
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::OnceLock;
 
 /// The workers, one per CPU but one: the calling thread works beside them in every function
@@ -34,18 +37,153 @@ pub(crate) fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Runs `helper` on a worker while `main` runs on this thread; returns `main`'s result once
-/// both are done. A panic in either is resumed here.
-pub fn with_helper<R>(helper: impl FnOnce() + Send, main: impl FnOnce() -> R) -> R {
-    match pool() {
-        Some(p) => p.in_place_scope(|s| {
-            s.spawn(|_| helper());
-            main()
-        }),
-        None => {
-            let r = main();
-            helper();
-            r
+/// A helper thread of its own for a pipeline that hands it one job at a time, every
+/// millisecond or so ([`with_relay`], [`Relay::run`]).
+///
+/// Between jobs it spins for up to a millisecond before it sleeps. A pool worker, which sleeps
+/// after a few microseconds without work, had to be woken for every 4 MB region of a scan, and
+/// on this project's virtual machine a wake-up took 0.1–1 ms: 3–30 ms of a 0.1 s scan of the
+/// generated 105 MB trace went to the helper starting late (measured with a probe, 6 runs).
+pub struct Relay {
+    /// The job posted and not taken yet: `run` keeps it alive until `done` reaches its number.
+    slot: std::sync::Mutex<Option<JobPtr>>,
+    /// Number of the last job posted, and of the last one the helper finished.
+    posted: AtomicU64,
+    done: AtomicU64,
+    /// Set when the helper is to return.
+    stop: AtomicBool,
+    /// Set while the helper may be parked (then a new job unparks it).
+    sleeping: AtomicBool,
+    helper: OnceLock<std::thread::Thread>,
+    /// A panic of a job, resumed by the `run` that posted it.
+    panic: std::sync::Mutex<Option<Box<dyn std::any::Any + Send>>>,
+}
+
+/// A job's address with its lifetime erased (see [`Relay::run`]).
+struct JobPtr(*const (dyn Fn() + Sync + 'static));
+
+// SAFETY: the pointer is only a way to hand a `&(dyn Fn() + Sync)` to the helper thread; the
+// referent is `Sync`, and `Relay::run` keeps it alive while the helper may use it.
+unsafe impl Send for JobPtr {}
+
+/// How long the helper spins for the next job before it parks.
+const SPIN: std::time::Duration = std::time::Duration::from_millis(1);
+
+/// Runs `main` with a [`Relay`] whose helper thread lives as long as `main` runs; `None` on a
+/// machine with one CPU (where a spinning helper would take the CPU from `main`).
+pub fn with_relay<R>(main: impl FnOnce(Option<&Relay>) -> R) -> R {
+    if std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
+        return main(None);
+    }
+    relay_scope(main)
+}
+
+/// [`with_relay`] whatever the number of CPUs (`None` only when no thread can be started).
+fn relay_scope<R>(main: impl FnOnce(Option<&Relay>) -> R) -> R {
+    let relay = Relay {
+        slot: std::sync::Mutex::new(None),
+        posted: AtomicU64::new(0),
+        done: AtomicU64::new(0),
+        stop: AtomicBool::new(false),
+        sleeping: AtomicBool::new(false),
+        helper: OnceLock::new(),
+        panic: std::sync::Mutex::new(None),
+    };
+    /// Tells the helper to return, however `main` ends (the scope waits for it).
+    struct Stop<'r>(&'r Relay);
+    impl Drop for Stop<'_> {
+        fn drop(&mut self) {
+            self.0.stop.store(true, Ordering::SeqCst);
+            if let Some(t) = self.0.helper.get() {
+                t.unpark();
+            }
+        }
+    }
+    std::thread::scope(|s| {
+        let spawned = std::thread::Builder::new().name("jscalls-relay".into()).spawn_scoped(s, || relay.serve());
+        let _stop = Stop(&relay);
+        main(spawned.is_ok().then_some(&relay))
+    })
+}
+
+impl Relay {
+    /// Runs `job` on the helper while `main` runs on this thread; returns `main`'s result once
+    /// both are done. A panic in either is resumed here, after both are done.
+    pub fn run<R>(&self, job: &(dyn Fn() + Sync), main: impl FnOnce() -> R) -> R {
+        let n = self.posted.load(Ordering::Relaxed) + 1;
+        // SAFETY: only the lifetime is changed. The helper calls the job before it stores `n`
+        // in `done`, and this function does not return, nor unwind past `wait` below, before it
+        // has seen that; so the job outlives every use of the pointer.
+        let ptr =
+            unsafe { std::mem::transmute::<*const (dyn Fn() + Sync + '_), *const (dyn Fn() + Sync + 'static)>(job) };
+        *lock(&self.slot) = Some(JobPtr(ptr));
+        self.posted.store(n, Ordering::SeqCst);
+        if self.sleeping.load(Ordering::SeqCst) {
+            if let Some(t) = self.helper.get() {
+                t.unpark();
+            }
+        }
+        /// Waits for the job to be done, when `main` returns and when it panics.
+        struct Wait<'r>(&'r Relay, u64);
+        impl Drop for Wait<'_> {
+            fn drop(&mut self) {
+                let mut spins = 0u32;
+                while self.0.done.load(Ordering::Acquire) < self.1 {
+                    spins += 1;
+                    if spins < 1 << 12 {
+                        std::hint::spin_loop();
+                    } else {
+                        std::thread::yield_now();
+                    }
+                }
+            }
+        }
+        let wait = Wait(self, n);
+        let r = main();
+        drop(wait);
+        if let Some(p) = lock(&self.panic).take() {
+            std::panic::resume_unwind(p);
+        }
+        r
+    }
+
+    /// The helper's loop: the next job, as soon as it is posted, until told to stop.
+    fn serve(&self) {
+        let _ = self.helper.set(std::thread::current());
+        let mut seen = 0;
+        loop {
+            let mut since: Option<std::time::Instant> = None;
+            let mut spins = 0u32;
+            loop {
+                if self.stop.load(Ordering::Acquire) {
+                    return;
+                }
+                if self.posted.load(Ordering::Acquire) > seen {
+                    break;
+                }
+                spins = spins.wrapping_add(1);
+                if spins % 1024 != 0 || since.get_or_insert_with(std::time::Instant::now).elapsed() < SPIN {
+                    std::hint::spin_loop();
+                    continue;
+                }
+                // Park, unless a job or the stop came in meanwhile (`run` and `Stop` unpark
+                // after they publish; the timeout is a second guard).
+                self.sleeping.store(true, Ordering::SeqCst);
+                if self.posted.load(Ordering::SeqCst) == seen && !self.stop.load(Ordering::SeqCst) {
+                    std::thread::park_timeout(SPIN);
+                }
+                self.sleeping.store(false, Ordering::SeqCst);
+            }
+            let n = self.posted.load(Ordering::Acquire);
+            if let Some(JobPtr(job)) = lock(&self.slot).take() {
+                // SAFETY: `run` keeps the job alive until `done` reaches `n` (see there).
+                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| unsafe { (*job)() }));
+                if let Err(p) = r {
+                    *lock(&self.panic) = Some(p);
+                }
+            }
+            seen = n;
+            self.done.store(n, Ordering::Release);
         }
     }
 }
@@ -204,10 +342,31 @@ mod tests {
     }
 
     #[test]
-    fn with_helper_runs_both_before_returning() {
-        let done = std::sync::atomic::AtomicBool::new(false);
-        let r = with_helper(|| done.store(true, std::sync::atomic::Ordering::SeqCst), || 7);
-        assert_eq!(r, 7);
-        assert!(done.load(std::sync::atomic::Ordering::SeqCst));
+    fn relay_runs_each_job_beside_main_and_passes_a_panic_on() {
+        relay_scope(|relay| {
+            let relay = relay.expect("a thread can be started");
+            let count = std::sync::atomic::AtomicUsize::new(0);
+            for k in 0..200usize {
+                let job = || {
+                    count.fetch_add(k, Ordering::SeqCst);
+                };
+                // Jobs both shorter and longer than the main part, and gaps long enough to park.
+                let r = relay.run(&job, || {
+                    if k % 50 == 0 {
+                        std::thread::sleep(std::time::Duration::from_millis(3));
+                    }
+                    k * 2
+                });
+                assert_eq!(r, k * 2);
+                assert_eq!(count.load(Ordering::SeqCst), k * (k + 1) / 2, "job {k} done when run returns");
+            }
+            let panicked =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| relay.run(&|| panic!("in the job"), || 1)));
+            assert!(panicked.is_err());
+            // The relay still works after a panic.
+            let flag = AtomicBool::new(false);
+            relay.run(&|| flag.store(true, Ordering::SeqCst), || ());
+            assert!(flag.load(Ordering::SeqCst));
+        });
     }
 }

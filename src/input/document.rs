@@ -109,7 +109,8 @@ struct Walker<'a> {
     w: &'a mut Window,
     diag: &'a mut Diagnostics,
     stack: Vec<u8>,
-    stack2: Vec<u8>,
+    /// The helper's scratch stack (locked once a region).
+    stack2: std::sync::Mutex<Vec<u8>>,
     threads: usize,
 }
 
@@ -224,8 +225,22 @@ impl<'a> Walker<'a> {
     /// scan the next region (and [`Sink::prepare`] its events). A large region is scanned by
     /// two threads: the second starts at a guessed event boundary (a newline and `{`; a raw
     /// newline is never inside a JSON string) and its work is kept only if the first thread's
-    /// last event ends exactly there.
+    /// last event ends exactly there. With more than one thread allowed, the second is a
+    /// [`Relay`](crate::parallel::Relay) helper for the whole array.
     fn events<S: Sink>(&mut self, sink: &mut S) -> Result<(u64, bool), Error> {
+        if self.threads > 1 {
+            crate::parallel::with_relay(|relay| self.events_with(sink, relay))
+        } else {
+            self.events_with(sink, None)
+        }
+    }
+
+    /// [`Walker::events`], with a helper thread or none.
+    fn events_with<S: Sink>(
+        &mut self,
+        sink: &mut S,
+        relay: Option<&crate::parallel::Relay>,
+    ) -> Result<(u64, bool), Error> {
         let parsed = sink.wants_parsed();
         let mut index: u64 = 0;
         // Where the next region starts (absolute), and what comes there.
@@ -257,7 +272,7 @@ impl<'a> Walker<'a> {
                     }
                 }
             }
-            let Walker { w, diag, stack, stack2, threads } = &mut *self;
+            let Walker { w, diag, stack, stack2, .. } = &mut *self;
             let (w, mut read_ahead) = w.split();
             let from = (next - w.base()) as usize;
             let bytes = &w.buf[from..];
@@ -268,31 +283,28 @@ impl<'a> Walker<'a> {
             let (scanned, delivered) = if !scan_more {
                 (None, pending.take().map(&mut deliver).transpose())
             } else {
-                let pieces = if *threads > 1 { PIECES } else { 1 };
+                let pieces = if relay.is_some() { PIECES } else { 1 };
                 let opts = RunOptions { parsed, max_value: w.max_value() };
                 let job = ScanJob::<S>::new(bytes, state, opts, pieces, &mut spare);
-                let d = if *threads > 1 {
-                    // One helper scans from the start; this thread joins in once the previous
+                let d = if let Some(relay) = relay {
+                    // The helper scans from the start; this thread joins in once the previous
                     // region is delivered and the next one read.
                     let job = &job;
-                    crate::parallel::with_helper(
-                        || job.work(stack2),
-                        || {
-                            // A delivered region's mapped pages are handed back here, while
-                            // the helper scans, not between regions with the helper idle (a
-                            // 4 MB region's took 0.2 ms). Its bytes read into memory are kept
-                            // to read into again.
-                            let d = pending
-                                .take()
-                                .map(&mut deliver)
-                                .map(|r| r.map(|(region, text)| (region, text.filter(|t| !t.buf.is_mapped()))));
-                            if !eof {
-                                read_ahead.read(BATCH);
-                            }
-                            job.work(stack);
-                            d
-                        },
-                    )
+                    relay.run(&|| job.work(&mut crate::parallel::lock(stack2)), || {
+                        // A delivered region's mapped pages are handed back here, while
+                        // the helper scans, not between regions with the helper idle (a
+                        // 4 MB region's took 0.2 ms). Its bytes read into memory are kept
+                        // to read into again.
+                        let d = pending
+                            .take()
+                            .map(&mut deliver)
+                            .map(|r| r.map(|(region, text)| (region, text.filter(|t| !t.buf.is_mapped()))));
+                        if !eof {
+                            read_ahead.read(BATCH);
+                        }
+                        job.work(stack);
+                        d
+                    })
                 } else {
                     let d = pending.take().map(&mut deliver);
                     job.work(stack);
@@ -690,7 +702,7 @@ pub(crate) fn read_document<S: Sink>(
         diag.push(WarningKind::ByteOrderMark, Some(w.location(0, None)), "skipped a UTF-8 byte order mark");
         w.pos += 3;
     }
-    let mut me = Walker { w, diag, stack: Vec::new(), stack2: Vec::new(), threads };
+    let mut me = Walker { w, diag, stack: Vec::new(), stack2: std::sync::Mutex::new(Vec::new()), threads };
     let doc = match me.peek()? {
         None => return Err(Error::input(None, "the input is empty")),
         Some(b'[') => {
