@@ -54,6 +54,8 @@ pub struct Relay {
     stop: AtomicBool,
     /// Set while the helper may be parked (then a new job unparks it).
     sleeping: AtomicBool,
+    /// Set while a `run` is under way (one at a time: a second would take the first's slot).
+    busy: AtomicBool,
     helper: OnceLock<std::thread::Thread>,
     /// A panic of a job, resumed by the `run` that posted it.
     panic: std::sync::Mutex<Option<Box<dyn std::any::Any + Send>>>,
@@ -86,6 +88,7 @@ fn relay_scope<R>(main: impl FnOnce(Option<&Relay>) -> R) -> R {
         done: AtomicU64::new(0),
         stop: AtomicBool::new(false),
         sleeping: AtomicBool::new(false),
+        busy: AtomicBool::new(false),
         helper: OnceLock::new(),
         panic: std::sync::Mutex::new(None),
     };
@@ -109,7 +112,12 @@ fn relay_scope<R>(main: impl FnOnce(Option<&Relay>) -> R) -> R {
 impl Relay {
     /// Runs `job` on the helper while `main` runs on this thread; returns `main`'s result once
     /// both are done. A panic in either is resumed here, after both are done.
+    ///
+    /// # Panics
+    ///
+    /// When another `run` of the same relay is under way (from another thread, or from `main`).
     pub fn run<R>(&self, job: &(dyn Fn() + Sync), main: impl FnOnce() -> R) -> R {
+        assert!(!self.busy.swap(true, Ordering::Acquire), "Relay::run: one job at a time");
         let n = self.posted.load(Ordering::Relaxed) + 1;
         // SAFETY: only the lifetime is changed. The helper calls the job before it stores `n`
         // in `done`, and this function does not return, nor unwind past `wait` below, before it
@@ -136,6 +144,7 @@ impl Relay {
                         std::thread::yield_now();
                     }
                 }
+                self.0.busy.store(false, Ordering::Release);
             }
         }
         let wait = Wait(self, n);
@@ -363,7 +372,12 @@ mod tests {
             let panicked =
                 std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| relay.run(&|| panic!("in the job"), || 1)));
             assert!(panicked.is_err());
-            // The relay still works after a panic.
+            // A run inside a run is refused (it would take the outer job's place).
+            let nested = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                relay.run(&|| (), || relay.run(&|| (), || ()));
+            }));
+            assert!(nested.is_err());
+            // The relay still works after both.
             let flag = AtomicBool::new(false);
             relay.run(&|| flag.store(true, Ordering::SeqCst), || ());
             assert!(flag.load(Ordering::SeqCst));

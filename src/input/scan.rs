@@ -134,7 +134,7 @@ fn special_in<const NON_ASCII: bool>(b: &[u8], mut i: usize) -> usize {
 }
 
 /// The run of ASCII digits at `i`: where it ends, and its value (wrapped modulo 2^64 past 19
-/// digits). Eight bytes at a time: most numbers in a trace are timestamps of 12 or more digits.
+/// digits). Eight bytes at a time, for the timestamps (12 digits and more) that every event has.
 #[inline(always)]
 fn digits(b: &[u8], mut i: usize) -> (usize, u64) {
     // 10^n for the n digits of a partial step.
