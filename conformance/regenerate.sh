@@ -7,7 +7,11 @@
 #                                 for `--engine latest`
 # It runs ../shared/oracle (oracle.mjs, patch-v6.mjs) from a scratch copy in target/oracle, so the
 # oracle's npm install never touches ../shared. Needs node 20 and npm.
+# With --shared, it writes instead the newest DevTools' answers for the public inputs of
+# ../shared/conformance (which has the 0.0.65 answers) into conformance/latest/, plain JSON when
+# under 64 KB (a diff shows a change), gzipped otherwise.
 # usage: bash conformance/regenerate.sh [FIXTURE...]
+#        bash conformance/regenerate.sh --shared
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 SHARED="${JSCALLS_SHARED:-$ROOT/../shared}"
@@ -16,6 +20,20 @@ mkdir -p "$RUN"
 cp "$SHARED"/oracle/{oracle.mjs,patch-v6.mjs,compare.mjs,package.json,package-lock.json} "$RUN/"
 [ -d "$RUN/node_modules/@paulirish/trace_engine" ] || (cd "$RUN" && npm ci --no-audit --no-fund >/dev/null)
 [ -f "$RUN/engine-v6/PATCHED-V6.json" ] || (cd "$RUN" && node patch-v6.mjs >/dev/null)
+
+if [ "${1:-}" = --shared ]; then
+  mkdir -p "$ROOT/conformance/latest"
+  rm -f "$ROOT"/conformance/latest/*.oracle-v6.json*
+  for f in "$SHARED"/conformance/*; do
+    case "$f" in *.oracle*|*README*|*.cpuprofile*) continue ;; esac
+    base="$(basename "$f")"; base="${base%.gz}"; base="${base%.json}"
+    out="$ROOT/conformance/latest/$base.oracle-v6.json"
+    echo "oracle v6: $(basename "$f")" >&2
+    node "$RUN/oracle.mjs" "$f" --quiet-engine --engine v6 --handlers minimal --out "$out"
+    if [ "$(stat -c %s "$out")" -gt 65536 ]; then gzip -9n "$out"; fi
+  done
+  exit 0
+fi
 
 if [ $# -gt 0 ]; then files=("$@"); else
   shopt -s nullglob

@@ -52,9 +52,6 @@ use input::shapes::{CpuProfileJson, NodeJson};
 use model::profile::ProfileModel;
 use model::trace::{raw_from_cpuprofile, report_model, ThreadWork, TraceBuilder};
 
-/// The engine behaviour jscalls reproduces by default.
-pub const ENGINE: &str = "@paulirish/trace_engine@0.0.65";
-
 /// How a bare `.cpuprofile` is turned into calls.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CpuProfileMode {
@@ -72,7 +69,7 @@ pub struct Config {
     pub cpuprofile_mode: CpuProfileMode,
     /// Keep `native V8Runtime` frames (DevTools' `showAllEvents`). Default: false.
     pub show_all_events: bool,
-    /// Which DevTools to follow. Default: [`EngineVersion::V0_0_65`].
+    /// Which DevTools to follow. Default: [`EngineVersion::Latest`], what current Chrome shows.
     pub engine: EngineVersion,
     /// Depth and size guards. Default: [`Limits::default`].
     pub limits: Limits,
@@ -90,7 +87,7 @@ impl Default for Config {
         Config {
             cpuprofile_mode: CpuProfileMode::Integrator,
             show_all_events: false,
-            engine: EngineVersion::V0_0_65,
+            engine: EngineVersion::Latest,
             limits: Limits::default(),
             max_event_bytes: 1 << 30,
             threads: std::thread::available_parallelism().map(|n| n.get().min(8)).unwrap_or(1),

@@ -62,11 +62,12 @@ enum CpuProfileModeArg {
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 enum EngineArg {
-    /// @paulirish/trace_engine 0.0.65, the published DevTools engine.
+    /// @paulirish/trace_engine 0.0.65, the published engine that Lighthouse uses: pick it to
+    /// match Lighthouse or that npm package.
     #[value(name = "0.0.65")]
     V0065,
-    /// The newest DevTools source: fake-JS mode after trace-id events, samples-only threads,
-    /// no auction-worklet exception.
+    /// What current Chrome DevTools shows (the newest DevTools source): fake-JS mode after
+    /// trace-id events, samples-only threads integrated, no auction-worklet exception.
     Latest,
 }
 
@@ -87,7 +88,7 @@ struct Common {
     #[arg(long, value_enum, default_value = "integrator")]
     cpuprofile_mode: CpuProfileModeArg,
     /// Which DevTools behaviour to reproduce.
-    #[arg(long, value_enum, default_value = "0.0.65")]
+    #[arg(long, value_enum, default_value = "latest")]
     engine: EngineArg,
     /// Keep frames of V8 runtime functions (url "native V8Runtime"), like DevTools' "show all events".
     #[arg(long)]
@@ -273,11 +274,7 @@ fn produce(
     if timeline {
         jscalls::output::timeline::write_timeline_from(w, source, a.lazy(cfg), cfg.max_event_bytes)
     } else {
-        let engine = match cfg.engine {
-            EngineVersion::V0_0_65 => jscalls::ENGINE.to_owned(),
-            EngineVersion::Latest => format!("{}+latest", jscalls::ENGINE),
-        };
-        jscalls::output::calls::write_calls_from(w, a.lazy(cfg), input_label, &engine, cfg.threads)
+        jscalls::output::calls::write_calls_from(w, a.lazy(cfg), input_label, cfg.engine.label(), cfg.threads)
             .map_err(|e| Error::io("cannot write the calls", e))
     }
 }

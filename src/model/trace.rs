@@ -135,11 +135,21 @@ struct FrameProcesses {
 /// How the engine treats the input (see [`crate::Config`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EngineVersion {
-    /// `@paulirish/trace_engine` 0.0.65, the published engine (the default).
+    /// `@paulirish/trace_engine` 0.0.65, the published engine that Lighthouse uses.
     V0_0_65,
-    /// The newest DevTools source (spec §7.2 "V6"): fake-JS mode after a trace-id event,
-    /// samples-only threads integrated, no auction-worklet exception.
+    /// The newest DevTools source, what current Chrome shows (the default): fake-JS mode after
+    /// a trace-id event, samples-only threads integrated, no auction-worklet exception.
     Latest,
+}
+
+impl EngineVersion {
+    /// The `engine` member of the calls output.
+    pub fn label(self) -> &'static str {
+        match self {
+            EngineVersion::V0_0_65 => "@paulirish/trace_engine@0.0.65",
+            EngineVersion::Latest => "@paulirish/trace_engine@0.0.65+latest",
+        }
+    }
 }
 
 /// What [`TraceBuilder::finish`] hands to the estimator.
