@@ -23,7 +23,9 @@ use crate::input::shapes::{self, MapKey, MaybeObj, NodeJson};
 use crate::js::Scalar;
 use crate::strings::{StrId, Strings};
 
-/// The entry is an instant (`I`) event.
+/// The entry is an instant (`I`) event. An instant is kept only when it carries a trace id (the
+/// integrator reads it) or a `dur` other than 0 (the flame-chart tree reads any entry's `dur`,
+/// so it nests in a call and takes from its self time); the integrator skips the latter.
 pub const INSTANT: u8 = 1;
 /// The event is a JS invocation (`isJSInvocationEvent`).
 pub const INVOCATION: u8 = 2;
@@ -657,8 +659,8 @@ impl TraceBuilder {
         let trace = self.trace_id(ev, trace, ctx, diag)?;
         let mut flags = flags_for_name(name);
         if ph == b'I' {
-            if trace == 0 {
-                return Ok(()); // plain instants play no part in the estimate
+            if trace == 0 && dur == 0.0 {
+                return Ok(()); // see `INSTANT`: plays no part
             }
             flags |= INSTANT;
         }
@@ -1333,8 +1335,8 @@ impl Sink for TraceBuilder {
                     Some(key) => self.event_trace_id(key),
                     None => 0,
                 };
-                if p.flags & INSTANT != 0 && trace == 0 {
-                    return Ok(()); // plain instants play no part in the estimate
+                if p.flags & INSTANT != 0 && trace == 0 && p.dur == 0.0 {
+                    return Ok(()); // see `INSTANT`: plays no part
                 }
                 self.threads[th as usize].entries.push(Entry { ts: p.ts, dur: p.dur, trace, flags: p.flags });
                 Ok(())
