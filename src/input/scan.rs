@@ -133,6 +133,48 @@ fn special_in<const NON_ASCII: bool>(b: &[u8], mut i: usize) -> usize {
     i
 }
 
+/// The newlines in `b`, and whether all its bytes are ASCII: one pass, for the scan threads.
+pub fn newlines_and_ascii(b: &[u8]) -> (u64, bool) {
+    let mut n = 0u64;
+    let mut i = 0;
+    let mut high = 0u8;
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::*;
+        // SAFETY: SSE2 is part of x86_64; each load reads b[i..i + 16], kept in bounds by the
+        // loop condition.
+        unsafe {
+            let nl = _mm_set1_epi8(b'\n' as i8);
+            let mut any = _mm_setzero_si128();
+            while i + 16 <= b.len() {
+                let v = _mm_loadu_si128(b.as_ptr().add(i).cast::<__m128i>());
+                n += u64::from(_mm_movemask_epi8(_mm_cmpeq_epi8(v, nl)).count_ones());
+                any = _mm_or_si128(any, v);
+                i += 16;
+            }
+            if _mm_movemask_epi8(any) != 0 {
+                high = 0x80;
+            }
+        }
+    }
+    for &c in &b[i..] {
+        n += u64::from(c == b'\n');
+        high |= c;
+    }
+    (n, high < 0x80)
+}
+
+/// Where each maximal sequence of bytes that is not UTF-8 starts in `b`.
+pub fn invalid_utf8(b: &[u8]) -> impl Iterator<Item = usize> + '_ {
+    let mut at = 0;
+    std::iter::from_fn(move || {
+        let e = std::str::from_utf8(b.get(at..)?).err()?;
+        let start = at + e.valid_up_to();
+        at = start + e.error_len().unwrap_or(b.len() - start).max(1);
+        Some(start)
+    })
+}
+
 /// The run of ASCII digits at `i`: where it ends, and its value (wrapped modulo 2^64 past 19
 /// digits). Eight bytes at a time, for the timestamps (12 digits and more) that every event has.
 #[inline(always)]
@@ -1115,6 +1157,29 @@ mod tests {
             // `event` is called after the whitespace before an event.
             agree(damaged.trim_start())?;
         }
+    }
+
+    #[test]
+    fn newlines_and_ascii_agree_with_a_byte_loop() {
+        // Every length around the 16-byte steps, a newline or a high byte at every place.
+        for len in 0..70 {
+            for at in 0..len {
+                for c in [b'\n', 0x80, 0xff, b'a'] {
+                    let mut b = vec![b'x'; len];
+                    b[at] = c;
+                    b[len / 2] = b'\n';
+                    let want = (b.iter().filter(|&&c| c == b'\n').count() as u64, b.is_ascii());
+                    assert_eq!(newlines_and_ascii(&b), want, "len {len}, {c:#x} at {at}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn invalid_utf8_finds_each_bad_sequence() {
+        let b = b"ok \xff then \xc3( and \xe2\x82 end \xf0\x9f\x98\x80 \xf0\x9f";
+        assert_eq!(invalid_utf8(b).collect::<Vec<_>>(), [3, 10, 17, 29]);
+        assert_eq!(invalid_utf8("plain é ✓".as_bytes()).count(), 0);
     }
 
     #[test]

@@ -1375,11 +1375,7 @@ impl TraceBuilder {
             Parsed::Chunk(c) => (Some(c), None),
             Parsed::TraceId(t) => (None, Some(t)),
             Parsed::BadUtf8 => {
-                diag.push(
-                    WarningKind::InvalidUtf8,
-                    Some(ctx.location()),
-                    "invalid UTF-8 in an event; replaced with U+FFFD as Node's decoder does",
-                );
+                // The scan has counted the bad bytes (an `invalid-utf8` warning each).
                 let fixed = String::from_utf8_lossy(ctx.raw).into_owned();
                 let ctx2 = ctx.with_raw(fixed.as_bytes());
                 let (mut ev2, _) = crate::input::scan::event(fixed.as_bytes(), 0, &mut Vec::new()).map_err(|_| {

@@ -57,10 +57,12 @@ fn chunk_trace(cpu_profile: &str, time_deltas: &str, extra: &str) -> String {
 
 const NODES3: &str = r#"[{"id":1,"callFrame":{"functionName":"(root)","scriptId":0}},{"id":2,"parent":1,"callFrame":{"functionName":"a","scriptId":1}},{"id":3,"parent":2,"callFrame":{"functionName":"b","scriptId":1}}]"#;
 
+/// One bad input and exactly what jscalls reports for it (see [`report`]).
 struct Case {
     name: &'static str,
     input: Vec<u8>,
     cfg: fn(&mut Config),
+    want: &'static str,
 }
 
 fn none(_: &mut Config) {}
@@ -86,50 +88,80 @@ fn cases() -> Vec<Case> {
     };
     let cut_at = t.find("\"name\":\"FunctionCall\"").unwrap();
     vec![
-        Case { name: "empty file", input: b"".to_vec(), cfg: none },
-        Case { name: "whitespace only", input: b"  \n\t ".to_vec(), cfg: none },
-        Case { name: "not JSON", input: b"hello trace".to_vec(), cfg: none },
-        Case { name: "binary garbage", input: vec![0u8, 159, 146, 150], cfg: none },
-        Case { name: "wrong top-level shape: a number", input: b"42".to_vec(), cfg: none },
-        Case { name: "object that is neither trace nor profile", input: br#"{"events":[]}"#.to_vec(), cfg: none },
-        Case { name: "traceEvents is not an array", input: br#"{"traceEvents":{"a":1}}"#.to_vec(), cfg: none },
-        Case { name: "two traceEvents keys", input: br#"{"traceEvents":[],"traceEvents":[]}"#.to_vec(), cfg: none },
-        Case { name: "UTF-8 byte order mark", input: [b"\xEF\xBB\xBF".as_slice(), t.as_bytes()].concat(), cfg: none },
-        Case { name: "truncated array (no closing ])", input: t.as_bytes()[..t.len() - 1].to_vec(), cfg: none },
-        Case { name: "truncated in the middle of an event", input: t.as_bytes()[..cut_at + 10].to_vec(), cfg: none },
+        Case { name: "empty file", input: b"".to_vec(), cfg: none, want: r#"error: the input is empty"# },
+        Case { name: "whitespace only", input: b"  \n\t ".to_vec(), cfg: none, want: r#"error: the input is empty"# },
+        Case { name: "not JSON", input: b"hello trace".to_vec(), cfg: none, want: r#"error: 1:1: expected '[' (a trace) or '{' (a trace object or a .cpuprofile), found 'h'"# },
+        Case { name: "binary garbage", input: vec![0u8, 159, 146, 150], cfg: none, want: r#"error: 1:1: expected '[' (a trace) or '{' (a trace object or a .cpuprofile), found byte 0x00"# },
+        Case { name: "wrong top-level shape: a number", input: b"42".to_vec(), cfg: none, want: r#"error: 1:1: expected '[' (a trace) or '{' (a trace object or a .cpuprofile), found '4'"# },
+        Case { name: "object that is neither trace nor profile", input: br#"{"events":[]}"#.to_vec(), cfg: none, want: r#"error: 1:1: expected a trace ({"traceEvents": [...]}) or a CPU profile ({"nodes": [...], "samples": [...], "timeDeltas": [...]}); this object has neither"# },
+        Case { name: "traceEvents is not an array", input: br#"{"traceEvents":{"a":1}}"#.to_vec(), cfg: none, want: r#"error: 1:16: expected '[' (traceEvents must be an array), found '{'"# },
+        Case { name: "two traceEvents keys", input: br#"{"traceEvents":[],"traceEvents":[]}"#.to_vec(), cfg: none, want: r#"error: 1:33: a second "traceEvents" key in the top-level object"# },
+        Case { name: "UTF-8 byte order mark", input: [b"\xEF\xBB\xBF".as_slice(), t.as_bytes()].concat(), cfg: none, want: r#"warning: 1:1: skipped a UTF-8 byte order mark [byte-order-mark]
+calls: 2"# },
+        Case { name: "truncated array (no closing ])", input: t.as_bytes()[..t.len() - 1].to_vec(), cfg: none, want: r#"warning: 3:80: the input ends inside the event array (no closing ']'); the complete events before the cut were used [truncated]
+calls: 2"# },
+        Case { name: "truncated in the middle of an event", input: t.as_bytes()[..cut_at + 10].to_vec(), cfg: none, want: r#"warning: 3:1: the input ends in the middle of an event; the complete events before the cut were used [truncated]
+warning: process 0 has no trace events; DevTools computes no calls for thread 0:0 [thread-without-events]
+calls: 0"# },
         Case {
             name: "truncated object (no closing })",
             input: format!(r#"{{"traceEvents":{}"#, t).into_bytes(),
             cfg: none,
+            want: r#"warning: 3:81: the input ends inside the top-level object (no closing '}'); the complete events before the cut were used [truncated]
+calls: 2"#,
         },
-        Case { name: "truncated gzip", input: gz(t.as_bytes())[..60].to_vec(), cfg: none },
-        Case { name: "trailing comma", input: format!("{},]", &t[..t.len() - 1]).into_bytes(), cfg: none },
-        Case { name: "concatenated traces", input: format!("{t}\n{t}").into_bytes(), cfg: none },
-        Case { name: "element that is not an object", input: t.replacen('[', "[17,", 1).into_bytes(), cfg: none },
+        Case { name: "truncated gzip", input: gz(t.as_bytes())[..60].to_vec(), cfg: none, want: r#"warning: 1:2: the gzip stream ends early (a truncated .gz file); the data it held was used [gzip-cut]
+warning: 1:2: the input ends in the middle of an event; the complete events before the cut were used [truncated]
+calls: 0"# },
+        Case { name: "trailing comma", input: format!("{},]", &t[..t.len() - 1]).into_bytes(), cfg: none, want: r#"warning: 3:80: trailing comma after the last event [trailing-comma]
+calls: 2"# },
+        Case { name: "concatenated traces", input: format!("{t}\n{t}").into_bytes(), cfg: none, want: r#"error: 4:1: expected the end of the input after the JSON document (concatenated documents are not supported), found '['"# },
+        Case { name: "element that is not an object", input: t.replacen('[', "[17,", 1).into_bytes(), cfg: none, want: r#"warning: 1:2 (event 0): an element of traceEvents is not an object; skipped (DevTools would fail to load the trace) [event-not-object]
+calls: 2"# },
         Case {
             name: "event without ts",
             input: t.replace(r#""ts":50,"dur":400"#, r#""dur":400"#).into_bytes(),
             cfg: none,
+            want: r#"warning: 3:1 (event 2): 'FunctionCall' (X) has no numeric ts; skipped [bad-timestamp]
+warning: process 0 has no trace events; DevTools computes no calls for thread 0:0 [thread-without-events]
+calls: 0"#,
         },
-        Case { name: "event without ph", input: t.replace(r#""ph":"X","ts":50"#, r#""ts":50"#).into_bytes(), cfg: none },
-        Case { name: "non-numeric ts", input: t.replace(r#""ts":50,"#, r#""ts":"50","#).into_bytes(), cfg: none },
-        Case { name: "huge timestamp (1e400)", input: t.replace(r#""ts":50,"#, r#""ts":1e400,"#).into_bytes(), cfg: none },
-        Case { name: "non-numeric dur", input: t.replace(r#""dur":400"#, r#""dur":true"#).into_bytes(), cfg: none },
+        Case { name: "event without ph", input: t.replace(r#""ph":"X","ts":50"#, r#""ts":50"#).into_bytes(), cfg: none, want: r#"warning: 3:1 (event 2): 'FunctionCall' has nothing (no such key) as its ph, not a one-letter string; ignored, as DevTools does [bad-phase]
+warning: process 0 has no trace events; DevTools computes no calls for thread 0:0 [thread-without-events]
+calls: 0"# },
+        Case { name: "non-numeric ts", input: t.replace(r#""ts":50,"#, r#""ts":"50","#).into_bytes(), cfg: none, want: r#"warning: 3:1 (event 2): 'FunctionCall' (X) has no numeric ts; skipped [bad-timestamp]
+warning: process 0 has no trace events; DevTools computes no calls for thread 0:0 [thread-without-events]
+calls: 0"# },
+        Case { name: "huge timestamp (1e400)", input: t.replace(r#""ts":50,"#, r#""ts":1e400,"#).into_bytes(), cfg: none, want: r#"warning: 3:1 (event 2): 'FunctionCall' (X) has no numeric ts; skipped [bad-timestamp]
+warning: process 0 has no trace events; DevTools computes no calls for thread 0:0 [thread-without-events]
+calls: 0"# },
+        Case { name: "non-numeric dur", input: t.replace(r#""dur":400"#, r#""dur":true"#).into_bytes(), cfg: none, want: r#"warning: 3:1 (event 2): 'FunctionCall' has a dur that is a boolean, not a number; skipped [bad-timestamp]
+warning: process 0 has no trace events; DevTools computes no calls for thread 0:0 [thread-without-events]
+calls: 0"# },
         Case {
             name: "event without a name",
             input: t.replace(r#""name":"FunctionCall","#, "").into_bytes(),
             cfg: none,
+            want: r#"warning: 3:1 (event 2): event has nothing (no such key) as its name, not a string; skipped (DevTools fails on such events) [bad-name]
+warning: process 0 has no trace events; DevTools computes no calls for thread 0:0 [thread-without-events]
+calls: 0"#,
         },
-        Case { name: "string pid", input: t.replace(r#""pid":0,"tid":0,"cat""#, r#""pid":"0","tid":0,"cat""#).into_bytes(), cfg: none },
+        Case { name: "string pid", input: t.replace(r#""pid":0,"tid":0,"cat""#, r#""pid":"0","tid":0,"cat""#).into_bytes(), cfg: none, want: r#"warning: 3:1 (event 2): 'FunctionCall' (X) has no integral pid/tid; skipped [bad-pid-tid]
+warning: process 0 has no trace events; DevTools computes no calls for thread 0:0 [thread-without-events]
+calls: 0"# },
         Case {
             name: "samples and timeDeltas disagree",
             input: chunk_trace(&format!(r#"{{"nodes":{NODES3},"samples":[2,3,3]}}"#), "[100,100]", "").into_bytes(),
             cfg: none,
+            want: r#"warning: 2:1 (event 1): ProfileChunk: the profile now has 3 samples but 2 timeDeltas; DevTools logs 'Failed to parse CPU profile' and carries on [samples-deltas-mismatch]
+calls: 2"#,
         },
         Case {
             name: "unknown node id in samples",
             input: chunk_trace(&format!(r#"{{"nodes":{NODES3},"samples":[2,77,3]}}"#), "[100,100,100]", "").into_bytes(),
             cfg: none,
+            want: r#"warning: 1:2 (event 0): thread 1:1: 1 sample(s) name node ids the profile does not have; dropped, as in DevTools [unknown-sample-node]
+calls: 2"#,
         },
         Case {
             name: "parent cycle",
@@ -140,6 +172,7 @@ fn cases() -> Vec<Case> {
             )
             .into_bytes(),
             cfg: none,
+            want: r#"error: 1:2 (event 0): profile "0x1" of thread 1:1: node 2 is its own ancestor (a cycle through its children/parent links)"#,
         },
         Case {
             name: "duplicate node ids",
@@ -150,6 +183,10 @@ fn cases() -> Vec<Case> {
             )
             .into_bytes(),
             cfg: none,
+            want: r#"warning: 1:2 (event 0): thread 1:1: 1 node(s) reuse an id of an earlier node; the later one wins, as in DevTools [duplicate-node-id]
+warning: 1:2 (event 0): thread 1:1: 1 node(s) are not reachable from the root (an unknown, cyclic or self parent); ignored, as in DevTools [unreachable-node]
+warning: 1:2 (event 0): thread 1:1: 1 node(s) are listed under more than one parent; each copy is kept, as in DevTools [shared-node]
+calls: 1"#,
         },
         Case {
             name: "a node that is its own parent",
@@ -160,28 +197,35 @@ fn cases() -> Vec<Case> {
             )
             .into_bytes(),
             cfg: none,
+            want: r#"warning: 1:2 (event 0): thread 1:1: 1 sample(s) name node ids the profile does not have; dropped, as in DevTools [unknown-sample-node]
+warning: 1:2 (event 0): thread 1:1: 1 node(s) are not reachable from the root (an unknown, cyclic or self parent); ignored, as in DevTools [unreachable-node]
+calls: 1"#,
         },
         Case {
             name: "node without callFrame",
             input: chunk_trace(r#"{"nodes":[{"id":1}],"samples":[1]}"#, "[100]", "").into_bytes(),
             cfg: none,
+            want: r#"error: 2:1 (event 1): ProfileChunk: node 0: node 1 has no callFrame object (DevTools fails on this)"#,
         },
         Case {
             name: "node id that is not an integer",
             input: chunk_trace(r#"{"nodes":[{"id":"one","callFrame":{"functionName":"(root)"}}],"samples":[1]}"#, "[100]", "")
                 .into_bytes(),
             cfg: none,
+            want: r#"error: 2:1 (event 1): ProfileChunk: node 0: the node id is a string, not an integer"#,
         },
         Case {
             name: "callFrame member that is an object",
             input: chunk_trace(r#"{"nodes":[{"id":1,"callFrame":{"functionName":{"a":1}}}],"samples":[1]}"#, "[100]", "")
                 .into_bytes(),
             cfg: none,
+            want: r#"error: 2:1 (event 1): ProfileChunk: node 0: node 1: a callFrame field is an object or array"#,
         },
         Case {
             name: "timeDeltas with a string",
             input: chunk_trace(&format!(r#"{{"nodes":{NODES3},"samples":[2,3]}}"#), r#"[100,"x"]"#, "").into_bytes(),
             cfg: none,
+            want: r#"error: 2:1 (event 1): ProfileChunk: timeDeltas[1] is not a number"#,
         },
         Case {
             name: "chunks without a Profile head",
@@ -189,6 +233,8 @@ fn cases() -> Vec<Case> {
                 .replace(r#"{"name":"Profile","ph":"P","pid":1,"tid":1,"ts":0,"id":"0x1","args":{"data":{}}},"#, "")
                 .into_bytes(),
             cfg: none,
+            want: r#"warning: 2:1 (event 0): profile "0x1" of process 1 has chunks but no Profile event; DevTools drops it [profile-without-head]
+calls: 0"#,
         },
         Case {
             name: "chunk before its Profile head",
@@ -199,6 +245,7 @@ fn cases() -> Vec<Case> {
             )
             .into_bytes(),
             cfg: none,
+            want: r#"calls: 2"#,
         },
         Case {
             name: "profile id reused across processes",
@@ -210,218 +257,137 @@ fn cases() -> Vec<Case> {
             )
             .into_bytes(),
             cfg: none,
+            want: r#"calls: 4"#,
         },
-        Case { name: "ProfileChunk without args", input: chunk_trace("{}", "[]", ",{\"name\":\"ProfileChunk\",\"ph\":\"P\",\"pid\":1,\"id\":\"0x1\"}").into_bytes(), cfg: none },
+        Case { name: "ProfileChunk without args", input: chunk_trace("{}", "[]", ",{\"name\":\"ProfileChunk\",\"ph\":\"P\",\"pid\":1,\"id\":\"0x1\"}").into_bytes(), cfg: none, want: r#"warning: 3:69 (event 3): ProfileChunk without args: DevTools fails to load such a trace; skipped [devtools-would-fail]
+warning: 1:2 (event 0): profile "0x1" of thread 1:1 has no nodes; DevTools skips it [empty-profile]
+calls: 0"# },
         Case {
             name: "B and E with different names",
             input: t.replacen('[', r#"[{"name":"Outer","ph":"B","pid":0,"tid":0,"ts":60},{"name":"Inner","ph":"E","pid":0,"tid":0,"ts":70},"#, 1).into_bytes(),
             cfg: none,
+            want: r#"warning: 1:52 (event 1): 'E' event 'Inner' closes a 'B' event with another name or category; the begin keeps duration 0 as in DevTools [unpaired-end]
+calls: 2"#,
         },
-        Case { name: "invalid JSON inside args", input: t.replace(r#""dur":400}"#, r#""dur":400,"args":{"a":tru}}"#).into_bytes(), cfg: none },
-        Case { name: "raw control character in a string", input: t.replace("FunctionCall", "Function\u{1}Call").into_bytes(), cfg: none },
-        Case { name: "invalid escape", input: t.replace("FunctionCall", "Function\\qCall").into_bytes(), cfg: none },
+        Case { name: "invalid JSON inside args", input: t.replace(r#""dur":400}"#, r#""dur":400,"args":{"a":tru}}"#).into_bytes(), cfg: none, want: r#"error: 3:95 (event 2): expected true, found '}'"# },
+        Case { name: "raw control character in a string", input: t.replace("FunctionCall", "Function\u{1}Call").into_bytes(), cfg: none, want: r#"error: 3:47 (event 2): expected a string without raw control characters, found byte 0x01"# },
+        Case { name: "invalid escape", input: t.replace("FunctionCall", "Function\\qCall").into_bytes(), cfg: none, want: r#"error: 3:48 (event 2): expected a valid escape after '\', found 'q'"# },
         Case {
             name: "invalid UTF-8 in args that are read",
             input: [&t.as_bytes()[..t.len() - 1], b",{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":0,\"tid\":0,\"args\":{\"name\":\"Main\xff\"}}]"].concat(),
             cfg: none,
+            want: r#"warning: 3:148 (event 3): bytes that are not UTF-8; read as U+FFFD, as Node's decoder does [invalid-utf8]
+calls: 2"#,
+        },
+        Case {
+            name: "invalid UTF-8 in an event's name",
+            input: {
+                let (before, after) = t.split_once("FunctionCall").unwrap();
+                [before.as_bytes(), b"Function\xffCall", after.as_bytes()].concat()
+            },
+            cfg: none,
+            want: r#"warning: 3:47 (event 2): bytes that are not UTF-8; read as U+FFFD, as Node's decoder does [invalid-utf8]
+calls: 2"#,
+        },
+        Case {
+            name: "invalid UTF-8 in args that are skipped",
+            input: [&t.as_bytes()[..t.len() - 1], b",{\"name\":\"Log\",\"ph\":\"X\",\"pid\":0,\"tid\":0,\"ts\":1,\"dur\":1,\"args\":{\"m\":\"\xc3(\xe2\x82\"}}]"].concat(),
+            cfg: none,
+            want: r#"warning: 3:148 (event 3): bytes that are not UTF-8; read as U+FFFD, as Node's decoder does [invalid-utf8]
+warning: 3:150 (event 3): bytes that are not UTF-8; read as U+FFFD, as Node's decoder does [invalid-utf8]
+calls: 2"#,
         },
         Case {
             name: "a null args.beginData",
             input: t.replace(r#""dur":400}"#, r#""dur":400,"args":{"beginData":null}}"#).into_bytes(),
             cfg: none,
+            want: r#"warning: 3:1 (event 2): args.beginData is null: DevTools fails on this event (reading sampleTraceId of null); no trace id used [devtools-would-fail]
+calls: 2"#,
         },
-        Case { name: "20 MB string", input: big_string.into_bytes(), cfg: none },
-        Case { name: "100 000 nested arrays in args", input: deep_args.into_bytes(), cfg: none },
-        Case { name: "stack deeper than --max-depth", input: deep_nodes.into_bytes(), cfg: |c| c.limits.max_depth = 1_000 },
-        Case { name: "event larger than --max-event-bytes", input: t.clone().into_bytes(), cfg: |c| c.max_event_bytes = 100 },
-        Case { name: "cpuprofile: no nodes", input: ok_profile().replace(r#""nodes":[{"#, r#""nodes":[],"x":[{"#).into_bytes(), cfg: none },
+        Case { name: "20 MB string", input: big_string.into_bytes(), cfg: none, want: r#"calls: 0"# },
+        Case { name: "100 000 nested arrays in args", input: deep_args.into_bytes(), cfg: none, want: r#"calls: 0"# },
+        Case { name: "stack deeper than --max-depth", input: deep_nodes.into_bytes(), cfg: |c| c.limits.max_depth = 1_000, want: r#"error: 1:2 (event 0): profile "0x1" of thread 1:1: the node tree is deeper than the limit of 1000 frames (raise it with --max-depth)"# },
+        Case { name: "event larger than --max-event-bytes", input: t.clone().into_bytes(), cfg: |c| c.max_event_bytes = 100, want: r#"error: 2:1 (event 1): the event is 526 bytes, more than the limit of 100 (raise it with --max-event-bytes)"# },
+        Case { name: "cpuprofile: no nodes", input: ok_profile().replace(r#""nodes":[{"#, r#""nodes":[],"x":[{"#).into_bytes(), cfg: none, want: r#"error: 1:1: profile: the profile has no nodes"# },
         Case {
             name: "cpuprofile: startTime missing",
             input: ok_profile().replace(r#","startTime":0"#, "").into_bytes(),
             cfg: none,
+            want: r#"error: 1:1: expected startTime to be a number, found nothing (no such key)"#,
         },
         Case {
             name: "cpuprofile: neither hitCount nor samples",
             input: ok_profile().replace(r#""samples":[2, 2],"#, "").into_bytes(),
             cfg: none,
+            want: r#"error: 1:1: profile: neither hitCount nor samples are present in the profile"#,
         },
         Case {
             name: "cpuprofile: legacy head format",
             input: br#"{"head":{"id":1,"functionName":"(root)","children":[]},"startTime":0,"endTime":1}"#.to_vec(),
             cfg: none,
+            want: r#"error: 1:1: the legacy .cpuprofile format (a 'head' tree instead of 'nodes') is not supported"#,
         },
         Case {
             name: "cpuprofile: negative time deltas",
             input: cpuprofile(&[node(1, "(root)", &[2, 3]), node(2, "a", &[]), node(3, "b", &[])], &[2, 3, 2], &[100.0, 100.0, -150.0], 0.0, 200.0)
                 .into_bytes(),
             cfg: none,
+            want: r#"calls: 2"#,
         },
     ]
 }
 
-/// The reviewed reports, in case order.
-const EXPECTED: &[&str] = &[
-    // empty file
-    r#"error: the input is empty"#,
-    // whitespace only
-    r#"error: the input is empty"#,
-    // not JSON
-    r#"error: 1:1: expected '[' (a trace) or '{' (a trace object or a .cpuprofile), found 'h'"#,
-    // binary garbage
-    r#"error: 1:1: expected '[' (a trace) or '{' (a trace object or a .cpuprofile), found byte 0x00"#,
-    // wrong top-level shape: a number
-    r#"error: 1:1: expected '[' (a trace) or '{' (a trace object or a .cpuprofile), found '4'"#,
-    // object that is neither trace nor profile
-    r#"error: 1:1: expected a trace ({"traceEvents": [...]}) or a CPU profile ({"nodes": [...], "samples": [...], "timeDeltas": [...]}); this object has neither"#,
-    // traceEvents is not an array
-    r#"error: 1:16: expected '[' (traceEvents must be an array), found '{'"#,
-    // two traceEvents keys
-    r#"error: 1:33: a second "traceEvents" key in the top-level object"#,
-    // UTF-8 byte order mark
-    r#"warning: 1:1: skipped a UTF-8 byte order mark [byte-order-mark]
-calls: 2"#,
-    // truncated array (no closing ])
-    r#"warning: 3:80: the input ends inside the event array (no closing ']'); the complete events before the cut were used [truncated]
-calls: 2"#,
-    // truncated in the middle of an event
-    r#"warning: 3:1: the input ends in the middle of an event; the complete events before the cut were used [truncated]
-warning: process 0 has no trace events; DevTools computes no calls for thread 0:0 [thread-without-events]
-calls: 0"#,
-    // truncated object (no closing })
-    r#"warning: 3:81: the input ends inside the top-level object (no closing '}'); the complete events before the cut were used [truncated]
-calls: 2"#,
-    // truncated gzip
-    r#"warning: 1:2: the gzip stream ends early (a truncated .gz file); the data it held was used [gzip-cut]
-warning: 1:2: the input ends in the middle of an event; the complete events before the cut were used [truncated]
-calls: 0"#,
-    // trailing comma
-    r#"warning: 3:80: trailing comma after the last event [trailing-comma]
-calls: 2"#,
-    // concatenated traces
-    r#"error: 4:1: expected the end of the input after the JSON document (concatenated documents are not supported), found '['"#,
-    // element that is not an object
-    r#"warning: 1:2 (event 0): an element of traceEvents is not an object; skipped (DevTools would fail to load the trace) [event-not-object]
-calls: 2"#,
-    // event without ts
-    r#"warning: 3:1 (event 2): 'FunctionCall' (X) has no numeric ts; skipped [bad-timestamp]
-warning: process 0 has no trace events; DevTools computes no calls for thread 0:0 [thread-without-events]
-calls: 0"#,
-    // event without ph
-    r#"warning: 3:1 (event 2): 'FunctionCall' has nothing (no such key) as its ph, not a one-letter string; ignored, as DevTools does [bad-phase]
-warning: process 0 has no trace events; DevTools computes no calls for thread 0:0 [thread-without-events]
-calls: 0"#,
-    // non-numeric ts
-    r#"warning: 3:1 (event 2): 'FunctionCall' (X) has no numeric ts; skipped [bad-timestamp]
-warning: process 0 has no trace events; DevTools computes no calls for thread 0:0 [thread-without-events]
-calls: 0"#,
-    // huge timestamp (1e400)
-    r#"warning: 3:1 (event 2): 'FunctionCall' (X) has no numeric ts; skipped [bad-timestamp]
-warning: process 0 has no trace events; DevTools computes no calls for thread 0:0 [thread-without-events]
-calls: 0"#,
-    // non-numeric dur
-    r#"warning: 3:1 (event 2): 'FunctionCall' has a dur that is a boolean, not a number; skipped [bad-timestamp]
-warning: process 0 has no trace events; DevTools computes no calls for thread 0:0 [thread-without-events]
-calls: 0"#,
-    // event without a name
-    r#"warning: 3:1 (event 2): event has nothing (no such key) as its name, not a string; skipped (DevTools fails on such events) [bad-name]
-warning: process 0 has no trace events; DevTools computes no calls for thread 0:0 [thread-without-events]
-calls: 0"#,
-    // string pid
-    r#"warning: 3:1 (event 2): 'FunctionCall' (X) has no integral pid/tid; skipped [bad-pid-tid]
-warning: process 0 has no trace events; DevTools computes no calls for thread 0:0 [thread-without-events]
-calls: 0"#,
-    // samples and timeDeltas disagree
-    r#"warning: 2:1 (event 1): ProfileChunk: the profile now has 3 samples but 2 timeDeltas; DevTools logs 'Failed to parse CPU profile' and carries on [samples-deltas-mismatch]
-calls: 2"#,
-    // unknown node id in samples
-    r#"warning: 1:2 (event 0): thread 1:1: 1 sample(s) name node ids the profile does not have; dropped, as in DevTools [unknown-sample-node]
-calls: 2"#,
-    // parent cycle
-    r#"error: 1:2 (event 0): profile "0x1" of thread 1:1: node 2 is its own ancestor (a cycle through its children/parent links)"#,
-    // duplicate node ids
-    r#"warning: 1:2 (event 0): thread 1:1: 1 node(s) reuse an id of an earlier node; the later one wins, as in DevTools [duplicate-node-id]
-warning: 1:2 (event 0): thread 1:1: 1 node(s) are not reachable from the root (an unknown, cyclic or self parent); ignored, as in DevTools [unreachable-node]
-warning: 1:2 (event 0): thread 1:1: 1 node(s) are listed under more than one parent; each copy is kept, as in DevTools [shared-node]
-calls: 1"#,
-    // a node that is its own parent
-    r#"warning: 1:2 (event 0): thread 1:1: 1 sample(s) name node ids the profile does not have; dropped, as in DevTools [unknown-sample-node]
-warning: 1:2 (event 0): thread 1:1: 1 node(s) are not reachable from the root (an unknown, cyclic or self parent); ignored, as in DevTools [unreachable-node]
-calls: 1"#,
-    // node without callFrame
-    r#"error: 2:1 (event 1): ProfileChunk: node 0: node 1 has no callFrame object (DevTools fails on this)"#,
-    // node id that is not an integer
-    r#"error: 2:1 (event 1): ProfileChunk: node 0: the node id is a string, not an integer"#,
-    // callFrame member that is an object
-    r#"error: 2:1 (event 1): ProfileChunk: node 0: node 1: a callFrame field is an object or array"#,
-    // timeDeltas with a string
-    r#"error: 2:1 (event 1): ProfileChunk: timeDeltas[1] is not a number"#,
-    // chunks without a Profile head
-    r#"warning: 2:1 (event 0): profile "0x1" of process 1 has chunks but no Profile event; DevTools drops it [profile-without-head]
-calls: 0"#,
-    // chunk before its Profile head
-    r#"calls: 2"#,
-    // profile id reused across processes
-    r#"calls: 4"#,
-    // ProfileChunk without args
-    r#"warning: 3:69 (event 3): ProfileChunk without args: DevTools fails to load such a trace; skipped [devtools-would-fail]
-warning: 1:2 (event 0): profile "0x1" of thread 1:1 has no nodes; DevTools skips it [empty-profile]
-calls: 0"#,
-    // B and E with different names
-    r#"warning: 1:52 (event 1): 'E' event 'Inner' closes a 'B' event with another name or category; the begin keeps duration 0 as in DevTools [unpaired-end]
-calls: 2"#,
-    // invalid JSON inside args
-    r#"error: 3:95 (event 2): expected true, found '}'"#,
-    // raw control character in a string
-    r#"error: 3:47 (event 2): expected a string without raw control characters, found byte 0x01"#,
-    // invalid escape
-    r#"error: 3:48 (event 2): expected a valid escape after '\', found 'q'"#,
-    // invalid UTF-8 in args that are read
-    r#"warning: 3:81 (event 3): invalid UTF-8 in an event; replaced with U+FFFD as Node's decoder does [invalid-utf8]
-calls: 2"#,
-    // a null args.beginData
-    r#"warning: 3:1 (event 2): args.beginData is null: DevTools fails on this event (reading sampleTraceId of null); no trace id used [devtools-would-fail]
-calls: 2"#,
-    // 20 MB string
-    r#"calls: 0"#,
-    // 100 000 nested arrays in args
-    r#"calls: 0"#,
-    // stack deeper than --max-depth
-    r#"error: 1:2 (event 0): profile "0x1" of thread 1:1: the node tree is deeper than the limit of 1000 frames (raise it with --max-depth)"#,
-    // event larger than --max-event-bytes
-    r#"error: 2:1 (event 1): the event is 526 bytes, more than the limit of 100 (raise it with --max-event-bytes)"#,
-    // cpuprofile: no nodes
-    r#"error: 1:1: profile: the profile has no nodes"#,
-    // cpuprofile: startTime missing
-    r#"error: 1:1: expected startTime to be a number, found nothing (no such key)"#,
-    // cpuprofile: neither hitCount nor samples
-    r#"error: 1:1: profile: neither hitCount nor samples are present in the profile"#,
-    // cpuprofile: legacy head format
-    r#"error: 1:1: the legacy .cpuprofile format (a 'head' tree instead of 'nodes') is not supported"#,
-    // cpuprofile: negative time deltas
-    r#"calls: 2"#,
-];
-
 #[test]
 fn error_catalogue() {
-    let got: Vec<(String, String)> = cases()
-        .into_iter()
-        .map(|c| {
-            let mut cfg = Config::default();
-            (c.cfg)(&mut cfg);
-            (c.name.to_owned(), report(&c.input, &cfg))
-        })
-        .collect();
-    if std::env::var_os("JSCALLS_PRINT_CATALOGUE").is_some() {
-        for (n, r) in &got {
-            println!("### {n}\n{r}");
+    let cases = cases();
+    assert!(cases.len() >= 30);
+    let mut wrong = Vec::new();
+    for c in &cases {
+        let mut cfg = Config::default();
+        (c.cfg)(&mut cfg);
+        let got = report(&c.input, &cfg);
+        if got != c.want {
+            wrong.push(format!("case: {}\n  got:  {got:?}\n  want: {:?}", c.name, c.want));
         }
     }
-    assert!(got.len() >= 30);
-    assert_eq!(got.len(), EXPECTED.len(), "one expected report per case");
-    for ((name, r), want) in got.iter().zip(EXPECTED) {
-        assert_eq!(r, want, "case: {name}");
+    assert!(wrong.is_empty(), "{} of {} cases differ:\n{}", wrong.len(), cases.len(), wrong.join("\n"));
+}
+
+/// `docs/errors.md`'s table is this catalogue, rendered: `JSCALLS_BLESS=1 cargo test` rewrites it.
+#[test]
+fn errors_doc_is_the_catalogue() {
+    let path = std::path::Path::new("docs/errors.md");
+    let doc = std::fs::read_to_string(path).unwrap();
+    let (head, rest) = doc.split_once(TABLE_HEAD).expect("the catalogue's table in docs/errors.md");
+    let tail = &rest[rest.find("\n\n").map_or(rest.len(), |k| k + 1)..];
+    let mut table = String::from(TABLE_HEAD);
+    for c in cases() {
+        let (what, lines) = match c.want.strip_prefix("error: ") {
+            Some(m) => ("**error** (exit 1)".to_owned(), vec![m]),
+            None => {
+                let mut lines: Vec<&str> = c.want.lines().collect();
+                let calls = lines.pop().and_then(|l| l.strip_prefix("calls: ")).expect("a calls line");
+                let lines: Vec<&str> = lines.iter().map(|l| l.strip_prefix("warning: ").unwrap_or(l)).collect();
+                let what = if lines.is_empty() { "accepted" } else { "warning(s), carries on" };
+                (format!("{what}; calls computed: {calls}"), lines)
+            }
+        };
+        let message =
+            if lines.is_empty() { "—".to_owned() } else { format!("`{}`", lines.join("<br>").replace('|', "\\|")) };
+        table.push_str(&format!("| {} | {what} | {message} |\n", c.name));
+    }
+    let want = format!("{head}{table}{tail}");
+    if std::env::var_os("JSCALLS_BLESS").is_some() {
+        std::fs::write(path, &want).unwrap();
+    } else {
+        assert!(
+            doc == want,
+            "docs/errors.md is not the catalogue: run JSCALLS_BLESS=1 cargo test --test it errors_doc"
+        );
     }
 }
+
+const TABLE_HEAD: &str = "| case | what jscalls does | message |\n|---|---|---|\n";
 
 /// Positions deep in an input of many regions (the event array is scanned 4 MB at a time, the
 /// window moving onto bytes read ahead): warnings and errors name the right line and column,
