@@ -1,6 +1,12 @@
 //! The timeline JSON: the input trace, every event kept byte for byte, plus one complete (`X`)
-//! event per estimated call on its thread, so DevTools, Perfetto and chrome://tracing show the
-//! JS calls where they ran.
+//! event per estimated call, so DevTools, Perfetto, chrome://tracing and the Firefox Profiler
+//! show the JS calls beside the thread they ran on.
+//!
+//! The calls of a sampled thread go to a thread of their own in the same process (named
+//! "NAME: JS calls (jscalls)"), with a tid above every tid of the input: on the sampled thread
+//! itself they would change what DevTools estimates from the samples still in the file (its
+//! merge treats them as trace events, which cut and nest its calls), and a viewer would show
+//! both, one inside the other.
 //!
 //! The input is read a second time and its events are copied as they are, so memory does not
 //! grow with the input.
@@ -18,12 +24,28 @@ use crate::strings::Strings;
 /// The category of the added call events.
 pub const CALL_CATEGORY: &str = "jscalls";
 
-struct Copy<'a> {
+/// Copies the input's events through, noting the largest tid they use.
+struct CopyEvents<'a> {
     out: &'a mut dyn Write,
     n: u64,
+    /// The largest integer after any `"tid":` in any event (never less than the event's own tid).
+    max_tid: i64,
+    tid_key: memchr::memmem::Finder<'static>,
 }
 
-impl Sink for Copy<'_> {
+impl CopyEvents<'_> {
+    fn note_tids(&mut self, raw: &[u8]) {
+        for at in self.tid_key.find_iter(raw) {
+            let digits = &raw[at + 6..];
+            let digits = &digits[..digits.iter().position(|c| !c.is_ascii_digit()).unwrap_or(digits.len())];
+            // A tid too long for i64 is no real thread's; the largest value stands for it.
+            let tid = std::str::from_utf8(digits).ok().and_then(|d| d.parse::<i64>().ok()).unwrap_or(i64::MAX / 2);
+            self.max_tid = self.max_tid.max(tid);
+        }
+    }
+}
+
+impl Sink for CopyEvents<'_> {
     type Prep = ();
     fn wants_parsed(&self) -> bool {
         false
@@ -33,6 +55,7 @@ impl Sink for Copy<'_> {
         Ok(())
     }
     fn raw_event(&mut self, raw: &[u8], _ctx: &EventCtx<'_>) -> Result<(), Error> {
+        self.note_tids(raw);
         let r = (|| {
             if self.n > 0 {
                 self.out.write_all(b",\n")?;
@@ -65,32 +88,38 @@ pub fn write_timeline_from(
     let io = |e| Error::io("cannot write the timeline", e);
     out.write_all(b"{\"traceEvents\":[\n").map_err(io)?;
     let mut w = source.window(max_event_bytes)?;
-    let mut copy = Copy { out, n: 0 };
+    let mut copy = CopyEvents { out, n: 0, max_tid: 0, tid_key: memchr::memmem::Finder::new(b"\"tid\":") };
     let mut diag = Diagnostics::default();
     let doc = read_document(&mut w, &mut copy, &mut diag, 2)?;
-    let mut n = copy.n;
+    let (mut n, max_tid) = (copy.n, copy.max_tid);
     let mut line = String::with_capacity(512);
     let cpu_profile = matches!(doc, Document::CpuProfile { .. });
+    let mut k = 0i64;
     t.each(|th, strings| {
-        // A .cpuprofile has one thread: its name comes before its calls.
-        if cpu_profile {
-            line.clear();
-            if n > 0 {
-                line.push_str(",\n");
-            }
-            line.push_str(&format!(
-                "{{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":{},\"tid\":{},\"ts\":0,\"args\":{{\"name\":\"CPU profile\"}}}}",
-                th.pid, th.tid
-            ));
-            out.write_all(line.as_bytes()).map_err(io)?;
-            n += 1;
+        k += 1;
+        // A .cpuprofile's calls are its only events: they stay on its thread.
+        let tid = if cpu_profile { th.tid } else { max_tid.saturating_add(k) };
+        if th.calls.is_empty() {
+            return Ok(());
         }
+        let name = match (&th.thread_name, cpu_profile) {
+            (_, true) => "CPU profile".to_owned(),
+            (Some(name), false) => format!("{name}: JS calls (jscalls)"),
+            (None, false) => format!("thread {}: JS calls (jscalls)", th.tid),
+        };
+        line.clear();
+        if n > 0 {
+            line.push_str(",\n");
+        }
+        line.push_str(&format!("{{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":{},\"tid\":{tid},\"ts\":0,\"args\":{{\"name\":", th.pid));
+        write_json_string(&mut line, &name);
+        line.push_str("}}");
+        out.write_all(line.as_bytes()).map_err(io)?;
+        n += 1;
         for &i in th.canonical_order() {
             line.clear();
-            if n > 0 {
-                line.push_str(",\n");
-            }
-            write_call_event(&mut line, th, i as usize, strings);
+            line.push_str(",\n");
+            write_call_event(&mut line, th, i as usize, tid, strings);
             out.write_all(line.as_bytes()).map_err(io)?;
             n += 1;
         }
@@ -105,8 +134,8 @@ pub fn write_timeline_from(
     Ok(())
 }
 
-/// One call as a trace event.
-pub fn write_call_event(s: &mut String, th: &ThreadCalls, i: usize, strings: &Strings) {
+/// One call as a trace event, on thread `tid` of the call's process.
+pub fn write_call_event(s: &mut String, th: &ThreadCalls, i: usize, tid: i64, strings: &Strings) {
     let c = &th.calls[i];
     let node = &th.model.nodes[c.node as usize];
     let f = th.model.frame(c.node);
@@ -122,7 +151,7 @@ pub fn write_call_event(s: &mut String, th: &ThreadCalls, i: usize, strings: &St
     s.push_str("\",\"ph\":\"X\",\"pid\":");
     s.push_str(&th.pid.to_string());
     s.push_str(",\"tid\":");
-    s.push_str(&th.tid.to_string());
+    s.push_str(&tid.to_string());
     s.push_str(",\"ts\":");
     write_number(s, c.ts);
     s.push_str(",\"dur\":");

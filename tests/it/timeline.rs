@@ -3,7 +3,7 @@
 use std::io::Read;
 use std::path::Path;
 
-use jscalls::{analyze, Config, CpuProfileMode, Source};
+use jscalls::{analyze, Config, CpuProfileMode, EngineVersion, Source};
 use serde_json::Value;
 
 fn timeline(input: &str, cfg: &Config) -> (String, jscalls::Analysis) {
@@ -33,8 +33,13 @@ fn input_events(path: &str) -> Vec<Value> {
     }
 }
 
+/// The largest tid of any input event.
+fn max_tid(events: &[Value]) -> i64 {
+    events.iter().filter_map(|e| e["tid"].as_i64()).max().unwrap_or(0)
+}
+
 #[test]
-fn timeline_keeps_every_input_event_and_adds_one_event_per_call() {
+fn timeline_keeps_every_input_event_and_adds_each_threads_calls_on_a_thread_of_their_own() {
     for input in
         ["fixtures/chrome-ui.json.gz", "fixtures/chrome-worker-hires.json.gz", "fixtures/node-trace-mixed.json.gz"]
     {
@@ -42,24 +47,58 @@ fn timeline_keeps_every_input_event_and_adds_one_event_per_call() {
         let out: Value = serde_json::from_str(&text).unwrap();
         let events = out["traceEvents"].as_array().unwrap();
         let inp = input_events(input);
-        assert_eq!(events.len(), inp.len() + a.timeline.n_calls(), "{input}");
+        let with_calls = a.timeline.threads.iter().filter(|t| !t.calls.is_empty()).count();
+        assert_eq!(events.len(), inp.len() + with_calls + a.timeline.n_calls(), "{input}");
         assert!(inp.iter().zip(events).all(|(a, b)| a == b), "{input}: an input event changed");
-        let added = &events[inp.len()..];
-        assert!(added.iter().all(|e| e["cat"] == "jscalls" && e["ph"] == "X"), "{input}");
-        // Each thread's calls, in order, are exactly the estimate (ts, dur, node).
-        let mut k = 0;
-        for th in &a.timeline.threads {
+        let mut added = events[inp.len()..].iter();
+        let top = max_tid(&inp);
+        // Each thread's calls, in order, are exactly the estimate (ts, dur, node), after the
+        // name of their thread, whose tid no input event uses.
+        for (k, th) in a.timeline.threads.iter().enumerate() {
+            if th.calls.is_empty() {
+                continue;
+            }
+            let tid = top + 1 + k as i64;
+            let meta = added.next().unwrap();
+            assert_eq!((meta["ph"].as_str(), meta["pid"].as_i64(), meta["tid"].as_i64()), (Some("M"), Some(th.pid), Some(tid)));
+            let name = meta["args"]["name"].as_str().unwrap();
+            assert!(name.ends_with(": JS calls (jscalls)"), "{input}: {name}");
             for &i in th.canonical_order() {
                 let c = &th.calls[i as usize];
-                let e = &added[k];
-                assert_eq!((e["pid"].as_i64(), e["tid"].as_i64()), (Some(th.pid), Some(th.tid)));
+                let e = added.next().unwrap();
+                assert_eq!((e["cat"].as_str(), e["ph"].as_str()), (Some("jscalls"), Some("X")));
+                assert_eq!((e["pid"].as_i64(), e["tid"].as_i64()), (Some(th.pid), Some(tid)));
                 assert_eq!((e["ts"].as_f64(), e["dur"].as_f64()), (Some(c.ts), Some(c.dur)));
                 assert_eq!(e["args"]["nodeId"].as_i64(), Some(th.model.nodes[c.node as usize].id));
-                k += 1;
             }
         }
         if Path::new(input).file_name().unwrap().to_str().unwrap().starts_with("chrome") {
             assert!(out.get("metadata").is_some(), "{input}: metadata dropped");
+        }
+    }
+}
+
+/// DevTools, given jscalls' timeline, estimates the same calls as from the input: the added
+/// events sit on threads of their own and do not enter its estimate. jscalls equals DevTools on
+/// any input (the conformance tests), so jscalls on the timeline stands in for DevTools here;
+/// `conformance/regenerate.sh` checks the same with the DevTools engine itself.
+#[test]
+fn devtools_reads_the_same_calls_from_the_timeline_as_from_the_input() {
+    for name in ["chrome-ui", "chrome-worker-hires", "node-trace-mixed"] {
+        for engine in [EngineVersion::V0_0_65, EngineVersion::Latest] {
+            let input = format!("fixtures/{name}.json.gz");
+            let mut cfg = Config::default();
+            cfg.engine = engine;
+            let (text, _) = timeline(&input, &cfg);
+            let once = analyze(&Source::Memory(text.into_bytes().into()), &cfg).unwrap();
+            let direct = analyze(&Source::file(&input), &cfg).unwrap();
+            let calls = |a: &jscalls::Analysis| {
+                let mut out = Vec::new();
+                jscalls::output::calls::write_calls(&mut out, &a.timeline, "x", engine.label()).unwrap();
+                String::from_utf8(out).unwrap()
+            };
+            assert!(direct.timeline.n_calls() > 90, "{name}");
+            assert!(calls(&once) == calls(&direct), "{name} {engine:?}: the timeline gives other calls");
         }
     }
 }
