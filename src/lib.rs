@@ -80,6 +80,9 @@ pub struct Config {
     /// one pool per process, one per CPU but one (at most 7: the calling thread is the
     /// eighth), so more than that adds none.
     pub threads: usize,
+    /// Set to the bytes of the event array read so far (decompressed), as reading advances: for
+    /// a progress display on another thread. Default: none.
+    pub progress: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
 }
 
 impl Default for Config {
@@ -91,6 +94,7 @@ impl Default for Config {
             limits: Limits::default(),
             max_event_bytes: 1 << 30,
             threads: std::thread::available_parallelism().map(|n| n.get().min(8)).unwrap_or(1),
+            progress: None,
         }
     }
 }
@@ -166,6 +170,7 @@ pub fn assemble(source: &Source, cfg: &Config) -> Result<(Diagnostics, Assembled
     let t_read = std::time::Instant::now();
     let cpu_read = cpu_seconds();
     let mut w = source.window(cfg.max_event_bytes)?;
+    w.progress = cfg.progress.clone();
     let mut builder = TraceBuilder::new(cfg.limits, cfg.engine);
     let doc = read_document(&mut w, &mut builder, &mut diag, cfg.threads)?;
     match doc {

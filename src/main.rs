@@ -1,23 +1,28 @@
-//! The `jscalls` command: arguments → `jscalls::analyze` → an output file, written atomically.
+//! The `jscalls` command: arguments → `jscalls::assemble` → estimates written to an output
+//! that is checked before any work and renamed into place only when complete.
 
 mod alloc;
+mod summary;
 
 use std::fs;
-use std::io::{self, BufWriter, Write};
+use std::io::{self, BufWriter, IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use jscalls::{assemble, Assembled, Config, CpuProfileMode, Diagnostics, EngineVersion, Error, Limits, Source};
+use jscalls::estimate::Estimates;
+use jscalls::{assemble, Config, CpuProfileMode, Diagnostics, EngineVersion, Error, Limits, Source};
 
 const EXAMPLES: &str = "\
 Examples:
-  jscalls calls trace.json.gz -o calls.json        calls of every profiled thread
-  jscalls timeline trace.json -o timeline.json     the trace plus one X event per call
-  node --cpu-prof app.js && jscalls calls CPU.*.cpuprofile
-  curl -s .../trace.json | jscalls calls - | jq '.profiles[].callCount'
-  jscalls calls app.cpuprofile --cpuprofile-mode performance-panel
+  jscalls calls trace.json.gz                      a summary per thread (on a terminal)
+  jscalls calls trace.json.gz -o calls.json        every call, as JSON
+  jscalls timeline trace.json -o timeline.json     the trace plus the calls, for a viewer
+  jscalls calls CPU.*.cpuprofile -o out/           one calls file per input, in out/
+  curl -s .../trace.json | jscalls calls | jq '.profiles[].callCount'
 
 Exit status: 0 success, 1 bad input or I/O error (or warnings with --strict), 2 usage error.";
 
@@ -29,26 +34,94 @@ Exit status: 0 success, 1 bad input or I/O error (or warnings with --strict), 2 
     after_help = EXAMPLES
 )]
 struct Cli {
+    #[command(flatten)]
+    global: Global,
     #[command(subcommand)]
     command: Command,
 }
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Write the input trace with one complete (X) event per estimated JS call added on its
-    /// thread: opens in DevTools, Perfetto and chrome://tracing.
+    /// Every estimated call of every profiled thread: a summary on a terminal, JSON in the
+    /// DevTools oracle's format and order otherwise (or with --format json).
+    #[command(after_help = "Examples:
+  jscalls calls trace.json.gz                       summary: calls, JS time, top functions
+  jscalls calls trace.json.gz -o calls.json.gz      every call, gzipped
+  jscalls calls app.cpuprofile --cpuprofile-mode performance-panel
+  jscalls calls < trace.json | jq '.profiles[] | {pid, tid, callCount}'")]
+    Calls(CallsArgs),
+    /// The input trace with each thread's estimated calls added as complete (X) events on a
+    /// thread of their own: opens in DevTools, Perfetto, chrome://tracing and the Firefox Profiler.
     #[command(after_help = "Examples:
   jscalls timeline trace.json.gz -o timeline.json
-  jscalls timeline CPU.20250101.cpuprofile -o timeline.json
+  jscalls timeline CPU.20250101.cpuprofile -o timeline.json.gz
   cat trace.json | jscalls timeline > timeline.json")]
-    Timeline(Common),
-    /// Write every estimated call of every profiled thread as compact JSON, in the DevTools
-    /// oracle's format and order (diffable against it).
-    #[command(after_help = "Examples:
-  jscalls calls trace.json.gz -o calls.json
-  jscalls calls app.cpuprofile --cpuprofile-mode performance-panel
-  jscalls calls - < trace.json | jq '.profiles[] | {pid, tid, callCount}'")]
-    Calls(Common),
+    Timeline(OutputArgs),
+}
+
+/// Options of every command, accepted before or after its name.
+#[derive(Debug, Args)]
+struct Global {
+    /// Which DevTools to follow: `latest` is what current Chrome shows; `0.0.65` is the published
+    /// npm engine that Lighthouse uses.
+    #[arg(long, value_enum, default_value = "latest", global = true)]
+    engine: EngineArg,
+    /// How a .cpuprofile is turned into calls.
+    #[arg(long, value_enum, default_value = "integrator", global = true)]
+    cpuprofile_mode: CpuProfileModeArg,
+    /// Keep frames of V8 runtime functions (url "native V8Runtime"), like DevTools' "show all events".
+    #[arg(long, global = true)]
+    show_all_events: bool,
+    /// Fail (exit 1, nothing written) when the input has anything to warn about.
+    #[arg(long, global = true)]
+    strict: bool,
+    /// Print no warnings and no progress.
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    quiet: bool,
+    /// Also print notes: what DevTools does by design (drops the about:blank renderer, …).
+    #[arg(short, long, global = true)]
+    verbose: bool,
+    /// The deepest stack accepted, in frames.
+    #[arg(long, default_value_t = Limits::default().max_depth, value_name = "FRAMES", global = true)]
+    max_depth: u32,
+    /// The largest single event (or top-level .cpuprofile value) accepted, in bytes.
+    #[arg(long, default_value_t = 1 << 30, value_name = "BYTES", global = true)]
+    max_event_bytes: usize,
+    /// Threads that share the work (default: the CPUs, at most 8; 1 runs it all on one thread).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..), global = true)]
+    threads: Option<u16>,
+}
+
+#[derive(Debug, Args)]
+struct OutputArgs {
+    /// Traces (JSON array or {traceEvents}) or .cpuprofiles, gzipped or not; `-` or nothing
+    /// reads standard input. The kind is detected from the content.
+    inputs: Vec<PathBuf>,
+    /// Where to write: a file (gzipped when it ends in .gz), `-` for standard output, or with
+    /// several inputs a directory (one NAME.calls.json or NAME.timeline.json per input).
+    #[arg(short, long, value_name = "OUT")]
+    output: Option<PathBuf>,
+    /// Flush the output file to disk before renaming it into place, so that it survives a
+    /// system crash or power cut whole (costs a few milliseconds).
+    #[arg(long)]
+    fsync: bool,
+}
+
+#[derive(Debug, Args)]
+struct CallsArgs {
+    #[command(flatten)]
+    out: OutputArgs,
+    /// `summary` (the default on a terminal) or `json` (the default elsewhere).
+    #[arg(long, value_enum)]
+    format: Option<CallsFormat>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum CallsFormat {
+    /// Per thread: calls, JS time, the functions with the most self time.
+    Summary,
+    /// Every call, one per line, in the DevTools oracle's format.
+    Json,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -62,8 +135,7 @@ enum CpuProfileModeArg {
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 enum EngineArg {
-    /// @paulirish/trace_engine 0.0.65, the published engine that Lighthouse uses: pick it to
-    /// match Lighthouse or that npm package.
+    /// @paulirish/trace_engine 0.0.65, the published engine that Lighthouse uses.
     #[value(name = "0.0.65")]
     V0065,
     /// What current Chrome DevTools shows (the newest DevTools source): fake-JS mode after
@@ -71,47 +143,7 @@ enum EngineArg {
     Latest,
 }
 
-#[derive(Debug, Args)]
-struct Common {
-    /// A trace (.json, JSON array or {traceEvents}) or a .cpuprofile, gzipped or not;
-    /// `-` or nothing reads standard input. The kind is detected from the content.
-    input: Option<PathBuf>,
-    /// Where to write; `-` (the default) is standard output. A file is written to a temporary
-    /// name in the same directory and renamed into place only when complete.
-    #[arg(short, long, default_value = "-")]
-    output: PathBuf,
-    /// Flush the output file to disk before renaming it into place, so that it survives a
-    /// system crash or power cut whole (costs a few milliseconds).
-    #[arg(long)]
-    fsync: bool,
-    /// How a .cpuprofile is turned into calls.
-    #[arg(long, value_enum, default_value = "integrator")]
-    cpuprofile_mode: CpuProfileModeArg,
-    /// Which DevTools behaviour to reproduce.
-    #[arg(long, value_enum, default_value = "latest")]
-    engine: EngineArg,
-    /// Keep frames of V8 runtime functions (url "native V8Runtime"), like DevTools' "show all events".
-    #[arg(long)]
-    show_all_events: bool,
-    /// Fail (exit 1, no output) when the input has anything to warn about.
-    #[arg(long)]
-    strict: bool,
-    /// Do not print warnings.
-    #[arg(short, long)]
-    quiet: bool,
-    /// The deepest stack accepted, in frames.
-    #[arg(long, default_value_t = Limits::default().max_depth, value_name = "FRAMES")]
-    max_depth: u32,
-    /// The largest single event (or top-level .cpuprofile value) accepted, in bytes.
-    #[arg(long, default_value_t = 1 << 30, value_name = "BYTES")]
-    max_event_bytes: usize,
-    /// Threads that share the work (default: the number of CPUs, at most 8; 1 runs it all on
-    /// one thread; more than the CPUs adds none).
-    #[arg(long, value_name = "N")]
-    threads: Option<usize>,
-}
-
-impl Common {
+impl Global {
     fn config(&self) -> Config {
         let mut cfg = Config::default();
         cfg.cpuprofile_mode = match self.cpuprofile_mode {
@@ -126,22 +158,25 @@ impl Common {
         cfg.limits.max_depth = self.max_depth;
         cfg.max_event_bytes = self.max_event_bytes;
         if let Some(n) = self.threads {
-            cfg.threads = n.max(1);
+            cfg.threads = usize::from(n);
         }
         cfg
-    }
-
-    fn input_path(&self) -> Option<&Path> {
-        self.input.as_deref().filter(|p| *p != Path::new("-"))
     }
 }
 
 /// The temporary output file being written, removed if jscalls is interrupted.
 static PENDING: std::sync::Mutex<Option<PathBuf>> = std::sync::Mutex::new(None);
 
-/// See `alloc.rs`: measured against glibc's allocator and mimalloc alone.
+/// See `alloc.rs`.
 #[global_allocator]
 static ALLOC: alloc::Split = alloc::Split;
+
+/// Writes a line on stderr; a full or closed stderr is not worth a panic.
+macro_rules! say {
+    ($($t:tt)*) => {{
+        let _ = writeln!(io::stderr().lock(), $($t)*);
+    }};
+}
 
 fn main() -> ExitCode {
     // SIGINT, SIGTERM, SIGHUP: remove the temporary output (if any) and stop, so that nothing
@@ -152,106 +187,243 @@ fn main() -> ExitCode {
         }
         std::process::exit(130);
     });
-    let cli = Cli::parse();
-    match run(cli) {
-        Ok(()) => exit_now(),
-        Err(e) if e.is_broken_pipe() => ExitCode::SUCCESS,
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
         Err(e) => {
-            eprintln!("jscalls: error: {e}");
-            ExitCode::from(if matches!(e, CliError::Usage(_)) { 2 } else { 1 })
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
         }
+    };
+    match run(cli) {
+        Ok(()) => exit_now(0),
+        Err(Failed::Usage(m)) => {
+            say!("jscalls: error: {m}");
+            ExitCode::from(2)
+        }
+        Err(Failed::Reported) => exit_now(1),
+        Err(Failed::Pipe) => exit_now(0),
     }
 }
 
-/// Ends a successful run at once. Everything has been written and flushed by now; what is
-/// left is handing memory back, which the system does anyway when the process ends: at exit,
-/// mimalloc would first give back the pages it still holds, one `madvise` per span (1.5 ms
-/// for the 31 MB of a 105 MB trace's run).
-fn exit_now() -> ExitCode {
-    if io::stdout().flush().is_err() || io::stderr().flush().is_err() {
-        return ExitCode::SUCCESS;
-    }
+/// Ends the run at once with `code`. Everything has been written and flushed by now; what is
+/// left is handing memory back, which the system does anyway when the process ends (at exit,
+/// mimalloc would first give back its pages one `madvise` at a time).
+fn exit_now(code: u8) -> ExitCode {
+    let _ = io::stdout().flush();
+    let _ = io::stderr().flush();
     #[cfg(unix)]
-    // SAFETY: _exit ends the process without running exit handlers; the output file is
-    // complete and renamed, and the standard streams are flushed above.
+    // SAFETY: _exit ends the process without running exit handlers; outputs are complete and
+    // renamed (or removed), and the standard streams are flushed above.
     unsafe {
-        libc::_exit(0)
+        libc::_exit(i32::from(code))
     }
     #[cfg(not(unix))]
-    ExitCode::SUCCESS
+    ExitCode::from(code)
 }
 
-/// The command's errors: the library's, with the input's name in front of positions.
-enum CliError {
-    Lib(Error),
-    Named(String, Error),
+/// Why the command failed.
+enum Failed {
+    /// A usage error (exit 2), not yet printed.
     Usage(String),
+    /// Errors already printed (exit 1).
+    Reported,
+    /// The reader of standard output went away: stop, successfully.
+    Pipe,
 }
 
-impl CliError {
-    fn is_broken_pipe(&self) -> bool {
-        match self {
-            CliError::Lib(e) | CliError::Named(_, e) => {
-                matches!(e, Error::Io { source, .. } if source.kind() == io::ErrorKind::BrokenPipe)
+/// What one run writes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Product {
+    Calls(CallsFormat),
+    Timeline,
+}
+
+fn run(cli: Cli) -> Result<(), Failed> {
+    let cfg = cli.global.config();
+    let (args, product) = match &cli.command {
+        Command::Calls(c) => {
+            let to_terminal = c.out.output.as_deref().is_none_or(|o| o == Path::new("-")) && io::stdout().is_terminal();
+            let format = c.format.unwrap_or(if to_terminal { CallsFormat::Summary } else { CallsFormat::Json });
+            (&c.out, Product::Calls(format))
+        }
+        Command::Timeline(o) => (o, Product::Timeline),
+    };
+    let inputs: Vec<Option<&Path>> = if args.inputs.is_empty() {
+        vec![None]
+    } else {
+        args.inputs.iter().map(|p| (p != Path::new("-")).then_some(p.as_path())).collect()
+    };
+    if inputs.iter().filter(|i| i.is_none()).count() > 1 {
+        return Err(Failed::Usage("standard input (-) can be read only once".to_owned()));
+    }
+    if inputs.contains(&None) && io::stdin().is_terminal() {
+        return Err(Failed::Usage(
+            "no input: give a trace or .cpuprofile file (jscalls calls trace.json), or pipe one in; --help for more"
+                .to_owned(),
+        ));
+    }
+    let outputs = plan_outputs(&inputs, args.output.as_deref(), product)?;
+    let mut failed = false;
+    for (input, output) in inputs.iter().zip(&outputs) {
+        let name = input.map_or_else(|| "<stdin>".to_owned(), |p| p.display().to_string());
+        if inputs.len() > 1 && output.is_none() {
+            // Several summaries on standard output: each under its input's name.
+            let mut stdout = io::stdout().lock();
+            let _ = writeln!(stdout, "{name}");
+        }
+        match run_one(*input, output.as_deref(), product, &cli.global, &cfg, args.fsync) {
+            Ok(()) => {}
+            Err(Failed::Usage(m)) => return Err(Failed::Usage(m)),
+            Err(Failed::Pipe) => return Ok(()),
+            Err(Failed::Reported) => failed = true,
+        }
+    }
+    if failed {
+        Err(Failed::Reported)
+    } else {
+        Ok(())
+    }
+}
+
+/// Each input's output path (None: standard output), decided before any work.
+fn plan_outputs(
+    inputs: &[Option<&Path>],
+    output: Option<&Path>,
+    product: Product,
+) -> Result<Vec<Option<PathBuf>>, Failed> {
+    let output = output.filter(|o| *o != Path::new("-"));
+    if inputs.len() == 1 {
+        return Ok(vec![output.map(Path::to_path_buf)]);
+    }
+    match output {
+        Some(dir) if dir.is_dir() => {
+            let suffix = match product {
+                Product::Calls(CallsFormat::Json) => ".calls.json",
+                Product::Calls(CallsFormat::Summary) => ".summary.txt",
+                Product::Timeline => ".timeline.json",
+            };
+            let mut seen = std::collections::BTreeSet::new();
+            let mut out = Vec::new();
+            for input in inputs {
+                let path = dir.join(format!("{}{suffix}", stem(input.expect("only one input is stdin"))));
+                if !seen.insert(path.clone()) {
+                    return Err(Failed::Usage(format!("two inputs would both be written to {}", path.display())));
+                }
+                out.push(Some(path));
             }
-            CliError::Usage(_) => false,
+            Ok(out)
         }
+        Some(o) => Err(Failed::Usage(format!(
+            "{} inputs need -o DIR, an existing directory (one output per input); {} is not one",
+            inputs.len(),
+            o.display()
+        ))),
+        None if product == Product::Calls(CallsFormat::Summary) => Ok(vec![None; inputs.len()]),
+        None => Err(Failed::Usage(format!(
+            "{} inputs need -o DIR, an existing directory (one output per input), or --format summary",
+            inputs.len()
+        ))),
     }
 }
 
-impl std::fmt::Display for CliError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            CliError::Lib(e) => write!(f, "{e}"),
-            CliError::Named(name, e) => match e {
-                Error::Input { location: Some(_), .. } => write!(f, "{name}:{e}"),
-                _ => write!(f, "{name}: {e}"),
-            },
-            CliError::Usage(m) => write!(f, "{m}"),
+/// An input's file name without `.gz`, `.json` and `.cpuprofile`.
+fn stem(p: &Path) -> String {
+    let mut s = p.file_name().map_or_else(|| "input".to_owned(), |f| f.to_string_lossy().into_owned());
+    for ext in [".gz", ".json", ".cpuprofile"] {
+        if let Some(t) = s.strip_suffix(ext) {
+            s = t.to_owned();
         }
     }
+    s
 }
 
-fn run(cli: Cli) -> Result<(), CliError> {
-    let (common, timeline) = match &cli.command {
-        Command::Timeline(c) => (c, true),
-        Command::Calls(c) => (c, false),
+/// Reads one input and writes its output; errors are printed here, under the input's name.
+fn run_one(
+    input: Option<&Path>,
+    out_path: Option<&Path>,
+    product: Product,
+    global: &Global,
+    cfg: &Config,
+    fsync: bool,
+) -> Result<(), Failed> {
+    let name = input.map_or_else(|| "<stdin>".to_owned(), |p| p.display().to_string());
+    let fail = |e: Error| {
+        if is_broken_pipe(&e) {
+            return Failed::Pipe;
+        }
+        match &e {
+            Error::Input { location: Some(_), .. } => say!("jscalls: error: {name}:{e}"),
+            Error::Io { .. } => say!("jscalls: error: {e}"),
+            _ => say!("jscalls: error: {name}: {e}"),
+        }
+        Failed::Reported
     };
-    let cfg = common.config();
-    let source = match common.input_path() {
+    if let Some(i) = input {
+        if let Some(o) = out_path {
+            if same_file(i, o) {
+                return Err(Failed::Usage(format!(
+                    "the output {} is the input; refusing to overwrite it",
+                    o.display()
+                )));
+            }
+        }
+        if out_path.is_none() && stdout_is(i) {
+            return Err(Failed::Usage(format!(
+                "standard output is the input {}; refusing to overwrite it",
+                i.display()
+            )));
+        }
+    }
+    // The output is created first: a path that cannot be written fails before the work.
+    let output = Output::create(out_path, fsync).map_err(fail)?;
+    let mut spill = None;
+    let source = match input {
         Some(p) => Source::file(p),
-        None => Source::stdin().map_err(CliError::Lib)?,
+        None => Source::stdin(),
     };
-    let name = source.display_name();
-    let out_path = (common.output != Path::new("-")).then_some(common.output.as_path());
-    if let (Some(i), Some(o)) = (common.input_path(), out_path) {
-        if same_file(i, o) {
-            return Err(CliError::Usage(format!("the output {} is the input; refusing to overwrite it", o.display())));
-        }
-    }
-    let named = |e: Error| CliError::Named(name.clone(), e);
-    let (diagnostics, assembled) = assemble(&source, &cfg).map_err(named)?;
-    report(&name, &diagnostics, common.quiet);
-    if common.strict && diagnostics.total_significant() > 0 {
+    // The timeline reads its input twice: a stream is kept in a temporary file on the way.
+    let source = if product == Product::Timeline && !source.can_reread() {
+        let tmp = spill_stream(&source).map_err(fail)?;
+        let s = Source::file(tmp.path());
+        spill = Some(tmp);
+        s
+    } else {
+        source
+    };
+    let progress = Progress::start(input, global.quiet);
+    let mut cfg = cfg.clone();
+    cfg.progress = progress.as_ref().map(|p| p.bytes.clone());
+    let assembled = assemble(&source, &cfg);
+    drop(progress);
+    let (diagnostics, assembled) = assembled.map_err(fail)?;
+    report(&name, &diagnostics, global.quiet, global.verbose);
+    if global.strict && diagnostics.total_significant() > 0 {
         let first = diagnostics
             .warnings()
             .iter()
             .find(|w| !w.kind.is_informational())
             .map(|w| w.to_string())
             .unwrap_or_default();
-        return Err(named(Error::Strict { count: diagnostics.total_significant(), first }));
+        return Err(fail(Error::Strict { count: diagnostics.total_significant(), first }));
     }
-    let input_label = match common.input_path() {
+    let input_label = match input {
         Some(p) => p.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_else(|| name.clone()),
         None => "-".to_owned(),
     };
-    let t = std::time::Instant::now();
-    let cpu = jscalls::cpu_seconds();
-    write_output(out_path, common.fsync, |w| produce(w, assembled, &source, &input_label, timeline, &cfg))
-        .map_err(named)?;
+    let estimates = assembled.lazy(&cfg);
+    let (t, cpu) = (std::time::Instant::now(), jscalls::cpu_seconds());
+    let result = output.write(|w| match product {
+        Product::Timeline => jscalls::output::timeline::write_timeline_from(w, &source, estimates, cfg.max_event_bytes),
+        Product::Calls(CallsFormat::Json) => {
+            jscalls::output::calls::write_calls_from(w, estimates, &input_label, cfg.engine.label(), cfg.threads)
+                .map_err(|e| Error::io("cannot write the calls", e))
+        }
+        Product::Calls(CallsFormat::Summary) => write_summary(w, estimates, &diagnostics, cfg.engine),
+    });
+    drop(spill);
     // JSCALLS_TIMING=1 prints the time of each stage on stderr (for measurements).
     if std::env::var_os("JSCALLS_TIMING").is_some() {
-        eprintln!(
+        say!(
             "jscalls: timing: estimate+write {:.3} s, cpu {:.3} s (resident now {} MB, peak {} MB)",
             t.elapsed().as_secs_f64(),
             jscalls::cpu_seconds() - cpu,
@@ -259,93 +431,171 @@ fn run(cli: Cli) -> Result<(), CliError> {
             jscalls::memory_mb("VmHWM")
         );
     }
-    Ok(())
+    result.map_err(fail)
 }
 
-/// Estimates the threads one at a time while writing them (memory holds one thread's calls).
-fn produce(
+/// The calls summary, thread by thread.
+fn write_summary(
     w: &mut dyn Write,
-    a: Assembled,
-    source: &Source,
-    input_label: &str,
-    timeline: bool,
-    cfg: &Config,
+    mut estimates: jscalls::estimate::Lazy,
+    d: &Diagnostics,
+    engine: EngineVersion,
 ) -> Result<(), Error> {
-    if timeline {
-        jscalls::output::timeline::write_timeline_from(w, source, a.lazy(cfg), cfg.max_event_bytes)
-    } else {
-        jscalls::output::calls::write_calls_from(w, a.lazy(cfg), input_label, cfg.engine.label(), cfg.threads)
-            .map_err(|e| Error::io("cannot write the calls", e))
+    let engine = match engine {
+        EngineVersion::V0_0_65 => "0.0.65",
+        EngineVersion::Latest => "latest",
+    };
+    let mut text = format!("JS calls as DevTools ({engine}) estimates them; --format json or -o FILE for every call\n");
+    let mut threads = 0;
+    estimates.each(|th, strings| {
+        threads += 1;
+        summary::thread(&mut text, th, strings);
+        Ok::<(), Error>(())
+    })?;
+    if threads == 0 {
+        text.push_str("  no profiled thread: the input has no CPU profile\n");
     }
+    if d.total_significant() > 0 {
+        text.push_str(&format!("  ({} warning(s) about the input: see above)\n", d.total_significant()));
+    }
+    w.write_all(text.as_bytes()).map_err(|e| Error::io("cannot write the summary", e))
+}
+
+fn is_broken_pipe(e: &Error) -> bool {
+    matches!(e, Error::Io { source, .. } if source.kind() == io::ErrorKind::BrokenPipe)
+}
+
+/// Copies a stream into a temporary file, so that it can be read twice. The first bytes are
+/// looked at first: what cannot start a trace or a profile is not copied further, and the
+/// read of the file then reports it.
+fn spill_stream(source: &Source) -> Result<tempfile::NamedTempFile, Error> {
+    let ctx = |e| Error::io("cannot keep standard input in a temporary file", e);
+    let mut tmp = tempfile::Builder::new().prefix(".jscalls-input-").tempfile().map_err(ctx)?;
+    let mut src = source.open()?;
+    let mut head = [0u8; 4096];
+    let n = src.read(&mut head).map_err(|e| Error::io(format!("cannot read {}", source.display_name()), e))?;
+    tmp.write_all(&head[..n]).map_err(ctx)?;
+    let first = head[..n].iter().find(|c| !c.is_ascii_whitespace());
+    if matches!(first, Some(b'[' | b'{' | 0xEF)) {
+        io::copy(&mut src, &mut tmp).map_err(|e| Error::io(format!("cannot read {}", source.display_name()), e))?;
+    }
+    tmp.flush().map_err(ctx)?;
+    Ok(tmp)
 }
 
 /// The output's buffer. Small writes (the timeline's lines, the headers) are gathered here;
-/// writes at least this large bypass it, which the calls writer's rendered parts (about 256 KB)
-/// do, instead of being copied into a bigger buffer first (30 MB of copying for the generated
-/// 105 MB trace's calls).
+/// writes at least this large bypass it, as the calls writer's rendered parts (about 256 KB) do.
 const OUT_BUFFER: usize = 128 << 10;
 
-/// Writes to stdout, or to a temporary file next to `path` that is renamed into place on success
-/// (flushed to disk first with `fsync`).
-fn write_output(
-    path: Option<&Path>,
-    fsync: bool,
-    f: impl FnOnce(&mut dyn Write) -> Result<(), Error>,
-) -> Result<(), Error> {
-    match path {
-        None => {
-            let stdout = io::stdout();
-            let mut w = BufWriter::with_capacity(OUT_BUFFER, stdout.lock());
-            f(&mut w)?;
-            w.flush().map_err(|e| Error::io("cannot write to standard output", e))
-        }
-        Some(path) if fs::metadata(path).is_ok_and(|m| !m.is_file()) => {
-            // A device or a pipe (`/dev/null`, `/dev/stdout`, a FIFO): write to it directly;
-            // renaming a temporary file over it would replace the device with a file.
+/// Where one run writes, opened before the work starts.
+enum Output {
+    Stdout,
+    /// A device or a pipe (`/dev/null`, a FIFO): written directly; renaming a file over it
+    /// would replace it.
+    Direct(fs::File, PathBuf),
+    /// A temporary file next to the target, renamed over it when complete.
+    Temp {
+        file: EarlyWriteback,
+        target: PathBuf,
+        gzip: bool,
+        fsync: bool,
+    },
+}
+
+impl Output {
+    fn create(path: Option<&Path>, fsync: bool) -> Result<Output, Error> {
+        let Some(path) = path else { return Ok(Output::Stdout) };
+        // A symbolic link is written through: its target is replaced, the link stays.
+        let target = match fs::symlink_metadata(path) {
+            Ok(m) if m.file_type().is_symlink() => fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf()),
+            _ => path.to_path_buf(),
+        };
+        let shown = path.display();
+        if fs::metadata(&target).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
             let file = fs::OpenOptions::new()
                 .write(true)
-                .open(path)
-                .map_err(|e| Error::io(format!("cannot open {}", path.display()), e))?;
-            let mut w = BufWriter::with_capacity(OUT_BUFFER, file);
-            f(&mut w)?;
-            w.flush().map_err(|e| Error::io(format!("cannot write {}", path.display()), e))
+                .open(&target)
+                .map_err(|e| Error::io(format!("cannot open {shown}"), e))?;
+            return Ok(Output::Direct(file, path.to_path_buf()));
         }
-        Some(path) => {
-            let dir = match path.parent() {
-                Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-                _ => PathBuf::from("."),
-            };
-            let ctx = |what: &str| format!("cannot {what} {}", path.display());
-            let tmp = tempfile::Builder::new()
-                .prefix(".jscalls-")
-                .suffix(".tmp")
-                .tempfile_in(&dir)
-                .map_err(|e| Error::io(ctx("create a temporary file for"), e))?;
-            *PENDING.lock().unwrap_or_else(|e| e.into_inner()) = Some(tmp.path().to_path_buf());
-            let mut w = BufWriter::with_capacity(OUT_BUFFER, EarlyWriteback::new(tmp, fsync));
-            f(&mut w)?;
-            let tmp = w.into_inner().map_err(|e| Error::io(ctx("write"), e.into_error()))?.file;
-            if fsync {
-                tmp.as_file().sync_all().map_err(|e| Error::io(ctx("write"), e))?;
+        if target.is_dir() {
+            return Err(Error::io(format!("cannot write {shown}"), io::Error::other("it is a directory")));
+        }
+        let dir = match target.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        if !dir.is_dir() {
+            let why = if dir.exists() { "is not a directory" } else { "does not exist" };
+            return Err(Error::io(
+                format!("cannot write {shown}"),
+                io::Error::other(format!("{} {why}", dir.display())),
+            ));
+        }
+        let tmp = tempfile::Builder::new().prefix(".jscalls-").suffix(".tmp").tempfile_in(&dir).map_err(|e| {
+            // Without the temporary file's name, which means nothing to the user.
+            let e = e
+                .raw_os_error()
+                .map_or_else(|| io::Error::new(e.kind(), e.kind().to_string()), io::Error::from_raw_os_error);
+            Error::io(format!("cannot write {shown}"), e)
+        })?;
+        *PENDING.lock().unwrap_or_else(|e| e.into_inner()) = Some(tmp.path().to_path_buf());
+        let gzip = path.extension().is_some_and(|e| e == "gz");
+        Ok(Output::Temp { file: EarlyWriteback::new(tmp, fsync), target, gzip, fsync })
+    }
+
+    /// Writes with `f` and, for a file, renames it into place; on failure nothing is left.
+    fn write(self, f: impl FnOnce(&mut dyn Write) -> Result<(), Error>) -> Result<(), Error> {
+        match self {
+            Output::Stdout => {
+                let mut w = BufWriter::with_capacity(OUT_BUFFER, io::stdout().lock());
+                f(&mut w)?;
+                w.flush().map_err(|e| Error::io("cannot write to standard output", e))
             }
-            // Temporary files are private (0600); the output gets the mode of the file it
-            // replaces, or the usual 0644.
-            #[cfg(unix)]
-            {
-                use std::os::unix::fs::PermissionsExt;
-                let mode = fs::metadata(path).map(|m| m.permissions().mode() & 0o7777).unwrap_or(0o644);
-                tmp.as_file()
-                    .set_permissions(fs::Permissions::from_mode(mode))
-                    .map_err(|e| Error::io(ctx("set the permissions of"), e))?;
+            Output::Direct(file, path) => {
+                let mut w = BufWriter::with_capacity(OUT_BUFFER, file);
+                f(&mut w)?;
+                w.flush().map_err(|e| Error::io(format!("cannot write {}", path.display()), e))
             }
-            let mut pending = PENDING.lock().unwrap_or_else(|e| e.into_inner());
-            tmp.persist(path).map_err(|e| Error::io(ctx("rename the output into"), e.error))?;
-            *pending = None;
-            Ok(())
+            Output::Temp { file, target, gzip, fsync } => {
+                let ctx = |what: &str| format!("cannot {what} {}", target.display());
+                let result = (|| {
+                    let w = BufWriter::with_capacity(OUT_BUFFER, file);
+                    let w = if gzip {
+                        let mut z = flate2::write::GzEncoder::new(w, flate2::Compression::default());
+                        f(&mut z)?;
+                        z.finish().map_err(|e| Error::io(ctx("write"), e))?
+                    } else {
+                        let mut w = w;
+                        f(&mut w)?;
+                        w
+                    };
+                    let tmp = w.into_inner().map_err(|e| Error::io(ctx("write"), e.into_error()))?.file;
+                    if fsync {
+                        tmp.as_file().sync_all().map_err(|e| Error::io(ctx("write"), e))?;
+                    }
+                    // Temporary files are private (0600); the output gets the mode of the file
+                    // it replaces, or the usual 0644.
+                    #[cfg(unix)]
+                    {
+                        use std::os::unix::fs::PermissionsExt;
+                        let mode = fs::metadata(&target).map(|m| m.permissions().mode() & 0o7777).unwrap_or(0o644);
+                        tmp.as_file()
+                            .set_permissions(fs::Permissions::from_mode(mode))
+                            .map_err(|e| Error::io(ctx("set the permissions of"), e))?;
+                    }
+                    let mut pending = PENDING.lock().unwrap_or_else(|e| e.into_inner());
+                    tmp.persist(&target).map_err(|e| Error::io(ctx("rename the output into"), e.error))?;
+                    *pending = None;
+                    Ok(())
+                })();
+                // On failure the temporary file was removed when dropped.
+                PENDING.lock().unwrap_or_else(|e| e.into_inner()).take();
+                result
+            }
         }
     }
 }
-
 /// A file being written that, when it is to be flushed to disk at the end (`--fsync`), asks
 /// the kernel to start writing its bytes to disk a megabyte at a time, as soon as they are
 /// written, so that the final `fsync` waits for the last megabyte instead of the whole output
@@ -400,34 +650,147 @@ impl Write for EarlyWriteback {
     }
 }
 
+/// Whether two paths name the same file (device and inode: hard links and bind mounts too).
 fn same_file(a: &Path, b: &Path) -> bool {
-    match (fs::canonicalize(a), fs::canonicalize(b)) {
-        (Ok(x), Ok(y)) => x == y,
+    match (fs::metadata(a), fs::metadata(b)) {
+        (Ok(x), Ok(y)) => same_inode(&x, &y),
         _ => false,
     }
 }
 
-/// Prints the kept warnings (and notes, for what DevTools does by design) and a summary.
-fn report(name: &str, d: &Diagnostics, quiet: bool) {
-    if quiet || d.is_empty() {
+#[cfg(unix)]
+fn same_inode(x: &fs::Metadata, y: &fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    x.dev() == y.dev() && x.ino() == y.ino()
+}
+
+#[cfg(not(unix))]
+fn same_inode(_: &fs::Metadata, _: &fs::Metadata) -> bool {
+    false
+}
+
+/// Whether standard output is the file `input` (`jscalls timeline IN >> IN`).
+fn stdout_is(input: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsFd;
+        let Ok(fd) = io::stdout().as_fd().try_clone_to_owned() else { return false };
+        let out = fs::File::from(fd).metadata();
+        match (out, fs::metadata(input)) {
+            (Ok(o), Ok(i)) => o.is_file() && same_inode(&o, &i),
+            _ => false,
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = input;
+        false
+    }
+}
+
+/// A progress line on a terminal, shown once reading has taken a second.
+struct Progress {
+    bytes: Arc<AtomicU64>,
+    done: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Progress {
+    fn start(input: Option<&Path>, quiet: bool) -> Option<Progress> {
+        if quiet || !io::stderr().is_terminal() {
+            return None;
+        }
+        // A plain file's size is the total; a gzip file's or a stream's is not known.
+        let total = input.and_then(|p| {
+            let mut magic = [0u8; 2];
+            let mut f = fs::File::open(p).ok()?;
+            let m = f.metadata().ok()?;
+            (m.is_file() && f.read_exact(&mut magic).is_ok() && magic != [0x1f, 0x8b]).then_some(m.len())
+        });
+        let bytes = Arc::new(AtomicU64::new(0));
+        let done = Arc::new(AtomicBool::new(false));
+        let (b, d) = (bytes.clone(), done.clone());
+        let thread = std::thread::Builder::new()
+            .name("jscalls-progress".into())
+            .spawn(move || {
+                let start = std::time::Instant::now();
+                let tick = std::time::Duration::from_millis(100);
+                // JSCALLS_PROGRESS_AFTER_MS: when the line appears (for tests; default 1 s).
+                let after =
+                    std::env::var("JSCALLS_PROGRESS_AFTER_MS").ok().and_then(|v| v.parse().ok()).unwrap_or(1000);
+                while start.elapsed() < std::time::Duration::from_millis(after) {
+                    if d.load(Ordering::Relaxed) {
+                        return;
+                    }
+                    std::thread::park_timeout(tick);
+                }
+                let bar = match total {
+                    Some(n) => indicatif::ProgressBar::new(n).with_style(
+                        indicatif::ProgressStyle::with_template(
+                            "jscalls: reading {bar:30} {bytes}/{total_bytes} ({bytes_per_sec}, {eta} left)",
+                        )
+                        .expect("a valid template"),
+                    ),
+                    None => indicatif::ProgressBar::new_spinner().with_style(
+                        indicatif::ProgressStyle::with_template("jscalls: reading {spinner} {bytes} ({bytes_per_sec})")
+                            .expect("a valid template"),
+                    ),
+                };
+                bar.set_draw_target(indicatif::ProgressDrawTarget::stderr_with_hz(10));
+                while !d.load(Ordering::Relaxed) {
+                    bar.set_position(b.load(Ordering::Relaxed));
+                    bar.tick();
+                    std::thread::park_timeout(tick);
+                }
+                bar.finish_and_clear();
+            })
+            .ok();
+        Some(Progress { bytes, done, thread })
+    }
+}
+
+impl Drop for Progress {
+    fn drop(&mut self) {
+        self.done.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            t.thread().unpark();
+            let _ = t.join();
+        }
+    }
+}
+
+/// Prints the kept warnings (and, with `-v`, the notes on what DevTools does by design) and a
+/// summary by kind.
+fn report(name: &str, d: &Diagnostics, quiet: bool, verbose: bool) {
+    let notes = d.total() - d.total_significant();
+    if quiet || d.total_significant() == 0 && !(verbose && notes > 0) {
         return;
     }
-    let stderr = io::stderr();
-    let mut e = stderr.lock();
+    let mut e = io::stderr().lock();
     for w in d.warnings() {
-        let label = if w.kind.is_informational() { "note" } else { "warning" };
+        let informational = w.kind.is_informational();
+        if informational && !verbose {
+            continue;
+        }
+        let label = if informational { "note" } else { "warning" };
         let _ = match w.location {
             Some(_) => writeln!(e, "jscalls: {label}: {name}:{w}"),
             None => writeln!(e, "jscalls: {label}: {name}: {w}"),
         };
     }
-    let parts: Vec<String> = d.counts().map(|(k, c)| format!("{} ×{c}", k.code())).collect();
-    let more = d.total().saturating_sub(d.warnings().len() as u64);
-    let notes = d.total() - d.total_significant();
+    let shown = d.warnings().iter().filter(|w| verbose || !w.kind.is_informational()).count() as u64;
+    let counted = if verbose { d.total() } else { d.total_significant() };
+    let parts: Vec<String> = d
+        .counts()
+        .filter(|(k, _)| verbose || !k.is_informational())
+        .map(|(k, c)| format!("{} ×{c}", k.code()))
+        .collect();
+    let more = counted.saturating_sub(shown);
     let _ = writeln!(
         e,
-        "jscalls: {} warning(s), {notes} note(s){}: {}",
+        "jscalls: {name}: {} warning(s){}{}: {}",
         d.total_significant(),
+        if verbose { format!(", {notes} note(s)") } else { String::new() },
         if more > 0 { format!(" ({more} not shown)") } else { String::new() },
         parts.join(", ")
     );

@@ -383,9 +383,7 @@ impl<'m> State<'m> {
             self.fake = false;
         }
         self.extract_for_event(e);
-        if self.cfg.version == EngineVersion::Latest
-            && e.trace != 0
-            && !parent.is_some_and(|p| p.flags & INVOCATION != 0)
+        if self.cfg.version == EngineVersion::Latest && e.trace != 0 && parent.is_none_or(|p| p.flags & INVOCATION == 0)
         {
             self.fake = true;
         }

@@ -256,7 +256,7 @@ impl<'a> Walker<'a> {
         let mut eof = false;
         let mut stuck = false;
         loop {
-            let scan_more = pending.as_ref().map_or(true, |(p, _)| p.stop.is_none() && !p.last);
+            let scan_more = pending.as_ref().is_none_or(|(p, _)| p.stop.is_none() && !p.last);
             if scan_more {
                 // Read ahead; a region that could not finish its first element needs the
                 // window to grow (it at least doubles).

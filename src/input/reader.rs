@@ -29,6 +29,8 @@ pub(crate) struct Window {
     input: Input,
     /// Bytes read ahead (see [`Window::split`]), not yet part of `text`.
     ahead: Vec<u8>,
+    /// Where the window's start is told, for a progress display ([`crate::Config::progress`]).
+    pub(crate) progress: Option<Arc<std::sync::atomic::AtomicU64>>,
 }
 
 /// The window's bytes and what is known of the bytes before them: enough to give any position
@@ -161,6 +163,7 @@ impl Window {
             },
             input: Input { src, eof: false, name, cut_stream: false, failed: None },
             ahead: Vec::new(),
+            progress: None,
         }
     }
 
@@ -182,6 +185,7 @@ impl Window {
             },
             input: Input { src: Box::new(io::empty()), eof: true, name, cut_stream: false, failed: None },
             ahead: Vec::new(),
+            progress: None,
         }
     }
 
@@ -261,6 +265,9 @@ impl Window {
     /// `Text` done with, whose allocation is used to read ahead next. `counted` is `(from,
     /// n)`: the window's bytes from `buf[from]` to `abs` hold `n` newlines.
     pub(crate) fn advance_to(&mut self, abs: u64, spare: Option<Text>, counted: (usize, u64)) -> Text {
+        if let Some(p) = &self.progress {
+            p.store(abs, std::sync::atomic::Ordering::Relaxed);
+        }
         let rel = (abs - self.text.base) as usize;
         let (buf, pos) = match &mut self.text.buf {
             // The window goes on in the same mapping: nothing to copy.

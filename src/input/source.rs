@@ -11,13 +11,15 @@ use std::thread;
 use crate::error::Error;
 use crate::input::reader::Window;
 
-/// An input that can be opened (and, for the timeline writer, opened again).
+/// An input: a file, standard input or bytes in memory.
 #[derive(Debug, Clone)]
 pub enum Source {
-    /// A file on disk.
+    /// A file on disk (a regular file, or a FIFO or device, which can be read only once).
     File(PathBuf),
-    /// Bytes in memory (standard input is read into memory so it can be read twice).
+    /// Bytes in memory.
     Memory(Arc<[u8]>),
+    /// Standard input, streamed: it can be read only once.
+    Stdin,
 }
 
 impl Source {
@@ -26,18 +28,26 @@ impl Source {
         Source::File(path.as_ref().to_path_buf())
     }
 
-    /// Reads all of standard input into memory.
-    pub fn stdin() -> Result<Source, Error> {
-        let mut buf = Vec::new();
-        io::stdin().lock().read_to_end(&mut buf).map_err(|e| Error::io("cannot read standard input", e))?;
-        Ok(Source::Memory(buf.into()))
+    /// Standard input, read as a stream (memory does not grow with its size).
+    pub fn stdin() -> Source {
+        Source::Stdin
     }
 
     /// The name to use in messages.
     pub fn display_name(&self) -> String {
         match self {
             Source::File(p) => p.display().to_string(),
-            Source::Memory(_) => "<stdin>".to_owned(),
+            Source::Memory(_) | Source::Stdin => "<stdin>".to_owned(),
+        }
+    }
+
+    /// Whether the input can be read a second time (a regular file or bytes in memory; not
+    /// standard input, a FIFO or a device).
+    pub fn can_reread(&self) -> bool {
+        match self {
+            Source::File(p) => std::fs::metadata(p).is_ok_and(|m| m.is_file()),
+            Source::Memory(_) => true,
+            Source::Stdin => false,
         }
     }
 
@@ -49,43 +59,62 @@ impl Source {
     /// and the process is stopped by the system (SIGBUS), as every program that maps its input
     /// is. Set `JSCALLS_NO_MMAP` for a file that another program may still be rewriting.
     pub(crate) fn window(&self, max_value: usize) -> Result<Window, Error> {
+        let name = self.display_name();
         if let Source::File(path) = self {
+            // Opened once: a FIFO or a device gives its bytes to the first reader only.
+            let file = open_input(path)?;
             if std::env::var_os("JSCALLS_NO_MMAP").is_none() {
-                if let Some(map) = map_plain_file(path, &self.display_name())? {
-                    return Ok(Window::mapped(map, self.display_name(), max_value));
+                if let Some(map) = map_plain_file(&file, &name)? {
+                    return Ok(Window::mapped(map, name, max_value));
                 }
             }
+            return Ok(Window::new(inflate_if_gzip(Box::new(file), &name)?, name, max_value));
         }
-        Ok(Window::new(self.open()?, self.display_name(), max_value))
+        Ok(Window::new(self.open()?, name, max_value))
     }
 
     /// Opens the input, inflating gzip (one or more members) when the first bytes say so.
     pub fn open(&self) -> Result<Box<dyn Read + Send>, Error> {
         let name = self.display_name();
-        let mut raw: Box<dyn Read + Send> = match self {
-            Source::File(p) => {
-                let f = File::open(p).map_err(|e| Error::io(format!("cannot open {name}"), e))?;
-                Box::new(f)
-            }
+        let raw: Box<dyn Read + Send> = match self {
+            Source::File(p) => Box::new(open_input(p)?),
             Source::Memory(b) => Box::new(io::Cursor::new(ArcBytes(b.clone()))),
+            Source::Stdin => Box::new(io::stdin()),
         };
-        let mut magic = [0u8; 2];
-        let n = read_full(&mut raw, &mut magic).map_err(|e| Error::io(format!("cannot read {name}"), e))?;
-        let head = io::Cursor::new(magic[..n].to_vec());
-        let joined = head.chain(raw);
-        if n == 2 && magic == [0x1f, 0x8b] {
-            let decoder = flate2::read::MultiGzDecoder::new(BufReader::with_capacity(1 << 20, joined));
-            Ok(Box::new(Prefetch::spawn(decoder)))
-        } else {
-            Ok(Box::new(joined))
-        }
+        inflate_if_gzip(raw, &name)
     }
 }
 
-/// Maps `path` when it is a regular, non-empty file that does not start with gzip's magic bytes.
-/// `None` when it is not, or when it cannot be mapped (it is then read).
-fn map_plain_file(path: &Path, name: &str) -> Result<Option<memmap2::Mmap>, Error> {
+/// Opens an input file; a directory is refused here, with one mention of its path.
+fn open_input(path: &Path) -> Result<File, Error> {
+    let name = path.display();
     let file = File::open(path).map_err(|e| Error::io(format!("cannot open {name}"), e))?;
+    if file.metadata().is_ok_and(|m| m.is_dir()) {
+        return Err(Error::io(
+            format!("cannot read {name}"),
+            io::Error::new(io::ErrorKind::IsADirectory, "it is a directory, not a trace or a .cpuprofile"),
+        ));
+    }
+    Ok(file)
+}
+
+/// `raw`, inflated when its first bytes are gzip's magic bytes.
+fn inflate_if_gzip(mut raw: Box<dyn Read + Send>, name: &str) -> Result<Box<dyn Read + Send>, Error> {
+    let mut magic = [0u8; 2];
+    let n = read_full(&mut raw, &mut magic).map_err(|e| Error::io(format!("cannot read {name}"), e))?;
+    let head = io::Cursor::new(magic[..n].to_vec());
+    let joined = head.chain(raw);
+    if n == 2 && magic == [0x1f, 0x8b] {
+        let decoder = flate2::read::MultiGzDecoder::new(BufReader::with_capacity(1 << 20, joined));
+        Ok(Prefetch::spawn(decoder))
+    } else {
+        Ok(Box::new(joined))
+    }
+}
+
+/// Maps `file` when it is a regular, non-empty file that does not start with gzip's magic bytes.
+/// `None` when it is not, or when it cannot be mapped (it is then read).
+fn map_plain_file(file: &File, name: &str) -> Result<Option<memmap2::Mmap>, Error> {
     let meta = file.metadata().map_err(|e| Error::io(format!("cannot read {name}"), e))?;
     if !meta.is_file() || meta.len() < 2 || usize::try_from(meta.len()).is_err() {
         return Ok(None);
@@ -93,7 +122,7 @@ fn map_plain_file(path: &Path, name: &str) -> Result<Option<memmap2::Mmap>, Erro
     // SAFETY: the mapping is read-only and only ever read as bytes. Another program changing
     // the file while it is read gives mixed bytes, as it does to `read`; one cutting it short
     // stops this process (documented on `Source::window`).
-    let Ok(map) = (unsafe { memmap2::Mmap::map(&file) }) else { return Ok(None) };
+    let Ok(map) = (unsafe { memmap2::Mmap::map(file) }) else { return Ok(None) };
     if map[..2] == [0x1f, 0x8b] {
         return Ok(None);
     }
@@ -145,12 +174,16 @@ impl Drop for Prefetch {
 const PREFETCH_BLOCK: usize = 4 << 20;
 
 impl Prefetch {
-    fn spawn<R: Read + Send + 'static>(mut inner: R) -> Prefetch {
+    /// `inner` read on a thread of its own; read on the caller's thread when no thread can be
+    /// started (a process limit), only slower.
+    fn spawn<R: Read + Send + 'static>(inner: R) -> Box<dyn Read + Send> {
         let (tx, rx) = sync_channel::<io::Result<Vec<u8>>>(3);
         let (free, recycled) = sync_channel::<Vec<u8>>(4);
-        let handle = thread::Builder::new()
-            .name("jscalls-read".into())
-            .spawn(move || loop {
+        let slot = Arc::new(std::sync::Mutex::new(Some(inner)));
+        let theirs = slot.clone();
+        let spawned = thread::Builder::new().name("jscalls-read".into()).spawn(move || {
+            let Some(mut inner) = theirs.lock().ok().and_then(|mut s| s.take()) else { return };
+            loop {
                 let mut block = recycled.try_recv().unwrap_or_default();
                 block.resize(PREFETCH_BLOCK, 0);
                 let mut n = 0;
@@ -180,9 +213,17 @@ impl Prefetch {
                 if n == 0 {
                     return;
                 }
-            })
-            .expect("cannot spawn the reader thread");
-        Prefetch { rx: Some(rx), free, cur: Vec::new(), pos: 0, done: false, handle: Some(handle) }
+            }
+        });
+        match spawned {
+            Ok(handle) => {
+                Box::new(Prefetch { rx: Some(rx), free, cur: Vec::new(), pos: 0, done: false, handle: Some(handle) })
+            }
+            Err(_) => {
+                let inner = slot.lock().ok().and_then(|mut s| s.take()).expect("the thread never started");
+                Box::new(inner)
+            }
+        }
     }
 }
 

@@ -85,6 +85,12 @@ pub fn write_timeline_from(
     mut t: impl Estimates,
     max_event_bytes: usize,
 ) -> Result<(), Error> {
+    if !source.can_reread() {
+        return Err(Error::input(
+            None,
+            "the timeline reads its input twice: give a file, not a stream (or copy the stream to a file first)",
+        ));
+    }
     let io = |e| Error::io("cannot write the timeline", e);
     out.write_all(b"{\"traceEvents\":[\n").map_err(io)?;
     let mut w = source.window(max_event_bytes)?;
@@ -111,7 +117,10 @@ pub fn write_timeline_from(
         if n > 0 {
             line.push_str(",\n");
         }
-        line.push_str(&format!("{{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":{},\"tid\":{tid},\"ts\":0,\"args\":{{\"name\":", th.pid));
+        line.push_str(&format!(
+            "{{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":{},\"tid\":{tid},\"ts\":0,\"args\":{{\"name\":",
+            th.pid
+        ));
         write_json_string(&mut line, &name);
         line.push_str("}}");
         out.write_all(line.as_bytes()).map_err(io)?;

@@ -186,3 +186,262 @@ fn killed_mid_write_leaves_no_partial_output() {
         assert!(left.is_empty(), "temporary files left after SIGTERM: {left:?}");
     }
 }
+
+/// Runs `cmd` under a pseudo-terminal (util-linux `script`), as a person at a terminal would;
+/// None where `script` is missing.
+fn at_terminal(args: &str) -> Option<std::process::Output> {
+    let cmd = format!("{} {args}", env!("CARGO_BIN_EXE_jscalls"));
+    let out = Command::new("script").args(["-qec", &cmd, "/dev/null"]).stdin(Stdio::null()).output().ok()?;
+    if out.status.code().is_none() || String::from_utf8_lossy(&out.stdout).contains("script: ") {
+        return None;
+    }
+    Some(out)
+}
+
+fn skipped(test: &str, why: &str) {
+    let _ = writeln!(std::io::stderr(), "\nSKIPPED {test}: {why}");
+}
+
+#[test]
+fn summary_shows_threads_calls_and_top_functions() {
+    let out =
+        jscalls().args(["calls", "--format", "summary", "fixtures/rules/be-pairing.json", "-q"]).output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path("../../snapshots");
+    settings.set_prepend_module_to_snapshot(false);
+    settings.bind(|| insta::assert_snapshot!("summary_be_pairing", text));
+}
+
+#[test]
+fn on_a_terminal_calls_prints_the_summary_and_an_empty_stdin_gets_a_hint() {
+    // stdout and stderr are one terminal: -q keeps warnings out of what is compared.
+    let Some(out) = at_terminal("calls fixtures/rules/be-pairing.json -q") else {
+        return skipped("on_a_terminal…", "util-linux `script` is not installed");
+    };
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.starts_with("JS calls as DevTools (latest) estimates them"), "{text}");
+    assert!(text.contains("CrRendererMain: 17 calls"), "{text}");
+    assert!(!text.contains("\"format\""), "JSON on a terminal: {text}");
+    let out = at_terminal("calls").unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("jscalls: error: no input: give a trace or .cpuprofile file"), "{text}");
+    let out = at_terminal("calls fixtures/rules/be-pairing.json --format json -q").unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("\"format\":\"jscalls-calls/1\""));
+}
+
+#[test]
+fn gz_output_is_gzip_of_the_same_calls() {
+    let d = tmpdir("gz");
+    let plain =
+        jscalls().args(["calls", "fixtures/node-mixed.cpuprofile.gz", "-o"]).arg(d.join("a.json")).status().unwrap();
+    let gz =
+        jscalls().args(["calls", "fixtures/node-mixed.cpuprofile.gz", "-o"]).arg(d.join("a.json.gz")).status().unwrap();
+    assert!(plain.success() && gz.success());
+    let bytes = std::fs::read(d.join("a.json.gz")).unwrap();
+    assert_eq!(&bytes[..2], [0x1f, 0x8b]);
+    let mut unzipped = Vec::new();
+    std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&bytes[..]), &mut unzipped).unwrap();
+    assert_eq!(unzipped, std::fs::read(d.join("a.json")).unwrap());
+}
+
+#[test]
+fn an_output_that_cannot_be_written_fails_before_reading() {
+    let d = tmpdir("early");
+    // The input is a FIFO with no writer: reading it would wait forever, so only a check made
+    // before reading can end the run.
+    let fifo = d.join("never-written");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let out = jscalls().arg("calls").arg(&fifo).arg("-o").arg(d.join("missing/x.json")).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap(),
+        format!("jscalls: error: cannot write {0}/missing/x.json: {0}/missing does not exist\n", d.display())
+    );
+    let out = jscalls().arg("calls").arg(&fifo).arg("-o").arg(&d).output().unwrap();
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap(),
+        format!("jscalls: error: cannot write {}: it is a directory\n", d.display())
+    );
+}
+
+#[test]
+fn global_options_go_before_or_after_the_command() {
+    let run = |args: &[&str]| jscalls().args(args).output().unwrap();
+    let after = run(&["calls", "fixtures/rules/samples-only-thread.json", "--engine", "0.0.65", "-q"]);
+    let before = run(&["-q", "--engine", "0.0.65", "calls", "fixtures/rules/samples-only-thread.json"]);
+    assert!(after.status.success() && before.status.success());
+    assert_eq!(after.stdout, before.stdout);
+    // The default engine is the newest DevTools: the samples-only thread gets calls.
+    let latest = run(&["calls", "fixtures/rules/samples-only-thread.json", "-q"]);
+    assert_ne!(latest.stdout, after.stdout);
+    assert!(String::from_utf8_lossy(&latest.stdout).contains("\"engine\":\"@paulirish/trace_engine@0.0.65+latest\""));
+    let zero = run(&["calls", "--threads", "0", "fixtures/rules/be-pairing.json"]);
+    assert_eq!(zero.status.code(), Some(2));
+}
+
+#[test]
+fn several_inputs_each_get_their_own_output() {
+    let d = tmpdir("multi");
+    let inputs = ["fixtures/rules/be-pairing.json", "fixtures/node-mixed.cpuprofile.gz"];
+    let out = jscalls().arg("calls").args(inputs).arg("-o").arg(&d).arg("-q").output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(files_in(&d), ["be-pairing.calls.json", "node-mixed.calls.json"]);
+    for (input, file) in inputs.iter().zip(["be-pairing.calls.json", "node-mixed.calls.json"]) {
+        let one = jscalls().args(["calls", input, "-q"]).output().unwrap();
+        assert_eq!(std::fs::read(d.join(file)).unwrap(), one.stdout, "{input}");
+    }
+    // Without a directory, JSON of several inputs has nowhere to go.
+    let out = jscalls().arg("calls").args(inputs).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("2 inputs need -o DIR"));
+}
+
+#[test]
+fn notes_are_quiet_unless_verbose() {
+    let quiet = jscalls().args(["calls", "fixtures/chrome-ui.json.gz", "-o", "/dev/null"]).output().unwrap();
+    assert!(quiet.status.success());
+    assert_eq!(String::from_utf8_lossy(&quiet.stderr), "");
+    let verbose = jscalls().args(["-v", "calls", "fixtures/chrome-ui.json.gz", "-o", "/dev/null"]).output().unwrap();
+    let text = String::from_utf8_lossy(&verbose.stderr);
+    assert!(text.contains("jscalls: note: fixtures/chrome-ui.json.gz: process 8918 has no valid frame URL"), "{text}");
+}
+
+#[test]
+fn a_directory_as_input_is_named_once() {
+    let out = jscalls().args(["calls", "fixtures", "-o", "/dev/null"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap(),
+        "jscalls: error: cannot read fixtures: it is a directory, not a trace or a .cpuprofile\n"
+    );
+}
+
+#[test]
+fn streams_are_read_once_for_calls_and_timeline() {
+    let input = std::fs::read("fixtures/chrome-worker-hires.json.gz").unwrap();
+    for cmd in ["calls", "timeline"] {
+        let file = jscalls().args([cmd, "fixtures/chrome-worker-hires.json.gz", "-q"]).output().unwrap();
+        // Standard input.
+        let mut child = jscalls().args([cmd, "-q"]).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let feed = input.clone();
+        let writer = std::thread::spawn(move || stdin.write_all(&feed));
+        let piped = child.wait_with_output().unwrap();
+        writer.join().unwrap().unwrap();
+        assert!(piped.status.success(), "{cmd}: {}", String::from_utf8_lossy(&piped.stderr));
+        let label = |o: &[u8]| {
+            String::from_utf8_lossy(o).replace("\"input\":\"chrome-worker-hires.json.gz\"", "\"input\":\"-\"")
+        };
+        assert!(label(&piped.stdout) == label(&file.stdout), "{cmd} from standard input");
+        // A named FIFO, opened once.
+        let d = tmpdir(&format!("fifo-{cmd}"));
+        let fifo = d.join("trace.fifo");
+        assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+        let (path, feed) = (fifo.clone(), input.clone());
+        let writer = std::thread::spawn(move || std::fs::write(path, feed));
+        let out = jscalls().arg(cmd).arg(&fifo).arg("-q").output().unwrap();
+        writer.join().unwrap().unwrap();
+        assert!(out.status.success(), "{cmd}: {}", String::from_utf8_lossy(&out.stderr));
+        let fifo_label = format!("\"input\":\"{}\"", "trace.fifo");
+        assert!(
+            String::from_utf8_lossy(&out.stdout).replace(&fifo_label, "\"input\":\"-\"") == label(&file.stdout),
+            "{cmd} from a FIFO"
+        );
+    }
+}
+
+#[test]
+fn endless_garbage_on_standard_input_fails_at_once() {
+    let out = jscalls().args(["calls"]).stdin(std::fs::File::open("/dev/zero").unwrap()).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap(),
+        "jscalls: error: <stdin>:1:1: expected '[' (a trace) or '{' (a trace object or a .cpuprofile), found byte 0x00\n"
+    );
+}
+
+#[test]
+fn the_input_is_never_the_output_by_any_name() {
+    let d = tmpdir("same");
+    let input = d.join("trace.json");
+    std::fs::copy("fixtures/rules/be-pairing.json", &input).unwrap();
+    let before = std::fs::read(&input).unwrap();
+    // A hard link to the input as -o.
+    let link = d.join("link.json");
+    std::fs::hard_link(&input, &link).unwrap();
+    let out = jscalls().arg("timeline").arg(&input).arg("-o").arg(&link).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    // Standard output appending to the input (`jscalls timeline IN >> IN`).
+    let append = std::fs::OpenOptions::new().append(true).open(&input).unwrap();
+    let out = jscalls().arg("timeline").arg(&input).stdout(append).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("standard output is the input"));
+    assert_eq!(std::fs::read(&input).unwrap(), before, "the input changed");
+}
+
+#[test]
+fn a_symlink_as_output_is_written_through() {
+    let d = tmpdir("symlink");
+    let target = d.join("real.json");
+    std::fs::write(&target, "old").unwrap();
+    let link = d.join("link.json");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let out = jscalls().args(["calls", "fixtures/rules/be-pairing.json", "-q", "-o"]).arg(&link).output().unwrap();
+    assert!(out.status.success());
+    assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink(), "the link was replaced");
+    assert!(std::fs::read_to_string(&target).unwrap().contains("jscalls-calls/1"));
+}
+
+#[test]
+fn a_full_stderr_is_not_a_crash() {
+    let out = jscalls()
+        .args(["calls", "fixtures/rules/be-pairing.json", "-o", "/dev/null"])
+        .stdin(Stdio::null())
+        .stderr(std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap())
+        .status()
+        .unwrap();
+    assert_eq!(out.code(), Some(0));
+    let d = tmpdir("full");
+    std::fs::write(d.join("bad.json"), "[{\"a\":}]").unwrap();
+    let out = jscalls()
+        .arg("calls")
+        .arg(d.join("bad.json"))
+        .stderr(std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap())
+        .status()
+        .unwrap();
+    assert_eq!(out.code(), Some(1));
+}
+
+#[test]
+fn progress_shows_on_a_terminal_only() {
+    // A slow input: a trace of 20,000 events fed through a pipe a little at a time.
+    let d = tmpdir("progress");
+    let mut text = String::from("[");
+    for k in 0..20_000 {
+        text.push_str(&format!(r#"{{"name":"A","ph":"X","pid":1,"tid":1,"ts":{k},"dur":1}},"#));
+        text.push('\n');
+    }
+    text.push_str(r#"{"name":"A","ph":"X","pid":1,"tid":1,"ts":0,"dur":1}]"#);
+    std::fs::write(d.join("t.json"), &text).unwrap();
+    let cmd = format!(
+        "(head -c 300000 {0}; sleep 1; cat {0} | tail -c +300001) | JSCALLS_PROGRESS_AFTER_MS=0 {1} calls -o /dev/null",
+        d.join("t.json").display(),
+        env!("CARGO_BIN_EXE_jscalls")
+    );
+    let Ok(out) = Command::new("script").args(["-qec", &cmd, "/dev/null"]).stdin(Stdio::null()).output() else {
+        return skipped("progress_shows_on_a_terminal_only", "util-linux `script` is not installed");
+    };
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(shown.contains("jscalls: reading"), "{shown}");
+    // Not on a pipe.
+    let out = jscalls()
+        .arg("calls")
+        .arg(d.join("t.json"))
+        .args(["-o", "/dev/null"])
+        .env("JSCALLS_PROGRESS_AFTER_MS", "0")
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+}

@@ -86,7 +86,7 @@ fn assert_rows(got: Vec<TreeRow>, want: &[(&str, f64, f64, Option<f64>)]) {
     assert_eq!(got.len(), want.len(), "{got:?}");
     for (g, w) in got.iter().zip(want) {
         assert!(
-            g.0 == w.0 && close(g.1, w.1) && close(g.2, w.2) && w.3.map_or(true, |s| close(g.3.unwrap(), s)),
+            g.0 == w.0 && close(g.1, w.1) && close(g.2, w.2) && w.3.is_none_or(|s| close(g.3.unwrap(), s)),
             "got {g:?}, want {w:?}"
         );
     }

@@ -60,7 +60,10 @@ fn timeline_keeps_every_input_event_and_adds_each_threads_calls_on_a_thread_of_t
             }
             let tid = top + 1 + k as i64;
             let meta = added.next().unwrap();
-            assert_eq!((meta["ph"].as_str(), meta["pid"].as_i64(), meta["tid"].as_i64()), (Some("M"), Some(th.pid), Some(tid)));
+            assert_eq!(
+                (meta["ph"].as_str(), meta["pid"].as_i64(), meta["tid"].as_i64()),
+                (Some("M"), Some(th.pid), Some(tid))
+            );
             let name = meta["args"]["name"].as_str().unwrap();
             assert!(name.ends_with(": JS calls (jscalls)"), "{input}: {name}");
             for &i in th.canonical_order() {

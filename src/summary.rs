@@ -1,0 +1,128 @@
+//! The calls summary a person reads on a terminal: per thread, its calls, their JS time and the
+//! functions that took the most self time.
+
+use std::fmt::Write as _;
+
+use jscalls::estimate::ThreadCalls;
+use jscalls::js::Scalar;
+use jscalls::strings::Strings;
+use rustc_hash::FxHashMap;
+
+/// Functions listed per thread.
+const TOP: usize = 10;
+
+/// A function as a person names it: name, url, line and column (0-based, as V8 gives them).
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+struct Function {
+    name: String,
+    url: String,
+    line: i64,
+    column: i64,
+}
+
+impl Function {
+    fn of(th: &ThreadCalls, node: u32, strings: &Strings) -> Function {
+        let f = th.model.frame(node);
+        let num = |s: Scalar| match s {
+            Scalar::Num(n) if n.is_finite() => n as i64,
+            _ => -1,
+        };
+        let name = f.function_name.to_js_string(strings);
+        Function {
+            name: if name.is_empty() { "(anonymous)".to_owned() } else { name },
+            url: match f.url {
+                Scalar::Str(_) => f.url.to_js_string(strings),
+                _ => String::new(),
+            },
+            line: num(f.line_number),
+            column: num(f.column_number),
+        }
+    }
+
+    /// `url:line:column`, 1-based as editors count, or nothing for a function without a script.
+    fn location(&self) -> String {
+        if self.url.is_empty() {
+            return String::new();
+        }
+        match (self.line, self.column) {
+            (l, c) if l >= 0 && c >= 0 => format!("{}:{}:{}", self.url, l + 1, c + 1),
+            (l, _) if l >= 0 => format!("{}:{}", self.url, l + 1),
+            _ => self.url.clone(),
+        }
+    }
+}
+
+/// One thread's part of the summary.
+pub fn thread(out: &mut String, th: &ThreadCalls, strings: &Strings) {
+    let name = th.thread_name.as_deref().unwrap_or("(unnamed thread)");
+    let _ = write!(out, "  pid {} tid {} {name}: ", th.pid, th.tid);
+    if th.calls.is_empty() {
+        let why = th.skipped.unwrap_or("no JS ran while it was sampled");
+        let _ = writeln!(out, "no calls ({why})");
+        return;
+    }
+    // Self times add up to the time under the thread's outermost calls (without the trace
+    // events nested in them): the JS time.
+    let mut by_function: FxHashMap<Function, (f64, u64)> = FxHashMap::default();
+    let mut js = 0.0;
+    for (c, s) in th.calls.iter().zip(&th.self_time) {
+        let s = s.unwrap_or(0.0);
+        js += s;
+        let e = by_function.entry(Function::of(th, c.node, strings)).or_default();
+        e.0 += s;
+        e.1 += 1;
+    }
+    let _ = writeln!(out, "{} calls, {} of JS", group(th.calls.len() as u64), ms(js));
+    let mut top: Vec<(Function, (f64, u64))> = by_function.into_iter().collect();
+    // Biggest first; ties by name, so that the order never depends on a hash.
+    top.sort_by(|a, b| b.1 .0.total_cmp(&a.1 .0).then_with(|| a.0.cmp(&b.0)));
+    let _ = writeln!(out, "    {:>10}  {:>6}  {:>7}  function", "self", "", "calls");
+    for (f, (s, n)) in top.iter().take(TOP) {
+        let pct = if js > 0.0 { 100.0 * s / js } else { 0.0 };
+        let line = format!("    {:>10}  {:>5.1}%  {:>7}  {}  {}", ms(*s), pct, group(*n), f.name, f.location());
+        let _ = writeln!(out, "{}", line.trim_end());
+    }
+    if top.len() > TOP {
+        let _ = writeln!(out, "    … {} more functions", group((top.len() - TOP) as u64));
+    }
+}
+
+/// Microseconds as milliseconds, for a person.
+fn ms(us: f64) -> String {
+    format!("{:.1} ms", us / 1000.0)
+}
+
+/// An integer with thousands separated by commas.
+fn group(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn groups_thousands() {
+        assert_eq!(group(0), "0");
+        assert_eq!(group(999), "999");
+        assert_eq!(group(1_000), "1,000");
+        assert_eq!(group(1_234_567), "1,234,567");
+    }
+
+    #[test]
+    fn locations_are_one_based() {
+        let f = |url: &str, line, column| Function { name: "f".into(), url: url.into(), line, column };
+        assert_eq!(f("a.js", 0, 0).location(), "a.js:1:1");
+        assert_eq!(f("a.js", 9, -1).location(), "a.js:10");
+        assert_eq!(f("a.js", -1, -1).location(), "a.js");
+        assert_eq!(f("", 3, 4).location(), "");
+    }
+}
