@@ -57,8 +57,8 @@ for _ in $(seq "$RUNS"); do
   # 100 MB trace on this machine's ext4, mounted with online discard), a cost of this loop,
   # not of the conversion. (DevTools' figure leaves out writing altogether.)
   rm -f "$OUT/calls.json" "$OUT/timeline.json"
-  measure calls "$J" calls "$FILE" -q -o "$OUT/calls.json"
-  measure timeline "$J" timeline "$FILE" -q -o "$OUT/timeline.json"
+  measure calls "$J" calls "$FILE" --engine 0.0.65 -q -o "$OUT/calls.json"
+  measure timeline "$J" timeline "$FILE" --engine 0.0.65 -q -o "$OUT/timeline.json"
   if [ "$DEVTOOLS" = 1 ]; then
     node --max-old-space-size=16000 target/oracle/oracle.mjs "$FILE" --timing --quiet-engine --out "$OUT/oracle.json" 2> "$OUT/dt.err"
     # DevTools' cost: read + JSON.parse + Model.parse (the engine), as the oracle reports it.

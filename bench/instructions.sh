@@ -21,7 +21,7 @@ OUT="$(mktemp)"
 trap 'rm -f "$OUT"' EXIT
 for bin in "$@"; do
   valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null \
-    "$bin" calls "$FILE" --threads 1 -q -o /dev/null 2> "$OUT" || { cat "$OUT" >&2; exit 1; }
+    "$bin" calls "$FILE" --engine 0.0.65 --threads 1 -q -o /dev/null 2> "$OUT" || { cat "$OUT" >&2; exit 1; }
   refs=$(sed -n 's/.*I *refs: *//p' "$OUT" | tr -d ,)
   printf "%16s instructions  %s\n" "$(echo "$refs" | sed ':a;s/\B[0-9]\{3\}\>/,&/;ta')" "$bin"
 done
