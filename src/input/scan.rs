@@ -141,16 +141,33 @@ pub fn newlines_and_ascii(b: &[u8]) -> (u64, bool) {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::*;
-        // SAFETY: SSE2 is part of x86_64; each load reads b[i..i + 16], kept in bounds by the
-        // loop condition.
+        // SAFETY: SSE2 is part of x86_64; each load reads 16 bytes inside b[i..i + 64], kept in
+        // bounds by the loop conditions.
         unsafe {
             let nl = _mm_set1_epi8(b'\n' as i8);
-            let mut any = _mm_setzero_si128();
-            while i + 16 <= b.len() {
-                let v = _mm_loadu_si128(b.as_ptr().add(i).cast::<__m128i>());
-                n += u64::from(_mm_movemask_epi8(_mm_cmpeq_epi8(v, nl)).count_ones());
-                any = _mm_or_si128(any, v);
-                i += 16;
+            let zero = _mm_setzero_si128();
+            let mut any = zero;
+            while i + 64 <= b.len() {
+                // Per byte lane, a count of newlines (a match is -1, subtracted), summed into
+                // `n` before a lane can pass 255.
+                let mut lanes = zero;
+                let stop = b.len().min(i + 64 * 63);
+                while i + 64 <= stop {
+                    let p = b.as_ptr().add(i).cast::<__m128i>();
+                    let (v0, v1, v2, v3) = (
+                        _mm_loadu_si128(p),
+                        _mm_loadu_si128(p.add(1)),
+                        _mm_loadu_si128(p.add(2)),
+                        _mm_loadu_si128(p.add(3)),
+                    );
+                    let m01 = _mm_add_epi8(_mm_cmpeq_epi8(v0, nl), _mm_cmpeq_epi8(v1, nl));
+                    let m23 = _mm_add_epi8(_mm_cmpeq_epi8(v2, nl), _mm_cmpeq_epi8(v3, nl));
+                    lanes = _mm_sub_epi8(lanes, _mm_add_epi8(m01, m23));
+                    any = _mm_or_si128(any, _mm_or_si128(_mm_or_si128(v0, v1), _mm_or_si128(v2, v3)));
+                    i += 64;
+                }
+                let sums = _mm_sad_epu8(lanes, zero);
+                n += (_mm_cvtsi128_si64(sums) + _mm_cvtsi128_si64(_mm_unpackhi_epi64(sums, sums))) as u64;
             }
             if _mm_movemask_epi8(any) != 0 {
                 high = 0x80;
@@ -1162,7 +1179,7 @@ mod tests {
     #[test]
     fn newlines_and_ascii_agree_with_a_byte_loop() {
         // Every length around the 16-byte steps, a newline or a high byte at every place.
-        for len in 0..70 {
+        for len in (0..200).chain([64 * 63 - 1, 64 * 63, 64 * 63 + 1, 64 * 64 + 17]) {
             for at in 0..len {
                 for c in [b'\n', 0x80, 0xff, b'a'] {
                     let mut b = vec![b'x'; len];
@@ -1172,6 +1189,14 @@ mod tests {
                     assert_eq!(newlines_and_ascii(&b), want, "len {len}, {c:#x} at {at}");
                 }
             }
+        }
+    }
+
+    #[test]
+    fn newlines_are_counted_when_every_byte_is_one() {
+        // The byte lanes count up to 4 a step for 63 steps before they are summed.
+        for len in [64 * 63, 64 * 63 * 3 + 5] {
+            assert_eq!(newlines_and_ascii(&vec![b'\n'; len]), (len as u64, true));
         }
     }
 
