@@ -23,9 +23,8 @@ mod alloc;
 static ALLOC: alloc::Split = alloc::Split;
 
 use criterion::{black_box, criterion_group, criterion_main, BatchSize, Criterion, Throughput};
-use jscalls::error::Diagnostics;
-use jscalls::input::document::{EventCtx, RawEvent, Sink};
-use jscalls::{analyze, Config, Source};
+use jscalls::internals::{EventCtx, RawEvent, Sink};
+use jscalls::{analyze, Config, Diagnostics, Source};
 
 fn input() -> Source {
     let path = std::env::var("JSCALLS_BENCH_INPUT").unwrap_or_else(|_| "fixtures/chrome-ui.json.gz".into());
@@ -76,25 +75,21 @@ fn stages(c: &mut Criterion) {
     g.bench_function("parse", |b| {
         b.iter(|| {
             let mut sink = Count(0);
-            jscalls::scan_all(&src, &mut sink, &cfg).unwrap();
+            jscalls::internals::scan_all(&src, &mut sink, &cfg).unwrap();
             black_box(sink.0)
         })
     });
-    g.bench_function("assemble", |b| b.iter(|| black_box(jscalls::assemble(&src, &cfg).unwrap().1.threads.len())));
+    g.bench_function("assemble", |b| b.iter(|| black_box(jscalls::assemble(&src, &cfg).unwrap().1.n_events())));
     g.bench_function("estimate", |b| {
         b.iter_batched(
             || jscalls::assemble(&src, &cfg).unwrap(),
-            |(_, m)| black_box(jscalls::estimate_model(m, &cfg).n_calls()),
+            |(_, m)| black_box(jscalls::internals::estimate(m)),
             BatchSize::LargeInput,
         )
     });
     let a = analyze(&src, &cfg).unwrap();
-    g.bench_function("write_calls", |b| {
-        b.iter(|| jscalls::output::calls::write_calls(&mut std::io::sink(), &a.timeline, "x", "e").unwrap())
-    });
-    g.bench_function("write_timeline", |b| {
-        b.iter(|| jscalls::output::timeline::write_timeline(&mut std::io::sink(), &src, &a.timeline, 1 << 30).unwrap())
-    });
+    g.bench_function("write_calls", |b| b.iter(|| a.write_calls(&mut std::io::sink(), "x").unwrap()));
+    g.bench_function("write_timeline", |b| b.iter(|| a.write_timeline(&mut std::io::sink(), &src).unwrap()));
     g.finish();
 }
 

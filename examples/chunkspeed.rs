@@ -6,8 +6,7 @@
 //! usage: cargo run --release --example chunkspeed -- FILE      (an uncompressed trace)
 use std::time::Instant;
 
-use jscalls::input::{scan, shapes};
-use jscalls::model::trace::ChunkIn;
+use jscalls::internals::{scan, shapes, ChunkIn};
 
 fn main() {
     let path = std::env::args().nth(1).expect("usage: chunkspeed FILE");

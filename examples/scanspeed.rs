@@ -6,7 +6,7 @@
 //! `--events`: only the per-event pass, for profiling it)
 use std::time::Instant;
 
-use jscalls::input::scan;
+use jscalls::internals::scan;
 
 fn main() {
     let path = std::env::args().nth(1).expect("usage: scanspeed FILE [--events]");

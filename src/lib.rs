@@ -1,20 +1,13 @@
 //! # jscalls
 //!
 //! Estimates when JavaScript calls started and ended from V8 CPU-profile samples, exactly as
-//! Chrome DevTools does (its trace engine's `SamplesIntegrator`), and writes the result as a
-//! timeline trace or as a calls JSON.
+//! Chrome DevTools does (its trace engine's `SamplesIntegrator`), and writes the result as the
+//! calls JSON or as a timeline trace.
 //!
 //! **In:** a V8 `.cpuprofile` (`node --cpu-prof`, CDP `Profiler.stop`) or a Chrome / Node trace
 //! (a JSON array of events or `{"traceEvents": [...]}`, gzip or not) with `Profile` /
 //! `ProfileChunk` events. **Out:** per profiled thread, the estimated calls (start, duration,
 //! self time, depth, frame), field for field what DevTools computes.
-//!
-//! ```text
-//! input (bytes → RawEvent / profile JSON)     streamed, scanned in parallel, delivered in order
-//!   → model (profiles, per-thread entries)    SamplesHandler, RendererHandler, MetaHandler
-//!   → estimate (ProfileCalls per thread)      SamplesIntegrator / forEachFrame, treify
-//!   → output (calls JSON, timeline trace)
-//! ```
 //!
 //! ```
 //! use jscalls::{analyze, Config, Source};
@@ -22,29 +15,37 @@
 //!   {"id":2,"parent":1,"callFrame":{"functionName":"work","scriptId":"1","url":"a.js","lineNumber":3,"columnNumber":0}}],
 //!   "samples":[2,2,1],"timeDeltas":[100,100,100],"startTime":0,"endTime":300}"#;
 //! let a = analyze(&Source::Memory(profile.as_bytes().into()), &Config::default()).unwrap();
-//! let t = &a.timeline.threads[0];
-//! assert_eq!(t.calls.len(), 1);
-//! assert_eq!((t.calls[0].ts, t.calls[0].dur), (100.0, 200.0));
+//! let thread = a.threads().next().unwrap();
+//! let call = thread.call(0);
+//! assert_eq!((call.frame().function_name(), call.ts(), call.dur()), ("work".into(), 100.0, 200.0));
+//! assert_eq!(call.self_time(), Some(200.0));
 //! ```
+//!
+//! [`analyze`] keeps every thread's calls; [`assemble`] reads the input and leaves the estimate
+//! to [`Assembled`]'s writers, which estimate one thread at a time as they write it.
 
 #![warn(missing_docs)]
 
-pub mod error;
-pub mod estimate;
-pub mod input;
-pub mod js;
-pub mod model;
-pub mod output;
-pub mod parallel;
-pub mod strings;
+mod error;
+mod estimate;
+mod input;
+mod js;
+mod model;
+mod output;
+mod parallel;
+mod strings;
+mod view;
 
 pub use error::{Diagnostics, Error, Location, Warning, WarningKind};
-pub use estimate::{Call, Mode, ThreadCalls, Timeline};
 pub use input::Source;
 pub use model::profile::Limits;
 pub use model::trace::EngineVersion;
+pub use view::{Call, Frame, Thread};
 
-use estimate::IntegratorConfig;
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+use estimate::{AllThreads, Estimates, IntegratorConfig, Lazy, Mode};
 use input::document::{read_document, Document};
 use input::loose::{IdArray, Loose, NumArray};
 use input::reader::serde_message;
@@ -61,7 +62,7 @@ pub enum CpuProfileMode {
     PerformancePanel,
 }
 
-/// Options. The defaults are DevTools' defaults.
+/// Options. The defaults are what current Chrome DevTools does.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct Config {
@@ -80,6 +81,10 @@ pub struct Config {
     /// one pool per process, one per CPU but one (at most 7: the calling thread is the
     /// eighth), so more than that adds none.
     pub threads: usize,
+    /// Map a plain input file instead of reading it. Default: true. A mapped file that another
+    /// program cuts short while it is read stops the process (SIGBUS), as it does any program
+    /// that maps its input: turn this off for a file that may still be rewritten.
+    pub mmap: bool,
     /// Set to the bytes of the event array read so far (decompressed), as reading advances: for
     /// a progress display on another thread. Default: none.
     pub progress: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
@@ -94,8 +99,15 @@ impl Default for Config {
             limits: Limits::default(),
             max_event_bytes: 1 << 30,
             threads: std::thread::available_parallelism().map(|n| n.get().min(8)).unwrap_or(1),
+            mmap: true,
             progress: None,
         }
+    }
+}
+
+impl Config {
+    fn integrator(&self) -> IntegratorConfig {
+        IntegratorConfig { show_all_events: self.show_all_events, version: self.engine, threads: self.threads }
     }
 }
 
@@ -108,11 +120,11 @@ pub enum InputKind {
     CpuProfile,
 }
 
-/// The result of [`analyze`].
+/// The result of [`analyze`]: every profiled thread's calls.
 #[derive(Debug)]
 pub struct Analysis {
-    /// The calls.
-    pub timeline: Timeline,
+    pub(crate) all: AllThreads,
+    cfg: Config,
     /// Warnings, counted by kind.
     pub diagnostics: Diagnostics,
     /// What the input was.
@@ -121,95 +133,131 @@ pub struct Analysis {
     pub n_events: u64,
 }
 
+impl Analysis {
+    /// One entry per CPU profile DevTools keeps, sorted by (pid, tid).
+    pub fn threads(&self) -> impl ExactSizeIterator<Item = Thread<'_>> {
+        self.all.threads.iter().map(|t| Thread::new(t, &self.all.strings))
+    }
+
+    /// The number of calls of every thread.
+    pub fn n_calls(&self) -> usize {
+        self.all.n_calls()
+    }
+
+    /// Writes the calls JSON (the DevTools oracle's format and order); `input_label` is the
+    /// input's name for its header.
+    pub fn write_calls(&self, out: &mut dyn Write, input_label: &str) -> Result<(), Error> {
+        output::calls::write_calls_from(out, &self.all, input_label, self.cfg.engine.label(), self.cfg.threads)
+            .map_err(|e| Error::io("cannot write the calls", e))
+    }
+
+    /// Writes the timeline: `source`'s events (read again) and each thread's calls on a thread
+    /// of their own. `source` must be the input analysed, and readable twice.
+    pub fn write_timeline(&self, out: &mut dyn Write, source: &Source) -> Result<(), Error> {
+        output::timeline::write_timeline_from(out, source, &self.all, &self.cfg)
+    }
+}
+
 /// Reads `source` and estimates its calls.
 pub fn analyze(source: &Source, cfg: &Config) -> Result<Analysis, Error> {
-    // JSCALLS_TIMING=1 prints the time of each stage on stderr (for measurements).
-    let timing = std::env::var_os("JSCALLS_TIMING").is_some();
-    let t0 = std::time::Instant::now();
-    let (diag, assembled) = assemble(source, cfg)?;
-    let t1 = std::time::Instant::now();
-    let kind = assembled.kind;
-    let n_events = assembled.n_events;
-    let timeline = estimate_model(assembled, cfg);
-    if timing {
-        eprintln!(
-            "jscalls: timing: read+parse+assemble {:.3} s, estimate {:.3} s (resident now {} MB, peak {} MB)",
-            (t1 - t0).as_secs_f64(),
-            t1.elapsed().as_secs_f64(),
-            memory_mb("VmRSS"),
-            memory_mb("VmHWM"),
-        );
-    }
-    Ok(Analysis { timeline, diagnostics: diag, kind, n_events })
+    let (diagnostics, assembled) = assemble(source, cfg)?;
+    let (kind, n_events) = (assembled.kind, assembled.n_events);
+    let threads = estimate::estimate_all(assembled.threads, assembled.mode, cfg.integrator(), cfg.threads);
+    let all = AllThreads { mode: assembled.mode, strings: assembled.strings, threads };
+    Ok(Analysis { all, cfg: cfg.clone(), diagnostics, kind, n_events })
 }
 
-/// The input read and assembled: per-thread profiles and events, ready to estimate.
+/// The input read and assembled (profiles and each thread's events), ready to estimate: its
+/// writers estimate one thread at a time as they write it, so that memory holds one thread's
+/// calls instead of all of them.
 #[derive(Debug)]
 pub struct Assembled {
-    /// What the input was.
-    pub kind: InputKind,
-    /// Trace events read.
-    pub n_events: u64,
-    /// The threads to estimate.
-    pub threads: Vec<ThreadWork>,
-    mode: estimate::Mode,
+    kind: InputKind,
+    n_events: u64,
+    threads: Vec<ThreadWork>,
+    mode: Mode,
     strings: strings::Strings,
+    cfg: Config,
+    stages: Vec<(&'static str, Duration)>,
 }
 
-/// Reads every event of `source` into `sink` (the scan alone; for measurements).
-pub fn scan_all<S: input::document::Sink>(source: &Source, sink: &mut S, cfg: &Config) -> Result<Diagnostics, Error> {
-    let mut diag = Diagnostics::default();
-    let mut w = source.window(cfg.max_event_bytes)?;
-    read_document(&mut w, sink, &mut diag, cfg.threads)?;
-    Ok(diag)
+impl Assembled {
+    /// What the input was.
+    pub fn kind(&self) -> InputKind {
+        self.kind
+    }
+
+    /// Trace events read (0 for a `.cpuprofile`).
+    pub fn n_events(&self) -> u64 {
+        self.n_events
+    }
+
+    /// The wall time of each stage so far, for measurements.
+    pub fn stage_times(&self) -> &[(&'static str, Duration)] {
+        &self.stages
+    }
+
+    fn lazy(self) -> (Lazy, Config) {
+        let lazy = Lazy {
+            mode: self.mode,
+            strings: self.strings,
+            works: self.threads,
+            cfg: self.cfg.integrator(),
+            threads: self.cfg.threads,
+        };
+        (lazy, self.cfg)
+    }
+
+    /// Writes the calls JSON, as [`Analysis::write_calls`] does.
+    pub fn write_calls(self, out: &mut dyn Write, input_label: &str) -> Result<(), Error> {
+        let (lazy, cfg) = self.lazy();
+        output::calls::write_calls_from(out, lazy, input_label, cfg.engine.label(), cfg.threads)
+            .map_err(|e| Error::io("cannot write the calls", e))
+    }
+
+    /// Writes the timeline, as [`Analysis::write_timeline`] does.
+    pub fn write_timeline(self, out: &mut dyn Write, source: &Source) -> Result<(), Error> {
+        let (lazy, cfg) = self.lazy();
+        output::timeline::write_timeline_from(out, source, lazy, &cfg)
+    }
+
+    /// Estimates the threads one at a time, in (pid, tid) order, handing each to `f`.
+    pub fn for_each_thread<E>(self, mut f: impl FnMut(Thread<'_>) -> Result<(), E>) -> Result<(), E> {
+        let (mut lazy, _) = self.lazy();
+        lazy.each(|t, strings| f(Thread::new(t, strings)))
+    }
 }
 
 /// Reads `source` and assembles its profiles and per-thread events (everything before the estimate).
 pub fn assemble(source: &Source, cfg: &Config) -> Result<(Diagnostics, Assembled), Error> {
     let mut diag = Diagnostics::default();
-    let t_read = std::time::Instant::now();
-    let cpu_read = cpu_seconds();
-    let mut w = source.window(cfg.max_event_bytes)?;
+    let mut stages = Vec::new();
+    let t = Instant::now();
+    let mut w = source.window(cfg.max_event_bytes, cfg.mmap)?;
     w.progress = cfg.progress.clone();
     let mut builder = TraceBuilder::new(cfg.limits, cfg.engine);
     let doc = read_document(&mut w, &mut builder, &mut diag, cfg.threads)?;
+    stages.push(("read", t.elapsed()));
+    let cfg = cfg.clone();
     match doc {
         Document::Trace { metadata, n_events, .. } => {
-            if std::env::var_os("JSCALLS_TIMING").is_some() {
-                eprintln!(
-                    "jscalls: timing: events read {:.3} s, cpu {:.3} s (resident now {} MB: {} MB allocated, {} MB of files)",
-                    t_read.elapsed().as_secs_f64(),
-                    cpu_seconds() - cpu_read,
-                    memory_mb("VmRSS"),
-                    memory_mb("RssAnon"),
-                    memory_mb("RssFile")
-                );
-            }
-            let t = std::time::Instant::now();
-            let cpu = cpu_seconds();
+            let t = Instant::now();
             let tm = builder.finish(metadata.as_deref(), &mut diag, cfg.threads)?;
-            if std::env::var_os("JSCALLS_TIMING").is_some() {
-                eprintln!(
-                    "jscalls: timing: profile models {:.3} s, cpu {:.3} s (resident now {} MB, peak {} MB)",
-                    t.elapsed().as_secs_f64(),
-                    cpu_seconds() - cpu,
-                    memory_mb("VmRSS"),
-                    memory_mb("VmHWM")
-                );
-            }
-            let mode = if tm.cpu_profile_origin { estimate::Mode::CpuProfile } else { estimate::Mode::Trace };
-            Ok((diag, Assembled { kind: InputKind::Trace, n_events, threads: tm.threads, mode, strings: tm.strings }))
+            stages.push(("profile models", t.elapsed()));
+            let mode = if tm.cpu_profile_origin { Mode::PerformancePanel } else { Mode::Trace };
+            let kind = InputKind::Trace;
+            Ok((diag, Assembled { kind, n_events, threads: tm.threads, mode, strings: tm.strings, cfg, stages }))
         }
         Document::CpuProfile { fields, location } => {
             let mut strings = strings::Strings::default();
             let json = cpuprofile_json(&fields, location)?;
             let raw = raw_from_cpuprofile(&json, &mut strings, Some(location))?;
             let mode = match cfg.cpuprofile_mode {
-                CpuProfileMode::Integrator => estimate::Mode::Integrator,
-                CpuProfileMode::PerformancePanel => estimate::Mode::CpuProfile,
+                CpuProfileMode::Integrator => Mode::Integrator,
+                CpuProfileMode::PerformancePanel => Mode::PerformancePanel,
             };
             let mut threads = Vec::new();
-            if raw.nodes.is_empty() && mode == estimate::Mode::CpuProfile {
+            if raw.nodes.is_empty() && mode == Mode::PerformancePanel {
                 diag.push(
                     WarningKind::EmptyProfile,
                     Some(location),
@@ -229,56 +277,38 @@ pub fn assemble(source: &Source, cfg: &Config) -> Result<(Diagnostics, Assembled
                     skipped: None,
                 });
             }
-            Ok((diag, Assembled { kind: InputKind::CpuProfile, n_events: 0, threads, mode, strings }))
+            let kind = InputKind::CpuProfile;
+            Ok((diag, Assembled { kind, n_events: 0, threads, mode, strings, cfg, stages }))
         }
     }
 }
 
-/// CPU time of the process so far, all threads, user and system (for `JSCALLS_TIMING`; 0
-/// where it is not known).
-pub fn cpu_seconds() -> f64 {
-    #[cfg(target_os = "linux")]
-    {
-        // SAFETY: getrusage only writes the struct it is given.
-        let mut u: libc::rusage = unsafe { std::mem::zeroed() };
-        if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) } == 0 {
-            let s = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-            return s(u.ru_utime) + s(u.ru_stime);
-        }
+/// The project's measurement tools reach inside through this (`--features internals`); it is
+/// not part of the API and changes without notice.
+#[cfg(feature = "internals")]
+#[doc(hidden)]
+pub mod internals {
+    use crate::estimate;
+    pub use crate::input::document::{EventCtx, RawEvent, Sink};
+    pub use crate::input::{scan, shapes};
+    pub use crate::model::trace::ChunkIn;
+
+    /// Estimates every thread of `a` (the estimate alone); returns the number of calls.
+    pub fn estimate(a: crate::Assembled) -> usize {
+        let cfg = a.cfg.integrator();
+        estimate::estimate_all(a.threads, a.mode, cfg, a.cfg.threads).iter().map(|t| t.calls.len()).sum()
     }
-    0.0
-}
 
-/// A memory figure of this process from `/proc/self/status` (Linux; 0 elsewhere), in MB, for
-/// the `JSCALLS_TIMING` report.
-pub fn memory_mb(field: &str) -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    let line = status.lines().find(|l| l.starts_with(field)).unwrap_or("");
-    line.split_whitespace().nth(1).and_then(|kb| kb.parse::<u64>().ok()).unwrap_or(0) / 1024
-}
-
-/// Estimates the calls of an assembled input.
-pub fn estimate_model(a: Assembled, cfg: &Config) -> Timeline {
-    let threads = estimate::estimate_all(a.threads, a.mode, integrator_config(cfg), cfg.threads);
-    Timeline { mode: a.mode, strings: a.strings, threads }
-}
-
-fn integrator_config(cfg: &Config) -> IntegratorConfig {
-    IntegratorConfig { show_all_events: cfg.show_all_events, version: cfg.engine, threads: cfg.threads }
-}
-
-impl Assembled {
-    /// The threads, to be estimated one at a time as a writer reaches them
-    /// (`output::calls::write_calls_from`, `output::timeline::write_timeline_from`): the same
-    /// output as [`estimate_model`], with one thread's calls in memory instead of all of them.
-    pub fn lazy(self, cfg: &Config) -> estimate::Lazy {
-        estimate::Lazy {
-            mode: self.mode,
-            strings: self.strings,
-            works: self.threads,
-            cfg: integrator_config(cfg),
-            threads: cfg.threads,
-        }
+    /// Reads every event of `source` into `sink` (the scan alone).
+    pub fn scan_all<S: Sink>(
+        source: &crate::Source,
+        sink: &mut S,
+        cfg: &crate::Config,
+    ) -> Result<crate::Diagnostics, crate::Error> {
+        let mut diag = crate::Diagnostics::default();
+        let mut w = source.window(cfg.max_event_bytes, cfg.mmap)?;
+        crate::input::document::read_document(&mut w, sink, &mut diag, cfg.threads)?;
+        Ok(diag)
     }
 }
 

@@ -13,8 +13,7 @@ use std::sync::Arc;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use jscalls::estimate::Estimates;
-use jscalls::{assemble, Config, CpuProfileMode, Diagnostics, EngineVersion, Error, Limits, Source};
+use jscalls::{assemble, Assembled, Config, CpuProfileMode, Diagnostics, EngineVersion, Error, Limits, Source};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -160,6 +159,9 @@ impl Global {
         if let Some(n) = self.threads {
             cfg.threads = usize::from(n);
         }
+        // JSCALLS_NO_MMAP=1: read a plain file instead of mapping it (a file that another
+        // program may still be rewriting).
+        cfg.mmap = std::env::var_os("JSCALLS_NO_MMAP").is_none();
         cfg
     }
 }
@@ -393,9 +395,13 @@ fn run_one(
     let progress = Progress::start(input, global.quiet);
     let mut cfg = cfg.clone();
     cfg.progress = progress.as_ref().map(|p| p.bytes.clone());
+    let timing = Timing::start();
     let assembled = assemble(&source, &cfg);
     drop(progress);
     let (diagnostics, assembled) = assembled.map_err(fail)?;
+    if let Some(t) = &timing {
+        t.report_stages(&assembled);
+    }
     report(&name, &diagnostics, global.quiet, global.verbose);
     if global.strict && diagnostics.total_significant() > 0 {
         let first = diagnostics
@@ -410,46 +416,81 @@ fn run_one(
         Some(p) => p.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_else(|| name.clone()),
         None => "-".to_owned(),
     };
-    let estimates = assembled.lazy(&cfg);
-    let (t, cpu) = (std::time::Instant::now(), jscalls::cpu_seconds());
+    let timing = Timing::start();
     let result = output.write(|w| match product {
-        Product::Timeline => jscalls::output::timeline::write_timeline_from(w, &source, estimates, cfg.max_event_bytes),
-        Product::Calls(CallsFormat::Json) => {
-            jscalls::output::calls::write_calls_from(w, estimates, &input_label, cfg.engine.label(), cfg.threads)
-                .map_err(|e| Error::io("cannot write the calls", e))
-        }
-        Product::Calls(CallsFormat::Summary) => write_summary(w, estimates, &diagnostics, cfg.engine),
+        Product::Timeline => assembled.write_timeline(w, &source),
+        Product::Calls(CallsFormat::Json) => assembled.write_calls(w, &input_label),
+        Product::Calls(CallsFormat::Summary) => write_summary(w, assembled, &diagnostics, cfg.engine),
     });
     drop(spill);
-    // JSCALLS_TIMING=1 prints the time of each stage on stderr (for measurements).
-    if std::env::var_os("JSCALLS_TIMING").is_some() {
-        say!(
-            "jscalls: timing: estimate+write {:.3} s, cpu {:.3} s (resident now {} MB, peak {} MB)",
-            t.elapsed().as_secs_f64(),
-            jscalls::cpu_seconds() - cpu,
-            jscalls::memory_mb("VmRSS"),
-            jscalls::memory_mb("VmHWM")
-        );
+    if let Some(t) = &timing {
+        t.report("estimate+write");
     }
     result.map_err(fail)
 }
 
+/// `JSCALLS_TIMING=1`: each stage's wall time, the process's CPU time and memory, on stderr
+/// (for measurements).
+struct Timing {
+    start: std::time::Instant,
+    cpu: f64,
+}
+
+impl Timing {
+    fn start() -> Option<Timing> {
+        std::env::var_os("JSCALLS_TIMING").map(|_| Timing { start: std::time::Instant::now(), cpu: cpu_seconds() })
+    }
+
+    fn report_stages(&self, a: &Assembled) {
+        for (stage, t) in a.stage_times() {
+            say!("jscalls: timing: {stage} {:.3} s", t.as_secs_f64());
+        }
+        self.report("read+assemble");
+    }
+
+    fn report(&self, what: &str) {
+        say!(
+            "jscalls: timing: {what} {:.3} s, cpu {:.3} s (resident now {} MB, peak {} MB)",
+            self.start.elapsed().as_secs_f64(),
+            cpu_seconds() - self.cpu,
+            memory_mb("VmRSS"),
+            memory_mb("VmHWM")
+        );
+    }
+}
+
+/// CPU time of the process so far, all threads, user and system (0 where it is not known).
+fn cpu_seconds() -> f64 {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: getrusage only writes the struct it is given.
+        let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+        if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) } == 0 {
+            let s = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+            return s(u.ru_utime) + s(u.ru_stime);
+        }
+    }
+    0.0
+}
+
+/// A memory figure of this process from `/proc/self/status` (Linux; 0 elsewhere), in MB.
+fn memory_mb(field: &str) -> u64 {
+    let status = fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let line = status.lines().find(|l| l.starts_with(field)).unwrap_or("");
+    line.split_whitespace().nth(1).and_then(|kb| kb.parse::<u64>().ok()).unwrap_or(0) / 1024
+}
+
 /// The calls summary, thread by thread.
-fn write_summary(
-    w: &mut dyn Write,
-    mut estimates: jscalls::estimate::Lazy,
-    d: &Diagnostics,
-    engine: EngineVersion,
-) -> Result<(), Error> {
+fn write_summary(w: &mut dyn Write, assembled: Assembled, d: &Diagnostics, engine: EngineVersion) -> Result<(), Error> {
     let engine = match engine {
         EngineVersion::V0_0_65 => "0.0.65",
         EngineVersion::Latest => "latest",
     };
     let mut text = format!("JS calls as DevTools ({engine}) estimates them; --format json or -o FILE for every call\n");
     let mut threads = 0;
-    estimates.each(|th, strings| {
+    assembled.for_each_thread(|th| {
         threads += 1;
-        summary::thread(&mut text, th, strings);
+        summary::thread(&mut text, th);
         Ok::<(), Error>(())
     })?;
     if threads == 0 {

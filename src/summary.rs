@@ -3,9 +3,7 @@
 
 use std::fmt::Write as _;
 
-use jscalls::estimate::ThreadCalls;
-use jscalls::js::Scalar;
-use jscalls::strings::Strings;
+use jscalls::{Call, Thread};
 use rustc_hash::FxHashMap;
 
 /// Functions listed per thread.
@@ -21,21 +19,14 @@ struct Function {
 }
 
 impl Function {
-    fn of(th: &ThreadCalls, node: u32, strings: &Strings) -> Function {
-        let f = th.model.frame(node);
-        let num = |s: Scalar| match s {
-            Scalar::Num(n) if n.is_finite() => n as i64,
-            _ => -1,
-        };
-        let name = f.function_name.to_js_string(strings);
+    fn of(call: Call<'_>) -> Function {
+        let f = call.frame();
+        let name = f.function_name();
         Function {
-            name: if name.is_empty() { "(anonymous)".to_owned() } else { name },
-            url: match f.url {
-                Scalar::Str(_) => f.url.to_js_string(strings),
-                _ => String::new(),
-            },
-            line: num(f.line_number),
-            column: num(f.column_number),
+            name: if name.is_empty() { "(anonymous)".to_owned() } else { name.into_owned() },
+            url: f.url().into_owned(),
+            line: f.line().unwrap_or(-1),
+            column: f.column().unwrap_or(-1),
         }
     }
 
@@ -53,11 +44,11 @@ impl Function {
 }
 
 /// One thread's part of the summary.
-pub fn thread(out: &mut String, th: &ThreadCalls, strings: &Strings) {
-    let name = th.thread_name.as_deref().unwrap_or("(unnamed thread)");
-    let _ = write!(out, "  pid {} tid {} {name}: ", th.pid, th.tid);
-    if th.calls.is_empty() {
-        let why = th.skipped.unwrap_or("no JS ran while it was sampled");
+pub fn thread(out: &mut String, th: Thread<'_>) {
+    let name = th.name().unwrap_or("(unnamed thread)");
+    let _ = write!(out, "  pid {} tid {} {name}: ", th.pid(), th.tid());
+    if th.is_empty() {
+        let why = th.skipped().unwrap_or("no JS ran while it was sampled");
         let _ = writeln!(out, "no calls ({why})");
         return;
     }
@@ -65,14 +56,14 @@ pub fn thread(out: &mut String, th: &ThreadCalls, strings: &Strings) {
     // events nested in them): the JS time.
     let mut by_function: FxHashMap<Function, (f64, u64)> = FxHashMap::default();
     let mut js = 0.0;
-    for (c, s) in th.calls.iter().zip(&th.self_time) {
-        let s = s.unwrap_or(0.0);
+    for call in th.calls() {
+        let s = call.self_time().unwrap_or(0.0);
         js += s;
-        let e = by_function.entry(Function::of(th, c.node, strings)).or_default();
+        let e = by_function.entry(Function::of(call)).or_default();
         e.0 += s;
         e.1 += 1;
     }
-    let _ = writeln!(out, "{} calls, {} of JS", group(th.calls.len() as u64), ms(js));
+    let _ = writeln!(out, "{} calls, {} of JS", group(th.len() as u64), ms(js));
     let mut top: Vec<(Function, (f64, u64))> = by_function.into_iter().collect();
     // Biggest first; ties by name, so that the order never depends on a hash.
     top.sort_by(|a, b| b.1 .0.total_cmp(&a.1 .0).then_with(|| a.0.cmp(&b.0)));

@@ -15,17 +15,17 @@ pub fn run(data: &[u8]) {
         cfg.limits.max_depth = 2_000;
         cfg.limits.max_extra_nodes = 20_000;
         let Ok(a) = analyze(&src, &cfg) else { continue };
-        for t in &a.timeline.threads {
-            for c in &t.calls {
-                assert!(c.ts.is_finite() && c.dur.is_finite(), "a call with a non-finite time");
+        for t in a.threads() {
+            for c in t.calls() {
+                assert!(c.ts().is_finite() && c.dur().is_finite(), "a call with a non-finite time");
             }
         }
         let mut out = Vec::new();
-        jscalls::output::calls::write_calls(&mut out, &a.timeline, "fuzz", "e").unwrap();
+        a.write_calls(&mut out, "fuzz").unwrap();
         let text = std::str::from_utf8(&out).expect("calls output is UTF-8");
         serde_json_check(text);
         let mut out = Vec::new();
-        if jscalls::output::timeline::write_timeline(&mut out, &src, &a.timeline, 1 << 30).is_ok() {
+        if a.write_timeline(&mut out, &src).is_ok() {
             serde_json_check(std::str::from_utf8(&out).expect("timeline output is UTF-8"));
         }
     }

@@ -5,7 +5,7 @@
 
 use rustc_hash::FxHashMap;
 
-use super::Call;
+use super::ProfileCall;
 use crate::model::profile::{ProfileModel, NONE};
 
 /// A JS array of numbers that may be read or written at any integer index, including negative
@@ -40,7 +40,7 @@ impl JsArray {
 /// The output of [`for_each_frame`]: calls in open order, with tree self time and depth.
 pub struct FrameCalls {
     /// The calls.
-    pub calls: Vec<Call>,
+    pub calls: Vec<ProfileCall>,
     /// Self time per call (µs), as the SamplesHandler's tree node has it.
     pub self_time: Vec<Option<f64>>,
     /// Depth per call.
@@ -57,7 +57,7 @@ struct Walk {
 
 impl Walk {
     fn open(&mut self, depth: i32, node: u32, sample: usize, t: f64) {
-        self.out.calls.push(Call { node, sample_index: sample as i64, ts: t * 1000.0, dur: 0.0 });
+        self.out.calls.push(ProfileCall { node, sample_index: sample as i64, ts: t * 1000.0, dur: 0.0 });
         self.out.self_time.push(None);
         self.out.depth.push(Some(depth));
         self.open_calls.push(self.out.calls.len() - 1);

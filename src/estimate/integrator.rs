@@ -10,7 +10,7 @@
 //! same end time into *every* open frame. Here a frame's duration is computed only when it
 //! leaves the stack (or at the end), from the time of the last truncate that saw it open.
 
-use super::Call;
+use super::ProfileCall;
 use crate::js::Scalar;
 use crate::model::profile::{ProfileModel, NONE};
 use crate::model::trace::{EngineVersion, Entry, INSTANT, INVOCATION, RESET};
@@ -51,7 +51,7 @@ struct State<'m> {
     /// ([`NO_NODE`] when it does not), from [`resolve_trace_ids`].
     trace_nodes: &'m [u32],
     cfg: IntegratorConfig,
-    out: Vec<Call>,
+    out: Vec<ProfileCall>,
     /// The JS stack: indices into `out`, with the truncate count when each was pushed.
     js: Vec<(u32, u64)>,
     /// The [`State::keys`] of the JS stack's frames, side by side with `js`: the walk that
@@ -107,7 +107,7 @@ pub fn build_profile_calls(
     entries: &[Entry],
     trace_values: &[(u32, Scalar)],
     cfg: IntegratorConfig,
-) -> (Vec<Call>, u64) {
+) -> (Vec<ProfileCall>, u64) {
     let trace_nodes = resolve_trace_ids(model, trace_values);
     let n = model.n_samples();
     let cut = if cfg.threads > 1 { split_point(model, entries) } else { None };
@@ -126,7 +126,7 @@ fn build_cut(
     cfg: IntegratorConfig,
     e: usize,
     k: usize,
-) -> (Vec<Call>, u64) {
+) -> (Vec<ProfileCall>, u64) {
     let parts = vec![(0, e, 0, k), (e, entries.len(), k, model.n_samples())];
     let mut done = crate::parallel::map(parts, 2, |(e0, e1, s0, s1)| {
         let ends_at = (e1 < entries.len()).then(|| entries[e1].ts);
@@ -210,7 +210,7 @@ fn run_part(
     cfg: IntegratorConfig,
     seeds: impl Iterator<Item = Seed>,
     ends_at: Option<f64>,
-) -> (Vec<Call>, u64) {
+) -> (Vec<ProfileCall>, u64) {
     let mut seeds = seeds.peekable();
     let mut st = State::new(model, trace_nodes, cfg);
     // Recordings make a call for every 2.7 to 3.2 samples (Chromium, generated traces): room
@@ -529,7 +529,7 @@ impl<'m> State<'m> {
             let key = self.cand_keys[j];
             settled &= !skipped && key != NEVER;
             let idx = self.out.len() as u32;
-            self.out.push(Call { node, sample_index: sample, ts, dur: 0.0 });
+            self.out.push(ProfileCall { node, sample_index: sample, ts, dur: 0.0 });
             self.js.push((idx, self.n_truncates));
             self.js_keys.push(key);
         }
@@ -681,7 +681,7 @@ mod tests {
     /// the same console errors, for both engine versions and with native frames kept or not.
     #[test]
     fn a_thread_cut_at_a_task_gives_the_calls_of_one_walk() {
-        let bits = |calls: &[Call]| -> Vec<(u32, i64, u64, u64)> {
+        let bits = |calls: &[ProfileCall]| -> Vec<(u32, i64, u64, u64)> {
             calls.iter().map(|c| (c.node, c.sample_index, c.ts.to_bits(), c.dur.to_bits())).collect()
         };
         let mut tried = 0;

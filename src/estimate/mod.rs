@@ -20,7 +20,7 @@ pub use integrator::IntegratorConfig;
 
 /// One estimated call (a DevTools `ProfileCall`).
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Call {
+pub struct ProfileCall {
     /// Index of the node in [`ProfileModel::nodes`].
     pub node: u32,
     /// The (time-sorted) index of the sample that opened the call; −1 for trace-id frames.
@@ -39,7 +39,7 @@ pub enum Mode {
     /// SamplesIntegrator with no events (a bare `.cpuprofile`, the default for them).
     Integrator,
     /// `forEachFrame`: the Performance panel's algorithm for a loaded `.cpuprofile`.
-    CpuProfile,
+    PerformancePanel,
 }
 
 impl Mode {
@@ -48,7 +48,7 @@ impl Mode {
         match self {
             Mode::Trace => "trace",
             Mode::Integrator => "integrator",
-            Mode::CpuProfile => "devtools",
+            Mode::PerformancePanel => "devtools",
         }
     }
 }
@@ -69,7 +69,7 @@ pub struct ThreadCalls {
     /// The profile (nodes and frames the calls refer to).
     pub model: ProfileModel,
     /// The calls, in the order DevTools creates them.
-    pub calls: Vec<Call>,
+    pub calls: Vec<ProfileCall>,
     /// Self time of each call in the flame-chart tree (µs); None when the tree drops the call.
     pub self_time: Vec<Option<f64>>,
     /// Depth of each call in the flame-chart tree (trace events count); None when dropped.
@@ -148,7 +148,7 @@ pub fn estimate_thread(work: ThreadWork, mode: Mode, cfg: IntegratorConfig) -> T
                 tree::treify(entries, &calls, &order, &mut self_time, &mut depth);
                 (calls, self_time, depth, errors)
             }
-            Mode::CpuProfile => {
+            Mode::PerformancePanel => {
                 let f = for_each_frame::for_each_frame(&work.model);
                 (f.calls, f.self_time, f.depth, 0)
             }
@@ -208,22 +208,18 @@ pub fn estimate_all(works: Vec<ThreadWork>, mode: Mode, cfg: IntegratorConfig, n
 }
 
 /// Threads' calls handed to a writer in order, however they are held: all estimated already
-/// ([`Timeline`]), or each estimated as the writer reaches it ([`Lazy`]), so that memory holds
+/// ([`AllThreads`]), or each estimated as the writer reaches it ([`Lazy`]), so that memory holds
 /// one thread's calls at a time.
 pub trait Estimates {
     /// How the calls were computed.
     fn mode(&self) -> Mode;
     /// How many threads [`Estimates::each`] visits.
     fn len(&self) -> usize;
-    /// Whether there are no threads.
-    fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
     /// Calls `f` with every thread in order (sorted by pid, tid), and the strings its frames use.
     fn each<E>(&mut self, f: impl FnMut(&ThreadCalls, &Strings) -> Result<(), E>) -> Result<(), E>;
 }
 
-impl Estimates for &Timeline {
+impl Estimates for &AllThreads {
     fn mode(&self) -> Mode {
         self.mode
     }
@@ -299,7 +295,7 @@ impl Estimates for Lazy {
 
 /// The estimate of a whole input.
 #[derive(Debug)]
-pub struct Timeline {
+pub struct AllThreads {
     /// How the calls were computed.
     pub mode: Mode,
     /// Strings the frames refer to.
@@ -308,7 +304,7 @@ pub struct Timeline {
     pub threads: Vec<ThreadCalls>,
 }
 
-impl Timeline {
+impl AllThreads {
     /// Total number of calls.
     pub fn n_calls(&self) -> usize {
         self.threads.iter().map(|t| t.calls.len()).sum()

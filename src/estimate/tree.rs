@@ -1,7 +1,7 @@
 //! `treify` (spec §4.3): the flame-chart tree of a thread's events and calls, which gives each
 //! call its depth (trace events count as ancestors) and its self time.
 
-use super::Call;
+use super::ProfileCall;
 use crate::model::trace::Entry;
 
 /// Fills `self_time` and `depth` of `calls` by walking the merge of the sorted `entries` with
@@ -10,7 +10,7 @@ use crate::model::trace::Entry;
 /// overflow their parent get no tree node and keep `None`.
 pub fn treify(
     entries: &[Entry],
-    calls: &[Call],
+    calls: &[ProfileCall],
     order: &[u32],
     self_time: &mut [Option<f64>],
     depth: &mut [Option<i32>],

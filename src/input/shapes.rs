@@ -21,19 +21,10 @@ pub enum MaybeObj<T> {
     /// An object.
     Obj(T),
     /// Present but not an object.
-    Other(Loose<'static>),
+    Other,
 }
 
 impl<T> MaybeObj<T> {
-    /// The same value with the object converted by `f`.
-    pub fn map<U>(self, f: impl FnOnce(T) -> U) -> MaybeObj<U> {
-        match self {
-            MaybeObj::Missing => MaybeObj::Missing,
-            MaybeObj::Obj(t) => MaybeObj::Obj(f(t)),
-            MaybeObj::Other(v) => MaybeObj::Other(v),
-        }
-    }
-
     /// The object, if it is one.
     pub fn obj(&self) -> Option<&T> {
         match self {
@@ -56,25 +47,25 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for MaybeObj<T> {
             }
             fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
                 while seq.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(MaybeObj::Other(Loose::Array))
+                Ok(MaybeObj::Other)
             }
-            fn visit_bool<E: de::Error>(self, v: bool) -> Result<Self::Value, E> {
-                Ok(MaybeObj::Other(Loose::Bool(v)))
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(MaybeObj::Other)
             }
-            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
-                Ok(MaybeObj::Other(Loose::Num(v as f64)))
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(MaybeObj::Other)
             }
-            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
-                Ok(MaybeObj::Other(Loose::Num(v as f64)))
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(MaybeObj::Other)
             }
-            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
-                Ok(MaybeObj::Other(Loose::Num(v)))
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(MaybeObj::Other)
             }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-                Ok(MaybeObj::Other(Loose::Str(Cow::Owned(v.to_owned()))))
+            fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
+                Ok(MaybeObj::Other)
             }
             fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-                Ok(MaybeObj::Other(Loose::Null))
+                Ok(MaybeObj::Other)
             }
         }
         d.deserialize_any(V(std::marker::PhantomData))
@@ -243,9 +234,6 @@ pub struct FrameInfo<'a> {
     /// Renderer process id.
     #[serde(default, borrow, rename = "processId")]
     pub process_id: Loose<'a>,
-    /// Parent frame id, for subframes.
-    #[serde(default, borrow)]
-    pub parent: Loose<'a>,
 }
 
 /// `args.data` of `TracingStartedInBrowser`.
@@ -270,9 +258,6 @@ pub struct WorkletData<'a> {
     /// The process the worklet runs in.
     #[serde(default, borrow)]
     pub pid: Loose<'a>,
-    /// The worklet's host.
-    #[serde(default, borrow)]
-    pub host: Loose<'a>,
 }
 
 /// The trace metadata (top-level `metadata`), as far as it matters here.

@@ -51,19 +51,19 @@ impl Source {
         }
     }
 
-    /// A window over the input for the event reader. A plain (not gzip) regular file is mapped
-    /// rather than read, unless `JSCALLS_NO_MMAP` is set: nothing is copied, and the pages
-    /// read are handed back as the window moves on. Anything else is [opened](Source::open).
+    /// A window over the input for the event reader. With `mmap`, a plain (not gzip) regular
+    /// file is mapped rather than read: nothing is copied, and the pages read are handed back
+    /// as the window moves on. Anything else is [opened](Source::open).
     ///
     /// A mapped file must not shrink while it is read: a page past its new end cannot be read
     /// and the process is stopped by the system (SIGBUS), as every program that maps its input
-    /// is. Set `JSCALLS_NO_MMAP` for a file that another program may still be rewriting.
-    pub(crate) fn window(&self, max_value: usize) -> Result<Window, Error> {
+    /// is ([`crate::Config::mmap`]).
+    pub(crate) fn window(&self, max_value: usize, mmap: bool) -> Result<Window, Error> {
         let name = self.display_name();
         if let Source::File(path) = self {
             // Opened once: a FIFO or a device gives its bytes to the first reader only.
             let file = open_input(path)?;
-            if std::env::var_os("JSCALLS_NO_MMAP").is_none() {
+            if mmap {
                 if let Some(map) = map_plain_file(&file, &name)? {
                     return Ok(Window::mapped(map, name, max_value));
                 }

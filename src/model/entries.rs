@@ -76,11 +76,6 @@ impl EntryLog {
         self.len as usize
     }
 
-    /// Whether there are none.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
     /// Appends `e`; returns its index.
     #[inline]
     pub fn push(&mut self, e: Entry) -> u32 {

@@ -5,18 +5,13 @@
 
 use std::io::{self, Write};
 
-use crate::estimate::{Estimates, ThreadCalls, Timeline};
+use crate::estimate::{Estimates, ThreadCalls};
 use crate::js::{write_int, write_json_string, write_number, Scalar};
 use crate::parallel;
 use crate::strings::Strings;
 
 /// The format tag written in the header.
 pub const FORMAT: &str = "jscalls-calls/1";
-
-/// Writes the calls JSON. `input` is the input's file name, for the header.
-pub fn write_calls(out: &mut dyn Write, t: &Timeline, input: &str, engine: &str) -> io::Result<()> {
-    write_calls_from(out, t, input, engine, 1)
-}
 
 /// Calls rendered per job by [`write_calls_from`] (about 256 KB of JSON).
 const CHUNK: usize = 1 << 10;
@@ -26,8 +21,8 @@ const CHUNK: usize = 1 << 10;
 /// 105 MB trace took 25 ms instead of 28 (medians of 21, `JSCALLS_TIMING`).
 const AHEAD: usize = 8;
 
-/// [`write_calls`] for threads held in any way (see [`Estimates`]), rendering the rows on up
-/// to `threads` threads (the same bytes).
+/// Writes the calls JSON for threads held in any way (see [`Estimates`]), rendering the rows on
+/// up to `threads` threads (the same bytes). `input` is the input's name, for the header.
 pub fn write_calls_from(
     out: &mut dyn Write,
     t: impl Estimates,
@@ -232,12 +227,12 @@ mod tests {
     fn chunks_rendered_in_parallel_are_written_in_order() {
         let src = crate::Source::file("fixtures/node-mixed.cpuprofile.gz");
         let a = crate::analyze(&src, &crate::Config::default()).unwrap();
-        assert!(a.timeline.n_calls() > 400, "{} calls", a.timeline.n_calls());
+        assert!(a.all.n_calls() > 400, "{} calls", a.all.n_calls());
         let mut want = Vec::new();
-        write_calls_chunked(&mut want, &a.timeline, "x", "e", 1, CHUNK).unwrap();
+        write_calls_chunked(&mut want, &a.all, "x", "e", 1, CHUNK).unwrap();
         for (threads, chunk) in [(2, 7), (3, 100), (2, 1)] {
             let mut got = Vec::new();
-            write_calls_chunked(&mut got, &a.timeline, "x", "e", threads, chunk).unwrap();
+            write_calls_chunked(&mut got, &a.all, "x", "e", threads, chunk).unwrap();
             assert!(got == want, "{threads} threads, {chunk} calls a chunk: the bytes differ");
         }
     }

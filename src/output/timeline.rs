@@ -15,11 +15,12 @@ use std::io::Write;
 
 use super::calls::write_field;
 use crate::error::{Diagnostics, Error};
-use crate::estimate::{Estimates, ThreadCalls, Timeline};
+use crate::estimate::{Estimates, ThreadCalls};
 use crate::input::document::{read_document, Document, EventCtx, RawEvent, Sink};
 use crate::input::Source;
 use crate::js::{write_json_string, write_number, Scalar};
 use crate::strings::Strings;
+use crate::Config;
 
 /// The category of the added call events.
 pub const CALL_CATEGORY: &str = "jscalls";
@@ -71,19 +72,13 @@ impl Sink for CopyEvents<'_> {
     }
 }
 
-/// Writes the timeline JSON for `source` with the calls of `t`.
-///
-/// For a `.cpuprofile` input the events are the calls alone (plus thread metadata).
-pub fn write_timeline(out: &mut dyn Write, source: &Source, t: &Timeline, max_event_bytes: usize) -> Result<(), Error> {
-    write_timeline_from(out, source, t, max_event_bytes)
-}
-
-/// [`write_timeline`] for threads held in any way (see [`Estimates`]).
+/// Writes the timeline JSON for `source` with the calls of `t`, held in any way (see
+/// [`Estimates`]). For a `.cpuprofile` input the events are the calls alone (plus the thread's name).
 pub fn write_timeline_from(
     out: &mut dyn Write,
     source: &Source,
     mut t: impl Estimates,
-    max_event_bytes: usize,
+    cfg: &Config,
 ) -> Result<(), Error> {
     if !source.can_reread() {
         return Err(Error::input(
@@ -93,7 +88,7 @@ pub fn write_timeline_from(
     }
     let io = |e| Error::io("cannot write the timeline", e);
     out.write_all(b"{\"traceEvents\":[\n").map_err(io)?;
-    let mut w = source.window(max_event_bytes)?;
+    let mut w = source.window(cfg.max_event_bytes, cfg.mmap)?;
     let mut copy = CopyEvents { out, n: 0, max_tid: 0, tid_key: memchr::memmem::Finder::new(b"\"tid\":") };
     let mut diag = Diagnostics::default();
     let doc = read_document(&mut w, &mut copy, &mut diag, 2)?;

@@ -74,7 +74,7 @@ fn check(input: &Path, golden: &Path, kind: &str) -> Result<usize, String> {
     }
     let a = analyze(&Source::file(input), &cfg).map_err(|e| format!("{}: {e}", input.display()))?;
     let mut buf = Vec::new();
-    jscalls::output::calls::write_calls(&mut buf, &a.timeline, "x", cfg.engine.label()).unwrap();
+    a.write_calls(&mut buf, "x").unwrap();
     let ours: Value = serde_json::from_slice(&buf).map_err(|e| format!("our output is not JSON: {e}"))?;
     let want: Value = serde_json::from_slice(&read_golden(golden)).unwrap();
     let key = |p: &Value| (p["pid"].as_i64().unwrap(), p["tid"].as_i64().unwrap());

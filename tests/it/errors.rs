@@ -17,7 +17,7 @@ fn report(input: &[u8], cfg: &Config) -> String {
         Err(e) => format!("error: {e}"),
         Ok(a) => {
             let mut s: Vec<String> = a.diagnostics.warnings().iter().map(|w| format!("warning: {w}")).collect();
-            s.push(format!("calls: {}", a.timeline.n_calls()));
+            s.push(format!("calls: {}", a.n_calls()));
             s.join("\n")
         }
     };

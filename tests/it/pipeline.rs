@@ -4,7 +4,6 @@
 
 use std::io::Read;
 
-use jscalls::output::calls::write_calls_from;
 use jscalls::{analyze, Config, Source};
 
 fn calls(bytes: &[u8], threads: usize) -> (Vec<u8>, u64) {
@@ -12,7 +11,7 @@ fn calls(bytes: &[u8], threads: usize) -> (Vec<u8>, u64) {
     cfg.threads = threads;
     let a = analyze(&Source::Memory(bytes.into()), &cfg).unwrap();
     let mut out = Vec::new();
-    write_calls_from(&mut out, &a.timeline, "x", "e", threads).unwrap();
+    a.write_calls(&mut out, "x").unwrap();
     (out, a.n_events)
 }
 
@@ -48,7 +47,6 @@ fn layouts_and_thread_counts_agree() {
 /// memory, in every layout (one event per line, pretty-printed, one line) and thread count.
 #[test]
 fn mapped_file_gives_the_same_bytes_as_memory() {
-    use jscalls::output::timeline;
     for (k, bytes) in layouts().iter().enumerate() {
         let mut file = tempfile::NamedTempFile::new().unwrap();
         std::io::Write::write_all(&mut file, bytes).unwrap();
@@ -58,9 +56,9 @@ fn mapped_file_gives_the_same_bytes_as_memory() {
             let outputs = |src: &Source| {
                 let a = analyze(src, &cfg).unwrap();
                 let mut calls = Vec::new();
-                write_calls_from(&mut calls, &a.timeline, "x", "e", threads).unwrap();
+                a.write_calls(&mut calls, "x").unwrap();
                 let mut tl = Vec::new();
-                timeline::write_timeline(&mut tl, src, &a.timeline, 1 << 30).unwrap();
+                a.write_timeline(&mut tl, src).unwrap();
                 (a.n_events, calls, tl)
             };
             let want = outputs(&Source::Memory(bytes.as_slice().into()));
@@ -73,34 +71,35 @@ fn mapped_file_gives_the_same_bytes_as_memory() {
     }
 }
 
-/// The command estimates one thread at a time while it writes ([`jscalls::estimate::Lazy`]; with
-/// more worker threads, up to one thread per worker is estimated while one is written); the library
-/// estimates all threads first. All give the same bytes, for both outputs, on traces with
+/// The command estimates one thread at a time while it writes ([`jscalls::Assembled`]'s writers;
+/// with more worker threads, up to one thread per worker is estimated while one is written);
+/// [`jscalls::analyze`] estimates all threads first. All give the same bytes, for both outputs, on traces with
 /// several profiled threads and on a `.cpuprofile`.
 #[test]
 fn lazy_estimate_writes_the_same_bytes() {
-    use jscalls::output::timeline;
     for path in
         ["fixtures/chrome-ui.json.gz", "fixtures/chrome-worker-hires.json.gz", "fixtures/node-mixed.cpuprofile.gz"]
     {
         let src = Source::file(path);
-        let a = analyze(&src, &Config::default()).unwrap();
-        assert!(a.timeline.n_calls() > 50, "{path}: {} calls", a.timeline.n_calls());
+        let mut cfg = Config::default();
+        cfg.threads = 2;
+        let a = analyze(&src, &cfg).unwrap();
+        assert!(a.n_calls() > 50, "{path}: {} calls", a.n_calls());
         let mut want = Vec::new();
-        write_calls_from(&mut want, &a.timeline, "x", "e", 2).unwrap();
+        a.write_calls(&mut want, "x").unwrap();
         let mut want_timeline = Vec::new();
-        timeline::write_timeline(&mut want_timeline, &src, &a.timeline, 1 << 30).unwrap();
+        a.write_timeline(&mut want_timeline, &src).unwrap();
         for threads in [1, 2, 3] {
             let mut cfg = Config::default();
             cfg.threads = threads;
             let (_, lazy) = jscalls::assemble(&src, &cfg).unwrap();
             let mut got = Vec::new();
-            write_calls_from(&mut got, lazy.lazy(&cfg), "x", "e", threads).unwrap();
+            lazy.write_calls(&mut got, "x").unwrap();
             assert!(got == want, "{path}, {threads} threads: the calls differ");
 
             let (_, lazy) = jscalls::assemble(&src, &cfg).unwrap();
             let mut got = Vec::new();
-            timeline::write_timeline_from(&mut got, &src, lazy.lazy(&cfg), 1 << 30).unwrap();
+            lazy.write_timeline(&mut got, &src).unwrap();
             assert!(got == want_timeline, "{path}, {threads} threads: the timelines differ");
         }
     }
@@ -132,11 +131,19 @@ fn sparse_node_ids_give_the_same_calls() {
         cfg.cpuprofile_mode = mode;
         let rows = |bytes: &[u8], unspread: fn(i64) -> i64| {
             let a = analyze(&Source::Memory(bytes.into()), &cfg).unwrap();
-            let t = &a.timeline.threads[0];
-            let rows: Vec<_> = (t.calls.iter().enumerate())
-                .map(|(i, c)| {
-                    let id = unspread(t.model.nodes[c.node as usize].id);
-                    (c.ts.to_bits(), c.dur.to_bits(), t.self_time[i].map(f64::to_bits), t.depth[i], c.sample_index, id)
+            let t = a.threads().next().unwrap();
+            let rows: Vec<_> = t
+                .calls()
+                .map(|c| {
+                    let id = unspread(c.node_id());
+                    (
+                        c.ts().to_bits(),
+                        c.dur().to_bits(),
+                        c.self_time().map(f64::to_bits),
+                        c.depth(),
+                        c.sample_index(),
+                        id,
+                    )
                 })
                 .collect();
             rows

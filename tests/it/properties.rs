@@ -58,37 +58,35 @@ fn events() -> impl Strategy<Value = Vec<String>> {
 
 /// The checks every estimate must pass.
 fn check(a: &jscalls::Analysis) -> Result<(), TestCaseError> {
-    for t in &a.timeline.threads {
-        let calls = &t.calls;
-        for c in calls {
-            prop_assert!(c.dur >= 0.0 && c.ts.is_finite(), "negative or non-finite call {:?}", c);
+    for t in a.threads() {
+        let calls: Vec<_> = t.calls().collect();
+        for c in &calls {
+            prop_assert!(c.dur() >= 0.0 && c.ts().is_finite(), "negative or non-finite call {:?}", c);
         }
         // Created in non-decreasing start order (the reference's rule 8).
         for w in calls.windows(2) {
-            prop_assert!(w[0].ts <= w[1].ts, "out of order: {:?} then {:?}", w[0], w[1]);
+            prop_assert!(w[0].ts() <= w[1].ts(), "out of order: {:?} then {:?}", w[0], w[1]);
         }
         // Properly nested: in canonical order, each call of the flame-chart tree lies inside
         // every open tree call it starts in. (The reference engine can emit a call that
         // overflows its parent after lock clamping, fixtures/rules/overflow-from-locks.json;
         // the tree drops exactly those, and so must we: they have no depth.)
-        let order = t.canonical_order();
         let mut open: Vec<(f64, f64)> = Vec::new();
-        for &i in order {
-            let c = &calls[i as usize];
-            if t.depth[i as usize].is_none() {
+        for c in t.calls_sorted() {
+            if c.depth().is_none() {
                 continue;
             }
             while let Some(&(ts, end)) = open.last() {
-                if c.ts >= end && !(c.ts == ts && end == ts) {
+                if c.ts() >= end && !(c.ts() == ts && end == ts) {
                     open.pop();
                 } else {
                     break;
                 }
             }
             if let Some(&(_, end)) = open.last() {
-                prop_assert!(c.ts + c.dur <= end, "call {:?} overflows its parent ending at {}", c, end);
+                prop_assert!(c.ts() + c.dur() <= end, "call {:?} overflows its parent ending at {}", c, end);
             }
-            open.push((c.ts, c.ts + c.dur));
+            open.push((c.ts(), c.ts() + c.dur()));
         }
     }
     Ok(())
@@ -99,15 +97,15 @@ fn check(a: &jscalls::Analysis) -> Result<(), TestCaseError> {
 /// noise from the µs → ms → µs round trip; neither adds its time anywhere.)
 fn check_profile(a: &jscalls::Analysis) -> Result<(), TestCaseError> {
     check(a)?;
-    let t = &a.timeline.threads[0];
-    let mut self_sum = 0.0;
-    let mut root_sum = 0.0;
-    for (i, c) in t.calls.iter().enumerate() {
-        let Some(s) = t.self_time[i] else { continue };
+    let t = a.threads().next().unwrap();
+    let mut self_sum = 0.0f64;
+    let mut root_sum = 0.0f64;
+    for c in t.calls() {
+        let Some(s) = c.self_time() else { continue };
         prop_assert!(s >= -1e-6, "negative self time {s} for {:?}", c);
         self_sum += s;
-        if t.depth[i] == Some(0) {
-            root_sum += c.dur;
+        if c.depth() == Some(0) {
+            root_sum += c.dur();
         }
     }
     prop_assert!((self_sum - root_sum).abs() <= 1e-6 * root_sum.max(1.0), "self {self_sum} != roots {root_sum}");

@@ -12,13 +12,13 @@ fn regression_timeline_keeps_invalid_utf8_out_of_the_output() {
     let src = Source::file(path);
     let a = analyze(&src, &Config::default()).unwrap();
     let mut out = Vec::new();
-    jscalls::output::timeline::write_timeline(&mut out, &src, &a.timeline, 1 << 30).unwrap();
+    a.write_timeline(&mut out, &src).unwrap();
     let text = String::from_utf8(out).expect("the timeline is UTF-8");
     let v: serde_json::Value = serde_json::from_str(&text).expect("the timeline is JSON");
     assert!(text.contains('\u{FFFD}'));
     // The input's events, then per thread with calls its name and its calls.
-    let named = a.timeline.threads.iter().filter(|t| !t.calls.is_empty()).count();
-    assert_eq!(v["traceEvents"].as_array().unwrap().len(), a.n_events as usize + named + a.timeline.n_calls());
+    let named = a.threads().filter(|t| !t.is_empty()).count();
+    assert_eq!(v["traceEvents"].as_array().unwrap().len(), a.n_events as usize + named + a.n_calls());
 }
 
 /// Fuzzing: a gzip input that fails to parse early left the inflate thread running after

@@ -329,7 +329,7 @@ fn f3_gc_as_last_sample_has_f64_noise() {
     let nodes = [node(1, "(root)", &[2, 3]), node(2, "a", &[]), node(3, "(garbage collector)", &[])];
     let a = run_panel(&cpuprofile(&nodes, &[2, 2, 3], &d(3), 0.0, 300.0));
     assert_eq!(spans(&a), ["a@100+299.99999999999994", "(garbage collector)@300+99.99999999999997"]);
-    assert_eq!(a.timeline.threads[0].depth[1], Some(1));
+    assert_eq!(a.threads().next().unwrap().call(1).depth(), Some(1));
 }
 
 // The spec rounds these; the engine's exact durations (checked with the oracle) carry the

@@ -31,8 +31,13 @@ pub fn cpuprofile(nodes: &[String], samples: &[i64], deltas: &[f64], start: f64,
 }
 
 fn nums(v: &[f64]) -> String {
-    let s: Vec<String> = v.iter().map(|x| jscalls::js::number_to_string(*x)).collect();
+    let s: Vec<String> = v.iter().map(|x| js_number(*x)).collect();
     format!("[{}]", s.join(","))
+}
+
+/// A number as JavaScript prints it.
+pub fn js_number(x: f64) -> String {
+    ryu_js::Buffer::new().format(x).to_owned()
 }
 
 /// A trace with one profile on pid 0, tid 0 (Profile at ts 0, one chunk), plus `events`
@@ -90,23 +95,17 @@ pub fn run_latest(json: &str) -> Analysis {
 
 /// The calls of the only thread, in creation order, as `name@ts+dur[nNODE,sSAMPLE]`.
 pub fn calls(a: &Analysis) -> Vec<String> {
-    assert_eq!(a.timeline.threads.len(), 1, "expected one profile");
-    let t = &a.timeline.threads[0];
-    let s = &a.timeline.strings;
-    t.calls
-        .iter()
+    assert_eq!(a.threads().len(), 1, "expected one profile");
+    let t = a.threads().next().unwrap();
+    t.calls()
         .map(|c| {
-            let n = &t.model.nodes[c.node as usize];
-            let name = match t.model.frame(c.node).function_name {
-                jscalls::js::Scalar::Str(id) => s.get(id).to_owned(),
-                other => format!("{other:?}"),
-            };
             format!(
-                "{name}@{}+{}[n{},s{}]",
-                jscalls::js::number_to_string(c.ts),
-                jscalls::js::number_to_string(c.dur),
-                n.id,
-                c.sample_index
+                "{}@{}+{}[n{},s{}]",
+                c.frame().function_name(),
+                js_number(c.ts()),
+                js_number(c.dur()),
+                c.node_id(),
+                c.sample_index()
             )
         })
         .collect()
@@ -122,17 +121,6 @@ pub type TreeRow = (String, f64, f64, Option<f64>, Option<i32>);
 
 /// `(name, ts, dur, self, depth)` per call in creation order, for the CPU-profile-mode tables.
 pub fn tree_rows(a: &Analysis) -> Vec<TreeRow> {
-    let t = &a.timeline.threads[0];
-    let s = &a.timeline.strings;
-    t.calls
-        .iter()
-        .enumerate()
-        .map(|(i, c)| {
-            let name = match t.model.frame(c.node).function_name {
-                jscalls::js::Scalar::Str(id) => s.get(id).to_owned(),
-                _ => String::new(),
-            };
-            (name, c.ts, c.dur, t.self_time[i], t.depth[i])
-        })
-        .collect()
+    let t = a.threads().next().unwrap();
+    t.calls().map(|c| (c.frame().function_name().into_owned(), c.ts(), c.dur(), c.self_time(), c.depth())).collect()
 }

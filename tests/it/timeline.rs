@@ -10,7 +10,7 @@ fn timeline(input: &str, cfg: &Config) -> (String, jscalls::Analysis) {
     let src = Source::file(input);
     let a = analyze(&src, cfg).unwrap();
     let mut out = Vec::new();
-    jscalls::output::timeline::write_timeline(&mut out, &src, &a.timeline, cfg.max_event_bytes).unwrap();
+    a.write_timeline(&mut out, &src).unwrap();
     (String::from_utf8(out).unwrap(), a)
 }
 
@@ -47,32 +47,31 @@ fn timeline_keeps_every_input_event_and_adds_each_threads_calls_on_a_thread_of_t
         let out: Value = serde_json::from_str(&text).unwrap();
         let events = out["traceEvents"].as_array().unwrap();
         let inp = input_events(input);
-        let with_calls = a.timeline.threads.iter().filter(|t| !t.calls.is_empty()).count();
-        assert_eq!(events.len(), inp.len() + with_calls + a.timeline.n_calls(), "{input}");
+        let with_calls = a.threads().filter(|t| !t.is_empty()).count();
+        assert_eq!(events.len(), inp.len() + with_calls + a.n_calls(), "{input}");
         assert!(inp.iter().zip(events).all(|(a, b)| a == b), "{input}: an input event changed");
         let mut added = events[inp.len()..].iter();
         let top = max_tid(&inp);
         // Each thread's calls, in order, are exactly the estimate (ts, dur, node), after the
         // name of their thread, whose tid no input event uses.
-        for (k, th) in a.timeline.threads.iter().enumerate() {
-            if th.calls.is_empty() {
+        for (k, th) in a.threads().enumerate() {
+            if th.is_empty() {
                 continue;
             }
             let tid = top + 1 + k as i64;
             let meta = added.next().unwrap();
             assert_eq!(
                 (meta["ph"].as_str(), meta["pid"].as_i64(), meta["tid"].as_i64()),
-                (Some("M"), Some(th.pid), Some(tid))
+                (Some("M"), Some(th.pid()), Some(tid))
             );
             let name = meta["args"]["name"].as_str().unwrap();
             assert!(name.ends_with(": JS calls (jscalls)"), "{input}: {name}");
-            for &i in th.canonical_order() {
-                let c = &th.calls[i as usize];
+            for c in th.calls_sorted() {
                 let e = added.next().unwrap();
                 assert_eq!((e["cat"].as_str(), e["ph"].as_str()), (Some("jscalls"), Some("X")));
-                assert_eq!((e["pid"].as_i64(), e["tid"].as_i64()), (Some(th.pid), Some(tid)));
-                assert_eq!((e["ts"].as_f64(), e["dur"].as_f64()), (Some(c.ts), Some(c.dur)));
-                assert_eq!(e["args"]["nodeId"].as_i64(), Some(th.model.nodes[c.node as usize].id));
+                assert_eq!((e["pid"].as_i64(), e["tid"].as_i64()), (Some(th.pid()), Some(tid)));
+                assert_eq!((e["ts"].as_f64(), e["dur"].as_f64()), (Some(c.ts()), Some(c.dur())));
+                assert_eq!(e["args"]["nodeId"].as_i64(), Some(c.node_id()));
             }
         }
         if Path::new(input).file_name().unwrap().to_str().unwrap().starts_with("chrome") {
@@ -97,10 +96,10 @@ fn devtools_reads_the_same_calls_from_the_timeline_as_from_the_input() {
             let direct = analyze(&Source::file(&input), &cfg).unwrap();
             let calls = |a: &jscalls::Analysis| {
                 let mut out = Vec::new();
-                jscalls::output::calls::write_calls(&mut out, &a.timeline, "x", engine.label()).unwrap();
+                a.write_calls(&mut out, "x").unwrap();
                 String::from_utf8(out).unwrap()
             };
-            assert!(direct.timeline.n_calls() > 90, "{name}");
+            assert!(direct.n_calls() > 90, "{name}");
             assert!(calls(&once) == calls(&direct), "{name} {engine:?}: the timeline gives other calls");
         }
     }
