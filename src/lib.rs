@@ -39,7 +39,7 @@ mod view;
 pub use error::{Diagnostics, Error, Location, Warning, WarningKind};
 pub use input::Source;
 pub use model::profile::Limits;
-pub use model::trace::EngineVersion;
+pub use model::EngineVersion;
 pub use view::{Call, Frame, Thread};
 
 use std::io::Write;
@@ -50,8 +50,10 @@ use input::document::{read_document, Document};
 use input::loose::{IdArray, Loose, NumArray};
 use input::reader::serde_message;
 use input::shapes::{CpuProfileJson, NodeJson};
+use model::cpuprofile::raw_from_cpuprofile;
 use model::profile::ProfileModel;
-use model::trace::{raw_from_cpuprofile, report_model, ThreadWork, TraceBuilder};
+use model::trace::TraceBuilder;
+use model::{report_model, ThreadWork};
 
 /// How a bare `.cpuprofile` is turned into calls.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -13,7 +13,7 @@
 use super::ProfileCall;
 use crate::js::Scalar;
 use crate::model::profile::{ProfileModel, NONE};
-use crate::model::trace::{EngineVersion, Entry, INSTANT, INVOCATION, RESET};
+use crate::model::{EngineVersion, Entry, INSTANT, INVOCATION, RESET};
 
 /// Integrator options (DevTools' engine configuration), and the threads one thread's estimate
 /// may use.
@@ -99,7 +99,7 @@ fn resolve_trace_ids(model: &ProfileModel, values: &[(u32, Scalar)]) -> Vec<u32>
 }
 
 /// Builds the ProfileCalls of one thread. `entries` must be sorted (see
-/// [`sort_entries`](crate::model::trace::sort_entries));
+/// [`sort_entries`](crate::model::sort_entries));
 /// `trace_values` are the values of the events' trace ids (see
 /// [`ThreadWork::trace_values`](crate::model::trace::ThreadWork::trace_values)).
 pub fn build_profile_calls(
@@ -567,7 +567,7 @@ mod tests {
     use super::*;
     use crate::input::shapes::CpuProfileJson;
     use crate::model::profile::Limits;
-    use crate::model::trace::raw_from_cpuprofile;
+    use crate::model::cpuprofile::raw_from_cpuprofile;
     use crate::strings::Strings;
 
     /// The upstream "basic" profile of spec §5.1: root(1) → a(2) → b(3), b also under root;
@@ -671,7 +671,7 @@ mod tests {
             }
             t += dur + r.below(400) as f64;
         }
-        crate::model::trace::sort_entries(&mut entries);
+        crate::model::sort_entries(&mut entries);
         // Trace indices 1..3: a node, a GC node, one that does not resolve.
         let trace_nodes = vec![m.node_by_index(0).unwrap_or(NO_NODE), m.gc.unwrap_or(NO_NODE), NO_NODE];
         (m, entries, trace_nodes)

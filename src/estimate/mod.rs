@@ -12,7 +12,7 @@ pub mod tree;
 use std::cmp::Ordering;
 
 use crate::model::profile::ProfileModel;
-use crate::model::trace::{entry_order, ThreadWork};
+use crate::model::{entry_order, ThreadWork};
 use crate::parallel;
 use crate::strings::Strings;
 

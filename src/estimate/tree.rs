@@ -2,7 +2,7 @@
 //! call its depth (trace events count as ancestors) and its self time.
 
 use super::ProfileCall;
-use crate::model::trace::Entry;
+use crate::model::Entry;
 
 /// Fills `self_time` and `depth` of `calls` by walking the merge of the sorted `entries` with
 /// the calls taken in `order` (push order for a trace, as the RendererHandler merges them;

@@ -7,7 +7,7 @@
 //! header byte: about 6 bytes instead of the 24 of an [`Entry`]. Any value that is not such an
 //! integer is stored as its 8 bytes, so every `f64` comes back bit for bit.
 
-use super::trace::Entry;
+use super::Entry;
 
 /// [`Entry::flags`] bits (the low three) are kept in the header byte, with these.
 const HAS_TRACE: u8 = 1 << 3;

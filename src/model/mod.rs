@@ -1,7 +1,164 @@
 //! Raw values → the model: profiles (DevTools' `CPUProfileDataModel`) and each thread's events,
 //! assembled as DevTools' handlers do. Every JS quirk that changes an answer is kept here.
+//!
+//! This file holds the estimator's contract: what a thread hands to it ([`ThreadWork`], its
+//! [`Entry`]s and their flags) and which DevTools to follow ([`EngineVersion`]).
 
+pub mod cpuprofile;
 pub mod entries;
 pub mod packed;
 pub mod profile;
 pub mod trace;
+
+use crate::error::{Diagnostics, Location, WarningKind};
+use crate::js::Scalar;
+use profile::ProfileModel;
+
+/// The entry is an instant (`I`) event. An instant is kept only when it carries a trace id (the
+/// integrator reads it) or a `dur` other than 0 (the flame-chart tree reads any entry's `dur`,
+/// so it nests in a call and takes from its self time); the integrator skips the latter.
+pub const INSTANT: u8 = 1;
+/// The event is a JS invocation (`isJSInvocationEvent`).
+pub const INVOCATION: u8 = 2;
+/// The event is `RunTask` or `RunMicrotasks`, whose start resets the JS stack.
+pub const RESET: u8 = 4;
+
+/// One trace event of a thread, as the estimator sees it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Entry {
+    /// µs.
+    pub ts: f64,
+    /// µs (0 when absent).
+    pub dur: f64,
+    /// The event's truthy `sampleTraceId`: 1 + its index in the builder's table of trace-id key
+    /// codes (what it resolves to is in [`ThreadWork::trace_values`]); 0 for none.
+    pub trace: u32,
+    /// [`INSTANT`], [`INVOCATION`], [`RESET`].
+    pub flags: u8,
+}
+
+impl Entry {
+    /// `ts + dur`.
+    #[inline]
+    pub fn end(&self) -> f64 {
+        self.ts + self.dur
+    }
+}
+
+/// `isJSInvocationEvent` and the reset names, as entry flags.
+#[inline]
+pub fn flags_for_name(name: &str) -> u8 {
+    let b = name.as_bytes();
+    // Most names are none of these: decide on the first byte before comparing strings.
+    match b.first() {
+        Some(b'R' | b'F' | b'E' | b'v' | b'V') => {}
+        _ => return 0,
+    }
+    match name {
+        "RunTask" => RESET,
+        "RunMicrotasks" => RESET | INVOCATION,
+        "FunctionCall" | "EvaluateScript" | "v8.evaluateModule" | "EventDispatch" | "V8.Execute"
+        | "V8Console::runTask" => INVOCATION,
+        _ if name.starts_with("v8") || name.starts_with("V8") => INVOCATION,
+        _ => 0,
+    }
+}
+
+/// How the engine treats the input (see [`crate::Config`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EngineVersion {
+    /// `@paulirish/trace_engine` 0.0.65, the published engine that Lighthouse uses.
+    V0_0_65,
+    /// The newest DevTools source, what current Chrome shows (the default): fake-JS mode after
+    /// a trace-id event, samples-only threads integrated, no auction-worklet exception.
+    Latest,
+}
+
+impl EngineVersion {
+    /// The `engine` member of the calls output.
+    pub fn label(self) -> &'static str {
+        match self {
+            EngineVersion::V0_0_65 => "@paulirish/trace_engine@0.0.65",
+            EngineVersion::Latest => "@paulirish/trace_engine@0.0.65+latest",
+        }
+    }
+}
+
+/// A profile and the thread it belongs to.
+#[derive(Debug)]
+pub struct ThreadWork {
+    /// Process id.
+    pub pid: i64,
+    /// Thread id.
+    pub tid: i64,
+    /// The profile id, as JSON.
+    pub profile_id: String,
+    /// The thread's name, from `thread_name` metadata.
+    pub thread_name: Option<String>,
+    /// The profile.
+    pub model: ProfileModel,
+    /// The thread's events, sorted as DevTools sorts them ([`sort_entries`]).
+    pub entries: Vec<Entry>,
+    /// The values the profile's `trace_ids` give the events' `sampleTraceId`s: (the event's
+    /// [`Entry::trace`] − 1, value), for the events whose id is a key there.
+    pub trace_values: Vec<(u32, Scalar)>,
+    /// Whether DevTools computes calls for this profile, and if not, why.
+    pub skipped: Option<&'static str>,
+}
+
+/// Sorts a thread's entries as `sortTraceEventsInPlace` does: by start, then longest first
+/// ([`entry_order`]); stable, so equal events keep their file order.
+pub fn sort_entries(entries: &mut [Entry]) {
+    entries.sort_by(entry_order);
+}
+
+/// The order of [`sort_entries`].
+pub fn entry_order(a: &Entry, b: &Entry) -> std::cmp::Ordering {
+    a.ts.partial_cmp(&b.ts)
+        .unwrap_or(std::cmp::Ordering::Equal)
+        .then_with(|| b.end().partial_cmp(&a.end()).unwrap_or(std::cmp::Ordering::Equal))
+}
+
+/// Counts what the model dropped, as warnings.
+pub fn report_model(model: &ProfileModel, what: &str, at: Location, diag: &mut Diagnostics) {
+    if model.n_unknown_samples > 0 {
+        diag.push(
+            WarningKind::UnknownSampleNode,
+            Some(at),
+            format!(
+                "{what}: {} sample(s) name node ids the profile does not have; dropped, as in DevTools",
+                model.n_unknown_samples
+            ),
+        );
+    }
+    if model.n_duplicate_ids > 0 {
+        diag.push(
+            WarningKind::DuplicateNodeId,
+            Some(at),
+            format!(
+                "{what}: {} node(s) reuse an id of an earlier node; the later one wins, as in DevTools",
+                model.n_duplicate_ids
+            ),
+        );
+    }
+    if model.n_unreachable > 0 {
+        diag.push(
+            WarningKind::UnknownParent,
+            Some(at),
+            format!(
+                "{what}: {} node(s) are not reachable from the root (an unknown, cyclic or self parent); ignored, as in DevTools",
+                model.n_unreachable
+            ),
+        );
+    }
+    if model.n_shared > 0 {
+        diag.push(
+            WarningKind::SharedNode,
+            Some(at),
+            format!(
+                "{what}: {} node(s) are listed under more than one parent; each copy is kept, as in DevTools",
+                model.n_shared
+            ),
+        );
+    }
+}

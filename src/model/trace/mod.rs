@@ -1,0 +1,587 @@
+//! From trace events to per-thread work: profiles, entries and the process filter.
+//!
+//! [`TraceBuilder`] sees every event once, in file order, and keeps only what the estimator
+//! needs, compactly: per thread, one packed [`Entry`] (see [`super::entries`]) per complete or
+//! begin event and per instant that carries a `sampleTraceId`; per profile, its nodes, frames,
+//! samples and deltas (see [`super::packed`]). It does the work of DevTools' SamplesHandler
+//! (profile assembly keyed by `(pid, id)`, §1.5), RendererHandler (entries, `B`/`E` pairing on
+//! one shared stack, the process filter, §1.6), and the parts of MetaHandler and
+//! AuctionWorkletsHandler that the filter reads.
+//!
+//! Its parts, one file each: `samples` (SamplesHandler: profiles and chunks), `renderer`
+//! (RendererHandler: entries, `B`/`E` pairing, the process filter), `prepare` (what the scan
+//! threads do to each event before it is handed over in file order) and `frame_key` (frames
+//! encoded once as the frame cache's key).
+
+mod frame_key;
+mod prepare;
+mod renderer;
+mod samples;
+
+use std::borrow::Cow;
+
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use super::entries::EntryLog;
+use super::packed::{Deltas, Ids};
+use super::profile::{frame_from_json, js_minus_one, CallFrame, Frames, Limits, ProfileModel, RawNode, RawProfile};
+use super::{flags_for_name, report_model, sort_entries, EngineVersion, Entry, ThreadWork, INSTANT};
+use crate::error::{Diagnostics, Error, Location, WarningKind};
+use crate::input::document::{EventCtx, RawEvent, Sink};
+use crate::input::loose::{IdArray, Loose, NumArray, UNKNOWN_ID};
+use crate::input::scan::{ArgsIds, IdHolder};
+use crate::input::shapes::{self, MapKey, MaybeObj, NodeJson};
+use crate::js::Scalar;
+use crate::strings::{StrId, Strings};
+use frame_key::*;
+use prepare::*;
+use renderer::*;
+use samples::*;
+
+pub use frame_key::FrameCache;
+pub use samples::{node_from_json, ChunkIn};
+
+/// The `Map.set` order of DevTools, for the few places where it decides something.
+#[derive(Debug, Default)]
+struct ThreadEvents {
+    entries: EntryLog,
+    /// Entries DevTools would hold, including the instants jscalls does not keep.
+    n_entries: u64,
+}
+
+/// What [`TraceBuilder::finish`] hands to the estimator.
+#[derive(Debug)]
+pub struct TraceModel {
+    /// All strings.
+    pub strings: Strings,
+    /// One per profile DevTools keeps, sorted by (pid, tid).
+    pub threads: Vec<ThreadWork>,
+    /// True when the metadata says the trace is a saved `.cpuprofile` (CPU-profile mode).
+    pub cpu_profile_origin: bool,
+}
+
+/// Consumes trace events (a [`Sink`]) and builds the [`TraceModel`].
+#[derive(Debug)]
+pub struct TraceBuilder {
+    strings: Strings,
+    limits: Limits,
+    version: EngineVersion,
+    profiles: Vec<PreProfile>,
+    profile_index: FxHashMap<(i64, MapKey), usize>,
+    threads: Vec<ThreadEvents>,
+    thread_index: FxHashMap<(i64, i64), u32>,
+    processes: FxHashSet<i64>,
+    /// The shared `B`/`E` stack.
+    begins: Vec<Begin>,
+    /// The `sampleTraceId` of each event that has one (see [`Entry::trace`]), as key codes.
+    trace_keys: Vec<u64>,
+    /// Key codes of the trace-id keys that are not array indices.
+    trace_strs: FxHashMap<Box<str>, u64>,
+    generic: bool,
+    frames: Vec<(MapKey, FrameProcesses)>,
+    frame_index: FxHashMap<MapKey, usize>,
+    thread_names: FxHashMap<(i64, i64), String>,
+    worklet_utility: FxHashSet<i64>,
+    worklet_helper: FxHashSet<i64>,
+    worklet_events: FxHashSet<i64>,
+    serial: u64,
+    last_thread: Option<(i64, i64, u32)>,
+}
+
+impl TraceBuilder {
+    /// A builder for one input.
+    pub fn new(limits: Limits, version: EngineVersion) -> TraceBuilder {
+        TraceBuilder {
+            strings: Strings::default(),
+            limits,
+            version,
+            profiles: Vec::new(),
+            profile_index: FxHashMap::default(),
+            threads: Vec::new(),
+            thread_index: FxHashMap::default(),
+            processes: FxHashSet::default(),
+            begins: Vec::new(),
+            trace_keys: Vec::new(),
+            trace_strs: FxHashMap::default(),
+            generic: true,
+            frames: Vec::new(),
+            frame_index: FxHashMap::default(),
+            thread_names: FxHashMap::default(),
+            worklet_utility: FxHashSet::default(),
+            worklet_helper: FxHashSet::default(),
+            worklet_events: FxHashSet::default(),
+            serial: 0,
+            last_thread: None,
+        }
+    }
+
+    fn thread(&mut self, pid: i64, tid: i64) -> u32 {
+        if let Some((p, t, i)) = self.last_thread {
+            if (p, t) == (pid, tid) {
+                return i;
+            }
+        }
+        let i = self.thread_slow(pid, tid);
+        self.last_thread = Some((pid, tid, i));
+        i
+    }
+
+    fn thread_slow(&mut self, pid: i64, tid: i64) -> u32 {
+        self.processes.insert(pid);
+        let n = self.threads.len() as u32;
+        let idx = *self.thread_index.entry((pid, tid)).or_insert(n);
+        if idx == n {
+            self.threads.push(ThreadEvents::default());
+        }
+        idx
+    }
+
+    fn trace_id(
+        &mut self,
+        ev: &RawEvent<'_>,
+        found: Option<TraceIdFound<'_>>,
+        ctx: &EventCtx<'_>,
+        diag: &mut Diagnostics,
+    ) -> Result<u32, Error> {
+        if ev.args.is_none() {
+            return Ok(0);
+        }
+        let found = match found {
+            Some(f) => f,
+            None => trace_id_of(&ev.args_ids),
+        };
+        let key = match found {
+            TraceIdFound::None => return Ok(0),
+            TraceIdFound::NullBeginData => {
+                diag.push(
+                    WarningKind::DevtoolsWouldFail,
+                    Some(ctx.location()),
+                    "args.beginData is null: DevTools fails on this event (reading sampleTraceId of null); no trace id used",
+                );
+                return Ok(0);
+            }
+            TraceIdFound::Key(k) => k,
+        };
+        Ok(self.event_trace_id(TraceKey::of(&key)))
+    }
+
+    /// Files the `sampleTraceId` of an event; returns its number for [`Entry::trace`].
+    fn event_trace_id(&mut self, key: TraceKey) -> u32 {
+        let code = self.key_code(key);
+        self.trace_keys.push(code);
+        // A u32 numbers 4 billion traced events, a trace of more than a terabyte.
+        u32::try_from(self.trace_keys.len()).unwrap_or(0)
+    }
+
+    /// The code of a trace-id key: an array index `k` is `k + 1`; other keys are numbered
+    /// with the top bit set. Equal keys have equal codes; 0 is no key.
+    fn key_code(&mut self, key: TraceKey) -> u64 {
+        match key {
+            TraceKey::Int(k) => k + 1,
+            TraceKey::Str(s) => {
+                let n = (1 << 63) | self.trace_strs.len() as u64;
+                *self.trace_strs.entry(s).or_insert(n)
+            }
+        }
+    }
+
+    /// Builds the model once all events are in (the handlers' `finalize`).
+    /// The profile models are built on up to `n_threads` threads.
+    pub fn finish(
+        mut self,
+        metadata: Option<&[u8]>,
+        diag: &mut Diagnostics,
+        n_threads: usize,
+    ) -> Result<TraceModel, Error> {
+        let cpu_profile_origin = match metadata {
+            Some(m) => match std::str::from_utf8(m).ok().and_then(|s| shapes::parse::<shapes::Metadata>(s).ok()) {
+                Some(md) => md.data_origin.str() == Some("CPUProfile"),
+                None => false,
+            },
+            None => false,
+        };
+        let unclosed = self.begins.iter().filter(|b| b.thread != u32::MAX).count();
+        if unclosed > 0 {
+            diag.push(
+                WarningKind::UnclosedBegin,
+                None,
+                format!("{unclosed} 'B' event(s) never closed; they keep duration 0, as in DevTools"),
+            );
+        }
+
+        // SamplesHandler.finalize: one profile per (pid, tid), by source priority.
+        let priority: &[Source] =
+            if cpu_profile_origin { &[Source::Inspector] } else { &[Source::Internal, Source::Inspector] };
+        let mut pids: Vec<i64> = Vec::new();
+        let mut by_pid: FxHashMap<i64, Vec<usize>> = FxHashMap::default();
+        for (i, p) in self.profiles.iter().enumerate() {
+            by_pid.entry(p.pid).or_insert_with(|| {
+                pids.push(p.pid);
+                Vec::new()
+            });
+            by_pid.get_mut(&p.pid).expect("just inserted").push(i);
+            if p.thread.is_none() {
+                diag.push(
+                    WarningKind::ProfileWithoutHead,
+                    Some(p.location),
+                    format!(
+                        "profile {} of process {} has chunks but no Profile event; DevTools drops it",
+                        p.id.to_json(),
+                        p.pid
+                    ),
+                );
+            }
+        }
+        let mut chosen: Vec<(i64, i64, usize)> = Vec::new();
+        for pid in pids {
+            let mut tids: Vec<i64> = Vec::new();
+            let mut cands: FxHashMap<i64, Vec<usize>> = FxHashMap::default();
+            for &i in &by_pid[&pid] {
+                let Some(tid) = self.profiles[i].thread else { continue };
+                cands.entry(tid).or_insert_with(|| {
+                    tids.push(tid);
+                    Vec::new()
+                });
+                cands.get_mut(&tid).expect("just inserted").push(i);
+            }
+            for tid in tids {
+                let list = &cands[&tid];
+                let mut pick = list[0];
+                for s in priority {
+                    if let Some(&m) = list.iter().find(|&&i| self.profiles[i].source == Some(*s)) {
+                        pick = m;
+                        break;
+                    }
+                }
+                for &other in list.iter().filter(|&&i| i != pick) {
+                    diag.push(
+                        WarningKind::ProfileNotChosen,
+                        Some(self.profiles[other].location),
+                        format!(
+                            "thread {pid}:{tid} has several profiles; profile {} was chosen over {}, as DevTools chooses",
+                            self.profiles[pick].id.to_json(),
+                            self.profiles[other].id.to_json()
+                        ),
+                    );
+                }
+                if self.profiles[pick].raw.nodes.is_empty() {
+                    diag.push(
+                        WarningKind::EmptyProfile,
+                        Some(self.profiles[pick].location),
+                        format!(
+                            "profile {} of thread {pid}:{tid} has no nodes; DevTools skips it",
+                            self.profiles[pick].id.to_json()
+                        ),
+                    );
+                    continue;
+                }
+                chosen.push((pid, tid, pick));
+            }
+        }
+
+        // RendererHandler.finalize: the process filter.
+        let mut kept: FxHashSet<i64> = self.processes.clone();
+        if !self.generic {
+            let mut url: FxHashMap<i64, Option<String>> = FxHashMap::default();
+            for (_, fp) in &self.frames {
+                for (pid, urls) in &fp.pids {
+                    let cur = url.entry(*pid).or_insert(None);
+                    for u in urls {
+                        if cur.is_none() || cur.as_deref() == Some("about:blank") {
+                            *cur = u.as_deref().filter(|s| url::Url::parse(s).is_ok()).map(str::to_owned);
+                        }
+                    }
+                }
+            }
+            let mut all: FxHashSet<i64> = self.processes.clone();
+            all.extend(url.keys().copied());
+            kept = all
+                .into_iter()
+                .filter(|pid| {
+                    url.get(pid).is_some_and(|u| u.is_some())
+                        || (self.version == EngineVersion::V0_0_65 && self.is_worklet(*pid))
+                })
+                .collect();
+        }
+
+        // Entries of threads without a chosen profile are never used: free them before the
+        // models are built (the point where memory peaks).
+        let used: FxHashSet<u32> =
+            chosen.iter().filter_map(|&(pid, tid, _)| self.thread_index.get(&(pid, tid)).copied()).collect();
+        for (i, t) in self.threads.iter_mut().enumerate() {
+            if !used.contains(&(i as u32)) {
+                t.entries = EntryLog::default();
+            }
+        }
+
+        let mut threads = Vec::with_capacity(chosen.len());
+        let strings = std::mem::take(&mut self.strings);
+        // Two jobs per thread, run side by side: its profile's model, and its events (decoded,
+        // sorted, their trace ids looked up in the profile's `trace_ids`). Each profile is
+        // chosen at most once: its data moves into the jobs. Biggest first, for the balance.
+        let mut jobs: Vec<(usize, Job)> = Vec::with_capacity(2 * chosen.len());
+        for (slot, &(pid, tid, pick)) in chosen.iter().enumerate() {
+            let p = &mut self.profiles[pick];
+            let what = format!("profile {} of thread {pid}:{tid}", p.id.to_json());
+            let mut raw = std::mem::take(&mut p.raw);
+            let ids = raw.trace_ids.take();
+            jobs.push((slot, Job::Model(raw, what, p.location)));
+            let entries = match self.thread_index.get(&(pid, tid)) {
+                Some(&t) => std::mem::take(&mut self.threads[t as usize].entries),
+                None => EntryLog::default(),
+            };
+            jobs.push((slot, Job::Entries(entries, ids)));
+        }
+        jobs.sort_by_key(|(_, j)| std::cmp::Reverse(j.size()));
+        let (limits, keys) = (self.limits, &self.trace_keys);
+        let done = crate::parallel::map(jobs, n_threads, |(slot, job)| {
+            let d = match job {
+                Job::Model(raw, what, location) => {
+                    Done::Model(ProfileModel::new(raw, &strings, limits, &what, Some(location)))
+                }
+                Job::Entries(log, ids) => {
+                    let mut entries = log.into_vec();
+                    sort_entries(&mut entries);
+                    let trace_values = trace_values(&entries, ids.as_ref(), keys);
+                    Done::Events(Events { entries, trace_values })
+                }
+            };
+            (slot, d)
+        });
+        let mut models: Vec<Option<Result<ProfileModel, Error>>> = (0..chosen.len()).map(|_| None).collect();
+        let mut events: Vec<Events> = (0..chosen.len()).map(|_| Events::default()).collect();
+        for (slot, d) in done {
+            match d {
+                Done::Model(m) => models[slot] = Some(m),
+                Done::Events(e) => events[slot] = e,
+            }
+        }
+        for (((pid, tid, pick), model), Events { entries, trace_values }) in chosen.into_iter().zip(models).zip(events)
+        {
+            let model = model.expect("a model per thread")?;
+            let p = &self.profiles[pick];
+            report_model(&model, &format!("thread {pid}:{tid}"), p.location, diag);
+            let n_entries = self.thread_index.get(&(pid, tid)).map_or(0, |&t| self.threads[t as usize].n_entries);
+            // A saved .cpuprofile (CPU-profile mode) takes its calls from the SamplesHandler: the
+            // RendererHandler's filters do not apply.
+            let skipped = if cpu_profile_origin {
+                None
+            } else if !kept.contains(&pid) {
+                if self.generic {
+                    diag.push(
+                        WarningKind::ThreadWithoutEvents,
+                        None,
+                        format!("process {pid} has no trace events; DevTools computes no calls for thread {pid}:{tid}"),
+                    );
+                } else {
+                    diag.push(
+                        WarningKind::ProcessDropped,
+                        None,
+                        format!("process {pid} has no valid frame URL; DevTools drops it, so thread {pid}:{tid} gets no calls"),
+                    );
+                }
+                Some("process dropped by RendererHandler (no frame URL / not a renderer)")
+            } else if n_entries == 0 && self.version == EngineVersion::V0_0_65 {
+                diag.push(
+                    WarningKind::ThreadWithoutEvents,
+                    None,
+                    format!(
+                        "thread {pid}:{tid} has samples but no trace events; DevTools 0.0.65 computes no calls for it"
+                    ),
+                );
+                Some("thread has no trace entries in RendererHandler")
+            } else {
+                None
+            };
+            let thread_name = if skipped.is_none() && !cpu_profile_origin {
+                self.thread_names.get(&(pid, tid)).cloned()
+            } else {
+                None
+            };
+            threads.push(ThreadWork {
+                pid,
+                tid,
+                profile_id: p.id.to_json(),
+                thread_name,
+                model,
+                entries,
+                trace_values,
+                skipped,
+            });
+        }
+        threads.sort_by_key(|t| (t.pid, t.tid));
+        Ok(TraceModel { strings, threads, cpu_profile_origin })
+    }
+
+    fn is_worklet(&self, pid: i64) -> bool {
+        self.worklet_utility.contains(&pid) && self.worklet_helper.contains(&pid) && self.worklet_events.contains(&pid)
+    }
+}
+
+/// A job of [`TraceBuilder::finish`]: a thread's profile model or its events.
+enum Job {
+    Model(RawProfile, String, Location),
+    Entries(EntryLog, Option<FxHashMap<u64, Scalar>>),
+}
+
+impl Job {
+    /// About how long the job takes, to start the biggest first.
+    fn size(&self) -> usize {
+        match self {
+            Job::Model(raw, ..) => raw.samples.as_ref().map_or(0, |s| s.len()) + raw.nodes.len(),
+            Job::Entries(log, ids) => log.len() + ids.as_ref().map_or(0, |m| m.len()),
+        }
+    }
+}
+
+/// What a [`Job`] made.
+enum Done {
+    Model(Result<ProfileModel, Error>),
+    Events(Events),
+}
+
+/// A thread's events, ready for the estimator (see [`ThreadWork`]).
+#[derive(Default)]
+struct Events {
+    entries: Vec<Entry>,
+    trace_values: Vec<(u32, Scalar)>,
+}
+
+/// The values `ids` (a profile's `trace_ids`) give the events' trace ids: (trace index, value).
+/// Looked up here, beside the model being built, rather than by the estimator: on a 92 MB
+/// recording, 105,000 lookups that mostly miss the caches (7 ms) were on the one thread left
+/// working.
+fn trace_values(entries: &[Entry], ids: Option<&FxHashMap<u64, Scalar>>, keys: &[u64]) -> Vec<(u32, Scalar)> {
+    let Some(ids) = ids else { return Vec::new() };
+    entries
+        .iter()
+        .filter(|e| e.trace != 0)
+        .filter_map(|e| {
+            let k = e.trace - 1;
+            ids.get(&keys[k as usize]).map(|&v| (k, v))
+        })
+        .collect()
+}
+
+impl TraceBuilder {
+    /// Any event but the plain ones.
+    fn full_event(
+        &mut self,
+        ev: &RawEvent<'_>,
+        parsed: Parsed<'_>,
+        ctx: &EventCtx<'_>,
+        diag: &mut Diagnostics,
+    ) -> Result<(), Error> {
+        // Node decodes the file with replacement characters, so an event with invalid bytes in
+        // args that will be parsed is read from a repaired copy, as Node would.
+        let (chunk, trace) = match parsed {
+            Parsed::None => (None, None),
+            Parsed::Chunk(c) => (Some(c), None),
+            Parsed::TraceId(t) => (None, Some(t)),
+            Parsed::BadUtf8 => {
+                // The scan has counted the bad bytes (an `invalid-utf8` warning each).
+                let fixed = String::from_utf8_lossy(ctx.raw).into_owned();
+                let ctx2 = ctx.with_raw(fixed.as_bytes());
+                let (mut ev2, _) = crate::input::scan::event(fixed.as_bytes(), 0, &mut Vec::new()).map_err(|_| {
+                    Error::input(Some(ctx.location()), "cannot read the event after replacing invalid UTF-8")
+                })?;
+                return self.event(Self::prepare(&mut ev2), &ctx2, diag);
+            }
+        };
+        let name = match &ev.name {
+            Loose::Str(s) => s.as_ref(),
+            other => {
+                diag.push_with(
+                    WarningKind::BadName,
+                    || Some(ctx.location()),
+                    || {
+                        format!(
+                            "event has {} as its name, not a string; skipped (DevTools fails on such events)",
+                            other.type_name()
+                        )
+                    },
+                );
+                return Ok(());
+            }
+        };
+        let ph = ev.phase();
+        let special = maybe_special(name);
+        // Profile and ProfileChunk are read whatever their phase (the SamplesHandler does not look).
+        if ph == 0 && !(special && matches!(name, "Profile" | "ProfileChunk")) {
+            diag.push_with(
+                WarningKind::BadPhase,
+                || Some(ctx.location()),
+                || {
+                    format!(
+                        "'{name}' has {} as its ph, not a one-letter string; ignored, as DevTools does",
+                        ev.ph.type_name()
+                    )
+                },
+            );
+        }
+        // Only a few names matter beyond the phase; most events skip the comparisons.
+        if !special {
+            if matches!(ph, b'X' | b'I' | b'B' | b'E') {
+                return self.renderer_event(name, ph, ev, trace, ctx, diag);
+            }
+            return Ok(());
+        }
+        match name {
+            "Profile" | "ProfileChunk" => self.samples_event(name, ev, chunk, ctx, diag)?,
+            "CpuProfile" => {
+                self.generic = false;
+                if ph == b'X' {
+                    self.samples_event(name, ev, None, ctx, diag)?;
+                }
+            }
+            "TracingStartedInBrowser" => {
+                self.generic = false;
+                self.frame_event(name, ev, ctx, diag)?;
+            }
+            "TracingStartedInPage" | "TracingSessionIdForWorker" => self.generic = false,
+            "FrameCommittedInBrowser" | "CommitLoad" => self.frame_event(name, ev, ctx, diag)?,
+            "thread_name" => {
+                if let (Some(pid), Some(tid), Some(a)) = (ev.pid.int(), ev.tid.int(), ev.args) {
+                    let a: shapes::NameArgs = parse_args(a, ctx, "thread_name args")?;
+                    if let Some(n) = a.name.str() {
+                        match n {
+                            "auction_worklet.CrUtilityMain" => {
+                                self.worklet_utility.insert(pid);
+                            }
+                            "AuctionV8HelperThread" => {
+                                self.worklet_helper.insert(pid);
+                            }
+                            _ => {}
+                        }
+                        // MetaHandler returns early for the GPU main thread: it never gets a name.
+                        if n != "CrGpuMain" {
+                            self.thread_names.insert((pid, tid), n.to_owned());
+                        }
+                    }
+                }
+            }
+            "AuctionWorkletRunningInProcess" | "AuctionWorkletDoneWithProcess" => {
+                if let Some(a) = ev.args {
+                    let a: shapes::WorkletArgs = parse_args(a, ctx, "auction worklet args")?;
+                    if let Some(pid) = a.data.obj().and_then(|d| d.pid.int()) {
+                        self.worklet_events.insert(pid);
+                    }
+                }
+            }
+            _ => {}
+        }
+        if matches!(ph, b'X' | b'I' | b'B' | b'E') {
+            self.renderer_event(name, ph, ev, trace, ctx, diag)?;
+        }
+        Ok(())
+    }
+}
+
+fn parse_args<'a, T: serde::Deserialize<'a>>(raw: &'a [u8], ctx: &EventCtx<'_>, what: &str) -> Result<T, Error> {
+    serde_json::from_slice(raw).map_err(|e| args_error(raw, ctx, what, &e))
+}
+
+/// The error for args that did not parse: where, and what serde expected.
+fn args_error(raw: &[u8], ctx: &EventCtx<'_>, what: &str, e: &serde_json::Error) -> Error {
+    Error::input(Some(ctx.serde_location(raw, e)), format!("{what}: {}", crate::input::reader::serde_message(e)))
+}

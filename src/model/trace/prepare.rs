@@ -1,0 +1,257 @@
+//! What the scan threads do to an event before it is handed over in file order: a plain `X`
+//! or `I` event reduced to a few checked numbers, a `ProfileChunk`'s args read, the members
+//! that can hold a `sampleTraceId` found.
+
+use super::*;
+
+/// False for names that are surely none of the ones the builder looks at by name.
+#[inline]
+pub(crate) fn maybe_special(name: &str) -> bool {
+    matches!(
+        (name.len(), name.as_bytes().first()),
+        (7, Some(b'P')) // Profile
+            | (12, Some(b'P')) // ProfileChunk
+            | (10, Some(b'C' | b'c')) // CpuProfile, CommitLoad
+            | (11, Some(b't')) // thread_name
+            | (20, Some(b'T')) // TracingStartedInPage
+            | (23, Some(b'T' | b'F')) // TracingStartedInBrowser, FrameCommittedInBrowser
+            | (25, Some(b'T')) // TracingSessionIdForWorker
+            | (29, Some(b'A')) // AuctionWorkletDoneWithProcess
+            | (30, Some(b'A')) // AuctionWorkletRunningInProcess
+    )
+}
+
+/// Names whose `args` the builder reads.
+pub(crate) fn reads_args(name: &str) -> bool {
+    matches!(
+        name,
+        "Profile"
+            | "ProfileChunk"
+            | "CpuProfile"
+            | "TracingStartedInBrowser"
+            | "FrameCommittedInBrowser"
+            | "CommitLoad"
+            | "thread_name"
+            | "AuctionWorkletRunningInProcess"
+            | "AuctionWorkletDoneWithProcess"
+    )
+}
+
+/// What an event's args say about its `sampleTraceId` (§3.7).
+#[derive(Debug)]
+pub enum TraceIdFound<'a> {
+    /// No truthy id.
+    None,
+    /// `args.beginData` is null (DevTools fails on such an event).
+    NullBeginData,
+    /// The id as a JS property key.
+    Key(Cow<'a, str>),
+}
+
+/// The `sampleTraceId` of an event's args: `beginData` first when present, else the top level,
+/// else `data` (spec §3.7).
+pub(crate) fn trace_id_of<'a>(ids: &ArgsIds<'a>) -> TraceIdFound<'a> {
+    let id = match &ids.begin_data {
+        IdHolder::Obj(id) => id,
+        IdHolder::Other(Loose::Null) => return TraceIdFound::NullBeginData,
+        IdHolder::Other(_) => return TraceIdFound::None,
+        IdHolder::Missing if !ids.sample_trace_id.is_nullish() => &ids.sample_trace_id,
+        IdHolder::Missing => match &ids.data {
+            IdHolder::Obj(id) => id,
+            _ => return TraceIdFound::None,
+        },
+    };
+    if !id.truthy() {
+        return TraceIdFound::None;
+    }
+    // The property key, as JavaScript would spell it.
+    TraceIdFound::Key(match id {
+        Loose::Num(n) if n.fract() == 0.0 && n.abs() < 1e15 => {
+            Cow::Owned(itoa::Buffer::new().format(*n as i64).to_owned())
+        }
+        Loose::Num(n) => Cow::Owned(ryu_js::Buffer::new().format(*n).to_owned()),
+        Loose::Str(s) => s.clone(),
+        other => match other.property_key() {
+            Some(k) => Cow::Owned(k),
+            None => return TraceIdFound::None,
+        },
+    })
+}
+
+/// A `sampleTraceId` as a JavaScript property key: a canonical array index (the usual numbers)
+/// apart, so that it is kept and compared without allocating.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum TraceKey {
+    /// A key that is a canonical decimal integer of at most 16 digits (`"0"`, `"17"`, not
+    /// `"017"`): the key of that number, kept as the number.
+    Int(u64),
+    /// Any other key.
+    Str(Box<str>),
+}
+
+impl TraceKey {
+    /// The key for a property name.
+    pub fn of(key: &str) -> TraceKey {
+        let b = key.as_bytes();
+        let canonical =
+            !b.is_empty() && b.len() <= 16 && b.iter().all(u8::is_ascii_digit) && (b[0] != b'0' || b.len() == 1);
+        match canonical {
+            true => TraceKey::Int(key.parse().expect("digits")),
+            false => TraceKey::Str(key.into()),
+        }
+    }
+}
+
+/// What the scan threads make of an event for the [`TraceBuilder`] (see [`Sink::prepare`]).
+#[derive(Debug)]
+pub enum Prep {
+    /// A well-formed `X` or `I` event with an ordinary name: all that is left is to file it.
+    Plain(Plain),
+    /// An event that plays no part (an ordinary name, a phase other than `X`/`I`/`B`/`E`).
+    Nothing,
+    /// A `ProfileChunk` whose args were read: its envelope (with empty `args`) and the args.
+    Chunk(Box<(RawEvent<'static>, ChunkIn)>),
+    /// Anything else: the builder reads the event again and does it all.
+    Full,
+}
+
+/// The fields of a plain `X` or `I` event, checked.
+#[derive(Debug)]
+pub struct Plain {
+    pub(crate) pid: i64,
+    pub(crate) tid: i64,
+    pub(crate) ts: f64,
+    pub(crate) dur: f64,
+    /// [`flags_for_name`], plus [`INSTANT`] for an `I` event.
+    pub(crate) flags: u8,
+    /// The `sampleTraceId`.
+    pub(crate) trace: Option<TraceKey>,
+}
+
+/// The args of an event, parsed before the event is handled.
+#[derive(Debug)]
+pub(crate) enum Parsed<'a> {
+    /// Not parsed here.
+    None,
+    /// The args will be parsed but hold invalid UTF-8: the builder repairs the event first.
+    BadUtf8,
+    /// The `sampleTraceId` of an `X`, `I` or `B` event.
+    TraceId(TraceIdFound<'a>),
+    /// The args of a `ProfileChunk`.
+    Chunk(Result<ChunkIn, serde_json::Error>),
+}
+
+/// Parses the args of `ev` that the builder reads by phase or by name (`special`: see
+/// [`maybe_special`]).
+pub(crate) fn parse_known_args<'a>(
+    ev: &RawEvent<'a>,
+    chunk: Option<Box<shapes::ChunkArgs<'a>>>,
+    name: &str,
+    ph: u8,
+    special: bool,
+) -> Parsed<'a> {
+    let Some(args) = ev.args else { return Parsed::None };
+    // DevTools reads the `sampleTraceId` of every `X`, `I` and `B` event: where the scan found
+    // a member that holds one (or a null `beginData`, on which DevTools fails), the args are
+    // read.
+    let found = matches!(ph, b'X' | b'I' | b'B').then(|| trace_id_of(&ev.args_ids));
+    let traced = found.as_ref().is_some_and(|f| !matches!(f, TraceIdFound::None));
+    if !(traced || special && reads_args(name)) {
+        Parsed::None
+    } else if std::str::from_utf8(args).is_err() {
+        // Args that will be parsed must be UTF-8 (see `full_event`).
+        Parsed::BadUtf8
+    } else if special && name == "ProfileChunk" {
+        // The usual shape without serde; serde reads (and reports) anything else.
+        match chunk.map(|c| *c).or_else(|| shapes::chunk_args_fast(args)) {
+            Some(a) => Parsed::Chunk(Ok(ChunkIn::new(a))),
+            None => Parsed::Chunk(serde_json::from_slice(args).map(ChunkIn::new)),
+        }
+    } else if let (true, Some(found)) = (traced, found) {
+        Parsed::TraceId(found)
+    } else {
+        Parsed::None
+    }
+}
+
+/// The fast path of [`TraceBuilder::prepare`]: a plain `X` or `I` event, or None.
+pub(crate) fn plain(ev: &RawEvent<'_>, name: &str, ph: u8) -> Option<Plain> {
+    let (pid, tid) = (ev.pid.int()?, ev.tid.int()?);
+    let ts = ev.ts.num().filter(|t| t.is_finite())?;
+    let dur = match ev.dur {
+        Loose::Missing | Loose::Null => 0.0,
+        Loose::Num(d) if d.is_finite() => d,
+        _ => return None,
+    };
+    if ev.has_call_frame {
+        return None;
+    }
+    let trace = match parse_known_args(ev, None, name, ph, false) {
+        Parsed::None | Parsed::TraceId(TraceIdFound::None) => None,
+        Parsed::TraceId(TraceIdFound::Key(k)) => Some(TraceKey::of(&k)),
+        _ => return None,
+    };
+    let flags = flags_for_name(name) | if ph == b'I' { INSTANT } else { 0 };
+    Some(Plain { pid, tid, ts, dur, flags, trace })
+}
+
+impl Sink for TraceBuilder {
+    type Prep = Prep;
+
+    fn prepare(ev: &mut RawEvent<'_>) -> Prep {
+        let chunk = ev.chunk.take();
+        let ev = &*ev;
+        let Loose::Str(name) = &ev.name else { return Prep::Full };
+        let ph = ev.phase();
+        if maybe_special(name) {
+            // The one special event that is frequent and large: read its args here.
+            if name == "ProfileChunk" && !matches!(ph, b'X' | b'I' | b'B' | b'E') {
+                if let Parsed::Chunk(Ok(args)) = parse_known_args(ev, chunk, name, ph, true) {
+                    return Prep::Chunk(Box::new((ev.envelope(), args)));
+                }
+            }
+            return Prep::Full;
+        }
+        match ph {
+            b'X' | b'I' => plain(ev, name, ph).map_or(Prep::Full, Prep::Plain),
+            b'B' | b'E' | 0 => Prep::Full,
+            _ => Prep::Nothing,
+        }
+    }
+
+    fn is_inert(prep: &Prep) -> bool {
+        matches!(prep, Prep::Nothing)
+    }
+
+    fn event(&mut self, prep: Prep, ctx: &EventCtx<'_>, diag: &mut Diagnostics) -> Result<(), Error> {
+        match prep {
+            Prep::Plain(p) => {
+                let th = self.thread(p.pid, p.tid);
+                self.threads[th as usize].n_entries += 1;
+                let trace = match p.trace {
+                    Some(key) => self.event_trace_id(key),
+                    None => 0,
+                };
+                if p.flags & INSTANT != 0 && trace == 0 && p.dur == 0.0 {
+                    return Ok(()); // see `INSTANT`: plays no part
+                }
+                self.threads[th as usize].entries.push(Entry { ts: p.ts, dur: p.dur, trace, flags: p.flags });
+                Ok(())
+            }
+            Prep::Nothing => Ok(()),
+            Prep::Chunk(chunk) => {
+                let (ev, args) = *chunk;
+                self.full_event(&ev, Parsed::Chunk(Ok(args)), ctx, diag)
+            }
+            Prep::Full => {
+                let mut ev = ctx.parse()?;
+                let chunk = ev.chunk.take();
+                let parsed = match &ev.name {
+                    Loose::Str(name) => parse_known_args(&ev, chunk, name, ev.phase(), maybe_special(name)),
+                    _ => Parsed::None,
+                };
+                self.full_event(&ev, parsed, ctx, diag)
+            }
+        }
+    }
+}

@@ -1,0 +1,366 @@
+//! SamplesHandler: `Profile` and `ProfileChunk` events gathered into one profile per
+//! `(pid, id)`, and the profile DevTools keeps for each thread (by source priority).
+
+use super::*;
+use crate::model::cpuprofile::raw_from_cpuprofile;
+
+/// Which profile DevTools prefers on a thread (`source`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Source {
+    Internal,
+    Inspector,
+    SelfProfiling,
+}
+
+pub(crate) fn source_of(v: &Loose<'_>) -> Option<Source> {
+    match v.str()? {
+        "Internal" => Some(Source::Internal),
+        "Inspector" => Some(Source::Inspector),
+        "SelfProfiling" => Some(Source::SelfProfiling),
+        _ => None,
+    }
+}
+
+#[derive(Debug)]
+pub(crate) struct PreProfile {
+    pub(crate) pid: i64,
+    pub(crate) id: MapKey,
+    pub(crate) raw: RawProfile,
+    pub(crate) frame_cache: FrameCache,
+    pub(crate) thread: Option<i64>,
+    pub(crate) source: Option<Source>,
+    /// Where the profile was first seen.
+    pub(crate) location: Location,
+    /// Running `startTime + Σ deltas` for the endTime quirk: (startTime used, sum, deltas summed).
+    pub(crate) end_fold: (f64, f64, usize),
+}
+
+impl TraceBuilder {
+    pub(crate) fn profile(&mut self, pid: i64, id: &Loose<'_>, loc: impl FnOnce() -> Location) -> usize {
+        self.serial += 1;
+        let key = MapKey::of(id, self.serial);
+        if let Some(&i) = self.profile_index.get(&(pid, key.clone())) {
+            return i;
+        }
+        let i = self.profiles.len();
+        self.profiles.push(PreProfile {
+            pid,
+            id: key.clone(),
+            raw: RawProfile {
+                samples: Some(Ids::default()),
+                time_deltas: Some(Deltas::default()),
+                ..RawProfile::default()
+            },
+            frame_cache: FrameCache::default(),
+            thread: None,
+            source: None,
+            location: loc(),
+            end_fold: (f64::NAN, 0.0, 0),
+        });
+        self.profile_index.insert((pid, key), i);
+        i
+    }
+
+    /// `Profile`, `ProfileChunk`, `CpuProfile`: the SamplesHandler.
+    pub(crate) fn samples_event(
+        &mut self,
+        name: &str,
+        ev: &RawEvent<'_>,
+        chunk: Option<Result<ChunkIn, serde_json::Error>>,
+        ctx: &EventCtx<'_>,
+        diag: &mut Diagnostics,
+    ) -> Result<(), Error> {
+        let Some(pid) = ev.pid.int() else {
+            diag.push(
+                WarningKind::BadThreadId,
+                Some(ctx.location()),
+                format!("{name} event has no integral pid ({}); skipped", ev.pid.type_name()),
+            );
+            return Ok(());
+        };
+        match name {
+            "Profile" => {
+                let (Some(ts), Some(tid)) = (ev.ts.num().filter(|t| t.is_finite()), ev.tid.int()) else {
+                    diag.push(
+                        WarningKind::BadTimestamp,
+                        Some(ctx.location()),
+                        "Profile event without a numeric ts and an integral tid; skipped",
+                    );
+                    return Ok(());
+                };
+                let source = match ev.args {
+                    Some(a) => {
+                        let args: shapes::ProfileArgs = parse_args(a, ctx, "Profile args")?;
+                        args.data.obj().and_then(|d| source_of(&d.source))
+                    }
+                    None => None,
+                };
+                let i = self.profile(pid, &ev.id, || ctx.location());
+                let p = &mut self.profiles[i];
+                p.raw.start_time = ts;
+                p.thread = Some(tid);
+                if source.is_some() {
+                    p.source = source;
+                }
+            }
+            "ProfileChunk" => self.chunk(pid, ev, chunk, ctx, diag)?,
+            _ => {
+                // CpuProfile with ph X: the whole profile in one event (a wrapped .cpuprofile).
+                let Some(tid) = ev.tid.int() else {
+                    diag.push(
+                        WarningKind::BadThreadId,
+                        Some(ctx.location()),
+                        "CpuProfile event without an integral tid; skipped",
+                    );
+                    return Ok(());
+                };
+                let Some(args) = ev.args else {
+                    return Err(Error::input(Some(ctx.location()), "CpuProfile event without args.data.cpuProfile"));
+                };
+                let a: shapes::CpuProfileArgs = parse_args(args, ctx, "CpuProfile args")?;
+                let Some(json) = a.data.obj().and_then(|d| d.cpu_profile.obj()) else {
+                    return Err(Error::input(Some(ctx.location()), "CpuProfile event without args.data.cpuProfile"));
+                };
+                let raw = raw_from_cpuprofile(json, &mut self.strings, Some(ctx.location()))?;
+                let i = self.profile(pid, &ev.id, || ctx.location());
+                self.profiles[i].raw = raw;
+                self.profiles[i].thread = Some(tid);
+            }
+        }
+        Ok(())
+    }
+
+    pub(crate) fn chunk(
+        &mut self,
+        pid: i64,
+        ev: &RawEvent<'_>,
+        parsed: Option<Result<ChunkIn, serde_json::Error>>,
+        ctx: &EventCtx<'_>,
+        diag: &mut Diagnostics,
+    ) -> Result<(), Error> {
+        let Some(args) = ev.args else {
+            diag.push(
+                WarningKind::DevtoolsWouldFail,
+                Some(ctx.location()),
+                "ProfileChunk without args: DevTools fails to load such a trace; skipped",
+            );
+            return Ok(());
+        };
+        let a = match parsed {
+            Some(p) => p.map_err(|e| args_error(args, ctx, "ProfileChunk args", &e))?,
+            None => ChunkIn::new(parse_args::<shapes::ChunkArgs>(args, ctx, "ProfileChunk args")?),
+        };
+        let mut new_nodes = Vec::new();
+        // The profile is made before its nodes are read, as their frames go in its table (an
+        // error here ends the run, so a profile made for nothing does not matter).
+        let i = self.profile(pid, &ev.id, || ctx.location());
+        if let Some(nodes) = a.nodes {
+            new_nodes.reserve(nodes.len());
+            let p = &mut self.profiles[i];
+            for (k, n) in nodes.into_iter().enumerate() {
+                let node = n
+                    .into_raw(&a.frame_keys, &mut self.strings, &mut p.raw.frames, &mut p.frame_cache)
+                    .map_err(|m| Error::input(Some(ctx.location()), format!("ProfileChunk: node {k}: {m}")))?;
+                new_nodes.push(node);
+            }
+        }
+        let deltas = a.time_deltas.as_ref();
+        if let Some(d) = deltas {
+            if d.n_non_numbers > 0 {
+                let k = d.values.iter().position(|v| v.is_nan()).unwrap_or(0);
+                return Err(Error::input(
+                    Some(ctx.location()),
+                    format!("ProfileChunk: timeDeltas[{k}] is not a number"),
+                ));
+            }
+        }
+        let p = &mut self.profiles[i];
+        p.raw.nodes.extend(new_nodes);
+        if let (Some(s), Some(c)) = (p.raw.samples.as_mut(), &a.samples) {
+            s.extend(&c.0);
+        }
+        if let (Some(t), Some(d)) = (p.raw.time_deltas.as_mut(), deltas) {
+            t.extend(&d.values);
+        }
+        if let Some(ids) = a.trace_ids {
+            let mut keyed = Vec::with_capacity(ids.len());
+            for (k, v) in ids {
+                if let Some(s) = v.scalar(&mut self.strings) {
+                    keyed.push((self.key_code(k), s));
+                }
+            }
+            self.profiles[i].raw.trace_ids.get_or_insert_with(FxHashMap::default).extend(keyed);
+        }
+        let p = &mut self.profiles[i];
+        let (ns, nd) = (p.raw.samples.as_ref().map(|s| s.len()), p.raw.time_deltas.as_ref().map(|d| d.len()));
+        if let (Some(ns), Some(nd)) = (ns, nd) {
+            if ns != nd {
+                diag.push_with(
+                    WarningKind::SamplesDeltasMismatch,
+                    || Some(ctx.location()),
+                    || {
+                        format!(
+                            "ProfileChunk: the profile now has {ns} samples but {nd} timeDeltas; DevTools logs 'Failed to parse CPU profile' and carries on"
+                        )
+                    },
+                );
+                return Ok(());
+            }
+        }
+        let end_falsy = p.raw.end_time == 0.0 || p.raw.end_time.is_nan();
+        if end_falsy {
+            if let Some(d) = &p.raw.time_deltas {
+                // timeDeltas.reduce((x, y) => x + y, startTime), kept incrementally.
+                let (start, mut sum, mut done) = p.end_fold;
+                if start.to_bits() != p.raw.start_time.to_bits() {
+                    sum = p.raw.start_time;
+                    done = 0;
+                }
+                for x in d.iter_from(done) {
+                    sum += x;
+                }
+                p.end_fold = (p.raw.start_time, sum, d.len());
+                p.raw.end_time = sum;
+            }
+        }
+        if let Some(s) = a.source {
+            p.source = Some(s);
+        }
+        Ok(())
+    }
+}
+
+/// A `ProfileChunk`'s args as the builder takes them, owned. The scan threads make it for the
+/// usual chunks: each node's frame is then a run of bytes in one buffer per chunk (the
+/// [`FrameCache`] key), not a string allocated per member on one thread and freed on another.
+#[derive(Debug, Default)]
+pub struct ChunkIn {
+    /// `args.data.cpuProfile.nodes`.
+    pub(crate) nodes: Option<Vec<NodeIn>>,
+    /// The nodes' frames, [`encode_frame`]d one after the other.
+    pub(crate) frame_keys: Vec<u8>,
+    /// `args.data.cpuProfile.samples`.
+    pub(crate) samples: Option<IdArray>,
+    /// `args.data.cpuProfile.trace_ids`, in the map's order, keyed; only the scalar values
+    /// (the builder keeps no others).
+    pub(crate) trace_ids: Option<Vec<(TraceKey, Loose<'static>)>>,
+    /// `args.data.timeDeltas`.
+    pub(crate) time_deltas: Option<NumArray>,
+    /// `args.data.source`, when it names one.
+    pub(crate) source: Option<Source>,
+}
+
+impl ChunkIn {
+    /// The args, owned.
+    pub fn new(a: shapes::ChunkArgs<'_>) -> ChunkIn {
+        let mut c = ChunkIn::default();
+        let MaybeObj::Obj(data) = a.data else { return c };
+        c.time_deltas = data.time_deltas;
+        c.source = source_of(&data.source);
+        let MaybeObj::Obj(cpu) = data.cpu_profile else { return c };
+        c.samples = cpu.samples;
+        c.trace_ids = cpu.trace_ids.map(|t| {
+            t.into_iter()
+                .filter(|(_, v)| !matches!(v, Loose::Object | Loose::Array))
+                .map(|(k, v)| (TraceKey::of(&k), v.into_owned()))
+                .collect()
+        });
+        let keys = &mut c.frame_keys;
+        // A frame's key is its fields' bytes and a few more: room for typical ones up front.
+        keys.reserve(cpu.nodes.as_ref().map_or(0, |n| n.len() * 96));
+        c.nodes = cpu.nodes.map(|nodes| nodes.iter().map(|n| NodeIn::new(n, keys)).collect());
+        c
+    }
+}
+
+/// A chunk's node, as far as the builder reads it.
+#[derive(Debug)]
+pub(crate) struct NodeIn {
+    /// The id, or the type of the value that is not one.
+    pub(crate) id: Result<i64, &'static str>,
+    pub(crate) parent: i64,
+    pub(crate) children: Option<Box<[i64]>>,
+    /// Where its frame's key is in [`ChunkIn::frame_keys`]; None without a `callFrame` object.
+    pub(crate) frame: Option<std::ops::Range<usize>>,
+    pub(crate) hit_count_is_number: bool,
+}
+
+impl NodeIn {
+    pub(crate) fn new(n: &NodeJson<'_>, keys: &mut Vec<u8>) -> NodeIn {
+        let frame = match &n.call_frame {
+            MaybeObj::Obj(f) => {
+                let start = keys.len();
+                encode_frame(f, keys);
+                Some(start..keys.len())
+            }
+            _ => None,
+        };
+        NodeIn {
+            id: n.id.int().ok_or(n.id.type_name()),
+            parent: n.parent.int().unwrap_or(UNKNOWN_ID),
+            children: n.children.as_ref().map(|c| c.iter().map(|v| v.int().unwrap_or(UNKNOWN_ID)).collect()),
+            frame,
+            hit_count_is_number: matches!(n.hit_count, Loose::Num(_)),
+        }
+    }
+
+    /// The node, its frame read through `cache` (the messages are [`node_from_json`]'s).
+    pub(crate) fn into_raw(
+        self,
+        keys: &[u8],
+        strings: &mut Strings,
+        frames: &mut Frames,
+        cache: &mut FrameCache,
+    ) -> Result<RawNode, String> {
+        let id = self.id.map_err(|t| format!("the node id is {t}, not an integer"))?;
+        let Some(key) = self.frame else {
+            return Err(format!("node {id} has no callFrame object (DevTools fails on this)"));
+        };
+        let frame = cache
+            .frame_by_key(&keys[key], true, strings, frames)
+            .ok_or_else(|| format!("node {id}: a callFrame field is an object or array"))?;
+        Ok(RawNode {
+            id,
+            parent: self.parent,
+            children: self.children,
+            frame,
+            hit_count_is_number: self.hit_count_is_number,
+        })
+    }
+}
+
+/// A node from its JSON; `chunk` selects the trace-chunk normalisation of the frame. `cache`
+/// holds the frames of this profile's nodes read so far.
+pub fn node_from_json(
+    n: &NodeJson<'_>,
+    chunk: bool,
+    strings: &mut Strings,
+    frames: &mut Frames,
+    cache: &mut FrameCache,
+) -> Result<RawNode, String> {
+    if chunk {
+        let mut key = Vec::new();
+        return NodeIn::new(n, &mut key).into_raw(&key, strings, frames, cache);
+    }
+    let id = n.id.int().ok_or_else(|| format!("the node id is {}, not an integer", n.id.type_name()))?;
+    let frame = match &n.call_frame {
+        MaybeObj::Obj(f) => cache
+            .frame(f, chunk, strings, frames)
+            .ok_or_else(|| format!("node {id}: a callFrame field is an object or array"))?,
+        _ => frames.intern(CallFrame {
+            function_name: n.function_name.scalar(strings).unwrap_or(Scalar::Undefined),
+            script_id: n.script_id.scalar(strings).unwrap_or(Scalar::Undefined),
+            url: n.url.scalar(strings).unwrap_or(Scalar::Undefined),
+            line_number: Scalar::Num(js_minus_one(&n.line_number)),
+            column_number: Scalar::Num(js_minus_one(&n.column_number)),
+        }),
+    };
+    let children = n.children.as_ref().map(|c| c.iter().map(|v| v.int().unwrap_or(UNKNOWN_ID)).collect());
+    Ok(RawNode {
+        id,
+        parent: n.parent.int().unwrap_or(UNKNOWN_ID),
+        children,
+        frame,
+        hit_count_is_number: matches!(n.hit_count, Loose::Num(_)),
+    })
+}
