@@ -47,13 +47,8 @@ use std::time::{Duration, Instant};
 
 use estimate::{AllThreads, Estimates, IntegratorConfig, Lazy, Mode};
 use input::document::{read_document, Document};
-use input::loose::{IdArray, Loose, NumArray};
-use input::reader::serde_message;
-use input::shapes::{CpuProfileJson, NodeJson};
-use model::cpuprofile::raw_from_cpuprofile;
-use model::profile::ProfileModel;
 use model::trace::TraceBuilder;
-use model::{report_model, ThreadWork};
+use model::ThreadWork;
 
 /// How a bare `.cpuprofile` is turned into calls.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -252,33 +247,11 @@ pub fn assemble(source: &Source, cfg: &Config) -> Result<(Diagnostics, Assembled
         }
         Document::CpuProfile { fields, location } => {
             let mut strings = strings::Strings::default();
-            let json = cpuprofile_json(&fields, location)?;
-            let raw = raw_from_cpuprofile(&json, &mut strings, Some(location))?;
+            let threads = model::cpuprofile::thread_work(&fields, location, &mut strings, &cfg, &mut diag)?;
             let mode = match cfg.cpuprofile_mode {
                 CpuProfileMode::Integrator => Mode::Integrator,
                 CpuProfileMode::PerformancePanel => Mode::PerformancePanel,
             };
-            let mut threads = Vec::new();
-            if raw.nodes.is_empty() && mode == Mode::PerformancePanel {
-                diag.push(
-                    WarningKind::EmptyProfile,
-                    Some(location),
-                    "the profile has no nodes; DevTools shows nothing",
-                );
-            } else {
-                let model = ProfileModel::new(raw, &strings, cfg.limits, "profile", Some(location))?;
-                report_model(&model, "profile", location, &mut diag);
-                threads.push(ThreadWork {
-                    pid: 1,
-                    tid: 1,
-                    profile_id: "\"0x1\"".to_owned(),
-                    thread_name: None,
-                    model,
-                    entries: Vec::new(),
-                    trace_values: Vec::new(),
-                    skipped: None,
-                });
-            }
             let kind = InputKind::CpuProfile;
             Ok((diag, Assembled { kind, n_events: 0, threads, mode, strings, cfg, stages }))
         }
@@ -312,23 +285,4 @@ pub mod internals {
         crate::input::document::read_document(&mut w, sink, &mut diag, cfg.threads)?;
         Ok(diag)
     }
-}
-
-/// Parses the kept top-level fields of a `.cpuprofile`.
-fn cpuprofile_json(fields: &[(String, Vec<u8>)], location: Location) -> Result<CpuProfileJson<'_>, Error> {
-    let mut json = CpuProfileJson::default();
-    for (key, raw) in fields {
-        let fail =
-            |e: serde_json::Error| Error::input(Some(location), format!("the \"{key}\" value: {}", serde_message(&e)));
-        match key.as_str() {
-            "nodes" => json.nodes = serde_json::from_slice::<Option<Vec<NodeJson>>>(raw).map_err(fail)?,
-            "samples" => json.samples = serde_json::from_slice::<Option<IdArray>>(raw).map_err(fail)?,
-            "timeDeltas" => json.time_deltas = serde_json::from_slice::<Option<NumArray>>(raw).map_err(fail)?,
-            "startTime" => json.start_time = serde_json::from_slice::<Loose>(raw).map_err(fail)?,
-            "endTime" => json.end_time = serde_json::from_slice::<Loose>(raw).map_err(fail)?,
-            "head" => json.head = Some(serde::de::IgnoredAny),
-            _ => {}
-        }
-    }
-    Ok(json)
 }

@@ -1,12 +1,65 @@
-//! A bare `.cpuprofile` as a raw profile: its nodes (either node format), samples and deltas.
+//! A bare `.cpuprofile`: its top-level members parsed, its nodes (either node format), samples
+//! and deltas made a raw profile, and the one thread DevTools makes of it.
 
 use super::packed::{Deltas, Ids};
-use super::profile::{Frames, RawProfile};
+use super::profile::{Frames, ProfileModel, RawProfile};
 use super::trace::{node_from_json, FrameCache};
-use crate::error::{Error, Location};
-use crate::input::loose::Loose;
-use crate::input::shapes;
+use super::{report_model, ThreadWork};
+use crate::error::{Diagnostics, Error, Location, WarningKind};
+use crate::input::loose::{IdArray, Loose, NumArray};
+use crate::input::reader::serde_message;
+use crate::input::shapes::{self, CpuProfileJson, NodeJson};
 use crate::strings::Strings;
+use crate::{Config, CpuProfileMode};
+
+/// The thread of a `.cpuprofile` whose top-level members are `fields` (pid 1, tid 1, profile
+/// `0x1`, as DevTools wraps a loaded profile); none when the Performance panel would show
+/// nothing.
+pub fn thread_work(
+    fields: &[(String, Vec<u8>)],
+    location: Location,
+    strings: &mut Strings,
+    cfg: &Config,
+    diag: &mut Diagnostics,
+) -> Result<Vec<ThreadWork>, Error> {
+    let json = cpuprofile_json(fields, location)?;
+    let raw = raw_from_cpuprofile(&json, strings, Some(location))?;
+    if raw.nodes.is_empty() && cfg.cpuprofile_mode == CpuProfileMode::PerformancePanel {
+        diag.push(WarningKind::EmptyProfile, Some(location), "the profile has no nodes; DevTools shows nothing");
+        return Ok(Vec::new());
+    }
+    let model = ProfileModel::new(raw, strings, cfg.limits, "profile", Some(location))?;
+    report_model(&model, "profile", location, diag);
+    Ok(vec![ThreadWork {
+        pid: 1,
+        tid: 1,
+        profile_id: "\"0x1\"".to_owned(),
+        thread_name: None,
+        model,
+        entries: Vec::new(),
+        trace_values: Vec::new(),
+        skipped: None,
+    }])
+}
+
+/// Parses the kept top-level fields of a `.cpuprofile`.
+fn cpuprofile_json(fields: &[(String, Vec<u8>)], location: Location) -> Result<CpuProfileJson<'_>, Error> {
+    let mut json = CpuProfileJson::default();
+    for (key, raw) in fields {
+        let fail =
+            |e: serde_json::Error| Error::input(Some(location), format!("the \"{key}\" value: {}", serde_message(&e)));
+        match key.as_str() {
+            "nodes" => json.nodes = serde_json::from_slice::<Option<Vec<NodeJson>>>(raw).map_err(fail)?,
+            "samples" => json.samples = serde_json::from_slice::<Option<IdArray>>(raw).map_err(fail)?,
+            "timeDeltas" => json.time_deltas = serde_json::from_slice::<Option<NumArray>>(raw).map_err(fail)?,
+            "startTime" => json.start_time = serde_json::from_slice::<Loose>(raw).map_err(fail)?,
+            "endTime" => json.end_time = serde_json::from_slice::<Loose>(raw).map_err(fail)?,
+            "head" => json.head = Some(serde::de::IgnoredAny),
+            _ => {}
+        }
+    }
+    Ok(json)
+}
 
 /// A [`RawProfile`] from a CDP `Profiler.Profile` object.
 pub fn raw_from_cpuprofile(
