@@ -1,12 +1,12 @@
 //! The `ProfileChunk` reader against skipping the same bytes, in memory and on one thread: the
-//! `args` of every chunk of a trace are skipped (`scan::skip`), checked as UTF-8, read
-//! (`shapes::chunk_args_fast`) and read into owned values (`ChunkIn`: what a scan thread hands on).
+//! `args` of every chunk of a trace are skipped (`json::skip`), checked as UTF-8, read
+//! (`chunk::chunk_args_fast`) and read into owned values (`ChunkIn`: what a scan thread hands on).
 //! Fifteen rounds; the best seconds of each.
 //!
 //! usage: cargo run --release --example chunkspeed -- FILE      (an uncompressed trace)
 use std::time::Instant;
 
-use jscalls::internals::{scan, shapes, ChunkIn};
+use jscalls::internals::{chunk, json, scan, ChunkIn};
 
 fn main() {
     let path = std::env::args().nth(1).expect("usage: chunkspeed FILE");
@@ -15,7 +15,7 @@ fn main() {
     let mut stack = Vec::new();
     let mut chunks: Vec<&[u8]> = Vec::new();
     loop {
-        i = scan::ws(&bytes, i);
+        i = json::ws(&bytes, i);
         if bytes.get(i) != Some(&b'{') {
             break;
         }
@@ -23,7 +23,7 @@ fn main() {
         if let (Some("ProfileChunk"), Some(args)) = (ev.name.str(), ev.args) {
             chunks.push(args);
         }
-        i = scan::ws(&bytes, end);
+        i = json::ws(&bytes, end);
         if bytes.get(i) != Some(&b',') {
             break;
         }
@@ -40,10 +40,10 @@ fn main() {
     let mut best = [f64::MAX; 4];
     for _ in 0..15 {
         let round = [
-            time(&mut |a| scan::skip(a, 0, &mut stack).is_ok()),
+            time(&mut |a| json::skip(a, 0, &mut stack).is_ok()),
             time(&mut |a| std::str::from_utf8(a).is_ok()),
-            time(&mut |a| shapes::chunk_args_fast(a).is_some()),
-            time(&mut |a| shapes::chunk_args_fast(a).map(ChunkIn::new).is_some()),
+            time(&mut |a| chunk::chunk_args_fast(a).is_some()),
+            time(&mut |a| chunk::chunk_args_fast(a).map(ChunkIn::new).is_some()),
         ];
         for (b, v) in best.iter_mut().zip(round) {
             *b = b.min(v);

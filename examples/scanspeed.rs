@@ -1,12 +1,12 @@
 //! The scanner against the floor, in memory and on one thread: serde_json into `IgnoredAny`,
-//! `scan::skip` over the whole document, and `scan::event` over every event (what the scan
+//! `json::skip` over the whole document, and `scan::event` over every event (what the scan
 //! threads do before `prepare`). Three rounds; seconds per pass.
 //!
 //! usage: cargo run --release --example scanspeed -- FILE [--events]   (an uncompressed trace;
 //! `--events`: only the per-event pass, for profiling it)
 use std::time::Instant;
 
-use jscalls::internals::scan;
+use jscalls::internals::{json, scan};
 
 fn main() {
     let path = std::env::args().nth(1).expect("usage: scanspeed FILE [--events]");
@@ -22,21 +22,21 @@ fn main() {
             floor = t.elapsed().as_secs_f64();
 
             let t = Instant::now();
-            std::hint::black_box(scan::skip(&bytes, 0, &mut Vec::new()).ok());
+            std::hint::black_box(json::skip(&bytes, 0, &mut Vec::new()).ok());
             skip = t.elapsed().as_secs_f64();
         }
 
         let t = Instant::now();
         let (mut i, mut stack, mut n) = (array, Vec::new(), 0u64);
         loop {
-            i = scan::ws(&bytes, i);
+            i = json::ws(&bytes, i);
             if bytes.get(i) != Some(&b'{') {
                 break;
             }
             let mut ev = scan::RawEvent::default();
             let end = scan::event_into(&bytes, i, &mut stack, &mut ev).expect("a malformed event");
             n += ev.phase() as u64;
-            i = scan::ws(&bytes, end);
+            i = json::ws(&bytes, end);
             if bytes.get(i) != Some(&b',') {
                 break;
             }

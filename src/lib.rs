@@ -265,7 +265,7 @@ pub fn assemble(source: &Source, cfg: &Config) -> Result<(Diagnostics, Assembled
 pub mod internals {
     use crate::estimate;
     pub use crate::input::document::{EventCtx, RawEvent, Sink};
-    pub use crate::input::{scan, shapes};
+    pub use crate::input::{chunk, json, scan, shapes};
     pub use crate::model::trace::ChunkIn;
 
     /// Estimates every thread of `a` (the estimate alone); returns the number of calls.

@@ -566,8 +566,8 @@ impl<'m> State<'m> {
 mod tests {
     use super::*;
     use crate::input::shapes::CpuProfileJson;
-    use crate::model::profile::Limits;
     use crate::model::cpuprofile::raw_from_cpuprofile;
+    use crate::model::profile::Limits;
     use crate::strings::Strings;
 
     /// The upstream "basic" profile of spec §5.1: root(1) → a(2) → b(3), b also under root;

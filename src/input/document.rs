@@ -9,8 +9,9 @@
 //! top-level values are kept as raw bytes only when they may be needed (`metadata` and the
 //! fields of a `.cpuprofile`).
 
+use super::json::{self, Stop};
 use super::reader::{Text, Window};
-use super::scan::{self, Stop};
+use super::scan;
 use crate::error::{Diagnostics, Error, Location, WarningKind};
 
 pub use super::scan::RawEvent;
@@ -119,7 +120,7 @@ impl<'a> Walker<'a> {
     fn skip_ws(&mut self) -> Result<bool, Error> {
         loop {
             let rest = self.w.rest();
-            let (i, n) = (scan::ws(rest, 0), rest.len());
+            let (i, n) = (json::ws(rest, 0), rest.len());
             self.w.pos += i;
             if i < n {
                 return Ok(true);
@@ -174,17 +175,17 @@ impl<'a> Walker<'a> {
     }
 
     fn key(&mut self) -> Result<Option<String>, Error> {
-        let Some(end) = self.scan_len(None, |b, _| scan::string(b, 0).map(|(_, e)| e))? else {
+        let Some(end) = self.scan_len(None, |b, _| json::string(b, 0).map(|(_, e)| e))? else {
             return Ok(None);
         };
-        let (k, _) = scan::string(self.w.rest(), 0).expect("scanned");
+        let (k, _) = json::string(self.w.rest(), 0).expect("scanned");
         let k = k.into_owned();
         self.w.pos += end;
         Ok(Some(k))
     }
 
     fn raw_value(&mut self) -> Result<Option<Vec<u8>>, Error> {
-        let Some(end) = self.scan_len(None, |b, st| scan::skip(b, 0, st))? else { return Ok(None) };
+        let Some(end) = self.scan_len(None, |b, st| json::skip(b, 0, st))? else { return Ok(None) };
         let v = self.w.rest()[..end].to_vec();
         self.w.pos += end;
         Ok(Some(v))
@@ -434,7 +435,7 @@ const MIN_PARALLEL: usize = 256 << 10;
 fn boundary(b: &[u8], from: usize) -> usize {
     let mut i = from;
     while let Some(k) = memchr::memchr(b'\n', &b[i..]) {
-        let j = scan::ws(b, i + k + 1);
+        let j = json::ws(b, i + k + 1);
         if j < b.len() && b[j] == b'{' {
             return j;
         }
@@ -632,7 +633,7 @@ fn scan_run<S: Sink>(
         bad_utf8: Vec::new(),
     };
     'scan: {
-        let mut i = scan::ws(b, start);
+        let mut i = json::ws(b, start);
         let mut comma = if run.after_comma { Some(start.saturating_sub(1)) } else { None };
         if !at.expect_element {
             match separator(b, i, at.base, &mut run, &mut comma) {
@@ -658,7 +659,7 @@ fn scan_run<S: Sink>(
                 let mut ev = scan::RawEvent::default();
                 scan::event_into(b, i, stack, &mut ev).map(|e| (Some(S::prepare(&mut ev)), e))
             } else {
-                scan::skip(b, i, stack).map(|e| (None, e))
+                json::skip(b, i, stack).map(|e| (None, e))
             };
             let (prep, end) = match r {
                 Ok(x) => x,
@@ -682,7 +683,7 @@ fn scan_run<S: Sink>(
             run.end = abs(end);
             run.expect_element = false;
             run.after_comma = false;
-            match separator(b, scan::ws(b, end), at.base, &mut run, &mut comma) {
+            match separator(b, json::ws(b, end), at.base, &mut run, &mut comma) {
                 Some(next) if next < stop_at => i = next,
                 _ => break 'scan,
             }
@@ -694,11 +695,11 @@ fn scan_run<S: Sink>(
     run.events.push(list);
     let end = (run.end - at.base) as usize;
     let scanned = &b[start..end.max(start)];
-    let (newlines, ascii) = scan::newlines_and_ascii(scanned);
+    let (newlines, ascii) = json::newlines_and_ascii(scanned);
     run.newlines = newlines;
     if !ascii {
         // Pieces are cut at ASCII bytes, so each holds whole characters.
-        run.bad_utf8 = scan::invalid_utf8(scanned).map(|k| abs(start + k)).collect();
+        run.bad_utf8 = json::invalid_utf8(scanned).map(|k| abs(start + k)).collect();
     }
     run
 }
@@ -710,7 +711,7 @@ fn separator<P>(b: &[u8], j: usize, base: u64, run: &mut Region<P>, comma: &mut 
         None => run.needs_more = true,
         Some(b',') => {
             *comma = Some(j);
-            let i = scan::ws(b, j + 1);
+            let i = json::ws(b, j + 1);
             run.end = base + i as u64;
             run.expect_element = true;
             run.after_comma = true;

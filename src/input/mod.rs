@@ -1,7 +1,9 @@
 //! Bytes → borrowed raw values: the input stage. It knows JSON and the shapes of trace events
 //! and profiles, and nothing of what they mean.
 
+pub mod chunk;
 pub mod document;
+pub mod json;
 pub mod loose;
 pub(crate) mod reader;
 pub mod scan;

@@ -163,7 +163,7 @@ pub(crate) fn parse_known_args<'a>(
         Parsed::BadUtf8
     } else if special && name == "ProfileChunk" {
         // The usual shape without serde; serde reads (and reports) anything else.
-        match chunk.map(|c| *c).or_else(|| shapes::chunk_args_fast(args)) {
+        match chunk.map(|c| *c).or_else(|| crate::input::chunk::chunk_args_fast(args)) {
             Some(a) => Parsed::Chunk(Ok(ChunkIn::new(a))),
             None => Parsed::Chunk(serde_json::from_slice(args).map(ChunkIn::new)),
         }
