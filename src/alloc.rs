@@ -1,33 +1,18 @@
 //! The command's memory allocator (part of the binary, not of the library).
 //!
-//! jscalls makes millions of small blocks (strings, per-thread tables while they are small,
-//! output buffers) on several threads, and a few dozen large tables that live for one stage
-//! each. The two are served differently:
+//! jscalls makes millions of small blocks on several threads and a few dozen large tables that
+//! live for one stage each; the two are served differently (figures in `docs/performance.md`):
 //!
-//! - **Small blocks** (under [`LARGE`]) come from mimalloc: its per-thread heaps make them
-//!   cheap and free of lock contention. glibc's arenas took a lock on most frees of a block
-//!   made on another thread (the scan threads make the events' args, the delivering thread
-//!   frees them) and cost 1,200–3,000 context switches on a 110 MB trace.
-//! - **Large blocks** get a mapping of their own, aligned on 2 MiB and marked for transparent
-//!   huge pages: one page fault per 2 MiB instead of 512, which was a fifth of the run time
-//!   on a 110 MB trace (17,000 faults, each zeroing a fresh page). Growing one moves its pages
-//!   (`mremap`) instead of copying its bytes, and freeing one gives it back to the system at
-//!   once, so that the peak of a stage holds only what the stage uses. mimalloc alone kept
-//!   the tables freed on other threads during the profile-model stage: 620–740 MB peak on the
-//!   5.4 GB generated trace instead of 470 MB.
-//!
-//! A mapping is sized to whole huge pages. Sized to 4 KiB pages, a table of 1-2 MiB (a
-//! thread's calls on a 100 MB trace, the columns of a big profile) had no whole huge page in
-//! it and took a fault per 4 KiB: on this project's virtual machine a fault costs 1-3 µs.
-//! Rounded up, it takes one; a table costs at most the rest of its last huge page more memory
-//! (the generated 105 MB trace peaked at 36.7 MB instead of 34.3, the 92 MB recording at 50.8
-//! instead of 49.5), and the faults went from 9,500 to 7,900 and from 12,600 to 10,300.
-//!
-//! mimalloc's own arena is not committed up front (`MIMALLOC_ARENA_EAGER_COMMIT=0`, unless
-//! that variable is set): committed up front, the arena is marked for huge pages, and small
-//! blocks of a few threads spread over 2 MiB pages that the kernel zeroes whole. That was
-//! 14 MB more resident (52 against 38 MB on the generated 105 MB trace) and, right after
-//! DevTools had used and freed 1.7 GB, 10% more time (`bench/compare.sh`, two runs each).
+//! - **Small blocks** (under [`LARGE`]) come from mimalloc, whose per-thread heaps free a block
+//!   made on another thread without a lock (the scan threads make what the delivering thread
+//!   frees; glibc's arenas locked there).
+//! - **Large blocks** get a mapping of their own, aligned and sized to whole 2 MiB pages and
+//!   marked for transparent huge pages (one page fault per 2 MiB instead of 512), grown with
+//!   `mremap` instead of copying, and handed back to the system as soon as they are freed, so
+//!   that a stage's peak holds only what that stage uses.
+//! - mimalloc's own arena is committed on demand (`MIMALLOC_ARENA_EAGER_COMMIT=0`, unless the
+//!   variable is set): committed up front it is marked for huge pages, and the small blocks of
+//!   a few threads then spread over 2 MiB pages that the kernel zeroes whole.
 
 use std::alloc::{GlobalAlloc, Layout};
 

@@ -651,9 +651,8 @@ struct EarlyWriteback {
 }
 
 impl EarlyWriteback {
-    /// Writeback is started per this many bytes. The final `fsync` waits for up to this much
-    /// besides the file's metadata: with 1 MiB it took 1.0-1.2 ms at the end of a 30 MB
-    /// output, against 1.3-1.7 ms with 4 MiB.
+    /// Writeback is started per this many bytes: the final `fsync` waits for up to this much
+    /// besides the file's metadata.
     const STEP: u64 = 1 << 20;
 
     fn new(file: tempfile::NamedTempFile, early: bool) -> EarlyWriteback {

@@ -1,13 +1,11 @@
 //! Work spread over a few threads, with results in order.
 //!
 //! The threads are a pool made once per process ([`rayon_core`]'s, sized by the CPUs), with
-//! the calling thread working beside them, rather than threads of their own per job. A thread
-//! per job cost more than its start: each new thread got a fresh allocator heap whose pages
-//! were zeroed on first touch and handed back when the thread ended. On a 105 MB trace, 30
-//! such threads (one per 4 MB region scanned) made the allocator give back 170 MB of pages
-//! over the run (115 MB with the pool). The one exception is the [`Relay`]: a single thread
-//! for a whole pipeline of small jobs (the event scan), which a pool worker served badly
-//! because it fell asleep between them.
+//! the calling thread working beside them, rather than threads of their own per job: each new
+//! thread would get a fresh allocator heap whose pages are zeroed on first touch and handed
+//! back when it ends. The one exception is the [`Relay`]: a single thread for a whole
+//! pipeline of small jobs (the event scan), which a pool worker served badly because it fell
+//! asleep between them.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::OnceLock;
@@ -43,8 +41,7 @@ pub(crate) fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// Between jobs it stays awake for up to a millisecond (spinning briefly, then yielding to any
 /// other thread that is ready to run) before it sleeps. A pool worker, which sleeps
 /// after a few microseconds without work, had to be woken for every 4 MB region of a scan, and
-/// on this project's virtual machine a wake-up took 0.1–1 ms: 3–30 ms of a 0.1 s scan of the
-/// generated 105 MB trace went to the helper starting late (measured with a probe, 6 runs).
+/// on a virtual machine a wake-up can take up to a millisecond, a region's scan time.
 pub struct Relay {
     /// The job posted and not taken yet: `run` keeps it alive until `done` reaches its number.
     slot: std::sync::Mutex<Option<JobPtr>>,

@@ -1,4 +1,4 @@
-//! CPU-profile mode (spec §4.4): `CPUProfileDataModel.forEachFrame`, the algorithm the
+//! The Performance panel's mode for a loaded `.cpuprofile`: `CPUProfileDataModel.forEachFrame`, the algorithm the
 //! Performance panel uses for a loaded `.cpuprofile`. It follows node identity between
 //! consecutive samples, emits the meta frames as calls, and ends the last frames one mean
 //! sample interval after the last sample.

@@ -1,8 +1,8 @@
-//! The SamplesIntegrator (spec §3): samples merged with trace events become ProfileCalls.
+//! DevTools' SamplesIntegrator: samples merged with trace events become ProfileCalls.
 //!
-//! One seed per sample; seeds and the thread's sorted events are merged by time (§3.3); a walk
+//! One seed per sample; seeds and the thread's sorted events are merged by time; a walk
 //! keeps the open events, the JS stack, the lock stack and fake-JS-invocation mode, and diffs
-//! each sample's stack against the JS stack (§3.4–3.10). The reference's object identities
+//! each sample's stack against the JS stack. The reference's object identities
 //! become indices: the JS stack holds indices into the output, so durations written later land
 //! on the calls already emitted.
 //!
@@ -217,7 +217,7 @@ fn run_part(
     // for one per two is not grown (and copied) on the way. Room never written costs no memory.
     st.out.reserve(model.n_samples() / 2);
 
-    // The merge (§3.3): an event goes first when it starts earlier, or at the same time and
+    // The merge (`mergeEventsInOrder`): an event goes first when it starts earlier, or at the same time and
     // ends later; on a full tie the sample (a ProfileCall) goes first.
     let mut stack: Vec<u32> = Vec::new();
     let mut ei = 0usize;
@@ -458,7 +458,7 @@ impl<'m> State<'m> {
         self.cand_keys.extend(self.cand.iter().map(|&c| self.keys[c as usize]));
     }
 
-    /// The stack for an event's `sampleTraceId`, when it resolves (§3.7).
+    /// The stack for an event's `sampleTraceId`, when it resolves.
     fn fill_trace_id_stack(&mut self, trace: u32) -> bool {
         let node = self.trace_nodes.get(trace as usize - 1).copied().unwrap_or(NO_NODE);
         if node == NO_NODE {
@@ -570,7 +570,7 @@ mod tests {
     use crate::model::profile::Limits;
     use crate::strings::Strings;
 
-    /// The upstream "basic" profile of spec §5.1: root(1) → a(2) → b(3), b also under root;
+    /// The "basic" profile of DevTools' own SamplesIntegrator tests: root(1) → a(2) → b(3), b also under root;
     /// samples a, a, b, b at 100, 200, 300, 400 µs.
     fn basic() -> (ProfileModel, Strings) {
         let json = r#"{"nodes":[

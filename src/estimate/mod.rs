@@ -177,9 +177,8 @@ pub fn estimate_thread(work: ThreadWork, mode: Mode, cfg: IntegratorConfig) -> T
 
 /// The integrator options of each thread. Only a thread with more samples than twice all the
 /// others together may be cut in two ([`IntegratorConfig::threads`] as given; 1 for the others):
-/// beside threads of similar size, the other cores are busy with those, and the halves of a
-/// cut thread waited on each other (the generated 105 MB trace's three threads took 0.1057 s
-/// instead of 0.0972 s, medians of 31, interleaved).
+/// beside threads of similar size the other cores are busy with those, and the halves of a
+/// cut thread would wait on each other.
 fn thread_configs(works: &[ThreadWork], cfg: IntegratorConfig) -> Vec<IntegratorConfig> {
     let total: usize = works.iter().map(|w| w.model.n_samples()).sum();
     let one = IntegratorConfig { threads: 1, ..cfg };

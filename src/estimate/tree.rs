@@ -1,4 +1,4 @@
-//! `treify` (spec §4.3): the flame-chart tree of a thread's events and calls, which gives each
+//! `treify` (DevTools' `TreeHelpers.treify`): the flame-chart tree of a thread's events and calls, which gives each
 //! call its depth (trace events count as ancestors) and its self time.
 
 use super::ProfileCall;

@@ -3,7 +3,7 @@
 //! A [`RawProfile`] is what the input says (nodes, samples, time deltas), assembled from a
 //! `.cpuprofile` or from `Profile`/`ProfileChunk` events. [`ProfileModel::new`] turns it into the
 //! parsed tree, time-sorted samples in ms, and the meta nodes, with every quirk the reference
-//! has (spec §2): the first node is the root whatever its name, a node listed under two parents
+//! has: the first node is the root whatever its name, a node listed under two parents
 //! is parsed twice, the id map keeps the copy parsed last, samples are stably sorted, a lone
 //! `(program)` sample between two stacks with the same bottom frame is repaired.
 

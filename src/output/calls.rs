@@ -16,9 +16,8 @@ pub const FORMAT: &str = "jscalls-calls/1";
 /// Calls rendered per job by [`write_calls_from`] (about 256 KB of JSON).
 const CHUNK: usize = 1 << 10;
 /// Jobs rendered ahead of the one being written, per thread (the writing thread included):
-/// the workers render while the writing thread writes. With 2, the workers ran out of jobs
-/// while the writing thread wrote a megabyte; with 8, estimating and writing the generated
-/// 105 MB trace took 25 ms instead of 28 (medians of 21, `JSCALLS_TIMING`).
+/// the workers render while the writing thread writes, and with fewer they run out of jobs
+/// while it writes a megabyte.
 const AHEAD: usize = 8;
 
 /// Writes the calls JSON for threads held in any way (see [`Estimates`]), rendering the rows on

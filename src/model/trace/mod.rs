@@ -4,8 +4,8 @@
 //! needs, compactly: per thread, one packed [`Entry`] (see [`super::entries`]) per complete or
 //! begin event and per instant that carries a `sampleTraceId`; per profile, its nodes, frames,
 //! samples and deltas (see [`super::packed`]). It does the work of DevTools' SamplesHandler
-//! (profile assembly keyed by `(pid, id)`, §1.5), RendererHandler (entries, `B`/`E` pairing on
-//! one shared stack, the process filter, §1.6), and the parts of MetaHandler and
+//! (profile assembly keyed by `(pid, id)`), RendererHandler (entries, `B`/`E` pairing on
+//! one shared stack, the process filter), and the parts of MetaHandler and
 //! AuctionWorkletsHandler that the filter reads.
 //!
 //! Its parts, one file each: `samples` (SamplesHandler: profiles and chunks), `renderer`
@@ -448,9 +448,8 @@ struct Events {
 }
 
 /// The values `ids` (a profile's `trace_ids`) give the events' trace ids: (trace index, value).
-/// Looked up here, beside the model being built, rather than by the estimator: on a 92 MB
-/// recording, 105,000 lookups that mostly miss the caches (7 ms) were on the one thread left
-/// working.
+/// Looked up here, beside the model being built, rather than by the estimator, where they
+/// would run on the one thread still working on a page's main thread.
 fn trace_values(entries: &[Entry], ids: Option<&FxHashMap<u64, Scalar>>, keys: &[u64]) -> Vec<(u32, Scalar)> {
     let Some(ids) = ids else { return Vec::new() };
     entries

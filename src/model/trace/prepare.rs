@@ -37,7 +37,7 @@ pub(crate) fn reads_args(name: &str) -> bool {
     )
 }
 
-/// What an event's args say about its `sampleTraceId` (§3.7).
+/// What an event's args say about its `sampleTraceId`.
 #[derive(Debug)]
 pub enum TraceIdFound<'a> {
     /// No truthy id.
@@ -49,7 +49,7 @@ pub enum TraceIdFound<'a> {
 }
 
 /// The `sampleTraceId` of an event's args: `beginData` first when present, else the top level,
-/// else `data` (spec §3.7).
+/// else `data`, as the SamplesIntegrator reads it.
 pub(crate) fn trace_id_of<'a>(ids: &ArgsIds<'a>) -> TraceIdFound<'a> {
     let id = match &ids.begin_data {
         IdHolder::Obj(id) => id,
