@@ -3,7 +3,7 @@
 //! The threads are a pool made once per process ([`rayon_core`]'s, sized by the CPUs), with
 //! the calling thread working beside them, rather than threads of their own per job: each new
 //! thread would get a fresh allocator heap whose pages are zeroed on first touch and handed
-//! back when it ends. The one exception is the [`Relay`]: a single thread for a whole
+//! back when it ends. The one exception is the [`ScanHelper`]: a single thread for a whole
 //! pipeline of small jobs (the event scan), which a pool worker served badly because it fell
 //! asleep between them.
 
@@ -36,13 +36,13 @@ pub(crate) fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 /// A helper thread of its own for a pipeline that hands it one job at a time, every
-/// millisecond or so ([`with_relay`], [`Relay::run`]).
+/// millisecond or so ([`with_relay`], [`ScanHelper::run`]).
 ///
 /// Between jobs it stays awake for up to a millisecond (spinning briefly, then yielding to any
 /// other thread that is ready to run) before it sleeps. A pool worker, which sleeps
 /// after a few microseconds without work, had to be woken for every 4 MB region of a scan, and
 /// on a virtual machine a wake-up can take up to a millisecond, a region's scan time.
-pub struct Relay {
+pub struct ScanHelper {
     /// The job posted and not taken yet: `run` keeps it alive until `done` reaches its number.
     slot: std::sync::Mutex<Option<JobPtr>>,
     /// Number of the last job posted, and of the last one the helper finished.
@@ -59,19 +59,19 @@ pub struct Relay {
     panic: std::sync::Mutex<Option<Box<dyn std::any::Any + Send>>>,
 }
 
-/// A job's address with its lifetime erased (see [`Relay::run`]).
+/// A job's address with its lifetime erased (see [`ScanHelper::run`]).
 struct JobPtr(*const (dyn Fn() + Sync + 'static));
 
 // SAFETY: the pointer is only a way to hand a `&(dyn Fn() + Sync)` to the helper thread; the
-// referent is `Sync`, and `Relay::run` keeps it alive while the helper may use it.
+// referent is `Sync`, and `ScanHelper::run` keeps it alive while the helper may use it.
 unsafe impl Send for JobPtr {}
 
 /// How long the helper stays awake for the next job before it parks.
 const SPIN: std::time::Duration = std::time::Duration::from_millis(1);
 
-/// Runs `main` with a [`Relay`] whose helper thread lives as long as `main` runs; `None` on a
+/// Runs `main` with a [`ScanHelper`] whose helper thread lives as long as `main` runs; `None` on a
 /// machine with one CPU (where a spinning helper would take the CPU from `main`).
-pub fn with_relay<R>(main: impl FnOnce(Option<&Relay>) -> R) -> R {
+pub fn with_relay<R>(main: impl FnOnce(Option<&ScanHelper>) -> R) -> R {
     if std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
         return main(None);
     }
@@ -79,8 +79,8 @@ pub fn with_relay<R>(main: impl FnOnce(Option<&Relay>) -> R) -> R {
 }
 
 /// [`with_relay`] whatever the number of CPUs (`None` only when no thread can be started).
-fn relay_scope<R>(main: impl FnOnce(Option<&Relay>) -> R) -> R {
-    let relay = Relay {
+fn relay_scope<R>(main: impl FnOnce(Option<&ScanHelper>) -> R) -> R {
+    let relay = ScanHelper {
         slot: std::sync::Mutex::new(None),
         posted: AtomicU64::new(0),
         done: AtomicU64::new(0),
@@ -91,7 +91,7 @@ fn relay_scope<R>(main: impl FnOnce(Option<&Relay>) -> R) -> R {
         panic: std::sync::Mutex::new(None),
     };
     /// Tells the helper to return, however `main` ends (the scope waits for it).
-    struct Stop<'r>(&'r Relay);
+    struct Stop<'r>(&'r ScanHelper);
     impl Drop for Stop<'_> {
         fn drop(&mut self) {
             self.0.stop.store(true, Ordering::SeqCst);
@@ -107,7 +107,7 @@ fn relay_scope<R>(main: impl FnOnce(Option<&Relay>) -> R) -> R {
     })
 }
 
-impl Relay {
+impl ScanHelper {
     /// Runs `job` on the helper while `main` runs on this thread; returns `main`'s result once
     /// both are done. A panic in either is resumed here, after both are done.
     ///
@@ -115,7 +115,7 @@ impl Relay {
     ///
     /// When another `run` of the same relay is under way (from another thread, or from `main`).
     pub fn run<R>(&self, job: &(dyn Fn() + Sync), main: impl FnOnce() -> R) -> R {
-        assert!(!self.busy.swap(true, Ordering::Acquire), "Relay::run: one job at a time");
+        assert!(!self.busy.swap(true, Ordering::Acquire), "ScanHelper::run: one job at a time");
         let n = self.posted.load(Ordering::Relaxed) + 1;
         // SAFETY: only the lifetime is changed. The helper calls the job before it stores `n`
         // in `done`, and this function does not return, nor unwind past `wait` below, before it
@@ -130,7 +130,7 @@ impl Relay {
             }
         }
         /// Waits for the job to be done, when `main` returns and when it panics.
-        struct Wait<'r>(&'r Relay, u64);
+        struct Wait<'r>(&'r ScanHelper, u64);
         impl Drop for Wait<'_> {
             fn drop(&mut self) {
                 let mut spins = 0u32;

@@ -7,7 +7,7 @@ use std::borrow::Cow;
 use rustc_hash::FxHashMap;
 
 use super::json;
-use super::loose::{IdArray, Loose, NumArray};
+use super::leaf::{IdArray, Leaf, NumArray};
 use super::shapes::*;
 
 /// `ProfileChunk` args read with the scanner when they have the usual shape (an object `data`
@@ -60,7 +60,7 @@ fn chunk_data<'a>(b: &'a [u8], i: usize, stack: &mut Vec<u8>, no_trace_ids: bool
                 Some(e)
             }
             Some(_) => {
-                let (v, e) = json::loose(b, i, stack).ok()?;
+                let (v, e) = json::leaf(b, i, stack).ok()?;
                 d.source = v;
                 Some(e)
             }
@@ -75,8 +75,8 @@ fn chunk_profile<'a>(b: &'a [u8], i: usize, stack: &mut Vec<u8>) -> Option<(Chun
     let mut p = ChunkProfile::default();
     let end = object(b, i, &["nodes", "samples", "trace_ids"], |k, _, i| match k {
         Some(1) => {
-            let id = |n: f64| Loose::Num(n).int().unwrap_or(super::loose::UNKNOWN_ID);
-            let (v, e) = numbers(b, i, stack, id, super::loose::UNKNOWN_ID)?;
+            let id = |n: f64| Leaf::Num(n).int().unwrap_or(super::leaf::UNKNOWN_ID);
+            let (v, e) = numbers(b, i, stack, id, super::leaf::UNKNOWN_ID)?;
             p.samples = v.map(IdArray);
             Some(e)
         }
@@ -121,7 +121,7 @@ fn nullable_array_with<'a, T>(
 ) -> Option<(Option<Vec<T>>, usize)> {
     use json::ws;
     match b.get(i) {
-        Some(b'n') => return loose(b, i, stack).map(|(_, e)| (None, e)),
+        Some(b'n') => return leaf(b, i, stack).map(|(_, e)| (None, e)),
         Some(b'[') => {}
         _ => return None,
     }
@@ -142,15 +142,15 @@ fn nullable_array_with<'a, T>(
     }
 }
 
-/// Any value at `i` as a [`Loose`], and its end.
-fn loose<'a>(b: &'a [u8], i: usize, stack: &mut Vec<u8>) -> Option<(Loose<'a>, usize)> {
-    json::loose(b, i, stack).ok()
+/// Any value at `i` as a [`Leaf`], and its end.
+fn leaf<'a>(b: &'a [u8], i: usize, stack: &mut Vec<u8>) -> Option<(Leaf<'a>, usize)> {
+    json::leaf(b, i, stack).ok()
 }
 
 /// A profile node at `i`, as serde reads a [`NodeJson`]; None for a shape serde may read
 /// differently (a repeated key, `children` or `callFrame` of an unusual type).
 fn node<'a>(b: &'a [u8], i: usize, stack: &mut Vec<u8>) -> Option<(NodeJson<'a>, usize)> {
-    // The members read as `Loose`, in the order of `slots` below, then the two others.
+    // The members read as `Leaf`, in the order of `slots` below, then the two others.
     const KEYS: [&str; 10] = [
         "id",
         "parent",
@@ -179,7 +179,7 @@ fn node<'a>(b: &'a [u8], i: usize, stack: &mut Vec<u8>) -> Option<(NodeJson<'a>,
     let mut slots = [id, parent, hit_count, function_name, script_id, url, line_number, column_number];
     let end = object(b, i, &KEYS, |k, _, i| match k {
         Some(8) => {
-            let (v, e) = nullable_array(b, i, stack, loose)?;
+            let (v, e) = nullable_array(b, i, stack, leaf)?;
             *children = v;
             Some(e)
         }
@@ -204,10 +204,10 @@ fn frame<'a>(b: &'a [u8], i: usize, stack: &mut Vec<u8>) -> Option<(FrameJson<'a
 }
 
 /// The value at `i` read into `slot`, or skipped when there is none; its end.
-fn member<'a>(b: &'a [u8], i: usize, stack: &mut Vec<u8>, slot: Option<&mut Loose<'a>>) -> Option<usize> {
+fn member<'a>(b: &'a [u8], i: usize, stack: &mut Vec<u8>, slot: Option<&mut Leaf<'a>>) -> Option<usize> {
     match slot {
         Some(slot) => {
-            let (v, e) = loose(b, i, stack)?;
+            let (v, e) = leaf(b, i, stack)?;
             *slot = v;
             Some(e)
         }
@@ -222,13 +222,13 @@ fn trace_ids<'a>(
     b: &'a [u8],
     i: usize,
     stack: &mut Vec<u8>,
-) -> Option<(Option<FxHashMap<Cow<'a, str>, Loose<'a>>>, usize)> {
+) -> Option<(Option<FxHashMap<Cow<'a, str>, Leaf<'a>>>, usize)> {
     if b.get(i) == Some(&b'n') {
-        return loose(b, i, stack).map(|(_, e)| (None, e));
+        return leaf(b, i, stack).map(|(_, e)| (None, e));
     }
     let mut map = FxHashMap::default();
     let end = object(b, i, &[], |_, key, i| {
-        let (v, e) = loose(b, i, stack)?;
+        let (v, e) = leaf(b, i, stack)?;
         map.insert(key, v);
         Some(e)
     })?;
@@ -312,8 +312,8 @@ fn numbers<T: Copy>(
     nullable_array_with(b, i, stack, capacity, |b, i, stack| {
         Some(match small_int(b, i) {
             Some((n, e)) => (f(n as f64), e),
-            None => match loose(b, i, stack)? {
-                (Loose::Num(n), e) => (f(n), e),
+            None => match leaf(b, i, stack)? {
+                (Leaf::Num(n), e) => (f(n), e),
                 (_, e) => (other, e),
             },
         })

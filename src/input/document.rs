@@ -227,7 +227,7 @@ impl<'a> Walker<'a> {
     /// two threads: the second starts at a guessed event boundary (a newline and `{`; a raw
     /// newline is never inside a JSON string) and its work is kept only if the first thread's
     /// last event ends exactly there. With more than one thread allowed, the second is a
-    /// [`Relay`](crate::parallel::Relay) helper for the whole array.
+    /// [`ScanHelper`](crate::parallel::ScanHelper) helper for the whole array.
     fn events<S: Sink>(&mut self, sink: &mut S) -> Result<(u64, bool), Error> {
         if self.threads > 1 {
             crate::parallel::with_relay(|relay| self.events_with(sink, relay))
@@ -240,7 +240,7 @@ impl<'a> Walker<'a> {
     fn events_with<S: Sink>(
         &mut self,
         sink: &mut S,
-        relay: Option<&crate::parallel::Relay>,
+        relay: Option<&crate::parallel::ScanHelper>,
     ) -> Result<(u64, bool), Error> {
         let parsed = sink.wants_parsed();
         let mut index: u64 = 0;
@@ -319,11 +319,11 @@ impl<'a> Walker<'a> {
                     spare_bytes = text;
                 }
                 match done.stop {
-                    Some(Stop2::ArrayEnd(p)) => {
+                    Some(RegionStop::ArrayEnd(p)) => {
                         self.w.pos = (p - self.w.base()) as usize;
                         return Ok((index, false));
                     }
-                    Some(Stop2::Syntax(p, what)) => {
+                    Some(RegionStop::Syntax(p, what)) => {
                         self.w.pos = (p - self.w.base()) as usize;
                         let event = if what.starts_with("',' or ']'") { index.checked_sub(1) } else { Some(index) };
                         return Err(self.unexpected(what, event));
@@ -458,7 +458,7 @@ struct Scanned<P> {
 }
 
 #[derive(Debug, Clone, Copy)]
-enum Stop2 {
+enum RegionStop {
     /// The array ended; the absolute position just after `]`.
     ArrayEnd(u64),
     /// Malformed JSON at an absolute position.
@@ -486,7 +486,7 @@ struct Region<P> {
     /// the end of the last element when no comma followed yet.
     end: u64,
     /// Why it stopped early.
-    stop: Option<Stop2>,
+    stop: Option<RegionStop>,
     /// The bytes ended inside an element or between elements.
     needs_more: bool,
     /// At `end`, the next thing is an element.
@@ -651,7 +651,7 @@ fn scan_run<S: Sink>(
                 if run.after_comma {
                     run.trailing_comma_at = comma.map(abs);
                 }
-                run.stop = Some(Stop2::ArrayEnd(abs(i + 1)));
+                run.stop = Some(RegionStop::ArrayEnd(abs(i + 1)));
                 break 'scan;
             }
             let is_object = b[i] == b'{';
@@ -668,7 +668,7 @@ fn scan_run<S: Sink>(
                     break 'scan;
                 }
                 Err(Stop::Syntax(p, what)) => {
-                    run.stop = Some(Stop2::Syntax(abs(p), what));
+                    run.stop = Some(RegionStop::Syntax(abs(p), what));
                     break 'scan;
                 }
             };
@@ -717,8 +717,8 @@ fn separator<P>(b: &[u8], j: usize, base: u64, run: &mut Region<P>, comma: &mut 
             run.after_comma = true;
             return Some(i);
         }
-        Some(b']') => run.stop = Some(Stop2::ArrayEnd(base + j as u64 + 1)),
-        Some(_) => run.stop = Some(Stop2::Syntax(base + j as u64, "',' or ']' after an event")),
+        Some(b']') => run.stop = Some(RegionStop::ArrayEnd(base + j as u64 + 1)),
+        Some(_) => run.stop = Some(RegionStop::Syntax(base + j as u64, "',' or ']' after an event")),
     }
     None
 }

@@ -10,7 +10,7 @@
 
 use std::borrow::Cow;
 
-use super::loose::Loose;
+use super::leaf::Leaf;
 
 /// Why a scan stopped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -353,18 +353,18 @@ pub(crate) fn decode_lossy(quoted: &[u8]) -> String {
     serde_json::from_str::<String>(&fixed).unwrap_or_else(|_| fixed[1..fixed.len() - 1].to_owned())
 }
 
-/// Any value at `i`, as a [`Loose`] (objects and arrays are skipped). Always inlined: the
+/// Any value at `i`, as a [`Leaf`] (objects and arrays are skipped). Always inlined: the
 /// value is then built where the caller keeps it instead of being copied out of a call.
 #[inline(always)]
-pub fn loose<'a>(b: &'a [u8], i: usize, depth: &mut Vec<u8>) -> R<(Loose<'a>, usize)> {
+pub fn leaf<'a>(b: &'a [u8], i: usize, depth: &mut Vec<u8>) -> R<(Leaf<'a>, usize)> {
     match at(b, i)? {
-        b'"' => string(b, i).map(|(s, e)| (Loose::Str(s), e)),
-        b'-' | b'0'..=b'9' => number(b, i).map(|(n, e)| (Loose::Num(n), e)),
-        b't' => literal(b, i, b"true", "true").map(|e| (Loose::Bool(true), e)),
-        b'f' => literal(b, i, b"false", "false").map(|e| (Loose::Bool(false), e)),
-        b'n' => literal(b, i, b"null", "null").map(|e| (Loose::Null, e)),
-        b'{' => skip(b, i, depth).map(|e| (Loose::Object, e)),
-        b'[' => skip(b, i, depth).map(|e| (Loose::Array, e)),
+        b'"' => string(b, i).map(|(s, e)| (Leaf::Str(s), e)),
+        b'-' | b'0'..=b'9' => number(b, i).map(|(n, e)| (Leaf::Num(n), e)),
+        b't' => literal(b, i, b"true", "true").map(|e| (Leaf::Bool(true), e)),
+        b'f' => literal(b, i, b"false", "false").map(|e| (Leaf::Bool(false), e)),
+        b'n' => literal(b, i, b"null", "null").map(|e| (Leaf::Null, e)),
+        b'{' => skip(b, i, depth).map(|e| (Leaf::Object, e)),
+        b'[' => skip(b, i, depth).map(|e| (Leaf::Array, e)),
         _ => Err(Stop::Syntax(i, "a JSON value")),
     }
 }

@@ -4,7 +4,7 @@
 pub mod chunk;
 pub mod document;
 pub mod json;
-pub mod loose;
+pub mod leaf;
 pub(crate) mod reader;
 pub mod scan;
 pub mod shapes;

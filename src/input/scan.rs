@@ -6,28 +6,28 @@ use super::chunk;
 use super::json::*;
 use std::borrow::Cow;
 
-use super::loose::Loose;
+use super::leaf::Leaf;
 use super::shapes::ChunkArgs;
 
 /// The fields of one trace event that the pipeline reads. Strings borrow from the input.
 #[derive(Debug, Default)]
 pub struct RawEvent<'a> {
     /// `name`.
-    pub name: Loose<'a>,
+    pub name: Leaf<'a>,
     /// `cat`.
-    pub cat: Loose<'a>,
+    pub cat: Leaf<'a>,
     /// `ph`.
-    pub ph: Loose<'a>,
+    pub ph: Leaf<'a>,
     /// `ts`, µs.
-    pub ts: Loose<'a>,
+    pub ts: Leaf<'a>,
     /// `dur`, µs.
-    pub dur: Loose<'a>,
+    pub dur: Leaf<'a>,
     /// `pid`.
-    pub pid: Loose<'a>,
+    pub pid: Leaf<'a>,
     /// `tid`.
-    pub tid: Loose<'a>,
+    pub tid: Leaf<'a>,
     /// `id` (the profile id of `Profile` / `ProfileChunk`).
-    pub id: Loose<'a>,
+    pub id: Leaf<'a>,
     /// `args`, unparsed (the bytes of the value).
     pub args: Option<&'a [u8]>,
     /// Whether the event has a top-level `callFrame` key (DevTools would take it for a ProfileCall).
@@ -45,7 +45,7 @@ pub struct ArgsIds<'a> {
     /// `args.beginData`.
     pub begin_data: IdHolder<'a>,
     /// `args.sampleTraceId`.
-    pub sample_trace_id: Loose<'a>,
+    pub sample_trace_id: Leaf<'a>,
     /// `args.data`.
     pub data: IdHolder<'a>,
 }
@@ -57,9 +57,9 @@ pub enum IdHolder<'a> {
     #[default]
     Missing,
     /// An object, and its own `sampleTraceId` (Missing when it has none).
-    Obj(Loose<'a>),
+    Obj(Leaf<'a>),
     /// Another value.
-    Other(Loose<'a>),
+    Other(Leaf<'a>),
 }
 
 impl<'a> RawEvent<'a> {
@@ -85,7 +85,7 @@ impl<'a> RawEvent<'a> {
     /// The phase as a single byte, or 0 when it is not a one-character string.
     pub fn phase(&self) -> u8 {
         match &self.ph {
-            Loose::Str(s) if s.len() == 1 => s.as_bytes()[0],
+            Leaf::Str(s) if s.len() == 1 => s.as_bytes()[0],
             _ => 0,
         }
     }
@@ -148,7 +148,7 @@ fn args<'a>(b: &'a [u8], i: usize, stack: &mut Vec<u8>, ids: &mut ArgsIds<'a>) -
     }
     object(b, i, stack, |key, j, stack| match key.id_key() {
         IdKey::SampleTraceId => {
-            let (v, e) = loose(b, j, stack)?;
+            let (v, e) = leaf(b, j, stack)?;
             ids.sample_trace_id = v;
             Ok(e)
         }
@@ -169,12 +169,12 @@ fn args<'a>(b: &'a [u8], i: usize, stack: &mut Vec<u8>, ids: &mut ArgsIds<'a>) -
 /// The value at `i` as an [`IdHolder`], and its end.
 fn id_holder<'a>(b: &'a [u8], i: usize, stack: &mut Vec<u8>) -> R<(IdHolder<'a>, usize)> {
     if at(b, i)? != b'{' {
-        return loose(b, i, stack).map(|(v, e)| (IdHolder::Other(v), e));
+        return leaf(b, i, stack).map(|(v, e)| (IdHolder::Other(v), e));
     }
-    let mut id = Loose::Missing;
+    let mut id = Leaf::Missing;
     let end = object(b, i, stack, |key, j, stack| {
         if key.id_key() == IdKey::SampleTraceId {
-            let (v, e) = loose(b, j, stack)?;
+            let (v, e) = leaf(b, j, stack)?;
             id = v;
             Ok(e)
         } else {
@@ -318,7 +318,7 @@ pub fn event_into<'a>(b: &'a [u8], i: usize, stack: &mut Vec<u8>, ev: &mut RawEv
                 let e = match chunk_shaped(&b[j..]).then(|| chunk::chunk_args_at(b, j, stack, true)).flatten() {
                     Some((chunk, e)) => {
                         ev.chunk = Some(Box::new(chunk));
-                        ev.args_ids.data = IdHolder::Obj(Loose::Missing);
+                        ev.args_ids.data = IdHolder::Obj(Leaf::Missing);
                         e
                     }
                     None => args(b, j, stack, &mut ev.args_ids)?,
@@ -336,7 +336,7 @@ pub fn event_into<'a>(b: &'a [u8], i: usize, stack: &mut Vec<u8>, ev: &mut RawEv
             }
         };
         if let Some(slot) = slot {
-            let (v, e) = loose(b, j, stack)?;
+            let (v, e) = leaf(b, j, stack)?;
             *slot = v;
             j = e;
         }
@@ -467,9 +467,9 @@ mod tests {
         let s = r#"{"args":{"data":{"x":[1,{"sampleTraceId":9}],"sampleTraceId":5,"sampleTraceId":6},"sample\u0054raceId":"7","beginData":null,"z":{"data":1}}} "#;
         let (ev, _) = event(s.as_bytes(), 0, &mut Vec::new()).unwrap();
         let ids = &ev.args_ids;
-        assert!(matches!(ids.data, IdHolder::Obj(Loose::Num(n)) if n == 6.0), "{:?}", ids.data);
+        assert!(matches!(ids.data, IdHolder::Obj(Leaf::Num(n)) if n == 6.0), "{:?}", ids.data);
         assert_eq!(ids.sample_trace_id.str(), Some("7"));
-        assert!(matches!(ids.begin_data, IdHolder::Other(Loose::Null)), "{:?}", ids.begin_data);
+        assert!(matches!(ids.begin_data, IdHolder::Other(Leaf::Null)), "{:?}", ids.begin_data);
         let (ev, _) = event(br#"{"args":[{"data":{"sampleTraceId":1}}]}"#, 0, &mut Vec::new()).unwrap();
         assert!(matches!(ev.args_ids.data, IdHolder::Missing));
     }
@@ -561,23 +561,23 @@ mod tests {
         })
     }
 
-    /// What `JSON.parse` gives for a member of `object`, as [`Loose`] would hold it.
-    fn expected(object: &serde_json::Map<String, Value>, k: &str) -> Loose<'static> {
+    /// What `JSON.parse` gives for a member of `object`, as [`Leaf`] would hold it.
+    fn expected(object: &serde_json::Map<String, Value>, k: &str) -> Leaf<'static> {
         match object.get(k) {
-            None => Loose::Missing,
-            Some(Value::Null) => Loose::Null,
-            Some(Value::Bool(b)) => Loose::Bool(*b),
-            Some(Value::Number(n)) => Loose::Num(n.as_f64().unwrap()),
-            Some(Value::String(s)) => Loose::Str(Cow::Owned(s.clone())),
-            Some(Value::Object(_)) => Loose::Object,
-            Some(Value::Array(_)) => Loose::Array,
+            None => Leaf::Missing,
+            Some(Value::Null) => Leaf::Null,
+            Some(Value::Bool(b)) => Leaf::Bool(*b),
+            Some(Value::Number(n)) => Leaf::Num(n.as_f64().unwrap()),
+            Some(Value::String(s)) => Leaf::Str(Cow::Owned(s.clone())),
+            Some(Value::Object(_)) => Leaf::Object,
+            Some(Value::Array(_)) => Leaf::Array,
         }
     }
 
-    fn same(a: &Loose<'_>, b: &Loose<'_>) -> bool {
+    fn same(a: &Leaf<'_>, b: &Leaf<'_>) -> bool {
         match (a, b) {
             // Bit for bit: -0 and 0 differ.
-            (Loose::Num(x), Loose::Num(y)) => x.to_bits() == y.to_bits(),
+            (Leaf::Num(x), Leaf::Num(y)) => x.to_bits() == y.to_bits(),
             _ => a == b,
         }
     }
@@ -614,7 +614,7 @@ mod tests {
                 prop_assert_eq!(ev.has_call_frame, o.contains_key("callFrame"));
                 // The members that can hold a trace id, as the last `args` has them.
                 let args = o.get("args").and_then(Value::as_object);
-                let member = |k: &str| args.map_or(Loose::Missing, |a| expected(a, k));
+                let member = |k: &str| args.map_or(Leaf::Missing, |a| expected(a, k));
                 let holder = |k: &str, got: &IdHolder<'_>| match (args.and_then(|a| a.get(k)), got) {
                     (None, IdHolder::Missing) => true,
                     (Some(Value::Object(h)), IdHolder::Obj(id)) => same(id, &expected(h, "sampleTraceId")),
@@ -723,7 +723,7 @@ mod tests {
         let (ev, _) =
             event(b"{\"name\":\"a\xffb\",\"cat\":\"\xc3\xa9\",\"ph\":\"\xe9\\n\"} ", 0, &mut Vec::new()).unwrap();
         assert_eq!(ev.name.str(), Some("a\u{fffd}b"));
-        assert!(matches!(ev.cat, Loose::Str(Cow::Borrowed("\u{e9}"))), "{:?}", ev.cat);
+        assert!(matches!(ev.cat, Leaf::Str(Cow::Borrowed("\u{e9}"))), "{:?}", ev.cat);
         assert_eq!(ev.ph.str(), Some("\u{fffd}\n"));
     }
 

@@ -1,7 +1,7 @@
 //! serde shapes of the JSON values the pipeline reads beyond the event envelope: the `args` of
 //! `ProfileChunk`, `Profile`, `CpuProfile`, the frame events, and whole `.cpuprofile` documents.
 //!
-//! Every leaf is [`Loose`], so a wrong type becomes a precise message in the model.
+//! Every leaf is [`Leaf`], so a wrong type becomes a precise message in the model.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -10,7 +10,7 @@ use rustc_hash::FxHashMap;
 use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde::Deserialize as DeriveDeserialize;
 
-use super::loose::{IdArray, Loose, NumArray};
+use super::leaf::{IdArray, Leaf, NumArray};
 
 /// A value that may or may not be an object: `x?.field` in JS reads through only objects.
 #[derive(Debug, Default)]
@@ -111,7 +111,7 @@ pub struct ChunkData<'a> {
     pub time_deltas: Option<NumArray>,
     /// `source`.
     #[serde(default, borrow)]
-    pub source: Loose<'a>,
+    pub source: Leaf<'a>,
 }
 
 /// `args.data.cpuProfile` of a `ProfileChunk`.
@@ -125,7 +125,7 @@ pub struct ChunkProfile<'a> {
     pub samples: Option<IdArray>,
     /// `trace_ids`: trace id → node id (or, in old traces, sample index → trace id).
     #[serde(default, borrow)]
-    pub trace_ids: Option<FxHashMap<Cow<'a, str>, Loose<'a>>>,
+    pub trace_ids: Option<FxHashMap<Cow<'a, str>, Leaf<'a>>>,
 }
 
 /// A profile node, in either style: CDP (`children`) or trace chunks (`parent`).
@@ -133,34 +133,34 @@ pub struct ChunkProfile<'a> {
 pub struct NodeJson<'a> {
     /// Node id.
     #[serde(default, borrow)]
-    pub id: Loose<'a>,
+    pub id: Leaf<'a>,
     /// Parent id (trace style).
     #[serde(default, borrow)]
-    pub parent: Loose<'a>,
+    pub parent: Leaf<'a>,
     /// Child ids (CDP style).
     #[serde(default)]
-    pub children: Option<Vec<Loose<'a>>>,
+    pub children: Option<Vec<Leaf<'a>>>,
     /// The frame.
     #[serde(default, borrow, rename = "callFrame")]
     pub call_frame: MaybeObj<FrameJson<'a>>,
     /// `hitCount` (only its type matters).
     #[serde(default, borrow, rename = "hitCount")]
-    pub hit_count: Loose<'a>,
+    pub hit_count: Leaf<'a>,
     /// Legacy frame fields directly on the node (used when `callFrame` is absent).
     #[serde(default, borrow, rename = "functionName")]
-    pub function_name: Loose<'a>,
+    pub function_name: Leaf<'a>,
     /// Legacy.
     #[serde(default, borrow, rename = "scriptId")]
-    pub script_id: Loose<'a>,
+    pub script_id: Leaf<'a>,
     /// Legacy.
     #[serde(default, borrow)]
-    pub url: Loose<'a>,
+    pub url: Leaf<'a>,
     /// Legacy (1-based).
     #[serde(default, borrow, rename = "lineNumber")]
-    pub line_number: Loose<'a>,
+    pub line_number: Leaf<'a>,
     /// Legacy (1-based).
     #[serde(default, borrow, rename = "columnNumber")]
-    pub column_number: Loose<'a>,
+    pub column_number: Leaf<'a>,
 }
 
 /// A `callFrame`.
@@ -168,19 +168,19 @@ pub struct NodeJson<'a> {
 pub struct FrameJson<'a> {
     /// `functionName`.
     #[serde(default, borrow, rename = "functionName")]
-    pub function_name: Loose<'a>,
+    pub function_name: Leaf<'a>,
     /// `scriptId`: a string in CDP profiles, a number in trace chunks.
     #[serde(default, borrow, rename = "scriptId")]
-    pub script_id: Loose<'a>,
+    pub script_id: Leaf<'a>,
     /// `url`.
     #[serde(default, borrow)]
-    pub url: Loose<'a>,
+    pub url: Leaf<'a>,
     /// `lineNumber`, 0-based.
     #[serde(default, borrow, rename = "lineNumber")]
-    pub line_number: Loose<'a>,
+    pub line_number: Leaf<'a>,
     /// `columnNumber`, 0-based.
     #[serde(default, borrow, rename = "columnNumber")]
-    pub column_number: Loose<'a>,
+    pub column_number: Leaf<'a>,
 }
 
 /// A whole CDP `Profiler.Profile` (a `.cpuprofile`, or `args.data.cpuProfile` of `CpuProfile`).
@@ -197,10 +197,10 @@ pub struct CpuProfileJson<'a> {
     pub time_deltas: Option<NumArray>,
     /// Start, µs.
     #[serde(default, borrow, rename = "startTime")]
-    pub start_time: Loose<'a>,
+    pub start_time: Leaf<'a>,
     /// End, µs.
     #[serde(default, borrow, rename = "endTime")]
-    pub end_time: Loose<'a>,
+    pub end_time: Leaf<'a>,
     /// The legacy nested-tree format.
     #[serde(default, rename = "head")]
     pub head: Option<IgnoredAny>,
@@ -211,7 +211,7 @@ pub struct CpuProfileJson<'a> {
 pub struct ProfileData<'a> {
     /// `source`: Internal, Inspector, SelfProfiling.
     #[serde(default, borrow)]
-    pub source: Loose<'a>,
+    pub source: Leaf<'a>,
 }
 
 /// `args.data` of a `CpuProfile` event.
@@ -227,13 +227,13 @@ pub struct CpuProfileData<'a> {
 pub struct FrameInfo<'a> {
     /// Frame id.
     #[serde(default, borrow)]
-    pub frame: Loose<'a>,
+    pub frame: Leaf<'a>,
     /// URL.
     #[serde(default, borrow)]
-    pub url: Loose<'a>,
+    pub url: Leaf<'a>,
     /// Renderer process id.
     #[serde(default, borrow, rename = "processId")]
-    pub process_id: Loose<'a>,
+    pub process_id: Leaf<'a>,
 }
 
 /// `args.data` of `TracingStartedInBrowser`.
@@ -249,7 +249,7 @@ pub struct StartedData<'a> {
 pub struct NameArgs<'a> {
     /// The thread's name.
     #[serde(default, borrow)]
-    pub name: Loose<'a>,
+    pub name: Leaf<'a>,
 }
 
 /// `args.data` of the auction worklet events.
@@ -257,7 +257,7 @@ pub struct NameArgs<'a> {
 pub struct WorkletData<'a> {
     /// The process the worklet runs in.
     #[serde(default, borrow)]
-    pub pid: Loose<'a>,
+    pub pid: Leaf<'a>,
 }
 
 /// The trace metadata (top-level `metadata`), as far as it matters here.
@@ -265,7 +265,7 @@ pub struct WorkletData<'a> {
 pub struct Metadata<'a> {
     /// `"CPUProfile"` for a `.cpuprofile` that DevTools saved as a trace.
     #[serde(default, borrow, rename = "dataOrigin")]
-    pub data_origin: Loose<'a>,
+    pub data_origin: Leaf<'a>,
 }
 
 /// Parses `T` from a raw JSON value.
@@ -290,12 +290,12 @@ pub enum MapKey {
 
 impl MapKey {
     /// The key for a value; objects get a unique key each (`serial`).
-    pub fn of(v: &Loose<'_>, serial: u64) -> MapKey {
+    pub fn of(v: &Leaf<'_>, serial: u64) -> MapKey {
         match v {
-            Loose::Missing => MapKey::Undefined,
-            Loose::Null => MapKey::Null,
-            Loose::Num(n) => MapKey::Num(if *n == 0.0 { 0 } else { n.to_bits() }),
-            Loose::Str(s) => MapKey::Str(s.as_ref().into()),
+            Leaf::Missing => MapKey::Undefined,
+            Leaf::Null => MapKey::Null,
+            Leaf::Num(n) => MapKey::Num(if *n == 0.0 { 0 } else { n.to_bits() }),
+            Leaf::Str(s) => MapKey::Str(s.as_ref().into()),
             _ => MapKey::Other(serial),
         }
     }

@@ -1,12 +1,12 @@
 //! A bare `.cpuprofile`: its top-level members parsed, its nodes (either node format), samples
 //! and deltas made a raw profile, and the one thread DevTools makes of it.
 
-use super::packed::{Deltas, Ids};
+use super::column::{Deltas, Ids};
 use super::profile::{Frames, ProfileModel, RawProfile};
 use super::trace::{node_from_json, FrameCache};
 use super::{report_model, ThreadWork};
 use crate::error::{Diagnostics, Error, Location, WarningKind};
-use crate::input::loose::{IdArray, Loose, NumArray};
+use crate::input::leaf::{IdArray, Leaf, NumArray};
 use crate::input::reader::serde_message;
 use crate::input::shapes::{self, CpuProfileJson, NodeJson};
 use crate::strings::Strings;
@@ -52,8 +52,8 @@ fn cpuprofile_json(fields: &[(String, Vec<u8>)], location: Location) -> Result<C
             "nodes" => json.nodes = serde_json::from_slice::<Option<Vec<NodeJson>>>(raw).map_err(fail)?,
             "samples" => json.samples = serde_json::from_slice::<Option<IdArray>>(raw).map_err(fail)?,
             "timeDeltas" => json.time_deltas = serde_json::from_slice::<Option<NumArray>>(raw).map_err(fail)?,
-            "startTime" => json.start_time = serde_json::from_slice::<Loose>(raw).map_err(fail)?,
-            "endTime" => json.end_time = serde_json::from_slice::<Loose>(raw).map_err(fail)?,
+            "startTime" => json.start_time = serde_json::from_slice::<Leaf>(raw).map_err(fail)?,
+            "endTime" => json.end_time = serde_json::from_slice::<Leaf>(raw).map_err(fail)?,
             "head" => json.head = Some(serde::de::IgnoredAny),
             _ => {}
         }
@@ -83,7 +83,7 @@ pub fn raw_from_cpuprofile(
         .num()
         .ok_or_else(|| fail(format!("expected startTime to be a number, found {}", json.start_time.type_name())))?;
     let end_time = match &json.end_time {
-        Loose::Num(n) => *n,
+        Leaf::Num(n) => *n,
         other => return Err(fail(format!("expected endTime to be a number, found {}", other.type_name()))),
     };
     if let Some(d) = &json.time_deltas {

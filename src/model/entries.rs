@@ -16,12 +16,12 @@ const DUR_RAW: u8 = 1 << 5;
 
 /// Append-only packed entries, with later duration changes (`E` closing a `B`) kept aside.
 #[derive(Debug, Default)]
-pub struct EntryLog {
+pub struct PackedEntries {
     bytes: Vec<u8>,
     len: u32,
     /// The last integer timestamp written (the base of the next difference).
     last_ts: i64,
-    /// (entry index, new duration), applied in order by [`EntryLog::into_vec`].
+    /// (entry index, new duration), applied in order by [`PackedEntries::into_vec`].
     patches: Vec<(u32, f64)>,
 }
 
@@ -70,7 +70,7 @@ fn get_f64(bytes: &[u8], at: &mut usize) -> f64 {
     v
 }
 
-impl EntryLog {
+impl PackedEntries {
     /// The number of entries.
     pub fn len(&self) -> usize {
         self.len as usize
@@ -114,7 +114,7 @@ impl EntryLog {
         self.len - 1
     }
 
-    /// Sets the duration of entry `index` (as seen by [`EntryLog::into_vec`]).
+    /// Sets the duration of entry `index` (as seen by [`PackedEntries::into_vec`]).
     pub fn set_dur(&mut self, index: u32, dur: f64) {
         self.patches.push((index, dur));
     }
@@ -169,7 +169,7 @@ mod tests {
             127.0,
         ];
         let mut want = Vec::new();
-        let mut log = EntryLog::default();
+        let mut log = PackedEntries::default();
         for (k, &ts) in tricky.iter().enumerate() {
             for (j, &dur) in tricky.iter().enumerate() {
                 let e = Entry { ts, dur, trace: ((k * 31 + j) % 5) as u32 * 70_000, flags: (j % 8) as u8 };
@@ -197,7 +197,7 @@ mod tests {
 
     #[test]
     fn a_usual_entry_takes_a_few_bytes() {
-        let mut log = EntryLog::default();
+        let mut log = PackedEntries::default();
         for k in 0..1000 {
             log.push(Entry { ts: 1_700_000_000.0 + 137.0 * k as f64, dur: 45.0, trace: 0, flags: 0 });
         }

@@ -4,9 +4,9 @@
 //! This file holds the estimator's contract: what a thread hands to it ([`ThreadWork`], its
 //! [`Entry`]s and their flags) and which DevTools to follow ([`EngineVersion`]).
 
+pub mod column;
 pub mod cpuprofile;
 pub mod entries;
-pub mod packed;
 pub mod profile;
 pub mod trace;
 

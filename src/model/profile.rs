@@ -10,9 +10,9 @@
 use itertools::Either;
 use rustc_hash::FxHashMap;
 
-use super::packed::{Deltas, Ids, Narrow, Packed};
+use super::column::{Column32, Deltas, Ids, Narrow};
 use crate::error::{Error, Location};
-use crate::input::loose::{Loose, UNKNOWN_ID};
+use crate::input::leaf::{Leaf, UNKNOWN_ID};
 use crate::js::Scalar;
 use crate::strings::{StrId, Strings};
 
@@ -133,11 +133,11 @@ impl Times {
         // The deltas go straight into narrow values while they fit (the usual case), and into
         // a column that widens once one does not.
         let mut narrow: Vec<i32> = match spare {
-            Packed::Narrow(mut v) => {
+            Column32::Narrow(mut v) => {
                 v.clear();
                 v
             }
-            Packed::Wide(_) => Vec::with_capacity(us.len()),
+            Column32::Wide(_) => Vec::with_capacity(us.len()),
         };
         let mut wide: Option<Deltas> = None;
         for &t in &us {
@@ -489,7 +489,7 @@ impl ProfileModel {
             // Narrow ids are resolved in place (fresh pages cost a fault each).
             let n = time_deltas.len();
             let mut sample_nodes: Vec<u32> = match samples {
-                Packed::Narrow(mut ids) => {
+                Column32::Narrow(mut ids) => {
                     ids.truncate(n);
                     for s in &mut ids {
                         *s = model.node_by_id(i64::from(*s)).unwrap_or(NONE);
@@ -810,8 +810,8 @@ pub fn frame_from_json(
         // SamplesHandler: url || '', lineNumber/columnNumber default -1, scriptId = String(x).
         let url = if f.url.truthy() { f.url.scalar(strings)? } else { Scalar::Str(strings.intern("")) };
         let line_number =
-            if matches!(f.line_number, Loose::Missing) { Scalar::Num(-1.0) } else { f.line_number.scalar(strings)? };
-        let column_number = if matches!(f.column_number, Loose::Missing) {
+            if matches!(f.line_number, Leaf::Missing) { Scalar::Num(-1.0) } else { f.line_number.scalar(strings)? };
+        let column_number = if matches!(f.column_number, Leaf::Missing) {
             Scalar::Num(-1.0)
         } else {
             f.column_number.scalar(strings)?
@@ -831,12 +831,12 @@ pub fn frame_from_json(
 }
 
 /// `x - 1` with JS number conversion, for the legacy node fields.
-pub fn js_minus_one(v: &Loose<'_>) -> f64 {
+pub fn js_minus_one(v: &Leaf<'_>) -> f64 {
     match v {
-        Loose::Num(n) => n - 1.0,
-        Loose::Null => -1.0,
-        Loose::Bool(b) => *b as u8 as f64 - 1.0,
-        Loose::Str(s) => {
+        Leaf::Num(n) => n - 1.0,
+        Leaf::Null => -1.0,
+        Leaf::Bool(b) => *b as u8 as f64 - 1.0,
+        Leaf::Str(s) => {
             let t = s.trim();
             if t.is_empty() {
                 -1.0

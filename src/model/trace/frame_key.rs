@@ -54,14 +54,14 @@ impl FrameCache {
 /// Appends the encoding of a frame's members that [`FrameCache`] keys frames by.
 pub(crate) fn encode_frame(f: &shapes::FrameJson<'_>, out: &mut Vec<u8>) {
     for v in [&f.function_name, &f.script_id, &f.url, &f.line_number, &f.column_number] {
-        encode_loose(v, out);
+        encode_leaf(v, out);
     }
 }
 
 /// The members [`encode_frame`] wrote, borrowing their strings from `key`.
 pub(crate) fn decode_frame(key: &[u8]) -> shapes::FrameJson<'_> {
     let mut i = 0;
-    let mut next = || decode_loose(key, &mut i);
+    let mut next = || decode_leaf(key, &mut i);
     shapes::FrameJson {
         function_name: next(),
         script_id: next(),
@@ -71,47 +71,47 @@ pub(crate) fn decode_frame(key: &[u8]) -> shapes::FrameJson<'_> {
     }
 }
 
-/// The value [`encode_loose`] wrote at `*i`; moves `*i` past it.
-pub(crate) fn decode_loose<'k>(key: &'k [u8], i: &mut usize) -> Loose<'k> {
+/// The value [`encode_leaf`] wrote at `*i`; moves `*i` past it.
+pub(crate) fn decode_leaf<'k>(key: &'k [u8], i: &mut usize) -> Leaf<'k> {
     let word = |at: usize| u64::from_le_bytes(key[at..at + 8].try_into().expect("eight bytes"));
     let tag = key[*i];
     *i += 1;
     match tag {
-        0 => Loose::Missing,
-        1 => Loose::Null,
-        2 | 3 => Loose::Bool(tag == 3),
+        0 => Leaf::Missing,
+        1 => Leaf::Null,
+        2 | 3 => Leaf::Bool(tag == 3),
         4 => {
             *i += 8;
-            Loose::Num(f64::from_bits(word(*i - 8)))
+            Leaf::Num(f64::from_bits(word(*i - 8)))
         }
         5 => {
             let len = word(*i) as usize;
             *i += 8 + len;
             let s = std::str::from_utf8(&key[*i - len..*i]).expect("the key was encoded from a str");
-            Loose::Str(Cow::Borrowed(s))
+            Leaf::Str(Cow::Borrowed(s))
         }
-        6 => Loose::Object,
-        _ => Loose::Array,
+        6 => Leaf::Object,
+        _ => Leaf::Array,
     }
 }
 
 /// Appends an encoding of `v` that tells every two different values apart.
-pub(crate) fn encode_loose(v: &Loose<'_>, out: &mut Vec<u8>) {
+pub(crate) fn encode_leaf(v: &Leaf<'_>, out: &mut Vec<u8>) {
     match v {
-        Loose::Missing => out.push(0),
-        Loose::Null => out.push(1),
-        Loose::Bool(b) => out.push(2 + *b as u8),
-        Loose::Num(n) => {
+        Leaf::Missing => out.push(0),
+        Leaf::Null => out.push(1),
+        Leaf::Bool(b) => out.push(2 + *b as u8),
+        Leaf::Num(n) => {
             out.push(4);
             out.extend_from_slice(&n.to_bits().to_le_bytes());
         }
-        Loose::Str(s) => {
+        Leaf::Str(s) => {
             out.push(5);
             out.extend_from_slice(&(s.len() as u64).to_le_bytes());
             out.extend_from_slice(s.as_bytes());
         }
-        Loose::Object => out.push(6),
-        Loose::Array => out.push(7),
+        Leaf::Object => out.push(6),
+        Leaf::Array => out.push(7),
     }
 }
 
@@ -120,33 +120,33 @@ mod tests {
     use super::*;
     use crate::input::shapes::FrameJson;
 
-    fn s(v: &str) -> Loose<'_> {
-        Loose::Str(Cow::Borrowed(v))
+    fn s(v: &str) -> Leaf<'_> {
+        Leaf::Str(Cow::Borrowed(v))
     }
 
     /// Frames read through the cache are the frames read without it, in both modes, for
     /// members that differ only in type, in where a string splits, or by being absent.
     #[test]
     fn frame_cache_gives_the_frames_read_without_it() {
-        let frame = |f: Loose<'static>, sid: Loose<'static>, url: Loose<'static>, line: Loose<'static>| FrameJson {
+        let frame = |f: Leaf<'static>, sid: Leaf<'static>, url: Leaf<'static>, line: Leaf<'static>| FrameJson {
             function_name: f,
             script_id: sid,
             url,
             line_number: line,
-            column_number: Loose::Num(3.0),
+            column_number: Leaf::Num(3.0),
         };
         let list = [
-            frame(s("f"), Loose::Num(1.0), s("a.js"), Loose::Num(0.0)),
-            frame(s("f"), s("1"), s("a.js"), Loose::Num(0.0)),
-            frame(s("f"), Loose::Num(1.0), s("a.js"), Loose::Missing),
-            frame(s("f"), Loose::Num(1.0), s("a.js"), Loose::Num(-0.0)),
-            frame(s("fa"), Loose::Num(1.0), s(".js"), Loose::Num(0.0)),
-            frame(s("f"), Loose::Num(1.0), Loose::Null, Loose::Num(0.0)),
-            frame(s("f"), Loose::Num(1.0), s(""), Loose::Num(0.0)),
-            frame(s("f"), Loose::Num(1.0), s("a.js"), Loose::Object),
-            frame(s("f"), Loose::Num(1.0), s("a.js"), Loose::Num(0.0)),
-            frame(Loose::Str(Cow::Owned("é∂".into())), Loose::Bool(true), Loose::Array, Loose::Num(0.0)),
-            frame(s("f"), Loose::Bool(false), s("a.js"), Loose::Num(1e300)),
+            frame(s("f"), Leaf::Num(1.0), s("a.js"), Leaf::Num(0.0)),
+            frame(s("f"), s("1"), s("a.js"), Leaf::Num(0.0)),
+            frame(s("f"), Leaf::Num(1.0), s("a.js"), Leaf::Missing),
+            frame(s("f"), Leaf::Num(1.0), s("a.js"), Leaf::Num(-0.0)),
+            frame(s("fa"), Leaf::Num(1.0), s(".js"), Leaf::Num(0.0)),
+            frame(s("f"), Leaf::Num(1.0), Leaf::Null, Leaf::Num(0.0)),
+            frame(s("f"), Leaf::Num(1.0), s(""), Leaf::Num(0.0)),
+            frame(s("f"), Leaf::Num(1.0), s("a.js"), Leaf::Object),
+            frame(s("f"), Leaf::Num(1.0), s("a.js"), Leaf::Num(0.0)),
+            frame(Leaf::Str(Cow::Owned("é∂".into())), Leaf::Bool(true), Leaf::Array, Leaf::Num(0.0)),
+            frame(s("f"), Leaf::Bool(false), s("a.js"), Leaf::Num(1e300)),
         ];
         for chunk in [true, false] {
             let (mut strings, mut frames, mut cache) = (Strings::default(), Frames::default(), FrameCache::default());

@@ -3,7 +3,7 @@
 //! [`TraceBuilder`] sees every event once, in file order, and keeps only what the estimator
 //! needs, compactly: per thread, one packed [`Entry`] (see [`super::entries`]) per complete or
 //! begin event and per instant that carries a `sampleTraceId`; per profile, its nodes, frames,
-//! samples and deltas (see [`super::packed`]). It does the work of DevTools' SamplesHandler
+//! samples and deltas (see [`super::column`]). It does the work of DevTools' SamplesHandler
 //! (profile assembly keyed by `(pid, id)`), RendererHandler (entries, `B`/`E` pairing on
 //! one shared stack, the process filter), and the parts of MetaHandler and
 //! AuctionWorkletsHandler that the filter reads.
@@ -22,13 +22,13 @@ use std::borrow::Cow;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use super::entries::EntryLog;
-use super::packed::{Deltas, Ids};
+use super::column::{Deltas, Ids};
+use super::entries::PackedEntries;
 use super::profile::{frame_from_json, js_minus_one, CallFrame, Frames, Limits, ProfileModel, RawNode, RawProfile};
 use super::{flags_for_name, report_model, sort_entries, EngineVersion, Entry, ThreadWork, INSTANT};
 use crate::error::{Diagnostics, Error, Location, WarningKind};
 use crate::input::document::{EventCtx, RawEvent, Sink};
-use crate::input::loose::{IdArray, Loose, NumArray, UNKNOWN_ID};
+use crate::input::leaf::{IdArray, Leaf, NumArray, UNKNOWN_ID};
 use crate::input::scan::{ArgsIds, IdHolder};
 use crate::input::shapes::{self, MapKey, MaybeObj, NodeJson};
 use crate::js::Scalar;
@@ -44,7 +44,7 @@ pub use samples::{node_from_json, ChunkIn};
 /// The `Map.set` order of DevTools, for the few places where it decides something.
 #[derive(Debug, Default)]
 struct ThreadEvents {
-    entries: EntryLog,
+    entries: PackedEntries,
     /// Entries DevTools would hold, including the instants jscalls does not keep.
     n_entries: u64,
 }
@@ -310,7 +310,7 @@ impl TraceBuilder {
             chosen.iter().filter_map(|&(pid, tid, _)| self.thread_index.get(&(pid, tid)).copied()).collect();
         for (i, t) in self.threads.iter_mut().enumerate() {
             if !used.contains(&(i as u32)) {
-                t.entries = EntryLog::default();
+                t.entries = PackedEntries::default();
             }
         }
 
@@ -328,7 +328,7 @@ impl TraceBuilder {
             jobs.push((slot, Job::Model(raw, what, p.location)));
             let entries = match self.thread_index.get(&(pid, tid)) {
                 Some(&t) => std::mem::take(&mut self.threads[t as usize].entries),
-                None => EntryLog::default(),
+                None => PackedEntries::default(),
             };
             jobs.push((slot, Job::Entries(entries, ids)));
         }
@@ -421,7 +421,7 @@ impl TraceBuilder {
 /// A job of [`TraceBuilder::finish`]: a thread's profile model or its events.
 enum Job {
     Model(RawProfile, String, Location),
-    Entries(EntryLog, Option<FxHashMap<u64, Scalar>>),
+    Entries(PackedEntries, Option<FxHashMap<u64, Scalar>>),
 }
 
 impl Job {
@@ -488,7 +488,7 @@ impl TraceBuilder {
             }
         };
         let name = match &ev.name {
-            Loose::Str(s) => s.as_ref(),
+            Leaf::Str(s) => s.as_ref(),
             other => {
                 diag.push_with(
                     WarningKind::BadName,

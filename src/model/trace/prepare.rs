@@ -53,7 +53,7 @@ pub enum TraceIdFound<'a> {
 pub(crate) fn trace_id_of<'a>(ids: &ArgsIds<'a>) -> TraceIdFound<'a> {
     let id = match &ids.begin_data {
         IdHolder::Obj(id) => id,
-        IdHolder::Other(Loose::Null) => return TraceIdFound::NullBeginData,
+        IdHolder::Other(Leaf::Null) => return TraceIdFound::NullBeginData,
         IdHolder::Other(_) => return TraceIdFound::None,
         IdHolder::Missing if !ids.sample_trace_id.is_nullish() => &ids.sample_trace_id,
         IdHolder::Missing => match &ids.data {
@@ -66,11 +66,11 @@ pub(crate) fn trace_id_of<'a>(ids: &ArgsIds<'a>) -> TraceIdFound<'a> {
     }
     // The property key, as JavaScript would spell it.
     TraceIdFound::Key(match id {
-        Loose::Num(n) if n.fract() == 0.0 && n.abs() < 1e15 => {
+        Leaf::Num(n) if n.fract() == 0.0 && n.abs() < 1e15 => {
             Cow::Owned(itoa::Buffer::new().format(*n as i64).to_owned())
         }
-        Loose::Num(n) => Cow::Owned(ryu_js::Buffer::new().format(*n).to_owned()),
-        Loose::Str(s) => s.clone(),
+        Leaf::Num(n) => Cow::Owned(ryu_js::Buffer::new().format(*n).to_owned()),
+        Leaf::Str(s) => s.clone(),
         other => match other.property_key() {
             Some(k) => Cow::Owned(k),
             None => return TraceIdFound::None,
@@ -179,8 +179,8 @@ pub(crate) fn plain(ev: &RawEvent<'_>, name: &str, ph: u8) -> Option<Plain> {
     let (pid, tid) = (ev.pid.int()?, ev.tid.int()?);
     let ts = ev.ts.num().filter(|t| t.is_finite())?;
     let dur = match ev.dur {
-        Loose::Missing | Loose::Null => 0.0,
-        Loose::Num(d) if d.is_finite() => d,
+        Leaf::Missing | Leaf::Null => 0.0,
+        Leaf::Num(d) if d.is_finite() => d,
         _ => return None,
     };
     if ev.has_call_frame {
@@ -201,7 +201,7 @@ impl Sink for TraceBuilder {
     fn prepare(ev: &mut RawEvent<'_>) -> Prep {
         let chunk = ev.chunk.take();
         let ev = &*ev;
-        let Loose::Str(name) = &ev.name else { return Prep::Full };
+        let Leaf::Str(name) = &ev.name else { return Prep::Full };
         let ph = ev.phase();
         if maybe_special(name) {
             // The one special event that is frequent and large: read its args here.
@@ -247,7 +247,7 @@ impl Sink for TraceBuilder {
                 let mut ev = ctx.parse()?;
                 let chunk = ev.chunk.take();
                 let parsed = match &ev.name {
-                    Loose::Str(name) => parse_known_args(&ev, chunk, name, ev.phase(), maybe_special(name)),
+                    Leaf::Str(name) => parse_known_args(&ev, chunk, name, ev.phase(), maybe_special(name)),
                     _ => Parsed::None,
                 };
                 self.full_event(&ev, parsed, ctx, diag)

@@ -73,7 +73,7 @@ impl TraceBuilder {
         Ok(())
     }
 
-    pub(crate) fn add_frame(&mut self, frame: &Loose<'_>, pid: &Loose<'_>, url: &Loose<'_>) {
+    pub(crate) fn add_frame(&mut self, frame: &Leaf<'_>, pid: &Leaf<'_>, url: &Leaf<'_>) {
         self.serial += 1;
         let key = MapKey::of(frame, self.serial);
         let n = self.frames.len();
@@ -157,8 +157,8 @@ impl TraceBuilder {
         };
         let dur = match (ph, &ev.dur) {
             (b'B', _) => 0.0,
-            (_, Loose::Missing | Loose::Null) => 0.0,
-            (_, Loose::Num(d)) if d.is_finite() => *d,
+            (_, Leaf::Missing | Leaf::Null) => 0.0,
+            (_, Leaf::Num(d)) if d.is_finite() => *d,
             (_, d) => {
                 diag.push_with(
                     WarningKind::BadTimestamp,

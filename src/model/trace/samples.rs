@@ -12,7 +12,7 @@ pub(crate) enum Source {
     SelfProfiling,
 }
 
-pub(crate) fn source_of(v: &Loose<'_>) -> Option<Source> {
+pub(crate) fn source_of(v: &Leaf<'_>) -> Option<Source> {
     match v.str()? {
         "Internal" => Some(Source::Internal),
         "Inspector" => Some(Source::Inspector),
@@ -36,7 +36,7 @@ pub(crate) struct PreProfile {
 }
 
 impl TraceBuilder {
-    pub(crate) fn profile(&mut self, pid: i64, id: &Loose<'_>, loc: impl FnOnce() -> Location) -> usize {
+    pub(crate) fn profile(&mut self, pid: i64, id: &Leaf<'_>, loc: impl FnOnce() -> Location) -> usize {
         self.serial += 1;
         let key = MapKey::of(id, self.serial);
         if let Some(&i) = self.profile_index.get(&(pid, key.clone())) {
@@ -243,7 +243,7 @@ pub struct ChunkIn {
     pub(crate) samples: Option<IdArray>,
     /// `args.data.cpuProfile.trace_ids`, in the map's order, keyed; only the scalar values
     /// (the builder keeps no others).
-    pub(crate) trace_ids: Option<Vec<(TraceKey, Loose<'static>)>>,
+    pub(crate) trace_ids: Option<Vec<(TraceKey, Leaf<'static>)>>,
     /// `args.data.timeDeltas`.
     pub(crate) time_deltas: Option<NumArray>,
     /// `args.data.source`, when it names one.
@@ -261,7 +261,7 @@ impl ChunkIn {
         c.samples = cpu.samples;
         c.trace_ids = cpu.trace_ids.map(|t| {
             t.into_iter()
-                .filter(|(_, v)| !matches!(v, Loose::Object | Loose::Array))
+                .filter(|(_, v)| !matches!(v, Leaf::Object | Leaf::Array))
                 .map(|(k, v)| (TraceKey::of(&k), v.into_owned()))
                 .collect()
         });
@@ -300,7 +300,7 @@ impl NodeIn {
             parent: n.parent.int().unwrap_or(UNKNOWN_ID),
             children: n.children.as_ref().map(|c| c.iter().map(|v| v.int().unwrap_or(UNKNOWN_ID)).collect()),
             frame,
-            hit_count_is_number: matches!(n.hit_count, Loose::Num(_)),
+            hit_count_is_number: matches!(n.hit_count, Leaf::Num(_)),
         }
     }
 
@@ -361,6 +361,6 @@ pub fn node_from_json(
         parent: n.parent.int().unwrap_or(UNKNOWN_ID),
         children,
         frame,
-        hit_count_is_number: matches!(n.hit_count, Loose::Num(_)),
+        hit_count_is_number: matches!(n.hit_count, Leaf::Num(_)),
     })
 }

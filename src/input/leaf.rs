@@ -1,7 +1,7 @@
 //! Loosely typed JSON values for serde.
 //!
 //! Real traces put odd types in odd places (a string `pid`, a number `name`). Parsing every field
-//! as [`Loose`] keeps the parse going, so the model can name the exact field and event that is
+//! as [`Leaf`] keeps the parse going, so the model can name the exact field and event that is
 //! wrong, or do what DevTools does with it, instead of failing with a generic type error.
 
 use std::borrow::Cow;
@@ -14,7 +14,7 @@ use crate::strings::Strings;
 
 /// Any JSON value, with strings borrowed from the input and compound values skipped.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub enum Loose<'a> {
+pub enum Leaf<'a> {
     /// The key was not there.
     #[default]
     Missing,
@@ -32,24 +32,24 @@ pub enum Loose<'a> {
     Array,
 }
 
-impl<'a> Loose<'a> {
+impl<'a> Leaf<'a> {
     /// The same value, owning its string.
-    pub fn into_owned(self) -> Loose<'static> {
+    pub fn into_owned(self) -> Leaf<'static> {
         match self {
-            Loose::Missing => Loose::Missing,
-            Loose::Null => Loose::Null,
-            Loose::Bool(b) => Loose::Bool(b),
-            Loose::Num(n) => Loose::Num(n),
-            Loose::Str(s) => Loose::Str(Cow::Owned(s.into_owned())),
-            Loose::Object => Loose::Object,
-            Loose::Array => Loose::Array,
+            Leaf::Missing => Leaf::Missing,
+            Leaf::Null => Leaf::Null,
+            Leaf::Bool(b) => Leaf::Bool(b),
+            Leaf::Num(n) => Leaf::Num(n),
+            Leaf::Str(s) => Leaf::Str(Cow::Owned(s.into_owned())),
+            Leaf::Object => Leaf::Object,
+            Leaf::Array => Leaf::Array,
         }
     }
 
     /// The number, if this is one.
     pub fn num(&self) -> Option<f64> {
         match *self {
-            Loose::Num(n) => Some(n),
+            Leaf::Num(n) => Some(n),
             _ => None,
         }
     }
@@ -57,7 +57,7 @@ impl<'a> Loose<'a> {
     /// The string, if this is one.
     pub fn str(&self) -> Option<&str> {
         match self {
-            Loose::Str(s) => Some(s),
+            Leaf::Str(s) => Some(s),
             _ => None,
         }
     }
@@ -69,110 +69,110 @@ impl<'a> Loose<'a> {
 
     /// True when the key is absent or `null` (`x ?? d` takes `d`).
     pub fn is_nullish(&self) -> bool {
-        matches!(self, Loose::Missing | Loose::Null)
+        matches!(self, Leaf::Missing | Leaf::Null)
     }
 
     /// JavaScript truthiness.
     pub fn truthy(&self) -> bool {
         match self {
-            Loose::Missing | Loose::Null => false,
-            Loose::Bool(b) => *b,
-            Loose::Num(n) => *n != 0.0 && !n.is_nan(),
-            Loose::Str(s) => !s.is_empty(),
-            Loose::Object | Loose::Array => true,
+            Leaf::Missing | Leaf::Null => false,
+            Leaf::Bool(b) => *b,
+            Leaf::Num(n) => *n != 0.0 && !n.is_nan(),
+            Leaf::Str(s) => !s.is_empty(),
+            Leaf::Object | Leaf::Array => true,
         }
     }
 
     /// The value as a [`Scalar`] (objects and arrays become `None`).
     pub fn scalar(&self, strings: &mut Strings) -> Option<Scalar> {
         Some(match self {
-            Loose::Missing => Scalar::Undefined,
-            Loose::Null => Scalar::Null,
-            Loose::Bool(b) => Scalar::Bool(*b),
-            Loose::Num(n) => Scalar::Num(*n),
-            Loose::Str(s) => Scalar::Str(strings.intern(s)),
-            Loose::Object | Loose::Array => return None,
+            Leaf::Missing => Scalar::Undefined,
+            Leaf::Null => Scalar::Null,
+            Leaf::Bool(b) => Scalar::Bool(*b),
+            Leaf::Num(n) => Scalar::Num(*n),
+            Leaf::Str(s) => Scalar::Str(strings.intern(s)),
+            Leaf::Object | Leaf::Array => return None,
         })
     }
 
     /// A short description of the JSON type, for messages.
     pub fn type_name(&self) -> &'static str {
         match self {
-            Loose::Missing => "nothing (no such key)",
-            Loose::Null => "null",
-            Loose::Bool(_) => "a boolean",
-            Loose::Num(_) => "a number",
-            Loose::Str(_) => "a string",
-            Loose::Object => "an object",
-            Loose::Array => "an array",
+            Leaf::Missing => "nothing (no such key)",
+            Leaf::Null => "null",
+            Leaf::Bool(_) => "a boolean",
+            Leaf::Num(_) => "a number",
+            Leaf::Str(_) => "a string",
+            Leaf::Object => "an object",
+            Leaf::Array => "an array",
         }
     }
 
     /// The property key JavaScript would use for this value (`obj[value]`), for scalars.
     pub fn property_key(&self) -> Option<String> {
         Some(match self {
-            Loose::Missing => "undefined".to_owned(),
-            Loose::Null => "null".to_owned(),
-            Loose::Bool(b) => b.to_string(),
-            Loose::Num(n) => crate::js::number_to_string(*n),
-            Loose::Str(s) => s.to_string(),
-            Loose::Object => "[object Object]".to_owned(),
-            Loose::Array => return None,
+            Leaf::Missing => "undefined".to_owned(),
+            Leaf::Null => "null".to_owned(),
+            Leaf::Bool(b) => b.to_string(),
+            Leaf::Num(n) => crate::js::number_to_string(*n),
+            Leaf::Str(s) => s.to_string(),
+            Leaf::Object => "[object Object]".to_owned(),
+            Leaf::Array => return None,
         })
     }
 }
 
-struct LooseVisitor;
+struct LeafVisitor;
 
-impl<'de> Visitor<'de> for LooseVisitor {
-    type Value = Loose<'de>;
+impl<'de> Visitor<'de> for LeafVisitor {
+    type Value = Leaf<'de>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("any JSON value")
     }
     fn visit_bool<E: de::Error>(self, v: bool) -> Result<Self::Value, E> {
-        Ok(Loose::Bool(v))
+        Ok(Leaf::Bool(v))
     }
     fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
-        Ok(Loose::Num(v as f64))
+        Ok(Leaf::Num(v as f64))
     }
     fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
-        Ok(Loose::Num(v as f64))
+        Ok(Leaf::Num(v as f64))
     }
     fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
-        Ok(Loose::Num(v))
+        Ok(Leaf::Num(v))
     }
     fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
-        Ok(Loose::Str(Cow::Borrowed(v)))
+        Ok(Leaf::Str(Cow::Borrowed(v)))
     }
     fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-        Ok(Loose::Str(Cow::Owned(v.to_owned())))
+        Ok(Leaf::Str(Cow::Owned(v.to_owned())))
     }
     fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
-        Ok(Loose::Str(Cow::Owned(v)))
+        Ok(Leaf::Str(Cow::Owned(v)))
     }
     fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-        Ok(Loose::Null)
+        Ok(Leaf::Null)
     }
     fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
-        Ok(Loose::Null)
+        Ok(Leaf::Null)
     }
     fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        Loose::deserialize(d)
+        Leaf::deserialize(d)
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
         while seq.next_element::<IgnoredAny>()?.is_some() {}
-        Ok(Loose::Array)
+        Ok(Leaf::Array)
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-        Ok(Loose::Object)
+        Ok(Leaf::Object)
     }
 }
 
-impl<'de: 'a, 'a> Deserialize<'de> for Loose<'a> {
+impl<'de: 'a, 'a> Deserialize<'de> for Leaf<'a> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(LooseVisitor)
+        d.deserialize_any(LeafVisitor)
     }
 }
 
@@ -195,7 +195,7 @@ impl<'de> Deserialize<'de> for NumArray {
             }
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<NumArray, A::Error> {
                 let mut out = NumArray { values: Vec::with_capacity(seq.size_hint().unwrap_or(0)), n_non_numbers: 0 };
-                while let Some(v) = seq.next_element::<Loose<'de>>()? {
+                while let Some(v) = seq.next_element::<Leaf<'de>>()? {
                     match v.num() {
                         Some(n) => out.values.push(n),
                         None => {
@@ -229,7 +229,7 @@ impl<'de> Deserialize<'de> for IdArray {
             }
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<IdArray, A::Error> {
                 let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0));
-                while let Some(v) = seq.next_element::<Loose<'de>>()? {
+                while let Some(v) = seq.next_element::<Leaf<'de>>()? {
                     out.push(v.int().unwrap_or(UNKNOWN_ID));
                 }
                 Ok(IdArray(out))

@@ -44,35 +44,35 @@ impl Narrow for i32 {
 
 /// A column of values held narrow while they all fit (see the module docs).
 #[derive(Debug, Clone)]
-pub enum Packed<N: Narrow> {
+pub enum Column32<N: Narrow> {
     /// Every value fits the narrow type.
     Narrow(Vec<N>),
     /// Some value did not.
     Wide(Vec<N::Wide>),
 }
 
-impl<N: Narrow> Default for Packed<N> {
-    fn default() -> Packed<N> {
-        Packed::Narrow(Vec::new())
+impl<N: Narrow> Default for Column32<N> {
+    fn default() -> Column32<N> {
+        Column32::Narrow(Vec::new())
     }
 }
 
-/// Sample ids ([`crate::input::loose::UNKNOWN_ID`] for values that are not ids).
-pub type Ids = Packed<u32>;
+/// Sample ids ([`crate::input::leaf::UNKNOWN_ID`] for values that are not ids).
+pub type Ids = Column32<u32>;
 /// Time deltas in µs.
-pub type Deltas = Packed<i32>;
+pub type Deltas = Column32<i32>;
 
-impl<N: Narrow> Packed<N> {
+impl<N: Narrow> Column32<N> {
     /// The values of `v`.
-    pub fn from_slice(v: &[N::Wide]) -> Packed<N> {
-        let mut p = Packed::default();
+    pub fn from_slice(v: &[N::Wide]) -> Column32<N> {
+        let mut p = Column32::default();
         p.extend(v);
         p
     }
 
     /// Appends the values of `v`, widening the column first if one of them needs it.
     pub fn extend(&mut self, v: &[N::Wide]) {
-        if let Packed::Narrow(n) = self {
+        if let Column32::Narrow(n) = self {
             let start = n.len();
             n.reserve(v.len());
             for &w in v {
@@ -80,16 +80,16 @@ impl<N: Narrow> Packed<N> {
                     Some(x) => n.push(x),
                     None => {
                         n.truncate(start);
-                        *self = Packed::Wide(n.iter().map(|x| x.widen()).collect());
+                        *self = Column32::Wide(n.iter().map(|x| x.widen()).collect());
                         break;
                     }
                 }
             }
-            if matches!(self, Packed::Narrow(_)) {
+            if matches!(self, Column32::Narrow(_)) {
                 return;
             }
         }
-        if let Packed::Wide(w) = self {
+        if let Column32::Wide(w) = self {
             w.extend_from_slice(v);
         }
     }
@@ -97,23 +97,23 @@ impl<N: Narrow> Packed<N> {
     /// Appends `w`, widening the column first if it needs it.
     pub fn push(&mut self, w: N::Wide) {
         match self {
-            Packed::Narrow(n) => match N::narrow(w) {
+            Column32::Narrow(n) => match N::narrow(w) {
                 Some(x) => n.push(x),
                 None => {
                     let mut wide: Vec<N::Wide> = n.iter().map(|x| x.widen()).collect();
                     wide.push(w);
-                    *self = Packed::Wide(wide);
+                    *self = Column32::Wide(wide);
                 }
             },
-            Packed::Wide(v) => v.push(w),
+            Column32::Wide(v) => v.push(w),
         }
     }
 
     /// The number of values.
     pub fn len(&self) -> usize {
         match self {
-            Packed::Narrow(n) => n.len(),
-            Packed::Wide(w) => w.len(),
+            Column32::Narrow(n) => n.len(),
+            Column32::Wide(w) => w.len(),
         }
     }
 
@@ -125,8 +125,8 @@ impl<N: Narrow> Packed<N> {
     /// The values from index `from` on.
     pub fn iter_from(&self, from: usize) -> impl Iterator<Item = N::Wide> + '_ {
         match self {
-            Packed::Narrow(n) => Either::Left(n[from..].iter().map(|x| x.widen())),
-            Packed::Wide(w) => Either::Right(w[from..].iter().copied()),
+            Column32::Narrow(n) => Either::Left(n[from..].iter().map(|x| x.widen())),
+            Column32::Wide(w) => Either::Right(w[from..].iter().copied()),
         }
     }
 
@@ -144,9 +144,9 @@ mod tests {
     fn narrow_until_a_value_does_not_fit() {
         let mut ids = Ids::default();
         ids.extend(&[1, 2, u32::MAX as i64]);
-        assert!(matches!(ids, Packed::Narrow(_)));
+        assert!(matches!(ids, Column32::Narrow(_)));
         ids.extend(&[7, -1, 8]);
-        assert!(matches!(ids, Packed::Wide(_)));
+        assert!(matches!(ids, Column32::Wide(_)));
         ids.push(9);
         assert_eq!(ids.iter().collect::<Vec<_>>(), [1, 2, u32::MAX as i64, 7, -1, 8, 9]);
         assert_eq!(ids.iter_from(5).collect::<Vec<_>>(), [8, 9]);
@@ -158,7 +158,7 @@ mod tests {
             d.push(x);
             d.extend(&[7.0]);
             let narrow = !(k == 4 || k == 5 || k == 6 || k == 7);
-            assert_eq!(matches!(d, Packed::Narrow(_)), narrow, "{x}");
+            assert_eq!(matches!(d, Column32::Narrow(_)), narrow, "{x}");
             let bits: Vec<u64> = d.iter().map(f64::to_bits).collect();
             assert_eq!(bits, [100.0, 50.0, x, 7.0].map(f64::to_bits), "{x}");
         }
