@@ -149,18 +149,18 @@ unsafe impl GlobalAlloc for Split {
     unsafe fn alloc(&self, l: Layout) -> *mut u8 {
         #[cfg(target_os = "linux")]
         if is_large(&l) {
-            return large::map(l.size());
+            return checked(large::map(l.size()), l.size());
         }
-        small().alloc(l)
+        checked(small().alloc(l), l.size())
     }
 
     #[inline]
     unsafe fn alloc_zeroed(&self, l: Layout) -> *mut u8 {
         #[cfg(target_os = "linux")]
         if is_large(&l) {
-            return large::map(l.size());
+            return checked(large::map(l.size()), l.size());
         }
-        small().alloc_zeroed(l)
+        checked(small().alloc_zeroed(l), l.size())
     }
 
     #[inline]
@@ -177,9 +177,9 @@ unsafe impl GlobalAlloc for Split {
     unsafe fn realloc(&self, p: *mut u8, l: Layout, new_size: usize) -> *mut u8 {
         let new = Layout::from_size_align_unchecked(new_size, l.align());
         match (is_large(&l), is_large(&new)) {
-            (false, false) => mimalloc::MiMalloc.realloc(p, l, new_size),
+            (false, false) => checked(mimalloc::MiMalloc.realloc(p, l, new_size), new_size),
             #[cfg(target_os = "linux")]
-            (true, true) => large::remap(p, l.size(), new_size),
+            (true, true) => checked(large::remap(p, l.size(), new_size), new_size),
             _ => {
                 let q = self.alloc(new);
                 if !q.is_null() {
@@ -190,6 +190,17 @@ unsafe impl GlobalAlloc for Split {
             }
         }
     }
+}
+
+/// `p`, or the command ends with a clear error when memory could not be had: an allocation
+/// failure would otherwise abort the process with a bare message.
+#[inline]
+fn checked(p: *mut u8, size: usize) -> *mut u8 {
+    #[cfg(unix)]
+    if p.is_null() {
+        crate::signals::out_of_memory(size);
+    }
+    p
 }
 
 #[cfg(test)]

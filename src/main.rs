@@ -2,6 +2,8 @@
 //! that is checked before any work and renamed into place only when complete.
 
 mod alloc;
+#[cfg(unix)]
+mod signals;
 mod summary;
 
 use std::fs;
@@ -166,9 +168,6 @@ impl Global {
     }
 }
 
-/// The temporary output file being written, removed if jscalls is interrupted.
-static PENDING: std::sync::Mutex<Option<PathBuf>> = std::sync::Mutex::new(None);
-
 /// See `alloc.rs`.
 #[global_allocator]
 static ALLOC: alloc::Split = alloc::Split;
@@ -181,14 +180,9 @@ macro_rules! say {
 }
 
 fn main() -> ExitCode {
-    // SIGINT, SIGTERM, SIGHUP: remove the temporary output (if any) and stop, so that nothing
-    // half-written stays behind. The lock also waits for a rename in progress to finish.
-    let _ = ctrlc::set_handler(|| {
-        if let Some(p) = PENDING.lock().unwrap_or_else(|e| e.into_inner()).take() {
-            let _ = fs::remove_file(p);
-        }
-        std::process::exit(130);
-    });
+    // A signal that stops the command removes the temporary output first.
+    #[cfg(unix)]
+    signals::install();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
@@ -580,7 +574,8 @@ impl Output {
                 .map_or_else(|| io::Error::new(e.kind(), e.kind().to_string()), io::Error::from_raw_os_error);
             Error::io(format!("cannot write {shown}"), e)
         })?;
-        *PENDING.lock().unwrap_or_else(|e| e.into_inner()) = Some(tmp.path().to_path_buf());
+        #[cfg(unix)]
+        signals::set_pending(tmp.path());
         let gzip = path.extension().is_some_and(|e| e == "gz");
         Ok(Output::Temp { file: EarlyWriteback::new(tmp, fsync), target, gzip, fsync })
     }
@@ -625,13 +620,13 @@ impl Output {
                             .set_permissions(fs::Permissions::from_mode(mode))
                             .map_err(|e| Error::io(ctx("set the permissions of"), e))?;
                     }
-                    let mut pending = PENDING.lock().unwrap_or_else(|e| e.into_inner());
+                    // A signal after the rename finds no temporary file to remove: harmless.
                     tmp.persist(&target).map_err(|e| Error::io(ctx("rename the output into"), e.error))?;
-                    *pending = None;
                     Ok(())
                 })();
-                // On failure the temporary file was removed when dropped.
-                PENDING.lock().unwrap_or_else(|e| e.into_inner()).take();
+                // Renamed, or removed when dropped on failure.
+                #[cfg(unix)]
+                signals::clear_pending();
                 result
             }
         }
@@ -662,7 +657,7 @@ impl EarlyWriteback {
 
 impl Write for EarlyWriteback {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let n = self.file.write(buf)?;
+        let n = self.file.as_file_mut().write(buf)?;
         self.written += n as u64;
         if self.early && self.written - self.started >= Self::STEP {
             #[cfg(target_os = "linux")]
@@ -686,7 +681,7 @@ impl Write for EarlyWriteback {
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        self.file.flush()
+        self.file.as_file_mut().flush()
     }
 }
 

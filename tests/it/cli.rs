@@ -445,3 +445,103 @@ fn progress_shows_on_a_terminal_only() {
         .unwrap();
     assert_eq!(String::from_utf8_lossy(&out.stderr), "");
 }
+
+/// The temporary files left in `d`.
+fn temporaries(d: &Path) -> Vec<String> {
+    files_in(d).into_iter().filter(|f| f.starts_with(".jscalls-")).collect()
+}
+
+#[test]
+fn every_catchable_signal_removes_the_temporary_output() {
+    for (sig, num) in [("INT", 2), ("QUIT", 3), ("HUP", 1), ("USR1", 10), ("USR2", 12), ("ALRM", 14), ("TERM", 15)] {
+        let d = tmpdir(&format!("signal-{sig}"));
+        // Waiting for standard input, with the output already created: a signal now finds
+        // the temporary file in place, every time.
+        let mut child = jscalls()
+            .args(["calls", "-q", "-o"])
+            .arg(d.join("out.json"))
+            .stdin(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let started = std::time::Instant::now();
+        while temporaries(&d).is_empty() {
+            assert!(started.elapsed().as_secs() < 10, "{sig}: no temporary output appeared");
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        assert!(Command::new("kill").args([&format!("-{sig}"), &child.id().to_string()]).status().unwrap().success());
+        let status = child.wait().unwrap();
+        drop(child.stdin.take());
+        assert_eq!(status.code(), Some(128 + num), "{sig}");
+        assert_eq!(files_in(&d), Vec::<String>::new(), "{sig}: something was left");
+    }
+}
+
+#[test]
+fn limits_end_in_a_clear_error_with_nothing_left() {
+    let d = tmpdir("limits");
+    let run = |limit: &str| {
+        let cmd = format!(
+            "{limit}; exec {} timeline fixtures/chrome-ui.json.gz -q -o {}",
+            env!("CARGO_BIN_EXE_jscalls"),
+            d.join("out.json").display()
+        );
+        Command::new("sh").args(["-c", &cmd]).output().unwrap()
+    };
+    // A file size limit (SIGXFSZ): the write fails and is reported.
+    let out = run("ulimit -f 16");
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("File too large") && !err.contains(".jscalls-"), "{err}");
+    assert_eq!(files_in(&d), Vec::<String>::new());
+    // An address-space limit: the allocator's failure is an error, not an abort.
+    let out = run("ulimit -v 40000");
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.starts_with("jscalls: error: out of memory: "), "{err}");
+    assert_eq!(files_in(&d), Vec::<String>::new());
+}
+
+/// A mapped input that another program cuts short while jscalls reads it is reported as such
+/// (not a death by SIGBUS), and leaves nothing behind. When the cut comes before the file is
+/// mapped or after it is read, the run ends normally instead: both are accepted, a signal
+/// death never is.
+#[test]
+fn an_input_cut_short_while_mapped_is_an_error_not_a_signal() {
+    let d = tmpdir("cut");
+    let mut text = String::from("[");
+    for k in 0..400_000 {
+        text.push_str(&format!(
+            r#"{{"name":"A","cat":"c","ph":"X","pid":1,"tid":1,"ts":{k},"dur":1,"args":{{"k":{k}}}}},"#
+        ));
+        text.push('\n');
+    }
+    text.push_str(r#"{"name":"A","ph":"X","pid":1,"tid":1,"ts":0,"dur":1}]"#);
+    let mut reported = 0;
+    for delay_ms in [0u64, 2, 5, 10, 20] {
+        let input = d.join("trace.json");
+        std::fs::write(&input, &text).unwrap();
+        let child = jscalls()
+            .args(["calls", "--threads", "1", "-q", "-o"])
+            .arg(d.join("out.json"))
+            .arg(&input)
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+        std::fs::OpenOptions::new().write(true).open(&input).unwrap().set_len(4096).unwrap();
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        match out.status.code() {
+            Some(0) => {}
+            Some(1) => {
+                assert!(err.contains("the input file was cut short while it was read"), "{err}");
+                reported += 1;
+            }
+            other => panic!("ended by {other:?}: {err}"),
+        }
+        assert!(temporaries(&d).is_empty(), "a temporary file was left");
+        let _ = std::fs::remove_file(d.join("out.json"));
+    }
+    let _ = writeln!(std::io::stderr(), "input cut while mapped: reported as such in {reported} of 5 runs");
+}

@@ -1,0 +1,111 @@
+//! How the command ends when it cannot go on: a catchable signal, a mapped input cut short
+//! (SIGBUS), or memory it cannot get. Each removes the temporary output first, so that nothing
+//! half-written stays behind, and says why in one line.
+//!
+//! Everything here runs where little is allowed (a signal handler, a failing allocator): no
+//! locks, no allocation, only `write`, `unlink` and `_exit`.
+
+use std::ffi::{c_char, c_int, CString};
+use std::path::Path;
+use std::sync::atomic::{AtomicPtr, Ordering};
+
+/// The temporary output file being written, as a C string; null when there is none. A path
+/// once set is never freed: a handler on another thread may be reading it.
+static PENDING: AtomicPtr<c_char> = AtomicPtr::new(std::ptr::null_mut());
+
+/// Notes `path` as the temporary output to remove if the command is stopped.
+pub fn set_pending(path: &Path) {
+    use std::os::unix::ffi::OsStrExt;
+    if let Ok(c) = CString::new(path.as_os_str().as_bytes()) {
+        PENDING.store(c.into_raw(), Ordering::SeqCst);
+    }
+}
+
+/// The temporary output is gone (renamed into place, or removed).
+pub fn clear_pending() {
+    PENDING.store(std::ptr::null_mut(), Ordering::SeqCst);
+}
+
+fn remove_pending() {
+    let p = PENDING.swap(std::ptr::null_mut(), Ordering::SeqCst);
+    if !p.is_null() {
+        // SAFETY: `p` came from `CString::into_raw` and is never freed.
+        unsafe { libc::unlink(p) };
+    }
+}
+
+fn say(parts: &[&[u8]]) {
+    for part in parts {
+        // SAFETY: writes `part`'s bytes to stderr; a failure is ignored (nothing else to do).
+        unsafe { libc::write(2, part.as_ptr().cast(), part.len()) };
+    }
+}
+
+/// Removes the temporary output, says `parts` on stderr and ends the process with `code`.
+fn stop(code: c_int, parts: &[&[u8]]) -> ! {
+    remove_pending();
+    say(parts);
+    // SAFETY: ends the process at once; nothing is left to flush that matters (the output is
+    // removed, and what was said went straight to the descriptor).
+    unsafe { libc::_exit(code) }
+}
+
+/// The allocator could not get `size` bytes.
+pub fn out_of_memory(size: usize) -> ! {
+    let mut digits = itoa::Buffer::new();
+    stop(
+        1,
+        &[
+            b"jscalls: error: out of memory: ",
+            digits.format(size).as_bytes(),
+            b" bytes could not be allocated (is the process's memory limited, e.g. by ulimit -v?)\n",
+        ],
+    )
+}
+
+extern "C" fn on_stop(sig: c_int) {
+    stop(128 + sig, &[]);
+}
+
+extern "C" fn on_bus(_: c_int) {
+    stop(
+        1,
+        &[b"jscalls: error: the input file was cut short while it was read (another program is \
+            changing it); read a finished copy, or set JSCALLS_NO_MMAP=1 to read it instead of \
+            mapping it\n"],
+    );
+}
+
+/// Installs the handlers: the signals that end a process by default remove the temporary
+/// output first; SIGBUS (a mapped input cut short) says what happened; SIGXFSZ (a file size
+/// limit) is ignored, so that the write fails with an error the command reports.
+pub fn install() {
+    let stopping = [
+        libc::SIGINT,
+        libc::SIGTERM,
+        libc::SIGHUP,
+        libc::SIGQUIT,
+        libc::SIGUSR1,
+        libc::SIGUSR2,
+        libc::SIGALRM,
+        libc::SIGVTALRM,
+        libc::SIGPROF,
+        libc::SIGXCPU,
+    ];
+    for sig in stopping {
+        handle(sig, on_stop as extern "C" fn(c_int) as libc::sighandler_t);
+    }
+    handle(libc::SIGBUS, on_bus as extern "C" fn(c_int) as libc::sighandler_t);
+    handle(libc::SIGXFSZ, libc::SIG_IGN);
+}
+
+fn handle(sig: c_int, handler: libc::sighandler_t) {
+    // SAFETY: a zeroed sigaction with a handler and an empty mask is valid; the handlers only
+    // call async-signal-safe functions (see the module's doc).
+    unsafe {
+        let mut action: libc::sigaction = std::mem::zeroed();
+        action.sa_sigaction = handler;
+        libc::sigemptyset(&mut action.sa_mask);
+        libc::sigaction(sig, &action, std::ptr::null_mut());
+    }
+}
