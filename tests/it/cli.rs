@@ -545,3 +545,35 @@ fn an_input_cut_short_while_mapped_is_an_error_not_a_signal() {
     }
     let _ = writeln!(std::io::stderr(), "input cut while mapped: reported as such in {reported} of 5 runs");
 }
+
+/// With no thread to be had (`ulimit -u 1` for an unprivileged user; root is not held to it),
+/// every stage runs on the calling thread and the output is the same. Needs root and
+/// `runuser`, to run as `nobody`; skipped otherwise.
+#[test]
+fn no_threads_to_be_had_gives_the_same_output() {
+    let is_root = Command::new("id").arg("-u").output().is_ok_and(|o| o.stdout == b"0\n");
+    if !is_root || Command::new("runuser").arg("--help").output().is_err() {
+        return skipped("no_threads_to_be_had_gives_the_same_output", "needs root and runuser");
+    }
+    let d = tmpdir("nproc");
+    // Files that `nobody` can read.
+    let bin = d.join("jscalls");
+    std::fs::copy(env!("CARGO_BIN_EXE_jscalls"), &bin).unwrap();
+    for input in ["fixtures/chrome-worker-hires.json.gz", "fixtures/rules/be-pairing.json"] {
+        let copy = d.join(Path::new(input).file_name().unwrap());
+        std::fs::copy(input, &copy).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        for f in [&bin, &copy] {
+            std::fs::set_permissions(f, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o755)).unwrap();
+        for cmd in ["calls", "timeline"] {
+            let limited = format!("ulimit -u 1; exec {} {cmd} {} -q", bin.display(), copy.display());
+            let out = Command::new("runuser").args(["-u", "nobody", "--", "bash", "-c", &limited]).output().unwrap();
+            assert!(out.status.success(), "{input} {cmd}: {}", String::from_utf8_lossy(&out.stderr));
+            let free = jscalls().args([cmd, input, "-q"]).output().unwrap();
+            let label = |o: &[u8]| String::from_utf8_lossy(o).into_owned();
+            assert!(label(&out.stdout) == label(&free.stdout), "{input} {cmd}: the output differs");
+        }
+    }
+}
