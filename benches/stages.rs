@@ -15,12 +15,12 @@
 
 use std::io::Read;
 
-#[path = "../src/signals.rs"]
-#[allow(dead_code)]
-mod signals;
 #[path = "../src/alloc.rs"]
 #[allow(dead_code, unused_imports)] // its tests do not run here (no test harness)
 mod alloc;
+#[path = "../src/signals.rs"]
+#[allow(dead_code)]
+mod signals;
 
 #[global_allocator]
 static ALLOC: alloc::Split = alloc::Split;
