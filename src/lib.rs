@@ -33,6 +33,7 @@ mod js;
 mod model;
 mod output;
 mod parallel;
+mod reread;
 mod strings;
 mod view;
 
@@ -151,7 +152,7 @@ impl Analysis {
     /// Writes the timeline: `source`'s events (read again) and each thread's calls on a thread
     /// of their own. `source` must be the input analysed, and readable twice.
     pub fn write_timeline(&self, out: &mut dyn Write, source: &Source) -> Result<(), Error> {
-        output::timeline::write_timeline_from(out, source, &self.all, &self.cfg)
+        reread::write_timeline(out, source, &self.all, &self.cfg)
     }
 }
 
@@ -215,7 +216,7 @@ impl Assembled {
     /// Writes the timeline, as [`Analysis::write_timeline`] does.
     pub fn write_timeline(self, out: &mut dyn Write, source: &Source) -> Result<(), Error> {
         let (lazy, cfg) = self.lazy();
-        output::timeline::write_timeline_from(out, source, lazy, &cfg)
+        reread::write_timeline(out, source, lazy, &cfg)
     }
 
     /// Estimates the threads one at a time, in (pid, tid) order, handing each to `f`.

@@ -8,25 +8,23 @@
 //! merge treats them as trace events, which cut and nest its calls), and a viewer would show
 //! both, one inside the other.
 //!
-//! The input is read a second time and its events are copied as they are, so memory does not
-//! grow with the input.
+//! The caller reads the input a second time and hands its events over as they are, so memory
+//! does not grow with the input.
 
 use std::io::Write;
 
 use super::calls::write_field;
-use crate::error::{Diagnostics, Error};
+use crate::error::Error;
 use crate::estimate::{Estimates, ThreadCalls};
-use crate::input::document::{read_document, Document, EventCtx, RawEvent, Sink};
-use crate::input::Source;
 use crate::js::{write_json_string, write_number, Scalar};
 use crate::strings::Strings;
-use crate::Config;
 
 /// The category of the added call events.
 pub const CALL_CATEGORY: &str = "jscalls";
 
-/// Copies the input's events through, noting the largest tid they use.
-struct CopyEvents<'a> {
+/// Writes a timeline: the header, then the input's events one by one as the caller reads them
+/// ([`TimelineWriter::event`]), then each thread's calls ([`TimelineWriter::finish`]).
+pub struct TimelineWriter<'a> {
     out: &'a mut dyn Write,
     n: u64,
     /// The largest integer after any `"tid":` in any event (never less than the event's own tid).
@@ -34,7 +32,17 @@ struct CopyEvents<'a> {
     tid_key: memchr::memmem::Finder<'static>,
 }
 
-impl CopyEvents<'_> {
+fn io(e: std::io::Error) -> Error {
+    Error::io("cannot write the timeline", e)
+}
+
+impl<'a> TimelineWriter<'a> {
+    /// Starts the document.
+    pub fn new(out: &'a mut dyn Write) -> Result<TimelineWriter<'a>, Error> {
+        out.write_all(b"{\"traceEvents\":[\n").map_err(io)?;
+        Ok(TimelineWriter { out, n: 0, max_tid: 0, tid_key: memchr::memmem::Finder::new(b"\"tid\":") })
+    }
+
     fn note_tids(&mut self, raw: &[u8]) {
         for at in self.tid_key.find_iter(raw) {
             let digits = &raw[at + 6..];
@@ -44,98 +52,69 @@ impl CopyEvents<'_> {
             self.max_tid = self.max_tid.max(tid);
         }
     }
-}
 
-impl Sink for CopyEvents<'_> {
-    type Prep = ();
-    fn wants_parsed(&self) -> bool {
-        false
-    }
-    fn prepare(_: &mut RawEvent<'_>) {}
-    fn event(&mut self, _: (), _: &EventCtx<'_>, _: &mut Diagnostics) -> Result<(), Error> {
-        Ok(())
-    }
-    fn raw_event(&mut self, raw: &[u8], _ctx: &EventCtx<'_>) -> Result<(), Error> {
+    /// Copies one input event, as its bytes were.
+    pub fn event(&mut self, raw: &[u8]) -> Result<(), Error> {
         self.note_tids(raw);
-        let r = (|| {
-            if self.n > 0 {
-                self.out.write_all(b",\n")?;
-            }
-            // Invalid UTF-8 is written as Node reads it (U+FFFD), so the output stays valid JSON text.
-            match std::str::from_utf8(raw) {
-                Ok(_) => self.out.write_all(raw),
-                Err(_) => self.out.write_all(String::from_utf8_lossy(raw).as_bytes()),
-            }
-        })();
+        if self.n > 0 {
+            self.out.write_all(b",\n").map_err(io)?;
+        }
         self.n += 1;
-        r.map_err(|e| Error::io("cannot write the timeline", e))
+        // Invalid UTF-8 is written as Node reads it (U+FFFD), so the output stays valid JSON text.
+        match std::str::from_utf8(raw) {
+            Ok(_) => self.out.write_all(raw),
+            Err(_) => self.out.write_all(String::from_utf8_lossy(raw).as_bytes()),
+        }
+        .map_err(io)
     }
-}
 
-/// Writes the timeline JSON for `source` with the calls of `t`, held in any way (see
-/// [`Estimates`]). For a `.cpuprofile` input the events are the calls alone (plus the thread's name).
-pub fn write_timeline_from(
-    out: &mut dyn Write,
-    source: &Source,
-    mut t: impl Estimates,
-    cfg: &Config,
-) -> Result<(), Error> {
-    if !source.can_reread() {
-        return Err(Error::input(
-            None,
-            "the timeline reads its input twice: give a file, not a stream (or copy the stream to a file first)",
-        ));
-    }
-    let io = |e| Error::io("cannot write the timeline", e);
-    out.write_all(b"{\"traceEvents\":[\n").map_err(io)?;
-    let mut w = source.window(cfg.max_event_bytes, cfg.mmap)?;
-    let mut copy = CopyEvents { out, n: 0, max_tid: 0, tid_key: memchr::memmem::Finder::new(b"\"tid\":") };
-    let mut diag = Diagnostics::default();
-    let doc = read_document(&mut w, &mut copy, &mut diag, 2)?;
-    let (mut n, max_tid) = (copy.n, copy.max_tid);
-    let mut line = String::with_capacity(512);
-    let cpu_profile = matches!(doc, Document::CpuProfile { .. });
-    let mut k = 0i64;
-    t.each(|th, strings| {
-        k += 1;
-        // A .cpuprofile's calls are its only events: they stay on its thread.
-        let tid = if cpu_profile { th.tid } else { max_tid.saturating_add(k) };
-        if th.calls.is_empty() {
-            return Ok(());
-        }
-        let name = match (&th.thread_name, cpu_profile) {
-            (_, true) => "CPU profile".to_owned(),
-            (Some(name), false) => format!("{name}: JS calls (jscalls)"),
-            (None, false) => format!("thread {}: JS calls (jscalls)", th.tid),
-        };
-        line.clear();
-        if n > 0 {
-            line.push_str(",\n");
-        }
-        line.push_str(&format!(
-            "{{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":{},\"tid\":{tid},\"ts\":0,\"args\":{{\"name\":",
-            th.pid
-        ));
-        write_json_string(&mut line, &name);
-        line.push_str("}}");
-        out.write_all(line.as_bytes()).map_err(io)?;
-        n += 1;
-        for &i in th.canonical_order() {
+    /// Writes each thread's calls and ends the document with the input's `metadata`, if any.
+    /// For a `.cpuprofile` input the events are the calls alone (plus the thread's name).
+    pub fn finish(self, mut t: impl Estimates, cpu_profile: bool, metadata: Option<&[u8]>) -> Result<(), Error> {
+        let TimelineWriter { out, mut n, max_tid, .. } = self;
+        let mut line = String::with_capacity(512);
+        let mut k = 0i64;
+        t.each(|th, strings| {
+            k += 1;
+            // A .cpuprofile's calls are its only events: they stay on its thread.
+            let tid = if cpu_profile { th.tid } else { max_tid.saturating_add(k) };
+            if th.calls.is_empty() {
+                return Ok(());
+            }
+            let name = match (&th.thread_name, cpu_profile) {
+                (_, true) => "CPU profile".to_owned(),
+                (Some(name), false) => format!("{name}: JS calls (jscalls)"),
+                (None, false) => format!("thread {}: JS calls (jscalls)", th.tid),
+            };
             line.clear();
-            line.push_str(",\n");
-            write_call_event(&mut line, th, i as usize, tid, strings);
+            if n > 0 {
+                line.push_str(",\n");
+            }
+            line.push_str(&format!(
+                "{{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":{},\"tid\":{tid},\"ts\":0,\"args\":{{\"name\":",
+                th.pid
+            ));
+            write_json_string(&mut line, &name);
+            line.push_str("}}");
             out.write_all(line.as_bytes()).map_err(io)?;
             n += 1;
+            for &i in th.canonical_order() {
+                line.clear();
+                line.push_str(",\n");
+                write_call_event(&mut line, th, i as usize, tid, strings);
+                out.write_all(line.as_bytes()).map_err(io)?;
+                n += 1;
+            }
+            Ok(())
+        })?;
+        out.write_all(b"\n]").map_err(io)?;
+        if let Some(m) = metadata {
+            out.write_all(b",\n\"metadata\":").map_err(io)?;
+            out.write_all(String::from_utf8_lossy(m).as_bytes()).map_err(io)?;
         }
+        out.write_all(b"}\n").map_err(io)?;
         Ok(())
-    })?;
-    out.write_all(b"\n]").map_err(io)?;
-    if let Document::Trace { metadata: Some(m), .. } = &doc {
-        out.write_all(b",\n\"metadata\":").map_err(io)?;
-        out.write_all(String::from_utf8_lossy(m.as_slice()).as_bytes()).map_err(io)?;
     }
-    out.write_all(b"}\n").map_err(io)?;
-    Ok(())
 }
 
 /// One call as a trace event, on thread `tid` of the call's process.
