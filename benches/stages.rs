@@ -18,9 +18,9 @@ use std::io::Read;
 #[path = "../src/alloc.rs"]
 #[allow(dead_code, unused_imports)] // its tests do not run here (no test harness)
 mod alloc;
-#[path = "../src/signals.rs"]
+#[path = "../src/process.rs"]
 #[allow(dead_code)]
-mod signals;
+mod process;
 
 #[global_allocator]
 static ALLOC: alloc::Split = alloc::Split;

@@ -35,6 +35,7 @@ mod output;
 mod parallel;
 mod reread;
 mod strings;
+mod sys;
 mod view;
 
 pub use error::{Diagnostics, Error, Location, Warning, WarningKind};

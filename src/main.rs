@@ -3,7 +3,7 @@
 
 mod alloc;
 #[cfg(unix)]
-mod signals;
+mod process;
 mod summary;
 
 use std::fs;
@@ -182,7 +182,7 @@ macro_rules! say {
 fn main() -> ExitCode {
     // A signal that stops the command removes the temporary output first.
     #[cfg(unix)]
-    signals::install();
+    process::install();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
@@ -201,18 +201,13 @@ fn main() -> ExitCode {
     }
 }
 
-/// Ends the run at once with `code`. Everything has been written and flushed by now; what is
-/// left is handing memory back, which the system does anyway when the process ends (at exit,
-/// mimalloc would first give back its pages one `madvise` at a time).
+/// Ends the run at once with `code`, once the standard streams are flushed (see
+/// `process::exit_now`).
 fn exit_now(code: u8) -> ExitCode {
     let _ = io::stdout().flush();
     let _ = io::stderr().flush();
     #[cfg(unix)]
-    // SAFETY: _exit ends the process without running exit handlers; outputs are complete and
-    // renamed (or removed), and the standard streams are flushed above.
-    unsafe {
-        libc::_exit(i32::from(code))
-    }
+    process::exit_now(code);
     #[cfg(not(unix))]
     ExitCode::from(code)
 }
@@ -453,17 +448,11 @@ impl Timing {
     }
 }
 
-/// CPU time of the process so far, all threads, user and system (0 where it is not known).
+/// CPU time of the process so far (0 where it is not known).
 fn cpu_seconds() -> f64 {
-    #[cfg(target_os = "linux")]
-    {
-        // SAFETY: getrusage only writes the struct it is given.
-        let mut u: libc::rusage = unsafe { std::mem::zeroed() };
-        if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) } == 0 {
-            let s = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-            return s(u.ru_utime) + s(u.ru_stime);
-        }
-    }
+    #[cfg(unix)]
+    return process::cpu_seconds();
+    #[cfg(not(unix))]
     0.0
 }
 
@@ -575,7 +564,7 @@ impl Output {
             Error::io(format!("cannot write {shown}"), e)
         })?;
         #[cfg(unix)]
-        signals::set_pending(tmp.path());
+        process::set_pending(tmp.path());
         let gzip = path.extension().is_some_and(|e| e == "gz");
         Ok(Output::Temp { file: EarlyWriteback::new(tmp, fsync), target, gzip, fsync })
     }
@@ -626,7 +615,7 @@ impl Output {
                 })();
                 // Renamed, or removed when dropped on failure.
                 #[cfg(unix)]
-                signals::clear_pending();
+                process::clear_pending();
                 result
             }
         }
@@ -660,21 +649,8 @@ impl Write for EarlyWriteback {
         let n = self.file.as_file_mut().write(buf)?;
         self.written += n as u64;
         if self.early && self.written - self.started >= Self::STEP {
-            #[cfg(target_os = "linux")]
-            {
-                use std::os::fd::AsRawFd;
-                // SAFETY: sync_file_range only reads its integer arguments; the descriptor is
-                // open for as long as `self.file` lives. A failure is harmless (the final fsync
-                // reports real errors), so its result is not checked.
-                unsafe {
-                    libc::sync_file_range(
-                        self.file.as_file().as_raw_fd(),
-                        self.started as libc::off64_t,
-                        (self.written - self.started) as libc::off64_t,
-                        libc::SYNC_FILE_RANGE_WRITE,
-                    );
-                }
-            }
+            #[cfg(unix)]
+            process::start_writeback(self.file.as_file(), self.started, self.written - self.started);
             self.started = self.written;
         }
         Ok(n)

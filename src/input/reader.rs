@@ -97,19 +97,7 @@ impl Mapped {
     /// memory, not the page cache.
     fn release(&self, from: usize, to: usize) {
         #[cfg(target_os = "linux")]
-        {
-            let page = page_size();
-            let first = from.saturating_sub(FAULT_AROUND) / page * page;
-            let last = to.next_multiple_of(page).min(self.map.len());
-            if last > first {
-                // SAFETY: the mapping is of a file, shared and read-only: a page dropped is
-                // mapped again from the page cache when it is next touched, with the same
-                // bytes, so a slice still into it (a neighbour's, on a shared page) stays
-                // valid. Advice only: a failure leaves the pages resident, nothing else.
-                let _ =
-                    unsafe { self.map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, first, last - first) };
-            }
-        }
+        crate::sys::release_pages(&self.map, from.saturating_sub(FAULT_AROUND), to);
         #[cfg(not(target_os = "linux"))]
         let _ = (from, to);
     }
@@ -122,14 +110,6 @@ impl Mapped {
 /// 5.4 GB trace.
 #[cfg(target_os = "linux")]
 const FAULT_AROUND: usize = 256 << 10;
-
-/// The system's page size (the unit of `madvise`).
-#[cfg(target_os = "linux")]
-fn page_size() -> usize {
-    static PAGE: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    // SAFETY: sysconf has no preconditions.
-    *PAGE.get_or_init(|| usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096).max(1))
-}
 
 impl Drop for Mapped {
     fn drop(&mut self) {
@@ -328,7 +308,7 @@ impl ReadAhead<'_> {
             // scanning it. Advice only: on failure they are.
             #[cfg(target_os = "linux")]
             {
-                let from = m.end / page_size() * page_size();
+                let from = m.end / crate::sys::page_size() * crate::sys::page_size();
                 let to = m.end.saturating_add(n).min(m.map.len());
                 let _ = m.map.advise_range(memmap2::Advice::PopulateRead, from, to.saturating_sub(from));
             }

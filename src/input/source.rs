@@ -119,10 +119,7 @@ fn map_plain_file(file: &File, name: &str) -> Result<Option<memmap2::Mmap>, Erro
     if !meta.is_file() || meta.len() < 2 || usize::try_from(meta.len()).is_err() {
         return Ok(None);
     }
-    // SAFETY: the mapping is read-only and only ever read as bytes. Another program changing
-    // the file while it is read gives mixed bytes, as it does to `read`; one cutting it short
-    // stops this process (documented on `Source::window`).
-    let Ok(map) = (unsafe { memmap2::Mmap::map(file) }) else { return Ok(None) };
+    let Some(map) = crate::sys::map_file(file) else { return Ok(None) };
     if map[..2] == [0x1f, 0x8b] {
         return Ok(None);
     }

@@ -1,8 +1,9 @@
-//! How the command ends when it cannot go on: a catchable signal, a mapped input cut short
-//! (SIGBUS), or memory it cannot get. Each removes the temporary output first, so that nothing
-//! half-written stays behind, and says why in one line.
+//! The command's calls into the operating system that Rust cannot check, each with the reason
+//! it is sound: how it ends (at once when done; on a catchable signal, a mapped input cut short
+//! (SIGBUS) or memory it cannot get, after removing the temporary output and saying why), its
+//! CPU time, and early writeback of its output.
 //!
-//! Everything here runs where little is allowed (a signal handler, a failing allocator): no
+//! The ending paths run where little is allowed (a signal handler, a failing allocator): no
 //! locks, no allocation, only `write`, `unlink` and `_exit`.
 
 use std::ffi::{c_char, c_int, CString};
@@ -74,6 +75,46 @@ extern "C" fn on_bus(_: c_int) {
             changing it); read a finished copy, or set JSCALLS_NO_MMAP=1 to read it instead of \
             mapping it\n"],
     );
+}
+
+/// Ends the process at once with `code`, without exit handlers: the caller has flushed and
+/// renamed everything that matters (at exit, the allocator would first hand its pages back one
+/// `madvise` at a time, which the system does anyway).
+pub fn exit_now(code: u8) -> ! {
+    // SAFETY: ends the process; the caller's outputs are complete.
+    unsafe { libc::_exit(c_int::from(code)) }
+}
+
+/// CPU time of the process so far, all threads, user and system (0 where it is not known).
+pub fn cpu_seconds() -> f64 {
+    // SAFETY: getrusage only writes the struct it is given.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) } == 0 {
+        let s = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+        return s(u.ru_utime) + s(u.ru_stime);
+    }
+    0.0
+}
+
+/// Asks the kernel to start writing `len` bytes of `file` from `from` to disk now (Linux; a
+/// no-op elsewhere). A failure is harmless: the final `fsync` reports real errors.
+pub fn start_writeback(file: &std::fs::File, from: u64, len: u64) {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        // SAFETY: sync_file_range only reads its integer arguments; the descriptor is open for
+        // as long as `file` is borrowed.
+        unsafe {
+            libc::sync_file_range(
+                file.as_raw_fd(),
+                from as libc::off64_t,
+                len as libc::off64_t,
+                libc::SYNC_FILE_RANGE_WRITE,
+            );
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (file, from, len);
 }
 
 /// Installs the handlers: the signals that end a process by default remove the temporary
