@@ -28,6 +28,7 @@
 
 mod error;
 mod estimate;
+mod exec;
 mod input;
 mod js;
 mod model;
@@ -47,7 +48,8 @@ pub use view::{Call, Frame, Thread};
 use std::io::Write;
 use std::time::{Duration, Instant};
 
-use estimate::{AllThreads, Estimates, IntegratorConfig, Lazy, Mode};
+use estimate::{AllThreads, Estimates, IntegratorConfig, Mode};
+use exec::Lazy;
 use input::document::{read_document, Document};
 use model::trace::TraceBuilder;
 use model::ThreadWork;
@@ -106,7 +108,7 @@ impl Default for Config {
 
 impl Config {
     fn integrator(&self) -> IntegratorConfig {
-        IntegratorConfig { show_all_events: self.show_all_events, version: self.engine, threads: self.threads }
+        IntegratorConfig { show_all_events: self.show_all_events, version: self.engine, cut: self.threads > 1 }
     }
 }
 
@@ -161,7 +163,7 @@ impl Analysis {
 pub fn analyze(source: &Source, cfg: &Config) -> Result<Analysis, Error> {
     let (diagnostics, assembled) = assemble(source, cfg)?;
     let (kind, n_events) = (assembled.kind, assembled.n_events);
-    let threads = estimate::estimate_all(assembled.threads, assembled.mode, cfg.integrator(), cfg.threads);
+    let threads = exec::estimate_all(assembled.threads, assembled.mode, cfg.integrator(), cfg.threads);
     let all = AllThreads { mode: assembled.mode, strings: assembled.strings, threads };
     Ok(Analysis { all, cfg: cfg.clone(), diagnostics, kind, n_events })
 }
@@ -241,7 +243,7 @@ pub fn assemble(source: &Source, cfg: &Config) -> Result<(Diagnostics, Assembled
     match doc {
         Document::Trace { metadata, n_events, .. } => {
             let t = Instant::now();
-            let tm = builder.finish(metadata.as_deref(), &mut diag, cfg.threads)?;
+            let tm = builder.finish(metadata.as_deref(), &mut diag, &exec::Threads(cfg.threads))?;
             stages.push(("profile models", t.elapsed()));
             let mode = if tm.cpu_profile_origin { Mode::PerformancePanel } else { Mode::Trace };
             let kind = InputKind::Trace;
@@ -265,7 +267,6 @@ pub fn assemble(source: &Source, cfg: &Config) -> Result<(Diagnostics, Assembled
 #[cfg(feature = "internals")]
 #[doc(hidden)]
 pub mod internals {
-    use crate::estimate;
     pub use crate::input::document::{EventCtx, RawEvent, Sink};
     pub use crate::input::{chunk, json, scan, shapes};
     pub use crate::model::trace::ChunkIn;
@@ -273,7 +274,7 @@ pub mod internals {
     /// Estimates every thread of `a` (the estimate alone); returns the number of calls.
     pub fn estimate(a: crate::Assembled) -> usize {
         let cfg = a.cfg.integrator();
-        estimate::estimate_all(a.threads, a.mode, cfg, a.cfg.threads).iter().map(|t| t.calls.len()).sum()
+        crate::exec::estimate_all(a.threads, a.mode, cfg, a.cfg.threads).iter().map(|t| t.calls.len()).sum()
     }
 
     /// Reads every event of `source` into `sink` (the scan alone).

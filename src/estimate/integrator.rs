@@ -11,6 +11,7 @@
 //! leaves the stack (or at the end), from the time of the last truncate that saw it open.
 
 use super::ProfileCall;
+use crate::exec::Exec;
 use crate::js::Scalar;
 use crate::model::profile::{ProfileModel, NONE};
 use crate::model::{EngineVersion, Entry, INSTANT, INVOCATION, RESET};
@@ -23,10 +24,10 @@ pub struct IntegratorConfig {
     pub show_all_events: bool,
     /// Which DevTools behaviour to follow.
     pub version: EngineVersion,
-    /// Threads for one thread's estimate: a long thread (50,000 to 4 million samples) is cut in
-    /// two at a top-level task near its middle sample and the halves are estimated side by
-    /// side, with the same calls as one walk; 1 never cuts.
-    pub threads: usize,
+    /// Whether a long thread (50,000 to 4 million samples) may be cut in two at a top-level
+    /// task near its middle sample, its halves estimated side by side (by the [`Exec`] given),
+    /// with the same calls as one walk.
+    pub cut: bool,
 }
 
 /// Samples below which a thread is never cut: its estimate takes about a millisecond.
@@ -107,12 +108,13 @@ pub fn build_profile_calls(
     entries: &[Entry],
     trace_values: &[(u32, Scalar)],
     cfg: IntegratorConfig,
+    exec: &impl Exec,
 ) -> (Vec<ProfileCall>, u64) {
     let trace_nodes = resolve_trace_ids(model, trace_values);
     let n = model.n_samples();
-    let cut = if cfg.threads > 1 { split_point(model, entries) } else { None };
+    let cut = if cfg.cut { split_point(model, entries) } else { None };
     match cut {
-        Some((e, k)) => build_cut(model, entries, &trace_nodes, cfg, e, k),
+        Some((e, k)) => build_cut(model, entries, &trace_nodes, cfg, e, k, exec),
         None => run_part(model, entries, &trace_nodes, cfg, seeds(model, 0, n), None),
     }
 }
@@ -126,9 +128,10 @@ fn build_cut(
     cfg: IntegratorConfig,
     e: usize,
     k: usize,
+    exec: &impl Exec,
 ) -> (Vec<ProfileCall>, u64) {
     let parts = vec![(0, e, 0, k), (e, entries.len(), k, model.n_samples())];
-    let mut done = crate::parallel::map(parts, 2, |(e0, e1, s0, s1)| {
+    let mut done = exec.map(parts, |(e0, e1, s0, s1)| {
         let ends_at = (e1 < entries.len()).then(|| entries[e1].ts);
         run_part(model, &entries[e0..e1], trace_nodes, cfg, seeds(model, s0, s1), ends_at)
     });
@@ -695,7 +698,7 @@ mod tests {
             for (show_all_events, version) in
                 [(false, EngineVersion::V0_0_65), (true, EngineVersion::V0_0_65), (false, EngineVersion::Latest)]
             {
-                let cfg = IntegratorConfig { show_all_events, version, threads: 2 };
+                let cfg = IntegratorConfig { show_all_events, version, cut: true };
                 let n = m.n_samples();
                 let (want, want_errors) = run_part(&m, &entries, &trace_nodes, cfg, seeds(&m, 0, n), None);
                 for &e in cut_at.iter().step_by(37).chain(&cut_at[..3]).chain(&cut_at[cut_at.len() - 3..]) {
@@ -704,7 +707,7 @@ mod tests {
                     let key = |s: Seed| (s.sample, s.node, s.ts.to_bits(), s.gc_base);
                     let one_pass: Vec<_> = seeds(&m, 0, n).filter(|s| s.sample as usize >= k).map(key).collect();
                     assert_eq!(seeds(&m, k, n).map(key).collect::<Vec<_>>(), one_pass, "seeds from {k}");
-                    let (got, errors) = build_cut(&m, &entries, &trace_nodes, cfg, e, k);
+                    let (got, errors) = build_cut(&m, &entries, &trace_nodes, cfg, e, k, &crate::exec::Threads(2));
                     assert!(bits(&got) == bits(&want), "seed {seed}, {version:?}, cut at entry {e}, sample {k}");
                     assert_eq!(errors, want_errors, "seed {seed}, cut at entry {e}");
                     tried += 1;
@@ -723,10 +726,10 @@ mod tests {
         let (e, k) = split_point(&m, &entries).expect("a place to cut");
         assert!(k.abs_diff(n / 2) < n / 20, "sample {k} of {n}");
         assert_eq!(k, samples_before(&m, &entries[e]));
-        let cfg = IntegratorConfig { show_all_events: false, version: EngineVersion::V0_0_65, threads: 2 };
-        let one = IntegratorConfig { threads: 1, ..cfg };
+        let cfg = IntegratorConfig { show_all_events: false, version: EngineVersion::V0_0_65, cut: true };
+        let one = IntegratorConfig { cut: false, ..cfg };
         let tv: Vec<(u32, Scalar)> = Vec::new();
-        let (calls, _) = build_profile_calls(&m, &entries, &tv, cfg);
+        let (calls, _) = build_profile_calls(&m, &entries, &tv, cfg, &crate::exec::Threads(2));
         let (whole, _) = run_part(&m, &entries, &trace_nodes[..0], one, seeds(&m, 0, n), None);
         assert_eq!(calls, whole);
         let (short, _, _) = long_thread(7, SPLIT_MIN_SAMPLES - 1);
@@ -748,7 +751,7 @@ mod tests {
         // The stacks DevTools' debug-mode JSSample events carry: [a], [a], [a, b], [a, b].
         // Node 3 resolves to the copy under `a` (parsed last), so b's stack is a > b.
         let (m, strings) = basic();
-        let cfg = IntegratorConfig { show_all_events: false, version: EngineVersion::V0_0_65, threads: 1 };
+        let cfg = IntegratorConfig { show_all_events: false, version: EngineVersion::V0_0_65, cut: false };
         let mut st = State::new(&m, &[], cfg);
         let mut stacks = Vec::new();
         for s in seeds(&m, 0, m.n_samples()) {

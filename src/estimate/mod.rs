@@ -3,7 +3,8 @@
 //! Three modes, as in DevTools: *trace* (the SamplesIntegrator over samples merged with the
 //! thread's events), *integrator* (the same with no events: a bare `.cpuprofile`, as the
 //! oracle's `integrator` mode), and *cpu-profile* (`forEachFrame`, the Performance panel's own
-//! path for a loaded `.cpuprofile`). Threads are independent, so they run in parallel.
+//! path for a loaded `.cpuprofile`). Threads are independent: `crate::exec` decides how they
+//! run.
 
 pub mod for_each_frame;
 pub mod integrator;
@@ -11,9 +12,9 @@ pub mod tree;
 
 use std::cmp::Ordering;
 
+use crate::exec::Exec;
 use crate::model::profile::ProfileModel;
 use crate::model::{entry_order, ThreadWork};
-use crate::parallel;
 use crate::strings::Strings;
 
 pub use integrator::IntegratorConfig;
@@ -122,8 +123,9 @@ fn cmp_f64(a: f64, b: f64) -> Ordering {
     a.partial_cmp(&b).unwrap_or(Ordering::Equal)
 }
 
-/// Estimates one thread.
-pub fn estimate_thread(work: ThreadWork, mode: Mode, cfg: IntegratorConfig) -> ThreadCalls {
+/// Estimates one thread; `exec` runs the halves of a thread cut in two (see
+/// [`IntegratorConfig::cut`]).
+pub fn estimate_thread(work: ThreadWork, mode: Mode, cfg: IntegratorConfig, exec: &impl Exec) -> ThreadCalls {
     let (calls, self_time, depth, console_errors) = if work.skipped.is_some() {
         (Vec::new(), Vec::new(), Vec::new(), 0)
     } else {
@@ -134,7 +136,8 @@ pub fn estimate_thread(work: ThreadWork, mode: Mode, cfg: IntegratorConfig) -> T
                     entries.windows(2).all(|w| entry_order(&w[0], &w[1]).is_le()),
                     "a thread's entries come sorted (ThreadWork::entries)"
                 );
-                let (calls, errors) = integrator::build_profile_calls(&work.model, entries, &work.trace_values, cfg);
+                let (calls, errors) =
+                    integrator::build_profile_calls(&work.model, entries, &work.trace_values, cfg, exec);
                 let mut self_time = vec![None; calls.len()];
                 let mut depth = vec![None; calls.len()];
                 let mut order: Vec<u32> = (0..calls.len() as u32).collect();
@@ -175,37 +178,6 @@ pub fn estimate_thread(work: ThreadWork, mode: Mode, cfg: IntegratorConfig) -> T
     t
 }
 
-/// The integrator options of each thread. Only a thread with more samples than twice all the
-/// others together may be cut in two ([`IntegratorConfig::threads`] as given; 1 for the others):
-/// beside threads of similar size the other cores are busy with those, and the halves of a
-/// cut thread would wait on each other.
-fn thread_configs(works: &[ThreadWork], cfg: IntegratorConfig) -> Vec<IntegratorConfig> {
-    let total: usize = works.iter().map(|w| w.model.n_samples()).sum();
-    let one = IntegratorConfig { threads: 1, ..cfg };
-    works
-        .iter()
-        .map(|w| {
-            let n = w.model.n_samples();
-            if n > 2 * (total - n) {
-                cfg
-            } else {
-                one
-            }
-        })
-        .collect()
-}
-
-/// Estimates every thread, on up to `n_threads` worker threads, keeping the input order.
-pub fn estimate_all(works: Vec<ThreadWork>, mode: Mode, cfg: IntegratorConfig, n_threads: usize) -> Vec<ThreadCalls> {
-    let cfgs = thread_configs(&works, IntegratorConfig { threads: n_threads, ..cfg });
-    // Biggest first, for the balance; the results go back to the input order.
-    let mut jobs: Vec<(usize, ThreadWork)> = works.into_iter().enumerate().collect();
-    jobs.sort_by_key(|(_, w)| std::cmp::Reverse(w.model.n_samples() + w.entries.len()));
-    let mut done = parallel::map(jobs, n_threads, |(slot, w)| (slot, estimate_thread(w, mode, cfgs[slot])));
-    done.sort_by_key(|(slot, _)| *slot);
-    done.into_iter().map(|(_, t)| t).collect()
-}
-
 /// Threads' calls handed to a writer in order, however they are held: all estimated already
 /// ([`AllThreads`]), or each estimated as the writer reaches it ([`Lazy`]), so that memory holds
 /// one thread's calls at a time.
@@ -227,68 +199,6 @@ impl Estimates for &AllThreads {
     }
     fn each<E>(&mut self, mut f: impl FnMut(&ThreadCalls, &Strings) -> Result<(), E>) -> Result<(), E> {
         self.threads.iter().try_for_each(|t| f(t, &self.strings))
-    }
-}
-
-/// Threads not estimated yet: [`Estimates::each`] estimates one, hands it on and drops it
-/// before the next. With more than one thread allowed, up to one thread per thread allowed is
-/// estimated while the current one is being written, as far as they fit in 128 MB (`OVERLAP_BUDGET`).
-#[derive(Debug)]
-pub struct Lazy {
-    /// How calls are computed.
-    pub mode: Mode,
-    /// Strings the frames refer to.
-    pub strings: Strings,
-    /// The threads, sorted by (pid, tid).
-    pub works: Vec<ThreadWork>,
-    /// Integrator options.
-    pub cfg: IntegratorConfig,
-    /// Threads allowed, the writing thread included (1: estimate on the writing thread).
-    pub threads: usize,
-}
-
-/// The most memory that the threads estimated ahead, while another is written, may be expected
-/// to take together; when even one is bigger, threads are estimated one at a time.
-const OVERLAP_BUDGET: usize = 128 << 20;
-
-/// A generous guess of the memory a thread's estimate holds: a call is 60 bytes with its
-/// self time, depth and place in the canonical order, 40 more while that order is sorted; a
-/// sample or an event opens about one call at most in real recordings.
-fn estimate_bytes(w: &ThreadWork) -> usize {
-    (w.model.n_samples() + w.entries.len()) * 96
-}
-
-impl Estimates for Lazy {
-    fn mode(&self) -> Mode {
-        self.mode
-    }
-    fn len(&self) -> usize {
-        self.works.len()
-    }
-    fn each<E>(&mut self, mut f: impl FnMut(&ThreadCalls, &Strings) -> Result<(), E>) -> Result<(), E> {
-        let works = std::mem::take(&mut self.works);
-        let (mode, strings) = (self.mode, &self.strings);
-        let cfgs = thread_configs(&works, IntegratorConfig { threads: self.threads, ..self.cfg });
-        // Threads estimated ahead of the one being written: one per thread allowed, as far
-        // as the biggest fits in the budget that many times.
-        let biggest = works.iter().map(estimate_bytes).max().unwrap_or(0);
-        let ahead = (OVERLAP_BUDGET / biggest.max(1)).min(self.threads);
-        if self.threads <= 1 || works.len() <= 1 || ahead == 0 {
-            for (w, cfg) in works.into_iter().zip(cfgs) {
-                f(&estimate_thread(w, mode, cfg), strings)?;
-            }
-            return Ok(());
-        }
-        let n = works.len();
-        let mut works = works.into_iter().zip(cfgs);
-        parallel::ordered(
-            n,
-            self.threads,
-            1 + ahead,
-            |_| works.next().expect("one work per item"),
-            |(w, cfg)| estimate_thread(w, mode, cfg),
-            |t| f(&t, strings),
-        )
     }
 }
 

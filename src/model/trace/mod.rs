@@ -27,6 +27,7 @@ use super::entries::PackedEntries;
 use super::profile::{frame_from_json, js_minus_one, CallFrame, Frames, Limits, ProfileModel, RawNode, RawProfile};
 use super::{flags_for_name, report_model, sort_entries, EngineVersion, Entry, ThreadWork, INSTANT};
 use crate::error::{Diagnostics, Error, Location, WarningKind};
+use crate::exec::Exec;
 use crate::input::document::{EventCtx, RawEvent, Sink};
 use crate::input::leaf::{IdArray, Leaf, NumArray, UNKNOWN_ID};
 use crate::input::scan::{ArgsIds, IdHolder};
@@ -185,13 +186,13 @@ impl TraceBuilder {
         }
     }
 
-    /// Builds the model once all events are in (the handlers' `finalize`).
-    /// The profile models are built on up to `n_threads` threads.
+    /// Builds the model once all events are in (the handlers' `finalize`). The profile models
+    /// and the threads' events are independent jobs, run by `exec`.
     pub fn finish(
         mut self,
         metadata: Option<&[u8]>,
         diag: &mut Diagnostics,
-        n_threads: usize,
+        exec: &impl Exec,
     ) -> Result<TraceModel, Error> {
         let cpu_profile_origin = match metadata {
             Some(m) => match std::str::from_utf8(m).ok().and_then(|s| shapes::parse::<shapes::Metadata>(s).ok()) {
@@ -334,7 +335,7 @@ impl TraceBuilder {
         }
         jobs.sort_by_key(|(_, j)| std::cmp::Reverse(j.size()));
         let (limits, keys) = (self.limits, &self.trace_keys);
-        let done = crate::parallel::map(jobs, n_threads, |(slot, job)| {
+        let done = exec.map(jobs, |(slot, job)| {
             let d = match job {
                 Job::Model(raw, what, location) => {
                     Done::Model(ProfileModel::new(raw, &strings, limits, &what, Some(location)))
