@@ -528,7 +528,13 @@ enum Output {
 
 impl Output {
     fn create(path: Option<&Path>, fsync: bool) -> Result<Output, Error> {
-        let Some(path) = path else { return Ok(Output::Stdout) };
+        let Some(path) = path else {
+            #[cfg(unix)]
+            if !process::stdout_was_open() {
+                return Err(Error::io("cannot write to standard output", io::Error::other("it is closed")));
+            }
+            return Ok(Output::Stdout);
+        };
         // A symbolic link is written through: its target is replaced, the link stays.
         let target = match fs::symlink_metadata(path) {
             Ok(m) if m.file_type().is_symlink() => fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf()),

@@ -117,6 +117,25 @@ pub fn start_writeback(file: &std::fs::File, from: u64, len: u64) {
     let _ = (file, from, len);
 }
 
+/// Whether standard output was open when the command started. Rust's runtime puts `/dev/null`
+/// (opened read-write) in place of a closed standard descriptor, so that output written to
+/// a closed standard output would be lost without a word; that replacement is told apart from
+/// a `> /dev/null` redirection (opened write-only) by its access mode.
+pub fn stdout_was_open() -> bool {
+    #[cfg(not(target_os = "linux"))]
+    return true;
+    // SAFETY: fstat writes only the struct it is given; fcntl F_GETFL only reads the flags.
+    #[cfg(target_os = "linux")]
+    unsafe {
+        let mut st: libc::stat = std::mem::zeroed();
+        if libc::fstat(1, &mut st) != 0 {
+            return false;
+        }
+        let dev_null = st.st_mode & libc::S_IFMT == libc::S_IFCHR && st.st_rdev == libc::makedev(1, 3);
+        !(dev_null && libc::fcntl(1, libc::F_GETFL) & libc::O_ACCMODE == libc::O_RDWR)
+    }
+}
+
 /// Installs the handlers: the signals that end a process by default remove the temporary
 /// output first; SIGBUS (a mapped input cut short) says what happened; SIGXFSZ (a file size
 /// limit) is ignored, so that the write fails with an error the command reports.

@@ -577,3 +577,11 @@ fn no_threads_to_be_had_gives_the_same_output() {
         }
     }
 }
+
+#[test]
+fn a_closed_standard_output_is_an_error_not_a_silent_loss() {
+    let cmd = format!("exec {} calls fixtures/rules/be-pairing.json -q >&-", env!("CARGO_BIN_EXE_jscalls"));
+    let out = Command::new("sh").args(["-c", &cmd]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "jscalls: error: cannot write to standard output: it is closed\n");
+}
