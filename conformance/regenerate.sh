@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Writes the DevTools engine's answers next to every fixture, for `cargo test` to compare with:
+# Writes the DevTools engine's answers next to every fixture, for `cargo test` to compare with
+# (NAME.oracle*.json, gzipped when over 64 KB):
 #   NAME.oracle.json.gz           @paulirish/trace_engine 0.0.65 (trace mode; integrator mode for
 #                                 a .cpuprofile)
 #   NAME.oracle-devtools.json.gz  .cpuprofile only: the Performance panel's own algorithm
@@ -43,10 +44,15 @@ for f in "${files[@]}"; do
   case "$f" in *.oracle*) continue ;; esac
   base="${f%.gz}"; base="${base%.json}"
   echo "oracle: $(basename "$f")" >&2
-  node "$RUN/oracle.mjs" "$f" --quiet-engine --out "$base.oracle.json.gz"
+  rm -f "$base".oracle*.json "$base".oracle*.json.gz
+  node "$RUN/oracle.mjs" "$f" --quiet-engine --out "$base.oracle.json"
   if [[ "$f" == *.cpuprofile* ]]; then
-    node "$RUN/oracle.mjs" "$f" --quiet-engine --mode devtools --out "$base.oracle-devtools.json.gz"
+    node "$RUN/oracle.mjs" "$f" --quiet-engine --mode devtools --out "$base.oracle-devtools.json"
   else
-    node "$RUN/oracle.mjs" "$f" --quiet-engine --engine v6 --out "$base.oracle-v6.json.gz"
+    node "$RUN/oracle.mjs" "$f" --quiet-engine --engine v6 --out "$base.oracle-v6.json"
   fi
+  # Plain when small, so that a diff shows a change; gzipped when large.
+  for g in "$base".oracle*.json; do
+    if [ "$(stat -c %s "$g")" -gt 65536 ]; then gzip -9nf "$g"; fi
+  done
 done

@@ -541,7 +541,14 @@ impl Output {
             _ => path.to_path_buf(),
         };
         let shown = path.display();
-        if fs::metadata(&target).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
+        // An already open descriptor named by path (`/dev/stdout`, `/dev/fd/N`, `/proc/self/fd/N`)
+        // is written directly, like a device: renaming a file over what it names would replace
+        // the file the caller opened, or the link itself.
+        let descriptor =
+            [Path::new("/dev/stdout"), Path::new("/dev/stderr"), Path::new("/dev/fd"), Path::new("/proc/self/fd")]
+                .iter()
+                .any(|d| path.starts_with(d));
+        if descriptor || fs::metadata(&target).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
             let file = fs::OpenOptions::new()
                 .write(true)
                 .open(&target)

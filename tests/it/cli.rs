@@ -585,3 +585,23 @@ fn a_closed_standard_output_is_an_error_not_a_silent_loss() {
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(String::from_utf8_lossy(&out.stderr), "jscalls: error: cannot write to standard output: it is closed\n");
 }
+
+#[test]
+fn dev_stdout_as_output_writes_to_the_descriptor() {
+    let d = tmpdir("devstdout");
+    let file = d.join("out.json");
+    std::fs::write(&file, "").unwrap();
+    let inode = || std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(&file).unwrap());
+    let before = inode();
+    let cmd = format!(
+        "exec {} calls fixtures/rules/be-pairing.json -q -o /dev/stdout > {}",
+        env!("CARGO_BIN_EXE_jscalls"),
+        file.display()
+    );
+    assert!(Command::new("sh").args(["-c", &cmd]).status().unwrap().success());
+    let direct = jscalls().args(["calls", "fixtures/rules/be-pairing.json", "-q"]).output().unwrap();
+    assert_eq!(std::fs::read(&file).unwrap(), direct.stdout);
+    assert_eq!(inode(), before, "the file the shell opened was replaced, not written");
+    assert!(std::fs::symlink_metadata("/dev/stdout").unwrap().file_type().is_symlink());
+    assert_eq!(files_in(&d), ["out.json"]);
+}
