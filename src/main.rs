@@ -496,12 +496,25 @@ fn spill_stream(source: &Source) -> Result<tempfile::NamedTempFile, Error> {
     let ctx = |e| Error::io("cannot keep standard input in a temporary file", e);
     let mut tmp = tempfile::Builder::new().prefix(".jscalls-input-").tempfile().map_err(ctx)?;
     let mut src = source.open()?;
-    let mut head = [0u8; 4096];
-    let n = src.read(&mut head).map_err(|e| Error::io(format!("cannot read {}", source.display_name()), e))?;
-    tmp.write_all(&head[..n]).map_err(ctx)?;
-    let first = head[..n].iter().find(|c| !c.is_ascii_whitespace());
+    let read_err = |e| Error::io(format!("cannot read {}", source.display_name()), e);
+    // Up to the first byte that is not whitespace (a pipe may hand over a byte at a time).
+    let mut block = [0u8; 4096];
+    let first = loop {
+        let n = match src.read(&mut block) {
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(read_err(e)),
+        };
+        tmp.write_all(&block[..n]).map_err(ctx)?;
+        if n == 0 {
+            break None;
+        }
+        if let Some(&c) = block[..n].iter().find(|c| !c.is_ascii_whitespace()) {
+            break Some(c);
+        }
+    };
     if matches!(first, Some(b'[' | b'{' | 0xEF)) {
-        io::copy(&mut src, &mut tmp).map_err(|e| Error::io(format!("cannot read {}", source.display_name()), e))?;
+        io::copy(&mut src, &mut tmp).map_err(read_err)?;
     }
     tmp.flush().map_err(ctx)?;
     Ok(tmp)

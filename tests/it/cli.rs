@@ -605,3 +605,17 @@ fn dev_stdout_as_output_writes_to_the_descriptor() {
     assert!(std::fs::symlink_metadata("/dev/stdout").unwrap().file_type().is_symlink());
     assert_eq!(files_in(&d), ["out.json"]);
 }
+
+/// A stream whose first bytes are whitespace, handed over in pieces, is kept whole for the
+/// timeline's second read.
+#[test]
+fn a_stream_that_starts_slowly_is_kept_whole() {
+    let cmd = format!(
+        "(printf '\\n\\n  '; sleep 0.2; cat fixtures/rules/be-pairing.json) | {} timeline -q",
+        env!("CARGO_BIN_EXE_jscalls")
+    );
+    let piped = Command::new("sh").args(["-c", &cmd]).output().unwrap();
+    assert!(piped.status.success(), "{}", String::from_utf8_lossy(&piped.stderr));
+    let file = jscalls().args(["timeline", "fixtures/rules/be-pairing.json", "-q"]).output().unwrap();
+    assert!(piped.stdout == file.stdout, "the timeline of the stream differs");
+}
