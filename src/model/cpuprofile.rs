@@ -2,7 +2,7 @@
 //! and deltas made a raw profile, and the one thread DevTools makes of it.
 
 use super::column::{Deltas, Ids};
-use super::profile::{Frames, ProfileModel, RawProfile};
+use super::profile::{Frames, ProfileModel, RawNode, RawProfile};
 use super::trace::{node_from_json, FrameCache};
 use super::{report_model, ThreadWork};
 use crate::error::{Diagnostics, Error, Location, WarningKind};
@@ -22,8 +22,7 @@ pub fn thread_work(
     cfg: &Config,
     diag: &mut Diagnostics,
 ) -> Result<Vec<ThreadWork>, Error> {
-    let json = cpuprofile_json(fields, location)?;
-    let raw = raw_from_cpuprofile(&json, strings, Some(location))?;
+    let raw = read_fields(fields, location, strings)?;
     if raw.nodes.is_empty() && cfg.cpuprofile_mode == CpuProfileMode::PerformancePanel {
         diag.push(WarningKind::EmptyProfile, Some(location), "the profile has no nodes; DevTools shows nothing");
         return Ok(Vec::new());
@@ -42,14 +41,35 @@ pub fn thread_work(
     }])
 }
 
-/// Parses the kept top-level fields of a `.cpuprofile`.
-fn cpuprofile_json(fields: &[(String, Vec<u8>)], location: Location) -> Result<CpuProfileJson<'_>, Error> {
+/// Parses the kept top-level fields of a `.cpuprofile` into a raw profile. The nodes are made
+/// raw nodes one at a time as they are parsed, so that the parsed form of only one node is held
+/// at once (a profile of a million nodes would otherwise hold them all twice).
+fn read_fields(fields: &[(String, Vec<u8>)], location: Location, strings: &mut Strings) -> Result<RawProfile, Error> {
     let mut json = CpuProfileJson::default();
+    let mut nodes = Nodes { list: Vec::new(), frames: Frames::default(), cache: FrameCache::default(), failed: None };
+    let mut has_nodes = false;
     for (key, raw) in fields {
         let fail =
             |e: serde_json::Error| Error::input(Some(location), format!("the \"{key}\" value: {}", serde_message(&e)));
         match key.as_str() {
-            "nodes" => json.nodes = serde_json::from_slice::<Option<Vec<NodeJson>>>(raw).map_err(fail)?,
+            "nodes" => {
+                nodes.list.clear();
+                let mut de = serde_json::Deserializer::from_slice(raw);
+                let seed = NodesSeed { nodes: &mut nodes, strings };
+                match serde::de::DeserializeSeed::deserialize(seed, &mut de).and_then(|present| {
+                    de.end()?;
+                    Ok(present)
+                }) {
+                    Ok(present) => has_nodes = present,
+                    Err(e) => {
+                        let message = nodes
+                            .failed
+                            .take()
+                            .unwrap_or_else(|| format!("the \"nodes\" value: {}", serde_message(&e)));
+                        return Err(Error::input(Some(location), message));
+                    }
+                }
+            }
             "samples" => json.samples = serde_json::from_slice::<Option<IdArray>>(raw).map_err(fail)?,
             "timeDeltas" => json.time_deltas = serde_json::from_slice::<Option<NumArray>>(raw).map_err(fail)?,
             "startTime" => json.start_time = serde_json::from_slice::<Leaf>(raw).map_err(fail)?,
@@ -58,7 +78,62 @@ fn cpuprofile_json(fields: &[(String, Vec<u8>)], location: Location) -> Result<C
             _ => {}
         }
     }
-    Ok(json)
+    if json.head.is_some() && !has_nodes {
+        return Err(Error::input(Some(location), LEGACY));
+    }
+    finish_raw(&json, nodes.list, nodes.frames, Some(location))
+}
+
+const LEGACY: &str = "the legacy .cpuprofile format (a 'head' tree instead of 'nodes') is not supported";
+
+/// The raw nodes read so far, their frames, and the first node that could not be read.
+struct Nodes {
+    list: Vec<RawNode>,
+    frames: Frames,
+    cache: FrameCache,
+    failed: Option<String>,
+}
+
+/// Reads a `nodes` value (an array, or null) into [`Nodes`]; its value is whether it was an array.
+struct NodesSeed<'n, 's> {
+    nodes: &'n mut Nodes,
+    strings: &'s mut Strings,
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for NodesSeed<'_, '_> {
+    type Value = bool;
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<bool, D::Error> {
+        d.deserialize_option(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for NodesSeed<'_, '_> {
+    type Value = bool;
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a sequence")
+    }
+    fn visit_none<E: serde::de::Error>(self) -> Result<bool, E> {
+        Ok(false)
+    }
+    fn visit_unit<E: serde::de::Error>(self) -> Result<bool, E> {
+        Ok(false)
+    }
+    fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<bool, D::Error> {
+        d.deserialize_seq(self)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<bool, A::Error> {
+        let Nodes { list, frames, cache, failed } = self.nodes;
+        while let Some(n) = seq.next_element::<NodeJson<'de>>()? {
+            match node_from_json(&n, false, self.strings, frames, cache) {
+                Ok(raw) => list.push(raw),
+                Err(m) => {
+                    *failed = Some(format!("nodes[{}]: {m}", list.len()));
+                    return Err(serde::de::Error::custom("a node that cannot be read"));
+                }
+            }
+        }
+        Ok(true)
+    }
 }
 
 /// A [`RawProfile`] from a CDP `Profiler.Profile` object.
@@ -69,7 +144,7 @@ pub fn raw_from_cpuprofile(
 ) -> Result<RawProfile, Error> {
     let fail = |m: String| Error::input(location, m);
     if json.head.is_some() && json.nodes.is_none() {
-        return Err(fail("the legacy .cpuprofile format (a 'head' tree instead of 'nodes') is not supported".into()));
+        return Err(fail(LEGACY.into()));
     }
     let mut nodes = Vec::new();
     let (mut frames, mut cache) = (Frames::default(), FrameCache::default());
@@ -78,6 +153,17 @@ pub fn raw_from_cpuprofile(
             node_from_json(n, false, strings, &mut frames, &mut cache).map_err(|m| fail(format!("nodes[{k}]: {m}")))?,
         );
     }
+    finish_raw(json, nodes, frames, location)
+}
+
+/// The rest of a [`RawProfile`]: its times, samples and deltas, checked.
+fn finish_raw(
+    json: &shapes::CpuProfileJson<'_>,
+    nodes: Vec<RawNode>,
+    frames: Frames,
+    location: Option<Location>,
+) -> Result<RawProfile, Error> {
+    let fail = |m: String| Error::input(location, m);
     let start_time = json
         .start_time
         .num()
