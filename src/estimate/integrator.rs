@@ -102,7 +102,7 @@ fn resolve_trace_ids(model: &ProfileModel, values: &[(u32, Scalar)]) -> Vec<u32>
 /// Builds the ProfileCalls of one thread. `entries` must be sorted (see
 /// [`sort_entries`](crate::model::sort_entries));
 /// `trace_values` are the values of the events' trace ids (see
-/// [`ThreadWork::trace_values`](crate::model::trace::ThreadWork::trace_values)).
+/// [`ThreadWork::trace_values`](crate::model::ThreadWork::trace_values)).
 pub fn build_profile_calls(
     model: &ProfileModel,
     entries: &[Entry],

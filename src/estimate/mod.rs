@@ -179,7 +179,7 @@ pub fn estimate_thread(work: ThreadWork, mode: Mode, cfg: IntegratorConfig, exec
 }
 
 /// Threads' calls handed to a writer in order, however they are held: all estimated already
-/// ([`AllThreads`]), or each estimated as the writer reaches it ([`Lazy`]), so that memory holds
+/// ([`AllThreads`]), or each estimated as the writer reaches it ([`Lazy`](crate::exec::Lazy)), so that memory holds
 /// one thread's calls at a time.
 pub trait Estimates {
     /// How the calls were computed.

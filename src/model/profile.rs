@@ -106,7 +106,7 @@ pub struct RawProfile {
     pub samples: Option<Ids>,
     /// µs between samples; None when absent.
     pub time_deltas: Option<Deltas>,
-    /// `trace_ids` from the chunks: trace-id key code (see [`Entry::trace`](super::trace::Entry::trace))
+    /// `trace_ids` from the chunks: trace-id key code (see [`Entry::trace`](super::Entry::trace))
     /// → value. [`TraceBuilder::finish`](super::trace::TraceBuilder::finish) takes them out to
     /// look up the thread's events in them; the model does not keep them.
     pub trace_ids: Option<FxHashMap<u64, Scalar>>,
