@@ -105,10 +105,69 @@ fn inflate_if_gzip(mut raw: Box<dyn Read + Send>, name: &str) -> Result<Box<dyn 
     let head = io::Cursor::new(magic[..n].to_vec());
     let joined = head.chain(raw);
     if n == 2 && magic == [0x1f, 0x8b] {
-        let decoder = flate2::read::MultiGzDecoder::new(BufReader::with_capacity(1 << 20, joined));
+        let decoder = GzMembers::new(BufReader::with_capacity(1 << 20, joined));
         Ok(Prefetch::spawn(decoder))
     } else {
         Ok(Box::new(joined))
+    }
+}
+
+/// The gzip members of a stream, one after another, inflated. What follows the last member
+/// may be zero bytes (padding, as some writers leave), which end the stream as Node's
+/// `gunzipSync` ends it; any other byte there is an error.
+struct GzMembers<R: std::io::BufRead> {
+    /// The member being inflated; None between members.
+    member: Option<flate2::bufread::GzDecoder<R>>,
+    /// The stream, between members.
+    rest: Option<R>,
+}
+
+impl<R: std::io::BufRead> GzMembers<R> {
+    fn new(r: R) -> GzMembers<R> {
+        GzMembers { member: Some(flate2::bufread::GzDecoder::new(r)), rest: None }
+    }
+
+    /// After a member: whether another one starts (false at the end of the stream, or of zero
+    /// padding; an error for anything else).
+    fn next_member(&mut self) -> io::Result<bool> {
+        let Some(mut r) = self.rest.take() else { return Ok(false) };
+        loop {
+            let buf = r.fill_buf()?;
+            if buf.is_empty() {
+                return Ok(false);
+            }
+            if buf[0] == 0x1f {
+                self.member = Some(flate2::bufread::GzDecoder::new(r));
+                return Ok(true);
+            }
+            let zeros = buf.iter().take_while(|&&b| b == 0).count();
+            if zeros == 0 {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    "bytes after the gzip data that are neither gzip nor zero padding",
+                ));
+            }
+            r.consume(zeros);
+        }
+    }
+}
+
+impl<R: std::io::BufRead> Read for GzMembers<R> {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        loop {
+            let Some(member) = &mut self.member else {
+                if self.next_member()? {
+                    continue;
+                }
+                return Ok(0);
+            };
+            let n = member.read(out)?;
+            if n > 0 || out.is_empty() {
+                return Ok(n);
+            }
+            let done = self.member.take().expect("a member");
+            self.rest = Some(done.into_inner());
+        }
     }
 }
 

@@ -113,6 +113,13 @@ calls: 2"#,
         Case { name: "truncated gzip", input: gz(t.as_bytes())[..60].to_vec(), cfg: none, want: r#"warning: 1:2: the gzip stream ends early (a truncated .gz file); the data it held was used [gzip-cut]
 warning: 1:2: the input ends in the middle of an event; the complete events before the cut were used [truncated]
 calls: 0"# },
+        Case { name: "gzip followed by zero padding", input: [gz(t.as_bytes()), vec![0; 700]].concat(), cfg: none, want: r#"calls: 2"# },
+        Case {
+            name: "gzip followed by other bytes",
+            input: [gz(t.as_bytes()), b"garbage".to_vec()].concat(),
+            cfg: none,
+            want: r#"error: cannot read <stdin>: gzip stream: bytes after the gzip data that are neither gzip nor zero padding"#,
+        },
         Case { name: "trailing comma", input: format!("{},]", &t[..t.len() - 1]).into_bytes(), cfg: none, want: r#"warning: 3:80: trailing comma after the last event [trailing-comma]
 calls: 2"# },
         Case { name: "concatenated traces", input: format!("{t}\n{t}").into_bytes(), cfg: none, want: r#"error: 4:1: expected the end of the input after the JSON document (concatenated documents are not supported), found '['"# },
