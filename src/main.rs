@@ -738,11 +738,13 @@ impl Progress {
             return None;
         }
         // A plain file's size is the total; a gzip file's or a stream's is not known.
+        // Only a regular file is opened to look: a FIFO opened here would not be opened again
+        // by the reader without losing what it holds.
         let total = input.and_then(|p| {
+            let m = fs::metadata(p).ok().filter(fs::Metadata::is_file)?;
             let mut magic = [0u8; 2];
-            let mut f = fs::File::open(p).ok()?;
-            let m = f.metadata().ok()?;
-            (m.is_file() && f.read_exact(&mut magic).is_ok() && magic != [0x1f, 0x8b]).then_some(m.len())
+            fs::File::open(p).ok()?.read_exact(&mut magic).ok()?;
+            (magic != [0x1f, 0x8b]).then_some(m.len())
         });
         let bytes = Arc::new(AtomicU64::new(0));
         let done = Arc::new(AtomicBool::new(false));

@@ -1,6 +1,7 @@
 //! The calls summary a person reads on a terminal: per thread, its calls, their JS time and the
 //! functions that took the most self time.
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
 
 use jscalls::{Call, Thread};
@@ -10,21 +11,22 @@ use rustc_hash::FxHashMap;
 const TOP: usize = 10;
 
 /// A function as a person names it: name, url, line and column (0-based, as V8 gives them).
+/// The strings borrow the profile's: a thread's calls are grouped without copying any.
 #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-struct Function {
-    name: String,
-    url: String,
+struct Function<'a> {
+    name: Cow<'a, str>,
+    url: Cow<'a, str>,
     line: i64,
     column: i64,
 }
 
-impl Function {
-    fn of(call: Call<'_>) -> Function {
+impl<'a> Function<'a> {
+    fn of(call: Call<'a>) -> Function<'a> {
         let f = call.frame();
         let name = f.function_name();
         Function {
-            name: if name.is_empty() { "(anonymous)".to_owned() } else { name.into_owned() },
-            url: f.url().into_owned(),
+            name: if name.is_empty() { Cow::Borrowed("(anonymous)") } else { name },
+            url: f.url(),
             line: f.line().unwrap_or(-1),
             column: f.column().unwrap_or(-1),
         }
@@ -38,7 +40,7 @@ impl Function {
         match (self.line, self.column) {
             (l, c) if l >= 0 && c >= 0 => format!("{}:{}:{}", self.url, l + 1, c + 1),
             (l, _) if l >= 0 => format!("{}:{}", self.url, l + 1),
-            _ => self.url.clone(),
+            _ => self.url.clone().into_owned(),
         }
     }
 }
@@ -110,7 +112,7 @@ mod tests {
 
     #[test]
     fn locations_are_one_based() {
-        let f = |url: &str, line, column| Function { name: "f".into(), url: url.into(), line, column };
+        let f = |url: &'static str, line, column| Function { name: "f".into(), url: url.into(), line, column };
         assert_eq!(f("a.js", 0, 0).location(), "a.js:1:1");
         assert_eq!(f("a.js", 9, -1).location(), "a.js:10");
         assert_eq!(f("a.js", -1, -1).location(), "a.js");

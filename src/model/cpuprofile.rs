@@ -46,7 +46,7 @@ pub fn thread_work(
 /// at once (a profile of a million nodes would otherwise hold them all twice).
 fn read_fields(fields: &[(String, Vec<u8>)], location: Location, strings: &mut Strings) -> Result<RawProfile, Error> {
     let mut json = CpuProfileJson::default();
-    let mut nodes = Nodes { list: Vec::new(), frames: Frames::default(), cache: FrameCache::default(), failed: None };
+    let mut nodes = Nodes::new();
     let mut has_nodes = false;
     for (key, raw) in fields {
         let fail =
@@ -94,6 +94,20 @@ struct Nodes {
     failed: Option<String>,
 }
 
+impl Nodes {
+    fn new() -> Nodes {
+        Nodes { list: Vec::new(), frames: Frames::default(), cache: FrameCache::default(), failed: None }
+    }
+
+    /// Adds the next node; on failure, says which node and why.
+    fn add(&mut self, n: &NodeJson<'_>, strings: &mut Strings) -> Result<(), String> {
+        let raw = node_from_json(n, false, strings, &mut self.frames, &mut self.cache)
+            .map_err(|m| format!("nodes[{}]: {m}", self.list.len()))?;
+        self.list.push(raw);
+        Ok(())
+    }
+}
+
 /// Reads a `nodes` value (an array, or null) into [`Nodes`]; its value is whether it was an array.
 struct NodesSeed<'n, 's> {
     nodes: &'n mut Nodes,
@@ -122,14 +136,10 @@ impl<'de> serde::de::Visitor<'de> for NodesSeed<'_, '_> {
         d.deserialize_seq(self)
     }
     fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<bool, A::Error> {
-        let Nodes { list, frames, cache, failed } = self.nodes;
         while let Some(n) = seq.next_element::<NodeJson<'de>>()? {
-            match node_from_json(&n, false, self.strings, frames, cache) {
-                Ok(raw) => list.push(raw),
-                Err(m) => {
-                    *failed = Some(format!("nodes[{}]: {m}", list.len()));
-                    return Err(serde::de::Error::custom("a node that cannot be read"));
-                }
+            if let Err(m) = self.nodes.add(&n, self.strings) {
+                self.nodes.failed = Some(m);
+                return Err(serde::de::Error::custom("a node that cannot be read"));
             }
         }
         Ok(true)
@@ -146,14 +156,11 @@ pub fn raw_from_cpuprofile(
     if json.head.is_some() && json.nodes.is_none() {
         return Err(fail(LEGACY.into()));
     }
-    let mut nodes = Vec::new();
-    let (mut frames, mut cache) = (Frames::default(), FrameCache::default());
-    for (k, n) in json.nodes.iter().flatten().enumerate() {
-        nodes.push(
-            node_from_json(n, false, strings, &mut frames, &mut cache).map_err(|m| fail(format!("nodes[{k}]: {m}")))?,
-        );
+    let mut nodes = Nodes::new();
+    for n in json.nodes.iter().flatten() {
+        nodes.add(n, strings).map_err(fail)?;
     }
-    finish_raw(json, nodes, frames, location)
+    finish_raw(json, nodes.list, nodes.frames, location)
 }
 
 /// The rest of a [`RawProfile`]: its times, samples and deltas, checked.
