@@ -530,12 +530,12 @@ enum Output {
     /// A device or a pipe (`/dev/null`, a FIFO): written directly; renaming a file over it
     /// would replace it.
     Direct(fs::File, PathBuf),
-    /// A temporary file next to the target, renamed over it when complete.
+    /// A temporary file next to the target, renamed over it when complete (flushed to disk
+    /// first when its writeback is started early, with `--fsync`).
     Temp {
         file: EarlyWriteback,
         target: PathBuf,
         gzip: bool,
-        fsync: bool,
     },
 }
 
@@ -592,7 +592,7 @@ impl Output {
         #[cfg(unix)]
         process::set_pending(tmp.path());
         let gzip = path.extension().is_some_and(|e| e == "gz");
-        Ok(Output::Temp { file: EarlyWriteback::new(tmp, fsync), target, gzip, fsync })
+        Ok(Output::Temp { file: EarlyWriteback::new(tmp, fsync), target, gzip })
     }
 
     /// Writes with `f` and, for a file, renames it into place; on failure nothing is left.
@@ -608,7 +608,8 @@ impl Output {
                 f(&mut w)?;
                 w.flush().map_err(|e| Error::io(format!("cannot write {}", path.display()), e))
             }
-            Output::Temp { file, target, gzip, fsync } => {
+            Output::Temp { file, target, gzip } => {
+                let fsync = file.early;
                 let ctx = |what: &str| format!("cannot {what} {}", target.display());
                 let result = (|| {
                     let w = BufWriter::with_capacity(OUT_BUFFER, file);
