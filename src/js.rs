@@ -105,8 +105,21 @@ pub fn write_json_string(out: &mut String, s: &str) {
     out.push('"');
     let bytes = s.as_bytes();
     let mut start = 0;
-    for (i, &b) in bytes.iter().enumerate() {
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        i += 1;
+        let at = i - 1;
         let esc: Option<&str> = match b {
+            // U+10F800..: a lone surrogate's stand-in (`LONE_SURROGATE_BASE`), written back.
+            0xF4 if bytes[at + 1] == 0x8F && bytes[at + 2] >= 0xA0 => {
+                let c = s[at..].chars().next().expect("a char") as u32;
+                out.push_str(&s[start..at]);
+                let _ = write!(out, "\\u{:04x}", 0xD800 + (c - crate::input::json::LONE_SURROGATE_BASE));
+                i = at + 4;
+                start = i;
+                continue;
+            }
             b'"' => Some("\\\""),
             b'\\' => Some("\\\\"),
             b'\n' => Some("\\n"),
@@ -117,14 +130,14 @@ pub fn write_json_string(out: &mut String, s: &str) {
             0..=0x1f => None,
             _ => continue,
         };
-        out.push_str(&s[start..i]);
+        out.push_str(&s[start..at]);
         match esc {
             Some(e) => out.push_str(e),
             None => {
                 let _ = write!(out, "\\u{:04x}", b);
             }
         }
-        start = i + 1;
+        start = i;
     }
     out.push_str(&s[start..]);
     out.push('"');
@@ -172,6 +185,10 @@ mod tests {
         let mut s = String::new();
         write_json_string(&mut s, "a\"b\\c\n\u{1}é");
         assert_eq!(s, r#""a\"b\\c\n\u0001é""#);
+        // Lone surrogates' stand-ins go back to their escapes; real astral characters stay.
+        s.clear();
+        write_json_string(&mut s, "x\u{10F800}\u{10FFFF}\u{1F600}\u{10F7FF}");
+        assert_eq!(s, "\"x\\ud800\\udfff\u{1F600}\u{10F7FF}\"");
     }
 
     #[test]

@@ -333,10 +333,14 @@ pub(crate) fn string_slow(b: &[u8], i: usize) -> R<(Cow<'_, str>, usize)> {
     let (end, escaped) = string_end(b, i + 1)?;
     let body = &b[i + 1..end];
     let s = if escaped {
-        // Rare: let serde_json decode the escapes (it is exact about surrogates).
-        match serde_json::from_slice::<String>(&b[i..=end]) {
+        // Rare: let serde_json decode the escapes (it is exact about surrogate pairs), after
+        // giving lone surrogates their stand-ins.
+        let quoted = &b[i..=end];
+        let fixed = lone_surrogates_replaced(quoted);
+        let quoted = fixed.as_deref().unwrap_or(quoted);
+        match serde_json::from_slice::<String>(quoted) {
             Ok(s) => Cow::Owned(s),
-            Err(_) => Cow::Owned(decode_lossy(&b[i..=end])),
+            Err(_) => Cow::Owned(decode_lossy(quoted)),
         }
     } else {
         match std::str::from_utf8(body) {
@@ -345,6 +349,65 @@ pub(crate) fn string_slow(b: &[u8], i: usize) -> R<(Cow<'_, str>, usize)> {
         }
     };
     Ok((s, end + 1))
+}
+
+/// The first code point of the stand-ins for lone surrogates: `\\uD800`..`\\uDFFF` escapes that
+/// are not half of a pair are read as U+10F800..U+10FFFF (the end of a private-use plane),
+/// which a `str` can hold, and written back as the same escapes ([`crate::js::write_json_string`]).
+/// JavaScript keeps a lone surrogate in its strings, so DevTools reads such a name; so does
+/// jscalls, telling the 2,048 of them apart.
+pub(crate) const LONE_SURROGATE_BASE: u32 = 0x10F800;
+
+/// `text` with every lone surrogate escape (`\\udXXX` not part of a pair) replaced by the escaped
+/// pair of its stand-in ([`LONE_SURROGATE_BASE`]), or None when it has none. Everything else,
+/// escapes included, is left as it is, so any JSON text can go through.
+pub(crate) fn lone_surrogates_replaced(text: &[u8]) -> Option<Vec<u8>> {
+    fn hex4(b: &[u8], i: usize) -> Option<u32> {
+        let h = b.get(i..i + 4)?;
+        u32::from_str_radix(std::str::from_utf8(h).ok()?, 16).ok().filter(|_| h.iter().all(u8::is_ascii_hexdigit))
+    }
+    // Fast refusal: no `\u` escape of a surrogate at all.
+    if !text.windows(3).any(|w| w[0] == b'\\' && w[1] == b'u' && matches!(w[2], b'd' | b'D')) {
+        return None;
+    }
+    let mut out: Option<Vec<u8>> = None;
+    let mut copied = 0;
+    let mut i = 0;
+    while i < text.len() {
+        if text[i] != b'\\' {
+            i += 1;
+            continue;
+        }
+        if text.get(i + 1) != Some(&b'u') {
+            i += 2; // any other escape, `\\\\` included
+            continue;
+        }
+        let Some(u) = hex4(text, i + 2) else {
+            i += 2;
+            continue;
+        };
+        let pair_low = (0xD800..0xDC00).contains(&u)
+            && text.get(i + 6) == Some(&b'\\')
+            && text.get(i + 7) == Some(&b'u')
+            && hex4(text, i + 8).is_some_and(|l| (0xDC00..0xE000).contains(&l));
+        if pair_low {
+            i += 12;
+        } else if (0xD800..0xE000).contains(&u) {
+            let c = char::from_u32(LONE_SURROGATE_BASE + (u - 0xD800)).expect("a valid code point");
+            let mut units = [0u16; 2];
+            c.encode_utf16(&mut units);
+            let o = out.get_or_insert_with(|| Vec::with_capacity(text.len() + 16));
+            o.extend_from_slice(&text[copied..i]);
+            o.extend_from_slice(format!("\\u{:04x}\\u{:04x}", units[0], units[1]).as_bytes());
+            i += 6;
+            copied = i;
+        } else {
+            i += 6;
+        }
+    }
+    let mut o = out?;
+    o.extend_from_slice(&text[copied..]);
+    Some(o)
 }
 
 /// Decodes a quoted string with escapes whose bytes are not valid UTF-8, replacing bad bytes.

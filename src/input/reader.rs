@@ -22,6 +22,8 @@ use crate::error::{Error, Location};
 
 /// Bytes read from the source at a time.
 const BLOCK: usize = 1 << 20;
+/// The most bytes one `read` call is given (a pipe gives 64 KiB at most anyway).
+const READ_STEP: usize = 256 << 10;
 
 pub(crate) struct Window {
     /// The bytes read so far that are still needed, and where they are.
@@ -340,7 +342,8 @@ impl Input {
         let mut got_any = false;
         while buf.len() < target {
             let start = buf.len();
-            let cap = buf.capacity().min(target);
+            // Zeroed a step at a time: a small input costs a small memset, not a block's.
+            let cap = buf.capacity().min(target).min(start + READ_STEP);
             buf.resize(cap, 0);
             match self.src.read(&mut buf[start..]) {
                 Ok(0) => {

@@ -128,60 +128,98 @@ pub struct ChunkProfile<'a> {
     pub trace_ids: Option<FxHashMap<Cow<'a, str>, Leaf<'a>>>,
 }
 
+/// `Deserialize` for an object whose fields all have defaults, as `JSON.parse` reads it: a
+/// key given twice keeps its last value (serde's derive refuses the second), unknown keys are
+/// skipped.
+macro_rules! last_wins {
+    ($name:ident { $($field:ident : $key:literal),* $(,)? }) => {
+        impl<'de: 'a, 'a> Deserialize<'de> for $name<'a> {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                struct V<'a>(std::marker::PhantomData<&'a ()>);
+                impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
+                    type Value = $name<'a>;
+                    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                        f.write_str("an object")
+                    }
+                    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                        let mut out = $name::default();
+                        while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+                            match &*key {
+                                $($key => out.$field = map.next_value()?,)*
+                                _ => {
+                                    map.next_value::<IgnoredAny>()?;
+                                }
+                            }
+                        }
+                        Ok(out)
+                    }
+                }
+                d.deserialize_map(V(std::marker::PhantomData))
+            }
+        }
+    };
+}
+
 /// A profile node, in either style: CDP (`children`) or trace chunks (`parent`).
-#[derive(Debug, DeriveDeserialize, Default)]
+#[derive(Debug, Default)]
 pub struct NodeJson<'a> {
     /// Node id.
-    #[serde(default, borrow)]
     pub id: Leaf<'a>,
     /// Parent id (trace style).
-    #[serde(default, borrow)]
     pub parent: Leaf<'a>,
     /// Child ids (CDP style).
-    #[serde(default)]
     pub children: Option<Vec<Leaf<'a>>>,
     /// The frame.
-    #[serde(default, borrow, rename = "callFrame")]
     pub call_frame: MaybeObj<FrameJson<'a>>,
     /// `hitCount` (only its type matters).
-    #[serde(default, borrow, rename = "hitCount")]
     pub hit_count: Leaf<'a>,
     /// Legacy frame fields directly on the node (used when `callFrame` is absent).
-    #[serde(default, borrow, rename = "functionName")]
     pub function_name: Leaf<'a>,
     /// Legacy.
-    #[serde(default, borrow, rename = "scriptId")]
     pub script_id: Leaf<'a>,
     /// Legacy.
-    #[serde(default, borrow)]
     pub url: Leaf<'a>,
     /// Legacy (1-based).
-    #[serde(default, borrow, rename = "lineNumber")]
     pub line_number: Leaf<'a>,
     /// Legacy (1-based).
-    #[serde(default, borrow, rename = "columnNumber")]
     pub column_number: Leaf<'a>,
 }
 
+last_wins!(NodeJson {
+    id: "id",
+    parent: "parent",
+    children: "children",
+    call_frame: "callFrame",
+    hit_count: "hitCount",
+    function_name: "functionName",
+    script_id: "scriptId",
+    url: "url",
+    line_number: "lineNumber",
+    column_number: "columnNumber",
+});
+
 /// A `callFrame`.
-#[derive(Debug, DeriveDeserialize, Default)]
+#[derive(Debug, Default)]
 pub struct FrameJson<'a> {
     /// `functionName`.
-    #[serde(default, borrow, rename = "functionName")]
     pub function_name: Leaf<'a>,
     /// `scriptId`: a string in CDP profiles, a number in trace chunks.
-    #[serde(default, borrow, rename = "scriptId")]
     pub script_id: Leaf<'a>,
     /// `url`.
-    #[serde(default, borrow)]
     pub url: Leaf<'a>,
     /// `lineNumber`, 0-based.
-    #[serde(default, borrow, rename = "lineNumber")]
     pub line_number: Leaf<'a>,
     /// `columnNumber`, 0-based.
-    #[serde(default, borrow, rename = "columnNumber")]
     pub column_number: Leaf<'a>,
 }
+
+last_wins!(FrameJson {
+    function_name: "functionName",
+    script_id: "scriptId",
+    url: "url",
+    line_number: "lineNumber",
+    column_number: "columnNumber",
+});
 
 /// A whole CDP `Profiler.Profile` (a `.cpuprofile`, or `args.data.cpuProfile` of `CpuProfile`).
 #[derive(Debug, DeriveDeserialize, Default)]

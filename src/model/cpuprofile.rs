@@ -22,6 +22,18 @@ pub fn thread_work(
     cfg: &Config,
     diag: &mut Diagnostics,
 ) -> Result<Vec<ThreadWork>, Error> {
+    let fixed: Vec<(String, Vec<u8>)>;
+    let fields = match fields.iter().any(|(_, v)| crate::input::json::lone_surrogates_replaced(v).is_some()) {
+        // Rare: serde refuses lone surrogates, so they are given their stand-ins first.
+        true => {
+            fixed = fields
+                .iter()
+                .map(|(k, v)| (k.clone(), crate::input::json::lone_surrogates_replaced(v).unwrap_or_else(|| v.clone())))
+                .collect();
+            &fixed
+        }
+        false => fields,
+    };
     let raw = read_fields(fields, location, strings)?;
     if raw.nodes.is_empty() && cfg.cpuprofile_mode == CpuProfileMode::PerformancePanel {
         diag.push(WarningKind::EmptyProfile, Some(location), "the profile has no nodes; DevTools shows nothing");
@@ -177,6 +189,8 @@ fn finish_raw(
         .ok_or_else(|| fail(format!("expected startTime to be a number, found {}", json.start_time.type_name())))?;
     let end_time = match &json.end_time {
         Leaf::Num(n) => *n,
+        // Absent, it is `undefined` to DevTools: NaN in its arithmetic, read only at the end.
+        Leaf::Missing => f64::NAN,
         other => return Err(fail(format!("expected endTime to be a number, found {}", other.type_name()))),
     };
     if let Some(d) = &json.time_deltas {

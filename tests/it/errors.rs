@@ -139,9 +139,7 @@ calls: 0"# },
         Case { name: "non-numeric ts", input: t.replace(r#""ts":50,"#, r#""ts":"50","#).into_bytes(), cfg: none, want: r#"warning: 3:1 (event 2): 'FunctionCall' (X) has no numeric ts; skipped [bad-timestamp]
 warning: process 0 has no trace events; DevTools computes no calls for thread 0:0 [thread-without-events]
 calls: 0"# },
-        Case { name: "huge timestamp (1e400)", input: t.replace(r#""ts":50,"#, r#""ts":1e400,"#).into_bytes(), cfg: none, want: r#"warning: 3:1 (event 2): 'FunctionCall' (X) has no numeric ts; skipped [bad-timestamp]
-warning: process 0 has no trace events; DevTools computes no calls for thread 0:0 [thread-without-events]
-calls: 0"# },
+        Case { name: "huge timestamp (1e400, Infinity) [DevTools: sorted last]", input: t.replace(r#""ts":50,"#, r#""ts":1e400,"#).into_bytes(), cfg: none, want: r#"calls: 2"# },
         Case { name: "non-numeric dur", input: t.replace(r#""dur":400"#, r#""dur":true"#).into_bytes(), cfg: none, want: r#"warning: 3:1 (event 2): 'FunctionCall' has a dur that is a boolean, not a number; skipped [bad-timestamp]
 warning: process 0 has no trace events; DevTools computes no calls for thread 0:0 [thread-without-events]
 calls: 0"# },
@@ -340,6 +338,47 @@ calls: 2"#,
                 .into_bytes(),
             cfg: none,
             want: r#"calls: 2"#,
+        },
+        // DevTools' answers in brackets, from the oracle: where its arithmetic on a wrong type
+        // is garbage, jscalls says so instead.
+        Case {
+            name: "cpuprofile: endTime missing [DevTools: the same calls]",
+            input: ok_profile().replace(r#","endTime":200"#, "").into_bytes(),
+            cfg: none,
+            want: r#"calls: 1"#,
+        },
+        Case {
+            name: "cpuprofile: startTime a string [DevTools: \"0\" + deltas, string concatenation]",
+            input: ok_profile().replace(r#""startTime":0"#, r#""startTime":"0""#).into_bytes(),
+            cfg: none,
+            want: r#"error: 1:1: expected startTime to be a number, found a string"#,
+        },
+        Case {
+            name: "cpuprofile: timeDeltas summing to Infinity [DevTools: calls of null duration]",
+            input: ok_profile().replace("[100,100]", "[100,1e308,1e308]").replace("[2, 2]", "[2, 2, 2]").into_bytes(),
+            cfg: none,
+            want: r#"error: 1:1: profile: sample 2 has a time that is not a finite number (startTime 0 plus timeDeltas)"#,
+        },
+        Case {
+            name: "cpuprofile: a node's id given twice [DevTools: the last one]",
+            input: ok_profile().replace(r#"{"id":2,"#, r#"{"id":7,"id":2,"#).into_bytes(),
+            cfg: none,
+            want: r#"calls: 1"#,
+        },
+        Case {
+            name: "cpuprofile: a lone surrogate in a function name [DevTools: kept]",
+            input: ok_profile().replace(r#""functionName":"a""#, r#""functionName":"a\ud800""#).into_bytes(),
+            cfg: none,
+            want: r#"calls: 1"#,
+        },
+        Case {
+            name: "a pid of 1e20 [DevTools: a Map key like any number; jscalls keeps integral pids and tids]",
+            input: t.replace(r#""pid":0"#, r#""pid":1e20"#).into_bytes(),
+            cfg: none,
+            want: r#"warning: 1:2 (event 0): Profile event has no integral pid (a number); skipped [bad-pid-tid]
+warning: 2:1 (event 1): ProfileChunk event has no integral pid (a number); skipped [bad-pid-tid]
+warning: 3:1 (event 2): 'FunctionCall' (X) has no integral pid/tid; skipped [bad-pid-tid]
+calls: 0"#,
         },
     ]
 }

@@ -111,7 +111,8 @@ impl TraceBuilder {
             }
             return Ok(());
         };
-        let ts = ev.ts.num().filter(|t| t.is_finite());
+        // ±Infinity (`1e400`) is a number to DevTools, which sorts such an event last.
+        let ts = ev.ts.num().filter(|t| !t.is_nan());
         if ph == b'E' {
             self.thread(pid, tid);
             let Some(Begin { thread: th, entry, ts: begin_ts, name: bname, cat: bcat }) = self.begins.pop() else {
@@ -158,7 +159,7 @@ impl TraceBuilder {
         let dur = match (ph, &ev.dur) {
             (b'B', _) => 0.0,
             (_, Leaf::Missing | Leaf::Null) => 0.0,
-            (_, Leaf::Num(d)) if d.is_finite() => *d,
+            (_, Leaf::Num(d)) if !d.is_nan() => *d,
             (_, d) => {
                 diag.push_with(
                     WarningKind::BadTimestamp,
