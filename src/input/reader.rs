@@ -49,6 +49,8 @@ pub(crate) struct Text {
     line_start_before: u64,
     /// The largest single value (event) accepted, in bytes.
     max_value: usize,
+    /// (position in `buf`, newlines before it) of the last [`Text::location`].
+    newlines_memo: std::sync::Mutex<(usize, u64)>,
 }
 
 /// The source of the bytes.
@@ -142,6 +144,7 @@ impl Window {
                 lines_before: 0,
                 line_start_before: 0,
                 max_value,
+                newlines_memo: Default::default(),
             },
             input: Input { src, eof: false, name, cut_stream: false, failed: None },
             ahead: Vec::new(),
@@ -164,6 +167,7 @@ impl Window {
                 lines_before: 0,
                 line_start_before: 0,
                 max_value,
+                newlines_memo: Default::default(),
             },
             input: Input { src: Box::new(io::empty()), eof: true, name, cut_stream: false, failed: None },
             ahead: Vec::new(),
@@ -209,6 +213,7 @@ impl Window {
             }
             t.base += t.pos as u64;
             t.pos = 0;
+            *t.newlines_memo.get_mut().unwrap_or_else(|e| e.into_inner()) = (0, 0);
         }
         if need_more_than > t.max_value {
             return Err(Error::input(
@@ -284,7 +289,15 @@ impl Window {
         };
         let t = &self.text;
         let (lines_before, line_start_before) = t.lines_to_counted(rel, counted);
-        let next = Text { buf, pos, base: abs - pos as u64, lines_before, line_start_before, max_value: t.max_value };
+        let next = Text {
+            buf,
+            pos,
+            base: abs - pos as u64,
+            lines_before,
+            line_start_before,
+            max_value: t.max_value,
+            newlines_memo: Default::default(),
+        };
         std::mem::replace(&mut self.text, next)
     }
 }
@@ -423,7 +436,16 @@ impl Text {
     pub(crate) fn location(&self, abs: u64, event: Option<u64>) -> Location {
         let rel = abs.saturating_sub(self.base).min(self.buf.len() as u64) as usize;
         let before = &self.buf[..rel];
-        let n = memchr::memchr_iter(b'\n', before).count() as u64;
+        // Counted on from the last position asked for, when this one is after it: the
+        // locations of a region's events are asked for in order (one per profile, say), and
+        // counting from the start each time would be quadratic in the region's size.
+        let n = {
+            let mut memo = self.newlines_memo.lock().unwrap_or_else(|e| e.into_inner());
+            let (from, before_from) = if memo.0 <= rel { *memo } else { (0, 0) };
+            let n = before_from + memchr::memchr_iter(b'\n', &before[from..]).count() as u64;
+            *memo = (rel, n);
+            n
+        };
         let line_start = match memchr::memrchr(b'\n', before) {
             Some(i) => self.base + i as u64 + 1,
             None => self.line_start_before,

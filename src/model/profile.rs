@@ -61,18 +61,26 @@ impl std::hash::Hash for FrameBits {
 #[derive(Debug, Clone, Default)]
 pub struct Frames {
     list: Vec<CallFrame>,
-    index: FxHashMap<FrameBits, u32>,
+    /// Indexes into `list`, hashed by their frame: 4 bytes a frame, where a map from frame to
+    /// index would hold each frame twice (a profile of a million distinct frames).
+    index: hashbrown::HashTable<u32>,
 }
 
 impl Frames {
     /// The index of `f`, adding it on first use.
     pub fn intern(&mut self, f: CallFrame) -> u32 {
-        let n = self.list.len() as u32;
-        let k = *self.index.entry(FrameBits(f)).or_insert(n);
-        if k == n {
-            self.list.push(f);
+        let hash = |f: &CallFrame| std::hash::BuildHasher::hash_one(&rustc_hash::FxBuildHasher, FrameBits(*f));
+        let list = &mut self.list;
+        let key = FrameBits(f);
+        match self.index.entry(hash(&f), |&k| FrameBits(list[k as usize]) == key, |&k| hash(&list[k as usize])) {
+            hashbrown::hash_table::Entry::Occupied(e) => *e.get(),
+            hashbrown::hash_table::Entry::Vacant(e) => {
+                let n = list.len() as u32;
+                list.push(f);
+                e.insert(n);
+                n
+            }
         }
-        k
     }
 }
 

@@ -40,7 +40,8 @@ fn regression_lone_surrogates_round_trip() {
         {"id":2,"parent":1,"callFrame":{"functionName":"a\ud800","scriptId":"1","url":"x\uDC00.js"}},
         {"id":3,"parent":1,"callFrame":{"functionName":"a\ud801","scriptId":"1","url":"x\uDC00.js"}},
         {"id":4,"parent":1,"callFrame":{"functionName":"\ud83d\ude00\\ud800","scriptId":"1","url":""}}]"#;
-    let profile = format!(r#"{{"nodes":{nodes},"samples":[2,3,4,1],"timeDeltas":[0,10,10,10],"startTime":0,"endTime":40}}"#);
+    let profile =
+        format!(r#"{{"nodes":{nodes},"samples":[2,3,4,1],"timeDeltas":[0,10,10,10],"startTime":0,"endTime":40}}"#);
     let trace = format!(
         r#"[{{"name":"Profile","ph":"P","pid":1,"tid":1,"ts":0,"id":"0x1","args":{{"data":{{"startTime":0}}}}}},
         {{"name":"ProfileChunk","ph":"P","pid":1,"tid":2,"ts":0,"id":"0x1","args":{{"data":{{"cpuProfile":{{"nodes":{nodes},"samples":[2,3,4,1]}},"timeDeltas":[0,10,10,10]}}}}}},
