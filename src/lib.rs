@@ -37,6 +37,7 @@ mod parallel;
 mod reread;
 mod strings;
 mod sys;
+pub mod tree;
 mod view;
 
 pub use error::{Diagnostics, Error, Location, Warning, WarningKind};

@@ -1,0 +1,427 @@
+//! Call trees of functions, in the Firefox Profiler's model: weighted stacks of functions
+//! ([`Stacks`]), a stack of [`Transform`]s applied to them in order, and the views built from
+//! the result ([`CallTree`]: top-down or inverted, and [`CallTree::functions`], the flat list).
+//!
+//! A function ([`Func`]) is what DevTools' call tree names a node by: function name, script
+//! (its id, or else its URL), line and column; V8's native runtime frames are grouped as
+//! DevTools groups them (`Parse`, `Compile`, or one "native" function). Many frames map to
+//! one function, so two stacks whose frames map to the same functions are one CallNode.
+//!
+//! Every walk is iterative: a stack a million frames deep is as safe as a shallow one.
+
+mod transform;
+
+use std::collections::HashMap;
+
+use crate::view::Thread;
+
+pub use transform::{ParseError, Transform};
+
+/// A function's index in [`Stacks::funcs`].
+pub type FuncId = u32;
+/// A stack's index in [`Stacks`]' prefix table.
+pub type StackId = u32;
+
+/// A function: what its frames share.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Func {
+    /// The function name (`Parse` / `Compile` / `(native V8Runtime)` for runtime frames).
+    pub name: String,
+    /// The script's URL ("" when none).
+    pub url: String,
+    /// The script id, as text ("" when none); identifies the script before the URL does.
+    pub script: String,
+    /// 0-based line, when known.
+    pub line: Option<i64>,
+    /// 0-based column, when known.
+    pub column: Option<i64>,
+}
+
+impl Func {
+    /// Whether the function is JavaScript: it belongs to a script, and is none of V8's meta
+    /// frames (`(program)`, `(idle)`, `(garbage collector)`, `(root)`) or runtime functions.
+    pub fn is_js(&self) -> bool {
+        let in_script = !self.url.is_empty() || !(self.script.is_empty() || self.script == "0");
+        in_script && self.url != NATIVE_URL && !(self.name.starts_with('(') && self.name.ends_with(')'))
+    }
+
+    /// `name (url:line:column)`, 1-based as editors count, for display.
+    pub fn label(&self) -> String {
+        let name = if self.name.is_empty() { "(anonymous)" } else { &self.name };
+        if self.url.is_empty() {
+            return name.to_owned();
+        }
+        match (self.line, self.column) {
+            (Some(l), Some(c)) if l >= 0 && c >= 0 => format!("{name} {}:{}:{}", self.url, l + 1, c + 1),
+            (Some(l), _) if l >= 0 => format!("{name} {}:{}", self.url, l + 1),
+            _ => format!("{name} {}", self.url),
+        }
+    }
+}
+
+/// The URL V8 gives its runtime functions.
+const NATIVE_URL: &str = "native V8Runtime";
+
+/// Weighted stacks of functions: a prefix table (each stack is a parent stack plus a function)
+/// and samples, each a stack and a weight.
+#[derive(Debug, Clone, Default)]
+pub struct Stacks {
+    /// The functions, by [`FuncId`].
+    pub funcs: Vec<Func>,
+    func_index: HashMap<Func, FuncId>,
+    /// (parent stack, function) of each stack; a parent always comes before its children.
+    prefix: Vec<(Option<StackId>, FuncId)>,
+    stack_index: HashMap<(Option<StackId>, FuncId), StackId>,
+    /// (stack, weight) of each sample.
+    pub samples: Vec<(StackId, f64)>,
+}
+
+impl Stacks {
+    /// Empty.
+    pub fn new() -> Stacks {
+        Stacks::default()
+    }
+
+    /// The id of `f`, added on first use.
+    pub fn func(&mut self, f: Func) -> FuncId {
+        if let Some(&id) = self.func_index.get(&f) {
+            return id;
+        }
+        let id = self.funcs.len() as FuncId;
+        self.funcs.push(f.clone());
+        self.func_index.insert(f, id);
+        id
+    }
+
+    /// The stack `parent` + `func`, added on first use.
+    pub fn stack(&mut self, parent: Option<StackId>, func: FuncId) -> StackId {
+        let n = self.prefix.len() as StackId;
+        let id = *self.stack_index.entry((parent, func)).or_insert(n);
+        if id == n {
+            self.prefix.push((parent, func));
+        }
+        id
+    }
+
+    /// The stack of `funcs`, outermost first (None for an empty list).
+    pub fn stack_of(&mut self, funcs: &[FuncId]) -> Option<StackId> {
+        funcs.iter().fold(None, |parent, &f| Some(self.stack(parent, f)))
+    }
+
+    /// Adds a sample of `weight` on `stack`.
+    pub fn add(&mut self, stack: StackId, weight: f64) {
+        self.samples.push((stack, weight));
+    }
+
+    /// The parent and function of `stack`.
+    pub fn frame(&self, stack: StackId) -> (Option<StackId>, FuncId) {
+        self.prefix[stack as usize]
+    }
+
+    /// The functions of `stack`, outermost first.
+    pub fn funcs_of(&self, stack: StackId) -> Vec<FuncId> {
+        let mut out = Vec::new();
+        let mut s = Some(stack);
+        while let Some(k) = s {
+            let (p, f) = self.prefix[k as usize];
+            out.push(f);
+            s = p;
+        }
+        out.reverse();
+        out
+    }
+
+    /// The function named `name` (exactly, or as `name url:line` from [`Func::label`]), if
+    /// exactly one has that name; the ids of all matches otherwise.
+    pub fn find_func(&self, name: &str) -> Result<FuncId, Vec<FuncId>> {
+        let exact: Vec<FuncId> =
+            (0..self.funcs.len() as FuncId).filter(|&f| self.funcs[f as usize].label() == name).collect();
+        if exact.len() == 1 {
+            return Ok(exact[0]);
+        }
+        let by_name: Vec<FuncId> =
+            (0..self.funcs.len() as FuncId).filter(|&f| self.funcs[f as usize].name == name).collect();
+        match by_name.len() {
+            1 => Ok(by_name[0]),
+            _ => Err(by_name),
+        }
+    }
+
+    /// The total weight.
+    pub fn total(&self) -> f64 {
+        self.samples.iter().map(|s| s.1).sum()
+    }
+
+    /// The estimated calls of `thread` as samples: each call's self time (µs) on the stack of
+    /// functions of the calls that enclose it. A call encloses the next while that one starts
+    /// before it ends and lies deeper in the profile's tree.
+    pub fn from_calls(thread: &Thread<'_>) -> Stacks {
+        let mut st = Stacks::new();
+        // (end, node depth, stack, index into `selfs`) of the open calls.
+        let mut open: Vec<(f64, i32, StackId, usize)> = Vec::new();
+        let mut selfs: Vec<(StackId, f64)> = Vec::with_capacity(thread.len());
+        for c in thread.calls_sorted() {
+            let (ts, dur, depth) = (c.ts(), c.dur(), c.node_depth());
+            while open.last().is_some_and(|&(end, d, _, _)| end <= ts || d >= depth) {
+                open.pop();
+            }
+            let f = c.frame();
+            let func = st.func(func_of(&f));
+            let parent = open.last().map(|o| o.2);
+            let stack = st.stack(parent, func);
+            if let Some(&(_, _, _, k)) = open.last() {
+                selfs[k].1 -= dur;
+            }
+            open.push((ts + dur, depth, stack, selfs.len()));
+            selfs.push((stack, dur));
+        }
+        st.samples = selfs;
+        st
+    }
+
+    /// A copy with every stack mapped through `map`, from the outermost frame inward: `map`
+    /// gets the output, the new parent, the old stack and its function, and says what the
+    /// stack becomes ([`Mapped`]). Samples on no function at all stay when `keep_root`.
+    fn rebuild(
+        &self,
+        keep_root: bool,
+        mut map: impl FnMut(&mut Stacks, Option<StackId>, StackId, FuncId) -> Mapped,
+    ) -> Stacks {
+        let mut out = Stacks { funcs: self.funcs.clone(), func_index: self.func_index.clone(), ..Stacks::default() };
+        let mut new: Vec<Mapped> = Vec::with_capacity(self.prefix.len());
+        for (k, &(parent, func)) in self.prefix.iter().enumerate() {
+            let new_parent = match parent.map(|p| new[p as usize]) {
+                Some(Mapped::Drop) => {
+                    new.push(Mapped::Drop);
+                    continue;
+                }
+                Some(Mapped::To(s) | Mapped::Skip(s)) => s,
+                None => None,
+            };
+            new.push(map(&mut out, new_parent, k as StackId, func));
+        }
+        for &(s, w) in &self.samples {
+            let to = if s == StackId::MAX { keep_root.then_some(None) } else { new[s as usize].samples_to() };
+            if let Some(n) = to {
+                out.samples.push((n.unwrap_or(StackId::MAX), w));
+            }
+        }
+        out
+    }
+}
+
+/// What a stack becomes in [`Stacks::rebuild`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Mapped {
+    /// This stack (None: no frame left; its samples are charged to the root).
+    To(Option<StackId>),
+    /// Its own samples are dropped; the stacks above it go on from this one.
+    Skip(Option<StackId>),
+    /// Its samples, and those of every stack above it, are dropped.
+    Drop,
+}
+
+impl Mapped {
+    /// Where the samples of the stack go: None when they are dropped.
+    fn samples_to(self) -> Option<Option<StackId>> {
+        match self {
+            Mapped::To(s) => Some(s),
+            Mapped::Skip(_) | Mapped::Drop => None,
+        }
+    }
+}
+
+/// The function of a frame.
+fn func_of(f: &crate::view::Frame<'_>) -> Func {
+    let name = f.function_name().into_owned();
+    let url = f.url().into_owned();
+    if url == NATIVE_URL {
+        // DevTools' generateEventID: runtime functions are grouped as Parse, Compile, or one.
+        let group = if name.starts_with("Parse") {
+            "Parse"
+        } else if name.starts_with("Compile") || name.starts_with("Recompile") {
+            "Compile"
+        } else {
+            "(native V8Runtime)"
+        };
+        return Func { name: group.to_owned(), url, script: String::new(), line: None, column: None };
+    }
+    Func { name, url, script: f.script_id().into_owned(), line: f.line(), column: f.column() }
+}
+
+/// A node of a [`CallTree`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallNode {
+    /// The function.
+    pub func: FuncId,
+    /// The parent node (None for a root).
+    pub parent: Option<usize>,
+    /// Weight of the samples at or below this node.
+    pub total: f64,
+    /// Weight of the samples on this node itself.
+    pub self_weight: f64,
+    /// Children, heaviest first (ties by function label).
+    pub children: Vec<usize>,
+}
+
+/// A call tree: CallNodes (paths of functions from a root) with their weights.
+#[derive(Debug, Clone)]
+pub struct CallTree {
+    /// The nodes; roots are in [`CallTree::roots`].
+    pub nodes: Vec<CallNode>,
+    /// The roots, heaviest first.
+    pub roots: Vec<usize>,
+    /// Weight on no function at all (every frame merged away), charged to the root.
+    pub root_self: f64,
+    /// Σ weights.
+    pub total: f64,
+    /// Whether the tree is inverted (roots are the functions samples end in).
+    pub inverted: bool,
+}
+
+impl CallTree {
+    /// The top-down tree of `stacks`.
+    pub fn top_down(stacks: &Stacks) -> CallTree {
+        CallTree::build(stacks, false)
+    }
+
+    /// The inverted (bottom-up) tree: each sample's stack read from its last function to its
+    /// first, so the roots are the functions with self weight, their children their callers.
+    pub fn inverted(stacks: &Stacks) -> CallTree {
+        CallTree::build(stacks, true)
+    }
+
+    fn build(stacks: &Stacks, inverted: bool) -> CallTree {
+        let mut nodes: Vec<CallNode> = Vec::new();
+        let mut index: HashMap<(Option<usize>, FuncId), usize> = HashMap::new();
+        let mut roots = Vec::new();
+        let mut root_self = 0.0;
+        let mut total = 0.0;
+        // Top-down, each stack's node, made from its parent's (parents come first).
+        let mut node_of: Vec<usize> = Vec::new();
+        let mut intern = |nodes: &mut Vec<CallNode>, roots: &mut Vec<usize>, parent: Option<usize>, func: FuncId| {
+            *index.entry((parent, func)).or_insert_with(|| {
+                nodes.push(CallNode { func, parent, total: 0.0, self_weight: 0.0, children: Vec::new() });
+                let n = nodes.len() - 1;
+                match parent {
+                    Some(p) => nodes[p].children.push(n),
+                    None => roots.push(n),
+                }
+                n
+            })
+        };
+        if !inverted {
+            for &(parent, func) in &stacks.prefix {
+                let p = parent.map(|p| node_of[p as usize]);
+                let n = intern(&mut nodes, &mut roots, p, func);
+                node_of.push(n);
+            }
+        }
+        for &(s, w) in &stacks.samples {
+            total += w;
+            if s == StackId::MAX {
+                root_self += w;
+                continue;
+            }
+            if inverted {
+                let mut parent = None;
+                let mut k = Some(s);
+                let mut first = true;
+                while let Some(st) = k {
+                    let (p, f) = stacks.prefix[st as usize];
+                    let n = intern(&mut nodes, &mut roots, parent, f);
+                    nodes[n].total += w;
+                    if first {
+                        nodes[n].self_weight += w;
+                        first = false;
+                    }
+                    parent = Some(n);
+                    k = p;
+                }
+            } else {
+                let leaf = node_of[s as usize];
+                nodes[leaf].self_weight += w;
+                let mut k = Some(leaf);
+                while let Some(n) = k {
+                    nodes[n].total += w;
+                    k = nodes[n].parent;
+                }
+            }
+        }
+        // Nodes no sample reaches (stacks of dropped samples) are left out of the children.
+        let label: Vec<String> = stacks.funcs.iter().map(Func::label).collect();
+        let order = |nodes: &Vec<CallNode>, list: &mut Vec<usize>| {
+            list.retain(|&n| nodes[n].total != 0.0 || nodes[n].self_weight != 0.0);
+            list.sort_by(|&a, &b| {
+                nodes[b]
+                    .total
+                    .total_cmp(&nodes[a].total)
+                    .then_with(|| label[nodes[a].func as usize].cmp(&label[nodes[b].func as usize]))
+            });
+        };
+        order(&nodes, &mut roots);
+        for n in 0..nodes.len() {
+            let mut c = std::mem::take(&mut nodes[n].children);
+            order(&nodes, &mut c);
+            nodes[n].children = c;
+        }
+        CallTree { nodes, roots, root_self, total, inverted }
+    }
+
+    /// The functions with their self and total weights (total counted once per sample, however
+    /// often the function is on its stack), most self weight first: V8's "tick rank".
+    pub fn functions(stacks: &Stacks) -> Vec<(FuncId, f64, f64)> {
+        let mut selfw = vec![0.0; stacks.funcs.len()];
+        let mut totalw = vec![0.0; stacks.funcs.len()];
+        let mut seen = vec![u32::MAX; stacks.funcs.len()];
+        for (k, &(s, w)) in stacks.samples.iter().enumerate() {
+            if s == StackId::MAX {
+                continue;
+            }
+            let mut first = true;
+            let mut st = Some(s);
+            while let Some(x) = st {
+                let (p, f) = stacks.prefix[x as usize];
+                if first {
+                    selfw[f as usize] += w;
+                    first = false;
+                }
+                if seen[f as usize] != k as u32 {
+                    seen[f as usize] = k as u32;
+                    totalw[f as usize] += w;
+                }
+                st = p;
+            }
+        }
+        let mut out: Vec<(FuncId, f64, f64)> = (0..stacks.funcs.len() as FuncId)
+            .filter(|&f| totalw[f as usize] != 0.0)
+            .map(|f| (f, selfw[f as usize], totalw[f as usize]))
+            .collect();
+        out.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.2.total_cmp(&a.2)).then(a.0.cmp(&b.0)));
+        out
+    }
+
+    /// The node at `path` (functions from a root), if the tree has it.
+    pub fn find(&self, path: &[FuncId]) -> Option<usize> {
+        let (first, rest) = path.split_first()?;
+        let mut n = *self.roots.iter().find(|&&r| self.nodes[r].func == *first)?;
+        for f in rest {
+            n = *self.nodes[n].children.iter().find(|&&c| self.nodes[c].func == *f)?;
+        }
+        Some(n)
+    }
+
+    /// Visits every node depth-first, children in order, with its depth (0 for a root);
+    /// `enter` returns whether to visit the node's children.
+    pub fn walk(&self, mut enter: impl FnMut(usize, usize) -> bool) {
+        let mut stack: Vec<(usize, usize)> = self.roots.iter().rev().map(|&r| (r, 0)).collect();
+        while let Some((n, d)) = stack.pop() {
+            if enter(n, d) {
+                stack.extend(self.nodes[n].children.iter().rev().map(|&c| (c, d + 1)));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,158 @@
+//! The Firefox Profiler's worked example (three 1 ms samples `A>B>C>D>E`, `A>B>C>F>G`,
+//! `A>B>H>F`) under every transform, with the trees computed by hand.
+
+use super::*;
+
+fn f(name: &str, url: &str) -> Func {
+    Func { name: name.to_owned(), url: url.to_owned(), script: String::new(), line: None, column: None }
+}
+
+/// Samples of weight 1 on each `>`-separated stack of one-letter JS functions.
+fn stacks(samples: &[&str]) -> Stacks {
+    let mut st = Stacks::new();
+    for s in samples {
+        let funcs: Vec<FuncId> = s.split('>').map(|n| st.func(f(n, if n.len() == 1 { "a.js" } else { "" }))).collect();
+        let stack = st.stack_of(&funcs).unwrap();
+        st.add(stack, 1.0);
+    }
+    st
+}
+
+/// Pre-order `NAME:total,self`, children heaviest first, `|` between roots.
+fn show(st: &Stacks, t: &CallTree) -> String {
+    let mut out = Vec::new();
+    t.walk(|n, d| {
+        let node = &t.nodes[n];
+        let sep = if d == 0 && !out.is_empty() { "| " } else { "" };
+        out.push(format!("{sep}{}:{},{}", st.funcs[node.func as usize].name, node.total, node.self_weight));
+        true
+    });
+    out.join(" ")
+}
+
+fn example() -> Stacks {
+    stacks(&["A>B>C>D>E", "A>B>C>F>G", "A>B>H>F"])
+}
+
+fn transformed(specs: &[&str]) -> (Stacks, String) {
+    let mut st = example();
+    for s in specs {
+        let t = Transform::parse(s, &st).unwrap();
+        st = t.apply(&st);
+    }
+    let tree = CallTree::top_down(&st);
+    let shown = show(&st, &tree);
+    (st, shown)
+}
+
+#[test]
+fn worked_example_top_down() {
+    assert_eq!(transformed(&[]).1, "A:3,0 B:3,0 C:2,0 D:1,0 E:1,1 F:1,0 G:1,1 H:1,0 F:1,1");
+}
+
+#[test]
+fn worked_example_inverted_and_flat() {
+    let st = example();
+    let t = CallTree::inverted(&st);
+    assert_eq!(
+        show(&st, &t),
+        "E:1,1 D:1,0 C:1,0 B:1,0 A:1,0 | F:1,1 H:1,0 B:1,0 A:1,0 | G:1,1 F:1,0 C:1,0 B:1,0 A:1,0"
+    );
+    let flat: Vec<String> = CallTree::functions(&st)
+        .iter()
+        .map(|&(func, s, t)| format!("{}:{t},{s}", st.funcs[func as usize].name))
+        .collect();
+    // Self first, then total: F (self 1 of 2) before E and G.
+    assert_eq!(flat.join(" "), "F:2,1 E:1,1 G:1,1 A:3,0 B:3,0 C:2,0 D:1,0 H:1,0");
+}
+
+#[test]
+fn worked_example_each_transform() {
+    let cases = [
+        ("merge:A>B>C", "A:3,0 B:3,0 D:1,0 E:1,1 F:1,0 G:1,1 H:1,0 F:1,1"),
+        ("merge-function:E", "A:3,0 B:3,0 C:2,0 D:1,1 F:1,0 G:1,1 H:1,0 F:1,1"),
+        ("merge-function:F", "A:3,0 B:3,0 C:2,0 D:1,0 E:1,1 G:1,1 H:1,1"),
+        ("merge-subtree:A>B>C", "A:3,0 B:3,0 C:2,2 H:1,0 F:1,1"),
+        ("drop:A>B>C", "A:1,0 B:1,0 H:1,0 F:1,1"),
+        ("drop-function:F", "A:1,0 B:1,0 C:1,0 D:1,0 E:1,1"),
+        ("focus:A>B>C", "C:2,0 D:1,0 E:1,1 F:1,0 G:1,1"),
+        ("focus-function:F", "F:2,1 G:1,1"),
+        ("collapse-resource:a.js", "a.js:3,3"),
+    ];
+    for (spec, want) in cases {
+        assert_eq!(transformed(&[spec]).1, want, "{spec}");
+    }
+}
+
+#[test]
+fn later_paths_name_the_transformed_tree() {
+    // After merging C, D hangs from B: the path A>B>D is valid, A>B>C>D is not.
+    assert_eq!(transformed(&["merge:A>B>C", "focus:A>B>D"]).1, "D:1,0 E:1,1");
+    let merged = Transform::parse("merge:A>B>C", &example()).unwrap().apply(&example());
+    let e = Transform::parse("focus:A>B>C>D", &merged).unwrap_err();
+    assert_eq!(e.0, "transform 'focus:A>B>C>D': no CallNode at 'A>B>C>D' in this tree");
+    // Focus first, then merge inside the focused tree by its new root.
+    assert_eq!(transformed(&["focus:A>B>C", "merge:C>F"]).1, "C:2,0 D:1,0 E:1,1 G:1,1");
+    assert_eq!(transformed(&["focus-function:F", "drop:F>G"]).1, "F:1,1");
+}
+
+#[test]
+fn recursion_direct_and_indirect() {
+    let st = stacks(&["A>A>A>B", "A>B>A>B", "A>A"]);
+    let direct = Transform::parse("collapse-recursion:A", &st).unwrap().apply(&st);
+    assert_eq!(show(&direct, &CallTree::top_down(&direct)), "A:3,1 B:2,1 A:1,0 B:1,1");
+    let indirect = Transform::parse("collapse-indirect-recursion:A", &st).unwrap().apply(&st);
+    // A>B>A>B keeps both Bs: only the inner A goes.
+    assert_eq!(show(&indirect, &CallTree::top_down(&indirect)), "A:3,1 B:2,1 B:1,1");
+}
+
+#[test]
+fn js_only_joins_paths_through_native_frames() {
+    // JS::RunScript > onLoad > IonCannon > a > b, and the same without IonCannon: one path.
+    let mut st = Stacks::new();
+    let run = st.func(f("JS::RunScript", ""));
+    let on_load = st.func(f("onLoad", "page.js"));
+    let ion = st.func(f("IonCannon", ""));
+    let a = st.func(f("a", "page.js"));
+    let b = st.func(f("b", "page.js"));
+    let gc = st.func(f("(garbage collector)", ""));
+    for stack in [vec![run, on_load, ion, a, b], vec![run, on_load, a, b], vec![run, on_load, a, gc]] {
+        let s = st.stack_of(&stack).unwrap();
+        st.add(s, 1.0);
+    }
+    let js = Transform::JsOnly.apply(&st);
+    assert_eq!(show(&js, &CallTree::top_down(&js)), "onLoad:3,0 a:3,1 b:2,2");
+}
+
+#[test]
+fn bad_transforms_say_what_is_wrong() {
+    let st = example();
+    let err = |s: &str| Transform::parse(s, &st).unwrap_err().0;
+    assert_eq!(err("merge A>B"), "transform 'merge A>B': expected KIND:ARGUMENT, KIND one of merge, merge-function, merge-subtree, drop, drop-function, focus, focus-function, collapse-recursion, collapse-indirect-recursion, collapse-resource");
+    assert_eq!(err("merge:A>>B"), "transform 'merge:A>>B': an empty function name");
+    assert_eq!(err("merge:A>Z"), "transform 'merge:A>Z': no function named 'Z' in this tree");
+    assert_eq!(err("merge:B"), "transform 'merge:B': no CallNode at 'B' in this tree");
+    assert!(err("squash:A").starts_with("transform 'squash:A': unknown kind 'squash'"));
+}
+
+#[test]
+fn a_million_frames_deep() {
+    let mut st = Stacks::new();
+    let fs: Vec<FuncId> = (0..3).map(|k| st.func(f(&format!("f{k}"), "r.js"))).collect();
+    let path: Vec<FuncId> = (0..1_000_000).map(|k| fs[k % 3]).collect();
+    let s = st.stack_of(&path).unwrap();
+    st.add(s, 5.0);
+    for t in [Transform::CollapseIndirectRecursion(fs[0]), Transform::MergeFunction(fs[1])] {
+        let out = t.apply(&st);
+        let tree = CallTree::top_down(&out);
+        assert_eq!(tree.total, 5.0);
+    }
+    let tree = CallTree::top_down(&st);
+    let mut deepest = 0;
+    tree.walk(|_, d| {
+        deepest = deepest.max(d);
+        true
+    });
+    assert_eq!(deepest, 999_999);
+    assert_eq!(CallTree::inverted(&st).nodes.len(), 1_000_000);
+}
