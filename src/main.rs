@@ -5,6 +5,7 @@ mod alloc;
 #[cfg(unix)]
 mod process;
 mod summary;
+mod tree_cmd;
 
 use std::fs;
 use std::io::{self, BufWriter, IsTerminal, Read, Write};
@@ -58,6 +59,63 @@ enum Command {
   jscalls timeline CPU.20250101.cpuprofile -o timeline.json.gz
   cat trace.json | jscalls timeline > timeline.json")]
     Timeline(OutputArgs),
+    /// Call trees of functions from the estimated calls, weighted by self time: top-down,
+    /// inverted (bottom-up) or a flat list, with the Firefox Profiler's transforms.
+    #[command(after_help = "Examples:
+  jscalls tree trace.json.gz                         every thread with calls, busiest first
+  jscalls tree trace.json.gz --thread CrRendererMain --js-only --depth 6
+  jscalls tree trace.json.gz --invert                bottom-up: where the self time is, and its callers
+  jscalls tree trace.json.gz --flat --min-percent 1
+  jscalls tree app.cpuprofile --transform 'focus-function:render' --transform 'merge-function:wrapper'
+  jscalls tree trace.json.gz --format json -o tree.json
+
+Transforms (applied in order, each to the tree the ones before it made):
+  merge:A>B>C  merge-function:F  merge-subtree:A>B  drop:A>B  drop-function:F
+  focus:A>B  focus-function:F  collapse-recursion:F  collapse-indirect-recursion:F
+  collapse-resource:URL
+A path names functions from a root, separated by '>'; a function is its name, or its label
+as the text tree prints it (`name url:line:column`) when several share the name.")]
+    Tree(TreeArgs),
+}
+
+#[derive(Debug, Args)]
+struct TreeArgs {
+    #[command(flatten)]
+    out: OutputArgs,
+    /// `text` (the default) or `json` (the `jscalls-tree/1` document).
+    #[arg(long, value_enum, default_value = "text")]
+    format: TreeFormat,
+    /// Bottom-up: the functions that have self time first, then their callers.
+    #[arg(long, conflicts_with = "flat")]
+    invert: bool,
+    /// One line per function: self and total time, most self time first.
+    #[arg(long)]
+    flat: bool,
+    /// Only this thread: `PID:TID` or its name (default: every thread with calls, busiest first).
+    #[arg(long, value_name = "PID:TID|NAME")]
+    thread: Option<String>,
+    /// Leave out nodes under this share of their thread's time (default: 0.5 on a terminal, else 0).
+    #[arg(long, value_name = "P")]
+    min_percent: Option<f64>,
+    /// Show nodes down to this depth (0: the roots only).
+    #[arg(long, value_name = "N")]
+    depth: Option<usize>,
+    /// Only JavaScript functions: the time of (program), (garbage collector), native and runtime
+    /// frames goes to the nearest JavaScript caller.
+    #[arg(long)]
+    js_only: bool,
+    /// A transform, `KIND:ARGUMENT` (repeatable, applied in order; see below).
+    #[arg(long = "transform", value_name = "SPEC")]
+    transforms: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum TreeFormat {
+    /// An indented tree: total and self time (ms and %), the function and its file:line:column.
+    Text,
+    /// `jscalls-tree/1`: per thread, nodes with func {name, url, line, column}, total, self
+    /// (µs) and children.
+    Json,
 }
 
 /// Options of every command, accepted before or after its name.
@@ -223,10 +281,11 @@ enum Failed {
 }
 
 /// What one run writes.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Product {
+#[derive(Clone, Copy)]
+enum Product<'a> {
     Calls(CallsFormat),
     Timeline,
+    Tree(&'a TreeArgs),
 }
 
 fn run(cli: Cli) -> Result<(), Failed> {
@@ -238,6 +297,7 @@ fn run(cli: Cli) -> Result<(), Failed> {
             (&c.out, Product::Calls(format))
         }
         Command::Timeline(o) => (o, Product::Timeline),
+        Command::Tree(t) => (&t.out, Product::Tree(t)),
     };
     let inputs: Vec<Option<&Path>> = if args.inputs.is_empty() {
         vec![None]
@@ -292,6 +352,8 @@ fn plan_outputs(
                 Product::Calls(CallsFormat::Json) => ".calls.json",
                 Product::Calls(CallsFormat::Summary) => ".summary.txt",
                 Product::Timeline => ".timeline.json",
+                Product::Tree(t) if t.format == TreeFormat::Json => ".tree.json",
+                Product::Tree(_) => ".tree.txt",
             };
             let mut seen = std::collections::BTreeSet::new();
             let mut out = Vec::new();
@@ -309,7 +371,9 @@ fn plan_outputs(
             inputs.len(),
             o.display()
         ))),
-        None if product == Product::Calls(CallsFormat::Summary) => Ok(vec![None; inputs.len()]),
+        None if matches!(product, Product::Calls(CallsFormat::Summary) | Product::Tree(_)) => {
+            Ok(vec![None; inputs.len()])
+        }
         None => Err(Failed::Usage(format!(
             "{} inputs need -o DIR, an existing directory (one output per input), or --format summary",
             inputs.len()
@@ -332,7 +396,7 @@ fn stem(p: &Path) -> String {
 fn run_one(
     input: Option<&Path>,
     out_path: Option<&Path>,
-    product: Product,
+    product: Product<'_>,
     global: &Global,
     cfg: &Config,
     fsync: bool,
@@ -373,7 +437,7 @@ fn run_one(
         None => Source::stdin(),
     };
     // The timeline reads its input twice: a stream is kept in a temporary file on the way.
-    let source = if product == Product::Timeline && !source.can_reread() {
+    let source = if matches!(product, Product::Timeline) && !source.can_reread() {
         let tmp = spill_stream(&source).map_err(fail)?;
         let s = Source::file(tmp.path());
         spill = Some(tmp);
@@ -406,7 +470,19 @@ fn run_one(
         None => "-".to_owned(),
     };
     let timing = Timing::start();
+    if let Product::Tree(args) = product {
+        let to_terminal = out_path.is_none() && io::stdout().is_terminal();
+        let text = tree_cmd::render(assembled, args, to_terminal, &input_label, cfg.engine).map_err(|e| match e {
+            tree_cmd::Failure::Usage(m) => Failed::Usage(m),
+            tree_cmd::Failure::Input(e) => fail(e),
+        })?;
+        let result = output.write(|w| w.write_all(text.as_bytes()).map_err(|e| Error::io("cannot write the tree", e)));
+        drop(spill);
+        return result.map_err(fail);
+    }
     let result = output.write(|w| match product {
+        // Written above, from the same assembled input.
+        Product::Tree(_) => Ok(()),
         Product::Timeline => assembled.write_timeline(w, &source),
         Product::Calls(CallsFormat::Json) => assembled.write_calls(w, &input_label),
         Product::Calls(CallsFormat::Summary) => write_summary(w, assembled, &diagnostics, cfg.engine),

@@ -9,6 +9,7 @@
 //!
 //! Every walk is iterative: a stack a million frames deep is as safe as a shallow one.
 
+pub mod render;
 mod transform;
 
 use std::collections::HashMap;

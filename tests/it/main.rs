@@ -9,3 +9,4 @@ mod regressions;
 mod spec_tables;
 mod support;
 mod timeline;
+mod tree;

@@ -1,0 +1,156 @@
+//! A call tree as text for a terminal, and as `jscalls-tree/1` JSON.
+
+use std::fmt::Write as _;
+
+use super::{CallTree, FuncId, Stacks};
+use crate::js::{write_json_string, write_number};
+
+/// What to show of a tree.
+#[derive(Debug, Clone, Copy)]
+pub struct Shown {
+    /// Nodes under this share of the thread's total are left out (percent, 0 keeps all).
+    pub min_percent: f64,
+    /// Nodes deeper than this are left out (0 is the roots).
+    pub max_depth: usize,
+}
+
+impl Default for Shown {
+    fn default() -> Shown {
+        Shown { min_percent: 0.0, max_depth: usize::MAX }
+    }
+}
+
+/// Appends `tree` as indented lines: total and self (ms and % of the thread's total), then
+/// the function, indented by depth.
+pub fn text(out: &mut String, stacks: &Stacks, tree: &CallTree, shown: Shown) {
+    let whole = tree.total;
+    let pct = |w: f64| if whole > 0.0 { 100.0 * w / whole } else { 0.0 };
+    let _ = writeln!(out, "  {:>10} {:>6} {:>10} {:>6}  function", "total ms", "%", "self ms", "%");
+    let mut hidden = 0usize;
+    tree.walk(|n, depth| {
+        let node = &tree.nodes[n];
+        if pct(node.total) < shown.min_percent || depth > shown.max_depth {
+            hidden += 1;
+            return false;
+        }
+        let _ = writeln!(
+            out,
+            "  {:>10.3} {:>6.1} {:>10.3} {:>6.1}  {}{}",
+            node.total / 1000.0,
+            pct(node.total),
+            node.self_weight / 1000.0,
+            pct(node.self_weight),
+            "  ".repeat(depth),
+            stacks.funcs[node.func as usize].label()
+        );
+        true
+    });
+    if tree.root_self > 0.0 {
+        let _ = writeln!(
+            out,
+            "  {:>10.3} {:>6.1}  (outside every function kept)",
+            tree.root_self / 1000.0,
+            pct(tree.root_self)
+        );
+    }
+    if hidden > 0 {
+        let _ = writeln!(out, "  ({hidden} smaller or deeper node(s) not shown: --min-percent 0, --depth)");
+    }
+}
+
+/// Appends the flat list of functions (most self weight first).
+pub fn flat_text(out: &mut String, stacks: &Stacks, whole: f64, shown: Shown) {
+    let pct = |w: f64| if whole > 0.0 { 100.0 * w / whole } else { 0.0 };
+    let _ = writeln!(out, "  {:>10} {:>6} {:>10} {:>6}  function", "self ms", "%", "total ms", "%");
+    let mut hidden = 0usize;
+    for (f, s, t) in CallTree::functions(stacks) {
+        if pct(s) < shown.min_percent {
+            hidden += 1;
+            continue;
+        }
+        let label = stacks.funcs[f as usize].label();
+        let _ = writeln!(out, "  {:>10.3} {:>6.1} {:>10.3} {:>6.1}  {label}", s / 1000.0, pct(s), t / 1000.0, pct(t));
+    }
+    if hidden > 0 {
+        let _ = writeln!(out, "  ({hidden} function(s) under --min-percent not shown)");
+    }
+}
+
+/// Appends `{"func":…,"total":…,"self":…,"children":[…]}` for each root of `tree`, comma
+/// separated, one node per line (written with an explicit stack: any depth).
+pub fn json_nodes(out: &mut String, stacks: &Stacks, tree: &CallTree, shown: Shown) {
+    let whole = tree.total;
+    let keep = |n: usize| whole <= 0.0 || 100.0 * tree.nodes[n].total / whole >= shown.min_percent;
+    // Some((node, depth, first in its list)) opens a node; None closes the one opened last.
+    let push_list = |stack: &mut Vec<Option<(usize, usize, bool)>>, list: &[usize], depth: usize| {
+        let kept: Vec<usize> = list.iter().copied().filter(|&c| keep(c)).collect();
+        stack.extend(kept.iter().enumerate().rev().map(|(k, &c)| Some((c, depth, k == 0))));
+    };
+    let mut stack = Vec::new();
+    push_list(&mut stack, &tree.roots, 0);
+    while let Some(item) = stack.pop() {
+        let Some((n, depth, first)) = item else {
+            out.push_str("]}");
+            continue;
+        };
+        out.push_str(if first { "\n" } else { ",\n" });
+        let node = &tree.nodes[n];
+        func_json(out, stacks, node.func);
+        out.push_str(",\"total\":");
+        write_number(out, node.total);
+        out.push_str(",\"self\":");
+        write_number(out, node.self_weight);
+        out.push_str(",\"children\":[");
+        stack.push(None);
+        if depth < shown.max_depth {
+            push_list(&mut stack, &node.children, depth + 1);
+        }
+    }
+}
+
+/// `{"func":{"name","url","line","column"}` (the object left open for the node's fields).
+fn func_json(out: &mut String, stacks: &Stacks, f: FuncId) {
+    let func = &stacks.funcs[f as usize];
+    out.push_str("{\"func\":{\"name\":");
+    write_json_string(out, &func.name);
+    out.push_str(",\"url\":");
+    write_json_string(out, &func.url);
+    for (key, v) in [("line", func.line), ("column", func.column)] {
+        let _ = write!(out, ",\"{key}\":");
+        match v {
+            Some(v) => {
+                let _ = write!(out, "{v}");
+            }
+            None => out.push_str("null"),
+        }
+    }
+    out.push('}');
+}
+
+/// Appends the flat list as JSON objects `{"func":…,"self":…,"total":…}`, comma separated.
+pub fn flat_json(out: &mut String, stacks: &Stacks, whole: f64, shown: Shown) {
+    let mut first = true;
+    for (f, s, t) in CallTree::functions(stacks) {
+        if whole > 0.0 && 100.0 * s / whole < shown.min_percent {
+            continue;
+        }
+        out.push_str(if first { "\n" } else { ",\n" });
+        first = false;
+        func_json(out, stacks, f);
+        out.push_str(",\"self\":");
+        write_number(out, s);
+        out.push_str(",\"total\":");
+        write_number(out, t);
+        out.push('}');
+    }
+}
+
+/// Appends `s` as a JSON string, escaped as `JSON.stringify` escapes it.
+pub fn string(out: &mut String, s: &str) {
+    write_json_string(out, s);
+}
+
+/// Appends `n` as JavaScript prints a number.
+pub fn number(out: &mut String, n: f64) {
+    write_number(out, n);
+}

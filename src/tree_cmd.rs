@@ -1,0 +1,192 @@
+//! `jscalls tree`: each chosen thread's calls as a call tree, transformed, as text or JSON.
+
+use std::fmt::Write as _;
+
+use jscalls::tree::render::{self, Shown};
+use jscalls::tree::{CallTree, Stacks, Transform};
+use jscalls::{Assembled, EngineVersion, Error};
+
+use crate::{TreeArgs, TreeFormat};
+
+/// Why no tree was written.
+pub enum Failure {
+    /// A bad option (exit 2).
+    Usage(String),
+    /// The input (exit 1).
+    Input(Error),
+}
+
+/// One thread's stacks, ready to show.
+struct Chosen {
+    pid: i64,
+    tid: i64,
+    name: Option<String>,
+    calls: usize,
+    stacks: Stacks,
+}
+
+/// The whole output for `assembled`.
+pub fn render(
+    assembled: Assembled,
+    args: &TreeArgs,
+    to_terminal: bool,
+    input: &str,
+    engine: EngineVersion,
+) -> Result<String, Failure> {
+    let wanted = args.thread.as_deref().map(ThreadSpec::parse).transpose().map_err(Failure::Usage)?;
+    let mut chosen: Vec<Chosen> = Vec::new();
+    assembled
+        .for_each_thread(|th| {
+            let name = th.name().map(str::to_owned);
+            if th.is_empty() || wanted.as_ref().is_some_and(|w| !w.matches(th.pid(), th.tid(), name.as_deref())) {
+                return Ok(());
+            }
+            chosen.push(Chosen {
+                pid: th.pid(),
+                tid: th.tid(),
+                name,
+                calls: th.len(),
+                stacks: Stacks::from_calls(&th),
+            });
+            Ok(())
+        })
+        .map_err(Failure::Input)?;
+    if let (Some(spec), true) = (&args.thread, chosen.is_empty()) {
+        return Err(Failure::Usage(format!("--thread {spec}: no thread with calls is {spec}")));
+    }
+    // Each thread through the transforms; a transform that fits no thread is a usage error.
+    let mut first_error = None;
+    let mut kept = Vec::new();
+    for mut c in chosen {
+        if args.js_only {
+            c.stacks = Transform::JsOnly.apply(&c.stacks);
+        }
+        let mut fits = true;
+        for spec in &args.transforms {
+            match Transform::parse(spec, &c.stacks) {
+                Ok(t) => c.stacks = t.apply(&c.stacks),
+                Err(e) => {
+                    first_error.get_or_insert(e.0);
+                    fits = false;
+                    break;
+                }
+            }
+        }
+        if fits {
+            kept.push(c);
+        }
+    }
+    if kept.is_empty() {
+        if let Some(e) = first_error {
+            return Err(Failure::Usage(e));
+        }
+    }
+    kept.sort_by(|a, b| b.stacks.total().total_cmp(&a.stacks.total()).then((a.pid, a.tid).cmp(&(b.pid, b.tid))));
+    let shown = Shown {
+        min_percent: args.min_percent.unwrap_or(if to_terminal && args.format == TreeFormat::Text { 0.5 } else { 0.0 }),
+        max_depth: args.depth.unwrap_or(usize::MAX),
+    };
+    let view = if args.flat {
+        "flat"
+    } else if args.invert {
+        "inverted"
+    } else {
+        "top-down"
+    };
+    let mut out = String::new();
+    match args.format {
+        TreeFormat::Text => {
+            if kept.is_empty() {
+                out.push_str("no thread has estimated calls\n");
+            }
+            for c in &kept {
+                let total = c.stacks.total();
+                let _ = writeln!(
+                    out,
+                    "{} (pid {}, tid {}): {:.3} ms in {} calls, {view}",
+                    c.name.as_deref().unwrap_or("thread"),
+                    c.pid,
+                    c.tid,
+                    total / 1000.0,
+                    c.calls
+                );
+                match view {
+                    "flat" => render::flat_text(&mut out, &c.stacks, total, shown),
+                    "inverted" => render::text(&mut out, &c.stacks, &CallTree::inverted(&c.stacks), shown),
+                    _ => render::text(&mut out, &c.stacks, &CallTree::top_down(&c.stacks), shown),
+                }
+                out.push('\n');
+            }
+        }
+        TreeFormat::Json => {
+            out.push_str("{\"format\":\"jscalls-tree/1\",\"input\":");
+            render::string(&mut out, input);
+            let _ = write!(
+                out,
+                ",\"engine\":\"{}\",\"weight\":\"self-time-us\",\"view\":\"{view}\",\"jsOnly\":{},\"transforms\":[",
+                engine.label(),
+                args.js_only
+            );
+            for (k, t) in args.transforms.iter().enumerate() {
+                if k > 0 {
+                    out.push(',');
+                }
+                render::string(&mut out, t);
+            }
+            out.push_str("],\"threads\":[");
+            for (k, c) in kept.iter().enumerate() {
+                if k > 0 {
+                    out.push(',');
+                }
+                let _ = write!(out, "\n{{\"pid\":{},\"tid\":{},\"name\":", c.pid, c.tid);
+                match &c.name {
+                    Some(n) => render::string(&mut out, n),
+                    None => out.push_str("null"),
+                }
+                let _ = write!(out, ",\"calls\":{},\"total\":", c.calls);
+                render::number(&mut out, c.stacks.total());
+                if view == "flat" {
+                    out.push_str(",\"functions\":[");
+                    render::flat_json(&mut out, &c.stacks, c.stacks.total(), shown);
+                } else {
+                    let tree =
+                        if view == "inverted" { CallTree::inverted(&c.stacks) } else { CallTree::top_down(&c.stacks) };
+                    out.push_str(",\"rootSelf\":");
+                    render::number(&mut out, tree.root_self);
+                    out.push_str(",\"roots\":[");
+                    render::json_nodes(&mut out, &c.stacks, &tree, shown);
+                }
+                out.push_str("]}");
+            }
+            out.push_str("]}\n");
+        }
+    }
+    Ok(out)
+}
+
+/// `--thread`: `PID:TID` or a thread name.
+enum ThreadSpec {
+    Ids(i64, i64),
+    Name(String),
+}
+
+impl ThreadSpec {
+    fn parse(s: &str) -> Result<ThreadSpec, String> {
+        if let Some((p, t)) = s.split_once(':') {
+            if let (Ok(p), Ok(t)) = (p.trim().parse(), t.trim().parse()) {
+                return Ok(ThreadSpec::Ids(p, t));
+            }
+        }
+        if s.is_empty() {
+            return Err("--thread: expected PID:TID or a thread name".to_owned());
+        }
+        Ok(ThreadSpec::Name(s.to_owned()))
+    }
+
+    fn matches(&self, pid: i64, tid: i64, name: Option<&str>) -> bool {
+        match self {
+            ThreadSpec::Ids(p, t) => *p == pid && *t == tid,
+            ThreadSpec::Name(n) => name == Some(n.as_str()),
+        }
+    }
+}

@@ -1,0 +1,124 @@
+//! `jscalls tree` and the library's call trees on real recordings: weights add up before and
+//! after transforms, the JSON is the documented shape, bad transforms are usage errors.
+
+use std::process::Command;
+
+use jscalls::tree::{CallTree, Stacks, Transform};
+use jscalls::{analyze, Config, Source};
+
+/// Σ of the durations of the calls no other call encloses (the thread's estimated call time).
+fn top_level_time(th: &jscalls::Thread<'_>) -> f64 {
+    let mut end = f64::NEG_INFINITY;
+    let mut depth = i32::MAX;
+    let mut sum = 0.0;
+    for c in th.calls_sorted() {
+        if c.ts() >= end || c.node_depth() <= depth {
+            sum += c.dur();
+            end = c.ts() + c.dur();
+            depth = c.node_depth();
+        }
+    }
+    sum
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-6 * a.abs().max(1.0)
+}
+
+/// Every view's weights: roots sum to the total, a node's total is its self plus its children's.
+fn check_sums(st: &Stacks, what: &str) {
+    for tree in [CallTree::top_down(st), CallTree::inverted(st)] {
+        let roots: f64 = tree.roots.iter().map(|&r| tree.nodes[r].total).sum();
+        assert!(
+            close(roots + tree.root_self, tree.total),
+            "{what}: roots {roots} + {} vs {}",
+            tree.root_self,
+            tree.total
+        );
+        let mut selfs = 0.0;
+        for n in &tree.nodes {
+            selfs += n.self_weight;
+            if tree.inverted {
+                continue; // an inverted node's total is its samples', not its children's sum
+            }
+            let kids: f64 = n.children.iter().map(|&c| tree.nodes[c].total).sum();
+            assert!(
+                close(n.total, n.self_weight + kids),
+                "{what}: node total {} vs {} + {kids}",
+                n.total,
+                n.self_weight
+            );
+        }
+        assert!(close(selfs + tree.root_self, tree.total), "{what}: self times {selfs} vs {}", tree.total);
+    }
+}
+
+#[test]
+fn weights_add_up_on_real_recordings_before_and_after_transforms() {
+    for fixture in
+        ["fixtures/chrome-ui.json.gz", "fixtures/node-trace-mixed.json.gz", "fixtures/chrome-worker-hires.json.gz"]
+    {
+        let a = analyze(&Source::file(fixture), &Config::default()).unwrap();
+        for th in a.threads().filter(|t| !t.is_empty()) {
+            let st = Stacks::from_calls(&th);
+            assert!(close(st.total(), top_level_time(&th)), "{fixture}: {} vs {}", st.total(), top_level_time(&th));
+            check_sums(&st, fixture);
+            // A stack of transforms built from the tree as it goes: the heaviest path's nodes.
+            let mut cur = Transform::JsOnly.apply(&st);
+            check_sums(&cur, "js-only");
+            for kind in ["merge", "collapse-recursion", "merge-subtree", "focus-function", "drop", "merge-function"] {
+                let tree = CallTree::top_down(&cur);
+                let Some(&root) = tree.roots.first() else { break };
+                let mut path = vec![root];
+                while let Some(&c) = tree.nodes[*path.last().unwrap()].children.first() {
+                    path.push(c);
+                    if path.len() == 2 {
+                        break;
+                    }
+                }
+                let names: Vec<String> = path.iter().map(|&n| cur.funcs[tree.nodes[n].func as usize].label()).collect();
+                let arg = match kind {
+                    "merge" | "merge-subtree" | "drop" => names.join(">"),
+                    _ => names.last().unwrap().clone(),
+                };
+                let before = cur.total();
+                cur = Transform::parse(&format!("{kind}:{arg}"), &cur).unwrap().apply(&cur);
+                check_sums(&cur, kind);
+                if matches!(kind, "merge" | "collapse-recursion" | "merge-subtree" | "merge-function") {
+                    assert!(close(cur.total(), before), "{kind} keeps every sample");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn cli_json_is_the_documented_shape_and_bad_transforms_exit_2() {
+    let bin = env!("CARGO_BIN_EXE_jscalls");
+    let out = Command::new(bin)
+        .args(["tree", "fixtures/chrome-ui.json.gz", "--format", "json", "--js-only"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["format"], "jscalls-tree/1");
+    assert_eq!(v["view"], "top-down");
+    let th = &v["threads"][0];
+    let roots: f64 = th["roots"].as_array().unwrap().iter().map(|r| r["total"].as_f64().unwrap()).sum();
+    assert!(close(roots + th["rootSelf"].as_f64().unwrap(), th["total"].as_f64().unwrap()));
+    let node = &th["roots"][0];
+    for key in ["name", "url", "line", "column"] {
+        assert!(node["func"].get(key).is_some(), "func.{key}");
+    }
+    assert!(node["children"].is_array() && node["self"].is_number());
+
+    for (spec, want) in [
+        ("focus:nope", "jscalls: error: transform 'focus:nope': no function named 'nope' in this tree\n"),
+        ("merge", "jscalls: error: transform 'merge': expected KIND:ARGUMENT, KIND one of merge, merge-function, merge-subtree, drop, drop-function, focus, focus-function, collapse-recursion, collapse-indirect-recursion, collapse-resource\n"),
+    ] {
+        let out = Command::new(bin).args(["tree", "fixtures/chrome-ui.json.gz", "--transform", spec]).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{spec}");
+        assert_eq!(String::from_utf8_lossy(&out.stderr), want);
+        assert!(out.stdout.is_empty());
+    }
+}
