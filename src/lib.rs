@@ -251,8 +251,8 @@ pub fn assemble(source: &Source, cfg: &Config) -> Result<(Diagnostics, Assembled
             Ok((diag, Assembled { kind, n_events, threads: tm.threads, mode, strings: tm.strings, cfg, stages }))
         }
         Document::CpuProfile { fields, location } => {
-            let mut strings = strings::Strings::default();
-            let threads = model::cpuprofile::thread_work(&fields, location, &mut strings, &cfg, &mut diag)?;
+            let (mut strings, nodes) = builder.into_profile_parts();
+            let threads = model::cpuprofile::thread_work(fields, nodes, location, &mut strings, &cfg, &mut diag)?;
             let mode = match cfg.cpuprofile_mode {
                 CpuProfileMode::Integrator => Mode::Integrator,
                 CpuProfileMode::PerformancePanel => Mode::PerformancePanel,

@@ -82,6 +82,12 @@ pub trait Sink {
     fn raw_event(&mut self, _raw: &[u8], _ctx: &EventCtx<'_>) -> Result<(), Error> {
         Ok(())
     }
+    /// The `nodes` array of a top-level object that may be a `.cpuprofile`, read where it lies
+    /// (it is most of such a file, so a copy would double the memory): whether the sink took
+    /// it. A member it took is kept as an empty value ([`Document::CpuProfile`]).
+    fn profile_nodes(&mut self, _raw: &[u8], _location: Location) -> bool {
+        false
+    }
 }
 
 /// What the top level turned out to be.
@@ -814,7 +820,19 @@ fn top_object<S: Sink>(me: &mut Walker<'_>, sink: &mut S, location: Location) ->
             if me.peek()?.is_none() {
                 cut!("after a top-level key");
             }
-            let Some(raw) = me.raw_value()? else { cut!("inside a top-level value") };
+            let raw = if key == "nodes" && n_events.is_none() {
+                let Some(end) = me.scan_len(None, |b, st| json::skip(b, 0, st))? else {
+                    cut!("inside a top-level value")
+                };
+                let value = &me.w.rest()[..end];
+                let taken = value.first() == Some(&b'[') && sink.profile_nodes(value, location);
+                let raw = if taken { Vec::new() } else { value.to_vec() };
+                me.w.pos += end;
+                raw
+            } else {
+                let Some(raw) = me.raw_value()? else { cut!("inside a top-level value") };
+                raw
+            };
             if key == "metadata" {
                 metadata = Some(raw);
             } else if n_events.is_none() && PROFILE_KEYS.contains(&key.as_str()) {
@@ -851,7 +869,9 @@ fn finish_object(
     if let Some(n_events) = n_events {
         return Ok(Document::Trace { metadata, n_events });
     }
-    let is_profile = fields.iter().any(|(k, v)| (k == "nodes" && v.first() == Some(&b'[')) || k == "head");
+    // An empty `nodes` value is an array the sink took.
+    let is_profile =
+        fields.iter().any(|(k, v)| (k == "nodes" && matches!(v.first(), None | Some(b'['))) || k == "head");
     if is_profile {
         return Ok(Document::CpuProfile { fields, location });
     }

@@ -16,25 +16,22 @@ use crate::{Config, CpuProfileMode};
 /// `0x1`, as DevTools wraps a loaded profile); none when the Performance panel would show
 /// nothing.
 pub fn thread_work(
-    fields: &[(String, Vec<u8>)],
+    mut fields: Vec<(String, Vec<u8>)>,
+    nodes: Option<Result<ParsedNodes, Error>>,
     location: Location,
     strings: &mut Strings,
     cfg: &Config,
     diag: &mut Diagnostics,
 ) -> Result<Vec<ThreadWork>, Error> {
-    let fixed: Vec<(String, Vec<u8>)>;
-    let fields = match fields.iter().any(|(_, v)| crate::input::json::lone_surrogates_replaced(v).is_some()) {
+    for (_, v) in &mut fields {
         // Rare: serde refuses lone surrogates, so they are given their stand-ins first.
-        true => {
-            fixed = fields
-                .iter()
-                .map(|(k, v)| (k.clone(), crate::input::json::lone_surrogates_replaced(v).unwrap_or_else(|| v.clone())))
-                .collect();
-            &fixed
+        if let Some(fixed) = crate::input::json::lone_surrogates_replaced(v) {
+            *v = fixed;
         }
-        false => fields,
-    };
-    let raw = read_fields(fields, location, strings)?;
+    }
+    let raw = read_fields(&fields, nodes, location, strings)?;
+    // The members' bytes (as large as the input) go before the model is built.
+    drop(fields);
     if raw.nodes.is_empty() && cfg.cpuprofile_mode == CpuProfileMode::PerformancePanel {
         diag.push(WarningKind::EmptyProfile, Some(location), "the profile has no nodes; DevTools shows nothing");
         return Ok(Vec::new());
@@ -56,32 +53,25 @@ pub fn thread_work(
 /// Parses the kept top-level fields of a `.cpuprofile` into a raw profile. The nodes are made
 /// raw nodes one at a time as they are parsed, so that the parsed form of only one node is held
 /// at once (a profile of a million nodes would otherwise hold them all twice).
-fn read_fields(fields: &[(String, Vec<u8>)], location: Location, strings: &mut Strings) -> Result<RawProfile, Error> {
+fn read_fields(
+    fields: &[(String, Vec<u8>)],
+    mut parsed: Option<Result<ParsedNodes, Error>>,
+    location: Location,
+    strings: &mut Strings,
+) -> Result<RawProfile, Error> {
     let mut json = CpuProfileJson::default();
-    let mut nodes = Nodes::new();
-    let mut has_nodes = false;
+    let mut nodes = ParsedNodes { nodes: Nodes::new(), present: false };
     for (key, raw) in fields {
         let fail =
             |e: serde_json::Error| Error::input(Some(location), format!("the \"{key}\" value: {}", serde_message(&e)));
         match key.as_str() {
-            "nodes" => {
-                nodes.list.clear();
-                let mut de = serde_json::Deserializer::from_slice(raw);
-                let seed = NodesSeed { nodes: &mut nodes, strings };
-                match serde::de::DeserializeSeed::deserialize(seed, &mut de).and_then(|present| {
-                    de.end()?;
-                    Ok(present)
-                }) {
-                    Ok(present) => has_nodes = present,
-                    Err(e) => {
-                        let message = nodes
-                            .failed
-                            .take()
-                            .unwrap_or_else(|| format!("the \"nodes\" value: {}", serde_message(&e)));
-                        return Err(Error::input(Some(location), message));
-                    }
-                }
+            // Empty: read where it lay ([`parse_nodes`]).
+            "nodes" if raw.is_empty() => {
+                nodes = parsed
+                    .take()
+                    .unwrap_or_else(|| Err(Error::input(Some(location), "the \"nodes\" value was not kept")))?
             }
+            "nodes" => nodes = parse_nodes(raw, location, strings)?,
             "samples" => json.samples = serde_json::from_slice::<Option<IdArray>>(raw).map_err(fail)?,
             "timeDeltas" => json.time_deltas = serde_json::from_slice::<Option<NumArray>>(raw).map_err(fail)?,
             "startTime" => json.start_time = serde_json::from_slice::<Leaf>(raw).map_err(fail)?,
@@ -90,15 +80,45 @@ fn read_fields(fields: &[(String, Vec<u8>)], location: Location, strings: &mut S
             _ => {}
         }
     }
-    if json.head.is_some() && !has_nodes {
+    if json.head.is_some() && !nodes.present {
         return Err(Error::input(Some(location), LEGACY));
     }
-    finish_raw(&json, nodes.list, nodes.frames, Some(location))
+    finish_raw(&json, nodes.nodes.list, nodes.nodes.frames, Some(location))
+}
+
+/// A `.cpuprofile`'s `nodes` value, read.
+#[derive(Debug)]
+pub struct ParsedNodes {
+    nodes: Nodes,
+    /// Whether the value was an array (not null).
+    present: bool,
+}
+
+/// Reads a `.cpuprofile`'s `nodes` value (an array or null) one node at a time, so that the
+/// parsed form of only one node is held at once.
+pub fn parse_nodes(raw: &[u8], location: Location, strings: &mut Strings) -> Result<ParsedNodes, Error> {
+    // Rare: serde refuses lone surrogates, so they are given their stand-ins first.
+    let fixed = crate::input::json::lone_surrogates_replaced(raw);
+    let raw = fixed.as_deref().unwrap_or(raw);
+    let mut nodes = Nodes::new();
+    let mut de = serde_json::Deserializer::from_slice(raw);
+    let seed = NodesSeed { nodes: &mut nodes, strings };
+    match serde::de::DeserializeSeed::deserialize(seed, &mut de).and_then(|present| {
+        de.end()?;
+        Ok(present)
+    }) {
+        Ok(present) => Ok(ParsedNodes { nodes, present }),
+        Err(e) => {
+            let message = nodes.failed.take().unwrap_or_else(|| format!("the \"nodes\" value: {}", serde_message(&e)));
+            Err(Error::input(Some(location), message))
+        }
+    }
 }
 
 const LEGACY: &str = "the legacy .cpuprofile format (a 'head' tree instead of 'nodes') is not supported";
 
 /// The raw nodes read so far, their frames, and the first node that could not be read.
+#[derive(Debug)]
 struct Nodes {
     list: Vec<RawNode>,
     frames: Frames,

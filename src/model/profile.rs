@@ -285,7 +285,10 @@ pub struct ProfileModel {
 /// Interns the call frames of one profile by the fields `framesAreEqual` compares.
 #[derive(Debug, Default)]
 struct FrameKeys {
-    map: FxHashMap<(ScalarKey, ScalarKey, ScalarKey), u32>,
+    /// The distinct keys, in order of first use: a key's index is its number.
+    keys: Vec<(ScalarKey, ScalarKey, ScalarKey)>,
+    /// Key numbers, found by the key's hash (4 bytes a key, not a second copy).
+    index: hashbrown::HashTable<u32>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -327,8 +330,22 @@ impl FrameKeys {
     fn key(&mut self, f: &CallFrame) -> (u32, bool) {
         match (scalar_key(f.script_id), scalar_key(f.function_name), scalar_key(f.line_number)) {
             (Some(a), Some(b), Some(c)) => {
-                let n = self.map.len() as u32;
-                (*self.map.entry((a, b, c)).or_insert(n), false)
+                let key = (a, b, c);
+                let keys = &mut self.keys;
+                let hash = |k: &(ScalarKey, ScalarKey, ScalarKey)| {
+                    std::hash::BuildHasher::hash_one(&rustc_hash::FxBuildHasher, k)
+                };
+                let entry = self.index.entry(hash(&key), |&n| keys[n as usize] == key, |&n| hash(&keys[n as usize]));
+                let n = match entry {
+                    hashbrown::hash_table::Entry::Occupied(e) => *e.get(),
+                    hashbrown::hash_table::Entry::Vacant(e) => {
+                        let n = keys.len() as u32;
+                        keys.push(key);
+                        e.insert(n);
+                        n
+                    }
+                };
+                (n, false)
             }
             _ => (u32::MAX, true),
         }

@@ -2,6 +2,8 @@
 //! key: a frame seen before is found without interning its strings again.
 
 use super::*;
+use rustc_hash::FxBuildHasher;
+use std::hash::BuildHasher;
 
 /// The `callFrame` objects of one profile already read, by an exact encoding of their
 /// members: a frame seen again (most are: the generated traces have 570,000 nodes but 243
@@ -10,7 +12,10 @@ use super::*;
 /// [`frame_from_json`] turns into the same frame; only frames read without error are kept.
 #[derive(Debug, Default)]
 pub struct FrameCache {
-    pub(crate) seen: FxHashMap<Box<[u8]>, u32>,
+    /// The keys seen, end to end (one allocation, not one per frame).
+    keys: Vec<u8>,
+    /// (start in `keys`, length, frame) of each key seen, found by the key's hash.
+    seen: hashbrown::HashTable<(u32, u32, u32)>,
     pub(crate) key: Vec<u8>,
 }
 
@@ -25,11 +30,17 @@ impl FrameCache {
     ) -> Option<u32> {
         self.key.clear();
         encode_frame(f, &mut self.key);
-        if let Some(&k) = self.seen.get(&self.key[..]) {
-            return Some(k);
-        }
-        let k = frames.intern(frame_from_json(f, chunk, strings)?);
-        self.seen.insert(self.key.as_slice().into(), k);
+        let key = std::mem::take(&mut self.key);
+        let found = self.get(&key);
+        let k = match found {
+            Some(k) => k,
+            None => {
+                let k = frames.intern(frame_from_json(f, chunk, strings)?);
+                self.insert(&key, k);
+                k
+            }
+        };
+        self.key = key;
         Some(k)
     }
 
@@ -42,12 +53,38 @@ impl FrameCache {
         strings: &mut Strings,
         frames: &mut Frames,
     ) -> Option<u32> {
-        if let Some(&k) = self.seen.get(key) {
+        if let Some(k) = self.get(key) {
             return Some(k);
         }
         let k = frames.intern(frame_from_json(&decode_frame(key), chunk, strings)?);
-        self.seen.insert(key.into(), k);
+        self.insert(key, k);
         Some(k)
+    }
+
+    /// The number of keys seen.
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.seen.len()
+    }
+
+    fn get(&self, key: &[u8]) -> Option<u32> {
+        let keys = &self.keys;
+        self.seen
+            .find(FxBuildHasher.hash_one(key), |&(at, n, _)| &keys[at as usize..(at + n) as usize] == key)
+            .map(|e| e.2)
+    }
+
+    fn insert(&mut self, key: &[u8], frame: u32) {
+        // A cache: past 4 GiB of keys, frames are read again instead.
+        let (Ok(at), Ok(n)) = (u32::try_from(self.keys.len()), u32::try_from(key.len())) else { return };
+        if at.checked_add(n).is_none() {
+            return;
+        }
+        self.keys.extend_from_slice(key);
+        let keys = &self.keys;
+        self.seen.insert_unique(FxBuildHasher.hash_one(key), (at, n, frame), |&(a, n, _)| {
+            FxBuildHasher.hash_one(&keys[a as usize..(a + n) as usize])
+        });
     }
 }
 
@@ -167,8 +204,8 @@ mod tests {
             }
             // Eleven members: one repeats the first, two fail to read (an object, an array) and
             // are not kept.
-            assert_eq!(cache.seen.len(), 8);
-            assert_eq!(cache3.seen.len(), 8);
+            assert_eq!(cache.len(), 8);
+            assert_eq!(cache3.len(), 8);
             assert_eq!(format!("{frames:?}"), format!("{frames3:?}"));
         }
     }

@@ -87,9 +87,17 @@ pub struct TraceBuilder {
     worklet_events: FxHashSet<i64>,
     serial: u64,
     last_thread: Option<(i64, i64, u32)>,
+    /// A `.cpuprofile`'s `nodes`, read where they lay ([`Sink::profile_nodes`]).
+    profile_nodes: Option<Result<crate::model::cpuprofile::ParsedNodes, Error>>,
 }
 
 impl TraceBuilder {
+    /// What a `.cpuprofile` is made of beyond its members' bytes: the strings, and its `nodes`
+    /// when they were read where they lay.
+    pub fn into_profile_parts(self) -> (Strings, Option<Result<crate::model::cpuprofile::ParsedNodes, Error>>) {
+        (self.strings, self.profile_nodes)
+    }
+
     /// A builder for one input.
     pub fn new(limits: Limits, version: EngineVersion) -> TraceBuilder {
         TraceBuilder {
@@ -112,6 +120,7 @@ impl TraceBuilder {
             worklet_helper: FxHashSet::default(),
             worklet_events: FxHashSet::default(),
             serial: 0,
+            profile_nodes: None,
             last_thread: None,
         }
     }

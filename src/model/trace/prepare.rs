@@ -198,6 +198,11 @@ pub(crate) fn plain(ev: &RawEvent<'_>, name: &str, ph: u8) -> Option<Plain> {
 impl Sink for TraceBuilder {
     type Prep = Prep;
 
+    fn profile_nodes(&mut self, raw: &[u8], location: crate::error::Location) -> bool {
+        self.profile_nodes = Some(crate::model::cpuprofile::parse_nodes(raw, location, &mut self.strings));
+        true
+    }
+
     fn prepare(ev: &mut RawEvent<'_>) -> Prep {
         let chunk = ev.chunk.take();
         let ev = &*ev;
