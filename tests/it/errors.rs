@@ -372,6 +372,12 @@ calls: 2"#,
             want: r#"calls: 1"#,
         },
         Case {
+            name: "3 MB of whitespace between events, --max-event-bytes 2000 (only an event's own bytes count)",
+            input: t.replacen(",\n", &format!(",{}\n", " ".repeat(3 << 20)), 1).into_bytes(),
+            cfg: |c| c.max_event_bytes = 2000,
+            want: r#"calls: 2"#,
+        },
+        Case {
             name: "a pid of 1e20 [DevTools: a Map key like any number; jscalls keeps integral pids and tids]",
             input: t.replace(r#""pid":0"#, r#""pid":1e20"#).into_bytes(),
             cfg: none,
