@@ -12,6 +12,8 @@ pub trait Narrow: Copy {
     type Wide: Copy;
     /// `w` as a narrow value, when that loses nothing.
     fn narrow(w: Self::Wide) -> Option<Self>;
+    /// `w` cast to the narrow type (exact when [`Narrow::narrow`] says it is).
+    fn cast(w: Self::Wide) -> Self;
     /// The value.
     fn widen(self) -> Self::Wide;
 }
@@ -21,6 +23,10 @@ impl Narrow for u32 {
     #[inline]
     fn narrow(w: i64) -> Option<u32> {
         u32::try_from(w).ok()
+    }
+    #[inline]
+    fn cast(w: i64) -> u32 {
+        w as u32
     }
     #[inline]
     fn widen(self) -> i64 {
@@ -35,6 +41,10 @@ impl Narrow for i32 {
         let i = w as i32;
         // Not −0 (0.0 == -0.0, but the sign must survive); NaN fails the comparison.
         (f64::from(i) == w && (i != 0 || w.is_sign_positive())).then_some(i)
+    }
+    #[inline]
+    fn cast(w: f64) -> i32 {
+        w as i32
     }
     #[inline]
     fn widen(self) -> f64 {
@@ -73,21 +83,13 @@ impl<N: Narrow> Column32<N> {
     /// Appends the values of `v`, widening the column first if one of them needs it.
     pub fn extend(&mut self, v: &[N::Wide]) {
         if let Column32::Narrow(n) = self {
-            let start = n.len();
-            n.reserve(v.len());
-            for &w in v {
-                match N::narrow(w) {
-                    Some(x) => n.push(x),
-                    None => {
-                        n.truncate(start);
-                        *self = Column32::Wide(n.iter().map(|x| x.widen()).collect());
-                        break;
-                    }
-                }
-            }
-            if matches!(self, Column32::Narrow(_)) {
+            // Checked, then copied: two loops the compiler vectorizes, where one that pushes
+            // value by value is not.
+            if v.iter().all(|&w| N::narrow(w).is_some()) {
+                n.extend(v.iter().map(|&w| N::cast(w)));
                 return;
             }
+            *self = Column32::Wide(n.iter().map(|x| x.widen()).collect());
         }
         if let Column32::Wide(w) = self {
             w.extend_from_slice(v);
