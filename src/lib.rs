@@ -90,6 +90,10 @@ pub struct Config {
     /// Set to the bytes of the event array read so far (decompressed), as reading advances: for
     /// a progress display on another thread. Default: none.
     pub progress: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
+    /// Keep each trace event's name with the thread's events, for DevTools' tree of every event
+    /// ([`Assembled::write_devtools_tree`]). Default: false (names cost a second read of each
+    /// plain event and 8 bytes an event).
+    pub keep_event_names: bool,
 }
 
 impl Default for Config {
@@ -103,6 +107,7 @@ impl Default for Config {
             threads: std::thread::available_parallelism().map(|n| n.get().min(8)).unwrap_or(1),
             mmap: true,
             progress: None,
+            keep_event_names: false,
         }
     }
 }
@@ -181,6 +186,8 @@ pub struct Assembled {
     strings: strings::Strings,
     cfg: Config,
     stages: Vec<(&'static str, Duration)>,
+    /// MetaHandler's trace bounds, µs.
+    bounds: (f64, f64),
 }
 
 impl Assembled {
@@ -223,6 +230,16 @@ impl Assembled {
         reread::write_timeline(out, source, lazy, &cfg)
     }
 
+    /// Writes DevTools' own Call tree and Bottom-up of each thread with calls, for the set of
+    /// its calls and (with [`Config::keep_event_names`]) the set of all its events, as the
+    /// `devtools-tree/1` document of the reference oracle.
+    pub fn write_devtools_tree(self, out: &mut dyn Write, input_label: &str) -> Result<(), Error> {
+        let bounds = self.bounds;
+        let (lazy, cfg) = self.lazy();
+        tree::devtools::write(out, lazy, bounds, input_label, cfg.engine.label())
+            .map_err(|e| Error::io("cannot write the tree", e))
+    }
+
     /// Estimates the threads one at a time, in (pid, tid) order, handing each to `f`.
     pub fn for_each_thread<E>(self, mut f: impl FnMut(Thread<'_>) -> Result<(), E>) -> Result<(), E> {
         let (mut lazy, _) = self.lazy();
@@ -238,6 +255,7 @@ pub fn assemble(source: &Source, cfg: &Config) -> Result<(Diagnostics, Assembled
     let mut w = source.window(cfg.max_event_bytes, cfg.mmap)?;
     w.progress = cfg.progress.clone();
     let mut builder = TraceBuilder::new(cfg.limits, cfg.engine);
+    builder.keep_names = cfg.keep_event_names;
     let doc = read_document(&mut w, &mut builder, &mut diag, cfg.threads)?;
     stages.push(("read", t.elapsed()));
     let cfg = cfg.clone();
@@ -248,17 +266,23 @@ pub fn assemble(source: &Source, cfg: &Config) -> Result<(Diagnostics, Assembled
             stages.push(("profile models", t.elapsed()));
             let mode = if tm.cpu_profile_origin { Mode::PerformancePanel } else { Mode::Trace };
             let kind = InputKind::Trace;
-            Ok((diag, Assembled { kind, n_events, threads: tm.threads, mode, strings: tm.strings, cfg, stages }))
+            let bounds = tm.bounds;
+            Ok((
+                diag,
+                Assembled { kind, n_events, threads: tm.threads, mode, strings: tm.strings, cfg, stages, bounds },
+            ))
         }
         Document::CpuProfile { fields, location } => {
             let (mut strings, nodes) = builder.into_profile_parts();
-            let threads = model::cpuprofile::thread_work(fields, nodes, location, &mut strings, &cfg, &mut diag)?;
+            let mut bounds = (f64::INFINITY, f64::NEG_INFINITY);
+            let threads =
+                model::cpuprofile::thread_work(fields, nodes, location, &mut strings, &cfg, &mut diag, &mut bounds)?;
             let mode = match cfg.cpuprofile_mode {
                 CpuProfileMode::Integrator => Mode::Integrator,
                 CpuProfileMode::PerformancePanel => Mode::PerformancePanel,
             };
             let kind = InputKind::CpuProfile;
-            Ok((diag, Assembled { kind, n_events: 0, threads, mode, strings, cfg, stages }))
+            Ok((diag, Assembled { kind, n_events: 0, threads, mode, strings, cfg, stages, bounds }))
         }
     }
 }

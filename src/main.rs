@@ -116,6 +116,9 @@ enum TreeFormat {
     /// `jscalls-tree/1`: per thread, nodes with func {name, url, line, column}, total, self
     /// (µs) and children.
     Json,
+    /// DevTools' own Call tree and Bottom-up of every thread with calls, for its calls and for
+    /// all its events (`devtools-tree/1`, the reference oracle's document, in ms).
+    Devtools,
 }
 
 /// Options of every command, accepted before or after its name.
@@ -297,7 +300,14 @@ fn run(cli: Cli) -> Result<(), Failed> {
             (&c.out, Product::Calls(format))
         }
         Command::Timeline(o) => (o, Product::Timeline),
-        Command::Tree(t) => (&t.out, Product::Tree(t)),
+        Command::Tree(t) => {
+            if let (TreeFormat::Devtools, Some(opt)) = (t.format, tree_cmd::devtools_conflicts(t)) {
+                return Err(Failed::Usage(format!(
+                    "{opt} shapes jscalls' own trees; --format devtools writes DevTools' trees of every thread as they are"
+                )));
+            }
+            (&t.out, Product::Tree(t))
+        }
     };
     let inputs: Vec<Option<&Path>> = if args.inputs.is_empty() {
         vec![None]
@@ -353,6 +363,7 @@ fn plan_outputs(
                 Product::Calls(CallsFormat::Summary) => ".summary.txt",
                 Product::Timeline => ".timeline.json",
                 Product::Tree(t) if t.format == TreeFormat::Json => ".tree.json",
+                Product::Tree(t) if t.format == TreeFormat::Devtools => ".devtools-tree.json",
                 Product::Tree(_) => ".tree.txt",
             };
             let mut seen = std::collections::BTreeSet::new();
@@ -448,6 +459,7 @@ fn run_one(
     let progress = Progress::start(input, global.quiet);
     let mut cfg = cfg.clone();
     cfg.progress = progress.as_ref().map(|p| p.bytes.clone());
+    cfg.keep_event_names = matches!(product, Product::Tree(t) if t.format == TreeFormat::Devtools);
     let timing = Timing::start();
     let assembled = assemble(&source, &cfg);
     drop(progress);
@@ -471,6 +483,11 @@ fn run_one(
     };
     let timing = Timing::start();
     if let Product::Tree(args) = product {
+        if args.format == TreeFormat::Devtools {
+            let result = output.write(|w| assembled.write_devtools_tree(w, &input_label));
+            drop(spill);
+            return result.map_err(fail);
+        }
         let to_terminal = out_path.is_none() && io::stdout().is_terminal();
         let text = tree_cmd::render(assembled, args, to_terminal, &input_label, cfg.engine).map_err(|e| match e {
             tree_cmd::Failure::Usage(m) => Failed::Usage(m),

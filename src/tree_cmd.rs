@@ -25,6 +25,22 @@ struct Chosen {
     stacks: Stacks,
 }
 
+/// Options that shape jscalls' own trees, which DevTools' document does not take.
+pub fn devtools_conflicts(args: &TreeArgs) -> Option<&'static str> {
+    [
+        (args.invert, "--invert"),
+        (args.flat, "--flat"),
+        (args.thread.is_some(), "--thread"),
+        (args.min_percent.is_some(), "--min-percent"),
+        (args.depth.is_some(), "--depth"),
+        (args.js_only, "--js-only"),
+        (!args.transforms.is_empty(), "--transform"),
+    ]
+    .into_iter()
+    .find(|c| c.0)
+    .map(|c| c.1)
+}
+
 /// The whole output for `assembled`.
 pub fn render(
     assembled: Assembled,
@@ -95,7 +111,7 @@ pub fn render(
     };
     let mut out = String::new();
     match args.format {
-        TreeFormat::Text => {
+        TreeFormat::Text | TreeFormat::Devtools => {
             if kept.is_empty() {
                 out.push_str("no thread has estimated calls\n");
             }

@@ -81,6 +81,9 @@ pub struct ThreadCalls {
     node_depth: Vec<i32>,
     /// See [`ThreadCalls::canonical_order`].
     order: Vec<u32>,
+    /// The thread's trace events with their names, sorted, when they were kept
+    /// ([`crate::Config::keep_event_names`]): what DevTools' tree of every event reads.
+    pub trace_entries: Vec<crate::tree::devtools::TraceEntry>,
 }
 
 impl ThreadCalls {
@@ -157,6 +160,15 @@ pub fn estimate_thread(work: ThreadWork, mode: Mode, cfg: IntegratorConfig, exec
             }
         }
     };
+    let trace_entries = if work.names.len() == work.entries.len() && !work.names.is_empty() {
+        work.entries
+            .iter()
+            .zip(&work.names)
+            .map(|(e, &(name, top_level))| crate::tree::devtools::TraceEntry { ts: e.ts, dur: e.dur, name, top_level })
+            .collect()
+    } else {
+        Vec::new()
+    };
     let m = &work.model;
     let node_depth =
         m.nodes.iter().map(|n| m.node_by_id(n.id).map(|k| m.nodes[k as usize].depth).unwrap_or(-2)).collect();
@@ -173,6 +185,7 @@ pub fn estimate_thread(work: ThreadWork, mode: Mode, cfg: IntegratorConfig, exec
         console_errors,
         node_depth,
         order: Vec::new(),
+        trace_entries,
     };
     t.order = t.sort_canonical();
     t

@@ -22,6 +22,7 @@ pub fn thread_work(
     strings: &mut Strings,
     cfg: &Config,
     diag: &mut Diagnostics,
+    bounds: &mut (f64, f64),
 ) -> Result<Vec<ThreadWork>, Error> {
     for (_, v) in &mut fields {
         // Rare: serde refuses lone surrogates, so they are given their stand-ins first.
@@ -32,6 +33,7 @@ pub fn thread_work(
     let raw = read_fields(&fields, nodes, location, strings)?;
     // The members' bytes (as large as the input) go before the model is built.
     drop(fields);
+    *bounds = profile_bounds(raw.start_time, raw.end_time, cfg.cpuprofile_mode);
     if raw.nodes.is_empty() && cfg.cpuprofile_mode == CpuProfileMode::PerformancePanel {
         diag.push(WarningKind::EmptyProfile, Some(location), "the profile has no nodes; DevTools shows nothing");
         return Ok(Vec::new());
@@ -45,9 +47,20 @@ pub fn thread_work(
         thread_name: None,
         model,
         entries: Vec::new(),
+        names: Vec::new(),
         trace_values: Vec::new(),
         skipped: None,
     }])
+}
+
+/// The trace bounds DevTools gives a loaded profile (µs): those of the `CpuProfile` event of
+/// its fake trace (`startTime`, lasting `endTime − startTime`), which MetaHandler skips when its
+/// ts is 0; the oracle's integrator mode takes them as they are.
+fn profile_bounds(start: f64, end: f64, mode: CpuProfileMode) -> (f64, f64) {
+    if mode == CpuProfileMode::PerformancePanel && start == 0.0 {
+        return (f64::INFINITY, f64::NEG_INFINITY);
+    }
+    (start, start + (end - start))
 }
 
 /// Parses the kept top-level fields of a `.cpuprofile` into a raw profile. The nodes are made

@@ -99,6 +99,9 @@ pub struct ThreadWork {
     pub model: ProfileModel,
     /// The thread's events, sorted as DevTools sorts them ([`sort_entries`]).
     pub entries: Vec<Entry>,
+    /// Each entry's name and whether it is a top-level task (`RunTask` in DevTools' timeline
+    /// category), when names are kept ([`crate::Config::keep_event_names`]); else empty.
+    pub names: Vec<(crate::strings::StrId, bool)>,
     /// The values the profile's `trace_ids` give the events' `sampleTraceId`s: (the event's
     /// [`Entry::trace`] − 1, value), for the events whose id is a key there.
     pub trace_values: Vec<(u32, Scalar)>,

@@ -9,6 +9,7 @@
 //!
 //! Every walk is iterative: a stack a million frames deep is as safe as a shallow one.
 
+pub(crate) mod devtools;
 pub mod render;
 mod transform;
 

@@ -25,7 +25,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use super::column::{Deltas, Ids};
 use super::entries::PackedEntries;
 use super::profile::{frame_from_json, js_minus_one, CallFrame, Frames, Limits, ProfileModel, RawNode, RawProfile};
-use super::{flags_for_name, report_model, sort_entries, EngineVersion, Entry, ThreadWork, INSTANT};
+use super::{entry_order, flags_for_name, report_model, sort_entries, EngineVersion, Entry, ThreadWork, INSTANT};
 use crate::error::{Diagnostics, Error, Location, WarningKind};
 use crate::exec::Exec;
 use crate::input::document::{EventCtx, RawEvent, Sink};
@@ -46,6 +46,8 @@ pub use samples::{node_from_json, ChunkIn};
 #[derive(Debug, Default)]
 struct ThreadEvents {
     entries: PackedEntries,
+    /// Each entry's name and whether it is a top-level task, when names are kept.
+    names: Vec<(StrId, bool)>,
     /// Entries DevTools would hold, including the instants jscalls does not keep.
     n_entries: u64,
 }
@@ -59,6 +61,8 @@ pub struct TraceModel {
     pub threads: Vec<ThreadWork>,
     /// True when the metadata says the trace is a saved `.cpuprofile` (CPU-profile mode).
     pub cpu_profile_origin: bool,
+    /// MetaHandler's `traceBounds` (µs): `(min, max)`.
+    pub bounds: (f64, f64),
 }
 
 /// Consumes trace events (a [`Sink`]) and builds the [`TraceModel`].
@@ -89,6 +93,13 @@ pub struct TraceBuilder {
     last_thread: Option<(i64, i64, u32)>,
     /// A `.cpuprofile`'s `nodes`, read where they lay ([`Sink::profile_nodes`]).
     profile_nodes: Option<Result<crate::model::cpuprofile::ParsedNodes, Error>>,
+    /// MetaHandler's trace bounds so far (µs): the least start and the greatest end of the
+    /// `B`, `E`, `X` and `I` events whose ts is not 0 and whose name does not end in `::UMA`.
+    bounds: (f64, f64),
+    /// The ts of the last TracingStartedInBrowser (−1: none), which sets the start instead.
+    started_at: f64,
+    /// Keep each entry's name ([`crate::Config::keep_event_names`]).
+    pub(crate) keep_names: bool,
 }
 
 impl TraceBuilder {
@@ -96,6 +107,26 @@ impl TraceBuilder {
     /// when they were read where they lay.
     pub fn into_profile_parts(self) -> (Strings, Option<Result<crate::model::cpuprofile::ParsedNodes, Error>>) {
         (self.strings, self.profile_nodes)
+    }
+
+    /// MetaHandler's bounds: the event counts when its ts is not 0 and its name does not end
+    /// in `::UMA` (reported as a page unloads, they would stretch the trace).
+    #[inline]
+    pub(crate) fn bound(&mut self, name: &str, ts: f64, dur: f64) {
+        if ts != 0.0 && !name.ends_with("::UMA") {
+            self.bounds.0 = self.bounds.0.min(ts);
+            self.bounds.1 = self.bounds.1.max(ts + dur);
+        }
+    }
+
+    /// Records the name of the entry just pushed on thread `th`, when names are kept.
+    pub(crate) fn name_entry(&mut self, th: u32, name: &str, cat: &Leaf<'_>) {
+        if self.keep_names {
+            let top =
+                name == "RunTask" && cat.str().is_some_and(|c| c.contains("disabled-by-default-devtools.timeline"));
+            let id = self.strings.intern(name);
+            self.threads[th as usize].names.push((id, top));
+        }
     }
 
     /// A builder for one input.
@@ -121,6 +152,9 @@ impl TraceBuilder {
             worklet_events: FxHashSet::default(),
             serial: 0,
             profile_nodes: None,
+            bounds: (f64::INFINITY, f64::NEG_INFINITY),
+            started_at: -1.0,
+            keep_names: false,
             last_thread: None,
         }
     }
@@ -321,6 +355,7 @@ impl TraceBuilder {
         for (i, t) in self.threads.iter_mut().enumerate() {
             if !used.contains(&(i as u32)) {
                 t.entries = PackedEntries::default();
+                t.names = Vec::new();
             }
         }
 
@@ -336,11 +371,14 @@ impl TraceBuilder {
             let mut raw = std::mem::take(&mut p.raw);
             let ids = raw.trace_ids.take();
             jobs.push((slot, Job::Model(raw, what, p.location)));
-            let entries = match self.thread_index.get(&(pid, tid)) {
-                Some(&t) => std::mem::take(&mut self.threads[t as usize].entries),
-                None => PackedEntries::default(),
+            let (entries, names) = match self.thread_index.get(&(pid, tid)) {
+                Some(&t) => {
+                    let t = &mut self.threads[t as usize];
+                    (std::mem::take(&mut t.entries), std::mem::take(&mut t.names))
+                }
+                None => (PackedEntries::default(), Vec::new()),
             };
-            jobs.push((slot, Job::Entries(entries, ids)));
+            jobs.push((slot, Job::Entries(entries, names, ids)));
         }
         jobs.sort_by_key(|(_, j)| std::cmp::Reverse(j.size()));
         let (limits, keys) = (self.limits, &self.trace_keys);
@@ -349,11 +387,21 @@ impl TraceBuilder {
                 Job::Model(raw, what, location) => {
                     Done::Model(ProfileModel::new(raw, &strings, limits, &what, Some(location)))
                 }
-                Job::Entries(log, ids) => {
+                Job::Entries(log, names, ids) => {
                     let mut entries = log.into_vec();
-                    sort_entries(&mut entries);
+                    let names = if names.len() == entries.len() {
+                        // Sorted with the entries (stable, as they are).
+                        let mut both: Vec<(Entry, (StrId, bool))> = entries.into_iter().zip(names).collect();
+                        both.sort_by(|a, b| entry_order(&a.0, &b.0));
+                        let (e, n) = both.into_iter().unzip();
+                        entries = e;
+                        n
+                    } else {
+                        sort_entries(&mut entries);
+                        Vec::new()
+                    };
                     let trace_values = trace_values(&entries, ids.as_ref(), keys);
-                    Done::Events(Events { entries, trace_values })
+                    Done::Events(Events { entries, names, trace_values })
                 }
             };
             (slot, d)
@@ -366,7 +414,8 @@ impl TraceBuilder {
                 Done::Events(e) => events[slot] = e,
             }
         }
-        for (((pid, tid, pick), model), Events { entries, trace_values }) in chosen.into_iter().zip(models).zip(events)
+        for (((pid, tid, pick), model), Events { entries, names, trace_values }) in
+            chosen.into_iter().zip(models).zip(events)
         {
             let model = model.expect("a model per thread")?;
             let p = &self.profiles[pick];
@@ -415,12 +464,17 @@ impl TraceBuilder {
                 thread_name,
                 model,
                 entries,
+                names,
                 trace_values,
                 skipped,
             });
         }
         threads.sort_by_key(|t| (t.pid, t.tid));
-        Ok(TraceModel { strings, threads, cpu_profile_origin })
+        let mut bounds = self.bounds;
+        if self.started_at >= 0.0 {
+            bounds.0 = self.started_at;
+        }
+        Ok(TraceModel { strings, threads, cpu_profile_origin, bounds })
     }
 
     fn is_worklet(&self, pid: i64) -> bool {
@@ -431,7 +485,7 @@ impl TraceBuilder {
 /// A job of [`TraceBuilder::finish`]: a thread's profile model or its events.
 enum Job {
     Model(RawProfile, String, Location),
-    Entries(PackedEntries, Option<FxHashMap<u64, Scalar>>),
+    Entries(PackedEntries, Vec<(StrId, bool)>, Option<FxHashMap<u64, Scalar>>),
 }
 
 impl Job {
@@ -439,7 +493,7 @@ impl Job {
     fn size(&self) -> usize {
         match self {
             Job::Model(raw, ..) => raw.samples.as_ref().map_or(0, |s| s.len()) + raw.nodes.len(),
-            Job::Entries(log, ids) => log.len() + ids.as_ref().map_or(0, |m| m.len()),
+            Job::Entries(log, _, ids) => log.len() + ids.as_ref().map_or(0, |m| m.len()),
         }
     }
 }
@@ -454,6 +508,7 @@ enum Done {
 #[derive(Default)]
 struct Events {
     entries: Vec<Entry>,
+    names: Vec<(StrId, bool)>,
     trace_values: Vec<(u32, Scalar)>,
 }
 
@@ -514,6 +569,12 @@ impl TraceBuilder {
             }
         };
         let ph = ev.phase();
+        if matches!(ph, b'X' | b'I' | b'B' | b'E') {
+            if let Some(ts) = ev.ts.num() {
+                let dur = if let Leaf::Num(d) = ev.dur { d } else { 0.0 };
+                self.bound(name, ts, dur);
+            }
+        }
         let special = maybe_special(name);
         // Profile and ProfileChunk are read whatever their phase (the SamplesHandler does not look).
         if ph == 0 && !(special && matches!(name, "Profile" | "ProfileChunk")) {
@@ -545,6 +606,9 @@ impl TraceBuilder {
             }
             "TracingStartedInBrowser" => {
                 self.generic = false;
+                if let Some(ts) = ev.ts.num() {
+                    self.started_at = ts;
+                }
                 self.frame_event(name, ev, ctx, diag)?;
             }
             "TracingStartedInPage" | "TracingSessionIdForWorker" => self.generic = false,

@@ -176,6 +176,9 @@ pub(crate) fn parse_known_args<'a>(
 
 /// The fast path of [`TraceBuilder::prepare`]: a plain `X` or `I` event, or None.
 pub(crate) fn plain(ev: &RawEvent<'_>, name: &str, ph: u8) -> Option<Plain> {
+    if name.ends_with("::UMA") {
+        return None; // left out of the trace bounds, which the full path decides
+    }
     let (pid, tid) = (ev.pid.int()?, ev.tid.int()?);
     let ts = ev.ts.num().filter(|t| t.is_finite())?;
     let dur = match ev.dur {
@@ -231,6 +234,8 @@ impl Sink for TraceBuilder {
     fn event(&mut self, prep: Prep, ctx: &EventCtx<'_>, diag: &mut Diagnostics) -> Result<(), Error> {
         match prep {
             Prep::Plain(p) => {
+                // A plain event's name does not end in `::UMA` (see [`plain`]).
+                self.bound("", p.ts, p.dur);
                 let th = self.thread(p.pid, p.tid);
                 self.threads[th as usize].n_entries += 1;
                 let trace = match p.trace {
@@ -241,6 +246,13 @@ impl Sink for TraceBuilder {
                     return Ok(()); // see `INSTANT`: plays no part
                 }
                 self.threads[th as usize].entries.push(Entry { ts: p.ts, dur: p.dur, trace, flags: p.flags });
+                if self.keep_names {
+                    // The scan kept no name: read the event again (only for DevTools' trees).
+                    let ev = ctx.parse()?;
+                    if let Leaf::Str(name) = &ev.name {
+                        self.name_entry(th, name, &ev.cat);
+                    }
+                }
                 Ok(())
             }
             Prep::Nothing => Ok(()),

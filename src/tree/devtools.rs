@@ -1,0 +1,589 @@
+//! DevTools' own Call tree and Bottom-up (`TraceTree`: TopDownRootNode, BottomUpRootNode, node
+//! identity by `generateEventID`) for each thread, as the `devtools-tree/1` document of the
+//! reference oracle (`../shared/oracle/README.md`, "Call trees").
+//!
+//! One walk per tree, in the engine's `forEachEvent` order, doing the engine's floating-point
+//! operations on each node in the engine's order, so that every value is the engine's to the bit:
+//! durations in ms from `ts / 1000` and `(ts + dur) / 1000`, clipped to the trace bounds;
+//! partial overlaps nest; a recursive function's callers get less than the time spent.
+
+use std::cmp::Ordering;
+use std::collections::HashMap;
+use std::io::{self, Write};
+
+use crate::estimate::{Estimates, Mode, ThreadCalls};
+use crate::js::{write_json_string, write_number, Scalar};
+use crate::model::profile::CallFrame;
+use crate::strings::Strings;
+
+/// A thread's trace event as the `all` set needs it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct TraceEntry {
+    /// µs.
+    pub ts: f64,
+    /// µs.
+    pub dur: f64,
+    /// The event's name.
+    pub name: crate::strings::StrId,
+    /// `RunTask` in the `disabled-by-default-devtools.timeline` category (`isTopLevelEvent`).
+    pub top_level: bool,
+}
+
+/// One event of a set: a call (its index) or a trace event (its index), with its times.
+#[derive(Debug, Clone, Copy)]
+struct Ev {
+    ts: f64,
+    dur: f64,
+    /// Index into the set's ids.
+    id: u32,
+    what: What,
+    top_level: bool,
+    run_task: bool,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum What {
+    Call(u32),
+    Trace(u32),
+}
+
+/// Writes the document for every thread of `t` with calls.
+pub(crate) fn write(
+    out: &mut dyn Write,
+    mut t: impl Estimates,
+    bounds: (f64, f64),
+    input: &str,
+    engine: &str,
+) -> io::Result<()> {
+    let mode = t.mode();
+    let mut s = String::with_capacity(1 << 16);
+    s.push_str("{\n\"format\":\"devtools-tree/1\",\n\"engine\":");
+    write_json_string(&mut s, engine);
+    s.push_str(",\n\"mode\":\"");
+    s.push_str(mode.name());
+    s.push_str("\",\n\"input\":");
+    write_json_string(&mut s, input);
+    s.push_str(",\n\"units\":\"ms\",\n\"traceBounds\":{\"min\":");
+    write_number(&mut s, bounds.0);
+    s.push_str(",\"max\":");
+    write_number(&mut s, bounds.1);
+    s.push_str("},\n\"topDownDepth\":null,\n\"bottomUpLevels\":2,\n\"order\":\"children by id\",\n\"threads\":[");
+    out.write_all(s.as_bytes())?;
+    let mut first = true;
+    t.each(|th, strings| {
+        if th.calls.is_empty() {
+            return Ok(());
+        }
+        s.clear();
+        s.push_str(if first { "\n" } else { ",\n" });
+        first = false;
+        let _ =
+            std::fmt::Write::write_fmt(&mut s, format_args!("{{\"pid\":{},\"tid\":{},\"threadName\":", th.pid, th.tid));
+        match &th.thread_name {
+            Some(n) => write_json_string(&mut s, n),
+            None => s.push_str("null"),
+        }
+        s.push_str(",\n");
+        let set = Set::new(th, strings, mode, &th.trace_entries);
+        for (k, name) in ["calls", "all"].iter().enumerate() {
+            let evs = set.select(k == 1);
+            let _ = std::fmt::Write::write_fmt(&mut s, format_args!("\"{name}\":{{\"events\":{},", evs.len()));
+            set.tree(&evs, bounds, &mut s);
+            s.push_str(if k == 0 { "},\n" } else { "}\n}" });
+        }
+        out.write_all(s.as_bytes())
+    })?;
+    out.write_all(b"\n]}\n")
+}
+
+/// A thread's events in the engine's order, with their ids.
+struct Set<'a> {
+    th: &'a ThreadCalls,
+    strings: &'a Strings,
+    trace: &'a [TraceEntry],
+    /// Calls and trace events merged as the engine holds them.
+    merged: Vec<Ev>,
+    ids: Vec<String>,
+}
+
+impl<'a> Set<'a> {
+    fn new(th: &'a ThreadCalls, strings: &'a Strings, mode: Mode, trace: &'a [TraceEntry]) -> Set<'a> {
+        let mut ids: Vec<String> = Vec::new();
+        let mut id_index: HashMap<String, u32> = HashMap::new();
+        let mut intern = |id: String| -> u32 {
+            let n = ids.len() as u32;
+            *id_index.entry(id).or_insert_with_key(|k| {
+                ids.push(k.clone());
+                n
+            })
+        };
+        // Call ids by node: many calls share a node.
+        let mut node_id: HashMap<u32, u32> = HashMap::new();
+        let mut calls: Vec<Ev> = th
+            .calls
+            .iter()
+            .enumerate()
+            .map(|(k, c)| {
+                let id = *node_id.entry(c.node).or_insert_with(|| intern(call_id(th.model.frame(c.node), strings)));
+                Ev { ts: c.ts, dur: c.dur, id, what: What::Call(k as u32), top_level: false, run_task: false }
+            })
+            .collect();
+        if mode == Mode::Integrator {
+            // The integrator's calls, sorted by sortTraceEventsInPlace (stable).
+            calls.sort_by(time_order);
+        }
+        let traces: Vec<Ev> = trace
+            .iter()
+            .enumerate()
+            .map(|(k, e)| {
+                let name = strings.get(e.name);
+                Ev {
+                    ts: e.ts,
+                    dur: e.dur,
+                    id: intern(name.to_owned()),
+                    what: What::Trace(k as u32),
+                    top_level: e.top_level,
+                    run_task: name == "RunTask",
+                }
+            })
+            .collect();
+        // mergeEventsInOrder(thread events, calls).
+        let mut merged = Vec::with_capacity(calls.len() + traces.len());
+        let (mut i, mut j) = (0, 0);
+        while i < traces.len() && j < calls.len() {
+            if event_time_order(&traces[i], &calls[j]) != Ordering::Greater {
+                merged.push(traces[i]);
+                i += 1;
+            } else {
+                merged.push(calls[j]);
+                j += 1;
+            }
+        }
+        merged.extend_from_slice(&traces[i..]);
+        merged.extend_from_slice(&calls[j..]);
+        Set { th, strings, trace, merged, ids }
+    }
+
+    /// The `calls` set (calls only) or the `all` set, each without its zero-duration events.
+    fn select(&self, all: bool) -> Vec<Ev> {
+        self.merged.iter().filter(|e| e.dur > 0.0 && (all || matches!(e.what, What::Call(_)))).copied().collect()
+    }
+
+    /// Both trees of `evs`, as the members `diagnostics`, `topDown` and `bottomUp`.
+    fn tree(&self, evs: &[Ev], bounds: (f64, f64), s: &mut String) {
+        let start_ms = bounds.0 / 1000.0;
+        let end_ms = bounds.1 / 1000.0;
+        let walk = Walk { evs, start_us: start_ms * 1000.0, end_us: end_ms * 1000.0, start_ms, end_ms };
+        let d = walk.diagnostics();
+        let _ = std::fmt::Write::write_fmt(
+            s,
+            format_args!(
+                "\"engineCheck\":null,\"diagnostics\":{{\"unsorted\":{},\"skippedAtStart\":{},\"overlaps\":{},\"maxOverlapUs\":",
+                d.unsorted, d.skipped_at_start, d.overlaps
+            ),
+        );
+        write_number(s, d.max_overlap_us);
+        s.push_str("},\"topDown\":\n");
+        self.top_down(&walk, s);
+        s.push_str(",\"bottomUp\":[");
+        self.bottom_up(&walk, s);
+        s.push(']');
+    }
+
+    fn top_down(&self, walk: &Walk<'_>, s: &mut String) {
+        struct Node {
+            id: u32,
+            rep: usize,
+            self_time: f64,
+            total: f64,
+            children: Vec<usize>,
+        }
+        let whole = walk.end_ms - walk.start_ms;
+        let mut nodes = vec![Node { id: u32::MAX, rep: 0, self_time: whole, total: whole, children: Vec::new() }];
+        let mut index: HashMap<(usize, u32), usize> = HashMap::new();
+        let mut stack: Vec<usize> = vec![0];
+        walk.run(|open, e, k| {
+            if !open {
+                stack.pop();
+                return;
+            }
+            {
+                let d = walk.clipped(e).2;
+                let parent = *stack.last().expect("the root");
+                if parent != 0 {
+                    nodes[parent].self_time -= d;
+                }
+                let n = *index.entry((parent, e.id)).or_insert_with(|| {
+                    nodes.push(Node { id: e.id, rep: k, self_time: 0.0, total: 0.0, children: Vec::new() });
+                    let n = nodes.len() - 1;
+                    nodes[parent].children.push(n);
+                    n
+                });
+                nodes[n].self_time += d;
+                nodes[n].total += d;
+                stack.push(n);
+            }
+        });
+        for k in 0..nodes[0].children.len() {
+            let c = nodes[0].children[k];
+            nodes[0].self_time -= nodes[c].total;
+        }
+        // Pre-order, children by id; an explicit stack (any depth).
+        let mut todo: Vec<(usize, bool, bool)> = vec![(0, true, false)];
+        while let Some((n, last, close)) = todo.pop() {
+            if close {
+                s.push_str(if last { "]}" } else { "]}," });
+                s.push('\n');
+                continue;
+            }
+            let node = &nodes[n];
+            s.push_str("{\"id\":");
+            if n == 0 {
+                s.push_str("\"\"");
+            } else {
+                write_json_string(s, &self.ids[node.id as usize]);
+                self.fields(&walk.evs[node.rep], s);
+            }
+            s.push_str(",\"selfTime\":");
+            write_number(s, node.self_time);
+            s.push_str(",\"totalTime\":");
+            write_number(s, node.total);
+            let mut kids = node.children.clone();
+            kids.sort_by(|&a, &b| utf16_cmp(&self.ids[nodes[a].id as usize], &self.ids[nodes[b].id as usize]));
+            if kids.is_empty() {
+                s.push_str(if last { ",\"children\":[]}" } else { ",\"children\":[]}," });
+                s.push('\n');
+                continue;
+            }
+            s.push_str(",\"children\":[\n");
+            todo.push((n, last, true));
+            let n_kids = kids.len();
+            todo.extend(kids.into_iter().enumerate().rev().map(|(i, c)| (c, i + 1 == n_kids, false)));
+        }
+        // The last close wrote a line break that the document does not want there.
+        if s.ends_with('\n') {
+            s.pop();
+        }
+    }
+
+    fn bottom_up(&self, walk: &Walk<'_>, s: &mut String) {
+        #[derive(Clone, Copy)]
+        struct Node {
+            rep: usize,
+            self_time: f64,
+            total: f64,
+        }
+        // BottomUpRootNode.ungroupedTopNodes.
+        let mut id_stack: Vec<u32> = Vec::new();
+        let mut functions: Vec<(u32, Node)> = Vec::new();
+        let mut function_index: HashMap<u32, usize> = HashMap::new();
+        let mut self_stack: Vec<f64> = vec![walk.end_ms - walk.start_ms];
+        let mut first_stack: Vec<bool> = Vec::new();
+        let mut total_by_id: HashMap<u32, f64> = HashMap::new();
+        // BottomUpNode.children() of every function, in the same walk.
+        let mut self_stack2: Vec<f64> = vec![0.0];
+        let mut event_stack: Vec<(u32, usize)> = Vec::new();
+        let mut marker: HashMap<u32, f64> = HashMap::new();
+        let mut callers: HashMap<u32, Vec<(u32, Node)>> = HashMap::new();
+        let empty_id = self.ids.iter().position(String::is_empty).map(|k| k as u32);
+        walk.run(|open, e, k| {
+            if open {
+                let d = walk.clipped(e).2;
+                *self_stack.last_mut().expect("the window") -= d;
+                self_stack.push(d);
+                id_stack.push(e.id);
+                let outermost = !total_by_id.contains_key(&e.id);
+                if outermost {
+                    total_by_id.insert(e.id, d);
+                }
+                first_stack.push(outermost);
+                *self_stack2.last_mut().expect("the base") -= d;
+                self_stack2.push(d);
+                event_stack.push((e.id, k));
+                return;
+            }
+            {
+                let self_time = self_stack2.pop().unwrap_or(0.0);
+                let (id, _) = event_stack.pop().expect("opened");
+                if let Some(&(parent_id, parent_k)) = event_stack.last() {
+                    let (s_ms, end, _) = walk.clipped(e);
+                    let list = callers.entry(id).or_default();
+                    let at = match list.iter().position(|c| c.0 == parent_id) {
+                        Some(at) => at,
+                        None => {
+                            list.push((parent_id, Node { rep: parent_k, self_time: 0.0, total: 0.0 }));
+                            list.len() - 1
+                        }
+                    };
+                    let m = marker.get(&id).copied().unwrap_or(walk.start_ms);
+                    let total = end - s_ms.max(m);
+                    list[at].1.self_time += nan_to_zero(self_time);
+                    list[at].1.total += total;
+                    marker.insert(id, end);
+                }
+                let id = id_stack.pop().expect("opened");
+                // The engine returns here for an empty id, leaving its self time and
+                // outermost flag on their stacks (a quirk kept: later values shift).
+                if Some(id) == empty_id {
+                    return;
+                }
+                let at = *function_index.entry(id).or_insert_with(|| {
+                    functions.push((id, Node { rep: k, self_time: 0.0, total: 0.0 }));
+                    functions.len() - 1
+                });
+                functions[at].1.self_time += nan_to_zero(self_stack.pop().unwrap_or(0.0));
+                if first_stack.pop().unwrap_or(false) {
+                    functions[at].1.total += nan_to_zero(total_by_id.remove(&id).unwrap_or(0.0));
+                }
+            }
+        });
+        let mut kept: Vec<&(u32, Node)> = functions.iter().filter(|f| f.1.self_time > 0.0).collect();
+        kept.sort_by(|a, b| utf16_cmp(&self.ids[a.0 as usize], &self.ids[b.0 as usize]));
+        let n = kept.len();
+        for (i, (id, node)) in kept.into_iter().enumerate() {
+            s.push('\n');
+            self.head(*id, node.rep, node.self_time, node.total, walk, s);
+            let mut list: Vec<&(u32, Node)> = callers.get(id).map(|l| l.iter().collect()).unwrap_or_default();
+            list.sort_by(|a, b| utf16_cmp(&self.ids[a.0 as usize], &self.ids[b.0 as usize]));
+            if list.is_empty() {
+                s.push_str(",\"children\":[]}");
+            } else {
+                s.push_str(",\"children\":[");
+                let m = list.len();
+                for (j, (cid, c)) in list.into_iter().enumerate() {
+                    s.push('\n');
+                    self.head(*cid, c.rep, c.self_time, c.total, walk, s);
+                    s.push('}');
+                    if j + 1 < m {
+                        s.push(',');
+                    }
+                }
+                s.push_str("\n]}");
+            }
+            if i + 1 < n {
+                s.push(',');
+            }
+        }
+        if n > 0 {
+            s.push('\n');
+        }
+    }
+
+    /// `{"id":…,<fields>,"selfTime":…,"totalTime":…` (left open).
+    fn head(&self, id: u32, rep: usize, self_time: f64, total: f64, walk: &Walk<'_>, s: &mut String) {
+        s.push_str("{\"id\":");
+        write_json_string(s, &self.ids[id as usize]);
+        self.fields(&walk.evs[rep], s);
+        s.push_str(",\"selfTime\":");
+        write_number(s, self_time);
+        s.push_str(",\"totalTime\":");
+        write_number(s, total);
+    }
+
+    /// `,"name":…` and, for a call, its frame's url, line and column (absent when undefined).
+    fn fields(&self, e: &Ev, s: &mut String) {
+        match e.what {
+            What::Call(k) => {
+                let f = self.th.model.frame(self.th.calls[k as usize].node);
+                for (key, v) in [
+                    ("name", f.function_name),
+                    ("url", f.url),
+                    ("lineNumber", f.line_number),
+                    ("columnNumber", f.column_number),
+                ] {
+                    if v != Scalar::Undefined {
+                        s.push_str(",\"");
+                        s.push_str(key);
+                        s.push_str("\":");
+                        v.write_json(s, self.strings);
+                    }
+                }
+            }
+            What::Trace(k) => {
+                s.push_str(",\"name\":");
+                write_json_string(s, self.strings.get(self.trace[k as usize].name));
+            }
+        }
+    }
+}
+
+fn nan_to_zero(x: f64) -> f64 {
+    if x.is_nan() {
+        0.0
+    } else {
+        x
+    }
+}
+
+/// `generateEventID` of a call: `f:NAME@LOCATION:LINE:COLUMN`.
+fn call_id(f: &CallFrame, strings: &Strings) -> String {
+    let text = |v: Scalar| v.to_js_string(strings);
+    let url = text(f.url);
+    let name = if f.url == Scalar::Undefined || url != "native V8Runtime" {
+        text(f.function_name)
+    } else {
+        // SamplesIntegrator.nativeGroup: Parse, Compile, or null.
+        let n = text(f.function_name);
+        if n.starts_with("Parse") {
+            "Parse".to_owned()
+        } else if n.starts_with("Compile") || n.starts_with("Recompile") {
+            "Compile".to_owned()
+        } else {
+            "null".to_owned()
+        }
+    };
+    // `scriptId || url || ''`.
+    let location = if truthy(f.script_id, strings) {
+        text(f.script_id)
+    } else if truthy(f.url, strings) {
+        url
+    } else {
+        String::new()
+    };
+    format!("f:{name}@{location}:{}:{}", text(f.line_number), text(f.column_number))
+}
+
+/// JavaScript's truthiness.
+fn truthy(v: Scalar, strings: &Strings) -> bool {
+    match v {
+        Scalar::Undefined | Scalar::Null => false,
+        Scalar::Bool(b) => b,
+        Scalar::Num(n) => n != 0.0 && !n.is_nan(),
+        Scalar::Str(s) => !strings.get(s).is_empty(),
+    }
+}
+
+/// `compareBeginAndEnd`: start, then the later end first.
+fn time_order(a: &Ev, b: &Ev) -> Ordering {
+    let (ae, be) = (a.ts + a.dur, b.ts + b.dur);
+    if a.ts < b.ts {
+        Ordering::Less
+    } else if a.ts > b.ts {
+        Ordering::Greater
+    } else if ae > be {
+        Ordering::Less
+    } else if ae < be {
+        Ordering::Greater
+    } else {
+        Ordering::Equal
+    }
+}
+
+/// `eventTimeComparator`: [`time_order`], then a call before a trace event.
+fn event_time_order(a: &Ev, b: &Ev) -> Ordering {
+    time_order(a, b).then_with(|| match (a.what, b.what) {
+        (What::Call(_), What::Trace(_)) => Ordering::Less,
+        (What::Trace(_), What::Call(_)) => Ordering::Greater,
+        _ => Ordering::Equal,
+    })
+}
+
+/// JavaScript's string order: by UTF-16 code units.
+fn utf16_cmp(a: &str, b: &str) -> Ordering {
+    if a.is_ascii() && b.is_ascii() {
+        return a.cmp(b);
+    }
+    a.encode_utf16().cmp(b.encode_utf16())
+}
+
+/// `forEachEvent` over one set, in the window.
+struct Walk<'a> {
+    evs: &'a [Ev],
+    start_us: f64,
+    end_us: f64,
+    start_ms: f64,
+    end_ms: f64,
+}
+
+struct Diagnostics {
+    unsorted: u64,
+    skipped_at_start: u64,
+    overlaps: u64,
+    max_overlap_us: f64,
+}
+
+impl Walk<'_> {
+    /// (start, clipped end, clipped duration), ms: `eventTimingsMilliSeconds`, then the window.
+    fn clipped(&self, e: &Ev) -> (f64, f64, f64) {
+        let s = e.ts / 1000.0;
+        let en = (e.ts + e.dur) / 1000.0;
+        let end = en.min(self.end_ms);
+        (s, end, end - self.start_ms.max(s))
+    }
+
+    /// `topLevelEventIndexEndingAfter(events, start)`.
+    fn first_index(&self) -> usize {
+        let t = self.start_us;
+        // upperBound: the first event with t - ts < 0.
+        let upper = self.evs.partition_point(|e| t - e.ts >= 0.0);
+        let mut index = upper as i64 - 1;
+        while index > 0 && !self.evs[index as usize].top_level {
+            index -= 1;
+        }
+        index.max(0) as usize
+    }
+
+    /// Calls `f` with each event (and its index) as the engine opens (true) and closes (false)
+    /// them.
+    fn run(&self, mut f: impl FnMut(bool, &Ev, usize)) {
+        let mut stack: Vec<usize> = Vec::new();
+        for k in self.first_index()..self.evs.len() {
+            let e = &self.evs[k];
+            let end = e.ts + e.dur;
+            if end < self.start_us {
+                continue;
+            }
+            if e.ts > self.end_us {
+                break;
+            }
+            while let Some(&top) = stack.last() {
+                let t = &self.evs[top];
+                let top_end = t.ts + t.dur;
+                // `lastEventEndTime && lastEventEndTime <= start`: an end of 0 never closes.
+                if top_end != 0.0 && top_end <= e.ts {
+                    stack.pop();
+                    f(false, t, top);
+                } else {
+                    break;
+                }
+            }
+            // The RunTask filter (the panel's taskFilter).
+            if e.run_task {
+                continue;
+            }
+            if e.dur != 0.0 && !e.dur.is_nan() {
+                f(true, e, k);
+                stack.push(k);
+            }
+        }
+        while let Some(top) = stack.pop() {
+            f(false, &self.evs[top], top);
+        }
+    }
+
+    fn diagnostics(&self) -> Diagnostics {
+        let unsorted =
+            self.evs.windows(2).filter(|w| event_time_order(&w[0], &w[1]) == Ordering::Greater).count() as u64;
+        let skipped_at_start =
+            self.evs[..self.first_index()].iter().filter(|e| e.ts + e.dur >= self.start_us && !e.run_task).count()
+                as u64;
+        let (mut overlaps, mut max_overlap_us) = (0u64, 0.0f64);
+        let mut stack: Vec<usize> = Vec::new();
+        self.run(|open, e, k| {
+            if !open {
+                stack.pop();
+                return;
+            }
+            if let Some(&p) = stack.last() {
+                let pe = &self.evs[p];
+                let over = (e.ts + e.dur) - (pe.ts + pe.dur);
+                if over > 0.0 {
+                    overlaps += 1;
+                    max_overlap_us = max_overlap_us.max(over);
+                }
+            }
+            stack.push(k);
+        });
+        Diagnostics { unsorted, skipped_at_start, overlaps, max_overlap_us }
+    }
+}
