@@ -6,6 +6,8 @@
 #   NAME.oracle-devtools.json.gz  .cpuprofile only: the Performance panel's own algorithm
 #   NAME.oracle-v6.json.gz        traces only: the engine patched to the newest DevTools (V6),
 #                                 for `--engine latest`
+#   NAME.oracle-tree*.json.gz     the same three, with --tree: DevTools' Call tree and Bottom-up
+#                                 (`jscalls tree --format devtools`)
 # It runs ../shared/oracle (oracle.mjs, patch-v6.mjs) from a scratch copy in target/oracle, so the
 # oracle's npm install never touches ../shared. Needs node 20 and npm.
 # With --shared, it writes instead the newest DevTools' answers for the public inputs of
@@ -18,20 +20,24 @@ ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 SHARED="${JSCALLS_SHARED:-$ROOT/../shared}"
 RUN="$ROOT/target/oracle"
 mkdir -p "$RUN"
-cp "$SHARED"/oracle/{oracle.mjs,patch-v6.mjs,compare.mjs,package.json,package-lock.json} "$RUN/"
+cp "$SHARED"/oracle/{oracle.mjs,tree.mjs,patch-v6.mjs,compare.mjs,compare-tree.mjs,package.json,package-lock.json} "$RUN/"
 [ -d "$RUN/node_modules/@paulirish/trace_engine" ] || (cd "$RUN" && npm ci --no-audit --no-fund >/dev/null)
 [ -f "$RUN/engine-v6/PATCHED-V6.json" ] || (cd "$RUN" && node patch-v6.mjs >/dev/null)
 
 if [ "${1:-}" = --shared ]; then
   mkdir -p "$ROOT/conformance/latest"
-  rm -f "$ROOT"/conformance/latest/*.oracle-v6.json*
+  rm -f "$ROOT"/conformance/latest/*.oracle-v6.json* "$ROOT"/conformance/latest/*.oracle-tree-v6.json*
   for f in "$SHARED"/conformance/*; do
     case "$f" in *.oracle*|*README*|*.cpuprofile*) continue ;; esac
     base="$(basename "$f")"; base="${base%.gz}"; base="${base%.json}"
     out="$ROOT/conformance/latest/$base.oracle-v6.json"
     echo "oracle v6: $(basename "$f")" >&2
     node "$RUN/oracle.mjs" "$f" --quiet-engine --engine v6 --handlers minimal --out "$out"
-    if [ "$(stat -c %s "$out")" -gt 65536 ]; then gzip -9n "$out"; fi
+    tree="$ROOT/conformance/latest/$base.oracle-tree-v6.json"
+    node "$RUN/oracle.mjs" "$f" --tree --quiet-engine --engine v6 --handlers minimal --out "$tree"
+    for g in "$out" "$tree"; do
+      if [ "$(stat -c %s "$g")" -gt 65536 ]; then gzip -9n "$g"; fi
+    done
   done
   exit 0
 fi
@@ -45,12 +51,15 @@ for f in "${files[@]}"; do
   base="${f%.gz}"; base="${base%.json}"
   echo "oracle: $(basename "$f")" >&2
   rm -f "$base".oracle*.json "$base".oracle*.json.gz
-  node "$RUN/oracle.mjs" "$f" --quiet-engine --out "$base.oracle.json"
-  if [[ "$f" == *.cpuprofile* ]]; then
-    node "$RUN/oracle.mjs" "$f" --quiet-engine --mode devtools --out "$base.oracle-devtools.json"
-  else
-    node "$RUN/oracle.mjs" "$f" --quiet-engine --engine v6 --out "$base.oracle-v6.json"
-  fi
+  for tree in "" "--tree"; do
+    t="${tree:+-tree}"
+    node "$RUN/oracle.mjs" "$f" $tree --quiet-engine --out "$base.oracle$t.json"
+    if [[ "$f" == *.cpuprofile* ]]; then
+      node "$RUN/oracle.mjs" "$f" $tree --quiet-engine --mode devtools --out "$base.oracle$t-devtools.json"
+    else
+      node "$RUN/oracle.mjs" "$f" $tree --quiet-engine --engine v6 --out "$base.oracle$t-v6.json"
+    fi
+  done
   # Plain when small, so that a diff shows a change; gzipped when large.
   for g in "$base".oracle*.json; do
     if [ "$(stat -c %s "$g")" -gt 65536 ]; then gzip -9nf "$g"; fi

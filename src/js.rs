@@ -60,6 +60,33 @@ impl Scalar {
     }
 }
 
+/// `Number(s)` for a string: blank is 0, surrounding whitespace is ignored, decimal and
+/// `Infinity` forms (and `0x`, `0o`, `0b` integers) are read; anything else is NaN.
+pub fn string_to_number(s: &str) -> f64 {
+    let t = s.trim_matches(|c: char| c.is_whitespace() || c == '\u{feff}');
+    if t.is_empty() {
+        return 0.0;
+    }
+    for (prefix, radix) in [("0x", 16), ("0X", 16), ("0o", 8), ("0O", 8), ("0b", 2), ("0B", 2)] {
+        if let Some(digits) = t.strip_prefix(prefix) {
+            return match u128::from_str_radix(digits, radix) {
+                Ok(v) if !digits.starts_with('+') => v as f64,
+                _ => f64::NAN,
+            };
+        }
+    }
+    match t {
+        "Infinity" | "+Infinity" => return f64::INFINITY,
+        "-Infinity" => return f64::NEG_INFINITY,
+        _ => {}
+    }
+    // Rust also reads "inf", "nan" and "infinity", which JavaScript does not.
+    if t.bytes().any(|b| b.is_ascii_alphabetic() && !matches!(b, b'e' | b'E')) {
+        return f64::NAN;
+    }
+    t.parse::<f64>().unwrap_or(f64::NAN)
+}
+
 /// `Number.prototype.toString()`: shortest round-trip digits, integers without a fraction,
 /// exponent form outside 1e-7..1e21. `NaN` and infinities as JS spells them.
 pub fn number_to_string(n: f64) -> String {
@@ -189,6 +216,19 @@ mod tests {
         s.clear();
         write_json_string(&mut s, "x\u{10F800}\u{10FFFF}\u{1F600}\u{10F7FF}");
         assert_eq!(s, "\"x\\ud800\\udfff\u{1F600}\u{10F7FF}\"");
+    }
+
+    #[test]
+    fn strings_to_numbers_like_javascript() {
+        let n = |s: &str| string_to_number(s);
+        assert_eq!(n("109007"), 109007.0);
+        assert_eq!(n("  12.5e1 "), 125.0);
+        assert_eq!(n(""), 0.0);
+        assert_eq!(n("0x1f"), 31.0);
+        assert_eq!(n("-Infinity"), f64::NEG_INFINITY);
+        for nan in ["7a", "inf", "NaN", "1e", "0x", "--1"] {
+            assert!(n(nan).is_nan(), "{nan}");
+        }
     }
 
     #[test]

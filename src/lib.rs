@@ -138,6 +138,8 @@ pub struct Analysis {
     pub kind: InputKind,
     /// Number of trace events read (0 for a `.cpuprofile`).
     pub n_events: u64,
+    /// MetaHandler's trace bounds, µs.
+    bounds: (f64, f64),
 }
 
 impl Analysis {
@@ -158,6 +160,15 @@ impl Analysis {
             .map_err(|e| Error::io("cannot write the calls", e))
     }
 
+    /// Writes DevTools' own Call tree and Bottom-up of each thread, as
+    /// [`Assembled::write_devtools_tree`] does (the set of all events needs
+    /// [`Config::keep_event_names`]).
+    pub fn write_devtools_tree(&self, out: &mut dyn Write, input_label: &str) -> Result<(), Error> {
+        names_kept(self.kind, &self.cfg)?;
+        tree::devtools::write(out, &self.all, self.bounds, input_label, self.cfg.engine.label())
+            .map_err(|e| Error::io("cannot write the tree", e))
+    }
+
     /// Writes the timeline: `source`'s events (read again) and each thread's calls on a thread
     /// of their own. `source` must be the input analysed, and readable twice.
     pub fn write_timeline(&self, out: &mut dyn Write, source: &Source) -> Result<(), Error> {
@@ -165,13 +176,22 @@ impl Analysis {
     }
 }
 
+/// A trace's tree of all events needs their names, which are kept only on request.
+fn names_kept(kind: InputKind, cfg: &Config) -> Result<(), Error> {
+    if kind == InputKind::Trace && !cfg.keep_event_names {
+        let why = "DevTools' tree of all events needs the events' names: set Config::keep_event_names";
+        return Err(Error::io("cannot write the tree", std::io::Error::new(std::io::ErrorKind::InvalidInput, why)));
+    }
+    Ok(())
+}
+
 /// Reads `source` and estimates its calls.
 pub fn analyze(source: &Source, cfg: &Config) -> Result<Analysis, Error> {
     let (diagnostics, assembled) = assemble(source, cfg)?;
-    let (kind, n_events) = (assembled.kind, assembled.n_events);
+    let (kind, n_events, bounds) = (assembled.kind, assembled.n_events, assembled.bounds);
     let threads = exec::estimate_all(assembled.threads, assembled.mode, cfg.integrator(), cfg.threads);
     let all = AllThreads { mode: assembled.mode, strings: assembled.strings, threads };
-    Ok(Analysis { all, cfg: cfg.clone(), diagnostics, kind, n_events })
+    Ok(Analysis { all, cfg: cfg.clone(), diagnostics, kind, n_events, bounds })
 }
 
 /// The input read and assembled (profiles and each thread's events), ready to estimate: its
@@ -234,6 +254,7 @@ impl Assembled {
     /// its calls and (with [`Config::keep_event_names`]) the set of all its events, as the
     /// `devtools-tree/1` document of the reference oracle.
     pub fn write_devtools_tree(self, out: &mut dyn Write, input_label: &str) -> Result<(), Error> {
+        names_kept(self.kind, &self.cfg)?;
         let bounds = self.bounds;
         let (lazy, cfg) = self.lazy();
         tree::devtools::write(out, lazy, bounds, input_label, cfg.engine.label())

@@ -84,7 +84,9 @@ pub(crate) fn write(
             None => s.push_str("null"),
         }
         s.push_str(",\n");
-        let set = Set::new(th, strings, mode, &th.trace_entries);
+        // A CPU profile's thread (a .cpuprofile, or a trace saved from one) is its calls alone.
+        let trace: &[TraceEntry] = if mode == Mode::Trace { &th.trace_entries } else { &[] };
+        let set = Set::new(th, strings, mode, trace);
         for (k, name) in ["calls", "all"].iter().enumerate() {
             let evs = set.select(k == 1);
             let _ = std::fmt::Write::write_fmt(&mut s, format_args!("\"{name}\":{{\"events\":{},", evs.len()));
@@ -164,9 +166,11 @@ impl<'a> Set<'a> {
         Set { th, strings, trace, merged, ids }
     }
 
-    /// The `calls` set (calls only) or the `all` set, each without its zero-duration events.
+    /// The `calls` set (calls only) or the `all` set, each without the events the tree code
+    /// takes for instants (`!e.dur`: 0 or NaN; a negative duration stays).
     fn select(&self, all: bool) -> Vec<Ev> {
-        self.merged.iter().filter(|e| e.dur > 0.0 && (all || matches!(e.what, What::Call(_)))).copied().collect()
+        let timed = |e: &&Ev| e.dur != 0.0 && !e.dur.is_nan();
+        self.merged.iter().filter(timed).filter(|e| all || matches!(e.what, What::Call(_))).copied().collect()
     }
 
     /// Both trees of `evs`, as the members `diagnostics`, `topDown` and `bottomUp`.

@@ -3,7 +3,8 @@
 //! Every `NAME.oracle*.json.gz` next to an input (written by `conformance/regenerate.sh`, or
 //! shipped in `../shared/conformance`) is compared with `jscalls calls` on that input:
 //! `.oracle` with the defaults, `.oracle-devtools` with `--cpuprofile-mode performance-panel`,
-//! `.oracle-v6` with `--engine latest`.
+//! `.oracle-v6` with `--engine latest`; `.oracle-tree*` likewise with `jscalls tree --format
+//! devtools`, node for node (times within the oracle's tolerance, 0.001 µs).
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -25,9 +26,16 @@ fn read_golden(p: &Path) -> Vec<u8> {
 /// `NAME` and the kind of answer of a golden's file name, plain or gzipped.
 fn golden_name(name: &str) -> Option<(&str, &'static str)> {
     let name = name.strip_suffix(".gz").unwrap_or(name);
-    [(".oracle.json", "default"), (".oracle-devtools.json", "panel"), (".oracle-v6.json", "latest")]
-        .into_iter()
-        .find_map(|(suffix, kind)| name.strip_suffix(suffix).map(|b| (b, kind)))
+    [
+        (".oracle.json", "default"),
+        (".oracle-devtools.json", "panel"),
+        (".oracle-v6.json", "latest"),
+        (".oracle-tree.json", "tree"),
+        (".oracle-tree-devtools.json", "tree-panel"),
+        (".oracle-tree-v6.json", "tree-latest"),
+    ]
+    .into_iter()
+    .find_map(|(suffix, kind)| name.strip_suffix(suffix).map(|b| (b, kind)))
 }
 
 /// The goldens in `dir` with their inputs (in `inputs`) and the configuration each was made with.
@@ -63,14 +71,17 @@ const CALL_FIELDS: [&str; 12] = [
 ];
 const PROFILE_FIELDS: [&str; 5] = ["profileId", "sampleCount", "integrated", "callCount", "threadName"];
 
-/// Compares one input with its golden; returns the number of calls compared.
+/// Compares one input with its golden; returns the number of calls (or tree nodes) compared.
 fn check(input: &Path, golden: &Path, kind: &str) -> Result<usize, String> {
     let mut cfg = Config::default();
     cfg.engine = EngineVersion::V0_0_65;
-    match kind {
+    match kind.trim_start_matches("tree-") {
         "panel" => cfg.cpuprofile_mode = CpuProfileMode::PerformancePanel,
         "latest" => cfg.engine = EngineVersion::Latest,
         _ => {}
+    }
+    if kind.starts_with("tree") {
+        return check_tree(input, golden, kind, cfg);
     }
     let a = analyze(&Source::file(input), &cfg).map_err(|e| format!("{}: {e}", input.display()))?;
     let mut buf = Vec::new();
@@ -113,6 +124,86 @@ fn check(input: &Path, golden: &Path, kind: &str) -> Result<usize, String> {
         }
     }
     Ok(n)
+}
+
+/// `jscalls tree --format devtools` against the oracle's document: threads by (pid, tid), both
+/// sets, every top-down node by its id path and every bottom-up function and caller, with their
+/// fields and times (within 0.001 µs, the oracle's `compare-tree.mjs` tolerance).
+fn check_tree(input: &Path, golden: &Path, kind: &str, mut cfg: Config) -> Result<usize, String> {
+    cfg.keep_event_names = true;
+    let a = analyze(&Source::file(input), &cfg).map_err(|e| format!("{}: {e}", input.display()))?;
+    let mut buf = Vec::new();
+    a.write_devtools_tree(&mut buf, "x").unwrap();
+    let ours = deep_json(&buf).map_err(|e| format!("our tree is not JSON: {e}"))?;
+    let want = deep_json(&read_golden(golden)).unwrap();
+    let what = format!("{} [{kind}]", input.display());
+    let (ot, wt) = (ours["threads"].as_array().unwrap(), want["threads"].as_array().unwrap());
+    let key = |t: &Value| (t["pid"].as_i64(), t["tid"].as_i64(), t["threadName"].clone());
+    if ot.iter().map(key).collect::<Vec<_>>() != wt.iter().map(key).collect::<Vec<_>>() {
+        return Err(format!("{what}: threads differ"));
+    }
+    let mut n = 0;
+    for (o, w) in ot.iter().zip(wt) {
+        for set in ["calls", "all"] {
+            let at = format!("{what} {:?} {set}", key(w));
+            if o[set]["events"] != w[set]["events"] {
+                return Err(format!("{at}: {} events, DevTools {}", o[set]["events"], w[set]["events"]));
+            }
+            // Top-down: an explicit stack of (ours, theirs, path).
+            let mut todo = vec![(&o[set]["topDown"], &w[set]["topDown"], String::new())];
+            while let Some((a, b, path)) = todo.pop() {
+                same_node(a, b, &format!("{at} top-down {path}"))?;
+                n += 1;
+                let (ac, bc) = (a["children"].as_array().unwrap(), b["children"].as_array().unwrap());
+                if ac.len() != bc.len() {
+                    return Err(format!("{at} top-down {path}: {} children, DevTools {}", ac.len(), bc.len()));
+                }
+                todo.extend(ac.iter().zip(bc).map(|(x, y)| (x, y, format!("{path} > {}", y["id"]))));
+            }
+            let (ab, bb) = (o[set]["bottomUp"].as_array().unwrap(), w[set]["bottomUp"].as_array().unwrap());
+            if ab.len() != bb.len() {
+                return Err(format!("{at} bottom-up: {} functions, DevTools {}", ab.len(), bb.len()));
+            }
+            for (f, g) in ab.iter().zip(bb) {
+                same_node(f, g, &format!("{at} bottom-up {}", g["id"]))?;
+                let (fc, gc) = (f["children"].as_array().unwrap(), g["children"].as_array().unwrap());
+                if fc.len() != gc.len() {
+                    return Err(format!("{at} bottom-up {}: {} callers, DevTools {}", g["id"], fc.len(), gc.len()));
+                }
+                for (x, y) in fc.iter().zip(gc) {
+                    same_node(x, y, &format!("{at} bottom-up {} < {}", g["id"], y["id"]))?;
+                }
+                n += 1 + fc.len();
+            }
+        }
+    }
+    Ok(n)
+}
+
+/// JSON nested deeper than serde_json's default limit of 128 (a call tree is as deep as its stacks).
+fn deep_json(bytes: &[u8]) -> Result<Value, serde_json::Error> {
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    de.disable_recursion_limit();
+    let v = serde::Deserialize::deserialize(&mut de)?;
+    de.end()?;
+    Ok(v)
+}
+
+/// One node's id, frame fields and times.
+fn same_node(a: &Value, b: &Value, at: &str) -> Result<(), String> {
+    for f in ["id", "name", "url", "lineNumber", "columnNumber"] {
+        if a.get(f) != b.get(f) {
+            return Err(format!("{at}: {f} is {:?}, DevTools {:?}", a.get(f), b.get(f)));
+        }
+    }
+    for f in ["selfTime", "totalTime"] {
+        let (x, y) = (a[f].as_f64().unwrap_or(f64::NAN), b[f].as_f64().unwrap_or(f64::NAN));
+        // ms; 0.001 µs.
+        if !((x - y).abs() <= 1e-6 || (x.is_nan() && y.is_nan())) {
+            return Err(format!("{at}: {f} is {x}, DevTools {y}"));
+        }
+    }
+    Ok(())
 }
 
 /// Checks every golden in `dir` against its input in `inputs`.
@@ -162,11 +253,11 @@ fn shared_conformance_equals_devtools() {
         return;
     }
     let n = check_dir(&dir, &dir);
-    assert!(n > 40_000, "only {n} calls compared");
+    assert!(n > 100_000, "only {n} calls and tree nodes compared");
     // The same inputs with the newest DevTools' answers, which this project keeps
     // (`conformance/regenerate.sh --shared`).
     let n = check_dir(Path::new("conformance/latest"), &dir);
-    assert!(n > 40_000, "only {n} calls compared with --engine latest");
+    assert!(n > 100_000, "only {n} calls and tree nodes compared with --engine latest");
 }
 
 /// Says on the terminal that the shared set did not run. Written to stderr directly: the test

@@ -378,6 +378,13 @@ calls: 2"#,
             want: r#"calls: 2"#,
         },
         Case {
+            name: "a dur that is text (\"7\") [DevTools: ts + \"7\" as text, the event lasts until that number]",
+            input: t.replace(r#""dur":400"#, r#""dur":"7""#).into_bytes(),
+            cfg: none,
+            want: r#"warning: 3:1 (event 2): 'FunctionCall' has a dur that is the text "7"; DevTools adds it to ts as text, so the event lasts until 507, as there [bad-timestamp]
+calls: 2"#,
+        },
+        Case {
             name: "a pid of 1e20 [DevTools: a Map key like any number; jscalls keeps integral pids and tids]",
             input: t.replace(r#""pid":0"#, r#""pid":1e20"#).into_bytes(),
             cfg: none,

@@ -111,11 +111,12 @@ impl TraceBuilder {
 
     /// MetaHandler's bounds: the event counts when its ts is not 0 and its name does not end
     /// in `::UMA` (reported as a page unloads, they would stretch the trace).
+    /// `end` is `ts + dur`, as JavaScript computes it.
     #[inline]
-    pub(crate) fn bound(&mut self, name: &str, ts: f64, dur: f64) {
+    pub(crate) fn bound(&mut self, name: &str, ts: f64, end: f64) {
         if ts != 0.0 && !name.ends_with("::UMA") {
-            self.bounds.0 = self.bounds.0.min(ts);
-            self.bounds.1 = self.bounds.1.max(ts + dur);
+            self.bounds.0 = js_min(self.bounds.0, ts);
+            self.bounds.1 = js_max(self.bounds.1, end);
         }
     }
 
@@ -571,8 +572,15 @@ impl TraceBuilder {
         let ph = ev.phase();
         if matches!(ph, b'X' | b'I' | b'B' | b'E') {
             if let Some(ts) = ev.ts.num() {
-                let dur = if let Leaf::Num(d) = ev.dur { d } else { 0.0 };
-                self.bound(name, ts, dur);
+                // `ts + (dur ?? 0)` with JavaScript's `+`: a string dur is concatenated.
+                let end = match &ev.dur {
+                    Leaf::Num(d) => ts + d,
+                    Leaf::Missing | Leaf::Null => ts,
+                    Leaf::Bool(b) => ts + f64::from(u8::from(*b)),
+                    Leaf::Str(d) => crate::js::string_to_number(&format!("{}{d}", crate::js::number_to_string(ts))),
+                    _ => f64::NAN,
+                };
+                self.bound(name, ts, end);
             }
         }
         let special = maybe_special(name);
@@ -657,4 +665,22 @@ fn parse_args<'a, T: serde::Deserialize<'a>>(raw: &'a [u8], ctx: &EventCtx<'_>, 
 /// The error for args that did not parse: where, and what serde expected.
 fn args_error(raw: &[u8], ctx: &EventCtx<'_>, what: &str, e: &serde_json::Error) -> Error {
     Error::input(Some(ctx.serde_location(raw, e)), format!("{what}: {}", crate::input::reader::serde_message(e)))
+}
+
+/// `Math.min`: a NaN makes the result NaN.
+fn js_min(a: f64, b: f64) -> f64 {
+    if a.is_nan() || b.is_nan() {
+        f64::NAN
+    } else {
+        a.min(b)
+    }
+}
+
+/// `Math.max`: a NaN makes the result NaN.
+fn js_max(a: f64, b: f64) -> f64 {
+    if a.is_nan() || b.is_nan() {
+        f64::NAN
+    } else {
+        a.max(b)
+    }
 }

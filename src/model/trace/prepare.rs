@@ -235,7 +235,7 @@ impl Sink for TraceBuilder {
         match prep {
             Prep::Plain(p) => {
                 // A plain event's name does not end in `::UMA` (see [`plain`]).
-                self.bound("", p.ts, p.dur);
+                self.bound("", p.ts, p.ts + p.dur);
                 let th = self.thread(p.pid, p.tid);
                 self.threads[th as usize].n_entries += 1;
                 let trace = match p.trace {

@@ -160,6 +160,25 @@ impl TraceBuilder {
             (b'B', _) => 0.0,
             (_, Leaf::Missing | Leaf::Null) => 0.0,
             (_, Leaf::Num(d)) if !d.is_nan() => *d,
+            // DevTools adds a text dur to ts as text ("10900" + "7"), and compares and divides
+            // the result as the number it reads as: the event lasts to that time.
+            (_, Leaf::Str(d)) if !d.is_empty() => {
+                let end = crate::js::string_to_number(&format!("{}{d}", crate::js::number_to_string(ts)));
+                if !end.is_finite() {
+                    diag.push_with(
+                        WarningKind::BadTimestamp,
+                        || Some(ctx.location()),
+                        || format!("'{name}' has a dur that is the text {d:?}, which DevTools adds to ts as text; it does not end at a number, so it is skipped"),
+                    );
+                    return Ok(());
+                }
+                diag.push_with(
+                    WarningKind::BadTimestamp,
+                    || Some(ctx.location()),
+                    || format!("'{name}' has a dur that is the text {d:?}; DevTools adds it to ts as text, so the event lasts until {}, as there", crate::js::number_to_string(end)),
+                );
+                end - ts
+            }
             (_, d) => {
                 diag.push_with(
                     WarningKind::BadTimestamp,
