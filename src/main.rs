@@ -107,6 +107,20 @@ struct TreeArgs {
     /// A transform, `KIND:ARGUMENT` (repeatable, applied in order; see below).
     #[arg(long = "transform", value_name = "SPEC")]
     transforms: Vec<String>,
+    /// What the tree weighs: the estimated calls' self time, or the profile's raw samples
+    /// (each counting 1, or the time to the next sample).
+    #[arg(long, value_enum, default_value = "self-time")]
+    weight: WeightArg,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum WeightArg {
+    /// Each estimated call's self time (µs) on the stack of the calls around it.
+    SelfTime,
+    /// Each CPU profile sample counts 1.
+    Samples,
+    /// Each CPU profile sample counts the time to the next sample (µs).
+    SampleTime,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -3,10 +3,10 @@
 use std::fmt::Write as _;
 
 use jscalls::tree::render::{self, Shown};
-use jscalls::tree::{CallTree, Stacks, Transform};
+use jscalls::tree::{CallTree, Stacks, Transform, Weight};
 use jscalls::{Assembled, EngineVersion, Error};
 
-use crate::{TreeArgs, TreeFormat};
+use crate::{TreeArgs, TreeFormat, WeightArg};
 
 /// Why no tree was written.
 pub enum Failure {
@@ -35,6 +35,7 @@ pub fn devtools_conflicts(args: &TreeArgs) -> Option<&'static str> {
         (args.depth.is_some(), "--depth"),
         (args.js_only, "--js-only"),
         (!args.transforms.is_empty(), "--transform"),
+        (args.weight != WeightArg::SelfTime, "--weight"),
     ]
     .into_iter()
     .find(|c| c.0)
@@ -57,13 +58,12 @@ pub fn render(
             if th.is_empty() || wanted.as_ref().is_some_and(|w| !w.matches(th.pid(), th.tid(), name.as_deref())) {
                 return Ok(());
             }
-            chosen.push(Chosen {
-                pid: th.pid(),
-                tid: th.tid(),
-                name,
-                calls: th.len(),
-                stacks: Stacks::from_calls(&th),
-            });
+            let stacks = match args.weight {
+                WeightArg::SelfTime => Stacks::from_calls(&th),
+                WeightArg::Samples => Stacks::from_samples(&th, Weight::Samples),
+                WeightArg::SampleTime => Stacks::from_samples(&th, Weight::SampleTime),
+            };
+            chosen.push(Chosen { pid: th.pid(), tid: th.tid(), name, calls: th.len(), stacks });
             Ok(())
         })
         .map_err(Failure::Input)?;
@@ -101,6 +101,7 @@ pub fn render(
     let shown = Shown {
         min_percent: args.min_percent.unwrap_or(if to_terminal && args.format == TreeFormat::Text { 0.5 } else { 0.0 }),
         max_depth: args.depth.unwrap_or(usize::MAX),
+        counts: args.weight == WeightArg::Samples,
     };
     let view = if args.flat {
         "flat"
@@ -117,15 +118,13 @@ pub fn render(
             }
             for c in &kept {
                 let total = c.stacks.total();
-                let _ = writeln!(
-                    out,
-                    "{} (pid {}, tid {}): {:.3} ms in {} calls, {view}",
-                    c.name.as_deref().unwrap_or("thread"),
-                    c.pid,
-                    c.tid,
-                    total / 1000.0,
-                    c.calls
-                );
+                let what = match args.weight {
+                    WeightArg::SelfTime => format!("{:.3} ms in {} calls", total / 1000.0, c.calls),
+                    WeightArg::Samples => format!("{total} samples"),
+                    WeightArg::SampleTime => format!("{:.3} ms of samples", total / 1000.0),
+                };
+                let name = c.name.as_deref().unwrap_or("thread");
+                let _ = writeln!(out, "{name} (pid {}, tid {}): {what}, {view}", c.pid, c.tid);
                 match view {
                     "flat" => render::flat_text(&mut out, &c.stacks, total, shown),
                     "inverted" => render::text(&mut out, &c.stacks, &CallTree::inverted(&c.stacks), shown),
@@ -139,8 +138,13 @@ pub fn render(
             render::string(&mut out, input);
             let _ = write!(
                 out,
-                ",\"engine\":\"{}\",\"weight\":\"self-time-us\",\"view\":\"{view}\",\"jsOnly\":{},\"transforms\":[",
+                ",\"engine\":\"{}\",\"weight\":\"{}\",\"view\":\"{view}\",\"jsOnly\":{},\"transforms\":[",
                 engine.label(),
+                match args.weight {
+                    WeightArg::SelfTime => "self-time-us",
+                    WeightArg::Samples => "samples",
+                    WeightArg::SampleTime => "sample-time-us",
+                },
                 args.js_only
             );
             for (k, t) in args.transforms.iter().enumerate() {

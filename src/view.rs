@@ -30,6 +30,11 @@ impl<'a> Thread<'a> {
         Thread { t, strings }
     }
 
+    /// The thread's calls and profile, and the strings they use.
+    pub(crate) fn inner(&self) -> (&'a ThreadCalls, &'a Strings) {
+        (self.t, self.strings)
+    }
+
     /// Process id.
     pub fn pid(&self) -> i64 {
         self.t.pid
@@ -172,6 +177,10 @@ impl std::fmt::Debug for Frame<'_> {
 }
 
 impl<'a> Frame<'a> {
+    pub(crate) fn new(f: &'a CallFrame, strings: &'a Strings) -> Frame<'a> {
+        Frame { f, strings }
+    }
+
     fn text(&self, s: Scalar) -> Cow<'a, str> {
         match s {
             Scalar::Str(id) => Cow::Borrowed(self.strings.get(id)),

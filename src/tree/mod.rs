@@ -181,6 +181,51 @@ impl Stacks {
         st
     }
 
+    /// The thread's CPU profile samples as samples of these stacks: the functions of each
+    /// sample's node and its ancestors (the root aside), weighing 1 each, or the time to the
+    /// next sample (µs; the last one, to the profile's end) with [`Weight::SampleTime`].
+    pub fn from_samples(thread: &Thread<'_>, weight: Weight) -> Stacks {
+        let (t, strings) = thread.inner();
+        let m = &t.model;
+        let mut st = Stacks::new();
+        // Each node's stack, made once, from its parent's (iteratively: any depth).
+        let mut stack_of: Vec<Option<Option<StackId>>> = vec![None; m.nodes.len()];
+        if let Some(root) = stack_of.first_mut() {
+            *root = Some(None);
+        }
+        let times = if weight == Weight::SampleTime { m.timestamps() } else { Vec::new() };
+        let mut chain: Vec<u32> = Vec::new();
+        for (k, &n) in m.sample_nodes.iter().enumerate() {
+            if n as usize >= m.nodes.len() {
+                continue; // an id the profile does not have
+            }
+            // Up to the nearest node whose stack is known, then down, making each.
+            chain.clear();
+            let mut x = n;
+            while stack_of[x as usize].is_none() {
+                chain.push(x);
+                x = m.nodes[x as usize].parent;
+            }
+            let mut parent = stack_of[x as usize].expect("known");
+            for &y in chain.iter().rev() {
+                let func = st.func(func_of(&crate::view::Frame::new(m.frame(y), strings)));
+                let s = st.stack(parent, func);
+                stack_of[y as usize] = Some(Some(s));
+                parent = Some(s);
+            }
+            let Some(stack) = stack_of[n as usize].expect("made") else { continue };
+            let w = match weight {
+                Weight::SampleTime => match (times.get(k), times.get(k + 1)) {
+                    (Some(a), Some(b)) => (b - a) * 1000.0,
+                    _ => 0.0,
+                },
+                _ => 1.0,
+            };
+            st.add(stack, w);
+        }
+        st
+    }
+
     /// A copy with every stack mapped through `map`, from the outermost frame inward: `map`
     /// gets the output, the new parent, the old stack and its function, and says what the
     /// stack becomes ([`Mapped`]). Samples on no function at all stay when `keep_root`.
@@ -210,6 +255,15 @@ impl Stacks {
         }
         out
     }
+}
+
+/// What a sample weighs in [`Stacks::from_samples`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Weight {
+    /// Each sample counts 1.
+    Samples,
+    /// Each sample counts the time to the next one, in µs.
+    SampleTime,
 }
 
 /// What a stack becomes in [`Stacks::rebuild`].

@@ -12,11 +12,13 @@ pub struct Shown {
     pub min_percent: f64,
     /// Nodes deeper than this are left out (0 is the roots).
     pub max_depth: usize,
+    /// The weights are sample counts (shown as counts), not µs (shown as ms).
+    pub counts: bool,
 }
 
 impl Default for Shown {
     fn default() -> Shown {
-        Shown { min_percent: 0.0, max_depth: usize::MAX }
+        Shown { min_percent: 0.0, max_depth: usize::MAX, counts: false }
     }
 }
 
@@ -25,7 +27,8 @@ impl Default for Shown {
 pub fn text(out: &mut String, stacks: &Stacks, tree: &CallTree, shown: Shown) {
     let whole = tree.total;
     let pct = |w: f64| if whole > 0.0 { 100.0 * w / whole } else { 0.0 };
-    let _ = writeln!(out, "  {:>10} {:>6} {:>10} {:>6}  function", "total ms", "%", "self ms", "%");
+    let (total_head, self_head) = if shown.counts { ("total", "self") } else { ("total ms", "self ms") };
+    let _ = writeln!(out, "  {total_head:>10} {:>6} {self_head:>10} {:>6}  function", "%", "%");
     let mut hidden = 0usize;
     tree.walk(|n, depth| {
         let node = &tree.nodes[n];
@@ -35,10 +38,10 @@ pub fn text(out: &mut String, stacks: &Stacks, tree: &CallTree, shown: Shown) {
         }
         let _ = writeln!(
             out,
-            "  {:>10.3} {:>6.1} {:>10.3} {:>6.1}  {}{}",
-            node.total / 1000.0,
+            "  {} {:>6.1} {} {:>6.1}  {}{}",
+            amount(node.total, shown),
             pct(node.total),
-            node.self_weight / 1000.0,
+            amount(node.self_weight, shown),
             pct(node.self_weight),
             "  ".repeat(depth),
             stacks.funcs[node.func as usize].label()
@@ -58,10 +61,20 @@ pub fn text(out: &mut String, stacks: &Stacks, tree: &CallTree, shown: Shown) {
     }
 }
 
+/// A weight in a 10-wide column: a count, or µs as ms.
+fn amount(w: f64, shown: Shown) -> String {
+    if shown.counts {
+        format!("{w:>10}")
+    } else {
+        format!("{:>10.3}", w / 1000.0)
+    }
+}
+
 /// Appends the flat list of functions (most self weight first).
 pub fn flat_text(out: &mut String, stacks: &Stacks, whole: f64, shown: Shown) {
     let pct = |w: f64| if whole > 0.0 { 100.0 * w / whole } else { 0.0 };
-    let _ = writeln!(out, "  {:>10} {:>6} {:>10} {:>6}  function", "self ms", "%", "total ms", "%");
+    let (self_head, total_head) = if shown.counts { ("self", "total") } else { ("self ms", "total ms") };
+    let _ = writeln!(out, "  {self_head:>10} {:>6} {total_head:>10} {:>6}  function", "%", "%");
     let mut hidden = 0usize;
     for (f, s, t) in CallTree::functions(stacks) {
         if pct(s) < shown.min_percent {
@@ -69,7 +82,7 @@ pub fn flat_text(out: &mut String, stacks: &Stacks, whole: f64, shown: Shown) {
             continue;
         }
         let label = stacks.funcs[f as usize].label();
-        let _ = writeln!(out, "  {:>10.3} {:>6.1} {:>10.3} {:>6.1}  {label}", s / 1000.0, pct(s), t / 1000.0, pct(t));
+        let _ = writeln!(out, "  {} {:>6.1} {} {:>6.1}  {label}", amount(s, shown), pct(s), amount(t, shown), pct(t));
     }
     if hidden > 0 {
         let _ = writeln!(out, "  ({hidden} function(s) under --min-percent not shown)");

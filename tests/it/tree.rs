@@ -122,3 +122,82 @@ fn cli_json_is_the_documented_shape_and_bad_transforms_exit_2() {
         assert!(out.stdout.is_empty());
     }
 }
+
+/// `--weight samples` and `sample-time` on a profile small enough to count by hand: samples on
+/// a, a>b, a>b, a at 100 µs steps.
+#[test]
+fn sample_weights_count_by_hand() {
+    use crate::support::{cpuprofile, node};
+    use jscalls::tree::Weight;
+    let p = cpuprofile(
+        &[node(1, "(root)", &[2]), node(2, "a@x.js", &[3]), node(3, "b@x.js", &[])],
+        &[2, 3, 3, 2],
+        &[100.0; 4],
+        0.0,
+        500.0,
+    );
+    let a = analyze(&Source::Memory(p.into_bytes().into()), &Config::default()).unwrap();
+    let th = a.threads().next().unwrap();
+    let show = |st: &Stacks| {
+        let t = CallTree::top_down(st);
+        let mut out = Vec::new();
+        t.walk(|n, _| {
+            let node = &t.nodes[n];
+            out.push(format!("{}:{},{}", st.funcs[node.func as usize].name, node.total, node.self_weight));
+            true
+        });
+        out.join(" ")
+    };
+    assert_eq!(show(&Stacks::from_samples(&th, Weight::Samples)), "a:4,2 b:2,2");
+    // Times 100, 200, 300, 400: each sample lasts to the next; the last to the profile's end.
+    let timed = Stacks::from_samples(&th, Weight::SampleTime);
+    let tree = CallTree::top_down(&timed);
+    let b = tree.find(&[0, 1]).map(|n| tree.nodes[n].total);
+    assert_eq!(b, Some(200.0));
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 48, ..Default::default() })]
+    /// Random stacks of up to ten transforms, each naming a node of the tree the ones before it
+    /// made: the weights keep adding up, and every transform that only regroups keeps them all.
+    #[test]
+    fn random_transform_stacks_keep_the_sums(steps in proptest::collection::vec((0usize..10, 0usize..10_000), 1..10)) {
+        let a = analyze(&Source::file("fixtures/chrome-ui.json.gz"), &Config::default()).unwrap();
+        let th = a.threads().max_by_key(|t| t.len()).unwrap();
+        let mut cur = Stacks::from_calls(&th);
+        let kinds = ["merge", "merge-function", "merge-subtree", "drop", "drop-function", "focus", "focus-function",
+                     "collapse-recursion", "collapse-indirect-recursion", "collapse-resource"];
+        for (k, pick) in steps {
+            let tree = CallTree::top_down(&cur);
+            if tree.nodes.iter().all(|n| n.total == 0.0) {
+                break;
+            }
+            // The pick-th node in walk order, and its path.
+            let mut order = Vec::new();
+            tree.walk(|n, _| { order.push(n); true });
+            let n = order[pick % order.len()];
+            let mut path = vec![n];
+            while let Some(p) = tree.nodes[*path.last().unwrap()].parent {
+                path.push(p);
+            }
+            path.reverse();
+            let label = |n: usize| cur.funcs[tree.nodes[n].func as usize].label();
+            let arg = match kinds[k] {
+                "merge" | "merge-subtree" | "drop" | "focus" => path.iter().map(|&n| label(n)).collect::<Vec<_>>().join(">"),
+                "collapse-resource" => cur.funcs[tree.nodes[n].func as usize].url.clone(),
+                _ => label(n),
+            };
+            let spec = format!("{}:{arg}", kinds[k]);
+            // A label shared by two functions, or an empty URL, is refused: that is a usage error, not a bug.
+            let Ok(t) = Transform::parse(&spec, &cur) else { continue };
+            let before = cur.total();
+            cur = t.apply(&cur);
+            check_sums(&cur, &spec);
+            if matches!(kinds[k], "merge" | "merge-function" | "merge-subtree" | "collapse-recursion" | "collapse-indirect-recursion" | "collapse-resource") {
+                proptest::prop_assert!(close(cur.total(), before), "{} lost weight", spec);
+            } else {
+                proptest::prop_assert!(cur.total() <= before + 1e-6, "{} added weight", spec);
+            }
+        }
+    }
+}
