@@ -316,7 +316,7 @@ pub struct CallNode {
     pub total: f64,
     /// Weight of the samples on this node itself.
     pub self_weight: f64,
-    /// Children, heaviest first (ties by function label).
+    /// Children, heaviest first (ties by function label, then id).
     pub children: Vec<usize>,
 }
 
@@ -348,60 +348,30 @@ impl CallTree {
     }
 
     fn build(stacks: &Stacks, inverted: bool) -> CallTree {
-        let mut nodes: Vec<CallNode> = Vec::new();
-        let mut index: HashMap<(Option<usize>, FuncId), usize> = HashMap::new();
-        let mut roots = Vec::new();
-        let mut root_self = 0.0;
         let mut total = 0.0;
-        // Top-down, each stack's node, made from its parent's (parents come first).
-        let mut node_of: Vec<usize> = Vec::new();
-        let mut intern = |nodes: &mut Vec<CallNode>, roots: &mut Vec<usize>, parent: Option<usize>, func: FuncId| {
-            *index.entry((parent, func)).or_insert_with(|| {
-                nodes.push(CallNode { func, parent, total: 0.0, self_weight: 0.0, children: Vec::new() });
-                let n = nodes.len() - 1;
-                match parent {
-                    Some(p) => nodes[p].children.push(n),
-                    None => roots.push(n),
-                }
-                n
-            })
-        };
-        if !inverted {
-            for &(parent, func) in &stacks.prefix {
-                let p = parent.map(|p| node_of[p as usize]);
-                let n = intern(&mut nodes, &mut roots, p, func);
-                node_of.push(n);
-            }
-        }
+        let mut root_self = 0.0;
+        // Each stack's own weight.
+        let mut weight = vec![0.0; stacks.prefix.len()];
         for &(s, w) in &stacks.samples {
             total += w;
             if s == StackId::MAX {
                 root_self += w;
-                continue;
-            }
-            if inverted {
-                let mut parent = None;
-                let mut k = Some(s);
-                let mut first = true;
-                while let Some(st) = k {
-                    let (p, f) = stacks.prefix[st as usize];
-                    let n = intern(&mut nodes, &mut roots, parent, f);
-                    nodes[n].total += w;
-                    if first {
-                        nodes[n].self_weight += w;
-                        first = false;
-                    }
-                    parent = Some(n);
-                    k = p;
-                }
             } else {
-                let leaf = node_of[s as usize];
-                nodes[leaf].self_weight += w;
-                let mut k = Some(leaf);
-                while let Some(n) = k {
-                    nodes[n].total += w;
-                    k = nodes[n].parent;
-                }
+                weight[s as usize] += w;
+            }
+        }
+        let (mut nodes, mut roots) =
+            if inverted { inverted_nodes(stacks, &weight) } else { top_down_nodes(stacks, &weight) };
+        // Totals from the leaves up: a node's index is above its parent's.
+        for n in (0..nodes.len()).rev() {
+            if let Some(p) = nodes[n].parent {
+                nodes[p].total += nodes[n].total;
+            }
+        }
+        if inverted {
+            // A root's function is where its samples end: all of its weight is its own.
+            for &r in &roots {
+                nodes[r].self_weight = nodes[r].total;
             }
         }
         // Nodes no sample reaches (stacks of dropped samples) are left out of the children.
@@ -413,6 +383,7 @@ impl CallTree {
                     .total
                     .total_cmp(&nodes[a].total)
                     .then_with(|| label[nodes[a].func as usize].cmp(&label[nodes[b].func as usize]))
+                    .then(nodes[a].func.cmp(&nodes[b].func))
             });
         };
         order(&nodes, &mut roots);
@@ -427,26 +398,54 @@ impl CallTree {
     /// The functions with their self and total weights (total counted once per sample, however
     /// often the function is on its stack), most self weight first: V8's "tick rank".
     pub fn functions(stacks: &Stacks) -> Vec<(FuncId, f64, f64)> {
+        let n = stacks.prefix.len();
         let mut selfw = vec![0.0; stacks.funcs.len()];
         let mut totalw = vec![0.0; stacks.funcs.len()];
-        let mut seen = vec![u32::MAX; stacks.funcs.len()];
-        for (k, &(s, w)) in stacks.samples.iter().enumerate() {
-            if s == StackId::MAX {
+        // Each stack's weight, then its subtree's (children come after their parents).
+        let mut below = vec![0.0; n];
+        for &(s, w) in &stacks.samples {
+            if s != StackId::MAX {
+                below[s as usize] += w;
+                selfw[stacks.prefix[s as usize].1 as usize] += w;
+            }
+        }
+        for x in (0..n).rev() {
+            if let Some(p) = stacks.prefix[x].0 {
+                below[p as usize] += below[x];
+            }
+        }
+        // A function's total is the subtrees of its outermost stacks: a walk of the prefix tree
+        // that counts how often each function is open, linear however deep the recursion.
+        let mut first_child = vec![usize::MAX; n];
+        let mut next_sibling = vec![usize::MAX; n];
+        let mut roots = Vec::new();
+        for x in (0..n).rev() {
+            match stacks.prefix[x].0 {
+                Some(p) => {
+                    next_sibling[x] = first_child[p as usize];
+                    first_child[p as usize] = x;
+                }
+                None => roots.push(x),
+            }
+        }
+        let mut open = vec![0u32; stacks.funcs.len()];
+        // (stack, entered): a stack is pushed to be entered, then again to be left.
+        let mut todo: Vec<(usize, bool)> = roots.into_iter().map(|r| (r, false)).collect();
+        while let Some((x, entered)) = todo.pop() {
+            let f = stacks.prefix[x].1 as usize;
+            if entered {
+                open[f] -= 1;
                 continue;
             }
-            let mut first = true;
-            let mut st = Some(s);
-            while let Some(x) = st {
-                let (p, f) = stacks.prefix[x as usize];
-                if first {
-                    selfw[f as usize] += w;
-                    first = false;
-                }
-                if seen[f as usize] != k as u32 {
-                    seen[f as usize] = k as u32;
-                    totalw[f as usize] += w;
-                }
-                st = p;
+            if open[f] == 0 {
+                totalw[f] += below[x];
+            }
+            open[f] += 1;
+            todo.push((x, true));
+            let mut c = first_child[x];
+            while c != usize::MAX {
+                todo.push((c, false));
+                c = next_sibling[c];
             }
         }
         let mut out: Vec<(FuncId, f64, f64)> = (0..stacks.funcs.len() as FuncId)
@@ -477,6 +476,124 @@ impl CallTree {
             }
         }
     }
+}
+
+/// Adds a node without weight under `parent` (a root when None); returns its index.
+fn add_node(nodes: &mut Vec<CallNode>, roots: &mut Vec<usize>, parent: Option<usize>, func: FuncId) -> usize {
+    let n = nodes.len();
+    nodes.push(CallNode { func, parent, total: 0.0, self_weight: 0.0, children: Vec::new() });
+    match parent {
+        Some(p) => nodes[p].children.push(n),
+        None => roots.push(n),
+    }
+    n
+}
+
+/// The top-down tree's nodes, each stack's weight on its own node (totals not yet summed).
+fn top_down_nodes(stacks: &Stacks, weight: &[f64]) -> (Vec<CallNode>, Vec<usize>) {
+    let mut nodes: Vec<CallNode> = Vec::new();
+    let mut roots = Vec::new();
+    let mut index: HashMap<(Option<usize>, FuncId), usize> = HashMap::new();
+    // Parents come first, so each stack's node is made from its parent's.
+    let mut node_of: Vec<usize> = Vec::with_capacity(stacks.prefix.len());
+    for (s, &(parent, func)) in stacks.prefix.iter().enumerate() {
+        let p = parent.map(|p| node_of[p as usize]);
+        let n = *index.entry((p, func)).or_insert_with(|| add_node(&mut nodes, &mut roots, p, func));
+        nodes[n].total += weight[s];
+        nodes[n].self_weight += weight[s];
+        node_of.push(n);
+    }
+    (nodes, roots)
+}
+
+/// The inverted tree's nodes: the trie of the weighted stacks' paths read from their last
+/// function up, each path's weight at its end (totals not yet summed).
+///
+/// Inserting each path frame by frame costs the sum of the stacks' depths, quadratic in a deep
+/// recursion with time at every level. Instead the stacks are sorted by their upward paths
+/// (prefix doubling: the rank of a path's first 2k functions from the ranks of the first k of
+/// the stack and of its k-th ancestor) and the trie is built from that order, each stack adding
+/// only what it does not share with the one before: O(n log depth + the tree's size).
+fn inverted_nodes(stacks: &Stacks, weight: &[f64]) -> (Vec<CallNode>, Vec<usize>) {
+    const NONE: u32 = u32::MAX;
+    let n = stacks.prefix.len();
+    let mut depth = vec![0u32; n];
+    for (s, &(p, _)) in stacks.prefix.iter().enumerate() {
+        depth[s] = p.map_or(1, |p| depth[p as usize] + 1);
+    }
+    let max_depth = depth.iter().copied().max().unwrap_or(0);
+    // Level j: rank[j][s] orders the stacks by the first 2^j functions of their upward paths
+    // (0 past the root, so a path sorts before its extensions); up[j][s] is the 2^j-th ancestor.
+    let mut rank: Vec<Vec<u32>> = vec![stacks.prefix.iter().map(|&(_, f)| f + 1).collect()];
+    let mut up: Vec<Vec<u32>> = vec![stacks.prefix.iter().map(|&(p, _)| p.unwrap_or(NONE)).collect()];
+    let mut keyed: Vec<(u64, u32)> = Vec::with_capacity(n);
+    while (1u64 << (rank.len() - 1)) < max_depth as u64 {
+        let (r, u) = (rank.last().unwrap(), up.last().unwrap());
+        keyed.clear();
+        keyed.extend((0..n).map(|s| {
+            let next = if u[s] == NONE { 0 } else { r[u[s] as usize] };
+            ((r[s] as u64) << 32 | next as u64, s as u32)
+        }));
+        keyed.sort_unstable();
+        let mut next_rank = vec![0u32; n];
+        let mut distinct = 0;
+        for (i, &(key, s)) in keyed.iter().enumerate() {
+            if i == 0 || key != keyed[i - 1].0 {
+                distinct += 1;
+            }
+            next_rank[s as usize] = distinct;
+        }
+        let next_up = (0..n).map(|s| if u[s] == NONE { NONE } else { u[u[s] as usize] }).collect();
+        rank.push(next_rank);
+        up.push(next_up);
+        if distinct as usize == n {
+            // Every path told apart: longer prefixes change no order.
+            break;
+        }
+    }
+    let top = rank.len() - 1;
+    let mut order: Vec<u32> = (0..n as u32).filter(|&s| weight[s as usize] != 0.0).collect();
+    order.sort_unstable_by_key(|&s| rank[top][s as usize]);
+    // The `len`-th ancestor of `s` (NONE past the root); `len` < 2^top.
+    let ancestor = |mut s: u32, len: u32| {
+        for j in (0..top).rev() {
+            if s != NONE && len & (1 << j) != 0 {
+                s = up[j][s as usize];
+            }
+        }
+        s
+    };
+    // How many functions two different stacks' upward paths share.
+    let shared = |mut a: u32, mut b: u32| {
+        let mut len = 0u32;
+        for j in (0..top).rev() {
+            if a != NONE && b != NONE && rank[j][a as usize] == rank[j][b as usize] {
+                len += 1 << j;
+                a = up[j][a as usize];
+                b = up[j][b as usize];
+            }
+        }
+        len
+    };
+    let mut nodes: Vec<CallNode> = Vec::new();
+    let mut roots = Vec::new();
+    // The previous path's nodes, from its root.
+    let mut path: Vec<usize> = Vec::new();
+    let mut prev = NONE;
+    for s in order {
+        let keep = if prev == NONE { 0 } else { shared(prev, s) };
+        path.truncate(keep as usize);
+        let mut x = ancestor(s, keep);
+        while x != NONE {
+            let (parent, func) = stacks.prefix[x as usize];
+            let n = add_node(&mut nodes, &mut roots, path.last().copied(), func);
+            path.push(n);
+            x = parent.unwrap_or(NONE);
+        }
+        nodes[*path.last().unwrap()].total += weight[s as usize];
+        prev = s;
+    }
+    (nodes, roots)
 }
 
 #[cfg(test)]

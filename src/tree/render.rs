@@ -43,7 +43,7 @@ pub fn text(out: &mut String, stacks: &Stacks, tree: &CallTree, shown: Shown) {
             pct(node.total),
             amount(node.self_weight, shown),
             pct(node.self_weight),
-            "  ".repeat(depth),
+            indent(depth),
             stacks.funcs[node.func as usize].label()
         );
         true
@@ -60,6 +60,19 @@ pub fn text(out: &mut String, stacks: &Stacks, tree: &CallTree, shown: Shown) {
         let _ = writeln!(out, "  ({hidden} smaller or deeper node(s) not shown: --min-percent 0, --depth)");
     }
 }
+
+/// Two spaces a level, up to [`MAX_INDENT`] levels; deeper nodes say their depth instead, so
+/// that a tree a million calls deep prints in linear space.
+fn indent(depth: usize) -> String {
+    if depth <= MAX_INDENT {
+        "  ".repeat(depth)
+    } else {
+        format!("{}[{depth}] ", "  ".repeat(MAX_INDENT))
+    }
+}
+
+/// See [`indent`].
+const MAX_INDENT: usize = 40;
 
 /// A weight in a 10-wide column: a count, or µs as ms.
 fn amount(w: f64, shown: Shown) -> String {

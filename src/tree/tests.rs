@@ -139,13 +139,19 @@ fn bad_transforms_say_what_is_wrong() {
 fn a_million_frames_deep() {
     let mut st = Stacks::new();
     let fs: Vec<FuncId> = (0..3).map(|k| st.func(f(&format!("f{k}"), "r.js"))).collect();
-    let path: Vec<FuncId> = (0..1_000_000).map(|k| fs[k % 3]).collect();
-    let s = st.stack_of(&path).unwrap();
-    st.add(s, 5.0);
+    // f0 > f1 > f2 > f0 > … with 1 on every level (a call's self time at each depth, which a
+    // walk from each sample to its root would make quadratic) and 5 more at the bottom.
+    let mut parent = None;
+    for k in 0..1_000_000 {
+        let s = st.stack(parent, fs[k % 3]);
+        st.add(s, 1.0);
+        parent = Some(s);
+    }
+    st.add(parent.unwrap(), 5.0);
     for t in [Transform::CollapseIndirectRecursion(fs[0]), Transform::MergeFunction(fs[1])] {
         let out = t.apply(&st);
         let tree = CallTree::top_down(&out);
-        assert_eq!(tree.total, 5.0);
+        assert_eq!(tree.total, 1_000_005.0);
     }
     let tree = CallTree::top_down(&st);
     let mut deepest = 0;
@@ -154,5 +160,72 @@ fn a_million_frames_deep() {
         true
     });
     assert_eq!(deepest, 999_999);
-    assert_eq!(CallTree::inverted(&st).nodes.len(), 1_000_000);
+    assert_eq!(tree.nodes[tree.roots[0]].total, 1_000_005.0);
+    // Self: a third of the levels each (the bottom one, 999,999, is f0's); total: every sample
+    // from a function's first level down.
+    let funcs = CallTree::functions(&st);
+    assert_eq!(
+        funcs,
+        vec![(fs[0], 333_339.0, 1_000_005.0), (fs[1], 333_333.0, 1_000_004.0), (fs[2], 333_333.0, 1_000_003.0)]
+    );
+    let inverted = CallTree::inverted(&st);
+    assert_eq!(inverted.roots.len(), 3);
+    // Text indents 40 levels at most, then names the depth: linear output.
+    let mut out = String::new();
+    render::text(&mut out, &st, &tree, render::Shown::default());
+    let last = out.lines().last().unwrap();
+    assert!(last.ends_with(&format!("{}[999999] f0 r.js", "  ".repeat(40))), "{last}");
+    assert!(out.len() < 200 * 1_000_000);
+}
+
+/// Every node of `t` as (path of functions from its root, total, self).
+fn paths(t: &CallTree) -> Vec<(Vec<FuncId>, f64, f64)> {
+    let mut out = Vec::new();
+    let mut path: Vec<FuncId> = Vec::new();
+    t.walk(|n, d| {
+        path.truncate(d);
+        path.push(t.nodes[n].func);
+        out.push((path.clone(), t.nodes[n].total, t.nodes[n].self_weight));
+        true
+    });
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out
+}
+
+proptest::proptest! {
+    /// The inverted tree built from sorted paths equals inserting each sample's upward path.
+    #[test]
+    fn inverted_equals_path_by_path_insertion(
+        shape in proptest::collection::vec((0usize..1000, 0u32..4), 1..300),
+        samples in proptest::collection::vec((0usize..1000, 1u32..5), 0..200),
+    ) {
+        let mut st = Stacks::new();
+        let fs: Vec<FuncId> = (0..4).map(|k| st.func(f(&format!("f{k}"), "r.js"))).collect();
+        let mut ids: Vec<StackId> = Vec::new();
+        for &(p, func) in &shape {
+            // Every fifth a root, else a child of an earlier stack: deep chains and recursion.
+            let parent = if ids.is_empty() || p % 5 == 0 { None } else { Some(ids[p % ids.len()]) };
+            ids.push(st.stack(parent, fs[func as usize]));
+        }
+        for &(s, w) in &samples {
+            st.add(ids[s % ids.len()], w as f64);
+        }
+        let mut expected: std::collections::BTreeMap<Vec<FuncId>, (f64, f64)> = Default::default();
+        for &(s, w) in &st.samples {
+            let mut path = Vec::new();
+            let mut k = Some(s);
+            while let Some(x) = k {
+                let (p, func) = st.frame(x);
+                path.push(func);
+                let e = expected.entry(path.clone()).or_default();
+                e.0 += w;
+                if path.len() == 1 {
+                    e.1 += w;
+                }
+                k = p;
+            }
+        }
+        let expected: Vec<(Vec<FuncId>, f64, f64)> = expected.into_iter().map(|(p, (t, s))| (p, t, s)).collect();
+        proptest::prop_assert_eq!(paths(&CallTree::inverted(&st)), expected);
+    }
 }
