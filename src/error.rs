@@ -123,6 +123,9 @@ pub enum WarningKind {
     SharedNode,
     /// A node id appears twice in `nodes`; the later one wins, as in DevTools.
     DuplicateNodeId,
+    /// A `.cpuprofile` shown as the Performance panel shows it has no `endTime`: the calls open
+    /// at its end have no duration (`null`), as in DevTools.
+    NoEndTime,
     /// Something else that does not fit a category.
     Other,
 }
@@ -154,6 +157,7 @@ impl WarningKind {
             WarningKind::DevtoolsWouldFail => "devtools-would-fail",
             WarningKind::SharedNode => "shared-node",
             WarningKind::DuplicateNodeId => "duplicate-node-id",
+            WarningKind::NoEndTime => "no-end-time",
             WarningKind::Other => "other",
         }
     }

@@ -34,6 +34,11 @@ pub fn thread_work(
     // The members' bytes (as large as the input) go before the model is built.
     drop(fields);
     *bounds = profile_bounds(raw.start_time, raw.end_time, cfg.cpuprofile_mode);
+    // The integrator sums the deltas instead; the Performance panel ends the last calls at NaN.
+    if raw.end_time.is_nan() && cfg.cpuprofile_mode == CpuProfileMode::PerformancePanel {
+        let m = "the profile has no endTime: the calls open at its end get no duration (null), as in DevTools";
+        diag.push(WarningKind::NoEndTime, Some(location), m);
+    }
     if raw.nodes.is_empty() && cfg.cpuprofile_mode == CpuProfileMode::PerformancePanel {
         diag.push(WarningKind::EmptyProfile, Some(location), "the profile has no nodes; DevTools shows nothing");
         return Ok(Vec::new());

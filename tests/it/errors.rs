@@ -3,7 +3,7 @@
 
 use std::io::Write;
 
-use jscalls::{analyze, Config, Source};
+use jscalls::{analyze, Config, CpuProfileMode, Source};
 
 use crate::support::{cpuprofile, node, trace, x};
 
@@ -346,6 +346,13 @@ calls: 2"#,
             input: ok_profile().replace(r#","endTime":200"#, "").into_bytes(),
             cfg: none,
             want: r#"calls: 1"#,
+        },
+        Case {
+            name: "cpuprofile: endTime missing, --cpuprofile-mode performance-panel [DevTools: durations null]",
+            input: ok_profile().replace(r#","endTime":200"#, "").into_bytes(),
+            cfg: |c| c.cpuprofile_mode = CpuProfileMode::PerformancePanel,
+            want: r#"warning: 1:1: the profile has no endTime: the calls open at its end get no duration (null), as in DevTools [no-end-time]
+calls: 1"#,
         },
         Case {
             name: "cpuprofile: startTime a string [DevTools: \"0\" + deltas, string concatenation]",
