@@ -8,7 +8,7 @@
 //! partial overlaps nest; a recursive function's callers get less than the time spent.
 
 use std::cmp::Ordering;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::io::{self, Write};
 
 use crate::estimate::{Estimates, Mode, ThreadCalls};
@@ -111,7 +111,7 @@ struct Set<'a> {
 impl<'a> Set<'a> {
     fn new(th: &'a ThreadCalls, strings: &'a Strings, mode: Mode, trace: &'a [TraceEntry]) -> Set<'a> {
         let mut ids: Vec<String> = Vec::new();
-        let mut id_index: HashMap<String, u32> = HashMap::new();
+        let mut id_index: HashMap<String, u32> = HashMap::default();
         let mut intern = |id: String| -> u32 {
             let n = ids.len() as u32;
             *id_index.entry(id).or_insert_with_key(|k| {
@@ -120,7 +120,7 @@ impl<'a> Set<'a> {
             })
         };
         // Call ids by node: many calls share a node.
-        let mut node_id: HashMap<u32, u32> = HashMap::new();
+        let mut node_id: HashMap<u32, u32> = HashMap::default();
         let mut calls: Vec<Ev> = th
             .calls
             .iter()
@@ -204,7 +204,7 @@ impl<'a> Set<'a> {
         }
         let whole = walk.end_ms - walk.start_ms;
         let mut nodes = vec![Node { id: u32::MAX, rep: 0, self_time: whole, total: whole, children: Vec::new() }];
-        let mut index: HashMap<(usize, u32), usize> = HashMap::new();
+        let mut index: HashMap<(usize, u32), usize> = HashMap::default();
         let mut stack: Vec<usize> = vec![0];
         walk.run(|open, e, k| {
             if !open {
@@ -280,15 +280,15 @@ impl<'a> Set<'a> {
         // BottomUpRootNode.ungroupedTopNodes.
         let mut id_stack: Vec<u32> = Vec::new();
         let mut functions: Vec<(u32, Node)> = Vec::new();
-        let mut function_index: HashMap<u32, usize> = HashMap::new();
+        let mut function_index: HashMap<u32, usize> = HashMap::default();
         let mut self_stack: Vec<f64> = vec![walk.end_ms - walk.start_ms];
         let mut first_stack: Vec<bool> = Vec::new();
-        let mut total_by_id: HashMap<u32, f64> = HashMap::new();
+        let mut total_by_id: HashMap<u32, f64> = HashMap::default();
         // BottomUpNode.children() of every function, in the same walk.
         let mut self_stack2: Vec<f64> = vec![0.0];
         let mut event_stack: Vec<(u32, usize)> = Vec::new();
-        let mut marker: HashMap<u32, f64> = HashMap::new();
-        let mut callers: HashMap<u32, Vec<(u32, Node)>> = HashMap::new();
+        let mut marker: HashMap<u32, f64> = HashMap::default();
+        let mut callers: HashMap<u32, Vec<(u32, Node)>> = HashMap::default();
         let empty_id = self.ids.iter().position(String::is_empty).map(|k| k as u32);
         walk.run(|open, e, k| {
             if open {

@@ -13,7 +13,7 @@ pub(crate) mod devtools;
 pub mod render;
 mod transform;
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use crate::view::Thread;
 
@@ -234,7 +234,13 @@ impl Stacks {
         keep_root: bool,
         mut map: impl FnMut(&mut Stacks, Option<StackId>, StackId, FuncId) -> Mapped,
     ) -> Stacks {
-        let mut out = Stacks { funcs: self.funcs.clone(), func_index: self.func_index.clone(), ..Stacks::default() };
+        let mut out = Stacks {
+            funcs: self.funcs.clone(),
+            func_index: self.func_index.clone(),
+            prefix: Vec::with_capacity(self.prefix.len()),
+            stack_index: HashMap::with_capacity_and_hasher(self.prefix.len(), Default::default()),
+            samples: Vec::new(),
+        };
         let mut new: Vec<Mapped> = Vec::with_capacity(self.prefix.len());
         for (k, &(parent, func)) in self.prefix.iter().enumerate() {
             let new_parent = match parent.map(|p| new[p as usize]) {
@@ -247,12 +253,24 @@ impl Stacks {
             };
             new.push(map(&mut out, new_parent, k as StackId, func));
         }
+        // One sample per stack left, its weights summed in the samples' order (what building a
+        // tree would do), so the transforms after this one walk stacks, not calls.
+        let mut sums = vec![0.0; out.prefix.len()];
+        let mut used = vec![false; out.prefix.len()];
+        let mut root = None;
         for &(s, w) in &self.samples {
             let to = if s == StackId::MAX { keep_root.then_some(None) } else { new[s as usize].samples_to() };
-            if let Some(n) = to {
-                out.samples.push((n.unwrap_or(StackId::MAX), w));
+            match to {
+                Some(Some(n)) => {
+                    sums[n as usize] += w;
+                    used[n as usize] = true;
+                }
+                Some(None) => *root.get_or_insert(0.0) += w,
+                None => {}
             }
         }
+        out.samples = (0..out.prefix.len()).filter(|&n| used[n]).map(|n| (n as StackId, sums[n])).collect();
+        out.samples.extend(root.map(|w| (StackId::MAX, w)));
         out
     }
 }
@@ -493,7 +511,7 @@ fn add_node(nodes: &mut Vec<CallNode>, roots: &mut Vec<usize>, parent: Option<us
 fn top_down_nodes(stacks: &Stacks, weight: &[f64]) -> (Vec<CallNode>, Vec<usize>) {
     let mut nodes: Vec<CallNode> = Vec::new();
     let mut roots = Vec::new();
-    let mut index: HashMap<(Option<usize>, FuncId), usize> = HashMap::new();
+    let mut index: HashMap<(Option<usize>, FuncId), usize> = HashMap::default();
     // Parents come first, so each stack's node is made from its parent's.
     let mut node_of: Vec<usize> = Vec::with_capacity(stacks.prefix.len());
     for (s, &(parent, func)) in stacks.prefix.iter().enumerate() {
