@@ -2,6 +2,7 @@
 //! that is checked before any work and renamed into place only when complete.
 
 mod alloc;
+mod export_cmd;
 #[cfg(unix)]
 mod process;
 mod summary;
@@ -76,6 +77,70 @@ Transforms (applied in order, each to the tree the ones before it made):
 A path names functions from a root, separated by '>'; a function is its name, or its label
 as the text tree prints it (`name url:line:column`) when several share the name.")]
     Tree(TreeArgs),
+    /// The calls (or samples) for other tools: speedscope, collapsed stacks for flame-graph
+    /// tools, an SVG flame graph. `--thread`, `--js-only`, `--transform` and `--weight` act as
+    /// in `tree`.
+    #[command(after_help = "Examples:
+  jscalls export trace.json.gz -o trace.speedscope.json       open in https://www.speedscope.app
+  jscalls export trace.json.gz -o main.svg --thread CrRendererMain --js-only
+  jscalls export trace.json.gz -o chart.svg --by-time         a flame chart: time runs left to right
+  jscalls export app.cpuprofile --to collapsed --weight samples | inferno-flamegraph > f.svg
+
+The format is --to, or else guessed from OUT: *.speedscope.json, *.collapsed / *.folded, *.svg.")]
+    Export(ExportArgs),
+}
+
+#[derive(Debug, Args)]
+struct ExportArgs {
+    #[command(flatten)]
+    out: OutputArgs,
+    /// The format (default: from OUT's name).
+    #[arg(long, value_enum)]
+    to: Option<ExportFormat>,
+    /// Stacks in time order (a flame chart) instead of merged (a flame graph): collapsed, svg.
+    #[arg(long)]
+    by_time: bool,
+    /// Draw the SVG top-down (an icicle graph).
+    #[arg(long)]
+    icicle: bool,
+    #[command(flatten)]
+    select: SelectArgs,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ExportFormat {
+    /// speedscope's JSON: one profile per thread; evented (the calls at their estimated times)
+    /// or, with --weight samples|sample-time, sampled.
+    Speedscope,
+    /// `a;b;c 1234` per stack: self time in whole µs (or samples), the input of flame-graph tools.
+    Collapsed,
+    /// An SVG flame graph (or flame chart with --by-time), drawn by inferno.
+    Svg,
+}
+
+impl ExportFormat {
+    /// The format an output's name implies.
+    fn from_path(p: &Path) -> Option<ExportFormat> {
+        let name = p.file_name()?.to_str()?.to_ascii_lowercase();
+        let name = name.strip_suffix(".gz").unwrap_or(&name);
+        if name.ends_with(".speedscope.json") {
+            Some(ExportFormat::Speedscope)
+        } else if name.ends_with(".collapsed") || name.ends_with(".folded") || name.ends_with(".collapsed.txt") {
+            Some(ExportFormat::Collapsed)
+        } else if name.ends_with(".svg") {
+            Some(ExportFormat::Svg)
+        } else {
+            None
+        }
+    }
+
+    fn suffix(self) -> &'static str {
+        match self {
+            ExportFormat::Speedscope => ".speedscope.json",
+            ExportFormat::Collapsed => ".collapsed",
+            ExportFormat::Svg => ".svg",
+        }
+    }
 }
 
 #[derive(Debug, Args)]
@@ -91,15 +156,22 @@ struct TreeArgs {
     /// One line per function: self and total time, most self time first.
     #[arg(long)]
     flat: bool,
-    /// Only this thread: `PID:TID` or its name (default: every thread with calls, busiest first).
-    #[arg(long, value_name = "PID:TID|NAME")]
-    thread: Option<String>,
     /// Leave out nodes under this share of their thread's time (default: 0.5 on a terminal, else 0).
     #[arg(long, value_name = "P")]
     min_percent: Option<f64>,
     /// Show nodes down to this depth (0: the roots only).
     #[arg(long, value_name = "N")]
     depth: Option<usize>,
+    #[command(flatten)]
+    select: SelectArgs,
+}
+
+/// What `tree` and `export` take from each thread: which threads, and the stacks' shape.
+#[derive(Debug, Args)]
+struct SelectArgs {
+    /// Only this thread: `PID:TID` or its name (default: every thread with calls, busiest first).
+    #[arg(long, value_name = "PID:TID|NAME")]
+    thread: Option<String>,
     /// Only JavaScript functions: the time of (program), (garbage collector), native and runtime
     /// frames goes to the nearest JavaScript caller.
     #[arg(long)]
@@ -107,8 +179,8 @@ struct TreeArgs {
     /// A transform, `KIND:ARGUMENT` (repeatable, applied in order; see below).
     #[arg(long = "transform", value_name = "SPEC")]
     transforms: Vec<String>,
-    /// What the tree weighs: the estimated calls' self time, or the profile's raw samples
-    /// (each counting 1, or the time to the next sample).
+    /// What is weighed: the estimated calls' self time, or the profile's raw samples (each
+    /// counting 1, or the time to the next sample).
     #[arg(long, value_enum, default_value = "self-time")]
     weight: WeightArg,
 }
@@ -303,6 +375,7 @@ enum Product<'a> {
     Calls(CallsFormat),
     Timeline,
     Tree(&'a TreeArgs),
+    Export(&'a ExportArgs, ExportFormat),
 }
 
 fn run(cli: Cli) -> Result<(), Failed> {
@@ -321,6 +394,27 @@ fn run(cli: Cli) -> Result<(), Failed> {
                 )));
             }
             (&t.out, Product::Tree(t))
+        }
+        Command::Export(e) => {
+            let out = e.out.output.as_deref().filter(|o| *o != Path::new("-"));
+            let format = match (e.to, out.and_then(ExportFormat::from_path)) {
+                (Some(f), _) | (None, Some(f)) => f,
+                (None, None) => {
+                    return Err(Failed::Usage(
+                        "export: give --to speedscope|collapsed|svg, or -o a name that says it (x.speedscope.json, x.collapsed, x.svg)"
+                            .to_owned(),
+                    ))
+                }
+            };
+            if format != ExportFormat::Svg && e.icicle {
+                return Err(Failed::Usage("--icicle draws an SVG: --to svg".to_owned()));
+            }
+            if format == ExportFormat::Speedscope && e.by_time {
+                return Err(Failed::Usage(
+                    "--by-time is for collapsed stacks and SVG; speedscope has both views".to_owned(),
+                ));
+            }
+            (&e.out, Product::Export(e, format))
         }
     };
     let inputs: Vec<Option<&Path>> = if args.inputs.is_empty() {
@@ -379,6 +473,7 @@ fn plan_outputs(
                 Product::Tree(t) if t.format == TreeFormat::Json => ".tree.json",
                 Product::Tree(t) if t.format == TreeFormat::Devtools => ".devtools-tree.json",
                 Product::Tree(_) => ".tree.txt",
+                Product::Export(_, f) => f.suffix(),
             };
             let mut seen = std::collections::BTreeSet::new();
             let mut out = Vec::new();
@@ -511,9 +606,18 @@ fn run_one(
         drop(spill);
         return result.map_err(fail);
     }
+    if let Product::Export(args, format) = product {
+        let bytes = export_cmd::render(assembled, args, format, &input_label).map_err(|e| match e {
+            tree_cmd::Failure::Usage(m) => Failed::Usage(m),
+            tree_cmd::Failure::Input(e) => fail(e),
+        })?;
+        let result = output.write(|w| w.write_all(&bytes).map_err(|e| Error::io("cannot write the export", e)));
+        drop(spill);
+        return result.map_err(fail);
+    }
     let result = output.write(|w| match product {
         // Written above, from the same assembled input.
-        Product::Tree(_) => Ok(()),
+        Product::Tree(_) | Product::Export(..) => Ok(()),
         Product::Timeline => assembled.write_timeline(w, &source),
         Product::Calls(CallsFormat::Json) => assembled.write_calls(w, &input_label),
         Product::Calls(CallsFormat::Summary) => write_summary(w, assembled, &diagnostics, cfg.engine),

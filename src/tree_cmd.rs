@@ -3,10 +3,10 @@
 use std::fmt::Write as _;
 
 use jscalls::tree::render::{self, Shown};
-use jscalls::tree::{CallTree, Stacks, Transform, Weight};
+use jscalls::tree::{CallTree, Span, Stacks, Transform, Weight};
 use jscalls::{Assembled, EngineVersion, Error};
 
-use crate::{TreeArgs, TreeFormat, WeightArg};
+use crate::{SelectArgs, TreeArgs, TreeFormat, WeightArg};
 
 /// Why no tree was written.
 pub enum Failure {
@@ -17,12 +17,14 @@ pub enum Failure {
 }
 
 /// One thread's stacks, ready to show.
-struct Chosen {
-    pid: i64,
-    tid: i64,
-    name: Option<String>,
-    calls: usize,
-    stacks: Stacks,
+pub struct Chosen {
+    pub pid: i64,
+    pub tid: i64,
+    pub name: Option<String>,
+    pub calls: usize,
+    pub stacks: Stacks,
+    /// The stacks' spans in time order (when asked for).
+    pub spans: Vec<Span>,
 }
 
 /// Options that shape jscalls' own trees, which DevTools' document does not take.
@@ -30,27 +32,22 @@ pub fn devtools_conflicts(args: &TreeArgs) -> Option<&'static str> {
     [
         (args.invert, "--invert"),
         (args.flat, "--flat"),
-        (args.thread.is_some(), "--thread"),
+        (args.select.thread.is_some(), "--thread"),
         (args.min_percent.is_some(), "--min-percent"),
         (args.depth.is_some(), "--depth"),
-        (args.js_only, "--js-only"),
-        (!args.transforms.is_empty(), "--transform"),
-        (args.weight != WeightArg::SelfTime, "--weight"),
+        (args.select.js_only, "--js-only"),
+        (!args.select.transforms.is_empty(), "--transform"),
+        (args.select.weight != WeightArg::SelfTime, "--weight"),
     ]
     .into_iter()
     .find(|c| c.0)
     .map(|c| c.1)
 }
 
-/// The whole output for `assembled`.
-pub fn render(
-    assembled: Assembled,
-    args: &TreeArgs,
-    to_terminal: bool,
-    input: &str,
-    engine: EngineVersion,
-) -> Result<String, Failure> {
-    let wanted = args.thread.as_deref().map(ThreadSpec::parse).transpose().map_err(Failure::Usage)?;
+/// Each chosen thread's stacks (and spans, when `spans`), through `--js-only` and the
+/// transforms, busiest first. A transform that fits no thread is a usage error.
+pub fn choose(assembled: Assembled, sel: &SelectArgs, spans: bool) -> Result<Vec<Chosen>, Failure> {
+    let wanted = sel.thread.as_deref().map(ThreadSpec::parse).transpose().map_err(Failure::Usage)?;
     let mut chosen: Vec<Chosen> = Vec::new();
     assembled
         .for_each_thread(|th| {
@@ -58,29 +55,34 @@ pub fn render(
             if th.is_empty() || wanted.as_ref().is_some_and(|w| !w.matches(th.pid(), th.tid(), name.as_deref())) {
                 return Ok(());
             }
-            let stacks = match args.weight {
-                WeightArg::SelfTime => Stacks::from_calls(&th),
-                WeightArg::Samples => Stacks::from_samples(&th, Weight::Samples),
-                WeightArg::SampleTime => Stacks::from_samples(&th, Weight::SampleTime),
+            let weight = match sel.weight {
+                WeightArg::SelfTime => None,
+                WeightArg::Samples => Some(Weight::Samples),
+                WeightArg::SampleTime => Some(Weight::SampleTime),
             };
-            chosen.push(Chosen { pid: th.pid(), tid: th.tid(), name, calls: th.len(), stacks });
+            let (stacks, spans) = match (weight, spans) {
+                (None, false) => (Stacks::from_calls(&th), Vec::new()),
+                (None, true) => Stacks::from_calls_with_spans(&th),
+                (Some(w), false) => (Stacks::from_samples(&th, w), Vec::new()),
+                (Some(w), true) => Stacks::from_samples_with_spans(&th, w),
+            };
+            chosen.push(Chosen { pid: th.pid(), tid: th.tid(), name, calls: th.len(), stacks, spans });
             Ok(())
         })
         .map_err(Failure::Input)?;
-    if let (Some(spec), true) = (&args.thread, chosen.is_empty()) {
+    if let (Some(spec), true) = (&sel.thread, chosen.is_empty()) {
         return Err(Failure::Usage(format!("--thread {spec}: no thread with calls is {spec}")));
     }
-    // Each thread through the transforms; a transform that fits no thread is a usage error.
     let mut first_error = None;
     let mut kept = Vec::new();
     for mut c in chosen {
-        if args.js_only {
-            c.stacks = Transform::JsOnly.apply(&c.stacks);
+        if sel.js_only {
+            c.stacks = Transform::JsOnly.apply_with_spans(&c.stacks, &mut c.spans);
         }
         let mut fits = true;
-        for spec in &args.transforms {
+        for spec in &sel.transforms {
             match Transform::parse(spec, &c.stacks) {
-                Ok(t) => c.stacks = t.apply(&c.stacks),
+                Ok(t) => c.stacks = t.apply_with_spans(&c.stacks, &mut c.spans),
                 Err(e) => {
                     first_error.get_or_insert(e.0);
                     fits = false;
@@ -98,10 +100,22 @@ pub fn render(
         }
     }
     kept.sort_by(|a, b| b.stacks.total().total_cmp(&a.stacks.total()).then((a.pid, a.tid).cmp(&(b.pid, b.tid))));
+    Ok(kept)
+}
+
+/// The whole output for `assembled`.
+pub fn render(
+    assembled: Assembled,
+    args: &TreeArgs,
+    to_terminal: bool,
+    input: &str,
+    engine: EngineVersion,
+) -> Result<String, Failure> {
+    let kept = choose(assembled, &args.select, false)?;
     let shown = Shown {
         min_percent: args.min_percent.unwrap_or(if to_terminal && args.format == TreeFormat::Text { 0.5 } else { 0.0 }),
         max_depth: args.depth.unwrap_or(usize::MAX),
-        counts: args.weight == WeightArg::Samples,
+        counts: args.select.weight == WeightArg::Samples,
     };
     let view = if args.flat {
         "flat"
@@ -118,7 +132,7 @@ pub fn render(
             }
             for c in &kept {
                 let total = c.stacks.total();
-                let what = match args.weight {
+                let what = match args.select.weight {
                     WeightArg::SelfTime => format!("{:.3} ms in {} calls", total / 1000.0, c.calls),
                     WeightArg::Samples => format!("{total} samples"),
                     WeightArg::SampleTime => format!("{:.3} ms of samples", total / 1000.0),
@@ -140,14 +154,14 @@ pub fn render(
                 out,
                 ",\"engine\":\"{}\",\"weight\":\"{}\",\"view\":\"{view}\",\"jsOnly\":{},\"transforms\":[",
                 engine.label(),
-                match args.weight {
+                match args.select.weight {
                     WeightArg::SelfTime => "self-time-us",
                     WeightArg::Samples => "samples",
                     WeightArg::SampleTime => "sample-time-us",
                 },
-                args.js_only
+                args.select.js_only
             );
-            for (k, t) in args.transforms.iter().enumerate() {
+            for (k, t) in args.select.transforms.iter().enumerate() {
                 if k > 0 {
                     out.push(',');
                 }

@@ -7,8 +7,8 @@
 //! durations in ms from `ts / 1000` and `(ts + dur) / 1000`, clipped to the trace bounds;
 //! partial overlaps nest; a recursive function's callers get less than the time spent.
 
-use std::cmp::Ordering;
 use rustc_hash::FxHashMap as HashMap;
+use std::cmp::Ordering;
 use std::io::{self, Write};
 
 use crate::estimate::{Estimates, Mode, ThreadCalls};

@@ -10,6 +10,7 @@
 //! Every walk is iterative: a stack a million frames deep is as safe as a shallow one.
 
 pub(crate) mod devtools;
+pub mod export;
 pub mod render;
 mod transform;
 
@@ -158,24 +159,58 @@ impl Stacks {
     /// functions of the calls that enclose it. A call encloses the next while that one starts
     /// before it ends and lies deeper in the profile's tree.
     pub fn from_calls(thread: &Thread<'_>) -> Stacks {
+        Stacks::calls(thread, None)
+    }
+
+    /// [`Stacks::from_calls`], and the calls' self time as [`Span`]s in time order: a call
+    /// that outlasts the call around it ends with it, one that overlaps its sibling ends where
+    /// the sibling starts, so the spans nest as a flame chart needs.
+    pub fn from_calls_with_spans(thread: &Thread<'_>) -> (Stacks, Vec<Span>) {
+        let mut spans = Vec::new();
+        let st = Stacks::calls(thread, Some(&mut spans));
+        (st, spans)
+    }
+
+    fn calls(thread: &Thread<'_>, mut spans: Option<&mut Vec<Span>>) -> Stacks {
         let mut st = Stacks::new();
-        // (end, node depth, stack, index into `selfs`) of the open calls.
-        let mut open: Vec<(f64, i32, StackId, usize)> = Vec::new();
+        // (end, node depth, stack, index into `selfs`, end clipped to the enclosing call's) of
+        // the open calls.
+        let mut open: Vec<(f64, i32, StackId, usize, f64)> = Vec::new();
         let mut selfs: Vec<(StackId, f64)> = Vec::with_capacity(thread.len());
+        // Where the spans have got to.
+        let mut cursor = f64::NEG_INFINITY;
         for c in thread.calls_sorted() {
             let (ts, dur, depth) = (c.ts(), c.dur(), c.node_depth());
-            while open.last().is_some_and(|&(end, d, _, _)| end <= ts || d >= depth) {
+            while let Some(&(end, d, stack, _, clip)) = open.last() {
+                if !(end <= ts || d >= depth) {
+                    break;
+                }
+                if let Some(spans) = spans.as_deref_mut() {
+                    emit(spans, &mut cursor, clip.min(ts), stack);
+                }
                 open.pop();
+            }
+            if let Some(spans) = spans.as_deref_mut() {
+                if let Some(&(_, _, stack, _, _)) = open.last() {
+                    emit(spans, &mut cursor, ts, stack);
+                }
+                cursor = cursor.max(ts);
             }
             let f = c.frame();
             let func = st.func(func_of(&f));
             let parent = open.last().map(|o| o.2);
             let stack = st.stack(parent, func);
-            if let Some(&(_, _, _, k)) = open.last() {
+            let clip = open.last().map_or(ts + dur, |o| (ts + dur).min(o.4));
+            if let Some(&(_, _, _, k, _)) = open.last() {
                 selfs[k].1 -= dur;
             }
-            open.push((ts + dur, depth, stack, selfs.len()));
+            open.push((ts + dur, depth, stack, selfs.len(), clip));
             selfs.push((stack, dur));
+        }
+        if let Some(spans) = spans {
+            while let Some((_, _, stack, _, clip)) = open.pop() {
+                emit(spans, &mut cursor, clip, stack);
+            }
         }
         st.samples = selfs;
         st
@@ -185,6 +220,17 @@ impl Stacks {
     /// sample's node and its ancestors (the root aside), weighing 1 each, or the time to the
     /// next sample (µs; the last one, to the profile's end) with [`Weight::SampleTime`].
     pub fn from_samples(thread: &Thread<'_>, weight: Weight) -> Stacks {
+        Stacks::samples(thread, weight, None)
+    }
+
+    /// [`Stacks::from_samples`], and each sample as a [`Span`] to the next sample, in time order.
+    pub fn from_samples_with_spans(thread: &Thread<'_>, weight: Weight) -> (Stacks, Vec<Span>) {
+        let mut spans = Vec::new();
+        let st = Stacks::samples(thread, weight, Some(&mut spans));
+        (st, spans)
+    }
+
+    fn samples(thread: &Thread<'_>, weight: Weight, mut spans: Option<&mut Vec<Span>>) -> Stacks {
         let (t, strings) = thread.inner();
         let m = &t.model;
         let mut st = Stacks::new();
@@ -193,7 +239,7 @@ impl Stacks {
         if let Some(root) = stack_of.first_mut() {
             *root = Some(None);
         }
-        let times = if weight == Weight::SampleTime { m.timestamps() } else { Vec::new() };
+        let times = if weight == Weight::SampleTime || spans.is_some() { m.timestamps() } else { Vec::new() };
         let mut chain: Vec<u32> = Vec::new();
         for (k, &n) in m.sample_nodes.iter().enumerate() {
             if n as usize >= m.nodes.len() {
@@ -222,6 +268,10 @@ impl Stacks {
                 _ => 1.0,
             };
             st.add(stack, w);
+            if let (Some(spans), Some(&a)) = (spans.as_deref_mut(), times.get(k)) {
+                let b = times.get(k + 1).copied().unwrap_or(a);
+                spans.push(Span { start: a * 1000.0, end: b * 1000.0, stack, weight: w });
+            }
         }
         st
     }
@@ -233,7 +283,7 @@ impl Stacks {
         &self,
         keep_root: bool,
         mut map: impl FnMut(&mut Stacks, Option<StackId>, StackId, FuncId) -> Mapped,
-    ) -> Stacks {
+    ) -> (Stacks, Remap) {
         let mut out = Stacks {
             funcs: self.funcs.clone(),
             func_index: self.func_index.clone(),
@@ -258,20 +308,20 @@ impl Stacks {
         let mut sums = vec![0.0; out.prefix.len()];
         let mut used = vec![false; out.prefix.len()];
         let mut root = None;
+        let remap = Remap { new, keep_root };
         for &(s, w) in &self.samples {
-            let to = if s == StackId::MAX { keep_root.then_some(None) } else { new[s as usize].samples_to() };
-            match to {
-                Some(Some(n)) => {
+            match remap.stack(s) {
+                Some(StackId::MAX) => *root.get_or_insert(0.0) += w,
+                Some(n) => {
                     sums[n as usize] += w;
                     used[n as usize] = true;
                 }
-                Some(None) => *root.get_or_insert(0.0) += w,
                 None => {}
             }
         }
         out.samples = (0..out.prefix.len()).filter(|&n| used[n]).map(|n| (n as StackId, sums[n])).collect();
         out.samples.extend(root.map(|w| (StackId::MAX, w)));
-        out
+        (out, remap)
     }
 }
 
@@ -282,6 +332,50 @@ pub enum Weight {
     Samples,
     /// Each sample counts the time to the next one, in µs.
     SampleTime,
+}
+
+/// Where [`Stacks::rebuild`] sent each stack's samples.
+struct Remap {
+    new: Vec<Mapped>,
+    keep_root: bool,
+}
+
+impl Remap {
+    /// The new stack of samples on `s` (`StackId::MAX`: on no function), None when dropped.
+    fn stack(&self, s: StackId) -> Option<StackId> {
+        if s == StackId::MAX {
+            return self.keep_root.then_some(StackId::MAX);
+        }
+        self.new[s as usize].samples_to().map(|n| n.unwrap_or(StackId::MAX))
+    }
+}
+
+/// A stretch of time in which one stack ran itself, inside no deeper call (or, from samples,
+/// one sample's stack until the next sample), with its weight.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Span {
+    /// Start, µs.
+    pub start: f64,
+    /// End, µs.
+    pub end: f64,
+    /// The stack (`StackId::MAX`: no function left, after transforms).
+    pub stack: StackId,
+    /// What it weighs: its length for calls; 1 or the sample's time for samples.
+    pub weight: f64,
+}
+
+/// Adds `stack`'s span from `cursor` to `end` (joined to the last one when it continues it).
+fn emit(spans: &mut Vec<Span>, cursor: &mut f64, end: f64, stack: StackId) {
+    if end > *cursor {
+        match spans.last_mut() {
+            Some(l) if l.stack == stack && l.end == *cursor => {
+                l.end = end;
+                l.weight = l.end - l.start;
+            }
+            _ => spans.push(Span { start: *cursor, end, stack, weight: end - *cursor }),
+        }
+        *cursor = end;
+    }
 }
 
 /// What a stack becomes in [`Stacks::rebuild`].

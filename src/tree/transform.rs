@@ -2,7 +2,7 @@
 //! CallNodePath (functions from a root) or its function, in terms of the tree the transforms
 //! before it made, so a stack of transforms applied in order keeps every path valid.
 
-use super::{FuncId, Mapped, StackId, Stacks};
+use super::{FuncId, Mapped, Remap, Span, StackId, Stacks};
 
 /// One transform.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -122,6 +122,24 @@ impl Transform {
 
     /// `stacks` with this transform applied.
     pub fn apply(&self, stacks: &Stacks) -> Stacks {
+        self.remap(stacks).0
+    }
+
+    /// `stacks` with this transform applied, and `spans` (of `stacks`) moved to its stacks in
+    /// place: the spans of dropped stacks are removed.
+    pub fn apply_with_spans(&self, stacks: &Stacks, spans: &mut Vec<Span>) -> Stacks {
+        let (out, remap) = self.remap(stacks);
+        spans.retain_mut(|s| match remap.stack(s.stack) {
+            Some(n) => {
+                s.stack = n;
+                true
+            }
+            None => false,
+        });
+        out
+    }
+
+    fn remap(&self, stacks: &Stacks) -> (Stacks, Remap) {
         let push = |out: &mut Stacks, parent: Option<StackId>, f: FuncId| Mapped::To(Some(out.stack(parent, f)));
         match self {
             Transform::MergeCallNode(path) => {

@@ -3,6 +3,7 @@
 mod cli;
 mod conformance;
 mod errors;
+mod export;
 mod pipeline;
 mod properties;
 mod regressions;

@@ -1,0 +1,273 @@
+//! `jscalls export`: speedscope, collapsed stacks and SVG, on a profile whose calls are known by
+//! hand and on a real recording; the speedscope file in the real speedscope when a browser is here.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use crate::support::{cpuprofile, node};
+
+fn jscalls(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_jscalls")).args(args).output().unwrap()
+}
+
+fn stdout(o: &Output) -> String {
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+/// root > a > b; samples a, a>b, a>b, a, root at 0, 100, …, 400 µs: calls a [0, 400), b [100, 300).
+fn profile(dir: &Path) -> PathBuf {
+    let nodes = [node(1, "(root)", &[2]), node(2, "a@a.js", &[3]), node(3, "b@a.js", &[])];
+    let p = dir.join("ab.cpuprofile");
+    std::fs::write(&p, cpuprofile(&nodes, &[2, 3, 3, 2, 1], &[0.0, 100.0, 100.0, 100.0, 100.0], 0.0, 400.0)).unwrap();
+    p
+}
+
+/// The evented profile's events as `O a 0` / `C b 300`.
+fn events(doc: &serde_json::Value, profile: usize) -> Vec<String> {
+    let frames = doc["shared"]["frames"].as_array().unwrap();
+    let name = |i: &serde_json::Value| {
+        let n = frames[i.as_u64().unwrap() as usize]["name"].as_str().unwrap();
+        n.split(' ').next().unwrap().to_owned()
+    };
+    doc["profiles"][profile]["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| format!("{} {} {}", e["type"].as_str().unwrap(), name(&e["frame"]), e["at"]))
+        .collect()
+}
+
+#[test]
+fn speedscope_opens_and_closes_each_call_at_its_estimated_times() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = profile(dir.path());
+    let p = p.to_str().unwrap();
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&jscalls(&["export", p, "--to", "speedscope"]))).unwrap();
+    assert_eq!(doc["$schema"], "https://www.speedscope.app/file-format-schema.json");
+    assert_eq!(doc["shared"]["frames"][0], serde_json::json!({"name": "a a.js", "file": "a.js"}));
+    let prof = &doc["profiles"][0];
+    assert_eq!((prof["type"].as_str(), prof["unit"].as_str()), (Some("evented"), Some("microseconds")));
+    assert_eq!((prof["startValue"].as_f64(), prof["endValue"].as_f64()), (Some(0.0), Some(400.0)));
+    assert_eq!(events(&doc, 0), ["O a 0", "O b 100", "C b 300", "C a 400"]);
+
+    // b merged into a: a runs throughout, as one open and one close.
+    let o = jscalls(&["export", p, "--to", "speedscope", "--transform", "merge-function:b"]);
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(events(&doc, 0), ["O a 0", "C a 400"]);
+    // a dropped: nothing runs while it does.
+    let o = jscalls(&["export", p, "--to", "speedscope", "--transform", "focus:a>b"]);
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(events(&doc, 0), ["O b 100", "C b 300"]);
+
+    // Samples: one per sample, root-first frame ids, weights in samples.
+    let o = jscalls(&["export", p, "--to", "speedscope", "--weight", "samples"]);
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let prof = &doc["profiles"][0];
+    assert_eq!(prof["type"], "sampled");
+    assert_eq!(prof["unit"], "none");
+    assert_eq!(prof["samples"], serde_json::json!([[0], [0, 1], [0, 1], [0]]));
+    assert_eq!(prof["weights"], serde_json::json!([1, 1, 1, 1]));
+}
+
+#[test]
+fn collapsed_stacks_weigh_self_time_in_microseconds() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = profile(dir.path());
+    let p = p.to_str().unwrap();
+    assert_eq!(stdout(&jscalls(&["export", p, "--to", "collapsed"])), "a a.js 200\na a.js;b a.js 200\n");
+    assert_eq!(
+        stdout(&jscalls(&["export", p, "--to", "collapsed", "--weight", "samples"])),
+        "a a.js 2\na a.js;b a.js 2\n"
+    );
+    assert_eq!(
+        stdout(&jscalls(&["export", p, "--to", "collapsed", "--by-time"])),
+        "a a.js 100\na a.js;b a.js 200\na a.js 100\n"
+    );
+    assert_eq!(
+        stdout(&jscalls(&["export", p, "--to", "collapsed", "--transform", "merge-function:a"])),
+        "(root) 200\nb a.js 200\n"
+    );
+    // Written where -o says, the format from its name.
+    let out = dir.path().join("x.folded");
+    stdout(&jscalls(&["export", p, "-o", out.to_str().unwrap()]));
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "a a.js 200\na a.js;b a.js 200\n");
+}
+
+#[test]
+fn svg_flame_graph_names_the_input_and_the_functions() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = profile(dir.path());
+    let out = dir.path().join("f.svg");
+    stdout(&jscalls(&["export", p.to_str().unwrap(), "-o", out.to_str().unwrap()]));
+    let svg = std::fs::read_to_string(&out).unwrap();
+    assert!(svg.starts_with("<?xml") && svg.contains("<svg"), "{}", &svg[..200]);
+    assert!(svg.contains("ab.cpuprofile: flame graph"));
+    assert!(svg.contains("<title>b a.js (200 µs, 50.00%)</title>"), "{svg}");
+    // The same input gives the same bytes.
+    let again = dir.path().join("g.svg");
+    stdout(&jscalls(&["export", p.to_str().unwrap(), "-o", again.to_str().unwrap()]));
+    assert_eq!(std::fs::read(&again).unwrap(), svg.as_bytes());
+}
+
+#[test]
+fn export_usage_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = profile(dir.path());
+    let p = p.to_str().unwrap();
+    for (args, says) in [
+        (vec!["export", p], "give --to"),
+        (vec!["export", p, "-o", "x.json"], "give --to"),
+        (vec!["export", p, "--to", "collapsed", "--icicle"], "--icicle"),
+        (vec!["export", p, "--to", "speedscope", "--by-time"], "--by-time"),
+        (vec!["export", p, "--to", "svg", "--transform", "merge:nosuch"], "no function named 'nosuch'"),
+    ] {
+        let o = jscalls(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(String::from_utf8_lossy(&o.stderr).contains(says), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+    }
+}
+
+/// A real recording: every thread's events nest (each close is of the frame on top, times never
+/// go back), and the time each frame is on top is its function's self time in `tree --flat`.
+#[test]
+fn speedscope_of_a_real_recording_nests_and_keeps_self_times() {
+    let o = jscalls(&["export", "fixtures/chrome-ui.json.gz", "--to", "speedscope"]);
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let frames = doc["shared"]["frames"].as_array().unwrap();
+    let flat: serde_json::Value =
+        serde_json::from_str(&stdout(&jscalls(&["tree", "fixtures/chrome-ui.json.gz", "--flat", "--format", "json"])))
+            .unwrap();
+    let profiles = doc["profiles"].as_array().unwrap();
+    assert_eq!(profiles.len(), flat["threads"].as_array().unwrap().len());
+    for (prof, thread) in profiles.iter().zip(flat["threads"].as_array().unwrap()) {
+        let mut open: Vec<u64> = Vec::new();
+        let mut at = f64::NEG_INFINITY;
+        let mut on_top = vec![0.0; frames.len()];
+        for e in prof["events"].as_array().unwrap() {
+            let (f, t) = (e["frame"].as_u64().unwrap(), e["at"].as_f64().unwrap());
+            assert!(t >= at, "time goes back: {e}");
+            if let Some(&top) = open.last() {
+                on_top[top as usize] += t - at;
+            }
+            at = t;
+            match e["type"].as_str().unwrap() {
+                "O" => open.push(f),
+                _ => assert_eq!(open.pop(), Some(f), "{e} does not close the top frame"),
+            }
+        }
+        assert!(open.is_empty());
+        // Functions by label, as both documents name them.
+        for func in thread["functions"].as_array().unwrap().iter().take(20) {
+            let f = &func["func"];
+            let label = jscalls::tree::Func {
+                name: f["name"].as_str().unwrap().to_owned(),
+                url: f["url"].as_str().unwrap().to_owned(),
+                script: String::new(),
+                line: f["line"].as_i64(),
+                column: f["column"].as_i64(),
+            }
+            .label();
+            let i = frames
+                .iter()
+                .position(|fr| {
+                    let n = |k: &str| fr.get(k).and_then(|x| x.as_i64()).unwrap_or(0);
+                    fr["name"] == label.as_str()
+                        && (n("line"), n("col")) == (f["line"].as_i64().unwrap() + 1, f["column"].as_i64().unwrap() + 1)
+                })
+                .unwrap_or_else(|| panic!("{f} not among the frames"));
+            let want = func["self"].as_f64().unwrap();
+            assert!((on_top[i] - want).abs() <= 1.0 + want * 1e-3, "{f}: on top {} µs, self {want} µs", on_top[i]);
+        }
+    }
+}
+
+/// The speedscope file in the real speedscope (`../shared/viewers`, headless Chromium): shown,
+/// with the heaviest functions listed. Skipped, and said so, without a browser or the viewers.
+#[test]
+fn speedscope_shows_the_export() {
+    let viewers =
+        std::env::var_os("JSCALLS_VIEWERS").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("target/viewers"));
+    let ready = viewers.join("node_modules/speedscope").is_dir()
+        && ["/usr/bin/chromium", "/usr/bin/chromium-browser"].iter().any(|p| Path::new(p).exists())
+        && Command::new("node").arg("--version").output().is_ok_and(|o| o.status.success());
+    if !ready {
+        let require = std::env::var("JSCALLS_REQUIRE_VIEWERS").is_ok_and(|v| v == "1");
+        assert!(!require, "{} has no viewers and JSCALLS_REQUIRE_VIEWERS is set", viewers.display());
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stderr(),
+            "\nSKIPPED speedscope_shows_the_export: no Chromium, Node or viewers in {} (.ci/run makes them)",
+            viewers.display()
+        );
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("ui.speedscope.json");
+    stdout(&jscalls(&["export", "fixtures/chrome-ui.json.gz", "--js-only", "-o", out.to_str().unwrap()]));
+    let check = Command::new("node")
+        .arg(viewers.join("check.mjs"))
+        .args(["speedscope", out.to_str().unwrap(), "--expect", "relayout", "--expect", "spin"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&check.stdout);
+    assert!(check.status.success(), "{said}{}", String::from_utf8_lossy(&check.stderr));
+    assert!(said.contains("\"outcome\":\"shown\""), "{said}");
+    // The same check fails on a broken file: a frame index past the frames.
+    let text = std::fs::read_to_string(&out).unwrap();
+    let broken = dir.path().join("broken.speedscope.json");
+    std::fs::write(&broken, text.replacen("\"frame\":0,", "\"frame\":99999,", 1)).unwrap();
+    let check = Command::new("node")
+        .arg(viewers.join("check.mjs"))
+        .args(["speedscope", broken.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(!check.status.success(), "{}", String::from_utf8_lossy(&check.stdout));
+}
+
+/// Collapsed stacks give each function (by the last name of its lines) the self time
+/// `tree --flat` gives it, to the rounding of each line to whole µs.
+#[test]
+fn collapsed_self_times_are_the_trees() {
+    let text =
+        stdout(&jscalls(&["export", "fixtures/chrome-ui.json.gz", "--to", "collapsed", "--thread", "CrRendererMain"]));
+    let mut by_leaf: std::collections::HashMap<String, (f64, usize)> = Default::default();
+    for line in text.lines() {
+        let (stack, w) = line.rsplit_once(' ').unwrap();
+        let leaf = stack.rsplit(';').next().unwrap().to_owned();
+        let e = by_leaf.entry(leaf).or_default();
+        e.0 += w.parse::<f64>().unwrap();
+        e.1 += 1;
+    }
+    let flat: serde_json::Value = serde_json::from_str(&stdout(&jscalls(&[
+        "tree",
+        "fixtures/chrome-ui.json.gz",
+        "--flat",
+        "--format",
+        "json",
+        "--thread",
+        "CrRendererMain",
+    ])))
+    .unwrap();
+    // Labels several functions share are summed on both sides.
+    let mut want: std::collections::HashMap<String, f64> = Default::default();
+    for f in flat["threads"][0]["functions"].as_array().unwrap() {
+        let func = &f["func"];
+        let label = jscalls::tree::Func {
+            name: func["name"].as_str().unwrap().to_owned(),
+            url: func["url"].as_str().unwrap().to_owned(),
+            script: String::new(),
+            line: func["line"].as_i64(),
+            column: func["column"].as_i64(),
+        }
+        .label();
+        *want.entry(label).or_default() += f["self"].as_f64().unwrap();
+    }
+    let mut compared = 0;
+    for (label, self_us) in want {
+        let (got, lines) = by_leaf.get(&label).copied().unwrap_or_default();
+        assert!((got - self_us).abs() <= 0.5 * lines as f64 + 1.0, "{label}: collapsed {got}, tree {self_us}");
+        compared += (self_us >= 1.0) as usize;
+    }
+    assert!(compared > 50, "{compared}");
+}
