@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Times, in one run on one file: the DevTools engine (../shared/oracle: read + JSON.parse +
 # Model.parse with all handlers), the bare-parse floor (serde_json into IgnoredAny), and
-# `jscalls calls` / `timeline` / `tree` / `export` (speedscope, collapsed, svg) end to end;
+# `jscalls calls` / `timeline` / `tree` / `export` (speedscope, firefox, collapsed, svg) end to end;
 # prints medians, ratios and peak memory.
 #
 # usage: bash bench/compare.sh FILE [RUNS]          (RUNS default 5, for every column)
@@ -50,18 +50,19 @@ fi
 
 # Rounds are interleaved (floor, calls, timeline, DevTools, then again), so that the host's
 # drift over the run falls on all of them alike.
-for name in floor calls timeline tree speedscope collapsed svg dt; do : > "$OUT/$name.s"; : > "$OUT/$name.m"; done
+for name in floor calls timeline tree speedscope firefox collapsed svg dt; do : > "$OUT/$name.s"; : > "$OUT/$name.m"; done
 for _ in $(seq "$RUNS"); do
   measure floor "$ROOT/target/release/examples/bareparse" "$FILE"
   # Each run writes a new file: replacing the previous run's output would time the file system
   # freeing that file's blocks inside jscalls' final rename (5-9 ms for the 30 MB calls of a
   # 100 MB trace on this machine's ext4, mounted with online discard), a cost of this loop,
   # not of the conversion. (DevTools' figure leaves out writing altogether.)
-  rm -f "$OUT/calls.json" "$OUT/timeline.json" "$OUT/tree.json" "$OUT/x.speedscope.json" "$OUT/x.collapsed" "$OUT/x.svg"
+  rm -f "$OUT/calls.json" "$OUT/timeline.json" "$OUT/tree.json" "$OUT/x.speedscope.json" "$OUT/x.json.gz" "$OUT/x.collapsed" "$OUT/x.svg"
   measure calls "$J" calls "$FILE" --engine 0.0.65 -q -o "$OUT/calls.json"
   measure timeline "$J" timeline "$FILE" --engine 0.0.65 -q -o "$OUT/timeline.json"
   measure tree "$J" tree "$FILE" --engine 0.0.65 -q --format json -o "$OUT/tree.json"
   measure speedscope "$J" export "$FILE" --engine 0.0.65 -q -o "$OUT/x.speedscope.json"
+  measure firefox "$J" export "$FILE" --engine 0.0.65 -q -o "$OUT/x.json.gz"
   measure collapsed "$J" export "$FILE" --engine 0.0.65 -q -o "$OUT/x.collapsed"
   measure svg "$J" export "$FILE" --engine 0.0.65 -q -o "$OUT/x.svg"
   if [ "$DEVTOOLS" = 1 ]; then
@@ -71,7 +72,7 @@ for _ in $(seq "$RUNS"); do
   fi
 done
 declare -A SECS RSS
-for k in floor calls timeline tree speedscope collapsed svg; do
+for k in floor calls timeline tree speedscope firefox collapsed svg; do
   SECS[$k]=$(median < "$OUT/$k.s"); RSS[$k]=$(sort -n "$OUT/$k.m" | tail -1)
 done
 DT="n/a"
@@ -81,14 +82,14 @@ if [ "$DEVTOOLS" = 1 ]; then
   PARITY=$(node target/oracle/compare.mjs "$OUT/oracle.json" "$OUT/calls.json" --tree --tol 0 | tail -1)
 fi
 # Every run, for a reader who wants more than the median.
-for k in floor calls timeline tree speedscope collapsed svg dt; do
+for k in floor calls timeline tree speedscope firefox collapsed svg dt; do
   if [ -s "$OUT/$k.s" ]; then echo "runs $k: $(cut -d' ' -f1 "$OUT/$k.s" | tr '\n' ' ')"; fi
 done
 
 MB=$(awk -v b="$BYTES" 'BEGIN{printf "%.1f", b/1e6}')
 echo "file: $FILE ($MB MB uncompressed), $RUNS runs each, medians; peak RSS is the max over runs"
 printf "%-34s %9s %10s %10s\n" "" "seconds" "MB/s" "peak MB"
-for k in floor calls timeline tree speedscope collapsed svg; do
+for k in floor calls timeline tree speedscope firefox collapsed svg; do
   printf "%-34s %9s %10s %10s\n" "$k" "${SECS[$k]}" "$(awk -v b="$BYTES" -v s="${SECS[$k]}" 'BEGIN{printf "%.0f", b/1e6/s}')" "$(( ${RSS[$k]} / 1024 ))"
 done
 if [ "$DT" != "n/a" ]; then
@@ -101,6 +102,6 @@ fi
 echo "jscalls calls throughput / bare-parse floor: $(awk -v f="${SECS[floor]}" -v c="${SECS[calls]}" 'BEGIN{printf "%.2f", f/c}')"
 echo "peak memory / input size (calls): $(awk -v m="${RSS[calls]}" -v b="$BYTES" 'BEGIN{printf "%.2f", m*1024/b}')"
 echo "tree / calls: $(awk -v t="${SECS[tree]}" -v c="${SECS[calls]}" 'BEGIN{printf "%.2f", t/c}') of the time; peak memory / input size (tree): $(awk -v m="${RSS[tree]}" -v b="$BYTES" 'BEGIN{printf "%.2f", m*1024/b}')"
-for k in speedscope collapsed svg; do
+for k in speedscope firefox collapsed svg; do
   echo "export $k / calls: $(awk -v t="${SECS[$k]}" -v c="${SECS[calls]}" 'BEGIN{printf "%.2f", t/c}') of the time; peak memory / input size: $(awk -v m="${RSS[$k]}" -v b="$BYTES" 'BEGIN{printf "%.2f", m*1024/b}')"
 done

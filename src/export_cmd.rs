@@ -1,5 +1,5 @@
-//! `jscalls export`: the chosen threads' calls for other tools: speedscope, collapsed stacks,
-//! SVG flame graphs (inferno).
+//! `jscalls export`: the chosen threads' calls for other tools: speedscope, the Firefox
+//! Profiler, collapsed stacks, SVG flame graphs (inferno).
 
 use std::fmt::Write as _;
 
@@ -16,7 +16,8 @@ fn thread_label(c: &Chosen) -> String {
 
 /// The whole output for `assembled`, in `format`.
 pub fn render(assembled: Assembled, args: &ExportArgs, format: ExportFormat, input: &str) -> Result<Vec<u8>, Failure> {
-    let kept = tree_cmd::choose(assembled, &args.select, format == ExportFormat::Speedscope || args.by_time)?;
+    let spans = matches!(format, ExportFormat::Speedscope | ExportFormat::Firefox) || args.by_time;
+    let kept = tree_cmd::choose(assembled, &args.select, spans)?;
     if kept.is_empty() {
         return Err(Failure::Usage(format!("{input}: no thread has estimated calls to export")));
     }
@@ -36,6 +37,7 @@ pub fn render(assembled: Assembled, args: &ExportArgs, format: ExportFormat, inp
             export::speedscope(&mut out, input, &profiles);
             Ok(out.into_bytes())
         }
+        ExportFormat::Firefox => Ok(firefox(&kept, args.select.weight, input)),
         ExportFormat::Collapsed | ExportFormat::Svg => {
             let mut lines = Vec::new();
             for c in &kept {
@@ -90,4 +92,128 @@ pub fn render(assembled: Assembled, args: &ExportArgs, format: ExportFormat, inp
             Ok(svg)
         }
     }
+}
+
+/// The Firefox Profiler's processed profile: a process per pid, a thread per chosen thread, and
+/// the spans as samples. Each span is a sample at its start (a gap, a sample on no stack), so
+/// the Stack Chart draws every call at its estimated length, however short. A sample weighs
+/// its span's time ("tracing-ms", to the µs, rounded as a running sum so that a thread's
+/// weights add up to its total): the call tree's running times are the estimated ones. With
+/// `--weight samples`, one sample per CPU-profile sample, counted.
+fn firefox(kept: &[Chosen], weight: WeightArg, input: &str) -> Vec<u8> {
+    use fxprof_processed_profile::{
+        CategoryColor, CpuDelta, FrameFlags, FrameInfo, Profile, ReferenceTimestamp, SamplingInterval, Timestamp,
+    };
+    let counts = weight == WeightArg::Samples;
+    let interval = if counts {
+        // The mean sampling interval, as the call tree multiplies counts by it.
+        let (n, t) = kept
+            .iter()
+            .flat_map(|c| &c.spans)
+            .filter(|s| s.end > s.start)
+            .fold((0.0, 0.0), |(n, t), s| (n + 1.0, t + s.end - s.start));
+        SamplingInterval::from_nanos(if n > 0.0 { ((t / n) * 1000.0).round().max(1.0) as u64 } else { 1_000_000 })
+    } else {
+        SamplingInterval::from_nanos(1000)
+    };
+    let mut profile =
+        Profile::new(&format!("jscalls: {input}"), ReferenceTimestamp::from_millis_since_unix_epoch(0.0), interval);
+    let js = profile.add_category("JavaScript", CategoryColor::Yellow);
+    let native = profile.add_category("Native", CategoryColor::Blue);
+    let gc = profile.add_category("GC / CC", CategoryColor::Orange);
+    let idle = profile.add_category("Idle", CategoryColor::Transparent);
+    let at = |us: f64| Timestamp::from_millis_since_reference(us / 1000.0);
+    let mut processes: Vec<(i64, fxprof_processed_profile::ProcessHandle)> = Vec::new();
+    // Processes and threads in pid, tid order, so the file does not depend on which is busiest.
+    let mut order: Vec<&Chosen> = kept.iter().collect();
+    order.sort_by_key(|c| (c.pid, c.tid));
+    for c in order {
+        let start = c.spans.first().map_or(0.0, |s| s.start);
+        let process = match processes.iter().find(|p| p.0 == c.pid) {
+            Some(p) => p.1,
+            None => {
+                let h = profile.add_process(&format!("pid {}", c.pid), c.pid as u32, at(start));
+                processes.push((c.pid, h));
+                h
+            }
+        };
+        let name = c.name.as_deref().unwrap_or("thread");
+        let main = matches!(name, "CrRendererMain" | "CrBrowserMain") || c.pid == c.tid;
+        let thread = profile.add_thread(process, c.tid as u32, at(start), main);
+        profile.set_thread_name(thread, name);
+        if main {
+            // The Firefox Profiler names a main thread after its process.
+            profile.set_process_name(process, &format!("{name} (pid {})", c.pid));
+        }
+        let frames: Vec<_> = c
+            .stacks
+            .funcs
+            .iter()
+            .map(|f| {
+                let (category, flags) = if f.is_js() {
+                    (js, FrameFlags::IS_JS)
+                } else if f.name == "(garbage collector)" {
+                    (gc, FrameFlags::empty())
+                } else if matches!(f.name.as_str(), "(idle)" | "(program)" | "(root)") {
+                    (idle, FrameFlags::empty())
+                } else {
+                    (native, FrameFlags::IS_RELEVANT_FOR_JS)
+                };
+                let label = profile.intern_string(&f.label());
+                profile.intern_frame(
+                    thread,
+                    FrameInfo {
+                        frame: fxprof_processed_profile::Frame::Label(label),
+                        category_pair: category.into(),
+                        flags,
+                    },
+                )
+            })
+            .collect();
+        // Each stack's handle, made from its parent's (parents come first).
+        let mut handles = Vec::with_capacity(c.stacks.len());
+        for s in 0..c.stacks.len() as u32 {
+            let (parent, f) = c.stacks.frame(s);
+            let h = profile.intern_stack(thread, parent.map(|p| handles[p as usize]), frames[f as usize]);
+            handles.push(h);
+        }
+        let mut sum = 0.0;
+        let mut last_end = f64::NEG_INFINITY;
+        for s in &c.spans {
+            if s.start > last_end && last_end.is_finite() {
+                profile.add_sample(thread, at(last_end), None, CpuDelta::ZERO, 0);
+            }
+            let w = if counts {
+                s.weight as i32
+            } else {
+                let before = sum;
+                sum += s.weight;
+                (sum.round() - before.round()) as i32
+            };
+            let stack = (s.stack != u32::MAX).then(|| handles[s.stack as usize]);
+            let cpu = CpuDelta::from_micros(((s.end - s.start).max(0.0)).round() as u64);
+            profile.add_sample(thread, at(s.start), stack, cpu, w);
+            last_end = s.end;
+        }
+        if last_end.is_finite() {
+            profile.add_sample(thread, at(last_end), None, CpuDelta::ZERO, 0);
+        }
+    }
+    let mut doc = serde_json::to_value(&profile).expect("a profile serializes");
+    if !counts {
+        // The writer's weights are whole numbers; the format's "tracing-ms" takes milliseconds,
+        // and makes the call tree show running times in ms instead of sample counts.
+        for t in doc["threads"].as_array_mut().into_iter().flatten() {
+            let samples = &mut t["samples"];
+            if let Some(w) = samples["weight"].as_array_mut() {
+                for x in w {
+                    *x = serde_json::Value::from(x.as_f64().unwrap_or(0.0) / 1000.0);
+                }
+            }
+            samples["weightType"] = "tracing-ms".into();
+        }
+    }
+    let mut out = serde_json::to_vec(&doc).expect("a profile serializes");
+    out.push(b'\n');
+    out
 }

@@ -86,7 +86,8 @@ as the text tree prints it (`name url:line:column`) when several share the name.
   jscalls export trace.json.gz -o chart.svg --by-time         a flame chart: time runs left to right
   jscalls export app.cpuprofile --to collapsed --weight samples | inferno-flamegraph > f.svg
 
-The format is --to, or else guessed from OUT: *.speedscope.json, *.collapsed / *.folded, *.svg.")]
+The format is --to, or else guessed from OUT: *.speedscope.json; *.json or *.json.gz (the
+Firefox Profiler); *.collapsed / *.folded; *.svg.")]
     Export(ExportArgs),
 }
 
@@ -112,6 +113,9 @@ enum ExportFormat {
     /// speedscope's JSON: one profile per thread; evented (the calls at their estimated times)
     /// or, with --weight samples|sample-time, sampled.
     Speedscope,
+    /// The Firefox Profiler's processed profile (gzipped when OUT ends in .gz): a thread per
+    /// thread, the calls as samples at their estimated times, weighing their µs.
+    Firefox,
     /// `a;b;c 1234` per stack: self time in whole µs (or samples), the input of flame-graph tools.
     Collapsed,
     /// An SVG flame graph (or flame chart with --by-time), drawn by inferno.
@@ -129,6 +133,8 @@ impl ExportFormat {
             Some(ExportFormat::Collapsed)
         } else if name.ends_with(".svg") {
             Some(ExportFormat::Svg)
+        } else if name.ends_with(".json") {
+            Some(ExportFormat::Firefox)
         } else {
             None
         }
@@ -137,6 +143,7 @@ impl ExportFormat {
     fn suffix(self) -> &'static str {
         match self {
             ExportFormat::Speedscope => ".speedscope.json",
+            ExportFormat::Firefox => ".profile.json.gz",
             ExportFormat::Collapsed => ".collapsed",
             ExportFormat::Svg => ".svg",
         }
@@ -401,7 +408,7 @@ fn run(cli: Cli) -> Result<(), Failed> {
                 (Some(f), _) | (None, Some(f)) => f,
                 (None, None) => {
                     return Err(Failed::Usage(
-                        "export: give --to speedscope|collapsed|svg, or -o a name that says it (x.speedscope.json, x.collapsed, x.svg)"
+                        "export: give --to speedscope|firefox|collapsed|svg, or -o a name that says it (x.speedscope.json, x.json.gz, x.collapsed, x.svg)"
                             .to_owned(),
                     ))
                 }

@@ -116,6 +116,16 @@ impl Stacks {
         self.samples.push((stack, weight));
     }
 
+    /// How many stacks there are (ids 0 to this, parents before children).
+    pub fn len(&self) -> usize {
+        self.prefix.len()
+    }
+
+    /// Whether there is no stack.
+    pub fn is_empty(&self) -> bool {
+        self.prefix.is_empty()
+    }
+
     /// The parent and function of `stack`.
     pub fn frame(&self, stack: StackId) -> (Option<StackId>, FuncId) {
         self.prefix[stack as usize]

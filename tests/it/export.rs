@@ -110,6 +110,112 @@ fn svg_flame_graph_names_the_input_and_the_functions() {
     assert_eq!(std::fs::read(&again).unwrap(), svg.as_bytes());
 }
 
+/// A thread of a processed Firefox profile, read back table by table: each sample as
+/// (time ms, stack's function names outermost first, weight).
+fn firefox_samples(t: &serde_json::Value) -> Vec<(f64, Vec<String>, f64)> {
+    let strings: Vec<&str> = t["stringArray"].as_array().unwrap().iter().map(|s| s.as_str().unwrap()).collect();
+    let (stack, frame, func) = (&t["stackTable"], &t["frameTable"], &t["funcTable"]);
+    let n_stacks = stack["length"].as_u64().unwrap() as usize;
+    let path = |mut s: Option<u64>| {
+        let mut out = Vec::new();
+        while let Some(k) = s {
+            let k = k as usize;
+            assert!(k < n_stacks, "stack {k} of {n_stacks}");
+            let fr = stack["frame"][k].as_u64().unwrap() as usize;
+            assert!(fr < frame["length"].as_u64().unwrap() as usize);
+            let fu = frame["func"][fr].as_u64().unwrap() as usize;
+            out.push(strings[func["name"][fu].as_u64().unwrap() as usize].to_owned());
+            // A prefix always comes before the stack it is the prefix of.
+            s = stack["prefix"][k].as_u64();
+            assert!(s.is_none_or(|p| (p as usize) < k));
+        }
+        out.reverse();
+        out
+    };
+    let samples = &t["samples"];
+    let mut time = 0.0;
+    (0..samples["length"].as_u64().unwrap() as usize)
+        .map(|i| {
+            time += samples["timeDeltas"][i].as_f64().unwrap();
+            (time, path(samples["stack"][i].as_u64()), samples["weight"][i].as_f64().unwrap())
+        })
+        .collect()
+}
+
+#[test]
+fn firefox_profile_samples_each_call_at_its_estimated_times() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = profile(dir.path());
+    let out = dir.path().join("ab.json.gz");
+    stdout(&jscalls(&["export", p.to_str().unwrap(), "-o", out.to_str().unwrap()]));
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(std::fs::File::open(&out).unwrap()), &mut text)
+        .unwrap();
+    let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let t = &doc["threads"][0];
+    assert_eq!(doc["threads"].as_array().unwrap().len(), 1);
+    assert_eq!(t["samples"]["weightType"], "tracing-ms");
+    let got: Vec<String> =
+        firefox_samples(t).iter().map(|(at, stack, w)| format!("{at:.3} {} {w}", stack.join(">"))).collect();
+    assert_eq!(got, ["0.000 a a.js 0.1", "0.100 a a.js>b a.js 0.2", "0.300 a a.js 0.1", "0.400  0"]);
+    let isjs = t["funcTable"]["isJS"].as_array().unwrap();
+    assert!(isjs.iter().all(|b| b == true), "{isjs:?}");
+}
+
+/// A real recording's Firefox profile: every table resolves, times never go back, and each
+/// function's self time (the weights of the samples it is the leaf of) is `tree --flat`'s.
+#[test]
+fn firefox_profile_of_a_real_recording_keeps_self_times() {
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&jscalls(&[
+        "export",
+        "fixtures/chrome-ui.json.gz",
+        "--to",
+        "firefox",
+        "--thread",
+        "CrRendererMain",
+    ])))
+    .unwrap();
+    let samples = firefox_samples(&doc["threads"][0]);
+    assert!(samples.windows(2).all(|w| w[0].0 <= w[1].0));
+    let mut self_ms: std::collections::HashMap<String, (f64, usize)> = Default::default();
+    for (_, stack, w) in &samples {
+        if let Some(leaf) = stack.last() {
+            let e = self_ms.entry(leaf.clone()).or_default();
+            e.0 += w;
+            e.1 += 1;
+        }
+    }
+    let flat: serde_json::Value = serde_json::from_str(&stdout(&jscalls(&[
+        "tree",
+        "fixtures/chrome-ui.json.gz",
+        "--flat",
+        "--format",
+        "json",
+        "--thread",
+        "CrRendererMain",
+    ])))
+    .unwrap();
+    let mut want: std::collections::HashMap<String, f64> = Default::default();
+    for f in flat["threads"][0]["functions"].as_array().unwrap() {
+        let func = &f["func"];
+        let label = jscalls::tree::Func {
+            name: func["name"].as_str().unwrap().to_owned(),
+            url: func["url"].as_str().unwrap().to_owned(),
+            script: String::new(),
+            line: func["line"].as_i64(),
+            column: func["column"].as_i64(),
+        }
+        .label();
+        *want.entry(label).or_default() += f["self"].as_f64().unwrap() / 1000.0;
+    }
+    assert!(want.len() > 50);
+    for (label, ms) in want {
+        let (got, n) = self_ms.get(&label).copied().unwrap_or_default();
+        // Weights are whole µs, rounded as a running sum: a µs at most per sample.
+        assert!((got - ms).abs() <= 0.001 * (n + 1) as f64, "{label}: {got} ms in {n} samples, tree {ms} ms");
+    }
+}
+
 #[test]
 fn export_usage_errors() {
     let dir = tempfile::tempdir().unwrap();
@@ -117,7 +223,7 @@ fn export_usage_errors() {
     let p = p.to_str().unwrap();
     for (args, says) in [
         (vec!["export", p], "give --to"),
-        (vec!["export", p, "-o", "x.json"], "give --to"),
+        (vec!["export", p, "-o", "x.txt"], "give --to"),
         (vec!["export", p, "--to", "collapsed", "--icicle"], "--icicle"),
         (vec!["export", p, "--to", "speedscope", "--by-time"], "--by-time"),
         (vec!["export", p, "--to", "svg", "--transform", "merge:nosuch"], "no function named 'nosuch'"),
@@ -182,10 +288,11 @@ fn speedscope_of_a_real_recording_nests_and_keeps_self_times() {
     }
 }
 
-/// The speedscope file in the real speedscope (`../shared/viewers`, headless Chromium): shown,
-/// with the heaviest functions listed. Skipped, and said so, without a browser or the viewers.
+/// The exports in the real viewers (`../shared/viewers`, headless Chromium): speedscope and the
+/// Firefox Profiler show them with the heaviest functions listed, and speedscope rejects a
+/// broken copy. Skipped, and said so, without a browser or the viewers.
 #[test]
-fn speedscope_shows_the_export() {
+fn the_real_viewers_show_the_exports() {
     let viewers =
         std::env::var_os("JSCALLS_VIEWERS").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("target/viewers"));
     let ready = viewers.join("node_modules/speedscope").is_dir()
@@ -197,7 +304,7 @@ fn speedscope_shows_the_export() {
         use std::io::Write;
         let _ = writeln!(
             std::io::stderr(),
-            "\nSKIPPED speedscope_shows_the_export: no Chromium, Node or viewers in {} (.ci/run makes them)",
+            "\nSKIPPED the_real_viewers_show_the_exports: no Chromium, Node or viewers in {} (.ci/run makes them)",
             viewers.display()
         );
         return;
@@ -213,6 +320,16 @@ fn speedscope_shows_the_export() {
     let said = String::from_utf8_lossy(&check.stdout);
     assert!(check.status.success(), "{said}{}", String::from_utf8_lossy(&check.stderr));
     assert!(said.contains("\"outcome\":\"shown\""), "{said}");
+    // The Firefox Profiler (the built app in ../shared/viewers) shows the Firefox export.
+    let ff = dir.path().join("ui.json.gz");
+    stdout(&jscalls(&["export", "fixtures/chrome-ui.json.gz", "--js-only", "-o", ff.to_str().unwrap()]));
+    let check = Command::new("node")
+        .arg(viewers.join("check.mjs"))
+        .args(["firefox", ff.to_str().unwrap(), "--expect", "relayout", "--expect", "spin"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&check.stdout);
+    assert!(check.status.success() && said.contains("\"outcome\":\"shown\""), "{said}");
     // The same check fails on a broken file: a frame index past the frames.
     let text = std::fs::read_to_string(&out).unwrap();
     let broken = dir.path().join("broken.speedscope.json");
