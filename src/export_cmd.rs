@@ -123,6 +123,18 @@ fn firefox(kept: &[Chosen], weight: WeightArg, input: &str) -> Vec<u8> {
     let gc = profile.add_category("GC / CC", CategoryColor::Orange);
     let idle = profile.add_category("Idle", CategoryColor::Transparent);
     let at = |us: f64| Timestamp::from_millis_since_reference(us / 1000.0);
+    let marker_type = profile.register_marker_type(fxprof_processed_profile::RuntimeSchemaMarkerSchema {
+        type_name: "TraceEvent".to_owned(),
+        description: Some("An event of the trace, at its recorded time".to_owned()),
+        locations: fxprof_processed_profile::MarkerLocations::MARKER_CHART
+            | fxprof_processed_profile::MarkerLocations::MARKER_TABLE,
+        chart_label: Some("{marker.name}".to_owned()),
+        tooltip_label: Some("{marker.name}".to_owned()),
+        table_label: Some("{marker.name}".to_owned()),
+        fields: Vec::new(),
+        graphs: Vec::new(),
+    });
+    let trace_category = profile.add_category("Trace event", CategoryColor::Gray);
     let mut processes: Vec<(i64, fxprof_processed_profile::ProcessHandle)> = Vec::new();
     // Processes and threads in pid, tid order, so the file does not depend on which is busiest.
     let mut order: Vec<&Chosen> = kept.iter().collect();
@@ -177,6 +189,16 @@ fn firefox(kept: &[Chosen], weight: WeightArg, input: &str) -> Vec<u8> {
             let h = profile.intern_stack(thread, parent.map(|p| handles[p as usize]), frames[f as usize]);
             handles.push(h);
         }
+        for (name, ts, dur) in &c.events {
+            let (ts, dur) = (*ts, *dur);
+            let timing = if dur > 0.0 {
+                fxprof_processed_profile::MarkerTiming::Interval(at(ts), at(ts + dur))
+            } else {
+                fxprof_processed_profile::MarkerTiming::Instant(at(ts))
+            };
+            let name = profile.intern_string(name);
+            profile.add_marker(thread, timing, TraceMarker { marker_type, name, category: trace_category });
+        }
         let mut sum = 0.0;
         let mut last_end = f64::NEG_INFINITY;
         for s in &c.spans {
@@ -216,4 +238,33 @@ fn firefox(kept: &[Chosen], weight: WeightArg, input: &str) -> Vec<u8> {
     let mut out = serde_json::to_vec(&doc).expect("a profile serializes");
     out.push(b'\n');
     out
+}
+
+/// A trace event as a Firefox Profiler marker: its name, nothing more.
+struct TraceMarker {
+    marker_type: fxprof_processed_profile::MarkerTypeHandle,
+    name: fxprof_processed_profile::StringHandle,
+    category: fxprof_processed_profile::CategoryHandle,
+}
+
+impl fxprof_processed_profile::Marker for TraceMarker {
+    fn marker_type(&self, _: &mut fxprof_processed_profile::Profile) -> fxprof_processed_profile::MarkerTypeHandle {
+        self.marker_type
+    }
+
+    fn name(&self, _: &mut fxprof_processed_profile::Profile) -> fxprof_processed_profile::StringHandle {
+        self.name
+    }
+
+    fn category(&self, _: &mut fxprof_processed_profile::Profile) -> fxprof_processed_profile::CategoryHandle {
+        self.category
+    }
+
+    fn string_field_value(&self, _: u32) -> fxprof_processed_profile::StringHandle {
+        unreachable!("the schema has no fields")
+    }
+
+    fn number_field_value(&self, _: u32) -> f64 {
+        unreachable!("the schema has no fields")
+    }
 }

@@ -575,7 +575,8 @@ fn run_one(
     let progress = Progress::start(input, global.quiet);
     let mut cfg = cfg.clone();
     cfg.progress = progress.as_ref().map(|p| p.bytes.clone());
-    cfg.keep_event_names = matches!(product, Product::Tree(t) if t.format == TreeFormat::Devtools);
+    cfg.keep_event_names = matches!(product, Product::Tree(t) if t.format == TreeFormat::Devtools)
+        || matches!(product, Product::Export(_, ExportFormat::Firefox));
     let timing = Timing::start();
     let assembled = assemble(&source, &cfg);
     drop(progress);

@@ -25,6 +25,8 @@ pub struct Chosen {
     pub stacks: Stacks,
     /// The stacks' spans in time order (when asked for).
     pub spans: Vec<Span>,
+    /// The thread's trace events (name, start, duration in µs), when their names were kept.
+    pub events: Vec<(String, f64, f64)>,
 }
 
 /// Options that shape jscalls' own trees, which DevTools' document does not take.
@@ -66,7 +68,8 @@ pub fn choose(assembled: Assembled, sel: &SelectArgs, spans: bool) -> Result<Vec
                 (Some(w), false) => (Stacks::from_samples(&th, w), Vec::new()),
                 (Some(w), true) => Stacks::from_samples_with_spans(&th, w),
             };
-            chosen.push(Chosen { pid: th.pid(), tid: th.tid(), name, calls: th.len(), stacks, spans });
+            let events = th.events().map(|(n, ts, dur)| (n.to_owned(), ts, dur)).collect();
+            chosen.push(Chosen { pid: th.pid(), tid: th.tid(), name, calls: th.len(), stacks, spans, events });
             Ok(())
         })
         .map_err(Failure::Input)?;

@@ -30,6 +30,13 @@ impl<'a> Thread<'a> {
         Thread { t, strings }
     }
 
+    /// The thread's trace events as (name, start, duration), µs, by start, when the input was
+    /// read with [`crate::Config::keep_event_names`] (empty otherwise; a `.cpuprofile` has none).
+    pub fn events(&self) -> impl ExactSizeIterator<Item = (&'a str, f64, f64)> + 'a {
+        let strings = self.strings;
+        self.t.trace_entries.iter().map(move |e| (strings.get(e.name), e.ts, e.dur))
+    }
+
     /// The thread's calls and profile, and the strings they use.
     pub(crate) fn inner(&self) -> (&'a ThreadCalls, &'a Strings) {
         (self.t, self.strings)

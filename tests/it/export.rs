@@ -177,6 +177,24 @@ fn firefox_profile_of_a_real_recording_keeps_self_times() {
     .unwrap();
     let samples = firefox_samples(&doc["threads"][0]);
     assert!(samples.windows(2).all(|w| w[0].0 <= w[1].0));
+    // The trace events are markers: names resolved, intervals that end after they start.
+    let t = &doc["threads"][0];
+    let m = &t["markers"];
+    let names: std::collections::BTreeSet<&str> = m["name"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| t["stringArray"][i.as_u64().unwrap() as usize].as_str().unwrap())
+        .collect();
+    assert!(m["length"].as_u64().unwrap() > 1000, "{}", m["length"]);
+    for n in ["RunTask", "FunctionCall", "EvaluateScript"] {
+        assert!(names.contains(n), "{n} not among {names:?}");
+    }
+    for i in 0..m["length"].as_u64().unwrap() as usize {
+        if m["phase"][i] == 1 {
+            assert!(m["endTime"][i].as_f64().unwrap() >= m["startTime"][i].as_f64().unwrap());
+        }
+    }
     let mut self_ms: std::collections::HashMap<String, (f64, usize)> = Default::default();
     for (_, stack, w) in &samples {
         if let Some(leaf) = stack.last() {
