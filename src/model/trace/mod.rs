@@ -111,10 +111,11 @@ impl TraceBuilder {
 
     /// MetaHandler's bounds: the event counts when its ts is not 0 and its name does not end
     /// in `::UMA` (reported as a page unloads, they would stretch the trace).
-    /// `end` is `ts + dur`, as JavaScript computes it.
+    /// `end` is `ts + dur`, as JavaScript computes it. Only DevTools' tree of all events reads
+    /// them, and it needs the names kept: otherwise they are not computed.
     #[inline]
     pub(crate) fn bound(&mut self, name: &str, ts: f64, end: f64) {
-        if ts != 0.0 && !name.ends_with("::UMA") {
+        if self.keep_names && ts != 0.0 && !name.ends_with("::UMA") {
             self.bounds.0 = js_min(self.bounds.0, ts);
             self.bounds.1 = js_max(self.bounds.1, end);
         }
