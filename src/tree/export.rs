@@ -204,6 +204,29 @@ pub fn collapsed_name(f: &Func) -> String {
     f.label().replace([';', '\n', '\r'], ":")
 }
 
+/// The collapsed line of `stack` weighing `w` (rounded; None under 1).
+fn collapsed_line(names: &[String], stacks: &Stacks, stack: StackId, w: f64, prefix: Option<&str>) -> Option<String> {
+    let w = w.round();
+    if w < 1.0 {
+        return None;
+    }
+    let mut line = prefix.unwrap_or("").to_owned();
+    if stack != StackId::MAX {
+        for f in stacks.funcs_of(stack) {
+            if !line.is_empty() {
+                line.push(';');
+            }
+            line.push_str(&names[f as usize]);
+        }
+    }
+    if line.is_empty() {
+        line.push_str("(root)");
+    }
+    line.push(' ');
+    line.push_str(itoa::Buffer::new().format(w as u64));
+    Some(line)
+}
+
 /// Collapsed stacks of `stacks`, one line per stack with weight (`a;b;c 1234`), sorted; each
 /// weight rounded to a whole number (µs, or samples), lines that round to 0 left out. Every
 /// line starts with `prefix;` when given (a thread's name, when several share a file).
@@ -214,30 +237,7 @@ pub fn collapsed(lines: &mut Vec<String>, stacks: &Stacks, prefix: Option<&str>)
     }
     let names: Vec<String> = stacks.funcs.iter().map(collapsed_name).collect();
     let start = lines.len();
-    for (s, w) in weight {
-        let w = w.round();
-        if w < 1.0 {
-            continue;
-        }
-        let mut line = String::new();
-        if let Some(p) = prefix {
-            line.push_str(p);
-        }
-        if s != StackId::MAX {
-            for f in stacks.funcs_of(s) {
-                if !line.is_empty() {
-                    line.push(';');
-                }
-                line.push_str(&names[f as usize]);
-            }
-        }
-        if line.is_empty() {
-            line.push_str("(root)");
-        }
-        line.push(' ');
-        line.push_str(itoa::Buffer::new().format(w as u64));
-        lines.push(line);
-    }
+    lines.extend(weight.into_iter().filter_map(|(s, w)| collapsed_line(&names, stacks, s, w, prefix)));
     lines[start..].sort_unstable();
 }
 
@@ -253,24 +253,6 @@ pub fn collapsed_by_time(lines: &mut Vec<String>, stacks: &Stacks, spans: &[Span
             w += spans[k].weight;
             k += 1;
         }
-        let w = w.round();
-        if w < 1.0 {
-            continue;
-        }
-        let mut line = prefix.unwrap_or("").to_owned();
-        if stack != StackId::MAX {
-            for f in stacks.funcs_of(stack) {
-                if !line.is_empty() {
-                    line.push(';');
-                }
-                line.push_str(&names[f as usize]);
-            }
-        }
-        if line.is_empty() {
-            line.push_str("(root)");
-        }
-        line.push(' ');
-        line.push_str(itoa::Buffer::new().format(w as u64));
-        lines.push(line);
+        lines.extend(collapsed_line(&names, stacks, stack, w, prefix));
     }
 }

@@ -142,6 +142,35 @@ fn firefox_samples(t: &serde_json::Value) -> Vec<(f64, Vec<String>, f64)> {
         .collect()
 }
 
+/// `tree --flat`'s self time (µs) of each function of the real fixture's main thread, by
+/// label (as the exports name functions); labels several functions share are summed.
+fn flat_self_by_label() -> std::collections::HashMap<String, f64> {
+    let flat: serde_json::Value = serde_json::from_str(&stdout(&jscalls(&[
+        "tree",
+        "fixtures/chrome-ui.json.gz",
+        "--flat",
+        "--format",
+        "json",
+        "--thread",
+        "CrRendererMain",
+    ])))
+    .unwrap();
+    let mut want: std::collections::HashMap<String, f64> = Default::default();
+    for f in flat["threads"][0]["functions"].as_array().unwrap() {
+        let func = &f["func"];
+        let label = jscalls::tree::Func {
+            name: func["name"].as_str().unwrap().to_owned(),
+            url: func["url"].as_str().unwrap().to_owned(),
+            script: String::new(),
+            line: func["line"].as_i64(),
+            column: func["column"].as_i64(),
+        }
+        .label();
+        *want.entry(label).or_default() += f["self"].as_f64().unwrap();
+    }
+    want
+}
+
 #[test]
 fn firefox_profile_samples_each_call_at_its_estimated_times() {
     let dir = tempfile::tempdir().unwrap();
@@ -203,31 +232,10 @@ fn firefox_profile_of_a_real_recording_keeps_self_times() {
             e.1 += 1;
         }
     }
-    let flat: serde_json::Value = serde_json::from_str(&stdout(&jscalls(&[
-        "tree",
-        "fixtures/chrome-ui.json.gz",
-        "--flat",
-        "--format",
-        "json",
-        "--thread",
-        "CrRendererMain",
-    ])))
-    .unwrap();
-    let mut want: std::collections::HashMap<String, f64> = Default::default();
-    for f in flat["threads"][0]["functions"].as_array().unwrap() {
-        let func = &f["func"];
-        let label = jscalls::tree::Func {
-            name: func["name"].as_str().unwrap().to_owned(),
-            url: func["url"].as_str().unwrap().to_owned(),
-            script: String::new(),
-            line: func["line"].as_i64(),
-            column: func["column"].as_i64(),
-        }
-        .label();
-        *want.entry(label).or_default() += f["self"].as_f64().unwrap() / 1000.0;
-    }
+    let want = flat_self_by_label();
     assert!(want.len() > 50);
-    for (label, ms) in want {
+    for (label, us) in want {
+        let ms = us / 1000.0;
         let (got, n) = self_ms.get(&label).copied().unwrap_or_default();
         // Weights are whole µs, rounded as a running sum: a µs at most per sample.
         assert!((got - ms).abs() <= 0.001 * (n + 1) as f64, "{label}: {got} ms in {n} samples, tree {ms} ms");
@@ -374,30 +382,7 @@ fn collapsed_self_times_are_the_trees() {
         e.0 += w.parse::<f64>().unwrap();
         e.1 += 1;
     }
-    let flat: serde_json::Value = serde_json::from_str(&stdout(&jscalls(&[
-        "tree",
-        "fixtures/chrome-ui.json.gz",
-        "--flat",
-        "--format",
-        "json",
-        "--thread",
-        "CrRendererMain",
-    ])))
-    .unwrap();
-    // Labels several functions share are summed on both sides.
-    let mut want: std::collections::HashMap<String, f64> = Default::default();
-    for f in flat["threads"][0]["functions"].as_array().unwrap() {
-        let func = &f["func"];
-        let label = jscalls::tree::Func {
-            name: func["name"].as_str().unwrap().to_owned(),
-            url: func["url"].as_str().unwrap().to_owned(),
-            script: String::new(),
-            line: func["line"].as_i64(),
-            column: func["column"].as_i64(),
-        }
-        .label();
-        *want.entry(label).or_default() += f["self"].as_f64().unwrap();
-    }
+    let want = flat_self_by_label();
     let mut compared = 0;
     for (label, self_us) in want {
         let (got, lines) = by_leaf.get(&label).copied().unwrap_or_default();
