@@ -77,11 +77,12 @@ Transforms (applied in order, each to the tree the ones before it made):
 A path names functions from a root, separated by '>'; a function is its name, or its label
 as the text tree prints it (`name url:line:column`) when several share the name.")]
     Tree(TreeArgs),
-    /// The calls (or samples) for other tools: speedscope, collapsed stacks for flame-graph
-    /// tools, an SVG flame graph. `--thread`, `--js-only`, `--transform` and `--weight` act as
-    /// in `tree`.
+    /// The calls (or samples) for other tools: speedscope, the Firefox Profiler, collapsed
+    /// stacks for flame-graph tools, an SVG flame graph. `--thread`, `--js-only`, `--transform`
+    /// and `--weight` act as in `tree`.
     #[command(after_help = "Examples:
   jscalls export trace.json.gz -o trace.speedscope.json       open in https://www.speedscope.app
+  jscalls export trace.json.gz -o trace.json.gz               open in https://profiler.firefox.com
   jscalls export trace.json.gz -o main.svg --thread CrRendererMain --js-only
   jscalls export trace.json.gz -o chart.svg --by-time         a flame chart: time runs left to right
   jscalls export app.cpuprofile --to collapsed --weight samples | inferno-flamegraph > f.svg
@@ -833,7 +834,8 @@ impl Output {
                 let result = (|| {
                     let w = BufWriter::with_capacity(OUT_BUFFER, file);
                     let w = if gzip {
-                        let mut z = flate2::write::GzEncoder::new(w, flate2::Compression::default());
+                        // The fastest level: a third larger than the default, several times faster.
+                        let mut z = flate2::write::GzEncoder::new(w, flate2::Compression::fast());
                         f(&mut z)?;
                         z.finish().map_err(|e| Error::io(ctx("write"), e))?
                     } else {
