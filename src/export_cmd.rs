@@ -41,15 +41,7 @@ pub fn render(assembled: Assembled, args: &ExportArgs, format: ExportFormat, inp
         ExportFormat::Collapsed | ExportFormat::Svg => {
             let mut lines = Vec::new();
             for c in &kept {
-                let prefix = several.then(|| {
-                    export::collapsed_name(&jscalls::tree::Func {
-                        name: thread_label(c),
-                        url: String::new(),
-                        script: String::new(),
-                        line: None,
-                        column: None,
-                    })
-                });
+                let prefix = several.then(|| thread_label(c));
                 if args.by_time {
                     export::collapsed_by_time(&mut lines, &c.stacks, &c.spans, prefix.as_deref());
                 } else {

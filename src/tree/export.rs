@@ -90,16 +90,6 @@ pub fn speedscope(out: &mut String, name: &str, profiles: &[Profile<'_>]) {
     out.push_str("]}\n");
 }
 
-/// Each stack's depth (1 for a root stack), parents before children.
-fn depths(stacks: &Stacks) -> Vec<u32> {
-    let mut d = Vec::with_capacity(stacks.prefix.len());
-    for &(p, _) in &stacks.prefix {
-        let v = p.map_or(1, |p| d[p as usize] + 1);
-        d.push(v);
-    }
-    d
-}
-
 fn evented(out: &mut String, p: &Profile<'_>, ids: &[u32]) {
     let (start, end) = match (p.spans.first(), p.spans.last()) {
         (Some(a), Some(b)) => (a.start, b.end),
@@ -112,7 +102,7 @@ fn evented(out: &mut String, p: &Profile<'_>, ids: &[u32]) {
     out.push_str(",\"endValue\":");
     number(out, end);
     out.push_str(",\"events\":[");
-    let depth = depths(p.stacks);
+    let depth = p.stacks.depths();
     // The open stacks, outermost first: a span's stack is reached from the open one by
     // closing down to their common ancestor and opening the rest, found by walking up from the
     // new stack (what changes, not the whole depth).
@@ -198,10 +188,15 @@ fn sampled(out: &mut String, p: &Profile<'_>, ids: &[u32]) {
     out.push_str("]}");
 }
 
-/// A function's name in collapsed stacks: its label, with the separator `;` (and line
-/// breaks) replaced, since the format cannot escape them.
-pub fn collapsed_name(f: &Func) -> String {
-    f.label().replace([';', '\n', '\r'], ":")
+/// A name in collapsed stacks, with the separator `;` (and line breaks) replaced, since the
+/// format cannot escape them.
+fn collapsed_text(s: &str) -> String {
+    s.replace([';', '\n', '\r'], ":")
+}
+
+/// Each function's name in collapsed stacks: its label.
+fn collapsed_names(stacks: &Stacks) -> Vec<String> {
+    stacks.funcs.iter().map(|f| collapsed_text(&f.label())).collect()
 }
 
 /// The collapsed line of `stack` weighing `w` (rounded; None under 1).
@@ -235,16 +230,18 @@ pub fn collapsed(lines: &mut Vec<String>, stacks: &Stacks, prefix: Option<&str>)
     for &(s, w) in &stacks.samples {
         *weight.entry(s).or_default() += w;
     }
-    let names: Vec<String> = stacks.funcs.iter().map(collapsed_name).collect();
+    let names = collapsed_names(stacks);
+    let prefix = prefix.map(collapsed_text);
     let start = lines.len();
-    lines.extend(weight.into_iter().filter_map(|(s, w)| collapsed_line(&names, stacks, s, w, prefix)));
+    lines.extend(weight.into_iter().filter_map(|(s, w)| collapsed_line(&names, stacks, s, w, prefix.as_deref())));
     lines[start..].sort_unstable();
 }
 
 /// Collapsed stacks in time order, for a flame chart by time: one line per run of spans on
 /// the same stack, weight its length in µs (or samples), rounded.
 pub fn collapsed_by_time(lines: &mut Vec<String>, stacks: &Stacks, spans: &[Span], prefix: Option<&str>) {
-    let names: Vec<String> = stacks.funcs.iter().map(collapsed_name).collect();
+    let names = collapsed_names(stacks);
+    let prefix = prefix.map(collapsed_text);
     let mut k = 0;
     while k < spans.len() {
         let stack = spans[k].stack;
@@ -253,6 +250,6 @@ pub fn collapsed_by_time(lines: &mut Vec<String>, stacks: &Stacks, spans: &[Span
             w += spans[k].weight;
             k += 1;
         }
-        lines.extend(collapsed_line(&names, stacks, stack, w, prefix));
+        lines.extend(collapsed_line(&names, stacks, stack, w, prefix.as_deref()));
     }
 }

@@ -126,6 +126,16 @@ impl Stacks {
         self.prefix.is_empty()
     }
 
+    /// Each stack's depth (1 for a root stack).
+    pub(crate) fn depths(&self) -> Vec<u32> {
+        let mut d: Vec<u32> = Vec::with_capacity(self.prefix.len());
+        for &(p, _) in &self.prefix {
+            let v = p.map_or(1, |p| d[p as usize] + 1);
+            d.push(v);
+        }
+        d
+    }
+
     /// The parent and function of `stack`.
     pub fn frame(&self, stack: StackId) -> (Option<StackId>, FuncId) {
         self.prefix[stack as usize]
@@ -639,10 +649,7 @@ fn top_down_nodes(stacks: &Stacks, weight: &[f64]) -> (Vec<CallNode>, Vec<usize>
 fn inverted_nodes(stacks: &Stacks, weight: &[f64]) -> (Vec<CallNode>, Vec<usize>) {
     const NONE: u32 = u32::MAX;
     let n = stacks.prefix.len();
-    let mut depth = vec![0u32; n];
-    for (s, &(p, _)) in stacks.prefix.iter().enumerate() {
-        depth[s] = p.map_or(1, |p| depth[p as usize] + 1);
-    }
+    let depth = stacks.depths();
     let max_depth = depth.iter().copied().max().unwrap_or(0);
     // Level j: rank[j][s] orders the stacks by the first 2^j functions of their upward paths
     // (0 past the root, so a path sorts before its extensions); up[j][s] is the 2^j-th ancestor.
