@@ -308,9 +308,12 @@ pub fn event_into<'a>(b: &'a [u8], i: usize, stack: &mut Vec<u8>, ev: &mut RawEv
             K_CAT => Some(&mut ev.cat),
             K_ID => Some(&mut ev.id),
             K_ARGS => {
-                // A repeated `args`: the last one counts, with what it holds.
-                ev.args_ids = ArgsIds::default();
-                ev.chunk = None;
+                // A repeated `args`: the last one counts, with what it holds (`ev` is fresh
+                // otherwise, and dropping its defaults costs a visible share of the scan).
+                if ev.args.is_some() {
+                    ev.args_ids = ArgsIds::default();
+                    ev.chunk = None;
+                }
                 // `ProfileChunk` args (the samples, a good part of a trace's bytes) are read
                 // here once, instead of being skipped here and read again by the sink. Any
                 // other shape, or a chunk that has members which could hold a trace id, is
