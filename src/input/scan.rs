@@ -477,6 +477,21 @@ mod tests {
         assert!(matches!(ev.args_ids.data, IdHolder::Missing));
     }
 
+    #[test]
+    fn a_repeated_args_replaces_what_the_first_held() {
+        let chunk = r#"{"data":{"cpuProfile":{"samples":[1]},"timeDeltas":[5]},"sampleTraceId":3}"#;
+        let s = format!(r#"{{"args":{chunk},"args":{{"beginData":{{"sampleTraceId":4}}}}}} "#);
+        let (ev, _) = event(s.as_bytes(), 0, &mut Vec::new()).unwrap();
+        assert!(ev.chunk.is_none());
+        assert!(matches!(ev.args_ids.data, IdHolder::Missing), "{:?}", ev.args_ids.data);
+        assert!(matches!(ev.args_ids.sample_trace_id, Leaf::Missing));
+        assert!(matches!(ev.args_ids.begin_data, IdHolder::Obj(Leaf::Num(n)) if n == 4.0));
+        let s = r#"{"args":{"sampleTraceId":3},"args":{"data":{"timeDeltas":[5]}}} "#;
+        let (ev, _) = event(s.as_bytes(), 0, &mut Vec::new()).unwrap();
+        assert!(ev.chunk.is_some());
+        assert!(matches!(ev.args_ids.sample_trace_id, Leaf::Missing), "{:?}", ev.args_ids.sample_trace_id);
+    }
+
     use proptest::prelude::*;
     use serde_json::Value;
 
