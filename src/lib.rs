@@ -26,6 +26,7 @@
 
 #![warn(missing_docs)]
 
+pub mod diff;
 mod error;
 mod estimate;
 mod exec;

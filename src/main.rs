@@ -2,6 +2,7 @@
 //! that is checked before any work and renamed into place only when complete.
 
 mod alloc;
+mod diff_cmd;
 mod export_cmd;
 #[cfg(unix)]
 mod process;
@@ -90,6 +91,85 @@ as the text tree prints it (`name url:line:column`) when several share the name.
 The format is --to, or else guessed from OUT: *.speedscope.json; *.json or *.json.gz (the
 Firefox Profiler); *.collapsed / *.folded; *.svg.")]
     Export(ExportArgs),
+    /// Compares two estimates: call by call (two estimators on one input, or two versions'
+    /// calls outputs), or function by function (two recordings, or two groups of --runs);
+    /// --fail-on turns it into a CI gate (exit 3 on a regression).
+    #[command(after_help = "Examples:
+  jscalls diff trace.json.gz --base-opt '--engine 0.0.65' --new-opt '--engine latest'
+  jscalls diff old.calls.json new.calls.json                 two versions' outputs, call by call
+  jscalls diff before.json.gz after.json.gz --fail-on 'self>+10%' --fail-on 'total>+5ms@render'
+  jscalls diff --runs before/ after/ --fail-on 'self>+10%'   medians, Mann-Whitney per function
+  jscalls diff --corpus traces/ --base-opt '--engine 0.0.65' --new-opt '--engine latest'
+  jscalls diff a.json b.json --format markdown >> \"$GITHUB_STEP_SUMMARY\"
+
+A rule is METRIC OP CHANGE[@TARGET]: METRIC self, total or calls; OP > (grew by more than) or
+< (shrank by more than, with a negative CHANGE); CHANGE with %, s, ms or us (calls: a count or
+%); TARGET a function (name, or `name url:line:column`) or a call-tree path `a>b>c`; without
+one, every function. Relative time rules skip functions under --min-time in both.
+
+Exit status: 0 no regression, 1 bad input, 2 usage error, 3 a --fail-on rule broken.")]
+    Diff(DiffArgs),
+}
+
+#[derive(Debug, Args)]
+struct DiffArgs {
+    /// BASE and NEW: traces, .cpuprofiles or calls outputs (jscalls-calls/1); one input with
+    /// --base-opt/--new-opt; with --runs, two folders or comma-separated lists of runs.
+    inputs: Vec<PathBuf>,
+    /// Where to write the report (default: standard output).
+    #[arg(short, long, value_name = "OUT")]
+    output: Option<PathBuf>,
+    /// Options that estimate BASE, such as '--engine 0.0.65' (--engine, --cpuprofile-mode,
+    /// --show-all-events).
+    #[arg(long, value_name = "OPTIONS", allow_hyphen_values = true)]
+    base_opt: Option<String>,
+    /// Options that estimate NEW.
+    #[arg(long, value_name = "OPTIONS", allow_hyphen_values = true)]
+    new_opt: Option<String>,
+    /// Compare calls (default for one recording) or functions and call-tree nodes (default
+    /// for two recordings).
+    #[arg(long, value_enum)]
+    level: Option<Level>,
+    /// BASE and NEW are groups of runs: medians per function, and a change counts for
+    /// --fail-on only when a one-sided Mann-Whitney test gives p < --alpha.
+    #[arg(long)]
+    runs: bool,
+    /// Every input in DIR, estimated with --base-opt and with --new-opt, in parallel.
+    #[arg(long, value_name = "DIR")]
+    corpus: Option<PathBuf>,
+    /// A rule that fails the run (exit 3) when broken (repeatable; see below).
+    #[arg(long = "fail-on", value_name = "RULE")]
+    fail_on: Vec<String>,
+    /// `text`, `json` (`jscalls-diff/1`) or `markdown` (for a CI job summary or a pull request).
+    #[arg(long, value_enum, default_value = "text")]
+    format: DiffFormat,
+    /// Rows shown per table in text and markdown (the rest: counted, or folded in markdown).
+    #[arg(long, default_value_t = 20, value_name = "N")]
+    top: usize,
+    /// Relative time rules ignore functions under this many ms on both sides.
+    #[arg(long, default_value_t = 1.0, value_name = "MS")]
+    min_time: f64,
+    /// With --runs: the significance level of the one-sided Mann-Whitney test.
+    #[arg(long, default_value_t = 0.05, value_name = "P")]
+    alpha: f64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Level {
+    /// Call by call: added, removed, changed.
+    Calls,
+    /// Per function and per call-tree node: self, total, calls.
+    Functions,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum DiffFormat {
+    /// Tables for a terminal.
+    Text,
+    /// `jscalls-diff/1`: every change.
+    Json,
+    /// The top changes and a folded section with the rest.
+    Markdown,
 }
 
 #[derive(Debug, Args)]
@@ -299,17 +379,29 @@ enum EngineArg {
     Latest,
 }
 
+impl EngineArg {
+    fn version(self) -> EngineVersion {
+        match self {
+            EngineArg::V0065 => EngineVersion::V0_0_65,
+            EngineArg::Latest => EngineVersion::Latest,
+        }
+    }
+}
+
+impl CpuProfileModeArg {
+    fn mode(self) -> CpuProfileMode {
+        match self {
+            CpuProfileModeArg::Integrator => CpuProfileMode::Integrator,
+            CpuProfileModeArg::PerformancePanel => CpuProfileMode::PerformancePanel,
+        }
+    }
+}
+
 impl Global {
     fn config(&self) -> Config {
         let mut cfg = Config::default();
-        cfg.cpuprofile_mode = match self.cpuprofile_mode {
-            CpuProfileModeArg::Integrator => CpuProfileMode::Integrator,
-            CpuProfileModeArg::PerformancePanel => CpuProfileMode::PerformancePanel,
-        };
-        cfg.engine = match self.engine {
-            EngineArg::V0065 => EngineVersion::V0_0_65,
-            EngineArg::Latest => EngineVersion::Latest,
-        };
+        cfg.cpuprofile_mode = self.cpuprofile_mode.mode();
+        cfg.engine = self.engine.version();
         cfg.show_all_events = self.show_all_events;
         cfg.limits.max_depth = self.max_depth;
         cfg.max_event_bytes = self.max_event_bytes;
@@ -353,6 +445,7 @@ fn main() -> ExitCode {
         }
         Err(Failed::Reported) => exit_now(1),
         Err(Failed::Pipe) => exit_now(0),
+        Err(Failed::Regression) => exit_now(3),
     }
 }
 
@@ -375,6 +468,8 @@ enum Failed {
     Reported,
     /// The reader of standard output went away: stop, successfully.
     Pipe,
+    /// `diff --fail-on` or `check` found a regression (exit 3), already reported.
+    Regression,
 }
 
 /// What one run writes.
@@ -389,6 +484,7 @@ enum Product<'a> {
 fn run(cli: Cli) -> Result<(), Failed> {
     let cfg = cli.global.config();
     let (args, product) = match &cli.command {
+        Command::Diff(d) => return diff_cmd::run(d, &cli.global),
         Command::Calls(c) => {
             let to_terminal = c.out.output.as_deref().is_none_or(|o| o == Path::new("-")) && io::stdout().is_terminal();
             let format = c.format.unwrap_or(if to_terminal { CallsFormat::Summary } else { CallsFormat::Json });
@@ -453,6 +549,7 @@ fn run(cli: Cli) -> Result<(), Failed> {
             Err(Failed::Usage(m)) => return Err(Failed::Usage(m)),
             Err(Failed::Pipe) => return Ok(()),
             Err(Failed::Reported) => failed = true,
+            Err(Failed::Regression) => return Err(Failed::Regression),
         }
     }
     if failed {
@@ -530,17 +627,7 @@ fn run_one(
     fsync: bool,
 ) -> Result<(), Failed> {
     let name = input.map_or_else(|| "<stdin>".to_owned(), |p| p.display().to_string());
-    let fail = |e: Error| {
-        if is_broken_pipe(&e) {
-            return Failed::Pipe;
-        }
-        match &e {
-            Error::Input { location: Some(_), .. } => say!("jscalls: error: {name}:{e}"),
-            Error::Io { .. } => say!("jscalls: error: {e}"),
-            _ => say!("jscalls: error: {name}: {e}"),
-        }
-        Failed::Reported
-    };
+    let fail = |e: Error| failure(&name, e);
     if let Some(i) = input {
         if let Some(o) = out_path {
             if same_file(i, o) {
@@ -636,6 +723,37 @@ fn run_one(
         t.report("estimate+write");
     }
     result.map_err(fail)
+}
+
+/// Prints `e` under the input's name (nothing for a closed standard output).
+fn failure(name: &str, e: Error) -> Failed {
+    if is_broken_pipe(&e) {
+        return Failed::Pipe;
+    }
+    match &e {
+        Error::Input { location: Some(_), .. } => say!("jscalls: error: {name}:{e}"),
+        Error::Io { .. } => say!("jscalls: error: {e}"),
+        _ => say!("jscalls: error: {name}: {e}"),
+    }
+    Failed::Reported
+}
+
+/// Reads and estimates one input file for `diff` and `check`, with its warnings printed
+/// (and turned into an error by --strict) under its name.
+fn assemble_file(path: &Path, global: &Global, cfg: &Config) -> Result<Assembled, Failed> {
+    let name = path.display().to_string();
+    let (diagnostics, assembled) = assemble(&Source::file(path), cfg).map_err(|e| failure(&name, e))?;
+    report(&name, &diagnostics, global.quiet, global.verbose);
+    if global.strict && diagnostics.total_significant() > 0 {
+        let first = diagnostics
+            .warnings()
+            .iter()
+            .find(|w| !w.kind.is_informational())
+            .map(|w| w.to_string())
+            .unwrap_or_default();
+        return Err(failure(&name, Error::Strict { count: diagnostics.total_significant(), first }));
+    }
+    Ok(assembled)
 }
 
 /// `JSCALLS_TIMING=1`: each stage's wall time, the process's CPU time and memory, on stderr

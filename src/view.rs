@@ -79,6 +79,11 @@ impl<'a> Thread<'a> {
         self.t.calls.is_empty()
     }
 
+    /// How many samples the thread's profile has.
+    pub fn sample_count(&self) -> usize {
+        self.t.model.n_samples()
+    }
+
     /// The calls in the order DevTools creates them.
     pub fn calls(&self) -> impl ExactSizeIterator<Item = Call<'a>> + 'a {
         let th = *self;

@@ -41,6 +41,22 @@ pub struct Func {
 }
 
 impl Func {
+    /// The function of a call frame (name, url, script id, 0-based line and column).
+    pub fn of_frame(name: String, url: String, script: String, line: Option<i64>, column: Option<i64>) -> Func {
+        if url == NATIVE_URL {
+            // DevTools' generateEventID: runtime functions are grouped as Parse, Compile, or one.
+            let group = if name.starts_with("Parse") {
+                "Parse"
+            } else if name.starts_with("Compile") || name.starts_with("Recompile") {
+                "Compile"
+            } else {
+                "(native V8Runtime)"
+            };
+            return Func { name: group.to_owned(), url, script: String::new(), line: None, column: None };
+        }
+        Func { name, url, script, line, column }
+    }
+
     /// Whether the function is JavaScript: it belongs to a script, and is none of V8's meta
     /// frames (`(program)`, `(idle)`, `(garbage collector)`, `(root)`) or runtime functions.
     pub fn is_js(&self) -> bool {
@@ -191,16 +207,26 @@ impl Stacks {
         (st, spans)
     }
 
-    fn calls(thread: &Thread<'_>, mut spans: Option<&mut Vec<Span>>) -> Stacks {
+    fn calls(thread: &Thread<'_>, spans: Option<&mut Vec<Span>>) -> Stacks {
+        let calls = thread.calls_sorted().map(|c| (c.ts(), c.dur(), c.node_depth(), func_of(&c.frame())));
+        Stacks::nest(calls, thread.len(), spans)
+    }
+
+    /// [`Stacks::from_calls`] for calls given as (start, duration, depth in the profile tree,
+    /// function), in the calls output's order (as a `jscalls-calls/1` document holds them).
+    pub fn from_call_list(calls: impl Iterator<Item = (f64, f64, i32, Func)>) -> Stacks {
+        Stacks::nest(calls, 0, None)
+    }
+
+    fn nest(calls: impl Iterator<Item = (f64, f64, i32, Func)>, n: usize, mut spans: Option<&mut Vec<Span>>) -> Stacks {
         let mut st = Stacks::new();
         // (end, node depth, stack, index into `selfs`, end clipped to the enclosing call's) of
         // the open calls.
         let mut open: Vec<(f64, i32, StackId, usize, f64)> = Vec::new();
-        let mut selfs: Vec<(StackId, f64)> = Vec::with_capacity(thread.len());
+        let mut selfs: Vec<(StackId, f64)> = Vec::with_capacity(n);
         // Where the spans have got to.
         let mut cursor = f64::NEG_INFINITY;
-        for c in thread.calls_sorted() {
-            let (ts, dur, depth) = (c.ts(), c.dur(), c.node_depth());
+        for (ts, dur, depth, func) in calls {
             while let Some(&(end, d, stack, _, clip)) = open.last() {
                 if !(end <= ts || d >= depth) {
                     break;
@@ -216,8 +242,7 @@ impl Stacks {
                 }
                 cursor = cursor.max(ts);
             }
-            let f = c.frame();
-            let func = st.func(func_of(&f));
+            let func = st.func(func);
             let parent = open.last().map(|o| o.2);
             let stack = st.stack(parent, func);
             let clip = open.last().map_or(ts + dur, |o| (ts + dur).min(o.4));
@@ -421,20 +446,13 @@ impl Mapped {
 
 /// The function of a frame.
 fn func_of(f: &crate::view::Frame<'_>) -> Func {
-    let name = f.function_name().into_owned();
-    let url = f.url().into_owned();
-    if url == NATIVE_URL {
-        // DevTools' generateEventID: runtime functions are grouped as Parse, Compile, or one.
-        let group = if name.starts_with("Parse") {
-            "Parse"
-        } else if name.starts_with("Compile") || name.starts_with("Recompile") {
-            "Compile"
-        } else {
-            "(native V8Runtime)"
-        };
-        return Func { name: group.to_owned(), url, script: String::new(), line: None, column: None };
-    }
-    Func { name, url, script: f.script_id().into_owned(), line: f.line(), column: f.column() }
+    Func::of_frame(
+        f.function_name().into_owned(),
+        f.url().into_owned(),
+        f.script_id().into_owned(),
+        f.line(),
+        f.column(),
+    )
 }
 
 /// A node of a [`CallTree`].

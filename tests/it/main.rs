@@ -2,6 +2,7 @@
 
 mod cli;
 mod conformance;
+mod diff;
 mod errors;
 mod export;
 mod pipeline;

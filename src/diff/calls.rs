@@ -1,0 +1,205 @@
+//! Two estimates of one recording, call by call. A call is identified by its thread (pid,
+//! tid), its profile node and the sample that opened it; calls that share these (frames from
+//! `sampleTraceId`s, whose sample index is −1) are paired in time order.
+
+use rustc_hash::FxHashMap as HashMap;
+
+use super::{CallRecord, ThreadEstimate};
+use crate::tree::Func;
+
+/// What happened to a call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum ChangeKind {
+    /// Only NEW has it.
+    Added,
+    /// Only BASE has it.
+    Removed,
+    /// Both have it, with another start, duration, self time or depth.
+    Changed,
+}
+
+impl ChangeKind {
+    /// `added`, `removed`, `changed`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ChangeKind::Added => "added",
+            ChangeKind::Removed => "removed",
+            ChangeKind::Changed => "changed",
+        }
+    }
+}
+
+/// One call that differs.
+#[derive(Debug, Clone)]
+pub struct CallChange {
+    /// What happened.
+    pub kind: ChangeKind,
+    /// The call's function.
+    pub func: Func,
+    /// The call in BASE.
+    pub base: Option<CallRecord>,
+    /// The call in NEW.
+    pub new: Option<CallRecord>,
+}
+
+impl CallChange {
+    /// How much it moved, µs: the largest change of start, end or self time; an added or
+    /// removed call's duration.
+    pub fn size(&self) -> f64 {
+        match (&self.base, &self.new) {
+            (Some(b), Some(n)) => {
+                let d_self = (n.self_time.unwrap_or(0.0) - b.self_time.unwrap_or(0.0)).abs();
+                (n.ts - b.ts).abs().max((n.ts + n.dur - b.ts - b.dur).abs()).max(d_self)
+            }
+            (Some(c), None) | (None, Some(c)) => c.dur,
+            (None, None) => 0.0,
+        }
+    }
+
+    fn key(&self) -> (i64, i64, f64) {
+        let c = self.base.or(self.new).expect("a change has a side");
+        (c.node_id, c.sample_index, c.ts)
+    }
+}
+
+/// One thread's differences.
+#[derive(Debug, Clone)]
+pub struct ThreadDiff {
+    /// Process id.
+    pub pid: i64,
+    /// Thread id.
+    pub tid: i64,
+    /// Its name.
+    pub name: Option<String>,
+    /// Calls in BASE (0 when only NEW has the thread).
+    pub base_calls: usize,
+    /// Calls in NEW.
+    pub new_calls: usize,
+    /// The calls that differ, largest change first.
+    pub changes: Vec<CallChange>,
+}
+
+impl ThreadDiff {
+    /// How many changes are of `kind`.
+    pub fn count(&self, kind: ChangeKind) -> usize {
+        self.changes.iter().filter(|c| c.kind == kind).count()
+    }
+
+    /// The sum over matched calls of |Δduration|, µs.
+    pub fn sum_abs_dur(&self) -> f64 {
+        self.changes.iter().filter_map(|c| Some((c.new?.dur - c.base?.dur).abs())).fold(0.0, |a, b| a + b)
+    }
+}
+
+/// Pairs two time-sorted lists of calls that share a key: calls that start at the same time
+/// first, then the others in order (a call one side has and the other lacks must not shift
+/// every later pairing).
+fn pair_in_time(
+    bs: &[usize],
+    ns: &[usize],
+    bts: impl Fn(usize) -> f64,
+    nts: impl Fn(usize) -> f64,
+) -> Vec<(Option<usize>, Option<usize>)> {
+    if bs.len() == 1 && ns.len() == 1 {
+        return vec![(Some(bs[0]), Some(ns[0]))];
+    }
+    let (mut b_used, mut n_used) = (vec![false; bs.len()], vec![false; ns.len()]);
+    let mut out = Vec::new();
+    let (mut i, mut j) = (0, 0);
+    while i < bs.len() && j < ns.len() {
+        let (tb, tn) = (bts(bs[i]), nts(ns[j]));
+        if tb == tn {
+            out.push((Some(bs[i]), Some(ns[j])));
+            (b_used[i], n_used[j]) = (true, true);
+            i += 1;
+            j += 1;
+        } else if tb < tn {
+            i += 1;
+        } else {
+            j += 1;
+        }
+    }
+    let rest_b: Vec<usize> = (0..bs.len()).filter(|&k| !b_used[k]).map(|k| bs[k]).collect();
+    let rest_n: Vec<usize> = (0..ns.len()).filter(|&k| !n_used[k]).map(|k| ns[k]).collect();
+    for k in 0..rest_b.len().max(rest_n.len()) {
+        out.push((rest_b.get(k).copied(), rest_n.get(k).copied()));
+    }
+    out
+}
+
+/// The threads of both sides, by (pid, tid), with their differences.
+pub fn diff(base: &[ThreadEstimate], new: &[ThreadEstimate]) -> Vec<ThreadDiff> {
+    let mut ids: Vec<(i64, i64)> = base.iter().chain(new).map(|t| (t.pid, t.tid)).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    ids.into_iter()
+        .filter(|&(pid, tid)| {
+            let has = |s: &[ThreadEstimate]| s.iter().any(|t| (t.pid, t.tid) == (pid, tid) && !t.calls.is_empty());
+            has(base) || has(new)
+        })
+        .map(|(pid, tid)| {
+            let b = base.iter().find(|t| (t.pid, t.tid) == (pid, tid));
+            let n = new.iter().find(|t| (t.pid, t.tid) == (pid, tid));
+            let name = b.or(n).and_then(|t| t.name.clone());
+            ThreadDiff {
+                pid,
+                tid,
+                name,
+                base_calls: b.map_or(0, |t| t.calls.len()),
+                new_calls: n.map_or(0, |t| t.calls.len()),
+                changes: thread_changes(b, n),
+            }
+        })
+        .collect()
+}
+
+fn thread_changes(base: Option<&ThreadEstimate>, new: Option<&ThreadEstimate>) -> Vec<CallChange> {
+    // Each (node, sample) key's calls in time order, per side.
+    fn index(t: Option<&ThreadEstimate>) -> HashMap<(i64, i64), Vec<usize>> {
+        let mut m: HashMap<(i64, i64), Vec<usize>> = HashMap::default();
+        for (k, c) in t.map_or(&[][..], |t| &t.calls[..]).iter().enumerate() {
+            m.entry((c.node_id, c.sample_index)).or_default().push(k);
+        }
+        m
+    }
+    let (bi, ni) = (index(base), index(new));
+    let func = |t: &ThreadEstimate, k: usize| t.stacks.funcs[t.func_of(k) as usize].clone();
+    let mut out = Vec::new();
+    let empty = Vec::new();
+    let mut keys: Vec<&(i64, i64)> = bi.keys().chain(ni.keys()).collect();
+    keys.sort_unstable();
+    keys.dedup();
+    for key in keys {
+        let bs = bi.get(key).unwrap_or(&empty);
+        let ns = ni.get(key).unwrap_or(&empty);
+        let pairs = pair_in_time(bs, ns, |k| base.expect("indexed").calls[k].ts, |k| new.expect("indexed").calls[k].ts);
+        for (b, n) in pairs {
+            let b = b.map(|k| (base.expect("indexed"), k));
+            let n = n.map(|k| (new.expect("indexed"), k));
+            let change = match (b, n) {
+                (Some((bt, bk)), Some((nt, nk))) => {
+                    let (bc, nc) = (bt.calls[bk], nt.calls[nk]);
+                    if (bc.ts, bc.dur, bc.self_time, bc.depth) == (nc.ts, nc.dur, nc.self_time, nc.depth) {
+                        continue;
+                    }
+                    CallChange { kind: ChangeKind::Changed, func: func(nt, nk), base: Some(bc), new: Some(nc) }
+                }
+                (Some((bt, bk)), None) => {
+                    CallChange { kind: ChangeKind::Removed, func: func(bt, bk), base: Some(bt.calls[bk]), new: None }
+                }
+                (None, Some((nt, nk))) => {
+                    CallChange { kind: ChangeKind::Added, func: func(nt, nk), base: None, new: Some(nt.calls[nk]) }
+                }
+                (None, None) => unreachable!("j < the longer list"),
+            };
+            out.push(change);
+        }
+    }
+    out.sort_by(|a, b| {
+        b.size().total_cmp(&a.size()).then_with(|| {
+            let (ka, kb) = (a.key(), b.key());
+            ka.2.total_cmp(&kb.2).then(ka.0.cmp(&kb.0)).then(ka.1.cmp(&kb.1))
+        })
+    });
+    out
+}

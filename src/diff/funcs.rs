@@ -1,0 +1,349 @@
+//! Two recordings (or two groups of runs), function by function and CallNode by CallNode.
+//!
+//! Recordings of one page differ in process and thread ids and in script ids, so neither
+//! identifies anything here: threads are paired by name and, among threads of one name, by
+//! how busy they are (the busiest renderer main thread with the busiest); a function is its
+//! name, URL, line and column; a CallNode is the path of functions from a root.
+
+use rustc_hash::FxHashMap as HashMap;
+
+use super::stats;
+use super::ThreadEstimate;
+use crate::tree::{CallTree, Func};
+
+/// A function as it is recognised across recordings: the script id left out.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FuncKey {
+    /// Name.
+    pub name: String,
+    /// Script URL.
+    pub url: String,
+    /// 0-based line.
+    pub line: Option<i64>,
+    /// 0-based column.
+    pub column: Option<i64>,
+}
+
+impl FuncKey {
+    fn of(f: &Func) -> FuncKey {
+        FuncKey { name: f.name.clone(), url: f.url.clone(), line: f.line, column: f.column }
+    }
+
+    /// `name url:line:column` (1-based), or the name alone when there is no URL.
+    pub fn label(&self) -> String {
+        Func {
+            name: self.name.clone(),
+            url: self.url.clone(),
+            script: String::new(),
+            line: self.line,
+            column: self.column,
+        }
+        .label()
+    }
+}
+
+/// What is measured of a function or CallNode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Metric {
+    /// Self time, µs.
+    SelfTime,
+    /// Total time, µs (a recursive function's counted once).
+    Total,
+    /// Number of calls.
+    Calls,
+}
+
+impl Metric {
+    /// `self`, `total`, `calls`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Metric::SelfTime => "self",
+            Metric::Total => "total",
+            Metric::Calls => "calls",
+        }
+    }
+}
+
+/// One run's figures for a function or CallNode.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Figures {
+    /// Self time, µs.
+    pub self_time: f64,
+    /// Total time, µs.
+    pub total: f64,
+    /// Calls.
+    pub calls: f64,
+}
+
+impl Figures {
+    /// The figure of `m`.
+    pub fn get(&self, m: Metric) -> f64 {
+        match m {
+            Metric::SelfTime => self.self_time,
+            Metric::Total => self.total,
+            Metric::Calls => self.calls,
+        }
+    }
+}
+
+/// What a row is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Subject {
+    /// A function ([`FuncDiff::funcs`]).
+    Function(u32),
+    /// A CallNode ([`FuncDiff::path`]).
+    Node(u32),
+}
+
+/// A function or CallNode of a thread pair, per run of each side (0 in a run that lacks it).
+#[derive(Debug, Clone)]
+pub struct Row {
+    /// Index into [`FuncDiff::threads`].
+    pub thread: usize,
+    /// The function or CallNode.
+    pub subject: Subject,
+    /// BASE's runs.
+    pub base: Vec<Figures>,
+    /// NEW's runs.
+    pub new: Vec<Figures>,
+}
+
+impl Row {
+    /// The median of `m` in BASE and in NEW.
+    pub fn medians(&self, m: Metric) -> (f64, f64) {
+        let of = |v: &[Figures]| stats::median(&v.iter().map(|f| f.get(m)).collect::<Vec<_>>());
+        (of(&self.base), of(&self.new))
+    }
+
+    /// NEW's median less BASE's.
+    pub fn change(&self, m: Metric) -> f64 {
+        let (b, n) = self.medians(m);
+        n - b
+    }
+
+    /// The smallest and largest value of `m` on one side.
+    pub fn range(&self, m: Metric, new: bool) -> (f64, f64) {
+        let v: Vec<f64> = (if new { &self.new } else { &self.base }).iter().map(|f| f.get(m)).collect();
+        stats::range(&v)
+    }
+
+    /// The one-sided Mann–Whitney p-value that NEW's `m` is larger (`greater`) or smaller
+    /// than BASE's; None with a single run on either side.
+    pub fn p_value(&self, m: Metric, greater: bool) -> Option<f64> {
+        if self.base.len() < 2 || self.new.len() < 2 {
+            return None;
+        }
+        let b: Vec<f64> = self.base.iter().map(|f| f.get(m)).collect();
+        let n: Vec<f64> = self.new.iter().map(|f| f.get(m)).collect();
+        Some(stats::mann_whitney(&b, &n, greater))
+    }
+}
+
+/// A pair of threads, one per side (either may be missing).
+#[derive(Debug, Clone)]
+pub struct ThreadPair {
+    /// The threads' name ("thread" when they have none).
+    pub name: String,
+    /// Its rank among threads of that name, busiest first (0 for the busiest).
+    pub rank: usize,
+    /// (pid, tid) in BASE's first run that has it.
+    pub base: Option<(i64, i64)>,
+    /// (pid, tid) in NEW's first run that has it.
+    pub new: Option<(i64, i64)>,
+}
+
+impl ThreadPair {
+    /// `name`, or `name #2` for the second busiest of that name.
+    pub fn label(&self) -> String {
+        if self.rank == 0 {
+            self.name.clone()
+        } else {
+            format!("{} #{}", self.name, self.rank + 1)
+        }
+    }
+}
+
+/// The comparison of two groups of runs.
+#[derive(Debug, Clone, Default)]
+pub struct FuncDiff {
+    /// Thread pairs, in order of first appearance (BASE, then NEW).
+    pub threads: Vec<ThreadPair>,
+    /// Functions, by [`Subject::Function`] index.
+    pub funcs: Vec<FuncKey>,
+    /// CallNodes as (parent, function), by [`Subject::Node`] index; parents first.
+    pub nodes: Vec<(Option<u32>, u32)>,
+    /// A row per function of each thread pair, largest self-time change first.
+    pub functions: Vec<Row>,
+    /// A row per CallNode of each thread pair, largest self-time change first.
+    pub call_nodes: Vec<Row>,
+    /// How many runs each side has.
+    pub runs: (usize, usize),
+}
+
+impl FuncDiff {
+    /// The functions from a root to CallNode `node`.
+    pub fn path(&self, node: u32) -> Vec<u32> {
+        let mut out = Vec::new();
+        let mut n = Some(node);
+        while let Some(k) = n {
+            let (p, f) = self.nodes[k as usize];
+            out.push(f);
+            n = p;
+        }
+        out.reverse();
+        out
+    }
+
+    /// A row's subject as text: a function's label, or a CallNode's path of names joined by `>`.
+    pub fn subject_label(&self, s: Subject) -> String {
+        match s {
+            Subject::Function(f) => self.funcs[f as usize].label(),
+            Subject::Node(n) => {
+                let names: Vec<String> = self
+                    .path(n)
+                    .iter()
+                    .map(|&f| {
+                        let k = &self.funcs[f as usize];
+                        if k.name.is_empty() {
+                            "(anonymous)".to_owned()
+                        } else {
+                            k.name.clone()
+                        }
+                    })
+                    .collect();
+                names.join(">")
+            }
+        }
+    }
+}
+
+/// Compares BASE's runs with NEW's (each run: the threads of one recording).
+pub fn diff<R: AsRef<[ThreadEstimate]>>(base: &[R], new: &[R]) -> FuncDiff {
+    let mut d = FuncDiff { runs: (base.len(), new.len()), ..FuncDiff::default() };
+    let mut func_ids: HashMap<FuncKey, u32> = HashMap::default();
+    let mut node_ids: HashMap<(Option<u32>, u32), u32> = HashMap::default();
+    let mut thread_ids: HashMap<(String, usize), usize> = HashMap::default();
+    // (thread pair, subject) → row index, per kind.
+    let mut rows: HashMap<(usize, Subject), usize> = HashMap::default();
+    let mut all: Vec<Row> = Vec::new();
+    let sides = [(base, false), (new, true)];
+    for (runs, is_new) in sides {
+        for (r, run) in runs.iter().enumerate() {
+            for (t, rank) in ranked(run.as_ref()) {
+                let name = t.label().to_owned();
+                let next = d.threads.len();
+                let pair = *thread_ids.entry((name.clone(), rank)).or_insert(next);
+                if pair == next {
+                    d.threads.push(ThreadPair { name, rank, base: None, new: None });
+                }
+                let slot = if is_new { &mut d.threads[pair].new } else { &mut d.threads[pair].base };
+                slot.get_or_insert((t.pid, t.tid));
+                // This thread's functions and CallNodes in global ids.
+                let gid: Vec<u32> = t
+                    .stacks
+                    .funcs
+                    .iter()
+                    .map(|f| {
+                        let n = func_ids.len() as u32;
+                        let id = *func_ids.entry(FuncKey::of(f)).or_insert(n);
+                        if id == n {
+                            d.funcs.push(FuncKey::of(f));
+                        }
+                        id
+                    })
+                    .collect();
+                let mut calls = vec![0.0; gid.len()];
+                for k in 0..t.calls.len() {
+                    calls[t.func_of(k) as usize] += 1.0;
+                }
+                let mut record = |subject: Subject, fig: Figures| {
+                    let next = all.len();
+                    let k = *rows.entry((pair, subject)).or_insert(next);
+                    if k == next {
+                        all.push(Row {
+                            thread: pair,
+                            subject,
+                            base: vec![Figures::default(); base.len()],
+                            new: vec![Figures::default(); new.len()],
+                        });
+                    }
+                    let side = if is_new { &mut all[k].new } else { &mut all[k].base };
+                    let f = &mut side[r];
+                    // Two local functions can share a key (scripts told apart by id alone).
+                    f.self_time += fig.self_time;
+                    f.total += fig.total;
+                    f.calls += fig.calls;
+                };
+                for (f, s, tot) in CallTree::functions(&t.stacks) {
+                    let fig = Figures { self_time: s, total: tot, calls: calls[f as usize] };
+                    record(Subject::Function(gid[f as usize]), fig);
+                }
+                // A CallNode per stack: the stacks of calls are a prefix tree already.
+                let n = t.stacks.len();
+                let (mut own, mut below, mut count) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+                for &(s, w) in &t.stacks.samples {
+                    own[s as usize] += w;
+                    below[s as usize] += w;
+                    count[s as usize] += 1.0;
+                }
+                for x in (0..n).rev() {
+                    if let (Some(p), _) = t.stacks.frame(x as u32) {
+                        below[p as usize] += below[x];
+                    }
+                }
+                let mut global = vec![0u32; n];
+                for x in 0..n {
+                    let (parent, f) = t.stacks.frame(x as u32);
+                    let key = (parent.map(|p| global[p as usize]), gid[f as usize]);
+                    let next = node_ids.len() as u32;
+                    let id = *node_ids.entry(key).or_insert(next);
+                    if id == next {
+                        d.nodes.push(key);
+                    }
+                    global[x] = id;
+                    record(Subject::Node(id), Figures { self_time: own[x], total: below[x], calls: count[x] });
+                }
+            }
+        }
+    }
+    let order = |a: &Row, b: &Row| {
+        b.change(Metric::SelfTime)
+            .abs()
+            .total_cmp(&a.change(Metric::SelfTime).abs())
+            .then(b.change(Metric::Total).abs().total_cmp(&a.change(Metric::Total).abs()))
+            .then(a.thread.cmp(&b.thread))
+    };
+    let (mut functions, mut call_nodes): (Vec<Row>, Vec<Row>) =
+        all.into_iter().partition(|r| matches!(r.subject, Subject::Function(_)));
+    functions.sort_by(|a, b| order(a, b).then_with(|| label_order(&d, a, b)));
+    call_nodes.sort_by(|a, b| order(a, b).then_with(|| label_order(&d, a, b)));
+    d.functions = functions;
+    d.call_nodes = call_nodes;
+    d
+}
+
+fn label_order(d: &FuncDiff, a: &Row, b: &Row) -> std::cmp::Ordering {
+    let key = |r: &Row| match r.subject {
+        Subject::Function(f) => vec![f],
+        Subject::Node(n) => d.path(n),
+    };
+    let (ka, kb) = (key(a), key(b));
+    let la: Vec<&FuncKey> = ka.iter().map(|&f| &d.funcs[f as usize]).collect();
+    let lb: Vec<&FuncKey> = kb.iter().map(|&f| &d.funcs[f as usize]).collect();
+    la.cmp(&lb)
+}
+
+/// The threads of a run with their rank among threads of the same name, busiest first.
+fn ranked(run: &[ThreadEstimate]) -> Vec<(&ThreadEstimate, usize)> {
+    let mut order: Vec<&ThreadEstimate> = run.iter().collect();
+    order.sort_by(|a, b| {
+        a.label().cmp(b.label()).then(b.busy().total_cmp(&a.busy())).then((a.pid, a.tid).cmp(&(b.pid, b.tid)))
+    });
+    let mut out = Vec::with_capacity(order.len());
+    for (i, t) in order.iter().enumerate() {
+        let rank =
+            if i > 0 && order[i - 1].label() == t.label() { out.last().map_or(0, |l: &(_, usize)| l.1 + 1) } else { 0 };
+        out.push((*t, rank));
+    }
+    out
+}

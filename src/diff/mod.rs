@@ -1,0 +1,219 @@
+//! Comparing estimates. Two estimates of one recording are compared call by call
+//! ([`calls::diff`]); two recordings, or two groups of runs, function by function and CallNode
+//! by CallNode ([`funcs::diff`]), with a rank test where there are runs ([`stats`]); [`rule`]s
+//! turn a comparison into a verdict.
+//!
+//! Either side is a list of [`ThreadEstimate`]s: made from an input estimated now
+//! ([`ThreadEstimate::of_thread`]) or read back from a `jscalls-calls/1` document
+//! ([`read_calls_document`]), which is also the form of the DevTools oracle's answers.
+
+pub mod calls;
+pub mod funcs;
+pub mod rule;
+pub mod stats;
+
+use serde::Deserialize;
+
+use crate::tree::{Func, FuncId, Stacks};
+use crate::view::Thread;
+use crate::{Error, Location};
+
+/// One estimated call, as the calls output has it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CallRecord {
+    /// Start, µs.
+    pub ts: f64,
+    /// Duration, µs.
+    pub dur: f64,
+    /// Self time in the flame chart, µs (None: the flame chart drops the call).
+    pub self_time: Option<f64>,
+    /// Depth in the flame chart (None: dropped).
+    pub depth: Option<i32>,
+    /// Depth of its node in the profile tree.
+    pub node_depth: i32,
+    /// Its node's id.
+    pub node_id: i64,
+    /// The sample that opened it (−1: a frame from a `sampleTraceId`).
+    pub sample_index: i64,
+}
+
+/// One thread's estimated calls, in the calls output's order, with the stacks of functions
+/// they nest into (`stacks.samples[k]` is call `k`'s stack and self weight).
+#[derive(Debug, Clone)]
+pub struct ThreadEstimate {
+    /// Process id.
+    pub pid: i64,
+    /// Thread id.
+    pub tid: i64,
+    /// The thread's name, when the input gives one.
+    pub name: Option<String>,
+    /// How many samples its profile has.
+    pub sample_count: u64,
+    /// The calls.
+    pub calls: Vec<CallRecord>,
+    /// The calls' stacks of functions.
+    pub stacks: Stacks,
+}
+
+impl ThreadEstimate {
+    /// The calls of an estimated thread.
+    pub fn of_thread(th: &Thread<'_>) -> ThreadEstimate {
+        let calls = th
+            .calls_sorted()
+            .map(|c| CallRecord {
+                ts: c.ts(),
+                dur: c.dur(),
+                self_time: c.self_time(),
+                depth: c.depth(),
+                node_depth: c.node_depth(),
+                node_id: c.node_id(),
+                sample_index: c.sample_index(),
+            })
+            .collect();
+        ThreadEstimate {
+            pid: th.pid(),
+            tid: th.tid(),
+            name: th.name().map(str::to_owned),
+            sample_count: th.sample_count() as u64,
+            calls,
+            stacks: Stacks::from_calls(th),
+        }
+    }
+
+    /// The function of call `k`.
+    pub fn func_of(&self, k: usize) -> FuncId {
+        self.stacks.frame(self.stacks.samples[k].0).1
+    }
+
+    /// The thread's name, or "thread" when it has none.
+    pub fn label(&self) -> &str {
+        self.name.as_deref().unwrap_or("thread")
+    }
+
+    /// The total of the calls' self weights, µs.
+    pub fn busy(&self) -> f64 {
+        self.stacks.total()
+    }
+}
+
+/// Whether `head` (the first bytes of an input) starts a calls document: jscalls' own
+/// (`"format":"jscalls-calls/…"`) or the DevTools oracle's (`"oracle":"trace_engine-profilecalls/…"`).
+pub fn is_calls_document(head: &[u8]) -> bool {
+    let head = &head[..head.len().min(512)];
+    let has = |needle: &[u8]| head.windows(needle.len()).any(|w| w == needle);
+    head.iter().find(|c| !c.is_ascii_whitespace()) == Some(&b'{')
+        && (has(b"\"jscalls-calls/") || has(b"\"trace_engine-profilecalls/"))
+}
+
+#[derive(Deserialize)]
+struct Document {
+    #[serde(default)]
+    profiles: Vec<Profile>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Profile {
+    pid: i64,
+    tid: i64,
+    #[serde(default)]
+    thread_name: Option<String>,
+    #[serde(default)]
+    sample_count: u64,
+    #[serde(default)]
+    calls: Vec<CallJson>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct CallJson {
+    ts: f64,
+    dur: f64,
+    self_time: Option<f64>,
+    depth: Option<i32>,
+    node_depth: i32,
+    node_id: i64,
+    sample_index: i64,
+    function_name: String,
+    url: String,
+    script_id: Scalar,
+    line_number: Option<i64>,
+    column_number: Option<i64>,
+}
+
+/// A script id: text in jscalls' output, a number in some producers'.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Scalar {
+    Text(String),
+    Int(i64),
+}
+
+/// The threads of a `jscalls-calls/1` document (or an oracle answer). Calls must be in the
+/// document's order (start, then longer first, then outer frames first), as written.
+pub fn read_calls_document(bytes: &[u8]) -> Result<Vec<ThreadEstimate>, Error> {
+    let doc: Document = serde_json::from_slice(bytes).map_err(|e| {
+        let location = Location { line: e.line() as u64, column: e.column() as u64, ..Location::default() };
+        let message = e.to_string();
+        // serde_json appends " at line L column C", which the location already says.
+        let message = message.split(" at line ").next().unwrap_or(&message).to_owned();
+        Error::input(Some(location), format!("not a calls document: {message}"))
+    })?;
+    let mut out = Vec::with_capacity(doc.profiles.len());
+    for p in doc.profiles {
+        let mut calls = Vec::with_capacity(p.calls.len());
+        let mut list = Vec::with_capacity(p.calls.len());
+        let mut last = (f64::NEG_INFINITY, f64::INFINITY);
+        for (k, c) in p.calls.into_iter().enumerate() {
+            if !(c.ts.is_finite() && c.dur.is_finite() && c.dur >= 0.0) || (c.ts, -c.dur) < (last.0, -last.1) {
+                return Err(Error::input(
+                    None,
+                    format!(
+                        "thread {}:{}: call {k} is out of order or has no finite start and duration (expected the calls output's order)",
+                        p.pid, p.tid
+                    ),
+                ));
+            }
+            last = (c.ts, c.dur);
+            calls.push(CallRecord {
+                ts: c.ts,
+                dur: c.dur,
+                self_time: c.self_time,
+                depth: c.depth,
+                node_depth: c.node_depth,
+                node_id: c.node_id,
+                sample_index: c.sample_index,
+            });
+            let script = match c.script_id {
+                Scalar::Text(s) => s,
+                Scalar::Int(n) => n.to_string(),
+            };
+            list.push((
+                c.ts,
+                c.dur,
+                c.node_depth,
+                Func::of_frame(c.function_name, c.url, script, c.line_number, c.column_number),
+            ));
+        }
+        let stacks = Stacks::from_call_list(list.into_iter());
+        out.push(ThreadEstimate {
+            pid: p.pid,
+            tid: p.tid,
+            name: p.thread_name,
+            sample_count: p.sample_count,
+            calls,
+            stacks,
+        });
+    }
+    Ok(out)
+}
+
+/// Whether two estimates come from one recording: the same threads, each with as many samples.
+pub fn same_recording(a: &[ThreadEstimate], b: &[ThreadEstimate]) -> bool {
+    let ids = |s: &[ThreadEstimate]| {
+        let mut v: Vec<(i64, i64, u64)> = s.iter().map(|t| (t.pid, t.tid, t.sample_count)).collect();
+        v.sort_unstable();
+        v
+    };
+    !a.is_empty() && ids(a) == ids(b)
+}

@@ -1,0 +1,823 @@
+//! `jscalls diff`: two estimators on one input, two versions' calls outputs, two recordings,
+//! two groups of runs, or two estimators over a folder of inputs; `--fail-on` makes it a gate.
+
+use std::fmt::Write as _;
+use std::io::{self, IsTerminal, Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use clap::Parser;
+
+use jscalls::diff::calls::{self, ChangeKind, ThreadDiff};
+use jscalls::diff::funcs::{self, FuncDiff, Metric, Row, Subject};
+use jscalls::diff::rule::{self, Gate, Rule, Violation};
+use jscalls::diff::{is_calls_document, read_calls_document, same_recording, CallRecord, ThreadEstimate};
+use jscalls::{Config, Error, Source};
+
+use crate::{
+    assemble_file, failure, CpuProfileModeArg, DiffArgs, DiffFormat, EngineArg, Failed, Global, Level, Output,
+};
+
+/// The options `--base-opt` / `--new-opt` take: those that change the estimate.
+#[derive(Debug, Parser)]
+#[command(name = "OPTIONS", no_binary_name = true, disable_help_flag = true, disable_version_flag = true)]
+struct EstimateOpts {
+    #[arg(long, value_enum)]
+    engine: Option<EngineArg>,
+    #[arg(long, value_enum)]
+    cpuprofile_mode: Option<CpuProfileModeArg>,
+    #[arg(long)]
+    show_all_events: bool,
+}
+
+/// One side: how it is estimated, and how it is named in reports.
+struct SideSpec {
+    cfg: Config,
+    /// The options as given ("" for none).
+    options: String,
+}
+
+impl SideSpec {
+    fn new(text: Option<&str>, global: &Global, which: &str) -> Result<SideSpec, Failed> {
+        let mut cfg = global.config();
+        let text = text.unwrap_or("").trim();
+        let opts = EstimateOpts::try_parse_from(text.split_whitespace()).map_err(|e| {
+            let first = e.to_string();
+            let first = first.lines().next().unwrap_or("").trim_start_matches("error: ").to_owned();
+            Failed::Usage(format!(
+                "--{which}-opt '{text}': {first} (it takes --engine, --cpuprofile-mode, --show-all-events)"
+            ))
+        })?;
+        if let Some(e) = opts.engine {
+            cfg.engine = e.version();
+        }
+        if let Some(m) = opts.cpuprofile_mode {
+            cfg.cpuprofile_mode = m.mode();
+        }
+        cfg.show_all_events |= opts.show_all_events;
+        Ok(SideSpec { cfg, options: text.to_owned() })
+    }
+}
+
+/// The threads of one input: read back when it is a calls document, estimated otherwise.
+fn load(path: &Path, spec: &SideSpec, global: &Global, threads: usize) -> Result<Vec<ThreadEstimate>, Failed> {
+    let name = path.display().to_string();
+    let source = Source::file(path);
+    let mut head = Vec::with_capacity(512);
+    source
+        .open()
+        .and_then(|r| r.take(512).read_to_end(&mut head).map_err(|e| Error::io(format!("cannot read {name}"), e)))
+        .map_err(|e| failure(&name, e))?;
+    if is_calls_document(&head) {
+        if !spec.options.is_empty() {
+            return Err(Failed::Usage(format!(
+                "{name} is a calls output: its calls are estimated already, so '{}' cannot change them",
+                spec.options
+            )));
+        }
+        let mut bytes = Vec::new();
+        source
+            .open()
+            .and_then(|mut r| r.read_to_end(&mut bytes).map_err(|e| Error::io(format!("cannot read {name}"), e)))
+            .map_err(|e| failure(&name, e))?;
+        return read_calls_document(&bytes).map_err(|e| failure(&name, e));
+    }
+    let mut cfg = spec.cfg.clone();
+    cfg.threads = threads;
+    let assembled = assemble_file(path, global, &cfg)?;
+    let mut out = Vec::new();
+    assembled
+        .for_each_thread(|th| {
+            out.push(ThreadEstimate::of_thread(&th));
+            Ok::<(), ()>(())
+        })
+        .expect("collecting cannot fail");
+    Ok(out)
+}
+
+/// Both sides at once, each on half the cores.
+fn load_both(
+    base: &Path,
+    new: &Path,
+    specs: &(SideSpec, SideSpec),
+    global: &Global,
+) -> Result<(Vec<ThreadEstimate>, Vec<ThreadEstimate>), Failed> {
+    let cores = specs.0.cfg.threads.max(1);
+    let half = (cores / 2).max(1);
+    let (b, n) = std::thread::scope(|s| {
+        let b = s.spawn(|| load(base, &specs.0, global, half));
+        let n = load(new, &specs.1, global, cores.saturating_sub(half).max(1));
+        (b.join().expect("the BASE side does not panic"), n)
+    });
+    Ok((b?, n?))
+}
+
+/// The inputs a folder holds (traces, profiles and calls outputs), by name.
+fn inputs_in(dir: &Path) -> Result<Vec<PathBuf>, Failed> {
+    let entries = std::fs::read_dir(dir)
+        .map_err(|e| failure(&dir.display().to_string(), Error::io("cannot list the folder", e)))?;
+    let mut out: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            let n = p.file_name().and_then(|n| n.to_str()).unwrap_or("").to_ascii_lowercase();
+            let n = n.strip_suffix(".gz").unwrap_or(&n);
+            p.is_file() && (n.ends_with(".json") || n.ends_with(".cpuprofile"))
+        })
+        .collect();
+    out.sort();
+    Ok(out)
+}
+
+/// A side of `--runs`: a folder of runs, or files separated by commas.
+fn runs_of(arg: &Path) -> Result<Vec<PathBuf>, Failed> {
+    if arg.is_dir() {
+        let v = inputs_in(arg)?;
+        if v.is_empty() {
+            return Err(Failed::Usage(format!("--runs: {} holds no input", arg.display())));
+        }
+        return Ok(v);
+    }
+    Ok(arg.to_string_lossy().split(',').filter(|s| !s.is_empty()).map(PathBuf::from).collect())
+}
+
+pub fn run(args: &DiffArgs, global: &Global) -> Result<(), Failed> {
+    let rules: Vec<Rule> =
+        args.fail_on.iter().map(|r| rule::parse(r)).collect::<Result<_, _>>().map_err(Failed::Usage)?;
+    let gate = Gate { min_time: args.min_time * 1000.0, alpha: args.alpha };
+    let specs = (
+        SideSpec::new(args.base_opt.as_deref(), global, "base")?,
+        SideSpec::new(args.new_opt.as_deref(), global, "new")?,
+    );
+    if let Some(dir) = &args.corpus {
+        if !args.inputs.is_empty() || args.runs {
+            return Err(Failed::Usage("--corpus DIR takes no other input and no --runs".to_owned()));
+        }
+        if args.base_opt.is_none() && args.new_opt.is_none() {
+            return Err(Failed::Usage("--corpus compares two estimators: give --base-opt and/or --new-opt".to_owned()));
+        }
+        return corpus(dir, &specs, global, args, &rules, gate);
+    }
+    let mut text = String::new();
+    let (rows_diff, header) = match (args.runs, args.inputs.as_slice()) {
+        (true, [b, n]) => {
+            let (bs, ns) = (runs_of(b)?, runs_of(n)?);
+            let mut base_runs = Vec::new();
+            for p in &bs {
+                base_runs.push(load(p, &specs.0, global, specs.0.cfg.threads)?);
+            }
+            let mut new_runs = Vec::new();
+            for p in &ns {
+                new_runs.push(load(p, &specs.1, global, specs.1.cfg.threads)?);
+            }
+            let d = funcs::diff(&base_runs, &new_runs);
+            let header =
+                Header { base: describe_runs(b, bs.len(), &specs.0), new: describe_runs(n, ns.len(), &specs.1) };
+            (d, header)
+        }
+        (true, _) => {
+            return Err(Failed::Usage(
+                "--runs takes BASE and NEW: two folders, or two comma-separated lists".to_owned(),
+            ))
+        }
+        (false, [one]) => {
+            if args.base_opt.is_none() && args.new_opt.is_none() {
+                return Err(Failed::Usage(
+                    "one input: give --base-opt and/or --new-opt to compare two estimates of it (or give BASE and NEW)"
+                        .to_owned(),
+                ));
+            }
+            let (b, n) = load_both(one, one, &specs, global)?;
+            let header = Header { base: describe(one, &specs.0), new: describe(one, &specs.1) };
+            if args.level != Some(Level::Functions) {
+                return call_level(args, &header, &b, &n, &rules, gate);
+            }
+            (funcs::diff(&[b], &[n]), header)
+        }
+        (false, [b, n]) => {
+            let (bt, nt) = load_both(b, n, &specs, global)?;
+            let header = Header { base: describe(b, &specs.0), new: describe(n, &specs.1) };
+            let level = args.level.unwrap_or(if same_recording(&bt, &nt) { Level::Calls } else { Level::Functions });
+            if level == Level::Calls {
+                return call_level(args, &header, &bt, &nt, &rules, gate);
+            }
+            (funcs::diff(&[bt], &[nt]), header)
+        }
+        _ => return Err(Failed::Usage("diff takes BASE and NEW, or one input with --base-opt/--new-opt".to_owned())),
+    };
+    let (violations, found) = rule::check(&rows_diff, &rules, gate);
+    warn_unmatched(&rules, &found, global)?;
+    match args.format {
+        DiffFormat::Text => function_text(&mut text, &header, &rows_diff, args.top),
+        DiffFormat::Markdown => function_markdown(&mut text, &header, &rows_diff, args.top),
+        DiffFormat::Json => function_json(&mut text, &header, &rows_diff),
+    }
+    gate_report(&mut text, args.format, &rules, &violations, &rows_diff);
+    write_out(args, &text)?;
+    if violations.is_empty() {
+        Ok(())
+    } else {
+        Err(Failed::Regression)
+    }
+}
+
+/// How the two sides are named in reports.
+struct Header {
+    base: String,
+    new: String,
+}
+
+fn describe(p: &Path, spec: &SideSpec) -> String {
+    let name = p.display().to_string();
+    if spec.options.is_empty() {
+        name
+    } else {
+        format!("{name} ({})", spec.options)
+    }
+}
+
+fn describe_runs(p: &Path, n: usize, spec: &SideSpec) -> String {
+    format!("{} ({n} run{})", describe(p, spec), if n == 1 { "" } else { "s" })
+}
+
+/// A rule whose function is in neither side: a warning, an error with --strict.
+fn warn_unmatched(rules: &[Rule], found: &[bool], global: &Global) -> Result<(), Failed> {
+    for (r, f) in rules.iter().zip(found) {
+        if !f && r.target.is_some() {
+            if global.strict {
+                return Err(Failed::Usage(format!(
+                    "--fail-on '{}': no such function or CallNode in either input",
+                    r.text
+                )));
+            }
+            if !global.quiet {
+                let _ = writeln!(
+                    io::stderr(),
+                    "jscalls: warning: --fail-on '{}': no such function or CallNode in either input",
+                    r.text
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+fn write_out(args: &DiffArgs, text: &str) -> Result<(), Failed> {
+    let out = args.output.as_deref().filter(|o| *o != Path::new("-"));
+    let output = Output::create(out, false).map_err(|e| failure("output", e))?;
+    output
+        .write(|w| w.write_all(text.as_bytes()).map_err(|e| Error::io("cannot write the diff", e)))
+        .map_err(|e| failure("output", e))
+}
+
+/// Milliseconds with three decimals.
+fn ms(us: f64) -> String {
+    format!("{:.3}", us / 1000.0)
+}
+
+/// A signed change in ms.
+fn signed_ms(us: f64) -> String {
+    format!("{:+.3}", us / 1000.0)
+}
+
+fn percent(base: f64, new: f64) -> String {
+    if base == 0.0 {
+        if new == 0.0 {
+            "0%".to_owned()
+        } else {
+            "new".to_owned()
+        }
+    } else {
+        format!("{:+.1}%", (new - base) / base * 100.0)
+    }
+}
+
+// ---- call level ----
+
+fn call_level(
+    args: &DiffArgs,
+    header: &Header,
+    base: &[ThreadEstimate],
+    new: &[ThreadEstimate],
+    rules: &[Rule],
+    gate: Gate,
+) -> Result<(), Failed> {
+    let threads = calls::diff(base, new);
+    let mut text = String::new();
+    match args.format {
+        DiffFormat::Text => calls_text(&mut text, header, &threads, args.top),
+        DiffFormat::Markdown => calls_markdown(&mut text, header, &threads, args.top),
+        DiffFormat::Json => calls_json(&mut text, header, &threads),
+    }
+    let mut violations = Vec::new();
+    if !rules.is_empty() {
+        let f = funcs::diff(&[base], &[new]);
+        let (v, _) = rule::check(&f, rules, gate);
+        gate_report(&mut text, args.format, rules, &v, &f);
+        violations = v;
+    }
+    write_out(args, &text)?;
+    if violations.is_empty() {
+        Ok(())
+    } else {
+        Err(Failed::Regression)
+    }
+}
+
+fn thread_name(t: &ThreadDiff) -> String {
+    format!("{} (pid {}, tid {})", t.name.as_deref().unwrap_or("thread"), t.pid, t.tid)
+}
+
+/// Where a thread's times are shown from: its first call on either side.
+fn origin(t: &ThreadDiff) -> f64 {
+    t.changes.iter().filter_map(|c| c.base.or(c.new)).map(|c| c.ts).fold(f64::INFINITY, f64::min)
+}
+
+fn calls_text(out: &mut String, h: &Header, threads: &[ThreadDiff], top: usize) {
+    let total: usize = threads.iter().map(|t| t.base_calls.max(t.new_calls)).sum();
+    let changed: usize = threads.iter().map(|t| t.changes.len()).sum();
+    if changed == 0 {
+        let _ = writeln!(out, "identical: {total} calls in {} threads ({} vs {})", threads.len(), h.base, h.new);
+        return;
+    }
+    let _ = writeln!(out, "BASE {}\nNEW  {}", h.base, h.new);
+    for t in threads {
+        let _ = writeln!(
+            out,
+            "{}: {} -> {} calls: {} added, {} removed, {} changed; sum |dur change| {} ms",
+            thread_name(t),
+            t.base_calls,
+            t.new_calls,
+            t.count(ChangeKind::Added),
+            t.count(ChangeKind::Removed),
+            t.count(ChangeKind::Changed),
+            ms(t.sum_abs_dur())
+        );
+        if t.changes.is_empty() {
+            continue;
+        }
+        let o = origin(t);
+        let _ = writeln!(
+            out,
+            "  {:<8} {:>11} {:>21} {:>9} {:>9} {:>7}  function",
+            "", "start ms", "dur ms", "start", "self", "depth"
+        );
+        for c in t.changes.iter().take(top) {
+            let _ = writeln!(out, "  {}", call_row(c, o));
+        }
+        if t.changes.len() > top {
+            let _ = writeln!(out, "  ... {} more (--top N, or --format json for all)", t.changes.len() - top);
+        }
+    }
+}
+
+fn call_row(c: &calls::CallChange, origin: f64) -> String {
+    let first = c.base.or(c.new).expect("a change has a side");
+    let dur = |x: Option<CallRecord>| x.map_or("-".to_owned(), |c| ms(c.dur));
+    let (d_start, d_self, depth) = match (c.base, c.new) {
+        (Some(b), Some(n)) => (
+            signed_ms(n.ts - b.ts),
+            signed_ms(n.self_time.unwrap_or(0.0) - b.self_time.unwrap_or(0.0)),
+            if b.depth == n.depth { opt(n.depth) } else { format!("{}>{}", opt(b.depth), opt(n.depth)) },
+        ),
+        (_, _) => (String::new(), String::new(), opt(first.depth)),
+    };
+    format!(
+        "{:<8} {:>11} {:>21} {:>9} {:>9} {:>7}  {}",
+        c.kind.as_str(),
+        ms(first.ts - origin),
+        format!("{} -> {}", dur(c.base), dur(c.new)),
+        d_start,
+        d_self,
+        depth,
+        c.func.label()
+    )
+}
+
+fn opt(d: Option<i32>) -> String {
+    d.map_or("-".to_owned(), |d| d.to_string())
+}
+
+fn calls_markdown(out: &mut String, h: &Header, threads: &[ThreadDiff], top: usize) {
+    let changed: usize = threads.iter().map(|t| t.changes.len()).sum();
+    let _ = writeln!(out, "### jscalls diff: calls\n\nBASE `{}` · NEW `{}`\n", h.base, h.new);
+    if changed == 0 {
+        let total: usize = threads.iter().map(|t| t.base_calls).sum();
+        let _ = writeln!(out, "Identical: {total} calls in {} threads.", threads.len());
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "| thread | calls BASE → NEW | added | removed | changed | Σ\\|Δdur\\| ms |\n|---|---:|---:|---:|---:|---:|"
+    );
+    for t in threads {
+        let _ = writeln!(
+            out,
+            "| {} | {} → {} | {} | {} | {} | {} |",
+            md(&thread_name(t)),
+            t.base_calls,
+            t.new_calls,
+            t.count(ChangeKind::Added),
+            t.count(ChangeKind::Removed),
+            t.count(ChangeKind::Changed),
+            ms(t.sum_abs_dur())
+        );
+    }
+    for t in threads.iter().filter(|t| !t.changes.is_empty()) {
+        let o = origin(t);
+        let row = |c: &calls::CallChange| {
+            let first = c.base.or(c.new).expect("a side");
+            let dur = |x: Option<CallRecord>| x.map_or("–".to_owned(), |c| ms(c.dur));
+            format!(
+                "| {} | {} | {} → {} | {} |",
+                c.kind.as_str(),
+                ms(first.ts - o),
+                dur(c.base),
+                dur(c.new),
+                md(&c.func.label())
+            )
+        };
+        let head = "| change | start ms | dur ms BASE → NEW | function |\n|---|---:|---:|---|";
+        let _ = writeln!(out, "\n**{}**, largest changes first:\n\n{head}", md(&thread_name(t)));
+        for c in t.changes.iter().take(top) {
+            let _ = writeln!(out, "{}", row(c));
+        }
+        if t.changes.len() > top {
+            let _ = writeln!(out, "\n<details><summary>{} more</summary>\n\n{head}", t.changes.len() - top);
+            for c in &t.changes[top..] {
+                let _ = writeln!(out, "{}", row(c));
+            }
+            let _ = writeln!(out, "\n</details>");
+        }
+    }
+}
+
+/// Text for a markdown table cell.
+fn md(s: &str) -> String {
+    s.replace('|', "\\|").replace('<', "&lt;")
+}
+
+fn calls_json(out: &mut String, h: &Header, threads: &[ThreadDiff]) {
+    let call = |c: Option<CallRecord>| match c {
+        None => serde_json::Value::Null,
+        Some(c) => serde_json::json!({
+            "ts": c.ts, "dur": c.dur, "selfTime": c.self_time, "depth": c.depth,
+            "nodeDepth": c.node_depth, "nodeId": c.node_id, "sampleIndex": c.sample_index,
+        }),
+    };
+    let threads: Vec<serde_json::Value> = threads
+        .iter()
+        .map(|t| {
+            serde_json::json!({
+                "pid": t.pid, "tid": t.tid, "name": t.name,
+                "baseCalls": t.base_calls, "newCalls": t.new_calls,
+                "added": t.count(ChangeKind::Added), "removed": t.count(ChangeKind::Removed),
+                "changed": t.count(ChangeKind::Changed), "sumAbsDurChange": t.sum_abs_dur(),
+                "changes": t.changes.iter().map(|c| serde_json::json!({
+                    "kind": c.kind.as_str(),
+                    "function": {"name": c.func.name, "url": c.func.url, "line": c.func.line, "column": c.func.column},
+                    "base": call(c.base), "new": call(c.new),
+                })).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    let identical = threads.iter().all(|t| t["changes"].as_array().is_some_and(Vec::is_empty));
+    let doc = serde_json::json!({
+        "format": "jscalls-diff/1", "level": "calls", "base": h.base, "new": h.new,
+        "identical": identical, "threads": threads,
+    });
+    out.push_str(&serde_json::to_string_pretty(&doc).expect("JSON values serialize"));
+    out.push('\n');
+}
+
+// ---- function level ----
+
+fn row_cells(d: &FuncDiff, r: &Row) -> [String; 8] {
+    let (bs, ns) = r.medians(Metric::SelfTime);
+    let (bt, nt) = r.medians(Metric::Total);
+    let (bc, nc) = r.medians(Metric::Calls);
+    let p = r.p_value(Metric::SelfTime, ns > bs).map_or(String::new(), |p| format!("{p:.3}"));
+    [
+        d.threads[r.thread].label(),
+        format!("{} -> {}", ms(bs), ms(ns)),
+        signed_ms(ns - bs),
+        percent(bs, ns),
+        format!("{} -> {}", ms(bt), ms(nt)),
+        format!("{bc} -> {nc}"),
+        p,
+        d.subject_label(r.subject),
+    ]
+}
+
+fn function_text(out: &mut String, h: &Header, d: &FuncDiff, top: usize) {
+    let _ = writeln!(out, "BASE {}\nNEW  {}", h.base, h.new);
+    for t in &d.threads {
+        let side = |s: Option<(i64, i64)>| s.map_or("-".to_owned(), |(p, t)| format!("{p}:{t}"));
+        let _ = writeln!(out, "thread {}: BASE {} NEW {}", t.label(), side(t.base), side(t.new));
+    }
+    let runs = d.runs.0 > 1 || d.runs.1 > 1;
+    let stat = if runs { "medians; p: one-sided Mann-Whitney on self time" } else { "one run each" };
+    for (title, rows) in [("functions", &d.functions), ("call tree nodes", &d.call_nodes)] {
+        let _ = writeln!(out, "\n{title}, largest self-time change first ({stat}):");
+        let _ = writeln!(
+            out,
+            "  {:<16} {:>21} {:>10} {:>8} {:>21} {:>12} {:>6}  {}",
+            "thread",
+            "self ms",
+            "change",
+            "%",
+            "total ms",
+            "calls",
+            "p",
+            if title == "functions" { "function" } else { "path" }
+        );
+        for r in rows.iter().take(top) {
+            let c = row_cells(d, r);
+            let _ = writeln!(
+                out,
+                "  {:<16} {:>21} {:>10} {:>8} {:>21} {:>12} {:>6}  {}",
+                c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]
+            );
+        }
+        if rows.len() > top {
+            let _ = writeln!(out, "  ... {} more (--top N, or --format json for all)", rows.len() - top);
+        }
+    }
+}
+
+fn function_markdown(out: &mut String, h: &Header, d: &FuncDiff, top: usize) {
+    let _ = writeln!(out, "### jscalls diff: functions\n\nBASE `{}` · NEW `{}`\n", h.base, h.new);
+    let head = "| thread | self ms BASE → NEW | Δ | % | total ms BASE → NEW | calls | p | function |\n|---|---:|---:|---:|---:|---:|---:|---|";
+    let row = |r: &Row| {
+        let c = row_cells(d, r);
+        format!(
+            "| {} | {} | {} | {} | {} | {} | {} | {} |",
+            md(&c[0]),
+            c[1].replace("->", "→"),
+            c[2],
+            c[3],
+            c[4].replace("->", "→"),
+            c[5].replace("->", "→"),
+            c[6],
+            md(&c[7])
+        )
+    };
+    let _ = writeln!(out, "{head}");
+    for r in d.functions.iter().take(top) {
+        let _ = writeln!(out, "{}", row(r));
+    }
+    if d.functions.len() > top {
+        let _ = writeln!(out, "\n<details><summary>{} more functions</summary>\n\n{head}", d.functions.len() - top);
+        for r in &d.functions[top..] {
+            let _ = writeln!(out, "{}", row(r));
+        }
+        let _ = writeln!(out, "\n</details>");
+    }
+}
+
+fn function_json(out: &mut String, h: &Header, d: &FuncDiff) {
+    let figures = |v: &[funcs::Figures]| {
+        v.iter()
+            .map(|f| serde_json::json!({"self": f.self_time, "total": f.total, "calls": f.calls}))
+            .collect::<Vec<_>>()
+    };
+    let rows = |rows: &[Row]| {
+        rows.iter()
+            .map(|r| {
+                let (bs, ns) = r.medians(Metric::SelfTime);
+                let (bt, nt) = r.medians(Metric::Total);
+                let (bc, nc) = r.medians(Metric::Calls);
+                let subject = match r.subject {
+                    Subject::Function(f) => {
+                        let k = &d.funcs[f as usize];
+                        serde_json::json!({"function": {"name": k.name, "url": k.url, "line": k.line, "column": k.column}})
+                    }
+                    Subject::Node(n) => serde_json::json!({"path": d.path(n).iter().map(|&f| d.funcs[f as usize].label()).collect::<Vec<_>>()}),
+                };
+                let mut v = serde_json::json!({
+                    "thread": d.threads[r.thread].label(),
+                    "base": {"self": bs, "total": bt, "calls": bc},
+                    "new": {"self": ns, "total": nt, "calls": nc},
+                    "pSelf": r.p_value(Metric::SelfTime, ns > bs),
+                    "baseRuns": figures(&r.base), "newRuns": figures(&r.new),
+                });
+                if let (Some(o), Some(s)) = (v.as_object_mut(), subject.as_object()) {
+                    o.extend(s.clone());
+                }
+                v
+            })
+            .collect::<Vec<_>>()
+    };
+    let doc = serde_json::json!({
+        "format": "jscalls-diff/1", "level": "functions", "base": h.base, "new": h.new,
+        "runs": [d.runs.0, d.runs.1],
+        "threads": d.threads.iter().map(|t| serde_json::json!({
+            "name": t.label(), "base": t.base.map(|(p, t)| [p, t]), "new": t.new.map(|(p, t)| [p, t]),
+        })).collect::<Vec<_>>(),
+        "functions": rows(&d.functions), "callNodes": rows(&d.call_nodes),
+    });
+    out.push_str(&serde_json::to_string_pretty(&doc).expect("JSON values serialize"));
+    out.push('\n');
+}
+
+/// The verdict of `--fail-on`, after the report (on stderr for JSON, which stays one document).
+fn gate_report(out: &mut String, format: DiffFormat, rules: &[Rule], v: &[Violation], d: &FuncDiff) {
+    if rules.is_empty() {
+        return;
+    }
+    let mut s = String::new();
+    if v.is_empty() {
+        let _ = writeln!(s, "fail-on: no regression ({} rule{})", rules.len(), if rules.len() == 1 { "" } else { "s" });
+    } else {
+        let _ = writeln!(s, "fail-on: {} regression{}:", v.len(), if v.len() == 1 { "" } else { "s" });
+        for x in v {
+            let row = if x.node { &d.call_nodes[x.row] } else { &d.functions[x.row] };
+            let r = &rules[x.rule];
+            let metric = r.metric;
+            let fmt = |x: f64| if metric == Metric::Calls { format!("{x}") } else { format!("{} ms", ms(x)) };
+            let p = x.p.map_or(String::new(), |p| format!(", p = {p:.3}"));
+            let _ = writeln!(
+                s,
+                "  {}: {} {} -> {} ({}{p})  [{}] {}",
+                r.text,
+                metric.as_str(),
+                fmt(x.base),
+                fmt(x.new),
+                percent(x.base, x.new),
+                d.threads[row.thread].label(),
+                d.subject_label(row.subject)
+            );
+        }
+    }
+    match format {
+        DiffFormat::Json => {
+            let _ = io::stderr().write_all(s.as_bytes());
+        }
+        DiffFormat::Markdown => {
+            let _ = write!(out, "\n**{}**\n```\n{}```\n", if v.is_empty() { "Passed" } else { "Regression" }, s);
+        }
+        DiffFormat::Text => {
+            out.push('\n');
+            out.push_str(&s);
+        }
+    }
+}
+
+// ---- corpus ----
+
+/// What one input of a corpus gave.
+struct Drift {
+    input: PathBuf,
+    calls: (usize, usize),
+    changed: usize,
+    sum_abs_dur: f64,
+    regressions: usize,
+}
+
+fn corpus(
+    dir: &Path,
+    specs: &(SideSpec, SideSpec),
+    global: &Global,
+    args: &DiffArgs,
+    rules: &[Rule],
+    gate: Gate,
+) -> Result<(), Failed> {
+    let inputs = inputs_in(dir)?;
+    if inputs.is_empty() {
+        return Err(Failed::Usage(format!(
+            "--corpus {}: no .json, .json.gz or .cpuprofile inputs in it",
+            dir.display()
+        )));
+    }
+    let workers = specs.0.cfg.threads.max(1).min(inputs.len());
+    let next = AtomicUsize::new(0);
+    let done = AtomicUsize::new(0);
+    let progress = !global.quiet && io::stderr().is_terminal();
+    let mut results: Vec<Option<Result<Drift, Failed>>> = (0..inputs.len()).map(|_| None).collect();
+    let slots = std::sync::Mutex::new(&mut results);
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| loop {
+                let k = next.fetch_add(1, Ordering::Relaxed);
+                let Some(input) = inputs.get(k) else { break };
+                let r = (|| {
+                    let b = load(input, &specs.0, global, 1)?;
+                    let n = load(input, &specs.1, global, 1)?;
+                    let t = calls::diff(&b, &n);
+                    let regressions = if rules.is_empty() {
+                        0
+                    } else {
+                        rule::check(&funcs::diff(&[&b[..]], &[&n[..]]), rules, gate).0.len()
+                    };
+                    Ok(Drift {
+                        input: input.clone(),
+                        calls: (t.iter().map(|t| t.base_calls).sum(), t.iter().map(|t| t.new_calls).sum()),
+                        changed: t.iter().map(|t| t.changes.len()).sum(),
+                        sum_abs_dur: t.iter().map(ThreadDiff::sum_abs_dur).fold(0.0, |a, b| a + b),
+                        regressions,
+                    })
+                })();
+                slots.lock().expect("no worker panics")[k] = Some(r);
+                let d = done.fetch_add(1, Ordering::Relaxed) + 1;
+                if progress {
+                    let _ = write!(io::stderr(), "\rjscalls: diff --corpus: {d}/{} inputs", inputs.len());
+                }
+            });
+        }
+    });
+    if progress {
+        let _ = writeln!(io::stderr());
+    }
+    let mut failed = 0;
+    let mut drifts = Vec::new();
+    for r in results.into_iter().flatten() {
+        match r {
+            Ok(d) => drifts.push(d),
+            Err(Failed::Usage(m)) => return Err(Failed::Usage(m)),
+            Err(_) => failed += 1,
+        }
+    }
+    let changed_inputs = drifts.iter().filter(|d| d.changed > 0).count();
+    let calls_changed: usize = drifts.iter().map(|d| d.changed).sum();
+    let sum: f64 = drifts.iter().map(|d| d.sum_abs_dur).fold(0.0, |a, b| a + b);
+    let mut worst: Vec<&Drift> = drifts.iter().filter(|d| d.changed > 0).collect();
+    worst.sort_by(|a, b| {
+        b.sum_abs_dur.total_cmp(&a.sum_abs_dur).then(b.changed.cmp(&a.changed)).then(a.input.cmp(&b.input))
+    });
+    let regressions: usize = drifts.iter().map(|d| d.regressions).sum();
+    let mut out = String::new();
+    let (bo, no) = (&specs.0.options, &specs.1.options);
+    match args.format {
+        DiffFormat::Json => {
+            let doc = serde_json::json!({
+                "format": "jscalls-diff/1", "level": "corpus", "corpus": dir.display().to_string(),
+                "baseOptions": bo, "newOptions": no, "inputs": drifts.len(), "failed": failed,
+                "inputsChanged": changed_inputs, "callsChanged": calls_changed, "sumAbsDurChange": sum,
+                "regressions": regressions,
+                "perInput": drifts.iter().map(|d| serde_json::json!({
+                    "input": d.input.display().to_string(), "baseCalls": d.calls.0, "newCalls": d.calls.1,
+                    "changed": d.changed, "sumAbsDurChange": d.sum_abs_dur, "regressions": d.regressions,
+                })).collect::<Vec<_>>(),
+            });
+            out.push_str(&serde_json::to_string_pretty(&doc).expect("JSON values serialize"));
+            out.push('\n');
+        }
+        DiffFormat::Text | DiffFormat::Markdown => {
+            let markdown = args.format == DiffFormat::Markdown;
+            if markdown {
+                let _ = writeln!(out, "### jscalls diff: estimator drift\n");
+            }
+            let _ = writeln!(
+                out,
+                "{}: BASE '{bo}' vs NEW '{no}': {changed_inputs} of {} inputs changed, {calls_changed} calls changed, sum |dur change| {} ms{}",
+                dir.display(),
+                drifts.len(),
+                ms(sum),
+                if failed > 0 { format!(" ({failed} inputs could not be read)") } else { String::new() }
+            );
+            if !worst.is_empty() {
+                if markdown {
+                    let _ = writeln!(
+                        out,
+                        "\n| input | calls BASE → NEW | changed | Σ\\|Δdur\\| ms |\n|---|---:|---:|---:|"
+                    );
+                } else {
+                    let _ = writeln!(out, "worst inputs:");
+                }
+                for d in worst.iter().take(args.top) {
+                    let name = d.input.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+                    if markdown {
+                        let _ = writeln!(
+                            out,
+                            "| {} | {} → {} | {} | {} |",
+                            md(&name),
+                            d.calls.0,
+                            d.calls.1,
+                            d.changed,
+                            ms(d.sum_abs_dur)
+                        );
+                    } else {
+                        let _ = writeln!(
+                            out,
+                            "  {name}: {} -> {} calls, {} changed, sum |dur change| {} ms",
+                            d.calls.0,
+                            d.calls.1,
+                            d.changed,
+                            ms(d.sum_abs_dur)
+                        );
+                    }
+                }
+            }
+            if !rules.is_empty() {
+                let _ = writeln!(out, "fail-on: {regressions} regression(s) over the corpus");
+            }
+        }
+    }
+    write_out(args, &out)?;
+    if failed > 0 {
+        Err(Failed::Reported)
+    } else if regressions > 0 {
+        Err(Failed::Regression)
+    } else {
+        Ok(())
+    }
+}

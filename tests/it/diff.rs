@@ -1,0 +1,325 @@
+//! `jscalls diff`: identical inputs, two engines against the two oracle answers, a function made
+//! slower by hand caught by `--fail-on`, threads paired by name across two recordings.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use crate::support::{cpuprofile, node};
+
+fn jscalls(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_jscalls")).args(args).output().unwrap()
+}
+
+fn fixture(name: &str) -> String {
+    format!("{}/fixtures/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+fn text(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+fn json(o: &Output) -> serde_json::Value {
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stderr)))
+}
+
+#[test]
+fn a_recording_diffed_with_itself_is_identical() {
+    let ui = fixture("chrome-ui.json.gz");
+    let o = jscalls(&["diff", &ui, &ui]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(text(&o), format!("identical: 1176 calls in 1 threads ({ui} vs {ui})\n"));
+    // As two recordings (functions), nothing moves and no rule breaks.
+    let o = jscalls(&[
+        "diff",
+        &ui,
+        &ui,
+        "--level",
+        "functions",
+        "--fail-on",
+        "self>+0%",
+        "--min-time",
+        "0",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(o.status.code(), Some(0));
+    let d = json(&o);
+    for f in d["functions"].as_array().unwrap() {
+        assert_eq!(f["base"], f["new"]);
+    }
+}
+
+/// The calls of a diff document, without the sides' names.
+fn changes(d: &serde_json::Value) -> serde_json::Value {
+    let mut d = d.clone();
+    d.as_object_mut().unwrap().remove("base");
+    d.as_object_mut().unwrap().remove("new");
+    d
+}
+
+#[test]
+fn two_engines_differ_by_exactly_what_their_oracle_answers_differ_by() {
+    let ui = fixture("chrome-ui.json.gz");
+    let ours =
+        jscalls(&["diff", &ui, "--base-opt", "--engine 0.0.65", "--new-opt", "--engine latest", "--format", "json"]);
+    assert!(ours.status.success(), "{}", String::from_utf8_lossy(&ours.stderr));
+    let oracle = jscalls(&[
+        "diff",
+        &fixture("chrome-ui.oracle.json.gz"),
+        &fixture("chrome-ui.oracle-v6.json.gz"),
+        "--format",
+        "json",
+    ]);
+    assert!(oracle.status.success(), "{}", String::from_utf8_lossy(&oracle.stderr));
+    let (ours, oracle) = (json(&ours), json(&oracle));
+    assert_eq!(changes(&ours), changes(&oracle));
+    let t = &ours["threads"][0];
+    // The two answers hold 1074 and 1176 calls; newest DevTools only adds calls here.
+    assert_eq!((t["baseCalls"].as_u64(), t["newCalls"].as_u64()), (Some(1074), Some(1176)));
+    assert_eq!((t["added"].as_u64(), t["removed"].as_u64()), (Some(102), Some(0)));
+    assert!(t["changed"].as_u64().unwrap() > 0);
+    // Every change says what moved.
+    for c in t["changes"].as_array().unwrap() {
+        match c["kind"].as_str().unwrap() {
+            "added" => assert!(c["base"].is_null() && c["new"].is_object()),
+            "changed" => assert_ne!(c["base"], c["new"]),
+            k => panic!("{k}"),
+        }
+    }
+    // The same estimate on both sides is no change at all.
+    let same = jscalls(&["diff", &ui, "--base-opt", "--engine latest", "--new-opt", "--engine latest"]);
+    assert!(text(&same).starts_with("identical: 1176 calls"), "{}", text(&same));
+}
+
+/// Doubles the time after every sample inside `function` (the delta to the next sample), so
+/// that the function and everything it calls take twice as long.
+fn slow_down(profile: &serde_json::Value, function: &str) -> serde_json::Value {
+    let mut p = profile.clone();
+    let nodes = p["nodes"].as_array().unwrap();
+    let mut parent = std::collections::HashMap::new();
+    for n in nodes {
+        for c in n["children"].as_array().into_iter().flatten() {
+            parent.insert(c.as_i64().unwrap(), n["id"].as_i64().unwrap());
+        }
+    }
+    let named: std::collections::HashSet<i64> = nodes
+        .iter()
+        .filter(|n| n["callFrame"]["functionName"] == function)
+        .map(|n| n["id"].as_i64().unwrap())
+        .collect();
+    let on: std::collections::HashSet<i64> = nodes
+        .iter()
+        .map(|n| n["id"].as_i64().unwrap())
+        .filter(|&id| std::iter::successors(Some(id), |x| parent.get(x).copied()).any(|x| named.contains(&x)))
+        .collect();
+    let gc: std::collections::HashSet<i64> = nodes
+        .iter()
+        .filter(|n| n["callFrame"]["functionName"] == "(garbage collector)")
+        .map(|n| n["id"].as_i64().unwrap())
+        .collect();
+    let samples: Vec<i64> = p["samples"].as_array().unwrap().iter().map(|s| s.as_i64().unwrap()).collect();
+    // A GC sample belongs to the stack before it, as DevTools nests it.
+    let mut inside = vec![false; samples.len()];
+    for (i, s) in samples.iter().enumerate() {
+        inside[i] = on.contains(s) || (gc.contains(s) && i > 0 && inside[i - 1]);
+    }
+    let deltas = p["timeDeltas"].as_array_mut().unwrap();
+    let mut shift = 0.0;
+    for i in 0..samples.len() - 1 {
+        if inside[i] {
+            let d = deltas[i + 1].as_f64().unwrap();
+            deltas[i + 1] = serde_json::json!(d * 2.0);
+            shift += d;
+        }
+    }
+    p["endTime"] = serde_json::json!(p["endTime"].as_f64().unwrap() + shift);
+    p
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("jscalls-diff-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+#[test]
+fn a_function_made_twice_as_slow_is_caught_and_comes_first() {
+    let mut raw = String::new();
+    flate2::read::GzDecoder::new(std::fs::File::open(fixture("node-mixed.cpuprofile.gz")).unwrap())
+        .read_to_string(&mut raw)
+        .unwrap();
+    let profile: serde_json::Value = serde_json::from_str(&raw).unwrap();
+    let dir = temp_dir("slow");
+    let base = dir.join("base.cpuprofile");
+    let new = dir.join("new.cpuprofile");
+    std::fs::write(&base, &raw).unwrap();
+    // `scan` has 12 of the 337 samples: neither the busiest function nor a rare one.
+    std::fs::write(&new, slow_down(&profile, "scan").to_string()).unwrap();
+    let (b, n) = (base.to_str().unwrap(), new.to_str().unwrap());
+    let o = jscalls(&["diff", b, n, "--fail-on", "self>+50%"]);
+    assert_eq!(o.status.code(), Some(3), "{}\n{}", text(&o), String::from_utf8_lossy(&o.stderr));
+    let report = text(&o);
+    let verdict = report.split("fail-on: ").nth(1).unwrap();
+    let first = verdict.lines().nth(1).unwrap();
+    assert!(first.contains("] scan "), "{report}");
+    // Function level: `scan` first, its total time doubled (the estimate's edges aside).
+    let o = jscalls(&["diff", b, n, "--level", "functions", "--format", "json"]);
+    assert_eq!(o.status.code(), Some(0));
+    let d = json(&o);
+    let top = &d["functions"][0];
+    assert_eq!(top["function"]["name"], "scan");
+    let (bt, nt) = (top["base"]["total"].as_f64().unwrap(), top["new"]["total"].as_f64().unwrap());
+    assert!((nt / bt - 2.0).abs() < 0.15, "{bt} -> {nt}");
+    // A budget that allows it passes; one on another function does not see it.
+    let o = jscalls(&["diff", b, n, "--fail-on", "self>+150%"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let o = jscalls(&["diff", b, n, "--fail-on", "self>+50%@fib"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// root > main > {fast, slow}: BASE samples main, fast ×2, slow ×2, main; NEW has slow ×4.
+fn two_profiles(dir: &Path) -> (PathBuf, PathBuf) {
+    let nodes =
+        [node(1, "(root)", &[2]), node(2, "main@a.js", &[3, 4]), node(3, "fast@a.js", &[]), node(4, "slow@a.js", &[])];
+    let base = dir.join("base.cpuprofile");
+    let new = dir.join("new.cpuprofile");
+    std::fs::write(&base, cpuprofile(&nodes, &[2, 3, 3, 4, 4, 2], &[100.0; 6], 0.0, 700.0)).unwrap();
+    std::fs::write(&new, cpuprofile(&nodes, &[2, 3, 3, 4, 4, 4, 4, 2], &[100.0; 8], 0.0, 900.0)).unwrap();
+    (base, new)
+}
+
+#[test]
+fn function_rows_hold_the_self_and_total_times_computed_by_hand() {
+    let dir = temp_dir("hand");
+    let (base, new) = two_profiles(&dir);
+    let o =
+        jscalls(&["diff", base.to_str().unwrap(), new.to_str().unwrap(), "--format", "json", "--level", "functions"]);
+    let d = json(&o);
+    // Calls: main [100, 600) with fast [200, 400) and slow [400, 600) in BASE; slow [400, 800) in NEW.
+    let row =
+        |name: &str| d["functions"].as_array().unwrap().iter().find(|f| f["function"]["name"] == name).unwrap().clone();
+    let figures = |r: &serde_json::Value, side: &str| {
+        (r[side]["self"].as_f64().unwrap(), r[side]["total"].as_f64().unwrap(), r[side]["calls"].as_f64().unwrap())
+    };
+    assert_eq!(figures(&row("slow"), "base"), (200.0, 200.0, 1.0));
+    assert_eq!(figures(&row("slow"), "new"), (400.0, 400.0, 1.0));
+    assert_eq!(figures(&row("main"), "base"), (100.0, 500.0, 1.0));
+    assert_eq!(figures(&row("main"), "new"), (100.0, 700.0, 1.0));
+    assert_eq!(d["functions"][0]["function"]["name"], "slow");
+    // The CallNode main>slow: a path rule sees it, an absolute one in µs measures it.
+    let (b, n) = (base.to_str().unwrap(), new.to_str().unwrap());
+    let o = jscalls(&["diff", b, n, "--fail-on", "total>+150us@main>slow"]);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    assert!(text(&o).contains("total 0.200 ms -> 0.400 ms (+100.0%)"), "{}", text(&o));
+    let o = jscalls(&["diff", b, n, "--fail-on", "total>+250us@main>slow"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    // Relative rules skip functions under --min-time (1 ms by default).
+    let o = jscalls(&["diff", b, n, "--fail-on", "self>+50%"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    // A rule on a function neither side has: a warning, an error with --strict.
+    let o = jscalls(&["diff", b, n, "--fail-on", "self>+50%@nothere"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no such function"));
+    let o = jscalls(&["diff", b, n, "--fail-on", "self>+50%@nothere", "--strict"]);
+    assert_eq!(o.status.code(), Some(2));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn runs_flag_only_changes_outside_the_noise() {
+    let dir = temp_dir("runs");
+    let nodes = [node(1, "(root)", &[2]), node(2, "main@a.js", &[3]), node(3, "work@a.js", &[])];
+    // `work` has 20-24 samples of 100 µs in BASE's runs; NEW's: 21-25 (a median 4.5% up, but
+    // within the noise) or 40-44 (slower in every run).
+    let run = |dir: &Path, name: &str, work: usize| {
+        let mut samples = vec![2];
+        samples.extend(std::iter::repeat_n(3, work));
+        samples.push(2);
+        let deltas = vec![100.0; samples.len()];
+        let end = 100.0 * (samples.len() + 1) as f64;
+        std::fs::write(dir.join(name), cpuprofile(&nodes, &samples, &deltas, 0.0, end)).unwrap();
+    };
+    for (side, works) in
+        [("base", [20, 21, 22, 23, 24]), ("noise", [21, 22, 23, 24, 25]), ("slow", [40, 41, 42, 43, 44])]
+    {
+        let d = dir.join(side);
+        std::fs::create_dir_all(&d).unwrap();
+        for (i, w) in works.iter().enumerate() {
+            run(&d, &format!("run{i}.cpuprofile"), *w);
+        }
+    }
+    let gate = |new: &str| {
+        let (b, n) = (dir.join("base"), dir.join(new));
+        jscalls(&[
+            "diff",
+            "--runs",
+            b.to_str().unwrap(),
+            n.to_str().unwrap(),
+            "--fail-on",
+            "self>+2%",
+            "--min-time",
+            "0",
+        ])
+    };
+    let o = gate("noise");
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let o = gate("slow");
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    // Five runs apart: the exact one-sided p is 1/252.
+    assert!(text(&o).contains("p = 0.004"), "{}", text(&o));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_corpus_summarises_each_input() {
+    let dir = temp_dir("corpus");
+    for name in ["chrome-ui.json.gz", "node-trace-mixed.json.gz"] {
+        std::fs::copy(fixture(name), dir.join(name)).unwrap();
+    }
+    let o = jscalls(&[
+        "diff",
+        "--corpus",
+        dir.to_str().unwrap(),
+        "--base-opt",
+        "--engine 0.0.65",
+        "--new-opt",
+        "--engine latest",
+        "--format",
+        "json",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let d = json(&o);
+    assert_eq!((d["inputs"].as_u64(), d["inputsChanged"].as_u64()), (Some(2), Some(1)));
+    let per: Vec<(String, u64)> = d["perInput"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| (i["input"].as_str().unwrap().rsplit('/').next().unwrap().to_owned(), i["changed"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(per[1], ("node-trace-mixed.json.gz".to_owned(), 0));
+    assert_eq!(per[0].0, "chrome-ui.json.gz");
+    assert_eq!(per[0].1, d["callsChanged"].as_u64().unwrap());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn bad_rules_and_options_are_usage_errors() {
+    let ui = fixture("chrome-ui.json.gz");
+    for (args, says) in [
+        (vec!["diff", &ui, &ui, "--fail-on", "wall>+1%"], "expected self, total or calls"),
+        (vec!["diff", &ui, &ui, "--fail-on", "self>+10"], "a time needs a unit"),
+        (vec!["diff", &ui, "--base-opt", "--engin 0.0.65"], "--base-opt '--engin 0.0.65'"),
+        (vec!["diff", &ui], "give --base-opt"),
+    ] {
+        let o = jscalls(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+    let oracle = fixture("chrome-ui.oracle.json.gz");
+    let o = jscalls(&["diff", &oracle, "--base-opt", "--engine 0.0.65"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("is a calls output"));
+}
