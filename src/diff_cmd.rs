@@ -516,11 +516,12 @@ fn function_text(out: &mut String, h: &Header, d: &FuncDiff, top: usize) {
     }
     let runs = d.runs.0 > 1 || d.runs.1 > 1;
     let stat = if runs { "medians; p: one-sided Mann-Whitney on self time" } else { "one run each" };
+    let w = d.threads.iter().map(|t| t.label().chars().count()).max().unwrap_or(6).max(6);
     for (title, rows) in [("functions", &d.functions), ("call tree nodes", &d.call_nodes)] {
         let _ = writeln!(out, "\n{title}, largest self-time change first ({stat}):");
         let _ = writeln!(
             out,
-            "  {:<16} {:>21} {:>10} {:>8} {:>21} {:>12} {:>6}  {}",
+            "  {:<w$} {:>21} {:>10} {:>8} {:>21} {:>12} {:>6}  {}",
             "thread",
             "self ms",
             "change",
@@ -534,7 +535,7 @@ fn function_text(out: &mut String, h: &Header, d: &FuncDiff, top: usize) {
             let c = row_cells(d, r);
             let _ = writeln!(
                 out,
-                "  {:<16} {:>21} {:>10} {:>8} {:>21} {:>12} {:>6}  {}",
+                "  {:<w$} {:>21} {:>10} {:>8} {:>21} {:>12} {:>6}  {}",
                 c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]
             );
         }

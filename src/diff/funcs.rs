@@ -3,7 +3,8 @@
 //! Recordings of one page differ in process and thread ids and in script ids, so neither
 //! identifies anything here: threads are paired by name and, among threads of one name, by
 //! how busy they are (the busiest renderer main thread with the busiest); a function is its
-//! name, URL, line and column; a CallNode is the path of functions from a root.
+//! name, script (its URL without scheme and host), line and column; a CallNode is the path of
+//! functions from a root.
 
 use rustc_hash::FxHashMap as HashMap;
 
@@ -16,7 +17,7 @@ use crate::tree::{CallTree, Func};
 pub struct FuncKey {
     /// Name.
     pub name: String,
-    /// Script URL.
+    /// Script URL, without scheme and host for http(s).
     pub url: String,
     /// 0-based line.
     pub line: Option<i64>,
@@ -26,7 +27,7 @@ pub struct FuncKey {
 
 impl FuncKey {
     fn of(f: &Func) -> FuncKey {
-        FuncKey { name: f.name.clone(), url: f.url.clone(), line: f.line, column: f.column }
+        FuncKey { name: f.name.clone(), url: without_origin(&f.url).to_owned(), line: f.line, column: f.column }
     }
 
     /// `name url:line:column` (1-based), or the name alone when there is no URL.
@@ -39,6 +40,15 @@ impl FuncKey {
             column: self.column,
         }
         .label()
+    }
+}
+
+/// A URL without its scheme and host (`http://127.0.0.1:41437/app.js` → `/app.js`): a page
+/// served locally gets another port on every run.
+fn without_origin(url: &str) -> &str {
+    match url.split_once("://") {
+        Some((scheme, rest)) if matches!(scheme, "http" | "https") => rest.find('/').map_or("/", |k| &rest[k..]),
+        _ => url,
     }
 }
 

@@ -323,3 +323,30 @@ fn bad_rules_and_options_are_usage_errors() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("is a calls output"));
 }
+
+#[test]
+fn threads_pair_by_name_across_two_recordings_of_one_page() {
+    // Two recordings of `record/chrome.mjs worker`: other pids and tids, another server port.
+    let (a, b) = (fixture("chrome-worker-run1.json.gz"), fixture("chrome-worker-run2.json.gz"));
+    let o = jscalls(&["diff", &a, &b, "--format", "json"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let d = json(&o);
+    assert_eq!(d["level"], "functions");
+    let threads = d["threads"].as_array().unwrap();
+    let names: Vec<&str> = threads.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["CrRendererMain", "DedicatedWorker thread"]);
+    for t in threads {
+        let (base, new) = (&t["base"], &t["new"]);
+        assert!(base.is_array() && new.is_array(), "{t}");
+        assert_ne!(base[0], new[0], "two recordings have two renderer processes");
+    }
+    // The worker's `fib` is one function on both sides, whatever the port.
+    let fib = d["functions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["function"]["name"] == "fib" && f["thread"] == "DedicatedWorker thread")
+        .unwrap();
+    assert_eq!(fib["function"]["url"], "/worker.js");
+    assert!(fib["base"]["calls"].as_f64().unwrap() > 10.0 && fib["new"]["calls"].as_f64().unwrap() > 10.0, "{fib}");
+}
