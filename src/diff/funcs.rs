@@ -316,31 +316,36 @@ pub fn diff<R: AsRef<[ThreadEstimate]>>(base: &[R], new: &[R]) -> FuncDiff {
             }
         }
     }
-    let order = |a: &Row, b: &Row| {
-        b.change(Metric::SelfTime)
-            .abs()
-            .total_cmp(&a.change(Metric::SelfTime).abs())
-            .then(b.change(Metric::Total).abs().total_cmp(&a.change(Metric::Total).abs()))
-            .then(a.thread.cmp(&b.thread))
-    };
-    let (mut functions, mut call_nodes): (Vec<Row>, Vec<Row>) =
+    let (functions, call_nodes): (Vec<Row>, Vec<Row>) =
         all.into_iter().partition(|r| matches!(r.subject, Subject::Function(_)));
-    functions.sort_by(|a, b| order(a, b).then_with(|| label_order(&d, a, b)));
-    call_nodes.sort_by(|a, b| order(a, b).then_with(|| label_order(&d, a, b)));
+    let functions = sorted(&d, functions);
+    let call_nodes = sorted(&d, call_nodes);
     d.functions = functions;
     d.call_nodes = call_nodes;
     d
 }
 
-fn label_order(d: &FuncDiff, a: &Row, b: &Row) -> std::cmp::Ordering {
-    let key = |r: &Row| match r.subject {
-        Subject::Function(f) => vec![f],
-        Subject::Node(n) => d.path(n),
-    };
-    let (ka, kb) = (key(a), key(b));
-    let la: Vec<&FuncKey> = ka.iter().map(|&f| &d.funcs[f as usize]).collect();
-    let lb: Vec<&FuncKey> = kb.iter().map(|&f| &d.funcs[f as usize]).collect();
-    la.cmp(&lb)
+/// Rows by largest self-time change, then total-time change, then thread and subject (the
+/// keys computed once: a median per comparison would dominate the diff).
+fn sorted(d: &FuncDiff, rows: Vec<Row>) -> Vec<Row> {
+    let mut keyed: Vec<(f64, f64, usize, Vec<u32>, Row)> = rows
+        .into_iter()
+        .map(|r| {
+            let path = match r.subject {
+                Subject::Function(f) => vec![f],
+                Subject::Node(n) => d.path(n),
+            };
+            (r.change(Metric::SelfTime).abs(), r.change(Metric::Total).abs(), r.thread, path, r)
+        })
+        .collect();
+    keyed.sort_by(|a, b| {
+        b.0.total_cmp(&a.0).then(b.1.total_cmp(&a.1)).then(a.2.cmp(&b.2)).then_with(|| {
+            let fa = a.3.iter().map(|&f| &d.funcs[f as usize]);
+            let fb = b.3.iter().map(|&f| &d.funcs[f as usize]);
+            fa.cmp(fb)
+        })
+    });
+    keyed.into_iter().map(|k| k.4).collect()
 }
 
 /// The threads of a run with their rank among threads of the same name, busiest first.
