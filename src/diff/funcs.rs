@@ -47,7 +47,7 @@ impl FuncKey {
 /// served locally gets another port on every run.
 fn without_origin(url: &str) -> &str {
     match url.split_once("://") {
-        Some((scheme, rest)) if matches!(scheme, "http" | "https") => rest.find('/').map_or("/", |k| &rest[k..]),
+        Some(("http" | "https", rest)) => rest.find('/').map_or("/", |k| &rest[k..]),
         _ => url,
     }
 }
