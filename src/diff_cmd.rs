@@ -437,17 +437,23 @@ fn calls_markdown(out: &mut String, h: &Header, threads: &[ThreadDiff], top: usi
             )
         };
         let head = "| change | start ms | dur ms BASE → NEW | function |\n|---|---:|---:|---|";
-        let _ = writeln!(out, "\n**{}**, largest changes first:\n\n{head}", md(&thread_name(t)));
-        for c in t.changes.iter().take(top) {
-            let _ = writeln!(out, "{}", row(c));
+        let _ = writeln!(out, "\n**{}**, largest changes first:\n", md(&thread_name(t)));
+        md_table(out, head, &t.changes, top, row, "more");
+    }
+}
+
+/// A markdown table of the first `top` items, and the rest in a folded section.
+fn md_table<T>(out: &mut String, head: &str, items: &[T], top: usize, row: impl Fn(&T) -> String, more: &str) {
+    let _ = writeln!(out, "{head}");
+    for x in items.iter().take(top) {
+        let _ = writeln!(out, "{}", row(x));
+    }
+    if items.len() > top {
+        let _ = writeln!(out, "\n<details><summary>{} {more}</summary>\n\n{head}", items.len() - top);
+        for x in &items[top..] {
+            let _ = writeln!(out, "{}", row(x));
         }
-        if t.changes.len() > top {
-            let _ = writeln!(out, "\n<details><summary>{} more</summary>\n\n{head}", t.changes.len() - top);
-            for c in &t.changes[top..] {
-                let _ = writeln!(out, "{}", row(c));
-            }
-            let _ = writeln!(out, "\n</details>");
-        }
+        let _ = writeln!(out, "\n</details>");
     }
 }
 
@@ -562,17 +568,7 @@ fn function_markdown(out: &mut String, h: &Header, d: &FuncDiff, top: usize) {
             md(&c[7])
         )
     };
-    let _ = writeln!(out, "{head}");
-    for r in d.functions.iter().take(top) {
-        let _ = writeln!(out, "{}", row(r));
-    }
-    if d.functions.len() > top {
-        let _ = writeln!(out, "\n<details><summary>{} more functions</summary>\n\n{head}", d.functions.len() - top);
-        for r in &d.functions[top..] {
-            let _ = writeln!(out, "{}", row(r));
-        }
-        let _ = writeln!(out, "\n</details>");
-    }
+    md_table(out, head, &d.functions, top, row, "more functions");
 }
 
 fn function_json(out: &mut String, h: &Header, d: &FuncDiff) {

@@ -673,14 +673,8 @@ fn run_one(
         t.report_stages(&assembled);
     }
     report(&name, &diagnostics, global.quiet, global.verbose);
-    if global.strict && diagnostics.total_significant() > 0 {
-        let first = diagnostics
-            .warnings()
-            .iter()
-            .find(|w| !w.kind.is_informational())
-            .map(|w| w.to_string())
-            .unwrap_or_default();
-        return Err(fail(Error::Strict { count: diagnostics.total_significant(), first }));
+    if let Some(e) = strict_error(global, &diagnostics) {
+        return Err(fail(e));
     }
     let input_label = match input {
         Some(p) => p.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_else(|| name.clone()),
@@ -744,16 +738,19 @@ fn assemble_file(path: &Path, global: &Global, cfg: &Config) -> Result<Assembled
     let name = path.display().to_string();
     let (diagnostics, assembled) = assemble(&Source::file(path), cfg).map_err(|e| failure(&name, e))?;
     report(&name, &diagnostics, global.quiet, global.verbose);
-    if global.strict && diagnostics.total_significant() > 0 {
-        let first = diagnostics
-            .warnings()
-            .iter()
-            .find(|w| !w.kind.is_informational())
-            .map(|w| w.to_string())
-            .unwrap_or_default();
-        return Err(failure(&name, Error::Strict { count: diagnostics.total_significant(), first }));
+    if let Some(e) = strict_error(global, &diagnostics) {
+        return Err(failure(&name, e));
     }
     Ok(assembled)
+}
+
+/// With --strict, the error that warnings about the input become.
+fn strict_error(global: &Global, d: &Diagnostics) -> Option<Error> {
+    if !global.strict || d.total_significant() == 0 {
+        return None;
+    }
+    let first = d.warnings().iter().find(|w| !w.kind.is_informational()).map(|w| w.to_string()).unwrap_or_default();
+    Some(Error::Strict { count: d.total_significant(), first })
 }
 
 /// `JSCALLS_TIMING=1`: each stage's wall time, the process's CPU time and memory, on stderr
