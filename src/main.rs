@@ -2,6 +2,7 @@
 //! that is checked before any work and renamed into place only when complete.
 
 mod alloc;
+mod check_cmd;
 mod diff_cmd;
 mod export_cmd;
 #[cfg(unix)]
@@ -109,6 +110,53 @@ one, every function. Relative time rules skip functions under --min-time in both
 
 Exit status: 0 no regression, 1 bad input, 2 usage error, 3 a --fail-on rule broken.")]
     Diff(DiffArgs),
+    /// Checks a recording against a budget file (TOML): per function self or total time,
+    /// calls, the longest call, JS time per thread, long tasks; exit 3 when a rule fails.
+    #[command(after_help = "Examples:
+  jscalls check trace.json.gz --budget budget.toml
+  jscalls check trace.json.gz --budget budget.toml --format junit -o report.xml
+
+A budget file:
+  [[rule]]
+  function = \"render\"          # by name, or `name url:line:column`
+  thread = \"CrRendererMain\"    # a thread name or PID:TID (default: every thread)
+  self = \"20ms\"                # at most; also total, calls, longest-call
+  [[rule]]
+  thread = \"CrRendererMain\"
+  js = \"300ms\"                 # time in JavaScript and what it calls
+  [[rule]]
+  long-tasks = 2                 # tasks longer than long-task (default 50ms)
+  name = \"at most two long tasks\"
+
+Exit status: 0 every rule holds, 1 bad input, 2 bad budget or usage, 3 a rule fails.")]
+    Check(CheckArgs),
+}
+
+#[derive(Debug, Args)]
+struct CheckArgs {
+    /// A trace or .cpuprofile, gzipped or not.
+    input: PathBuf,
+    /// The budget file (TOML, `[[rule]]` tables; see below).
+    #[arg(long, value_name = "FILE")]
+    budget: PathBuf,
+    /// Where to write the report (default: standard output).
+    #[arg(short, long, value_name = "OUT")]
+    output: Option<PathBuf>,
+    /// `text`, `json` (`jscalls-check/1`), `markdown` or `junit` (JUnit XML: a test case per rule).
+    #[arg(long, value_enum, default_value = "text")]
+    format: CheckFormat,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum CheckFormat {
+    /// A line per rule.
+    Text,
+    /// `jscalls-check/1`.
+    Json,
+    /// A table for a CI job summary or a pull request.
+    Markdown,
+    /// JUnit XML, which CI systems show as test results.
+    Junit,
 }
 
 #[derive(Debug, Args)]
@@ -485,6 +533,7 @@ fn run(cli: Cli) -> Result<(), Failed> {
     let cfg = cli.global.config();
     let (args, product) = match &cli.command {
         Command::Diff(d) => return diff_cmd::run(d, &cli.global),
+        Command::Check(c) => return check_cmd::run(c, &cli.global),
         Command::Calls(c) => {
             let to_terminal = c.out.output.as_deref().is_none_or(|o| o == Path::new("-")) && io::stdout().is_terminal();
             let format = c.format.unwrap_or(if to_terminal { CallsFormat::Summary } else { CallsFormat::Json });

@@ -202,13 +202,13 @@ pub fn render(
 }
 
 /// `--thread`: `PID:TID` or a thread name.
-enum ThreadSpec {
+pub enum ThreadSpec {
     Ids(i64, i64),
     Name(String),
 }
 
 impl ThreadSpec {
-    fn parse(s: &str) -> Result<ThreadSpec, String> {
+    pub fn parse(s: &str) -> Result<ThreadSpec, String> {
         if let Some((p, t)) = s.split_once(':') {
             if let (Ok(p), Ok(t)) = (p.trim().parse(), t.trim().parse()) {
                 return Ok(ThreadSpec::Ids(p, t));
@@ -220,7 +220,7 @@ impl ThreadSpec {
         Ok(ThreadSpec::Name(s.to_owned()))
     }
 
-    fn matches(&self, pid: i64, tid: i64, name: Option<&str>) -> bool {
+    pub fn matches(&self, pid: i64, tid: i64, name: Option<&str>) -> bool {
         match self {
             ThreadSpec::Ids(p, t) => *p == pid && *t == tid,
             ThreadSpec::Name(n) => name == Some(n.as_str()),

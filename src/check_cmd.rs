@@ -1,0 +1,483 @@
+//! `jscalls check`: a recording against a budget file of rules, each passed or failed with its
+//! measured value; text, JSON, markdown or JUnit XML; exit 3 when a rule fails.
+
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::ops::Range;
+use std::path::Path;
+
+use serde::Deserialize;
+
+use jscalls::diff::ThreadEstimate;
+use jscalls::tree::{CallTree, StackId, Transform};
+use jscalls::Error;
+
+use crate::tree_cmd::ThreadSpec;
+use crate::{assemble_file, failure, CheckArgs, CheckFormat, Failed, Global, Output};
+
+/// The budget file: `[[rule]]` tables.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BudgetFile {
+    #[serde(default, rename = "rule")]
+    rules: Vec<toml::Spanned<RuleToml>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct RuleToml {
+    name: Option<String>,
+    thread: Option<String>,
+    function: Option<String>,
+    #[serde(rename = "self")]
+    self_time: Option<Amount>,
+    total: Option<Amount>,
+    calls: Option<u64>,
+    longest_call: Option<Amount>,
+    js: Option<Amount>,
+    long_tasks: Option<u64>,
+    long_task: Option<Amount>,
+}
+
+/// A time: `"20ms"`, `"0.5 s"`, `"300us"`, or a number of ms.
+#[derive(Deserialize, Clone)]
+#[serde(untagged)]
+enum Amount {
+    Ms(f64),
+    Text(String),
+}
+
+impl Amount {
+    /// In µs.
+    fn micros(&self) -> Result<f64, String> {
+        let v = match self {
+            Amount::Ms(ms) => ms * 1000.0,
+            Amount::Text(t) => {
+                let t = t.trim();
+                let k = t.find(|c: char| c.is_alphabetic() || c == 'µ').unwrap_or(t.len());
+                let n: f64 = t[..k].trim().parse().map_err(|_| format!("'{t}' is not a time such as \"20ms\""))?;
+                match t[k..].trim() {
+                    "s" => n * 1e6,
+                    "ms" | "" => n * 1e3,
+                    "us" | "µs" => n,
+                    u => return Err(format!("'{t}': unknown unit '{u}' (s, ms or us)")),
+                }
+            }
+        };
+        if v.is_finite() && v >= 0.0 {
+            Ok(v)
+        } else {
+            Err("a budget is a time of 0 or more".to_owned())
+        }
+    }
+}
+
+/// What a rule measures.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Measure {
+    SelfTime,
+    Total,
+    Calls,
+    LongestCall,
+    Js,
+    /// Tasks longer than this many µs.
+    LongTasks(f64),
+}
+
+impl Measure {
+    fn key(self) -> &'static str {
+        match self {
+            Measure::SelfTime => "self",
+            Measure::Total => "total",
+            Measure::Calls => "calls",
+            Measure::LongestCall => "longest-call",
+            Measure::Js => "js",
+            Measure::LongTasks(_) => "long-tasks",
+        }
+    }
+
+    fn is_count(self) -> bool {
+        matches!(self, Measure::Calls | Measure::LongTasks(_))
+    }
+}
+
+/// A rule, checked.
+struct Rule {
+    line: usize,
+    name: String,
+    thread: Option<String>,
+    function: Option<String>,
+    measure: Measure,
+    /// The most allowed (µs, or a count).
+    limit: f64,
+}
+
+/// Line and column (1-based) of a byte offset.
+fn line_col(text: &str, at: usize) -> (usize, usize) {
+    let before = &text[..at.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let col = before.rfind('\n').map_or(before.len(), |k| before.len() - k - 1) + 1;
+    (line, col)
+}
+
+/// Reads and checks a budget file; errors name its line.
+fn read_budget(path: &Path) -> Result<Vec<Rule>, Failed> {
+    let name = path.display().to_string();
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| failure(&name, Error::io(format!("cannot read the budget {name}"), e)))?;
+    let at = |span: Option<Range<usize>>| span.map_or((1, 1), |s| line_col(&text, s.start));
+    let file: BudgetFile = toml::from_str(&text).map_err(|e| {
+        let (l, c) = at(e.span());
+        Failed::Usage(format!("{name}:{l}:{c}: {}", e.message().trim_end()))
+    })?;
+    if file.rules.is_empty() {
+        return Err(Failed::Usage(format!("{name}: no [[rule]] in the budget")));
+    }
+    let mut rules = Vec::new();
+    for spanned in file.rules {
+        let (line, _) = at(Some(spanned.span()));
+        let r = spanned.into_inner();
+        let bad = |m: &str| Failed::Usage(format!("{name}:{line}: {m}"));
+        let time = |a: &Amount| a.micros().map_err(|m| bad(&m));
+        let mut found: Vec<(Measure, f64)> = Vec::new();
+        if let Some(a) = &r.self_time {
+            found.push((Measure::SelfTime, time(a)?));
+        }
+        if let Some(a) = &r.total {
+            found.push((Measure::Total, time(a)?));
+        }
+        if let Some(n) = r.calls {
+            found.push((Measure::Calls, n as f64));
+        }
+        if let Some(a) = &r.longest_call {
+            found.push((Measure::LongestCall, time(a)?));
+        }
+        if let Some(a) = &r.js {
+            found.push((Measure::Js, time(a)?));
+        }
+        if let Some(n) = r.long_tasks {
+            let over = r.long_task.as_ref().map_or(Ok(50_000.0), time)?;
+            found.push((Measure::LongTasks(over), n as f64));
+        }
+        let (measure, limit) = match found.as_slice() {
+            [one] => *one,
+            [] => return Err(bad("a rule needs one of self, total, calls, longest-call, js, long-tasks")),
+            _ => {
+                return Err(bad(
+                    "a rule measures one thing: give one of self, total, calls, longest-call, js, long-tasks",
+                ))
+            }
+        };
+        if r.long_task.is_some() && !matches!(measure, Measure::LongTasks(_)) {
+            return Err(bad("long-task (the length that makes a task long) goes with long-tasks"));
+        }
+        let per_function =
+            matches!(measure, Measure::SelfTime | Measure::Total | Measure::Calls | Measure::LongestCall);
+        match (&r.function, per_function) {
+            (None, true) => return Err(bad(&format!("{} needs a function", measure.key()))),
+            (Some(_), false) => {
+                return Err(bad(&format!("{} is measured on threads, not functions: remove function", measure.key())))
+            }
+            _ => {}
+        }
+        if let Some(t) = &r.thread {
+            ThreadSpec::parse(t).map_err(|m| bad(&m.replace("--thread", "thread")))?;
+        }
+        let name = r.name.clone().unwrap_or_else(|| describe(measure, r.function.as_deref(), r.thread.as_deref()));
+        rules.push(Rule { line, name, thread: r.thread, function: r.function, measure, limit });
+    }
+    Ok(rules)
+}
+
+/// A rule's default name.
+fn describe(m: Measure, function: Option<&str>, thread: Option<&str>) -> String {
+    let on = thread.map_or_else(|| " on every thread".to_owned(), |t| format!(" on {t}"));
+    let f = function.unwrap_or("");
+    match m {
+        Measure::SelfTime => format!("{f} self time{on}"),
+        Measure::Total => format!("{f} total time{on}"),
+        Measure::Calls => format!("{f} calls{on}"),
+        Measure::LongestCall => format!("longest call of {f}{on}"),
+        Measure::Js => format!("JS time{on}"),
+        Measure::LongTasks(over) => format!("tasks over {}{on}", amount(over)),
+    }
+}
+
+/// A time for people: `20 ms`, `0.25 ms`.
+fn amount(us: f64) -> String {
+    let ms = us / 1000.0;
+    let s = format!("{ms:.3}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    format!("{s} ms")
+}
+
+/// One thread of the input, as the rules need it.
+struct Seen {
+    estimate: ThreadEstimate,
+    /// (start, duration) of its top-level tasks, in time order.
+    tasks: Vec<(f64, f64)>,
+}
+
+/// Trace events that are one task of a thread's event loop.
+const TASKS: [&str; 3] = ["RunTask", "ThreadControllerImpl::RunTask", "ThreadControllerImpl::DoWork"];
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Status {
+    Pass,
+    Fail,
+    /// Nothing to measure (the function is nowhere): a warning.
+    Missing,
+}
+
+struct Outcome {
+    value: f64,
+    status: Status,
+    message: String,
+}
+
+fn measure(rule: &Rule, threads: &[Seen]) -> Outcome {
+    let spec = rule.thread.as_deref().map(|t| ThreadSpec::parse(t).expect("checked when read"));
+    let chosen: Vec<&Seen> = threads
+        .iter()
+        .filter(|s| {
+            spec.as_ref().is_none_or(|sp| sp.matches(s.estimate.pid, s.estimate.tid, s.estimate.name.as_deref()))
+        })
+        .collect();
+    if chosen.is_empty() {
+        let t = rule.thread.as_deref().unwrap_or("");
+        return Outcome { value: 0.0, status: Status::Missing, message: format!("no thread {t} in the input") };
+    }
+    let mut value = 0.0;
+    let mut any = false;
+    for s in &chosen {
+        let t = &s.estimate;
+        let wanted = |f: u32| {
+            let func = &t.stacks.funcs[f as usize];
+            rule.function.as_deref().is_some_and(|w| func.name == w || func.label() == w)
+        };
+        match rule.measure {
+            Measure::SelfTime | Measure::Total => {
+                for (f, own, total) in CallTree::functions(&t.stacks) {
+                    if wanted(f) {
+                        any = true;
+                        value += if rule.measure == Measure::SelfTime { own } else { total };
+                    }
+                }
+            }
+            Measure::Calls | Measure::LongestCall => {
+                for (k, c) in t.calls.iter().enumerate() {
+                    if wanted(t.func_of(k)) {
+                        any = true;
+                        if rule.measure == Measure::Calls {
+                            value += 1.0;
+                        } else {
+                            value = f64::max(value, c.dur);
+                        }
+                    }
+                }
+            }
+            Measure::Js => {
+                any = true;
+                let js = Transform::JsOnly.apply(&t.stacks);
+                value += js.samples.iter().filter(|s| s.0 != StackId::MAX).map(|s| s.1).sum::<f64>();
+            }
+            Measure::LongTasks(over) => {
+                any |= !s.tasks.is_empty();
+                value += s.tasks.iter().filter(|t| t.1 > over).count() as f64;
+            }
+        }
+    }
+    if !any {
+        let message = match rule.measure {
+            Measure::LongTasks(_) => "no task events on the thread (a .cpuprofile has none)".to_owned(),
+            _ => format!("no function {} in the input", rule.function.as_deref().unwrap_or("")),
+        };
+        return Outcome { value, status: Status::Missing, message };
+    }
+    let shown = |v: f64| if rule.measure.is_count() { format!("{v}") } else { amount(v) };
+    let status = if value <= rule.limit { Status::Pass } else { Status::Fail };
+    let message = format!("{} (budget {})", shown(value), shown(rule.limit));
+    Outcome { value, status, message }
+}
+
+pub fn run(args: &CheckArgs, global: &Global) -> Result<(), Failed> {
+    let rules = read_budget(&args.budget)?;
+    if args.input.as_os_str() == "-" {
+        return Err(Failed::Usage("check reads a file: give its path".to_owned()));
+    }
+    let mut cfg = global.config();
+    cfg.keep_event_names = true;
+    let assembled = assemble_file(&args.input, global, &cfg)?;
+    let mut threads = Vec::new();
+    assembled
+        .for_each_thread(|th| {
+            let mut tasks: Vec<(f64, f64)> =
+                th.events().filter(|e| TASKS.contains(&e.0)).map(|(_, ts, dur)| (ts, dur)).collect();
+            tasks.sort_by(|a, b| a.0.total_cmp(&b.0).then(b.1.total_cmp(&a.1)));
+            // Top level only: a task nested in a task is part of it.
+            let mut end = f64::NEG_INFINITY;
+            tasks.retain(|&(ts, dur)| {
+                let top = ts >= end;
+                if top {
+                    end = ts + dur;
+                }
+                top
+            });
+            threads.push(Seen { estimate: ThreadEstimate::of_thread(&th), tasks });
+            Ok::<(), ()>(())
+        })
+        .expect("collecting cannot fail");
+    let outcomes: Vec<Outcome> = rules.iter().map(|r| measure(r, &threads)).collect();
+    let budget = args.budget.display().to_string();
+    for (r, o) in rules.iter().zip(&outcomes) {
+        if o.status == Status::Missing {
+            if global.strict {
+                return Err(failure(
+                    &budget,
+                    Error::input(None, format!("line {}: {}: {}", r.line, r.name, o.message)),
+                ));
+            }
+            if !global.quiet {
+                let _ = writeln!(std::io::stderr(), "jscalls: warning: {budget}:{}: {}: {}", r.line, r.name, o.message);
+            }
+        }
+    }
+    let input = args.input.display().to_string();
+    let text = match args.format {
+        CheckFormat::Text => text(&budget, &input, &rules, &outcomes),
+        CheckFormat::Json => json(&budget, &input, &rules, &outcomes),
+        CheckFormat::Markdown => markdown(&budget, &input, &rules, &outcomes),
+        CheckFormat::Junit => junit(&budget, &input, &rules, &outcomes),
+    };
+    let out = args.output.as_deref().filter(|o| *o != Path::new("-"));
+    let output = Output::create(out, false).map_err(|e| failure("output", e))?;
+    output
+        .write(|w| w.write_all(text.as_bytes()).map_err(|e| Error::io("cannot write the report", e)))
+        .map_err(|e| failure("output", e))?;
+    if outcomes.iter().any(|o| o.status == Status::Fail) {
+        Err(Failed::Regression)
+    } else {
+        Ok(())
+    }
+}
+
+fn counts(outcomes: &[Outcome]) -> (usize, usize, usize) {
+    let n = |s: Status| outcomes.iter().filter(|o| o.status == s).count();
+    (n(Status::Pass), n(Status::Fail), n(Status::Missing))
+}
+
+fn text(budget: &str, input: &str, rules: &[Rule], outcomes: &[Outcome]) -> String {
+    let (p, f, m) = counts(outcomes);
+    let mut out = format!("{budget} on {input}: {p} passed, {f} failed, {m} not measured\n");
+    for (r, o) in rules.iter().zip(outcomes) {
+        let tag = match o.status {
+            Status::Pass => "pass",
+            Status::Fail => "FAIL",
+            Status::Missing => "skip",
+        };
+        let _ = writeln!(out, "  {tag}  {}: {}", r.name, o.message);
+    }
+    out
+}
+
+fn markdown(budget: &str, input: &str, rules: &[Rule], outcomes: &[Outcome]) -> String {
+    let (p, f, m) = counts(outcomes);
+    let mut out = format!(
+        "### jscalls check\n\n`{budget}` on `{input}`: {p} passed, {f} failed, {m} not measured\n\n| | rule | measured |\n|---|---|---|\n"
+    );
+    for (r, o) in rules.iter().zip(outcomes) {
+        let tag = match o.status {
+            Status::Pass => "✅",
+            Status::Fail => "❌",
+            Status::Missing => "⚠️",
+        };
+        let _ = writeln!(out, "| {tag} | {} | {} |", r.name.replace('|', "\\|"), o.message.replace('|', "\\|"));
+    }
+    out
+}
+
+fn json(budget: &str, input: &str, rules: &[Rule], outcomes: &[Outcome]) -> String {
+    let (p, f, m) = counts(outcomes);
+    let rows: Vec<serde_json::Value> = rules
+        .iter()
+        .zip(outcomes)
+        .map(|(r, o)| {
+            serde_json::json!({
+                "name": r.name, "line": r.line, "measure": r.measure.key(), "thread": r.thread,
+                "function": r.function, "limit": r.limit, "value": o.value,
+                "unit": if r.measure.is_count() { "count" } else { "us" },
+                "status": match o.status { Status::Pass => "pass", Status::Fail => "fail", Status::Missing => "not-measured" },
+                "message": o.message,
+            })
+        })
+        .collect();
+    let doc = serde_json::json!({
+        "format": "jscalls-check/1", "budget": budget, "input": input,
+        "passed": p, "failed": f, "notMeasured": m, "rules": rows,
+    });
+    let mut s = serde_json::to_string_pretty(&doc).expect("JSON values serialize");
+    s.push('\n');
+    s
+}
+
+/// Text for an XML attribute or element.
+fn xml(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            // Characters XML 1.0 cannot hold at all.
+            c if (c as u32) < 0x20 && !matches!(c, '\t' | '\n' | '\r') => out.push('\u{FFFD}'),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// JUnit XML: one test suite (the budget), one test case per rule; a failed rule is a
+/// `<failure>`, one with nothing to measure `<skipped>`.
+fn junit(budget: &str, input: &str, rules: &[Rule], outcomes: &[Outcome]) -> String {
+    let (_, f, m) = counts(outcomes);
+    let n = rules.len();
+    let suite = xml(&format!("{budget} on {input}"));
+    let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    let _ = writeln!(
+        out,
+        "<testsuites name=\"jscalls check\" tests=\"{n}\" failures=\"{f}\" errors=\"0\" skipped=\"{m}\" time=\"0\">"
+    );
+    let _ = writeln!(
+        out,
+        "  <testsuite name=\"{suite}\" tests=\"{n}\" failures=\"{f}\" errors=\"0\" skipped=\"{m}\" time=\"0\">"
+    );
+    for (r, o) in rules.iter().zip(outcomes) {
+        let name = xml(&r.name);
+        let class = xml(&format!("jscalls.check.{}", r.measure.key()));
+        let msg = xml(&o.message);
+        match o.status {
+            Status::Pass => {
+                let _ = writeln!(out, "    <testcase name=\"{name}\" classname=\"{class}\" time=\"0\"/>");
+            }
+            Status::Fail => {
+                let _ = writeln!(out, "    <testcase name=\"{name}\" classname=\"{class}\" time=\"0\">");
+                let _ = writeln!(
+                    out,
+                    "      <failure message=\"{msg}\" type=\"budget\">{budget}:{}: {msg}</failure>",
+                    r.line,
+                    budget = xml(budget)
+                );
+                let _ = writeln!(out, "    </testcase>");
+            }
+            Status::Missing => {
+                let _ = writeln!(out, "    <testcase name=\"{name}\" classname=\"{class}\" time=\"0\">");
+                let _ = writeln!(out, "      <skipped message=\"{msg}\"/>");
+                let _ = writeln!(out, "    </testcase>");
+            }
+        }
+    }
+    out.push_str("  </testsuite>\n</testsuites>\n");
+    out
+}
