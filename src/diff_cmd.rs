@@ -502,9 +502,18 @@ fn row_cells(d: &FuncDiff, r: &Row) -> [String; 8] {
     let (bt, nt) = r.medians(Metric::Total);
     let (bc, nc) = r.medians(Metric::Calls);
     let p = r.p_value(Metric::SelfTime, ns > bs).map_or(String::new(), |p| format!("{p:.3}"));
+    // With runs: each median with the range of its runs.
+    let spread = |median: f64, new: bool| {
+        let n = if new { r.new.len() } else { r.base.len() };
+        if n < 2 {
+            return ms(median);
+        }
+        let (lo, hi) = r.range(Metric::SelfTime, new);
+        format!("{} [{}..{}]", ms(median), ms(lo), ms(hi))
+    };
     [
         d.threads[r.thread].label(),
-        format!("{} -> {}", ms(bs), ms(ns)),
+        format!("{} -> {}", spread(bs, false), spread(ns, true)),
         signed_ms(ns - bs),
         percent(bs, ns),
         format!("{} -> {}", ms(bt), ms(nt)),
@@ -522,28 +531,25 @@ fn function_text(out: &mut String, h: &Header, d: &FuncDiff, top: usize) {
     }
     let runs = d.runs.0 > 1 || d.runs.1 > 1;
     let stat = if runs { "medians; p: one-sided Mann-Whitney on self time" } else { "one run each" };
-    let w = d.threads.iter().map(|t| t.label().chars().count()).max().unwrap_or(6).max(6);
     for (title, rows) in [("functions", &d.functions), ("call tree nodes", &d.call_nodes)] {
         let _ = writeln!(out, "\n{title}, largest self-time change first ({stat}):");
-        let _ = writeln!(
-            out,
-            "  {:<w$} {:>21} {:>10} {:>8} {:>21} {:>12} {:>6}  {}",
-            "thread",
-            "self ms",
-            "change",
-            "%",
-            "total ms",
-            "calls",
-            "p",
-            if title == "functions" { "function" } else { "path" }
-        );
-        for r in rows.iter().take(top) {
-            let c = row_cells(d, r);
-            let _ = writeln!(
-                out,
-                "  {:<w$} {:>21} {:>10} {:>8} {:>21} {:>12} {:>6}  {}",
-                c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]
-            );
+        let last = if title == "functions" { "function" } else { "path" };
+        let head = ["thread", "self ms", "change", "%", "total ms", "calls", "p", last].map(str::to_owned);
+        let cells: Vec<[String; 8]> =
+            std::iter::once(head).chain(rows.iter().take(top).map(|r| row_cells(d, r))).collect();
+        // Each column as wide as its widest cell; the thread left-aligned, the subject last.
+        let mut w = [0usize; 8];
+        for c in &cells {
+            for (k, x) in c.iter().enumerate() {
+                w[k] = w[k].max(x.chars().count());
+            }
+        }
+        for c in &cells {
+            let mut line = format!("  {:<w0$}", c[0], w0 = w[0]);
+            for k in 1..7 {
+                let _ = write!(line, " {:>wk$}", c[k], wk = w[k]);
+            }
+            let _ = writeln!(out, "{line}  {}", c[7]);
         }
         if rows.len() > top {
             let _ = writeln!(out, "  ... {} more (--top N, or --format json for all)", rows.len() - top);
@@ -685,7 +691,9 @@ fn corpus(
             dir.display()
         )));
     }
-    let workers = specs.0.cfg.threads.max(1).min(inputs.len());
+    // Every core (the estimate is capped at 8 threads, a corpus is not); --threads caps it.
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let workers = global.threads.map_or(cores, usize::from).max(1).min(inputs.len());
     let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
     let progress = !global.quiet && io::stderr().is_terminal();
