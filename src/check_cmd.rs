@@ -10,7 +10,7 @@ use serde::Deserialize;
 
 use jscalls::diff::ThreadEstimate;
 use jscalls::tree::{CallTree, StackId, Transform};
-use jscalls::Error;
+use jscalls::{Config, Error};
 
 use crate::tree_cmd::ThreadSpec;
 use crate::{assemble_file, failure, CheckArgs, CheckFormat, Failed, Global, Output};
@@ -300,12 +300,12 @@ fn measure(rule: &Rule, threads: &[Seen]) -> Outcome {
     Outcome { value, status, message }
 }
 
-pub fn run(args: &CheckArgs, global: &Global) -> Result<(), Failed> {
+pub fn run(args: &CheckArgs, global: &Global, cfg: &Config) -> Result<(), Failed> {
     let rules = read_budget(&args.budget)?;
     if args.input.as_os_str() == "-" {
         return Err(Failed::Usage("check reads a file: give its path".to_owned()));
     }
-    let mut cfg = global.config();
+    let mut cfg = cfg.clone();
     cfg.keep_event_names = true;
     let assembled = assemble_file(&args.input, global, &cfg)?;
     let mut threads = Vec::new();

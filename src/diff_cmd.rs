@@ -38,8 +38,8 @@ struct SideSpec {
 }
 
 impl SideSpec {
-    fn new(text: Option<&str>, global: &Global, which: &str) -> Result<SideSpec, Failed> {
-        let mut cfg = global.config();
+    fn new(text: Option<&str>, base: &Config, which: &str) -> Result<SideSpec, Failed> {
+        let mut cfg = base.clone();
         let text = text.unwrap_or("").trim();
         let opts = EstimateOpts::try_parse_from(text.split_whitespace()).map_err(|e| {
             let first = e.to_string();
@@ -140,13 +140,13 @@ fn runs_of(arg: &Path) -> Result<Vec<PathBuf>, Failed> {
     Ok(arg.to_string_lossy().split(',').filter(|s| !s.is_empty()).map(PathBuf::from).collect())
 }
 
-pub fn run(args: &DiffArgs, global: &Global) -> Result<(), Failed> {
+pub fn run(args: &DiffArgs, global: &Global, cfg: &Config) -> Result<(), Failed> {
     let rules: Vec<Rule> =
         args.fail_on.iter().map(|r| rule::parse(r)).collect::<Result<_, _>>().map_err(Failed::Usage)?;
     let gate = Gate { min_time: args.min_time * 1000.0, alpha: args.alpha };
     let specs = (
-        SideSpec::new(args.base_opt.as_deref(), global, "base")?,
-        SideSpec::new(args.new_opt.as_deref(), global, "new")?,
+        SideSpec::new(args.base_opt.as_deref(), cfg, "base")?,
+        SideSpec::new(args.new_opt.as_deref(), cfg, "new")?,
     );
     if let Some(dir) = &args.corpus {
         if !args.inputs.is_empty() || args.runs {

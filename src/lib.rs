@@ -44,6 +44,7 @@ mod view;
 pub use error::{Diagnostics, Error, Location, Warning, WarningKind};
 pub use input::Source;
 pub use model::profile::Limits;
+pub use model::gecko::Symbols;
 pub use model::EngineVersion;
 pub use view::{Call, Frame, Thread};
 
@@ -95,6 +96,9 @@ pub struct Config {
     /// ([`Assembled::write_devtools_tree`]). Default: false (names cost a second read of each
     /// plain event and 8 bytes an event).
     pub keep_event_names: bool,
+    /// Symbols of the libraries a Firefox profile's native frames are in, by library name (as
+    /// the profile's `libs` name it). Default: none (such frames stay `lib+0xOFFSET`).
+    pub symbols: std::collections::BTreeMap<String, std::sync::Arc<Symbols>>,
 }
 
 impl Default for Config {
@@ -109,6 +113,7 @@ impl Default for Config {
             mmap: true,
             progress: None,
             keep_event_names: false,
+            symbols: std::collections::BTreeMap::new(),
         }
     }
 }
@@ -126,6 +131,8 @@ pub enum InputKind {
     Trace,
     /// A `.cpuprofile`.
     CpuProfile,
+    /// A Firefox profile (the Gecko format).
+    Gecko,
 }
 
 /// The result of [`analyze`]: every profiled thread's calls.
@@ -293,6 +300,18 @@ pub fn assemble(source: &Source, cfg: &Config) -> Result<(Diagnostics, Assembled
                 diag,
                 Assembled { kind, n_events, threads: tm.threads, mode, strings: tm.strings, cfg, stages, bounds },
             ))
+        }
+        Document::Gecko { fields, location } => {
+            let (mut strings, _) = builder.into_profile_parts();
+            let mut bounds = (f64::INFINITY, f64::NEG_INFINITY);
+            let t = Instant::now();
+            let threads = model::gecko::thread_works(fields, location, &mut strings, &cfg, &mut diag, &mut bounds)?;
+            stages.push(("profile models", t.elapsed()));
+            let mode = match cfg.cpuprofile_mode {
+                CpuProfileMode::Integrator => Mode::Integrator,
+                CpuProfileMode::PerformancePanel => Mode::PerformancePanel,
+            };
+            Ok((diag, Assembled { kind: InputKind::Gecko, n_events: 0, threads, mode, strings, cfg, stages, bounds }))
         }
         Document::CpuProfile { fields, location } => {
             let (mut strings, nodes) = builder.into_profile_parts();

@@ -374,6 +374,10 @@ struct Global {
     /// Threads that share the work (default: the CPUs, at most 8; 1 runs it all on one thread).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..), global = true)]
     threads: Option<u16>,
+    /// Symbols for a Firefox profile's native frames: LIB as the profile's libs name it, FILE as
+    /// `nm --defined-only` prints it (repeatable).
+    #[arg(long = "symbols", value_name = "LIB=FILE", global = true)]
+    symbols: Vec<String>,
 }
 
 #[derive(Debug, Args)]
@@ -530,10 +534,11 @@ enum Product<'a> {
 }
 
 fn run(cli: Cli) -> Result<(), Failed> {
-    let cfg = cli.global.config();
+    let mut cfg = cli.global.config();
+    cfg.symbols = read_symbols(&cli.global.symbols)?;
     let (args, product) = match &cli.command {
-        Command::Diff(d) => return diff_cmd::run(d, &cli.global),
-        Command::Check(c) => return check_cmd::run(c, &cli.global),
+        Command::Diff(d) => return diff_cmd::run(d, &cli.global, &cfg),
+        Command::Check(c) => return check_cmd::run(c, &cli.global, &cfg),
         Command::Calls(c) => {
             let to_terminal = c.out.output.as_deref().is_none_or(|o| o == Path::new("-")) && io::stdout().is_terminal();
             let format = c.format.unwrap_or(if to_terminal { CallsFormat::Summary } else { CallsFormat::Json });
@@ -606,6 +611,23 @@ fn run(cli: Cli) -> Result<(), Failed> {
     } else {
         Ok(())
     }
+}
+
+/// The `--symbols LIB=FILE` tables, read before any work.
+fn read_symbols(
+    specs: &[String],
+) -> Result<std::collections::BTreeMap<String, std::sync::Arc<jscalls::Symbols>>, Failed> {
+    let mut out = std::collections::BTreeMap::new();
+    for spec in specs {
+        let Some((lib, file)) = spec.split_once('=').filter(|(l, f)| !l.is_empty() && !f.is_empty()) else {
+            return Err(Failed::Usage(format!("--symbols '{spec}': expected LIB=FILE (nm --defined-only output)")));
+        };
+        let text = fs::read_to_string(file)
+            .map_err(|e| failure(file, Error::io(format!("cannot read the symbols for {lib}"), e)))?;
+        let symbols = jscalls::Symbols::from_nm(&text).map_err(|m| Failed::Usage(format!("--symbols {spec}: {file}: {m}")))?;
+        out.insert(lib.to_owned(), std::sync::Arc::new(symbols));
+    }
+    Ok(out)
 }
 
 /// Each input's output path (None: standard output), decided before any work.

@@ -42,6 +42,6 @@ pub fn write_timeline(
     let doc = read_document(&mut w, &mut CopyEvents(&mut writer), &mut Diagnostics::default(), 2)?;
     match doc {
         Document::Trace { metadata, .. } => writer.finish(t, false, metadata.as_deref()),
-        Document::CpuProfile { .. } => writer.finish(t, true, None),
+        Document::CpuProfile { .. } | Document::Gecko { .. } => writer.finish(t, true, None),
     }
 }

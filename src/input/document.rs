@@ -100,6 +100,13 @@ pub enum Document {
         /// Number of elements in `traceEvents`.
         n_events: u64,
     },
+    /// A Firefox (Gecko) profile: the raw bytes of `meta`, `libs`, `threads` and `processes`.
+    Gecko {
+        /// `(key, raw value)` in file order.
+        fields: Vec<(String, Vec<u8>)>,
+        /// Where the document starts.
+        location: Location,
+    },
     /// A `.cpuprofile`: the raw bytes of its top-level fields, by key.
     CpuProfile {
         /// `(key, raw value)` in file order.
@@ -111,6 +118,9 @@ pub enum Document {
 
 /// Top-level keys of a `.cpuprofile` worth keeping.
 const PROFILE_KEYS: &[&str] = &["nodes", "samples", "timeDeltas", "startTime", "endTime", "head", "timestamps"];
+
+/// Top-level keys of a Gecko profile worth keeping.
+const GECKO_KEYS: &[&str] = &["meta", "libs", "threads", "processes"];
 
 struct Walker<'a> {
     w: &'a mut Window,
@@ -762,7 +772,7 @@ pub(crate) fn read_document<S: Sink>(
             }
         }
         Some(_) => {
-            return Err(me.unexpected("'[' (a trace) or '{' (a trace object or a .cpuprofile)", None));
+            return Err(me.unexpected("'[' (a trace) or '{' (a trace object, a .cpuprofile or a Firefox profile)", None));
         }
     };
     if me.peek()?.is_some() {
@@ -835,7 +845,7 @@ fn top_object<S: Sink>(me: &mut Walker<'_>, sink: &mut S, location: Location) ->
             };
             if key == "metadata" {
                 metadata = Some(raw);
-            } else if n_events.is_none() && PROFILE_KEYS.contains(&key.as_str()) {
+            } else if n_events.is_none() && (PROFILE_KEYS.contains(&key.as_str()) || GECKO_KEYS.contains(&key.as_str())) {
                 // Last one wins, as with JSON.parse.
                 fields.retain(|(k, _)| *k != key);
                 fields.push((key, raw));
@@ -869,6 +879,10 @@ fn finish_object(
     if let Some(n_events) = n_events {
         return Ok(Document::Trace { metadata, n_events });
     }
+    let has = |key: &str| fields.iter().any(|(k, _)| k == key);
+    if has("meta") && has("threads") && !has("nodes") {
+        return Ok(Document::Gecko { fields, location });
+    }
     // An empty `nodes` value is an array the sink took.
     let is_profile =
         fields.iter().any(|(k, v)| (k == "nodes" && matches!(v.first(), None | Some(b'['))) || k == "head");
@@ -877,6 +891,6 @@ fn finish_object(
     }
     Err(Error::input(
         Some(location),
-        "expected a trace ({\"traceEvents\": [...]}) or a CPU profile ({\"nodes\": [...], \"samples\": [...], \"timeDeltas\": [...]}); this object has neither",
+        "expected a trace ({\"traceEvents\": [...]}), a CPU profile ({\"nodes\": [...], \"samples\": [...], \"timeDeltas\": [...]}) or a Firefox profile ({\"meta\": {...}, \"threads\": [...]}); this object is none of them",
     ))
 }

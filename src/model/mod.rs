@@ -7,6 +7,7 @@
 pub mod column;
 pub mod cpuprofile;
 pub mod entries;
+pub mod gecko;
 pub mod profile;
 pub mod trace;
 

@@ -82,7 +82,9 @@ impl<'a> TimelineWriter<'a> {
                 return Ok(());
             }
             let name = match (&th.thread_name, cpu_profile) {
-                (_, true) => "CPU profile".to_owned(),
+                // A Firefox profile's threads keep their names.
+                (Some(name), true) => name.clone(),
+                (None, true) => "CPU profile".to_owned(),
                 (Some(name), false) => format!("{name}: JS calls (jscalls)"),
                 (None, false) => format!("thread {}: JS calls (jscalls)", th.tid),
             };

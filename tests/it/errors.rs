@@ -30,6 +30,18 @@ fn report(input: &[u8], cfg: &Config) -> String {
     from_memory
 }
 
+/// A Firefox profile of one thread and one frame (`f (http://a.test/a.js:1:1)`), with the
+/// given meta and sample and stack rows.
+fn gecko(meta: &str, samples: &str, stacks: &str) -> String {
+    format!(
+        r#"{{"meta":{meta},"libs":[],"threads":[{{"name":"GeckoMain","pid":1,"tid":1,
+"samples":{{"schema":{{"stack":0,"time":1}},"data":{samples}}},
+"stackTable":{{"schema":{{"prefix":0,"frame":1}},"data":{stacks}}},
+"frameTable":{{"schema":{{"location":0}},"data":[[0]]}},
+"stringTable":["f (http://a.test/a.js:1:1)"]}}]}}"#
+    )
+}
+
 fn gz(bytes: &[u8]) -> Vec<u8> {
     let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
     e.write_all(bytes).unwrap();
@@ -90,10 +102,16 @@ fn cases() -> Vec<Case> {
     vec![
         Case { name: "empty file", input: b"".to_vec(), cfg: none, want: r#"error: the input is empty"# },
         Case { name: "whitespace only", input: b"  \n\t ".to_vec(), cfg: none, want: r#"error: the input is empty"# },
-        Case { name: "not JSON", input: b"hello trace".to_vec(), cfg: none, want: r#"error: 1:1: expected '[' (a trace) or '{' (a trace object or a .cpuprofile), found 'h'"# },
-        Case { name: "binary garbage", input: vec![0u8, 159, 146, 150], cfg: none, want: r#"error: 1:1: expected '[' (a trace) or '{' (a trace object or a .cpuprofile), found byte 0x00"# },
-        Case { name: "wrong top-level shape: a number", input: b"42".to_vec(), cfg: none, want: r#"error: 1:1: expected '[' (a trace) or '{' (a trace object or a .cpuprofile), found '4'"# },
-        Case { name: "object that is neither trace nor profile", input: br#"{"events":[]}"#.to_vec(), cfg: none, want: r#"error: 1:1: expected a trace ({"traceEvents": [...]}) or a CPU profile ({"nodes": [...], "samples": [...], "timeDeltas": [...]}); this object has neither"# },
+        Case { name: "not JSON", input: b"hello trace".to_vec(), cfg: none, want: r#"error: 1:1: expected '[' (a trace) or '{' (a trace object, a .cpuprofile or a Firefox profile), found 'h'"# },
+        Case { name: "binary garbage", input: vec![0u8, 159, 146, 150], cfg: none, want: r#"error: 1:1: expected '[' (a trace) or '{' (a trace object, a .cpuprofile or a Firefox profile), found byte 0x00"# },
+        Case { name: "wrong top-level shape: a number", input: b"42".to_vec(), cfg: none, want: r#"error: 1:1: expected '[' (a trace) or '{' (a trace object, a .cpuprofile or a Firefox profile), found '4'"# },
+        Case { name: "object that is neither trace nor profile", input: br#"{"events":[]}"#.to_vec(), cfg: none, want: r#"error: 1:1: expected a trace ({"traceEvents": [...]}), a CPU profile ({"nodes": [...], "samples": [...], "timeDeltas": [...]}) or a Firefox profile ({"meta": {...}, "threads": [...]}); this object is none of them"# },
+        Case { name: "Firefox profile without a version", input: gecko(r#"{"startTime":0}"#, "[[0, 1.0]]", "[[null, 0]]").into_bytes(), cfg: none, want: r#"error: 1:1: meta.version: expected the format's version (a whole number)"# },
+        Case { name: "Firefox profile of a newer version", input: gecko(r#"{"version":99,"startTime":0}"#, "[[0, 1.0], [0, 2.0]]", "[[null, 0]]").into_bytes(), cfg: none, want: r#"warning: 1:1: meta.version 99 is newer than the newest known (34); read as that one [other]
+calls: 1"# },
+        Case { name: "Firefox stack naming a frame that is not there", input: gecko(r#"{"version":27,"startTime":0}"#, "[[0, 1.0]]", "[[null, 5]]").into_bytes(), cfg: none, want: r#"error: 1:1: threads[0].stackTable.data[0]: frame 5 is not in frameTable (1 rows)"# },
+        Case { name: "Firefox sample that is not a row", input: gecko(r#"{"version":27,"startTime":0}"#, "[[0, 1.0], 7]", "[[null, 0]]").into_bytes(), cfg: none, want: r#"error: 1:1: threads[0].samples.data[1]: expected a row (an array)"# },
+        Case { name: "Firefox sample without a time", input: gecko(r#"{"version":27,"startTime":0}"#, r#"[[0, "soon"]]"#, "[[null, 0]]").into_bytes(), cfg: none, want: r#"error: 1:1: threads[0].samples.data[0]: expected a number of ms in time"# },
         Case { name: "traceEvents is not an array", input: br#"{"traceEvents":{"a":1}}"#.to_vec(), cfg: none, want: r#"error: 1:16: expected '[' (traceEvents must be an array), found '{'"# },
         Case { name: "two traceEvents keys", input: br#"{"traceEvents":[],"traceEvents":[]}"#.to_vec(), cfg: none, want: r#"error: 1:33: a second "traceEvents" key in the top-level object"# },
         Case { name: "UTF-8 byte order mark", input: [b"\xEF\xBB\xBF".as_slice(), t.as_bytes()].concat(), cfg: none, want: r#"warning: 1:1: skipped a UTF-8 byte order mark [byte-order-mark]
