@@ -144,10 +144,8 @@ pub fn run(args: &DiffArgs, global: &Global, cfg: &Config) -> Result<(), Failed>
     let rules: Vec<Rule> =
         args.fail_on.iter().map(|r| rule::parse(r)).collect::<Result<_, _>>().map_err(Failed::Usage)?;
     let gate = Gate { min_time: args.min_time * 1000.0, alpha: args.alpha };
-    let specs = (
-        SideSpec::new(args.base_opt.as_deref(), cfg, "base")?,
-        SideSpec::new(args.new_opt.as_deref(), cfg, "new")?,
-    );
+    let specs =
+        (SideSpec::new(args.base_opt.as_deref(), cfg, "base")?, SideSpec::new(args.new_opt.as_deref(), cfg, "new")?);
     if let Some(dir) = &args.corpus {
         if !args.inputs.is_empty() || args.runs {
             return Err(Failed::Usage("--corpus DIR takes no other input and no --runs".to_owned()));

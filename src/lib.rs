@@ -43,8 +43,8 @@ mod view;
 
 pub use error::{Diagnostics, Error, Location, Warning, WarningKind};
 pub use input::Source;
-pub use model::profile::Limits;
 pub use model::gecko::Symbols;
+pub use model::profile::Limits;
 pub use model::EngineVersion;
 pub use view::{Call, Frame, Thread};
 

@@ -375,7 +375,7 @@ struct Global {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..), global = true)]
     threads: Option<u16>,
     /// Symbols for a Firefox profile's native frames: LIB as the profile's libs name it, FILE as
-    /// `nm --defined-only` prints it (repeatable).
+    /// `nm --defined-only` prints it, gzipped or not (repeatable).
     #[arg(long = "symbols", value_name = "LIB=FILE", global = true)]
     symbols: Vec<String>,
 }
@@ -622,9 +622,17 @@ fn read_symbols(
         let Some((lib, file)) = spec.split_once('=').filter(|(l, f)| !l.is_empty() && !f.is_empty()) else {
             return Err(Failed::Usage(format!("--symbols '{spec}': expected LIB=FILE (nm --defined-only output)")));
         };
-        let text = fs::read_to_string(file)
-            .map_err(|e| failure(file, Error::io(format!("cannot read the symbols for {lib}"), e)))?;
-        let symbols = jscalls::Symbols::from_nm(&text).map_err(|m| Failed::Usage(format!("--symbols {spec}: {file}: {m}")))?;
+        let ctx = |e| failure(file, Error::io(format!("cannot read the symbols for {lib}"), e));
+        let text = if file.ends_with(".gz") {
+            let mut t = String::new();
+            let f = fs::File::open(file).map_err(ctx)?;
+            flate2::read::MultiGzDecoder::new(f).read_to_string(&mut t).map_err(ctx)?;
+            t
+        } else {
+            fs::read_to_string(file).map_err(ctx)?
+        };
+        let symbols =
+            jscalls::Symbols::from_nm(&text).map_err(|m| Failed::Usage(format!("--symbols {spec}: {file}: {m}")))?;
         out.insert(lib.to_owned(), std::sync::Arc::new(symbols));
     }
     Ok(out)

@@ -772,7 +772,9 @@ pub(crate) fn read_document<S: Sink>(
             }
         }
         Some(_) => {
-            return Err(me.unexpected("'[' (a trace) or '{' (a trace object, a .cpuprofile or a Firefox profile)", None));
+            return Err(
+                me.unexpected("'[' (a trace) or '{' (a trace object, a .cpuprofile or a Firefox profile)", None)
+            );
         }
     };
     if me.peek()?.is_some() {
@@ -845,7 +847,8 @@ fn top_object<S: Sink>(me: &mut Walker<'_>, sink: &mut S, location: Location) ->
             };
             if key == "metadata" {
                 metadata = Some(raw);
-            } else if n_events.is_none() && (PROFILE_KEYS.contains(&key.as_str()) || GECKO_KEYS.contains(&key.as_str())) {
+            } else if n_events.is_none() && (PROFILE_KEYS.contains(&key.as_str()) || GECKO_KEYS.contains(&key.as_str()))
+            {
                 // Last one wins, as with JSON.parse.
                 fields.retain(|(k, _)| *k != key);
                 fields.push((key, raw));

@@ -313,10 +313,7 @@ fn thread(
     for s in 0..stacks.rows.len() {
         let spath = format!("{}.data[{s}]", stacks.path);
         stacks.row_is_array(s, at)?;
-        let frame = stacks
-            .cell(s, "frame")
-            .as_u64()
-            .ok_or_else(|| at.err(&spath, "expected a frame index"))? as usize;
+        let frame = stacks.cell(s, "frame").as_u64().ok_or_else(|| at.err(&spath, "expected a frame index"))? as usize;
         let fj = frame_json
             .get(frame)
             .ok_or_else(|| at.err(&spath, format!("frame {frame} is not in frameTable ({} rows)", frame_json.len())))?;
@@ -326,6 +323,13 @@ fn thread(
         };
         let _ = write!(nodes, ",{{\"id\":{},\"parent\":{parent},\"callFrame\":{fj}}}", s + 2);
     }
+    // A sample with no stack (the thread was not running code the profiler can walk) is an
+    // idle sample, which makes no call, as V8's `(idle)`.
+    let idle = stacks.rows.len() as i64 + 2;
+    let _ = write!(
+        nodes,
+        ",{{\"id\":{idle},\"parent\":1,\"callFrame\":{{\"functionName\":\"(idle)\",\"scriptId\":\"0\",\"url\":\"\",\"lineNumber\":-1,\"columnNumber\":-1}}}}"
+    );
     nodes.push(']');
     // Samples: node ids and µs deltas on the root profile's clock.
     let time_column = if samples.has("time") {
@@ -342,7 +346,7 @@ fn thread(
         samples.row_is_array(r, at)?;
         let rpath = format!("{}.data[{r}]", samples.path);
         let id = match samples.cell(r, "stack") {
-            Value::Null => 1,
+            Value::Null => idle,
             v => v.as_u64().ok_or_else(|| at.err(&rpath, "expected a stack index or null"))? as i64 + 2,
         };
         let t = samples
@@ -445,12 +449,18 @@ fn js_location(s: &str) -> Option<FrameOut> {
         None => ("", s),
     };
     let (url, line, column) = position(inner)?;
-    Some(FrameOut { name: name.to_owned(), url: url.to_owned(), line: Some(line - 1), column: column.map(|c| (c - 1).max(0)) })
+    Some(FrameOut {
+        name: name.to_owned(),
+        url: url.to_owned(),
+        line: Some(line - 1),
+        column: column.map(|c| (c - 1).max(0)),
+    })
 }
 
 /// `url:line` or `url:line:column` (url not empty).
 fn position(s: &str) -> Option<(&str, i64, Option<i64>)> {
-    let number = |t: &str| (!t.is_empty() && t.bytes().all(|b| b.is_ascii_digit())).then(|| t.parse::<i64>().ok()).flatten();
+    let number =
+        |t: &str| (!t.is_empty() && t.bytes().all(|b| b.is_ascii_digit())).then(|| t.parse::<i64>().ok()).flatten();
     let (head, last) = s.rsplit_once(':')?;
     let last = number(last)?;
     if let Some((url, line)) = head.rsplit_once(':') {
@@ -481,10 +491,19 @@ mod tests {
     #[test]
     fn locations_read_as_the_firefox_profiler_reads_them() {
         let js = |s: &str| js_location(s).map(|f| (f.name, f.url, f.line, f.column));
-        assert_eq!(js("render (http://a.test/app.js:12:5)"), Some(("render".into(), "http://a.test/app.js".into(), Some(11), Some(4))));
-        assert_eq!(js("f (http://a.test:8080/x.js:3)"), Some(("f".into(), "http://a.test:8080/x.js".into(), Some(2), None)));
+        assert_eq!(
+            js("render (http://a.test/app.js:12:5)"),
+            Some(("render".into(), "http://a.test/app.js".into(), Some(11), Some(4)))
+        );
+        assert_eq!(
+            js("f (http://a.test:8080/x.js:3)"),
+            Some(("f".into(), "http://a.test:8080/x.js".into(), Some(2), None))
+        );
         assert_eq!(js("http://a.test/x.js:7:1"), Some(("".into(), "http://a.test/x.js".into(), Some(6), Some(0))));
-        assert_eq!(js("g/<.h (resource://gre/m.sys.mjs:40:9)[3]"), Some(("g/<.h".into(), "resource://gre/m.sys.mjs".into(), Some(39), Some(8))));
+        assert_eq!(
+            js("g/<.h (resource://gre/m.sys.mjs:40:9)[3]"),
+            Some(("g/<.h".into(), "resource://gre/m.sys.mjs".into(), Some(39), Some(8)))
+        );
         assert_eq!(js("nsRefreshDriver::Tick"), None);
         assert_eq!(js("PresShell::DoReflow (interruptible)"), None);
         assert_eq!(js("js::RunScript"), None);

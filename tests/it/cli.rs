@@ -358,7 +358,7 @@ fn endless_garbage_on_standard_input_fails_at_once() {
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(
         String::from_utf8(out.stderr).unwrap(),
-        "jscalls: error: <stdin>:1:1: expected '[' (a trace) or '{' (a trace object or a .cpuprofile), found byte 0x00\n"
+        "jscalls: error: <stdin>:1:1: expected '[' (a trace) or '{' (a trace object, a .cpuprofile or a Firefox profile), found byte 0x00\n"
     );
 }
 

@@ -6,6 +6,7 @@ mod conformance;
 mod diff;
 mod errors;
 mod export;
+mod gecko;
 mod pipeline;
 mod properties;
 mod regressions;

@@ -1,0 +1,205 @@
+//! Firefox (Gecko format) profiles in: a hand-written one whose calls are computed by hand, its
+//! native frames made functions by symbols, one converted from a real `.cpuprofile` (the same
+//! calls as the `.cpuprofile`), and a real Firefox ESR recording through tree and every export.
+
+use std::process::{Command, Output};
+
+fn jscalls(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_jscalls")).args(args).output().unwrap()
+}
+
+fn fixture(name: &str) -> String {
+    format!("{}/fixtures/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+fn calls_doc(args: &[&str]) -> serde_json::Value {
+    let mut all = vec!["calls"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["--format", "json"]);
+    let o = jscalls(&all);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+/// `name ts dur self` of each call of profile `k`.
+fn calls(doc: &serde_json::Value, k: usize) -> Vec<String> {
+    doc["profiles"][k]["calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| format!("{} {} {} {}", c["functionName"].as_str().unwrap(), c["ts"], c["dur"], c["selfTime"]))
+        .collect()
+}
+
+#[test]
+fn a_hand_written_profile_gives_the_calls_computed_by_hand() {
+    let doc = calls_doc(&[&fixture("gecko/hand.json")]);
+    let p = &doc["profiles"];
+    assert_eq!(
+        (p[0]["pid"].as_i64(), p[0]["tid"].as_i64(), p[0]["threadName"].as_str()),
+        (Some(100), Some(100), Some("GeckoMain"))
+    );
+    // Samples at 1..=12 ms: main from 1 to the stackless sample at 12 (idle: no call); the two
+    // addresses in doSomething are two functions without symbols; nsRefreshDriver::Tick (a
+    // label), render and an anonymous function (JS) from 7, 8 and 9 ms.
+    assert_eq!(
+        calls(&doc, 0),
+        [
+            "app+0x1004 1000 11000 2000",
+            "app+0x1044 2000 1000 1000",
+            "app+0x1050 3000 2000 2000",
+            "app+0x10a8 5000 1000 1000",
+            "nsRefreshDriver::Tick 7000 5000 1000",
+            "render 8000 4000 2000",
+            " 9000 2000 2000",
+        ]
+    );
+    let render = &doc["profiles"][0]["calls"][5];
+    assert_eq!(
+        (render["url"].as_str(), render["lineNumber"].as_i64(), render["columnNumber"].as_i64()),
+        (Some("http://a.test/app.js"), Some(9), Some(2))
+    );
+    // The child process started 5 ms later: its samples at 0..=3 ms are at 5..=8 ms here.
+    assert_eq!(
+        (p[1]["pid"].as_i64(), p[1]["tid"].as_i64(), p[1]["threadName"].as_str()),
+        (Some(200), Some(201), Some("DOM Worker"))
+    );
+    assert_eq!(calls(&doc, 1), ["onmessage 5000 3000 1000", "work 6000 2000 2000"]);
+}
+
+#[test]
+fn symbols_make_addresses_functions_and_the_tree_changes_shape() {
+    let hand = fixture("gecko/hand.json");
+    let symbols = format!("app={}", fixture("gecko/app.nm"));
+    let doc = calls_doc(&[&hand, "--symbols", &symbols]);
+    // 0x1044 and 0x1050 are both in doSomething (0x1040..0x10a0): one call from 2 to 5 ms.
+    assert_eq!(
+        calls(&doc, 0)[..4],
+        [
+            "main 1000 11000 2000",
+            "doSomething 2000 3000 3000",
+            "someInterlude 5000 1000 1000",
+            "nsRefreshDriver::Tick 7000 5000 1000"
+        ]
+    );
+    let tree = |extra: &[&str]| {
+        let mut a = vec!["tree", hand.as_str(), "--thread", "GeckoMain", "--format", "json"];
+        a.extend_from_slice(extra);
+        let o = jscalls(&a);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let d: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let root = &d["threads"][0]["roots"][0];
+        let children: Vec<String> = root["children"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| format!("{} {}", c["func"]["name"].as_str().unwrap(), c["total"]))
+            .collect();
+        (root["func"]["name"].as_str().unwrap().to_owned(), children)
+    };
+    assert_eq!(
+        tree(&[]),
+        (
+            "app+0x1004".to_owned(),
+            vec![
+                "nsRefreshDriver::Tick 5000".into(),
+                "app+0x1050 2000".into(),
+                "app+0x1044 1000".into(),
+                "app+0x10a8 1000".into()
+            ]
+        )
+    );
+    assert_eq!(
+        tree(&["--symbols", &symbols]),
+        (
+            "main".to_owned(),
+            vec!["nsRefreshDriver::Tick 5000".into(), "doSomething 3000".into(), "someInterlude 1000".into()]
+        )
+    );
+    // A symbols file that is not nm output is a usage error that names its line.
+    let bad = std::env::temp_dir().join(format!("jscalls-bad-{}.nm", std::process::id()));
+    std::fs::write(&bad, "0000000000001000 T main\ngarbage\n").unwrap();
+    let o = jscalls(&["calls", &hand, "--symbols", &format!("app={}", bad.display()), "-o", "/dev/null"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("line 2: expected 'ADDRESS TYPE NAME'"));
+    std::fs::remove_file(bad).unwrap();
+}
+
+#[test]
+fn a_profile_converted_from_a_cpuprofile_gives_the_cpuprofiles_calls() {
+    // fixtures/gecko/node-mixed.gecko.json.gz is from_cpuprofile.py of node-mixed.cpuprofile.gz.
+    let gecko = calls_doc(&[&fixture("gecko/node-mixed.gecko.json.gz")]);
+    let v8 = calls_doc(&[&fixture("node-mixed.cpuprofile.gz")]);
+    let (g, c) = (gecko["profiles"][0]["calls"].as_array().unwrap(), v8["profiles"][0]["calls"].as_array().unwrap());
+    assert_eq!(g.len(), c.len());
+    assert!(g.len() > 400);
+    // The Gecko profile's clock starts at the profile's start; times match to a thousandth of a µs.
+    let start = c[0]["ts"].as_f64().unwrap() - g[0]["ts"].as_f64().unwrap();
+    for (a, b) in g.iter().zip(c) {
+        for key in ["functionName", "url", "lineNumber", "columnNumber", "depth", "nodeDepth", "sampleIndex"] {
+            assert_eq!(a[key], b[key], "{key}: {a} vs {b}");
+        }
+        let near = |x: &serde_json::Value, y: &serde_json::Value, shift: f64| match (x.as_f64(), y.as_f64()) {
+            (Some(x), Some(y)) => (x + shift - y).abs() < 1e-3,
+            _ => x == y,
+        };
+        assert!(
+            near(&a["ts"], &b["ts"], start)
+                && near(&a["dur"], &b["dur"], 0.0)
+                && near(&a["selfTime"], &b["selfTime"], 0.0),
+            "{a} vs {b}"
+        );
+    }
+}
+
+#[test]
+fn a_real_firefox_profile_goes_through_tree_and_every_export() {
+    // Firefox ESR 140 (format version 31), headless, on recording/pages/compute_worker.html:
+    // the parent process and two content processes, short sample rows, 3- and 8-column frames.
+    let ff = fixture("gecko/firefox-esr-worker.json.gz");
+    let doc = calls_doc(&[&ff]);
+    let threads: Vec<(i64, String)> = doc["profiles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p["pid"].as_i64().unwrap(), p["threadName"].as_str().unwrap().to_owned()))
+        .collect();
+    assert_eq!(threads.len(), 5, "{threads:?}");
+    let pids: std::collections::BTreeSet<i64> = threads.iter().map(|t| t.0).collect();
+    assert_eq!(pids.len(), 3);
+    assert_eq!(threads.iter().filter(|t| t.1 == "DOM Worker").count(), 2);
+    // The worker's JS is there by name and place.
+    let has_js = doc["profiles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|p| p["calls"].as_array().unwrap())
+        .any(|c| c["url"].as_str().is_some_and(|u| u.ends_with("/compute_worker.js")));
+    assert!(has_js);
+    let dir = std::env::temp_dir().join(format!("jscalls-gecko-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let libc = format!("libc.so.6={}", fixture("gecko/libc.so.6.nm.gz"));
+    for out in ["ff.speedscope.json", "ff.json.gz", "ff.collapsed", "ff.svg"] {
+        let path = dir.join(out);
+        let o = jscalls(&["export", &ff, "-o", path.to_str().unwrap(), "--symbols", &libc]);
+        assert!(o.status.success(), "{out}: {}", String::from_utf8_lossy(&o.stderr));
+        assert!(std::fs::metadata(&path).unwrap().len() > 1000, "{out}");
+    }
+    // Collapsed stacks weigh what the flat tree's self times add up to, thread by thread.
+    let collapsed = std::fs::read_to_string(dir.join("ff.collapsed")).unwrap();
+    let weight: f64 = collapsed.lines().map(|l| l.rsplit_once(' ').unwrap().1.parse::<f64>().unwrap()).sum();
+    let o = jscalls(&["tree", &ff, "--flat", "--format", "json", "--symbols", &libc]);
+    let flat: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let total: f64 = flat["threads"].as_array().unwrap().iter().map(|t| t["total"].as_f64().unwrap()).sum();
+    assert!((weight - total).abs() <= collapsed.lines().count() as f64, "{weight} vs {total}");
+    // With libc's symbols no libc frame stays an address; without, some do.
+    assert!(!collapsed.contains("libc.so.6+0x"));
+    assert!(
+        collapsed.contains("__GI___poll") || collapsed.contains("__poll"),
+        "{}",
+        &collapsed[..500.min(collapsed.len())]
+    );
+    let o = jscalls(&["export", &ff, "--to", "collapsed"]);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("libc.so.6+0x"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
