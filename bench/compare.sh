@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Times, in one run on one file: the DevTools engine (../shared/oracle: read + JSON.parse +
 # Model.parse with all handlers), the bare-parse floor (serde_json into IgnoredAny), and
-# `jscalls calls` / `timeline` / `tree` / `export` (speedscope, firefox, collapsed, svg) end to end;
-# prints medians, ratios and peak memory.
+# `jscalls calls` / `timeline` / `tree` / `export` (speedscope, firefox, collapsed, svg) / `diff`
+# (FILE against itself, call by call; with DIFF_WITH=FILE2 also FILE against FILE2, function by
+# function) end to end; prints medians, ratios and peak memory.
 #
 # usage: bash bench/compare.sh FILE [RUNS]          (RUNS default 5, for every column)
 #        bash bench/compare.sh --gen SIZE [RUNS]    (generates bench-data/gen-SIZE.json first)
@@ -44,13 +45,13 @@ if [ "$BYTES" -lt 536870000 ] && command -v node > /dev/null; then
   DEVTOOLS=1
   SHARED="${JSCALLS_SHARED:-$ROOT/../shared}"
   mkdir -p target/oracle
-  cp "$SHARED"/oracle/{oracle.mjs,compare.mjs,patch-v6.mjs,package.json,package-lock.json} target/oracle/
+  cp "$SHARED"/oracle/*.mjs "$SHARED"/oracle/package.json "$SHARED"/oracle/package-lock.json target/oracle/
   [ -d target/oracle/node_modules/@paulirish/trace_engine ] || (cd target/oracle && npm ci --no-audit --no-fund > /dev/null)
 fi
 
 # Rounds are interleaved (floor, calls, timeline, DevTools, then again), so that the host's
 # drift over the run falls on all of them alike.
-for name in floor calls timeline tree speedscope firefox collapsed svg dt; do : > "$OUT/$name.s"; : > "$OUT/$name.m"; done
+for name in floor calls timeline tree speedscope firefox collapsed svg diff diff2 dt; do : > "$OUT/$name.s"; : > "$OUT/$name.m"; done
 for _ in $(seq "$RUNS"); do
   measure floor "$ROOT/target/release/examples/bareparse" "$FILE"
   # Each run writes a new file: replacing the previous run's output would time the file system
@@ -65,14 +66,22 @@ for _ in $(seq "$RUNS"); do
   measure firefox "$J" export "$FILE" --engine 0.0.65 -q -o "$OUT/x.json.gz"
   measure collapsed "$J" export "$FILE" --engine 0.0.65 -q -o "$OUT/x.collapsed"
   measure svg "$J" export "$FILE" --engine 0.0.65 -q -o "$OUT/x.svg"
+  rm -f "$OUT/diff.txt" "$OUT/diff2.txt"
+  measure diff "$J" diff "$FILE" "$FILE" --engine 0.0.65 -q -o "$OUT/diff.txt"
+  if [ -n "${DIFF_WITH:-}" ]; then
+    measure diff2 "$J" diff "$FILE" "$DIFF_WITH" --engine 0.0.65 -q -o "$OUT/diff2.txt"
+  fi
   if [ "$DEVTOOLS" = 1 ]; then
-    node --max-old-space-size=16000 target/oracle/oracle.mjs "$FILE" --timing --quiet-engine --out "$OUT/oracle.json" 2> "$OUT/dt.err"
+    node --max-old-space-size=16000 target/oracle/oracle.mjs "$FILE" --timing --quiet-engine --out "$OUT/oracle.json" 2> "$OUT/dt.err" \
+      || { cat "$OUT/dt.err" >&2; exit 1; }
     # DevTools' cost: read + JSON.parse + Model.parse (the engine), as the oracle reports it.
     tail -1 "$OUT/dt.err" | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const t=JSON.parse(s);console.log(((t.parse_ms+t.engine_ms)/1000).toFixed(3), t.peak_rss_mb)})' >> "$OUT/dt.s"
   fi
 done
 declare -A SECS RSS
-for k in floor calls timeline tree speedscope firefox collapsed svg; do
+KEYS="floor calls timeline tree speedscope firefox collapsed svg diff"
+[ -n "${DIFF_WITH:-}" ] && KEYS="$KEYS diff2"
+for k in $KEYS; do
   SECS[$k]=$(median < "$OUT/$k.s"); RSS[$k]=$(sort -n "$OUT/$k.m" | tail -1)
 done
 DT="n/a"
@@ -82,14 +91,14 @@ if [ "$DEVTOOLS" = 1 ]; then
   PARITY=$(node target/oracle/compare.mjs "$OUT/oracle.json" "$OUT/calls.json" --tree --tol 0 | tail -1)
 fi
 # Every run, for a reader who wants more than the median.
-for k in floor calls timeline tree speedscope firefox collapsed svg dt; do
+for k in floor calls timeline tree speedscope firefox collapsed svg diff diff2 dt; do
   if [ -s "$OUT/$k.s" ]; then echo "runs $k: $(cut -d' ' -f1 "$OUT/$k.s" | tr '\n' ' ')"; fi
 done
 
 MB=$(awk -v b="$BYTES" 'BEGIN{printf "%.1f", b/1e6}')
 echo "file: $FILE ($MB MB uncompressed), $RUNS runs each, medians; peak RSS is the max over runs"
 printf "%-34s %9s %10s %10s\n" "" "seconds" "MB/s" "peak MB"
-for k in floor calls timeline tree speedscope firefox collapsed svg; do
+for k in $KEYS; do
   printf "%-34s %9s %10s %10s\n" "$k" "${SECS[$k]}" "$(awk -v b="$BYTES" -v s="${SECS[$k]}" 'BEGIN{printf "%.0f", b/1e6/s}')" "$(( ${RSS[$k]} / 1024 ))"
 done
 if [ "$DT" != "n/a" ]; then
@@ -105,3 +114,7 @@ echo "tree / calls: $(awk -v t="${SECS[tree]}" -v c="${SECS[calls]}" 'BEGIN{prin
 for k in speedscope firefox collapsed svg; do
   echo "export $k / calls: $(awk -v t="${SECS[$k]}" -v c="${SECS[calls]}" 'BEGIN{printf "%.2f", t/c}') of the time; peak memory / input size: $(awk -v m="${RSS[$k]}" -v b="$BYTES" 'BEGIN{printf "%.2f", m*1024/b}')"
 done
+echo "diff of FILE with itself / calls: $(awk -v t="${SECS[diff]}" -v c="${SECS[calls]}" 'BEGIN{printf "%.2f", t/c}') of the time; peak memory / input size: $(awk -v m="${RSS[diff]}" -v b="$BYTES" 'BEGIN{printf "%.2f", m*1024/b}')"
+if [ -n "${DIFF_WITH:-}" ]; then
+  echo "diff of FILE with $DIFF_WITH / calls: $(awk -v t="${SECS[diff2]}" -v c="${SECS[calls]}" 'BEGIN{printf "%.2f", t/c}') of the time; peak memory / input size: $(awk -v m="${RSS[diff2]}" -v b="$BYTES" 'BEGIN{printf "%.2f", m*1024/b}')"
+fi

@@ -32,6 +32,9 @@ pub struct RawEvent<'a> {
     pub args: Option<&'a [u8]>,
     /// Whether the event has a top-level `callFrame` key (DevTools would take it for a ProfileCall).
     pub has_call_frame: bool,
+    /// Where `name`'s characters start, counted from the event's first byte, when it is a string
+    /// read in place (no escapes); else 0. Lets a sink find the name again without a parse.
+    pub name_at: u32,
     /// The members of `args` that can hold a `sampleTraceId`, read while `args` is skipped.
     pub args_ids: ArgsIds<'a>,
     /// `args` read as a `ProfileChunk`'s, when they have that shape (see [`event`]).
@@ -77,6 +80,7 @@ impl<'a> RawEvent<'a> {
             id: self.id.clone().into_owned(),
             args: self.args.map(|_| &b""[..]),
             has_call_frame: self.has_call_frame,
+            name_at: 0,
             args_ids: ArgsIds::default(),
             chunk: None,
         }
@@ -262,6 +266,7 @@ pub fn event<'a>(b: &'a [u8], i: usize, stack: &mut Vec<u8>) -> R<(RawEvent<'a>,
 /// it out of a call costs a copy per event). `ev` must be fresh ([`RawEvent::default`]).
 #[inline]
 pub fn event_into<'a>(b: &'a [u8], i: usize, stack: &mut Vec<u8>, ev: &mut RawEvent<'a>) -> R<usize> {
+    let start = i;
     if at(b, i)? != b'{' {
         return Err(Stop::Syntax(i, "'{'"));
     }
@@ -341,6 +346,12 @@ pub fn event_into<'a>(b: &'a [u8], i: usize, stack: &mut Vec<u8>, ev: &mut RawEv
         if let Some(slot) = slot {
             let (v, e) = leaf(b, j, stack)?;
             *slot = v;
+            if code == K_NAME {
+                ev.name_at = match ev.name {
+                    Leaf::Str(Cow::Borrowed(_)) => (j + 1 - start) as u32,
+                    _ => 0,
+                };
+            }
             j = e;
         }
         i = ws(b, j);

@@ -222,19 +222,64 @@ fn collapsed_line(names: &[String], stacks: &Stacks, stack: StackId, w: f64, pre
     Some(line)
 }
 
-/// Collapsed stacks of `stacks`, one line per stack with weight (`a;b;c 1234`), sorted; each
-/// weight rounded to a whole number (µs, or samples), lines that round to 0 left out. Every
-/// line starts with `prefix;` when given (a thread's name, when several share a file).
+/// Collapsed stacks of `stacks`, one line per stack with weight (`a;b;c 1234`), each weight
+/// rounded to a whole number (µs, or samples), lines that round to 0 left out. Every line starts
+/// with `prefix;` when given (a thread's name, when several share a file).
+///
+/// Lines come in the order of a walk of the stacks' tree, a stack before the stacks above it,
+/// siblings by name: every subtree is one run of lines, which flame-graph tools merge into one
+/// frame (a byte-wise sort would put `a;b c` between `a;b` and `a;b;x`, splitting `b`), and
+/// no sort of the lines is needed.
 pub fn collapsed(lines: &mut Vec<String>, stacks: &Stacks, prefix: Option<&str>) {
-    let mut weight: FxHashMap<StackId, f64> = FxHashMap::default();
+    let n = stacks.len();
+    let mut weight = vec![0.0; n];
+    let mut root = 0.0;
     for &(s, w) in &stacks.samples {
-        *weight.entry(s).or_default() += w;
+        match weight.get_mut(s as usize) {
+            Some(x) => *x += w,
+            None => root += w,
+        }
     }
     let names = collapsed_names(stacks);
     let prefix = prefix.map(collapsed_text);
-    let start = lines.len();
-    lines.extend(weight.into_iter().filter_map(|(s, w)| collapsed_line(&names, stacks, s, w, prefix.as_deref())));
-    lines[start..].sort_unstable();
+    let line = |path: &str, w: f64| -> Option<String> {
+        let w = w.round();
+        (w >= 1.0).then(|| {
+            let mut l = String::with_capacity(path.len() + 12);
+            l.push_str(if path.is_empty() { "(root)" } else { path });
+            l.push(' ');
+            l.push_str(itoa::Buffer::new().format(w as u64));
+            l
+        })
+    };
+    let mut path = prefix.clone().unwrap_or_default();
+    lines.extend(line(&path, root));
+    // Children of each stack (and the roots), by name, then id.
+    let mut children: Vec<Vec<StackId>> = vec![Vec::new(); n];
+    let mut roots = Vec::new();
+    for s in 0..n as StackId {
+        match stacks.frame(s).0 {
+            Some(p) => children[p as usize].push(s),
+            None => roots.push(s),
+        }
+    }
+    let by_name = |v: &mut Vec<StackId>| v.sort_by(|&a, &b| names[stacks.frame(a).1 as usize].cmp(&names[stacks.frame(b).1 as usize]).then(a.cmp(&b)));
+    by_name(&mut roots);
+    for c in &mut children {
+        by_name(c);
+    }
+    // (stack, path length before it); iterative, so any depth is safe.
+    let mut todo: Vec<(StackId, usize)> = roots.iter().rev().map(|&r| (r, path.len())).collect();
+    while let Some((s, len)) = todo.pop() {
+        path.truncate(len);
+        if !path.is_empty() {
+            path.push(';');
+        }
+        path.push_str(&names[stacks.frame(s).1 as usize]);
+        lines.extend(line(&path, weight[s as usize]));
+        let here = path.len();
+        todo.extend(children[s as usize].iter().rev().map(|&c| (c, here)));
+    }
 }
 
 /// Collapsed stacks in time order, for a flame chart by time: one line per run of spans on

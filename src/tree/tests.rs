@@ -229,3 +229,18 @@ proptest::proptest! {
         proptest::prop_assert_eq!(paths(&CallTree::inverted(&st)), expected);
     }
 }
+
+#[test]
+fn collapsed_lines_keep_each_subtree_together() {
+    // Names without a URL are labels alone: `b c` sorts between `b` and `b;x` byte-wise.
+    let mut st = Stacks::new();
+    let id = |st: &mut Stacks, n: &str| st.func(f(n, ""));
+    let (a, b, bc, x) = (id(&mut st, "a"), id(&mut st, "b"), id(&mut st, "b c"), id(&mut st, "x"));
+    for (path, w) in [(vec![a, bc], 4.0), (vec![a, b, x], 3.0), (vec![a], 1.0), (vec![a, b], 2.0), (vec![a, b, x], 0.4)] {
+        let s = st.stack_of(&path).unwrap();
+        st.add(s, w);
+    }
+    let mut lines = Vec::new();
+    export::collapsed(&mut lines, &st, Some("T;1"));
+    assert_eq!(lines, ["T:1;a 1", "T:1;a;b 2", "T:1;a;b;x 3", "T:1;a;b c 4"]);
+}

@@ -122,10 +122,8 @@ impl TraceBuilder {
     }
 
     /// Records the name of the entry just pushed on thread `th`, when names are kept.
-    pub(crate) fn name_entry(&mut self, th: u32, name: &str, cat: &Leaf<'_>) {
+    pub(crate) fn name_entry(&mut self, th: u32, name: &str, top: bool) {
         if self.keep_names {
-            let top =
-                name == "RunTask" && cat.str().is_some_and(|c| c.contains("disabled-by-default-devtools.timeline"));
             let id = self.strings.intern(name);
             self.threads[th as usize].names.push((id, top));
         }

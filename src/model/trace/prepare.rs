@@ -126,6 +126,10 @@ pub struct Plain {
     pub(crate) flags: u8,
     /// The `sampleTraceId`.
     pub(crate) trace: Option<TraceKey>,
+    /// Where the name is in the event's bytes ([`RawEvent::name_at`]; 0: not in place) and its length.
+    pub(crate) name_at: (u32, u32),
+    /// Whether it is a top-level task ([`top_level_task`]).
+    pub(crate) top: bool,
 }
 
 /// The args of an event, parsed before the event is handled.
@@ -195,7 +199,13 @@ pub(crate) fn plain(ev: &RawEvent<'_>, name: &str, ph: u8) -> Option<Plain> {
         _ => return None,
     };
     let flags = flags_for_name(name) | if ph == b'I' { INSTANT } else { 0 };
-    Some(Plain { pid, tid, ts, dur, flags, trace })
+    let name_at = (ev.name_at, name.len() as u32);
+    Some(Plain { pid, tid, ts, dur, flags, trace, name_at, top: top_level_task(name, &ev.cat) })
+}
+
+/// Whether an event is a top-level task in DevTools' timeline: `RunTask` in its category.
+pub(crate) fn top_level_task(name: &str, cat: &Leaf<'_>) -> bool {
+    name == "RunTask" && cat.str().is_some_and(|c| c.contains("disabled-by-default-devtools.timeline"))
 }
 
 impl Sink for TraceBuilder {
@@ -247,10 +257,20 @@ impl Sink for TraceBuilder {
                 }
                 self.threads[th as usize].entries.push(Entry { ts: p.ts, dur: p.dur, trace, flags: p.flags });
                 if self.keep_names {
-                    // The scan kept no name: read the event again (only for DevTools' trees).
-                    let ev = ctx.parse()?;
-                    if let Leaf::Str(name) = &ev.name {
-                        self.name_entry(th, name, &ev.cat);
+                    // The name where the scan found it; else (escapes, a repaired copy) read again.
+                    let (at, len) = (p.name_at.0 as usize, p.name_at.1 as usize);
+                    let in_place = (at > 0 && !ctx.lossy)
+                        .then(|| ctx.raw.get(at..at + len))
+                        .flatten()
+                        .and_then(|b| std::str::from_utf8(b).ok());
+                    match in_place {
+                        Some(name) => self.name_entry(th, name, p.top),
+                        None => {
+                            let ev = ctx.parse()?;
+                            if let Leaf::Str(name) = &ev.name {
+                                self.name_entry(th, name, top_level_task(name, &ev.cat));
+                            }
+                        }
                     }
                 }
                 Ok(())

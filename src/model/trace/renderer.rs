@@ -206,7 +206,7 @@ impl TraceBuilder {
             flags |= INSTANT;
         }
         let idx = self.threads[th as usize].entries.push(Entry { ts, dur, trace, flags });
-        self.name_entry(th, name, &ev.cat);
+        self.name_entry(th, name, super::prepare::top_level_task(name, &ev.cat));
         if ph == b'B' {
             let name = Some(self.strings.intern(name));
             let cat = ev.cat.scalar(&mut self.strings).unwrap_or(Scalar::Undefined);
