@@ -242,13 +242,47 @@ fn tracing_weights(json: &[u8]) -> Vec<u8> {
             if i > 0 {
                 out.push(b',');
             }
-            let us: f64 = std::str::from_utf8(n).ok().and_then(|t| t.parse().ok()).unwrap_or(0.0);
-            out.extend_from_slice(ryu_js::Buffer::new().format(us / 1000.0).as_bytes());
+            micros_as_millis(&mut out, n);
         }
         rest = &rest[end..];
     }
     out.extend_from_slice(rest);
     out
+}
+
+/// A whole number of µs (as the writer prints it) as ms, printed as JavaScript prints the
+/// number: the decimal point moved three places, trailing zeros dropped (`1500` → `1.5`,
+/// `-7` → `-0.007`), which is the shortest form that reads back as the same double.
+fn micros_as_millis(out: &mut Vec<u8>, n: &[u8]) {
+    let (neg, digits) = match n.split_first() {
+        Some((b'-', d)) => (true, d),
+        _ => (false, n),
+    };
+    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+        out.push(b'0'); // not written by the writer: weights are integers
+        return;
+    }
+    let digits = &digits[digits.iter().take_while(|&&d| d == b'0').count().min(digits.len() - 1)..];
+    if digits == b"0" {
+        out.push(b'0');
+        return;
+    }
+    if neg {
+        out.push(b'-');
+    }
+    let (int, frac) = if digits.len() > 3 { digits.split_at(digits.len() - 3) } else { (&b""[..], digits) };
+    if int.is_empty() {
+        out.push(b'0');
+    } else {
+        out.extend_from_slice(int);
+    }
+    let mut f = [b'0'; 3];
+    f[3 - frac.len()..].copy_from_slice(frac);
+    let keep = 3 - f.iter().rev().take_while(|&&d| d == b'0').count();
+    if keep > 0 {
+        out.push(b'.');
+        out.extend_from_slice(&f[..keep]);
+    }
 }
 
 /// A trace event as a Firefox Profiler marker: its name, nothing more.
@@ -277,5 +311,20 @@ impl fxprof_processed_profile::Marker for TraceMarker {
 
     fn number_field_value(&self, _: u32) -> f64 {
         unreachable!("the schema has no fields")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::micros_as_millis;
+
+    #[test]
+    fn micros_print_as_javascript_prints_their_millis() {
+        for us in [0i64, 1, 7, 10, 100, 999, 1000, 1001, 1500, 12_345, 100_000, 2_147_483_647, -7, -1500, -1000] {
+            let mut out = Vec::new();
+            micros_as_millis(&mut out, us.to_string().as_bytes());
+            let want = ryu_js::Buffer::new().format(us as f64 / 1000.0).to_owned();
+            assert_eq!(String::from_utf8(out).unwrap(), want, "{us}");
+        }
     }
 }

@@ -5,6 +5,7 @@ mod alloc;
 mod check_cmd;
 mod diff_cmd;
 mod export_cmd;
+mod gzip;
 #[cfg(unix)]
 mod process;
 mod summary;
@@ -780,7 +781,7 @@ fn run_one(
             tree_cmd::Failure::Usage(m) => Failed::Usage(m),
             tree_cmd::Failure::Input(e) => fail(e),
         })?;
-        let result = output.write(|w| w.write_all(&bytes).map_err(|e| Error::io("cannot write the export", e)));
+        let result = output.write_whole(&bytes, cfg.threads);
         drop(spill);
         return result.map_err(fail);
     }
@@ -1010,6 +1011,18 @@ impl Output {
     }
 
     /// Writes with `f` and, for a file, renames it into place; on failure nothing is left.
+    /// Writes `bytes`, gzipped on `threads` threads when the output's name ends in `.gz`.
+    fn write_whole(self, bytes: &[u8], threads: usize) -> Result<(), Error> {
+        let write = |w: &mut dyn Write, b: &[u8]| w.write_all(b).map_err(|e| Error::io("cannot write the output", e));
+        match self {
+            Output::Temp { file, target, gzip: true } => {
+                let z = gzip::gzip(bytes, threads);
+                Output::Temp { file, target, gzip: false }.write(|w| write(w, &z))
+            }
+            other => other.write(|w| write(w, bytes)),
+        }
+    }
+
     fn write(self, f: impl FnOnce(&mut dyn Write) -> Result<(), Error>) -> Result<(), Error> {
         match self {
             Output::Stdout => {

@@ -263,7 +263,9 @@ pub fn collapsed(lines: &mut Vec<String>, stacks: &Stacks, prefix: Option<&str>)
             None => roots.push(s),
         }
     }
-    let by_name = |v: &mut Vec<StackId>| v.sort_by(|&a, &b| names[stacks.frame(a).1 as usize].cmp(&names[stacks.frame(b).1 as usize]).then(a.cmp(&b)));
+    let by_name = |v: &mut Vec<StackId>| {
+        v.sort_by(|&a, &b| names[stacks.frame(a).1 as usize].cmp(&names[stacks.frame(b).1 as usize]).then(a.cmp(&b)))
+    };
     by_name(&mut roots);
     for c in &mut children {
         by_name(c);

@@ -236,7 +236,8 @@ fn collapsed_lines_keep_each_subtree_together() {
     let mut st = Stacks::new();
     let id = |st: &mut Stacks, n: &str| st.func(f(n, ""));
     let (a, b, bc, x) = (id(&mut st, "a"), id(&mut st, "b"), id(&mut st, "b c"), id(&mut st, "x"));
-    for (path, w) in [(vec![a, bc], 4.0), (vec![a, b, x], 3.0), (vec![a], 1.0), (vec![a, b], 2.0), (vec![a, b, x], 0.4)] {
+    for (path, w) in [(vec![a, bc], 4.0), (vec![a, b, x], 3.0), (vec![a], 1.0), (vec![a, b], 2.0), (vec![a, b, x], 0.4)]
+    {
         let s = st.stack_of(&path).unwrap();
         st.add(s, w);
     }
