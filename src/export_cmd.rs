@@ -40,8 +40,11 @@ pub fn render(assembled: Assembled, args: &ExportArgs, format: ExportFormat, inp
         ExportFormat::Firefox => Ok(firefox(&kept, args.select.weight, input)),
         ExportFormat::Collapsed | ExportFormat::Svg => {
             let mut lines = Vec::new();
-            for c in &kept {
-                let prefix = several.then(|| thread_label(c));
+            // Threads by label, so that their blocks of sorted lines are sorted as a whole.
+            let mut by_label: Vec<(String, &Chosen)> = kept.iter().map(|c| (thread_label(c), c)).collect();
+            by_label.sort_by(|a, b| a.0.cmp(&b.0));
+            for (label, c) in by_label {
+                let prefix = several.then_some(label);
                 if args.by_time {
                     export::collapsed_by_time(&mut lines, &c.stacks, &c.spans, prefix.as_deref());
                 } else {
@@ -75,6 +78,9 @@ pub fn render(assembled: Assembled, args: &ExportArgs, format: ExportFormat, inp
             // A label is `name url:line:column`: keep the name when it does not fit.
             opt.text_truncate_direction = inferno::flamegraph::TextTruncateDirection::Right;
             opt.flame_chart = args.by_time;
+            // Sorted already (`export::collapsed`; checked, as a label could break it); a flame
+            // chart keeps its time order.
+            opt.no_sort = !args.by_time && lines.windows(2).all(|w| w[0] <= w[1]);
             if args.icicle {
                 opt.direction = inferno::flamegraph::Direction::Inverted;
             }

@@ -223,64 +223,130 @@ fn collapsed_line(names: &[String], stacks: &Stacks, stack: StackId, w: f64, pre
 }
 
 /// Collapsed stacks of `stacks`, one line per stack with weight (`a;b;c 1234`), each weight
-/// rounded to a whole number (µs, or samples), lines that round to 0 left out. Every line starts
+/// rounded to a whole number (µs, or samples), lines that round to 0 left out, sorted byte by
+/// byte as flame-graph tools sort them (inferno then skips its own sort). Every line starts
 /// with `prefix;` when given (a thread's name, when several share a file).
 ///
-/// Lines come in the order of a walk of the stacks' tree, a stack before the stacks above it,
-/// siblings by name: every subtree is one run of lines, which flame-graph tools merge into one
-/// frame (a byte-wise sort would put `a;b c` between `a;b` and `a;b;x`, splitting `b`), and
-/// no sort of the lines is needed.
+/// The lines share long prefixes, so they are not compared as text: stacks whose functions
+/// have the same names are merged into a tree of names, and each node's lines are two runs,
+/// its own line (`name weight`) and those of the nodes above it (`name;…`), which sort among
+/// their siblings' runs by those few bytes alone (a name holds no `;`). One walk of the tree,
+/// siblings' runs in that order, writes the lines sorted.
 pub fn collapsed(lines: &mut Vec<String>, stacks: &Stacks, prefix: Option<&str>) {
-    let n = stacks.len();
-    let mut weight = vec![0.0; n];
+    let names = collapsed_names(stacks);
+    // The tree of names: (parent, name) per node; a stack's node; each node's weight.
+    let mut name_id: FxHashMap<&str, u32> = FxHashMap::default();
+    let func_name: Vec<u32> = names
+        .iter()
+        .map(|n| {
+            let k = name_id.len() as u32;
+            *name_id.entry(n.as_str()).or_insert(k)
+        })
+        .collect();
+    let mut name_of: Vec<&str> = vec![""; name_id.len()];
+    for (n, &k) in &name_id {
+        name_of[k as usize] = n;
+    }
+    let mut index: FxHashMap<(u32, u32), u32> = FxHashMap::default();
+    let mut nodes: Vec<(u32, u32)> = Vec::new(); // (parent or NONE, name)
+    let mut node_of: Vec<u32> = Vec::with_capacity(stacks.len());
+    const NONE: u32 = u32::MAX;
+    for s in 0..stacks.len() as StackId {
+        let (parent, f) = stacks.frame(s);
+        let key = (parent.map_or(NONE, |p| node_of[p as usize]), func_name[f as usize]);
+        let next = nodes.len() as u32;
+        let t = *index.entry(key).or_insert(next);
+        if t == next {
+            nodes.push(key);
+        }
+        node_of.push(t);
+    }
+    let mut weight = vec![0.0; nodes.len()];
     let mut root = 0.0;
     for &(s, w) in &stacks.samples {
-        match weight.get_mut(s as usize) {
-            Some(x) => *x += w,
+        match node_of.get(s as usize) {
+            Some(&t) => weight[t as usize] += w,
             None => root += w,
         }
     }
-    let names = collapsed_names(stacks);
-    let prefix = prefix.map(collapsed_text);
-    let line = |path: &str, w: f64| -> Option<String> {
-        let w = w.round();
-        (w >= 1.0).then(|| {
-            let mut l = String::with_capacity(path.len() + 12);
-            l.push_str(if path.is_empty() { "(root)" } else { path });
-            l.push(' ');
-            l.push_str(itoa::Buffer::new().format(w as u64));
-            l
-        })
-    };
-    let mut path = prefix.clone().unwrap_or_default();
-    lines.extend(line(&path, root));
-    // Children of each stack (and the roots), by name, then id.
-    let mut children: Vec<Vec<StackId>> = vec![Vec::new(); n];
+    let mut children: Vec<Vec<u32>> = vec![Vec::new(); nodes.len()];
     let mut roots = Vec::new();
-    for s in 0..n as StackId {
-        match stacks.frame(s).0 {
-            Some(p) => children[p as usize].push(s),
-            None => roots.push(s),
+    for (t, &(p, _)) in nodes.iter().enumerate() {
+        if p == NONE {
+            roots.push(t as u32);
+        } else {
+            children[p as usize].push(t as u32);
         }
     }
-    let by_name = |v: &mut Vec<StackId>| {
-        v.sort_by(|&a, &b| names[stacks.frame(a).1 as usize].cmp(&names[stacks.frame(b).1 as usize]).then(a.cmp(&b)))
-    };
-    by_name(&mut roots);
-    for c in &mut children {
-        by_name(c);
+    // A run of lines: a node's own line, or its children's; `key` the bytes that order it.
+    #[derive(Clone, Copy)]
+    enum Run {
+        Own(u32, u64),
+        Above(u32),
+        Root(u64),
     }
-    // (stack, path length before it); iterative, so any depth is safe.
-    let mut todo: Vec<(StackId, usize)> = roots.iter().rev().map(|&r| (r, path.len())).collect();
-    while let Some((s, len)) = todo.pop() {
+    let rounded = |w: f64| (w.round() >= 1.0).then(|| w.round() as u64);
+    let runs_of = |list: &[u32], out: &mut Vec<(Vec<u8>, Run)>| {
+        for &t in list {
+            let name = name_of[nodes[t as usize].1 as usize].as_bytes();
+            if let Some(w) = rounded(weight[t as usize]) {
+                let mut key = name.to_vec();
+                key.push(b' ');
+                key.extend_from_slice(itoa::Buffer::new().format(w).as_bytes());
+                out.push((key, Run::Own(t, w)));
+            }
+            if !children[t as usize].is_empty() {
+                let mut key = name.to_vec();
+                key.push(b';');
+                out.push((key, Run::Above(t)));
+            }
+        }
+    };
+    let prefix = prefix.map(collapsed_text);
+    let mut top: Vec<(Vec<u8>, Run)> = Vec::new();
+    if let Some(w) = rounded(root) {
+        // Weight on no function: the prefix alone (before `prefix;…`), or `(root)`.
+        let head = prefix.as_deref().map_or(b"(root) ".to_vec(), |_| b" ".to_vec());
+        top.push((head, Run::Root(w)));
+    }
+    runs_of(&roots, &mut top);
+    top.sort_by(|a, b| a.0.cmp(&b.0));
+    let base = prefix.clone().unwrap_or_default();
+    // (run, length of the path before it); iterative, so any depth is safe.
+    let mut todo: Vec<(Run, usize)> = top.into_iter().rev().map(|(_, r)| (r, base.len())).collect();
+    let mut path = base;
+    let mut itoa = itoa::Buffer::new();
+    let mut sibling_runs = Vec::new();
+    while let Some((run, len)) = todo.pop() {
         path.truncate(len);
+        let t = match run {
+            Run::Root(w) => {
+                let head = if path.is_empty() { "(root)" } else { path.as_str() };
+                lines.push(format!("{head} {}", itoa.format(w)));
+                continue;
+            }
+            Run::Own(t, _) | Run::Above(t) => t,
+        };
         if !path.is_empty() {
             path.push(';');
         }
-        path.push_str(&names[stacks.frame(s).1 as usize]);
-        lines.extend(line(&path, weight[s as usize]));
-        let here = path.len();
-        todo.extend(children[s as usize].iter().rev().map(|&c| (c, here)));
+        path.push_str(name_of[nodes[t as usize].1 as usize]);
+        match run {
+            Run::Own(_, w) => {
+                let mut l = String::with_capacity(path.len() + 12);
+                l.push_str(&path);
+                l.push(' ');
+                l.push_str(itoa.format(w));
+                lines.push(l);
+            }
+            _ => {
+                sibling_runs.clear();
+                runs_of(&children[t as usize], &mut sibling_runs);
+                sibling_runs.sort_by(|a, b| a.0.cmp(&b.0));
+                let here = path.len();
+                todo.extend(sibling_runs.drain(..).rev().map(|(_, r)| (r, here)));
+            }
+        }
     }
 }
 

@@ -231,17 +231,44 @@ proptest::proptest! {
 }
 
 #[test]
-fn collapsed_lines_keep_each_subtree_together() {
-    // Names without a URL are labels alone: `b c` sorts between `b` and `b;x` byte-wise.
+fn collapsed_lines_come_sorted_byte_by_byte() {
+    // `b c` sorts between `b` and `b;x`; `b7` (a digit after `b`) between `b 1…` and `b;`.
     let mut st = Stacks::new();
     let id = |st: &mut Stacks, n: &str| st.func(f(n, ""));
-    let (a, b, bc, x) = (id(&mut st, "a"), id(&mut st, "b"), id(&mut st, "b c"), id(&mut st, "x"));
-    for (path, w) in [(vec![a, bc], 4.0), (vec![a, b, x], 3.0), (vec![a], 1.0), (vec![a, b], 2.0), (vec![a, b, x], 0.4)]
-    {
+    let (a, b, bc, b7, x) =
+        (id(&mut st, "a"), id(&mut st, "b"), id(&mut st, "b c"), id(&mut st, "b7"), id(&mut st, "x"));
+    // Two functions with one label (`b` twice, as two scripts' functions would be) make one line.
+    let b2 = st.func(Func { script: "2".to_owned(), ..f("b", "") });
+    for (path, w) in [
+        (vec![a, bc], 4.0),
+        (vec![a, b, x], 3.0),
+        (vec![a], 1.0),
+        (vec![a, b], 2.0),
+        (vec![a, b2], 10.0),
+        (vec![a, b7], 5.0),
+        (vec![a, b, x], 0.4),
+    ] {
         let s = st.stack_of(&path).unwrap();
         st.add(s, w);
     }
-    let mut lines = Vec::new();
-    export::collapsed(&mut lines, &st, Some("T;1"));
-    assert_eq!(lines, ["T:1;a 1", "T:1;a;b 2", "T:1;a;b;x 3", "T:1;a;b c 4"]);
+    st.add(StackId::MAX, 6.0);
+    for prefix in [None, Some("T;1")] {
+        let mut lines = Vec::new();
+        export::collapsed(&mut lines, &st, prefix);
+        let mut sorted = lines.clone();
+        sorted.sort();
+        assert_eq!(lines, sorted);
+        let p = prefix.map_or(String::new(), |_| "T:1;".to_owned());
+        let root = prefix.map_or("(root) 6".to_owned(), |_| "T:1 6".to_owned());
+        let mut want = vec![
+            format!("{p}a 1"),
+            format!("{p}a;b 12"),
+            format!("{p}a;b c 4"),
+            format!("{p}a;b7 5"),
+            format!("{p}a;b;x 3"),
+        ];
+        want.push(root);
+        want.sort();
+        assert_eq!(lines, want);
+    }
 }
