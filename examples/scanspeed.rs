@@ -34,7 +34,7 @@ fn main() {
                 break;
             }
             let mut ev = scan::RawEvent::default();
-            let end = scan::event_into(&bytes, i, &mut stack, &mut ev).expect("a malformed event");
+            let end = scan::event_into::<false>(&bytes, i, &mut stack, &mut ev).expect("a malformed event");
             n += ev.phase() as u64;
             i = json::ws(&bytes, end);
             if bytes.get(i) != Some(&b',') {

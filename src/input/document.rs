@@ -69,6 +69,10 @@ pub trait Sink {
     fn wants_parsed(&self) -> bool {
         true
     }
+    /// Whether the scan should note where each event's name lies ([`RawEvent::name_at`]).
+    fn wants_name_at(&self) -> bool {
+        false
+    }
     /// The order-independent work on one event.
     fn prepare(ev: &mut RawEvent<'_>) -> Self::Prep;
     /// Whether [`Sink::event`] would do nothing with this: such an event is counted on the
@@ -259,6 +263,7 @@ impl<'a> Walker<'a> {
         relay: Option<&crate::parallel::ScanHelper>,
     ) -> Result<(u64, bool), Error> {
         let parsed = sink.wants_parsed();
+        let name_at = sink.wants_name_at();
         let mut index: u64 = 0;
         // Where the next region starts (absolute), and what comes there.
         let mut next = self.w.offset();
@@ -301,7 +306,7 @@ impl<'a> Walker<'a> {
                 (None, pending.take().map(&mut deliver).transpose())
             } else {
                 let pieces = if relay.is_some() { PIECES } else { 1 };
-                let opts = RunOptions { parsed, max_value: w.max_value() };
+                let opts = RunOptions { parsed, name_at, max_value: w.max_value() };
                 let job = ScanJob::<S>::new(bytes, state, opts, pieces, &mut spare);
                 let d = if let Some(relay) = relay {
                     // The helper scans from the start; this thread joins in once the previous
@@ -574,7 +579,12 @@ impl<'b, S: Sink> ScanJob<'b, S> {
             // A piece after the first starts at a guessed element, after a comma.
             let at = if k == 0 { self.at } else { RegionStart { expect_element: true, after_comma: true, ..self.at } };
             let list = std::mem::take(&mut *crate::parallel::lock(&self.lists[k]));
-            let r = scan_run::<S>(self.bytes, start, stop_at, at, self.opts, stack, list);
+            // Two copies of the loop: the one without names pays nothing for them.
+            let r = if self.opts.name_at {
+                scan_run::<S, true>(self.bytes, start, stop_at, at, self.opts, stack, list)
+            } else {
+                scan_run::<S, false>(self.bytes, start, stop_at, at, self.opts, stack, list)
+            };
             *crate::parallel::lock(&self.done[k]) = Some(r);
         }
     }
@@ -612,6 +622,8 @@ impl<'b, S: Sink> ScanJob<'b, S> {
 struct RunOptions {
     /// Whether events are parsed ([`Sink::wants_parsed`]).
     parsed: bool,
+    /// Whether the scan notes where names lie ([`Sink::wants_name_at`]).
+    name_at: bool,
     /// The largest event accepted, in bytes (a larger one is always handed over, to fail).
     max_value: usize,
 }
@@ -622,12 +634,12 @@ const PIECES: usize = 16;
 /// Scans elements of the event array from `start` until the next element would start at or
 /// after `stop_at`, the array ends, or the bytes run out. Inert events are only counted, but
 /// for the last one of the run, so that the count of every one reaches the delivering thread.
-fn scan_run<S: Sink>(
+fn scan_run<S: Sink, const NAME_AT: bool>(
     b: &[u8],
     start: usize,
     stop_at: usize,
     at: RegionStart,
-    RunOptions { parsed, max_value }: RunOptions,
+    RunOptions { parsed, max_value, .. }: RunOptions,
     stack: &mut Vec<u8>,
     mut list: Vec<Scanned<S::Prep>>,
 ) -> Region<S::Prep> {
@@ -673,7 +685,7 @@ fn scan_run<S: Sink>(
             let is_object = b[i] == b'{';
             let r = if parsed && is_object {
                 let mut ev = scan::RawEvent::default();
-                scan::event_into(b, i, stack, &mut ev).map(|e| (Some(S::prepare(&mut ev)), e))
+                scan::event_into::<NAME_AT>(b, i, stack, &mut ev).map(|e| (Some(S::prepare(&mut ev)), e))
             } else {
                 json::skip(b, i, stack).map(|e| (None, e))
             };

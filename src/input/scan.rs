@@ -33,7 +33,8 @@ pub struct RawEvent<'a> {
     /// Whether the event has a top-level `callFrame` key (DevTools would take it for a ProfileCall).
     pub has_call_frame: bool,
     /// Where `name`'s characters start, counted from the event's first byte, when it is a string
-    /// read in place (no escapes); else 0. Lets a sink find the name again without a parse.
+    /// read in place (no escapes) and the scan was asked to note it ([`event_into`]'s
+    /// `NAME_AT`: a cost on every event that only some sinks want); else 0.
     pub name_at: u32,
     /// The members of `args` that can hold a `sampleTraceId`, read while `args` is skipped.
     pub args_ids: ArgsIds<'a>,
@@ -258,14 +259,19 @@ fn object<'a>(
 /// with `JSON.parse`. Returns the event and its end.
 pub fn event<'a>(b: &'a [u8], i: usize, stack: &mut Vec<u8>) -> R<(RawEvent<'a>, usize)> {
     let mut ev = RawEvent::default();
-    let end = event_into(b, i, stack, &mut ev)?;
+    let end = event_into::<false>(b, i, stack, &mut ev)?;
     Ok((ev, end))
 }
 
 /// [`event`] into `ev`, which the caller keeps (a [`RawEvent`] is a few hundred bytes: moving
 /// it out of a call costs a copy per event). `ev` must be fresh ([`RawEvent::default`]).
 #[inline]
-pub fn event_into<'a>(b: &'a [u8], i: usize, stack: &mut Vec<u8>, ev: &mut RawEvent<'a>) -> R<usize> {
+pub fn event_into<'a, const NAME_AT: bool>(
+    b: &'a [u8],
+    i: usize,
+    stack: &mut Vec<u8>,
+    ev: &mut RawEvent<'a>,
+) -> R<usize> {
     let start = i;
     if at(b, i)? != b'{' {
         return Err(Stop::Syntax(i, "'{'"));
@@ -346,7 +352,7 @@ pub fn event_into<'a>(b: &'a [u8], i: usize, stack: &mut Vec<u8>, ev: &mut RawEv
         if let Some(slot) = slot {
             let (v, e) = leaf(b, j, stack)?;
             *slot = v;
-            if code == K_NAME {
+            if NAME_AT && code == K_NAME {
                 ev.name_at = match ev.name {
                     Leaf::Str(Cow::Borrowed(_)) => (j + 1 - start) as u32,
                     _ => 0,

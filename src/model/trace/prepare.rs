@@ -126,10 +126,9 @@ pub struct Plain {
     pub(crate) flags: u8,
     /// The `sampleTraceId`.
     pub(crate) trace: Option<TraceKey>,
-    /// Where the name is in the event's bytes ([`RawEvent::name_at`]; 0: not in place) and its length.
-    pub(crate) name_at: (u32, u32),
-    /// Whether it is a top-level task ([`top_level_task`]).
-    pub(crate) top: bool,
+    /// Where the name is in the event's bytes ([`RawEvent::name_at`]; 0: not in place; it ends
+    /// at the next quote, having no escapes).
+    pub(crate) name_at: u32,
 }
 
 /// The args of an event, parsed before the event is handled.
@@ -199,8 +198,7 @@ pub(crate) fn plain(ev: &RawEvent<'_>, name: &str, ph: u8) -> Option<Plain> {
         _ => return None,
     };
     let flags = flags_for_name(name) | if ph == b'I' { INSTANT } else { 0 };
-    let name_at = (ev.name_at, name.len() as u32);
-    Some(Plain { pid, tid, ts, dur, flags, trace, name_at, top: top_level_task(name, &ev.cat) })
+    Some(Plain { pid, tid, ts, dur, flags, trace, name_at: ev.name_at })
 }
 
 /// Whether an event is a top-level task in DevTools' timeline: `RunTask` in its category.
@@ -214,6 +212,10 @@ impl Sink for TraceBuilder {
     fn profile_nodes(&mut self, raw: &[u8], location: crate::error::Location) -> bool {
         self.profile_nodes = Some(crate::model::cpuprofile::parse_nodes(raw, location, &mut self.strings));
         true
+    }
+
+    fn wants_name_at(&self) -> bool {
+        self.keep_names
     }
 
     fn prepare(ev: &mut RawEvent<'_>) -> Prep {
@@ -257,14 +259,17 @@ impl Sink for TraceBuilder {
                 }
                 self.threads[th as usize].entries.push(Entry { ts: p.ts, dur: p.dur, trace, flags: p.flags });
                 if self.keep_names {
-                    // The name where the scan found it; else (escapes, a repaired copy) read again.
-                    let (at, len) = (p.name_at.0 as usize, p.name_at.1 as usize);
+                    // The name where the scan found it; else (escapes, a repaired copy, or a
+                    // `RunTask`, whose category decides whether it is a top-level task) read again.
+                    let at = p.name_at as usize;
                     let in_place = (at > 0 && !ctx.lossy)
-                        .then(|| ctx.raw.get(at..at + len))
+                        .then(|| ctx.raw.get(at..))
                         .flatten()
-                        .and_then(|b| std::str::from_utf8(b).ok());
+                        .and_then(|rest| rest.get(..memchr::memchr(b'"', rest)?))
+                        .and_then(|b| std::str::from_utf8(b).ok())
+                        .filter(|name| *name != "RunTask");
                     match in_place {
-                        Some(name) => self.name_entry(th, name, p.top),
+                        Some(name) => self.name_entry(th, name, false),
                         None => {
                             let ev = ctx.parse()?;
                             if let Leaf::Str(name) = &ev.name {
