@@ -15,7 +15,8 @@ use jscalls::diff::{is_calls_document, read_calls_document, same_recording, Call
 use jscalls::{Config, Error, Source};
 
 use crate::{
-    assemble_file, failure, CpuProfileModeArg, DiffArgs, DiffFormat, EngineArg, Failed, Global, Level, Output,
+    assemble_file, failure, refuse_overwrite, CpuProfileModeArg, DiffArgs, DiffFormat, EngineArg, Failed, Global,
+    Level, Output,
 };
 
 /// The options `--base-opt` / `--new-opt` take: those that change the estimate.
@@ -187,7 +188,7 @@ pub fn run(args: &DiffArgs, global: &Global, cfg: &Config) -> Result<(), Failed>
             let (b, n) = load_both(one, one, &specs, global)?;
             let header = Header { base: describe(one, &specs.0), new: describe(one, &specs.1) };
             if args.level != Some(Level::Functions) {
-                return call_level(args, &header, &b, &n, &rules, gate);
+                return call_level(args, global, &header, &b, &n, &rules, gate);
             }
             (funcs::diff(&[b], &[n]), header)
         }
@@ -196,7 +197,7 @@ pub fn run(args: &DiffArgs, global: &Global, cfg: &Config) -> Result<(), Failed>
             let header = Header { base: describe(b, &specs.0), new: describe(n, &specs.1) };
             let level = args.level.unwrap_or(if same_recording(&bt, &nt) { Level::Calls } else { Level::Functions });
             if level == Level::Calls {
-                return call_level(args, &header, &bt, &nt, &rules, gate);
+                return call_level(args, global, &header, &bt, &nt, &rules, gate);
             }
             (funcs::diff(&[bt], &[nt]), header)
         }
@@ -261,6 +262,15 @@ fn warn_unmatched(rules: &[Rule], found: &[bool], global: &Global) -> Result<(),
 
 fn write_out(args: &DiffArgs, text: &str) -> Result<(), Failed> {
     let out = args.output.as_deref().filter(|o| *o != Path::new("-"));
+    // Every file read: the inputs, their runs, a corpus's inputs.
+    let mut read: Vec<PathBuf> = Vec::new();
+    for i in &args.inputs {
+        read.extend(if args.runs { runs_of(i)? } else { vec![i.clone()] });
+    }
+    if let Some(dir) = &args.corpus {
+        read.extend(inputs_in(dir)?);
+    }
+    refuse_overwrite(out, &read.iter().map(PathBuf::as_path).collect::<Vec<_>>())?;
     let output = Output::create(out, false).map_err(|e| failure("output", e))?;
     output
         .write(|w| w.write_all(text.as_bytes()).map_err(|e| Error::io("cannot write the diff", e)))
@@ -293,6 +303,7 @@ fn percent(base: f64, new: f64) -> String {
 
 fn call_level(
     args: &DiffArgs,
+    global: &Global,
     header: &Header,
     base: &[ThreadEstimate],
     new: &[ThreadEstimate],
@@ -309,7 +320,8 @@ fn call_level(
     let mut violations = Vec::new();
     if !rules.is_empty() {
         let f = funcs::diff(&[base], &[new]);
-        let (v, _) = rule::check(&f, rules, gate);
+        let (v, found) = rule::check(&f, rules, gate);
+        warn_unmatched(rules, &found, global)?;
         gate_report(&mut text, args.format, rules, &v, &f);
         violations = v;
     }

@@ -614,6 +614,20 @@ fn run(cli: Cli) -> Result<(), Failed> {
     }
 }
 
+/// A usage error when `out` is one of `inputs`: an input is never overwritten.
+fn refuse_overwrite(out: Option<&Path>, inputs: &[&Path]) -> Result<(), Failed> {
+    if let Some(o) = out.filter(|o| *o != Path::new("-")) {
+        if let Some(i) = inputs.iter().find(|i| same_file(i, o)) {
+            return Err(Failed::Usage(format!(
+                "the output {} is the input {}; refusing to overwrite it",
+                o.display(),
+                i.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// The `--symbols LIB=FILE` tables, read before any work.
 fn read_symbols(
     specs: &[String],

@@ -350,3 +350,22 @@ fn threads_pair_by_name_across_two_recordings_of_one_page() {
     assert_eq!(fib["function"]["url"], "/worker.js");
     assert!(fib["base"]["calls"].as_f64().unwrap() > 10.0 && fib["new"]["calls"].as_f64().unwrap() > 10.0, "{fib}");
 }
+
+#[test]
+fn an_input_is_never_overwritten() {
+    let dir = temp_dir("overwrite");
+    let a = dir.join("a.json.gz");
+    std::fs::copy(fixture("chrome-ui.json.gz"), &a).unwrap();
+    let before = std::fs::read(&a).unwrap();
+    let a = a.to_str().unwrap();
+    let o = jscalls(&["diff", a, &fixture("chrome-ui.json.gz"), "-o", a]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("refusing to overwrite"));
+    let budget = dir.join("b.toml");
+    std::fs::write(&budget, "[[rule]]\njs = \"1s\"\n").unwrap();
+    let o = jscalls(&["check", a, "--budget", budget.to_str().unwrap(), "-o", budget.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(std::fs::read(a).unwrap(), before);
+    assert_eq!(std::fs::read_to_string(&budget).unwrap(), "[[rule]]\njs = \"1s\"\n");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
