@@ -43,12 +43,26 @@ pub fn render(assembled: Assembled, args: &ExportArgs, format: ExportFormat, inp
             // Threads by label, so that their blocks of sorted lines are sorted as a whole.
             let mut by_label: Vec<(String, &Chosen)> = kept.iter().map(|c| (thread_label(c), c)).collect();
             by_label.sort_by(|a, b| a.0.cmp(&b.0));
-            for (label, c) in by_label {
-                let prefix = several.then_some(label);
-                if args.by_time {
-                    export::collapsed_by_time(&mut lines, &c.stacks, &c.spans, prefix.as_deref());
+            if args.by_time {
+                for (label, c) in by_label {
+                    export::collapsed_by_time(&mut lines, &c.stacks, &c.spans, several.then_some(label).as_deref());
+                }
+            } else {
+                let trees: Vec<export::CollapsedTree> = by_label
+                    .iter()
+                    .map(|(label, c)| export::CollapsedTree::new(&c.stacks, several.then_some(label.as_str())))
+                    .collect();
+                // inferno leaves out frames under `min_width` percent of the whole; subtrees
+                // under half that go in as one line each (see `CollapsedTree::write`).
+                let fold = if format == ExportFormat::Svg {
+                    let total: u64 = trees.iter().map(export::CollapsedTree::total).sum();
+                    let min_width = inferno::flamegraph::Options::default().min_width;
+                    (total as f64 * min_width / 100.0 / 2.0) as u64
                 } else {
-                    export::collapsed(&mut lines, &c.stacks, prefix.as_deref());
+                    0
+                };
+                for t in &trees {
+                    t.write(&mut lines, fold);
                 }
             }
             if format == ExportFormat::Collapsed {

@@ -226,125 +226,164 @@ fn collapsed_line(names: &[String], stacks: &Stacks, stack: StackId, w: f64, pre
 /// rounded to a whole number (µs, or samples), lines that round to 0 left out, sorted byte by
 /// byte as flame-graph tools sort them (inferno then skips its own sort). Every line starts
 /// with `prefix;` when given (a thread's name, when several share a file).
+pub fn collapsed(lines: &mut Vec<String>, stacks: &Stacks, prefix: Option<&str>) {
+    CollapsedTree::new(stacks, prefix).write(lines, 0);
+}
+
+/// A thread's stacks as collapsed lines, ready to write.
 ///
 /// The lines share long prefixes, so they are not compared as text: stacks whose functions
 /// have the same names are merged into a tree of names, and each node's lines are two runs,
 /// its own line (`name weight`) and those of the nodes above it (`name;…`), which sort among
 /// their siblings' runs by those few bytes alone (a name holds no `;`). One walk of the tree,
 /// siblings' runs in that order, writes the lines sorted.
-pub fn collapsed(lines: &mut Vec<String>, stacks: &Stacks, prefix: Option<&str>) {
-    let names = collapsed_names(stacks);
-    // The tree of names: (parent, name) per node; a stack's node; each node's weight.
-    let mut name_id: FxHashMap<&str, u32> = FxHashMap::default();
-    let func_name: Vec<u32> = names
-        .iter()
-        .map(|n| {
-            let k = name_id.len() as u32;
-            *name_id.entry(n.as_str()).or_insert(k)
-        })
-        .collect();
-    let mut name_of: Vec<&str> = vec![""; name_id.len()];
-    for (n, &k) in &name_id {
-        name_of[k as usize] = n;
-    }
-    let mut index: FxHashMap<(u32, u32), u32> = FxHashMap::default();
-    let mut nodes: Vec<(u32, u32)> = Vec::new(); // (parent or NONE, name)
-    let mut node_of: Vec<u32> = Vec::with_capacity(stacks.len());
-    const NONE: u32 = u32::MAX;
-    for s in 0..stacks.len() as StackId {
-        let (parent, f) = stacks.frame(s);
-        let key = (parent.map_or(NONE, |p| node_of[p as usize]), func_name[f as usize]);
-        let next = nodes.len() as u32;
-        let t = *index.entry(key).or_insert(next);
-        if t == next {
-            nodes.push(key);
+pub struct CollapsedTree {
+    /// Each node's name.
+    names: Vec<String>,
+    /// Each node's rounded own weight, and that of its subtree.
+    own: Vec<u64>,
+    below: Vec<u64>,
+    children: Vec<Vec<u32>>,
+    roots: Vec<u32>,
+    /// Rounded weight on no function.
+    root: u64,
+    prefix: Option<String>,
+}
+
+impl CollapsedTree {
+    /// The tree of `stacks`' names; every line will start with `prefix;` when given.
+    pub fn new(stacks: &Stacks, prefix: Option<&str>) -> CollapsedTree {
+        let labels = collapsed_names(stacks);
+        let mut name_id: FxHashMap<&str, u32> = FxHashMap::default();
+        let func_name: Vec<u32> = labels
+            .iter()
+            .map(|n| {
+                let k = name_id.len() as u32;
+                *name_id.entry(n.as_str()).or_insert(k)
+            })
+            .collect();
+        let mut name_of: Vec<&str> = vec![""; name_id.len()];
+        for (n, &k) in &name_id {
+            name_of[k as usize] = n;
         }
-        node_of.push(t);
-    }
-    let mut weight = vec![0.0; nodes.len()];
-    let mut root = 0.0;
-    for &(s, w) in &stacks.samples {
-        match node_of.get(s as usize) {
-            Some(&t) => weight[t as usize] += w,
-            None => root += w,
-        }
-    }
-    let mut children: Vec<Vec<u32>> = vec![Vec::new(); nodes.len()];
-    let mut roots = Vec::new();
-    for (t, &(p, _)) in nodes.iter().enumerate() {
-        if p == NONE {
-            roots.push(t as u32);
-        } else {
-            children[p as usize].push(t as u32);
-        }
-    }
-    // A run of lines: a node's own line, or its children's; `key` the bytes that order it.
-    #[derive(Clone, Copy)]
-    enum Run {
-        Own(u32, u64),
-        Above(u32),
-        Root(u64),
-    }
-    let rounded = |w: f64| (w.round() >= 1.0).then(|| w.round() as u64);
-    let runs_of = |list: &[u32], out: &mut Vec<(Vec<u8>, Run)>| {
-        for &t in list {
-            let name = name_of[nodes[t as usize].1 as usize].as_bytes();
-            if let Some(w) = rounded(weight[t as usize]) {
-                let mut key = name.to_vec();
-                key.push(b' ');
-                key.extend_from_slice(itoa::Buffer::new().format(w).as_bytes());
-                out.push((key, Run::Own(t, w)));
+        const NONE: u32 = u32::MAX;
+        let mut index: FxHashMap<(u32, u32), u32> = FxHashMap::default();
+        let mut nodes: Vec<(u32, u32)> = Vec::new(); // (parent or NONE, name)
+        let mut node_of: Vec<u32> = Vec::with_capacity(stacks.len());
+        for s in 0..stacks.len() as StackId {
+            let (parent, f) = stacks.frame(s);
+            let key = (parent.map_or(NONE, |p| node_of[p as usize]), func_name[f as usize]);
+            let next = nodes.len() as u32;
+            let t = *index.entry(key).or_insert(next);
+            if t == next {
+                nodes.push(key);
             }
-            if !children[t as usize].is_empty() {
-                let mut key = name.to_vec();
-                key.push(b';');
-                out.push((key, Run::Above(t)));
+            node_of.push(t);
+        }
+        let mut weight = vec![0.0; nodes.len()];
+        let mut root = 0.0;
+        for &(s, w) in &stacks.samples {
+            match node_of.get(s as usize) {
+                Some(&t) => weight[t as usize] += w,
+                None => root += w,
             }
         }
-    };
-    let prefix = prefix.map(collapsed_text);
-    let mut top: Vec<(Vec<u8>, Run)> = Vec::new();
-    if let Some(w) = rounded(root) {
-        // Weight on no function: the prefix alone (before `prefix;…`), or `(root)`.
-        let head = prefix.as_deref().map_or(b"(root) ".to_vec(), |_| b" ".to_vec());
-        top.push((head, Run::Root(w)));
-    }
-    runs_of(&roots, &mut top);
-    top.sort_by(|a, b| a.0.cmp(&b.0));
-    let base = prefix.clone().unwrap_or_default();
-    // (run, length of the path before it); iterative, so any depth is safe.
-    let mut todo: Vec<(Run, usize)> = top.into_iter().rev().map(|(_, r)| (r, base.len())).collect();
-    let mut path = base;
-    let mut itoa = itoa::Buffer::new();
-    let mut sibling_runs = Vec::new();
-    while let Some((run, len)) = todo.pop() {
-        path.truncate(len);
-        let t = match run {
-            Run::Root(w) => {
-                let head = if path.is_empty() { "(root)" } else { path.as_str() };
-                lines.push(format!("{head} {}", itoa.format(w)));
-                continue;
+        let round = |w: f64| if w.round() >= 1.0 { w.round() as u64 } else { 0 };
+        let own: Vec<u64> = weight.iter().map(|&w| round(w)).collect();
+        // Subtrees from the leaves up: a node comes after its parent.
+        let mut below = own.clone();
+        let mut children: Vec<Vec<u32>> = vec![Vec::new(); nodes.len()];
+        let mut roots = Vec::new();
+        for t in (0..nodes.len()).rev() {
+            let p = nodes[t].0;
+            if p == NONE {
+                roots.push(t as u32);
+            } else {
+                below[p as usize] += below[t];
+                children[p as usize].push(t as u32);
             }
-            Run::Own(t, _) | Run::Above(t) => t,
+        }
+        let names = nodes.iter().map(|&(_, n)| name_of[n as usize].to_owned()).collect();
+        CollapsedTree { names, own, below, children, roots, root: round(root), prefix: prefix.map(collapsed_text) }
+    }
+
+    /// The sum of the lines' weights.
+    pub fn total(&self) -> u64 {
+        self.root + self.roots.iter().map(|&r| self.below[r as usize]).sum::<u64>()
+    }
+
+    /// Appends the lines. A subtree weighing under `fold_below` becomes one line, its root's,
+    /// weighing the whole subtree: a flame graph that leaves out frames narrower than that
+    /// draws exactly what it would draw from every line.
+    pub fn write(&self, lines: &mut Vec<String>, fold_below: u64) {
+        // A run of lines: a node's own line (with its weight), or its children's.
+        #[derive(Clone, Copy)]
+        enum Run {
+            Own(u32, u64),
+            Above(u32),
+            Root(u64),
+        }
+        let runs_of = |list: &[u32], out: &mut Vec<(Vec<u8>, Run)>| {
+            for &t in list {
+                let name = self.names[t as usize].as_bytes();
+                let folded = self.below[t as usize] < fold_below;
+                let w = if folded { self.below[t as usize] } else { self.own[t as usize] };
+                if w > 0 {
+                    let mut key = name.to_vec();
+                    key.push(b' ');
+                    key.extend_from_slice(itoa::Buffer::new().format(w).as_bytes());
+                    out.push((key, Run::Own(t, w)));
+                }
+                if !folded && !self.children[t as usize].is_empty() {
+                    let mut key = name.to_vec();
+                    key.push(b';');
+                    out.push((key, Run::Above(t)));
+                }
+            }
         };
-        if !path.is_empty() {
-            path.push(';');
+        let mut top: Vec<(Vec<u8>, Run)> = Vec::new();
+        if self.root > 0 {
+            // Weight on no function: the prefix alone (before `prefix;…`), or `(root)`.
+            let head = if self.prefix.is_some() { b" ".to_vec() } else { b"(root) ".to_vec() };
+            top.push((head, Run::Root(self.root)));
         }
-        path.push_str(name_of[nodes[t as usize].1 as usize]);
-        match run {
-            Run::Own(_, w) => {
-                let mut l = String::with_capacity(path.len() + 12);
-                l.push_str(&path);
-                l.push(' ');
-                l.push_str(itoa.format(w));
-                lines.push(l);
+        runs_of(&self.roots, &mut top);
+        top.sort_by(|a, b| a.0.cmp(&b.0));
+        let base = self.prefix.clone().unwrap_or_default();
+        // (run, length of the path before it); iterative, so any depth is safe.
+        let mut todo: Vec<(Run, usize)> = top.into_iter().rev().map(|(_, r)| (r, base.len())).collect();
+        let mut path = base;
+        let mut itoa = itoa::Buffer::new();
+        let mut sibling_runs = Vec::new();
+        while let Some((run, len)) = todo.pop() {
+            path.truncate(len);
+            let t = match run {
+                Run::Root(w) => {
+                    let head = if path.is_empty() { "(root)" } else { path.as_str() };
+                    lines.push(format!("{head} {}", itoa.format(w)));
+                    continue;
+                }
+                Run::Own(t, _) | Run::Above(t) => t,
+            };
+            if !path.is_empty() {
+                path.push(';');
             }
-            _ => {
-                sibling_runs.clear();
-                runs_of(&children[t as usize], &mut sibling_runs);
-                sibling_runs.sort_by(|a, b| a.0.cmp(&b.0));
-                let here = path.len();
-                todo.extend(sibling_runs.drain(..).rev().map(|(_, r)| (r, here)));
+            path.push_str(&self.names[t as usize]);
+            match run {
+                Run::Own(_, w) => {
+                    let mut l = String::with_capacity(path.len() + 12);
+                    l.push_str(&path);
+                    l.push(' ');
+                    l.push_str(itoa.format(w));
+                    lines.push(l);
+                }
+                _ => {
+                    sibling_runs.clear();
+                    runs_of(&self.children[t as usize], &mut sibling_runs);
+                    sibling_runs.sort_by(|a, b| a.0.cmp(&b.0));
+                    let here = path.len();
+                    todo.extend(sibling_runs.drain(..).rev().map(|(_, r)| (r, here)));
+                }
             }
         }
     }
