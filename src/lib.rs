@@ -42,6 +42,7 @@ pub mod tree;
 mod view;
 
 pub use error::{Diagnostics, Error, Location, Warning, WarningKind};
+pub use estimate::bounds::{Estimator, Sampler};
 pub use input::Source;
 pub use model::gecko::Symbols;
 pub use model::profile::Limits;
@@ -99,6 +100,11 @@ pub struct Config {
     /// Symbols of the libraries a Firefox profile's native frames are in, by library name (as
     /// the profile's `libs` name it). Default: none (such frames stay `lib+0xOFFSET`).
     pub symbols: std::collections::BTreeMap<String, std::sync::Arc<Symbols>>,
+    /// Which estimate calls carry. Default: [`Estimator::DevTools`].
+    pub estimator: Estimator,
+    /// Give each call the interval its true start and end lie in ([`Call::bounds`]). Default:
+    /// false.
+    pub bounds: bool,
 }
 
 impl Default for Config {
@@ -114,13 +120,21 @@ impl Default for Config {
             progress: None,
             keep_event_names: false,
             symbols: std::collections::BTreeMap::new(),
+            estimator: Estimator::DevTools,
+            bounds: false,
         }
     }
 }
 
 impl Config {
     fn integrator(&self) -> IntegratorConfig {
-        IntegratorConfig { show_all_events: self.show_all_events, version: self.engine, cut: self.threads > 1 }
+        IntegratorConfig {
+            show_all_events: self.show_all_events,
+            version: self.engine,
+            cut: self.threads > 1,
+            estimator: self.estimator,
+            bounds: self.bounds,
+        }
     }
 }
 

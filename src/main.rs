@@ -357,6 +357,15 @@ struct Global {
     /// Keep frames of V8 runtime functions (url "native V8Runtime"), like DevTools' "show all events".
     #[arg(long, global = true)]
     show_all_events: bool,
+    /// Where a call boundary that samples set is placed: `devtools` on the sample that saw the
+    /// change; `midway` halfway between that sample and the one before, with the sampler's
+    /// measured lag and the invocation events taken into account.
+    #[arg(long, value_enum, default_value = "devtools", global = true)]
+    estimator: EstimatorArg,
+    /// Give each call "bounds": [earliestStart, latestStart, earliestEnd, latestEnd] (µs), the
+    /// interval its true start and end lie in.
+    #[arg(long, global = true)]
+    bounds: bool,
     /// Fail (exit 1, nothing written) when the input has anything to warn about.
     #[arg(long, global = true)]
     strict: bool,
@@ -423,6 +432,14 @@ enum CpuProfileModeArg {
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
+enum EstimatorArg {
+    /// DevTools' own estimate, call for call.
+    Devtools,
+    /// DevTools' rules, each boundary that samples set halfway between its samples.
+    Midway,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
 enum EngineArg {
     /// @paulirish/trace_engine 0.0.65, the published engine that Lighthouse uses.
     #[value(name = "0.0.65")]
@@ -456,6 +473,11 @@ impl Global {
         cfg.cpuprofile_mode = self.cpuprofile_mode.mode();
         cfg.engine = self.engine.version();
         cfg.show_all_events = self.show_all_events;
+        cfg.estimator = match self.estimator {
+            EstimatorArg::Devtools => jscalls::Estimator::DevTools,
+            EstimatorArg::Midway => jscalls::Estimator::Midway,
+        };
+        cfg.bounds = self.bounds;
         cfg.limits.max_depth = self.max_depth;
         cfg.max_event_bytes = self.max_event_bytes;
         if let Some(n) = self.threads {

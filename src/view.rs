@@ -84,6 +84,12 @@ impl<'a> Thread<'a> {
         self.t.model.n_samples()
     }
 
+    /// What the file says about the thread's sampler (interval, capture lag), measured when
+    /// bounds or the midway estimate were asked for.
+    pub fn sampler(&self) -> Option<crate::Sampler> {
+        self.t.sampler
+    }
+
     /// The calls in the order DevTools creates them.
     pub fn calls(&self) -> impl ExactSizeIterator<Item = Call<'a>> + 'a {
         let th = *self;
@@ -166,6 +172,13 @@ impl<'a> Call<'a> {
     /// came from an event's `sampleTraceId`.
     pub fn sample_index(&self) -> i64 {
         self.raw().sample_index
+    }
+
+    /// Where the true start and end lie, µs, when [`Config::bounds`](crate::Config::bounds) was
+    /// set: `[earliest start, latest start, earliest end, latest end]`, `None` on a side that
+    /// nothing bounds.
+    pub fn bounds(&self) -> Option<[Option<f64>; 4]> {
+        self.th.t.bounds.get(self.index).map(|b| b.map(|x| (!x.is_nan()).then_some(x)))
     }
 
     /// The function: name, script and position.

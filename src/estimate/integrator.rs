@@ -18,7 +18,7 @@ use crate::model::{EngineVersion, Entry, INSTANT, INVOCATION, RESET};
 
 /// Integrator options (DevTools' engine configuration), and the threads one thread's estimate
 /// may use.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 pub struct IntegratorConfig {
     /// Keep `native V8Runtime` frames (`showAllEvents`).
     pub show_all_events: bool,
@@ -28,6 +28,10 @@ pub struct IntegratorConfig {
     /// task near its middle sample, its halves estimated side by side (by the [`Exec`] given),
     /// with the same calls as one walk.
     pub cut: bool,
+    /// Which estimate the calls carry (DevTools' by default).
+    pub estimator: super::bounds::Estimator,
+    /// Whether each call gets the interval its true start and end lie in.
+    pub bounds: bool,
 }
 
 /// Samples below which a thread is never cut: its estimate takes about a millisecond.
@@ -698,7 +702,7 @@ mod tests {
             for (show_all_events, version) in
                 [(false, EngineVersion::V0_0_65), (true, EngineVersion::V0_0_65), (false, EngineVersion::Latest)]
             {
-                let cfg = IntegratorConfig { show_all_events, version, cut: true };
+                let cfg = IntegratorConfig { show_all_events, version, cut: true, ..Default::default() };
                 let n = m.n_samples();
                 let (want, want_errors) = run_part(&m, &entries, &trace_nodes, cfg, seeds(&m, 0, n), None);
                 for &e in cut_at.iter().step_by(37).chain(&cut_at[..3]).chain(&cut_at[cut_at.len() - 3..]) {
@@ -726,7 +730,12 @@ mod tests {
         let (e, k) = split_point(&m, &entries).expect("a place to cut");
         assert!(k.abs_diff(n / 2) < n / 20, "sample {k} of {n}");
         assert_eq!(k, samples_before(&m, &entries[e]));
-        let cfg = IntegratorConfig { show_all_events: false, version: EngineVersion::V0_0_65, cut: true };
+        let cfg = IntegratorConfig {
+            show_all_events: false,
+            version: EngineVersion::V0_0_65,
+            cut: true,
+            ..Default::default()
+        };
         let one = IntegratorConfig { cut: false, ..cfg };
         let tv: Vec<(u32, Scalar)> = Vec::new();
         let (calls, _) = build_profile_calls(&m, &entries, &tv, cfg, &crate::exec::Threads(2));
@@ -751,7 +760,12 @@ mod tests {
         // The stacks DevTools' debug-mode JSSample events carry: [a], [a], [a, b], [a, b].
         // Node 3 resolves to the copy under `a` (parsed last), so b's stack is a > b.
         let (m, strings) = basic();
-        let cfg = IntegratorConfig { show_all_events: false, version: EngineVersion::V0_0_65, cut: false };
+        let cfg = IntegratorConfig {
+            show_all_events: false,
+            version: EngineVersion::V0_0_65,
+            cut: false,
+            ..Default::default()
+        };
         let mut st = State::new(&m, &[], cfg);
         let mut stacks = Vec::new();
         for s in seeds(&m, 0, m.n_samples()) {

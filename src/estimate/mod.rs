@@ -6,6 +6,7 @@
 //! path for a loaded `.cpuprofile`). Threads are independent: `crate::exec` decides how they
 //! run.
 
+pub mod bounds;
 pub mod for_each_frame;
 pub mod integrator;
 pub mod tree;
@@ -77,6 +78,12 @@ pub struct ThreadCalls {
     pub depth: Vec<Option<i32>>,
     /// Console errors the reference engine would have logged for this thread.
     pub console_errors: u64,
+    /// Per call, when bounds were asked for: where its true start and end lie.
+    pub bounds: Vec<bounds::Bounds>,
+    /// What the file says about its sampler, when bounds or the midway estimate were asked for.
+    pub sampler: Option<bounds::Sampler>,
+    /// Which estimate the calls are.
+    pub estimator: bounds::Estimator,
     /// See [`ThreadCalls::node_depths`].
     node_depth: Vec<i32>,
     /// See [`ThreadCalls::canonical_order`].
@@ -129,6 +136,7 @@ fn cmp_f64(a: f64, b: f64) -> Ordering {
 /// Estimates one thread; `exec` runs the halves of a thread cut in two (see
 /// [`IntegratorConfig::cut`]).
 pub fn estimate_thread(work: ThreadWork, mode: Mode, cfg: IntegratorConfig, exec: &impl Exec) -> ThreadCalls {
+    let (mut bounds, mut sampler) = (Vec::new(), None);
     let (calls, self_time, depth, console_errors) = if work.skipped.is_some() {
         (Vec::new(), Vec::new(), Vec::new(), 0)
     } else {
@@ -139,8 +147,13 @@ pub fn estimate_thread(work: ThreadWork, mode: Mode, cfg: IntegratorConfig, exec
                     entries.windows(2).all(|w| entry_order(&w[0], &w[1]).is_le()),
                     "a thread's entries come sorted (ThreadWork::entries)"
                 );
-                let (calls, errors) =
+                let (mut calls, errors) =
                     integrator::build_profile_calls(&work.model, entries, &work.trace_values, cfg, exec);
+                if cfg.bounds || cfg.estimator != bounds::Estimator::DevTools {
+                    let (s, b) =
+                        bounds::refine(&work.model, entries, &work.trace_values, &mut calls, cfg.estimator, cfg.bounds);
+                    (bounds, sampler) = (b, Some(s));
+                }
                 let mut self_time = vec![None; calls.len()];
                 let mut depth = vec![None; calls.len()];
                 let mut order: Vec<u32> = (0..calls.len() as u32).collect();
@@ -183,6 +196,9 @@ pub fn estimate_thread(work: ThreadWork, mode: Mode, cfg: IntegratorConfig, exec
         self_time,
         depth,
         console_errors,
+        bounds,
+        sampler,
+        estimator: if sampler.is_some() { cfg.estimator } else { bounds::Estimator::DevTools },
         node_depth,
         order: Vec::new(),
         trace_entries,

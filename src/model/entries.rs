@@ -9,10 +9,12 @@
 
 use super::Entry;
 
-/// [`Entry::flags`] bits (the low three) are kept in the header byte, with these.
-const HAS_TRACE: u8 = 1 << 3;
-const TS_RAW: u8 = 1 << 4;
-const DUR_RAW: u8 = 1 << 5;
+/// [`Entry::flags`] bits (the low four, [`FLAGS`]) are kept in the header byte, with these.
+const HAS_TRACE: u8 = 1 << 4;
+const TS_RAW: u8 = 1 << 5;
+const DUR_RAW: u8 = 1 << 6;
+/// The bits of the head that hold the entry's flags.
+const FLAGS: u8 = 15;
 
 /// Append-only packed entries, with later duration changes (`E` closing a `B`) kept aside.
 #[derive(Debug, Default)]
@@ -83,7 +85,7 @@ impl PackedEntries {
         // each time).
         let mut buf = [0u8; MAX_ENTRY];
         let mut n = 1;
-        let mut head = e.flags & 7;
+        let mut head = e.flags & FLAGS;
         match exact_int(e.ts) {
             Some(t) => {
                 let d = t.wrapping_sub(self.last_ts);
@@ -135,7 +137,7 @@ impl PackedEntries {
             };
             let dur = if head & DUR_RAW != 0 { get_f64(b, &mut at) } else { get_varint(b, &mut at) as f64 };
             let trace = if head & HAS_TRACE != 0 { get_varint(b, &mut at) as u32 } else { 0 };
-            out.push(Entry { ts, dur, trace, flags: head & 7 });
+            out.push(Entry { ts, dur, trace, flags: head & FLAGS });
         }
         for (i, dur) in self.patches {
             out[i as usize].dur = dur;
@@ -172,7 +174,7 @@ mod tests {
         let mut log = PackedEntries::default();
         for (k, &ts) in tricky.iter().enumerate() {
             for (j, &dur) in tricky.iter().enumerate() {
-                let e = Entry { ts, dur, trace: ((k * 31 + j) % 5) as u32 * 70_000, flags: (j % 8) as u8 };
+                let e = Entry { ts, dur, trace: ((k * 31 + j) % 5) as u32 * 70_000, flags: (j % 16) as u8 };
                 assert_eq!(log.push(e) as usize, want.len());
                 want.push(e);
             }

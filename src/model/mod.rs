@@ -23,6 +23,9 @@ pub const INSTANT: u8 = 1;
 pub const INVOCATION: u8 = 2;
 /// The event is `RunTask` or `RunMicrotasks`, whose start resets the JS stack.
 pub const RESET: u8 = 4;
+/// The event is a garbage collection (`MinorGC`, `MajorGC`): its start is an exact time at which
+/// samples begin to show `(garbage collector)`.
+pub const GC: u8 = 8;
 
 /// One trace event of a thread, as the estimator sees it.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -34,7 +37,7 @@ pub struct Entry {
     /// The event's truthy `sampleTraceId`: 1 + its index in the builder's table of trace-id key
     /// codes (what it resolves to is in [`ThreadWork::trace_values`]); 0 for none.
     pub trace: u32,
-    /// [`INSTANT`], [`INVOCATION`], [`RESET`].
+    /// [`INSTANT`], [`INVOCATION`], [`RESET`], [`GC`].
     pub flags: u8,
 }
 
@@ -52,12 +55,13 @@ pub fn flags_for_name(name: &str) -> u8 {
     let b = name.as_bytes();
     // Most names are none of these: decide on the first byte before comparing strings.
     match b.first() {
-        Some(b'R' | b'F' | b'E' | b'v' | b'V') => {}
+        Some(b'R' | b'F' | b'E' | b'v' | b'V' | b'M') => {}
         _ => return 0,
     }
     match name {
         "RunTask" => RESET,
         "RunMicrotasks" => RESET | INVOCATION,
+        "MinorGC" | "MajorGC" => GC,
         "FunctionCall" | "EvaluateScript" | "v8.evaluateModule" | "EventDispatch" | "V8.Execute"
         | "V8Console::runTask" => INVOCATION,
         _ if name.starts_with("v8") || name.starts_with("V8") => INVOCATION,
@@ -66,12 +70,13 @@ pub fn flags_for_name(name: &str) -> u8 {
 }
 
 /// How the engine treats the input (see [`crate::Config`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum EngineVersion {
     /// `@paulirish/trace_engine` 0.0.65, the published engine that Lighthouse uses.
     V0_0_65,
     /// The newest DevTools source, what current Chrome shows (the default): fake-JS mode after
     /// a trace-id event, samples-only threads integrated, no auction-worklet exception.
+    #[default]
     Latest,
 }
 

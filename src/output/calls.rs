@@ -113,7 +113,30 @@ fn write_profile_head(s: &mut String, th: &ThreadCalls) {
         s.push_str(",\"note\":");
         write_json_string(s, note);
     }
+    if let Some(m) = &th.sampler {
+        write_sampler(s, m, th.estimator);
+    }
     s.push_str(",\"calls\":[\n");
+}
+
+/// Writes `,"estimator":…,"sampler":{…}`: which estimate the calls are and what was measured
+/// of the sampler.
+fn write_sampler(s: &mut String, m: &crate::Sampler, estimator: crate::Estimator) {
+    s.push_str(",\"estimator\":\"");
+    s.push_str(estimator.name());
+    s.push_str("\",\"sampler\":{\"intervalUs\":");
+    write_number(s, m.interval);
+    s.push_str(",\"lagMeanUs\":");
+    write_number(s, m.lag_mean);
+    s.push_str(",\"lagBoundUs\":");
+    write_number(s, m.lag_bound);
+    s.push_str(",\"boundaries\":");
+    write_int(s, i64::from(m.boundaries));
+    s.push_str(",\"lateTicks\":");
+    write_int(s, i64::from(m.late_ticks));
+    s.push_str(",\"syncSamples\":");
+    write_int(s, i64::from(m.sync_samples));
+    s.push('}');
 }
 
 /// Writes a frame field: `x ?? fallback` (fallback `""` or `null`).
@@ -196,10 +219,29 @@ pub fn write_call(s: &mut String, th: &ThreadCalls, i: usize, frags: &NodeFragme
     write_number(s, c.ts);
     s.push_str(",\"dur\":");
     write_number(s, c.dur);
+    write_bounds(s, th, i);
     write_tree_fields(s, th, i);
     s.push_str(frags.node_head(c.node));
     write_int(s, c.sample_index);
     s.push_str(frags.frame(node.frame));
+}
+
+/// Writes `,"bounds":[earliestStart,latestStart,earliestEnd,latestEnd]` of call `i` when the
+/// thread has bounds (`null` on an unbounded side).
+pub fn write_bounds(s: &mut String, th: &ThreadCalls, i: usize) {
+    let Some(b) = th.bounds.get(i) else { return };
+    s.push_str(",\"bounds\":[");
+    for (k, &x) in b.iter().enumerate() {
+        if k > 0 {
+            s.push(',');
+        }
+        if x.is_nan() {
+            s.push_str("null");
+        } else {
+            write_number(s, x);
+        }
+    }
+    s.push(']');
 }
 
 /// Writes `,"selfTime":…,"depth":…` of call `i` (`null` for a call the flame chart drops).

@@ -158,5 +158,6 @@ pub fn write_call_event(s: &mut String, th: &ThreadCalls, i: usize, tid: i64, st
     s.push_str(",\"profileId\":");
     s.push_str(&th.profile_id);
     super::calls::write_tree_fields(s, th, i);
+    super::calls::write_bounds(s, th, i);
     s.push_str("}}");
 }
