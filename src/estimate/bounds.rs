@@ -119,13 +119,16 @@ pub fn refine(
             let j = k + 1 + cap.t[k + 1..n].partition_point(|&x| x < end);
             let by_sample = j < n && cap.t[j] == end;
             if bounds {
-                b = runs.bounds(&cap, call.node, k, j - 1);
+                b = runs.bounds(&cap, call.node, k, j - 1, sampler.interval);
             }
             let prev = k.checked_sub(1);
             let mut mid_before = prev.map_or(cap.mid[k], |p| cap.mid[p]);
             // The lowest frame a sample opens has its parent opened earlier (or none).
             let lowest = parent.is_none_or(|p| calls[p as usize].sample_index != call.sample_index);
-            let began = invocations.began_within(prev.map_or(f64::NAN, |p| cap.lo[p]), cap.t[k]);
+            // The last sample before that told the stack: `(program)` samples in between are the
+            // invocation's native start, not JS.
+            let told = prev.map(|p| runs.told_before[p]).filter(|&i| i != NONE);
+            let began = invocations.began_within(told.map_or(f64::NAN, |i| cap.lo[i as usize]), cap.t[k]);
             if let Some(b0) = began {
                 mid_before = mid_before.max(b0);
             }
@@ -147,9 +150,13 @@ pub fn refine(
                     stop = ((cap.mid[j - 1] + end) / 2.0).min(end);
                 }
             }
-        } else if k < 0 {
-            // A frame of a trace event's stack: it was open at the event.
-            b[1] = call.ts;
+        } else if bounds && k < 0 {
+            // A frame of a trace event's stack: bounded by the samples that show it, if any.
+            let first = cap.t[..n].partition_point(|&x| x < call.ts);
+            let last = cap.t[..n].partition_point(|&x| x < end);
+            if first < last && runs.shows(first, call.node) {
+                b = runs.bounds(&cap, call.node, first, last - 1, sampler.interval);
+            }
         }
         if estimator == Estimator::Midway {
             moved.push((start, stop.max(start)));
@@ -169,14 +176,14 @@ pub fn refine(
 /// come from the whole run of samples that show its frame (DevTools splits a call at the end of
 /// any `V8.*` event, and a run may be longer than the call), cut at top-level invocations.
 struct Runs<'m> {
-    model: &'m ProfileModel,
+    tour: Tour,
     /// Per sample, the node whose stack it shows (a GC sample shows the stack before it).
     shown: Vec<u32>,
     /// Per sample, 1 + the index of the top-level invocation it lies in, 0 for none.
     within: Vec<u32>,
-    /// Per sample, the last sample at or before it that is not `(program)` ([`NONE`] if none).
+    /// Per sample, the last sample at or before it that tells the JS stack ([`NONE`] if none).
     told_before: Vec<u32>,
-    /// Per sample, the first sample at or after it that is not `(program)` ([`NONE`] if none).
+    /// Per sample, the first sample at or after it that tells the JS stack ([`NONE`] if none).
     told_after: Vec<u32>,
     /// The top-level invocations' starts and ends.
     spans: &'m [(f64, f64)],
@@ -208,11 +215,23 @@ impl<'m> Runs<'m> {
                 }
             })
             .collect();
-        let program = |i: usize| model.program.is_some() && model.node_by_index(i) == model.program;
+        // What a (program) or GC sample shows says nothing of the JS stack: the sampler shows
+        // (program) when it fails to walk a JS stack too (DevTools then copies the stack before
+        // it: the samples it repaired), and DevTools gives a GC sample the stack before it.
+        let mut repaired = vec![false; t.len()];
+        for &i in &model.repaired {
+            if let Some(r) = repaired.get_mut(i as usize) {
+                *r = true;
+            }
+        }
+        let silent = |i: usize| {
+            let node = model.node_by_index(i);
+            node.is_none() || node == model.program || node == model.gc || repaired[i]
+        };
         let mut told = NONE;
         let told_before = (0..t.len())
             .map(|i| {
-                if !program(i) {
+                if !silent(i) {
                     told = i as u32;
                 }
                 told
@@ -222,55 +241,111 @@ impl<'m> Runs<'m> {
         let mut told_after: Vec<u32> = (0..t.len())
             .rev()
             .map(|i| {
-                if !program(i) {
+                if !silent(i) {
                     told = i as u32;
                 }
                 told
             })
             .collect();
         told_after.reverse();
-        Runs { model, shown, within, told_before, told_after, spans: &inv.0 }
+        Runs { tour: Tour::new(model), shown, within, told_before, told_after, spans: &inv.0 }
     }
 
     /// Whether sample `i` shows `node`'s frame (the node is on its stack).
     fn shows(&self, i: usize, node: u32) -> bool {
-        let nodes = &self.model.nodes;
-        let mut m = self.shown[i];
-        if m == NONE {
-            return false;
-        }
-        let depth = nodes[node as usize].depth;
-        while nodes[m as usize].depth > depth {
-            m = nodes[m as usize].parent;
-        }
-        m == node
+        let m = self.shown[i];
+        m != NONE && self.tour.holds(node, m)
     }
 
     /// The bounds of a call of `node` seen from sample `first` to sample `last`.
-    fn bounds(&self, cap: &Captures, node: u32, first: usize, last: usize) -> Bounds {
-        let n = self.shown.len();
+    fn bounds(&self, cap: &Captures, node: u32, first: usize, last: usize, interval: f64) -> Bounds {
         let (mut r0, mut r1) = (first, last);
-        while r0 > 0 && self.within[r0 - 1] == self.within[r0] && self.shows(r0 - 1, node) {
-            r0 -= 1;
+        // The run goes on across samples that do not tell the stack.
+        while let Some(p) = r0.checked_sub(1).map(|i| self.told_before[i]).filter(|&i| i != NONE) {
+            let p = p as usize;
+            if self.within[p] != self.within[r0] || !self.shows(p, node) {
+                break;
+            }
+            r0 = p;
         }
-        while r1 + 1 < n && self.within[r1 + 1] == self.within[r1] && self.shows(r1 + 1, node) {
-            r1 += 1;
+        while let Some(&q) = self.told_after.get(r1 + 1).filter(|&&i| i != NONE) {
+            let q = q as usize;
+            if self.within[q] != self.within[r1] || !self.shows(q, node) {
+                break;
+            }
+            r1 = q;
         }
-        // A `(program)` sample says nothing: the sampler shows it when it fails to walk a JS
-        // stack too. The bounds come from the nearest samples that show something else.
-        let mut b = [f64::NAN, cap.hi[r0], cap.lo[r1], f64::NAN];
-        if let Some(i) = r0.checked_sub(1).map(|i| self.told_before[i]).filter(|&i| i != NONE) {
-            b[0] = cap.lo[i as usize];
+        let before = r0.checked_sub(1).map(|i| self.told_before[i]).filter(|&i| i != NONE).map(|i| i as usize);
+        let after = self.told_after.get(r1 + 1).copied().filter(|&i| i != NONE).map(|i| i as usize);
+        // Samples cannot tell back-to-back calls of one function apart: the run may hold several,
+        // so any of them started by the run's last sample and ended after its first, or, where
+        // no sample was taken for over two intervals, anywhere in that gap.
+        let mut b = [f64::NAN, cap.hi[r1], cap.lo[r0], f64::NAN];
+        if let Some(i) = before {
+            b[0] = cap.lo[i];
+            if cap.t[r0] - cap.t[i] > 2.0 * interval {
+                b[2] = cap.lo[i];
+            }
         }
-        if let Some(&i) = self.told_after.get(r1 + 1).filter(|&&i| i != NONE) {
-            b[3] = cap.hi[i as usize];
+        if let Some(i) = after {
+            b[3] = cap.hi[i];
+            if cap.t[i] - cap.t[r1] > 2.0 * interval {
+                b[1] = cap.hi[i];
+            }
         }
         // The run lies in one top-level invocation (or none): the call began and ended in it.
         if let Some(&(begin, end)) = (self.within[r0] as usize).checked_sub(1).and_then(|w| self.spans.get(w)) {
             b[0] = if b[0] > begin { b[0] } else { begin };
             b[3] = if b[3] < end { b[3] } else { end };
+            b[1] = b[1].min(end);
+            b[2] = b[2].max(begin);
         }
         b
+    }
+}
+
+/// The profile tree numbered in depth-first order: a node holds the nodes numbered from its own
+/// number to the end of its subtree's, so "is on the stack of" is two comparisons.
+struct Tour {
+    first: Vec<u32>,
+    end: Vec<u32>,
+}
+
+impl Tour {
+    fn new(model: &ProfileModel) -> Tour {
+        let n = model.nodes.len();
+        let mut children: Vec<Vec<u32>> = vec![Vec::new(); n];
+        let mut roots = Vec::new();
+        for (i, nd) in model.nodes.iter().enumerate() {
+            match nd.parent {
+                NONE => roots.push(i as u32),
+                p => children[p as usize].push(i as u32),
+            }
+        }
+        let (mut first, mut end) = (vec![u32::MAX; n], vec![0; n]);
+        let mut next = 0u32;
+        // (node, whether its children were pushed): an explicit stack, for any depth.
+        let mut stack: Vec<(u32, bool)> = roots.into_iter().rev().map(|r| (r, false)).collect();
+        while let Some((x, done)) = stack.pop() {
+            if done {
+                end[x as usize] = next;
+                continue;
+            }
+            if first[x as usize] != u32::MAX {
+                continue;
+            }
+            first[x as usize] = next;
+            next += 1;
+            stack.push((x, true));
+            stack.extend(children[x as usize].iter().rev().map(|&c| (c, false)));
+        }
+        Tour { first, end }
+    }
+
+    /// Whether `anc` is `x` or one of its ancestors.
+    fn holds(&self, anc: u32, x: u32) -> bool {
+        let (a, f) = (anc as usize, self.first[x as usize]);
+        self.first[a] <= f && f < self.end[a]
     }
 }
 
@@ -309,12 +384,12 @@ impl Invocations {
         Invocations(v)
     }
 
-    /// The start of the invocation holding `t` when it began after `after` (or with no sample
-    /// before).
+    /// The start of the invocation holding `t` when it began at or after `after` (or with no
+    /// sample before).
     fn began_within(&self, after: f64, t: f64) -> Option<f64> {
         let i = self.0.partition_point(|&(b, _)| b <= t).checked_sub(1)?;
         let (b, e) = self.0[i];
-        (t < e && (after.is_nan() || b > after)).then_some(b)
+        (t < e && (after.is_nan() || b >= after)).then_some(b)
     }
 }
 

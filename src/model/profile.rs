@@ -276,6 +276,9 @@ pub struct ProfileModel {
     pub n_shared: u64,
     /// Samples whose id names no node (dropped by DevTools).
     pub n_unknown_samples: u64,
+    /// The samples `fixMissingSamples` gave the previous sample's node (they were `(program)`),
+    /// in order.
+    pub repaired: Vec<u32>,
     /// Nodes whose id an earlier node already has (the later one wins the id lookup).
     pub n_duplicate_ids: u64,
     /// Nodes not reachable from the root: unknown, cyclic or self parents (ignored).
@@ -503,6 +506,7 @@ impl ProfileModel {
             profile_end: end_time / 1000.0,
             n_shared,
             n_unknown_samples: 0,
+            repaired: Vec::new(),
             n_duplicate_ids,
             n_unreachable: seen[1..].iter().filter(|s| !**s).count() as u64,
         };
@@ -667,9 +671,10 @@ impl ProfileModel {
             }
             (prev_node, node) = (node, next_node);
         }
-        for (i, to) in fixes {
+        for &(i, to) in &fixes {
             self.sample_nodes[i] = to;
         }
+        self.repaired = fixes.into_iter().map(|(i, _)| i as u32).collect();
     }
 
     /// A `traceIds[key]` value resolved to a node, as the integrator does for a `sampleTraceId`.
