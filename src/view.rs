@@ -185,6 +185,22 @@ impl<'a> Call<'a> {
     pub fn frame(&self) -> Frame<'a> {
         Frame { f: self.th.t.model.frame(self.raw().node), strings: self.th.strings }
     }
+
+    /// The stack the call was on: its frame, then its caller's, down to the outermost (the
+    /// profile's root node is left out).
+    pub fn stack(&self) -> impl Iterator<Item = Frame<'a>> + 'a {
+        let (model, strings) = (&self.th.t.model, self.th.strings);
+        let mut node = self.raw().node;
+        std::iter::from_fn(move || {
+            let nd = model.nodes.get(node as usize)?;
+            if nd.parent == crate::model::profile::NONE {
+                return None;
+            }
+            let f = Frame { f: model.frame(node), strings };
+            node = nd.parent;
+            Some(f)
+        })
+    }
 }
 
 /// A call frame as V8 recorded it. Its members keep their JSON type, as DevTools compares them;

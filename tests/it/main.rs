@@ -1,5 +1,6 @@
 //! The integration tests: one binary (see Cargo.toml), modules by subject.
 
+mod accuracy;
 mod check;
 mod cli;
 mod conformance;

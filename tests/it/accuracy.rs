@@ -1,0 +1,218 @@
+//! Accuracy against ground truth: a synthetic trace whose true calls are known
+//! (`fixtures/truth/`, made by `../shared/truth/synth.mjs` with a sampler that captures the
+//! stack 30 µs late on average; see `fixtures/truth/README.md`). Calls are matched to true calls
+//! as `../shared/truth/score.mjs` matches them: same stack path, overlapping or at most 50 µs
+//! apart, greedily one to one, largest overlap first.
+
+use std::collections::HashMap;
+use std::io::Read;
+
+use jscalls::{analyze, Config, Estimator, Source};
+use serde_json::Value;
+
+const TRACE: &str = "fixtures/truth/synth-lag30.trace.json.gz";
+const TRUTH: &str = "fixtures/truth/synth-lag30.truth.json.gz";
+/// Calls at least this long (µs) are the ones the goals are stated for.
+const LONG: f64 = 200.0;
+
+fn read_gz(path: &str) -> Value {
+    let mut s = String::new();
+    flate2::read::GzDecoder::new(std::fs::File::open(path).unwrap()).read_to_string(&mut s).unwrap();
+    serde_json::from_str(&s).unwrap()
+}
+
+fn key(name: &str, script: &str, line: Option<i64>, col: Option<i64>) -> String {
+    format!("{name}|{script}|{}|{}", line.unwrap_or(-1), col.unwrap_or(-1))
+}
+
+/// A true call: its stack path (outermost first), start and end.
+struct True {
+    path: String,
+    start: f64,
+    end: f64,
+}
+
+/// An estimated call: its path, start, end and bounds.
+struct Est {
+    path: String,
+    start: f64,
+    end: f64,
+    bounds: [Option<f64>; 4],
+}
+
+fn truth_threads() -> HashMap<(i64, i64), Vec<True>> {
+    let t = read_gz(TRUTH);
+    let mut out = HashMap::new();
+    for th in t["threads"].as_array().unwrap() {
+        let fns: Vec<String> = th["functions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| {
+                let script = match &f["scriptId"] {
+                    Value::String(x) => x.clone(),
+                    Value::Number(x) => x.to_string(),
+                    _ => String::new(),
+                };
+                key(f["name"].as_str().unwrap(), &script, f["line"].as_i64(), f["col"].as_i64())
+            })
+            .collect();
+        let c = &th["calls"];
+        let col = |k: &str| c[k].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect::<Vec<f64>>();
+        let (fi, start, end, parent) = (col("fn"), col("start"), col("end"), col("parent"));
+        let mut paths: Vec<String> = Vec::with_capacity(fi.len());
+        for i in 0..fi.len() {
+            // Parents come before their children in the truth's table.
+            let own = &fns[fi[i] as usize];
+            let path = if parent[i] < 0.0 { own.clone() } else { format!("{};{own}", paths[parent[i] as usize]) };
+            paths.push(path);
+        }
+        let calls =
+            (0..fi.len()).map(|i| True { path: paths[i].clone(), start: start[i], end: end[i] }).collect::<Vec<_>>();
+        out.insert((th["pid"].as_i64().unwrap(), th["tid"].as_i64().unwrap()), calls);
+    }
+    out
+}
+
+fn estimates(cfg: &Config) -> HashMap<(i64, i64), Vec<Est>> {
+    let a = analyze(&Source::file(TRACE), cfg).unwrap();
+    let mut out = HashMap::new();
+    for th in a.threads() {
+        let calls = th
+            .calls()
+            .map(|c| {
+                let mut frames: Vec<String> =
+                    c.stack().map(|f| key(&f.function_name(), &f.script_id(), f.line(), f.column())).collect();
+                frames.reverse();
+                Est {
+                    path: frames.join(";"),
+                    start: c.ts(),
+                    end: c.ts() + c.dur(),
+                    bounds: c.bounds().unwrap_or([None; 4]),
+                }
+            })
+            .collect();
+        out.insert((th.pid(), th.tid()), calls);
+    }
+    out
+}
+
+/// (true call, estimated call) pairs, matched as the scorer does.
+fn matches<'a>(truth: &'a [True], est: &'a [Est]) -> Vec<(&'a True, &'a Est)> {
+    let mut by_path: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (j, e) in est.iter().enumerate() {
+        by_path.entry(&e.path).or_default().push(j);
+    }
+    // (overlap, gap, |Δstart| + |Δend|, true, estimate) for every candidate pair.
+    let mut pairs = Vec::new();
+    for (i, t) in truth.iter().enumerate() {
+        for &j in by_path.get(t.path.as_str()).map(Vec::as_slice).unwrap_or(&[]) {
+            let e = &est[j];
+            let overlap = t.end.min(e.end) - t.start.max(e.start);
+            let gap = (-overlap).max(0.0);
+            if overlap > 0.0 || gap <= 50.0 {
+                let miss = (t.start - e.start).abs() + (t.end - e.end).abs();
+                pairs.push((overlap.max(0.0), gap, miss, i, j));
+            }
+        }
+    }
+    pairs.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.total_cmp(&b.1)).then(a.2.total_cmp(&b.2)));
+    let (mut t_used, mut e_used) = (vec![false; truth.len()], vec![false; est.len()]);
+    let mut out = Vec::new();
+    for (_, _, _, i, j) in pairs {
+        if !t_used[i] && !e_used[j] {
+            (t_used[i], e_used[j]) = (true, true);
+            out.push((&truth[i], &est[j]));
+        }
+    }
+    out
+}
+
+/// All matched pairs of true calls at least [`LONG`] long, over every thread.
+fn long_matches(cfg: &Config) -> (Vec<(f64, f64, f64, f64)>, Vec<bool>) {
+    let truth = truth_threads();
+    let est = estimates(cfg);
+    let (mut errors, mut covered) = (Vec::new(), Vec::new());
+    for (id, t) in &truth {
+        let e = est.get(id).unwrap_or_else(|| panic!("no estimate for thread {id:?}"));
+        for (t, e) in matches(t, e) {
+            if t.end - t.start < LONG {
+                continue;
+            }
+            errors.push((t.start, t.end, e.start, e.end));
+            let inside =
+                |x: f64, lo: Option<f64>, hi: Option<f64>| lo.is_none_or(|l| l <= x) && hi.is_none_or(|h| x <= h);
+            covered.push(inside(t.start, e.bounds[0], e.bounds[1]) && inside(t.end, e.bounds[2], e.bounds[3]));
+        }
+    }
+    (errors, covered)
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let m = v.len() / 2;
+    if v.len() % 2 == 1 {
+        v[m]
+    } else {
+        (v[m - 1] + v[m]) / 2.0
+    }
+}
+
+fn config(estimator: Estimator, bounds: bool) -> Config {
+    let mut cfg = Config::default();
+    cfg.estimator = estimator;
+    cfg.bounds = bounds;
+    cfg
+}
+
+#[test]
+fn bounds_hold_for_99_percent_of_long_true_calls() {
+    for estimator in [Estimator::DevTools, Estimator::Midway] {
+        let (_, covered) = long_matches(&config(estimator, true));
+        let n = covered.len();
+        assert!(n > 1000, "{n} matched true calls of 0.2 ms or more");
+        let share = covered.iter().filter(|&&c| c).count() as f64 / n as f64;
+        assert!(share >= 0.99, "{estimator:?}: bounds hold for {:.2} % of {n} long true calls", share * 100.0);
+    }
+}
+
+#[test]
+fn midway_is_closer_to_the_truth_than_devtools() {
+    let stats = |estimator| {
+        let (errors, _) = long_matches(&config(estimator, false));
+        let dur = median(errors.iter().map(|&(s, e, es, ee)| ((ee - es) - (e - s)).abs()).collect());
+        let start = median(errors.iter().map(|&(s, _, es, _)| (es - s).abs()).collect());
+        (dur, start)
+    };
+    let (dur_dt, start_dt) = stats(Estimator::DevTools);
+    let (dur_mid, start_mid) = stats(Estimator::Midway);
+    // On this sampler (30 µs mean capture lag) the lag's own spread is most of what is left.
+    assert!(dur_mid < 0.9 * dur_dt, "median |Δdur|: midway {dur_mid} µs, DevTools {dur_dt} µs");
+    assert!(start_mid < 0.7 * start_dt, "median |Δstart|: midway {start_mid} µs, DevTools {start_dt} µs");
+}
+
+#[test]
+fn bounds_leave_the_calls_as_they_are() {
+    let plain = analyze(&Source::file(TRACE), &Config::default()).unwrap();
+    let with = analyze(&Source::file(TRACE), &config(Estimator::DevTools, true)).unwrap();
+    let (mut n, mut a_threads, mut b_threads) = (0, plain.threads(), with.threads());
+    assert_eq!(a_threads.len(), b_threads.len());
+    for (a, b) in a_threads.by_ref().zip(b_threads.by_ref()) {
+        assert_eq!(a.len(), b.len());
+        for (x, y) in a.calls().zip(b.calls()) {
+            assert_eq!((x.ts(), x.dur(), x.node_id()), (y.ts(), y.dur(), y.node_id()));
+            assert!(x.bounds().is_none());
+            let [es, ls, ee, le] = y.bounds().expect("bounds asked for");
+            // DevTools' own start and end lie within the bounds.
+            assert!(es.is_none_or(|v| v <= y.ts()) && ls.is_none_or(|v| y.ts() <= v), "{y:?} {:?}", y.bounds());
+            let end = y.ts() + y.dur();
+            assert!(ee.is_none_or(|v| v <= end + 1e-6) && le.is_none_or(|v| end <= v + 1e-6), "{y:?} {:?}", y.bounds());
+            n += 1;
+        }
+        let s = b.sampler().expect("measured");
+        // The fixture's sampler: 100 µs + exp(15 µs) interval, stack captured exp(30 µs) late.
+        assert!((100.0..=130.0).contains(&s.interval), "{s:?}");
+        assert!((15.0..=45.0).contains(&s.lag_mean), "{s:?}");
+    }
+    assert!(n > 3000);
+}
