@@ -128,8 +128,12 @@ fn matches<'a>(truth: &'a [True], est: &'a [Est]) -> Vec<(&'a True, &'a Est)> {
     out
 }
 
-/// All matched pairs of true calls at least [`LONG`] long, over every thread.
-fn long_matches(cfg: &Config) -> (Vec<(f64, f64, f64, f64)>, Vec<bool>) {
+/// A matched pair's true start and end, then estimated start and end (µs).
+type Pair = (f64, f64, f64, f64);
+
+/// All matched pairs of true calls at least [`LONG`] long, over every thread, and whether each
+/// true call lies within its estimate's bounds.
+fn long_matches(cfg: &Config) -> (Vec<Pair>, Vec<bool>) {
     let truth = truth_threads();
     let est = estimates(cfg);
     let (mut errors, mut covered) = (Vec::new(), Vec::new());
