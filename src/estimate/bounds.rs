@@ -24,8 +24,6 @@ use crate::model::{Entry, GC, INVOCATION};
 /// The share of boundaries a bound may miss, per side: the lag bound is the lag's
 /// `1 − TAIL` quantile.
 const TAIL: f64 = 0.002;
-/// Confidence of the upper limit on the mean lag.
-const CONFIDENCE: f64 = 0.95;
 
 /// What the file says about its sampler (per thread).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -449,7 +447,9 @@ fn fit(model: &ProfileModel, entries: &[Entry], t: &[f64], exact: &[f64]) -> Sam
         nodes[x as usize].depth >= 0 && Some(x) != model.gc && Some(x) != model.program && Some(x) != model.idle
     };
     // Distances of the late ticks from their boundaries, and of the on-time ones (GC only).
-    let (mut late, mut on_time) = (Vec::new(), Vec::new());
+    // At GC starts samples turn to GC at once; an invoked function starts some µs after its
+    // event, so only how late the late ticks there were tells (the lag is memoryless).
+    let (mut late, mut on_time, mut late_js) = (Vec::new(), Vec::new(), Vec::new());
     // The tick before `b`, when it was taken after `free_from` (nothing that could show the
     // same lay between), is no synchronous sample, and is within one interval.
     let tick_before = |b: f64, free_from: f64| {
@@ -480,68 +480,69 @@ fn fit(model: &ProfileModel, entries: &[Entry], t: &[f64], exact: &[f64]) -> Sam
                 if let Some(first) = inside {
                     s.boundaries += 1;
                     if model.node_by_index(p).is_some_and(|x| is_js(x) && bottom(x) == bottom(first)) {
-                        late.push(e.ts - t[p]);
+                        late_js.push(e.ts - t[p]);
                     }
                 }
             }
             inv_end = e.end();
         }
     }
-    s.late_ticks = late.len() as u32;
-    let upper = if late.is_empty() {
-        // No late tick: the largest mean lag that leaves none late at the GC boundaries with
-        // the stated confidence.
-        no_late_limit(&on_time)
-    } else {
-        let sum: f64 = late.iter().sum();
-        s.lag_mean = sum / late.len() as f64;
-        sum / gamma_quantile(late.len() as u32, 1.0 - CONFIDENCE)
-    };
+    s.late_ticks = (late.len() + late_js.len()) as u32;
+    let (mean, upper) = fit_lag(&late, &on_time, &late_js, interval);
+    s.lag_mean = mean;
     s.lag_bound = upper * (1.0 / TAIL).ln();
     s
 }
 
-/// The mean lag `m` at which ticks at distances `d` from their boundaries would all be on
-/// time with probability `1 − CONFIDENCE` (exponential lag): `Σ ln(1 − e^(−d/m)) = ln(1 − C)`.
-fn no_late_limit(d: &[f64]) -> f64 {
-    let target = (1.0 - CONFIDENCE).ln();
-    let log_p = |m: f64| d.iter().map(|&x| (-(-x / m).exp()).ln_1p()).sum::<f64>();
-    if d.is_empty() || log_p(1e6) > target {
-        return 0.0;
+/// Fits an exponential lag to ticks taken `d` before exact boundaries: the `late` ones showed
+/// what followed their boundary (lag > d), the `on_time` ones did not (lag ≤ d); `late_js` are
+/// late ticks at boundaries whose change follows them by an unknown delay, counted by how late
+/// they were (d within `window`). Returns the maximum-likelihood mean and its upper limit at
+/// 95 % (likelihood ratio; 0 and the limit when no tick was late; 0 and 0 with no boundary).
+fn fit_lag(late: &[f64], on_time: &[f64], late_js: &[f64], window: f64) -> (f64, f64) {
+    let on_time: Vec<f64> = on_time.iter().copied().filter(|&d| d > 0.0).collect();
+    if late.is_empty() && late_js.is_empty() && on_time.is_empty() {
+        // Nothing to measure it by (a bare .cpuprofile): no lag is assumed.
+        return (0.0, 0.0);
     }
-    let (mut lo, mut hi) = (1e-3f64, 1e6f64);
-    for _ in 0..100 {
-        let m = (lo * hi).sqrt();
-        if log_p(m) > target {
-            lo = m;
-        } else {
-            hi = m;
-        }
-    }
-    lo
-}
-
-/// The `p` quantile of Gamma(k, 1), by bisection on its distribution function
-/// `1 − e^(−x) Σ_{j<k} x^j / j!`.
-fn gamma_quantile(k: u32, p: f64) -> f64 {
-    let cdf = |x: f64| {
-        let (mut term, mut sum) = (1.0, 1.0);
-        for j in 1..k {
-            term *= x / j as f64;
-            sum += term;
-        }
-        1.0 - (-x).exp() * sum
+    let late_sum: f64 = late.iter().chain(late_js).sum();
+    let n_js = late_js.len() as f64;
+    let log_l = |m: f64| {
+        -late_sum / m + on_time.iter().map(|&d| (-(-d / m).exp()).ln_1p()).sum::<f64>()
+            - n_js * (m * -(-window / m).exp_m1()).ln()
     };
-    let (mut lo, mut hi) = (0.0, k as f64 + 20.0 * (k as f64).sqrt() + 20.0);
-    for _ in 0..200 {
-        let m = (lo + hi) / 2.0;
-        if cdf(m) < p {
-            lo = m;
+    let (lo, hi) = (1e-2f64.ln(), 1e6f64.ln());
+    let (mean, best) = if late.is_empty() && late_js.is_empty() {
+        (0.0, 0.0)
+    } else {
+        // The log-likelihood rises then falls in ln m: a ternary search finds its peak.
+        let (mut a, mut b) = (lo, hi);
+        for _ in 0..100 {
+            let (x1, x2) = (a + (b - a) / 3.0, b - (b - a) / 3.0);
+            if log_l(x1.exp()) < log_l(x2.exp()) {
+                a = x1;
+            } else {
+                b = x2;
+            }
+        }
+        let m = ((a + b) / 2.0).exp();
+        (m, log_l(m))
+    };
+    // χ²(1) at 90 % over 2: the one-sided 95 % limit.
+    let target = best - 1.3528;
+    let (mut a, mut b) = (if mean > 0.0 { mean.ln() } else { lo }, hi);
+    if log_l(b.exp()) >= target {
+        return (mean, b.exp());
+    }
+    for _ in 0..100 {
+        let x = (a + b) / 2.0;
+        if log_l(x.exp()) >= target {
+            a = x;
         } else {
-            hi = m;
+            b = x;
         }
     }
-    (lo + hi) / 2.0
+    (mean, a.exp())
 }
 
 #[cfg(test)]
@@ -549,18 +550,22 @@ mod tests {
     use super::*;
 
     #[test]
-    fn gamma_quantiles_match_tables() {
-        // Gamma(1) is exponential: the 5 % quantile is −ln 0.95.
-        assert!((gamma_quantile(1, 0.05) - 0.051_293).abs() < 1e-5);
-        // χ²(10) 5 % quantile 3.940 → Gamma(5) quantile 1.970.
-        assert!((gamma_quantile(5, 0.05) - 1.970_1).abs() < 1e-3);
+    fn no_late_tick_limits_the_mean_lag() {
+        // One on-time tick 100 µs before its boundary: ln(1 − e^(−100/m)) = −1.3528.
+        let (mean, up) = fit_lag(&[], &[100.0], &[], 100.0);
+        assert_eq!(mean, 0.0);
+        let want = -100.0 / (1.0 - (-1.3528f64).exp()).ln();
+        assert!((up - want).abs() < 1e-6 * want, "{up} {want}");
     }
 
     #[test]
-    fn no_late_tick_limits_the_mean_lag() {
-        // One tick at 100 µs: e^(−100/m) = 0.95 at m = 100 / −ln 0.95.
-        let m = no_late_limit(&[100.0]);
-        assert!((m - 100.0 / -(0.95f64).ln()).abs() < 1e-3, "{m}");
-        assert_eq!(no_late_limit(&[]), 0.0);
+    fn late_ticks_give_the_mean_lag() {
+        // Ticks every µs from 1 to 200 before a boundary, late exactly when d < 20 (a 20 µs
+        // lag, as a step): the fit lands near 20 µs / ln 2 order, between the extremes.
+        let late: Vec<f64> = (1..20).map(f64::from).collect();
+        let on: Vec<f64> = (20..=200).map(f64::from).collect();
+        let (mean, up) = fit_lag(&late, &on, &[], 200.0);
+        assert!(mean > 3.0 && mean < 20.0, "{mean}");
+        assert!(up > mean, "{up} {mean}");
     }
 }
