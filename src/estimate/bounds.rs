@@ -71,9 +71,46 @@ pub type Bounds = [f64; 4];
 struct Captures {
     /// Timestamps, µs.
     t: Vec<f64>,
-    lo: Vec<f64>,
-    hi: Vec<f64>,
+    /// Per sample, the exact time of its stack (a synchronous sample), else NaN.
+    exact: Vec<f64>,
+    /// The lag a tick's capture may have.
+    lag_bound: f64,
+    /// Most likely times, never going back.
     mid: Vec<f64>,
+}
+
+impl Captures {
+    #[inline]
+    fn lo(&self, i: usize) -> f64 {
+        let e = self.exact[i];
+        if e.is_nan() {
+            self.t[i]
+        } else {
+            e
+        }
+    }
+
+    #[inline]
+    fn hi(&self, i: usize) -> f64 {
+        let e = self.exact[i];
+        if e.is_nan() {
+            self.t[i] + self.lag_bound
+        } else {
+            e
+        }
+    }
+}
+
+/// The first index at or after `from` whose time is at least `x`: a galloping search, as the
+/// answer is most often a few samples on.
+fn first_at_or_after(t: &[f64], from: usize, x: f64) -> usize {
+    let (mut lo, mut step) = (from, 1);
+    while lo + step <= t.len() && t[lo + step - 1] < x {
+        lo += step;
+        step *= 2;
+    }
+    let hi = (lo + step).min(t.len());
+    lo + t[lo..hi].partition_point(|&v| v < x)
 }
 
 /// Bounds for each call (when `bounds`) and, for [`Estimator::Midway`], the calls moved in place.
@@ -87,26 +124,29 @@ pub fn refine(
 ) -> (Sampler, Vec<Bounds>) {
     let t: Vec<f64> = model.sample_times().map(|ms| ms * 1000.0).collect();
     let n = t.len().min(model.n_samples());
-    let exact = sync_captures(model, entries, trace_values, &t);
-    let mut sampler = fit(model, entries, &t, &exact);
+    let interval = median_interval(&t[..n]);
+    let exact = sync_captures(model, entries, trace_values, &t, interval);
+    let mut sampler = fit(model, entries, &t, &exact, interval);
     sampler.sync_samples = exact.iter().filter(|x| !x.is_nan()).count() as u32;
-    let mut cap = Captures { lo: Vec::with_capacity(n), hi: Vec::with_capacity(n), mid: Vec::with_capacity(n), t };
     let mut running = f64::NEG_INFINITY;
-    for (&ti, &e) in cap.t[..n].iter().zip(&exact) {
-        let (lo, hi, mid) = if e.is_nan() { (ti, ti + sampler.lag_bound, ti + sampler.lag_mean) } else { (e, e, e) };
-        // Most likely times never go back: a child's start stays within its parent's.
-        running = running.max(mid);
-        cap.lo.push(lo);
-        cap.hi.push(hi);
-        cap.mid.push(running);
-    }
+    // Most likely times never go back: a child's start stays within its parent's.
+    let mid = t[..n]
+        .iter()
+        .zip(&exact)
+        .map(|(&ti, &e)| {
+            running = running.max(if e.is_nan() { ti + sampler.lag_mean } else { e });
+            running
+        })
+        .collect();
+    let cap = Captures { t, exact, lag_bound: sampler.lag_bound, mid };
     let invocations = Invocations::new(entries);
-    let runs = Runs::new(model, &cap.t[..n], &invocations);
-    let parents = parent_calls(model, calls);
+    let runs = Runs::new(model, &cap.t[..n], &invocations, bounds);
+    let midway = estimator == Estimator::Midway;
+    let parents = if midway { parent_calls(model, calls) } else { Vec::new() };
     let mut out = Vec::with_capacity(if bounds { calls.len() } else { 0 });
     let mut moved = Vec::with_capacity(if estimator == Estimator::Midway { calls.len() } else { 0 });
     for (c, call) in calls.iter().enumerate() {
-        let parent = parents[c];
+        let parent = parents.get(c).copied().flatten();
         let end = call.ts + call.dur;
         let (mut b, mut start, mut stop) = ([f64::NAN; 4], call.ts, end);
         let k = call.sample_index;
@@ -114,38 +154,40 @@ pub fn refine(
             let k = k as usize;
             // The first sample at or after the end: the one that closed the call, or none when
             // an event's end did.
-            let j = k + 1 + cap.t[k + 1..n].partition_point(|&x| x < end);
+            let j = first_at_or_after(&cap.t[..n], k + 1, end);
             let by_sample = j < n && cap.t[j] == end;
             if bounds {
                 b = runs.bounds(&cap, call.node, k, j - 1, sampler.interval);
             }
-            let prev = k.checked_sub(1);
-            let mut mid_before = prev.map_or(cap.mid[k], |p| cap.mid[p]);
-            // The lowest frame a sample opens has its parent opened earlier (or none).
-            let lowest = parent.is_none_or(|p| calls[p as usize].sample_index != call.sample_index);
-            // The last sample before that told the stack: `(program)` samples in between are the
-            // invocation's native start, not JS.
-            let told = prev.map(|p| runs.told_before[p]).filter(|&i| i != NONE);
-            let began = invocations.began_within(told.map_or(f64::NAN, |i| cap.lo[i as usize]), cap.t[k]);
-            if let Some(b0) = began {
-                mid_before = mid_before.max(b0);
-            }
-            start = match began {
-                // The invoked function starts as its invocation does.
-                Some(b0) if lowest => b0,
-                _ => (mid_before + cap.mid[k]) / 2.0,
-            };
-            if by_sample {
-                stop = (cap.mid[j - 1] + cap.mid[j]) / 2.0;
-            } else {
-                // Truncated at an event's end: the invoked function ends there, the frames it
-                // called somewhere after their last sample.
-                let outermost = parent.is_none_or(|p| {
-                    let p = &calls[p as usize];
-                    p.ts + p.dur != end
-                });
-                if !outermost {
-                    stop = ((cap.mid[j - 1] + end) / 2.0).min(end);
+            if midway {
+                let prev = k.checked_sub(1);
+                let mut mid_before = prev.map_or(cap.mid[k], |p| cap.mid[p]);
+                // The lowest frame a sample opens has its parent opened earlier (or none).
+                let lowest = parent.is_none_or(|p| calls[p as usize].sample_index != call.sample_index);
+                // The last sample before that told the stack: `(program)` samples in between are the
+                // invocation's native start, not JS.
+                let told = prev.map(|p| runs.told_before[p]).filter(|&i| i != NONE);
+                let began = runs.invocation_began(k, told.map_or(f64::NAN, |i| cap.lo(i as usize)));
+                if let Some(b0) = began {
+                    mid_before = mid_before.max(b0);
+                }
+                start = match began {
+                    // The invoked function starts as its invocation does.
+                    Some(b0) if lowest => b0,
+                    _ => (mid_before + cap.mid[k]) / 2.0,
+                };
+                if by_sample {
+                    stop = (cap.mid[j - 1] + cap.mid[j]) / 2.0;
+                } else {
+                    // Truncated at an event's end: the invoked function ends there, the frames it
+                    // called somewhere after their last sample.
+                    let outermost = parent.is_none_or(|p| {
+                        let p = &calls[p as usize];
+                        p.ts + p.dur != end
+                    });
+                    if !outermost {
+                        stop = ((cap.mid[j - 1] + end) / 2.0).min(end);
+                    }
                 }
             }
         } else if bounds && k < 0 {
@@ -156,11 +198,17 @@ pub fn refine(
                 b = runs.bounds(&cap, call.node, first, last - 1, sampler.interval);
             }
         }
-        if estimator == Estimator::Midway {
-            moved.push((start, stop.max(start)));
+        if midway {
+            // A call stays within its parent (moved first: it was made first).
+            if let Some(&(ps, pe)) = parent.and_then(|p| moved.get(p as usize)) {
+                (start, stop) = (start.clamp(ps, pe), stop.clamp(ps, pe));
+            }
+            // Whole µs: the estimate is not finer than that.
+            moved.push((start.round(), stop.max(start).round()));
         }
         if bounds {
-            out.push(b);
+            // Whole µs, outward: what trace times resolve, and shorter to write.
+            out.push([b[0].floor(), b[1].ceil(), b[2].floor(), b[3].ceil()]);
         }
     }
     for (call, (start, stop)) in calls.iter_mut().zip(moved) {
@@ -175,7 +223,8 @@ pub fn refine(
 /// any `V8.*` event, and a run may be longer than the call), cut at top-level invocations.
 struct Runs<'m> {
     tour: Tour,
-    /// Per sample, the node whose stack it shows (a GC sample shows the stack before it).
+    /// Per sample, the [`Tour`] number of the node whose stack it shows (a GC sample shows the
+    /// stack before it), `u32::MAX` for none: sample by sample, no lookup in the node table.
     shown: Vec<u32>,
     /// Per sample, 1 + the index of the top-level invocation it lies in, 0 for none.
     within: Vec<u32>,
@@ -188,16 +237,24 @@ struct Runs<'m> {
 }
 
 impl<'m> Runs<'m> {
-    fn new(model: &'m ProfileModel, t: &[f64], inv: &'m Invocations) -> Runs<'m> {
+    /// `full`: with what [`Runs::bounds`] needs (the midway estimate needs only
+    /// [`Runs::invocation_began`] and `told_before`).
+    fn new(model: &'m ProfileModel, t: &[f64], inv: &'m Invocations, full: bool) -> Runs<'m> {
+        let tour = if full { Tour::new(model) } else { Tour { first: Vec::new(), end: Vec::new() } };
         let mut last = NONE;
-        let shown = (0..t.len())
+        let shown = (0..if full { t.len() } else { 0 })
             .map(|i| {
-                let node = model.node_by_index(i).unwrap_or(NONE);
+                let mut node = model.node_by_index(i).unwrap_or(NONE);
                 if node != NONE && Some(node) == model.gc && last != NONE {
-                    return last;
+                    node = last;
+                } else {
+                    last = node;
                 }
-                last = node;
-                node
+                if node == NONE {
+                    u32::MAX
+                } else {
+                    tour.first[node as usize]
+                }
             })
             .collect();
         let mut q = 0;
@@ -222,53 +279,63 @@ impl<'m> Runs<'m> {
                 *r = true;
             }
         }
-        let silent = |i: usize| {
-            let node = model.node_by_index(i);
-            node.is_none() || node == model.program || node == model.gc || repaired[i]
-        };
+        let silent: Vec<bool> = (0..t.len())
+            .map(|i| {
+                let node = model.node_by_index(i);
+                node.is_none() || node == model.program || node == model.gc || repaired[i]
+            })
+            .collect();
         let mut told = NONE;
         let told_before = (0..t.len())
             .map(|i| {
-                if !silent(i) {
+                if !silent[i] {
                     told = i as u32;
                 }
                 told
             })
             .collect();
         told = NONE;
-        let mut told_after: Vec<u32> = (0..t.len())
+        let mut told_after: Vec<u32> = (0..if full { t.len() } else { 0 })
             .rev()
             .map(|i| {
-                if !silent(i) {
+                if !silent[i] {
                     told = i as u32;
                 }
                 told
             })
             .collect();
         told_after.reverse();
-        Runs { tour: Tour::new(model), shown, within, told_before, told_after, spans: &inv.0 }
+        Runs { tour, shown, within, told_before, told_after, spans: &inv.0 }
+    }
+
+    /// The start of the top-level invocation holding sample `k`, when it began at or after
+    /// `after` (or with no sample before).
+    fn invocation_began(&self, k: usize, after: f64) -> Option<f64> {
+        let w = (self.within[k] as usize).checked_sub(1)?;
+        let (b, _) = self.spans[w];
+        (after.is_nan() || b >= after).then_some(b)
     }
 
     /// Whether sample `i` shows `node`'s frame (the node is on its stack).
     fn shows(&self, i: usize, node: u32) -> bool {
-        let m = self.shown[i];
-        m != NONE && self.tour.holds(node, m)
+        self.tour.span(node).contains(&self.shown[i])
     }
 
     /// The bounds of a call of `node` seen from sample `first` to sample `last`.
     fn bounds(&self, cap: &Captures, node: u32, first: usize, last: usize, interval: f64) -> Bounds {
         let (mut r0, mut r1) = (first, last);
+        let span = self.tour.span(node);
         // The run goes on across samples that do not tell the stack.
         while let Some(p) = r0.checked_sub(1).map(|i| self.told_before[i]).filter(|&i| i != NONE) {
             let p = p as usize;
-            if self.within[p] != self.within[r0] || !self.shows(p, node) {
+            if self.within[p] != self.within[r0] || !span.contains(&self.shown[p]) {
                 break;
             }
             r0 = p;
         }
         while let Some(&q) = self.told_after.get(r1 + 1).filter(|&&i| i != NONE) {
             let q = q as usize;
-            if self.within[q] != self.within[r1] || !self.shows(q, node) {
+            if self.within[q] != self.within[r1] || !span.contains(&self.shown[q]) {
                 break;
             }
             r1 = q;
@@ -278,17 +345,17 @@ impl<'m> Runs<'m> {
         // Samples cannot tell back-to-back calls of one function apart: the run may hold several,
         // so any of them started by the run's last sample and ended after its first, or, where
         // no sample was taken for over two intervals, anywhere in that gap.
-        let mut b = [f64::NAN, cap.hi[r1], cap.lo[r0], f64::NAN];
+        let mut b = [f64::NAN, cap.hi(r1), cap.lo(r0), f64::NAN];
         if let Some(i) = before {
-            b[0] = cap.lo[i];
+            b[0] = cap.lo(i);
             if cap.t[r0] - cap.t[i] > 2.0 * interval {
-                b[2] = cap.lo[i];
+                b[2] = cap.lo(i);
             }
         }
         if let Some(i) = after {
-            b[3] = cap.hi[i];
+            b[3] = cap.hi(i);
             if cap.t[i] - cap.t[r1] > 2.0 * interval {
-                b[1] = cap.hi[i];
+                b[1] = cap.hi(i);
             }
         }
         // The run lies in one top-level invocation (or none): the call began and ended in it.
@@ -312,12 +379,26 @@ struct Tour {
 impl Tour {
     fn new(model: &ProfileModel) -> Tour {
         let n = model.nodes.len();
-        let mut children: Vec<Vec<u32>> = vec![Vec::new(); n];
+        // Children in one array, by parent (`at[p]..at[p + 1]`), in node order.
+        let mut at = vec![0u32; n + 1];
+        for nd in &model.nodes {
+            if nd.parent != NONE {
+                at[nd.parent as usize + 1] += 1;
+            }
+        }
+        for i in 0..n {
+            at[i + 1] += at[i];
+        }
+        let mut fill = at.clone();
+        let mut kids = vec![0u32; at[n] as usize];
         let mut roots = Vec::new();
         for (i, nd) in model.nodes.iter().enumerate() {
             match nd.parent {
                 NONE => roots.push(i as u32),
-                p => children[p as usize].push(i as u32),
+                p => {
+                    kids[fill[p as usize] as usize] = i as u32;
+                    fill[p as usize] += 1;
+                }
             }
         }
         let (mut first, mut end) = (vec![u32::MAX; n], vec![0; n]);
@@ -335,15 +416,19 @@ impl Tour {
             first[x as usize] = next;
             next += 1;
             stack.push((x, true));
-            stack.extend(children[x as usize].iter().rev().map(|&c| (c, false)));
+            let (a, b) = (at[x as usize] as usize, at[x as usize + 1] as usize);
+            stack.extend(kids[a..b].iter().rev().map(|&c| (c, false)));
         }
         Tour { first, end }
     }
 
-    /// Whether `anc` is `x` or one of its ancestors.
-    fn holds(&self, anc: u32, x: u32) -> bool {
-        let (a, f) = (anc as usize, self.first[x as usize]);
-        self.first[a] <= f && f < self.end[a]
+    /// The numbers of `node` and the nodes under it (empty for a node the tree does not reach).
+    fn span(&self, node: u32) -> std::ops::Range<u32> {
+        let a = node as usize;
+        match self.first[a] {
+            u32::MAX => 0..0,
+            f => f..self.end[a],
+        }
     }
 }
 
@@ -381,33 +466,38 @@ impl Invocations {
         }
         Invocations(v)
     }
-
-    /// The start of the invocation holding `t` when it began at or after `after` (or with no
-    /// sample before).
-    fn began_within(&self, after: f64, t: f64) -> Option<f64> {
-        let i = self.0.partition_point(|&(b, _)| b <= t).checked_sub(1)?;
-        let (b, e) = self.0[i];
-        (t < e && (after.is_nan() || b >= after)).then_some(b)
-    }
 }
 
 /// Per sample: the exact time of its stack when it is a synchronous sample (NaN otherwise). A
 /// synchronous sample shows the node its event's `sampleTraceId` resolves to, and is the first
 /// sample of that node at or after the event, within half an interval.
-fn sync_captures(model: &ProfileModel, entries: &[Entry], trace_values: &[(u32, Scalar)], t: &[f64]) -> Vec<f64> {
+fn sync_captures(
+    model: &ProfileModel,
+    entries: &[Entry],
+    trace_values: &[(u32, Scalar)],
+    t: &[f64],
+    interval: f64,
+) -> Vec<f64> {
     let n = t.len().min(model.n_samples());
     let mut exact = vec![f64::NAN; n];
     if trace_values.is_empty() || n < 2 {
         return exact;
     }
-    let window = median_interval(t) / 2.0;
+    let window = interval / 2.0;
     let mut node_of = vec![NONE; trace_values.iter().map(|&(k, _)| k as usize + 1).max().unwrap_or(0)];
     for &(k, v) in trace_values {
         node_of[k as usize] = model.node_for_trace_value(v).unwrap_or(NONE);
     }
+    let (mut from, mut last_ts) = (0, f64::NEG_INFINITY);
     for e in entries.iter().filter(|e| e.trace != 0) {
         let Some(&node) = node_of.get(e.trace as usize - 1).filter(|&&x| x != NONE) else { continue };
-        let mut i = t[..n].partition_point(|&x| x < e.ts);
+        // Entries come sorted: each search starts where the last one ended.
+        if !(e.ts >= last_ts) {
+            from = 0;
+        }
+        last_ts = e.ts;
+        let mut i = first_at_or_after(&t[..n], from, e.ts);
+        from = i;
         while i < n && t[i] <= e.ts + window {
             if model.node_by_index(i) == Some(node) && exact[i].is_nan() {
                 exact[i] = e.ts;
@@ -419,8 +509,11 @@ fn sync_captures(model: &ProfileModel, entries: &[Entry], trace_values: &[(u32, 
     exact
 }
 
+/// The median of the positive intervals between samples, from at most about 8,192 of them
+/// spread evenly (a sampler's interval does not need them all).
 fn median_interval(t: &[f64]) -> f64 {
-    let mut d: Vec<f64> = t.windows(2).map(|w| w[1] - w[0]).filter(|d| *d > 0.0).collect();
+    let step = (t.len() >> 13).max(1);
+    let mut d: Vec<f64> = (1..t.len()).step_by(step).map(|i| t[i] - t[i - 1]).filter(|d| *d > 0.0).collect();
     if d.is_empty() {
         return 0.0;
     }
@@ -429,9 +522,8 @@ fn median_interval(t: &[f64]) -> f64 {
 }
 
 /// Measures the capture lag at the exact boundaries (see the module's doc).
-fn fit(model: &ProfileModel, entries: &[Entry], t: &[f64], exact: &[f64]) -> Sampler {
+fn fit(model: &ProfileModel, entries: &[Entry], t: &[f64], exact: &[f64], interval: f64) -> Sampler {
     let n = exact.len();
-    let interval = median_interval(&t[..n]);
     let mut s = Sampler { interval, ..Sampler::default() };
     if n < 2 {
         return s;
