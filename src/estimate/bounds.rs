@@ -492,7 +492,7 @@ fn sync_captures(
     for e in entries.iter().filter(|e| e.trace != 0) {
         let Some(&node) = node_of.get(e.trace as usize - 1).filter(|&&x| x != NONE) else { continue };
         // Entries come sorted: each search starts where the last one ended.
-        if !(e.ts >= last_ts) {
+        if e.ts.is_nan() || e.ts < last_ts {
             from = 0;
         }
         last_ts = e.ts;
