@@ -20,7 +20,9 @@ use std::sync::Arc;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use jscalls::{assemble, Assembled, Config, CpuProfileMode, Diagnostics, EngineVersion, Error, Limits, Source};
+use jscalls::{
+    assemble, Assembled, Config, CpuProfileMode, Diagnostics, EngineVersion, Error, Estimator, Limits, Source,
+};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -474,8 +476,8 @@ impl Global {
         cfg.engine = self.engine.version();
         cfg.show_all_events = self.show_all_events;
         cfg.estimator = match self.estimator {
-            EstimatorArg::Devtools => jscalls::Estimator::DevTools,
-            EstimatorArg::Midway => jscalls::Estimator::Midway,
+            EstimatorArg::Devtools => Estimator::DevTools,
+            EstimatorArg::Midway => Estimator::Midway,
         };
         cfg.bounds = self.bounds;
         cfg.limits.max_depth = self.max_depth;
@@ -559,6 +561,12 @@ enum Product<'a> {
 fn run(cli: Cli) -> Result<(), Failed> {
     let mut cfg = cli.global.config();
     cfg.symbols = read_symbols(&cli.global.symbols)?;
+    if cfg.cpuprofile_mode == CpuProfileMode::PerformancePanel && (cfg.bounds || cfg.estimator != Estimator::DevTools) {
+        return Err(Failed::Usage(
+            "--bounds and --estimator midway work on the integrator's calls: leave out --cpuprofile-mode performance-panel"
+                .to_owned(),
+        ));
+    }
     let (args, product) = match &cli.command {
         Command::Diff(d) => return diff_cmd::run(d, &cli.global, &cfg),
         Command::Check(c) => return check_cmd::run(c, &cli.global, &cfg),

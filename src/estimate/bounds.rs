@@ -40,6 +40,9 @@ pub struct Sampler {
     pub late_ticks: u32,
     /// Synchronous samples found (their stacks are exact at their events).
     pub sync_samples: u32,
+    /// With bounds: the calls only one sample showed (for these the call itself may not have
+    /// been one: a sample is an instant).
+    pub single_sample_calls: Option<u32>,
 }
 
 /// Which estimate the calls carry.
@@ -139,6 +142,9 @@ pub fn refine(
         })
         .collect();
     let cap = Captures { t, exact, lag_bound: sampler.lag_bound, mid };
+    if bounds {
+        sampler.single_sample_calls = Some(0);
+    }
     let invocations = Invocations::new(entries);
     let runs = Runs::new(model, &cap.t[..n], &invocations, bounds);
     let midway = estimator == Estimator::Midway;
@@ -157,7 +163,9 @@ pub fn refine(
             let j = first_at_or_after(&cap.t[..n], k + 1, end);
             let by_sample = j < n && cap.t[j] == end;
             if bounds {
-                b = runs.bounds(&cap, call.node, k, j - 1, sampler.interval);
+                let single;
+                (b, single) = runs.bounds(&cap, call.node, k, j - 1, sampler.interval);
+                *sampler.single_sample_calls.get_or_insert(0) += u32::from(single);
             }
             if midway {
                 let prev = k.checked_sub(1);
@@ -195,7 +203,9 @@ pub fn refine(
             let first = cap.t[..n].partition_point(|&x| x < call.ts);
             let last = cap.t[..n].partition_point(|&x| x < end);
             if first < last && runs.shows(first, call.node) {
-                b = runs.bounds(&cap, call.node, first, last - 1, sampler.interval);
+                let single;
+                (b, single) = runs.bounds(&cap, call.node, first, last - 1, sampler.interval);
+                *sampler.single_sample_calls.get_or_insert(0) += u32::from(single);
             }
         }
         if midway {
@@ -321,8 +331,9 @@ impl<'m> Runs<'m> {
         self.tour.span(node).contains(&self.shown[i])
     }
 
-    /// The bounds of a call of `node` seen from sample `first` to sample `last`.
-    fn bounds(&self, cap: &Captures, node: u32, first: usize, last: usize, interval: f64) -> Bounds {
+    /// The bounds of a call of `node` seen from sample `first` to sample `last`, and whether
+    /// only one sample showed it.
+    fn bounds(&self, cap: &Captures, node: u32, first: usize, last: usize, interval: f64) -> (Bounds, bool) {
         let (mut r0, mut r1) = (first, last);
         let span = self.tour.span(node);
         // The run goes on across samples that do not tell the stack.
@@ -365,7 +376,7 @@ impl<'m> Runs<'m> {
             b[1] = b[1].min(end);
             b[2] = b[2].max(begin);
         }
-        b
+        (b, r0 == r1)
     }
 }
 

@@ -120,7 +120,7 @@ fn write_profile_head(s: &mut String, th: &ThreadCalls) {
 }
 
 /// Writes `,"estimator":…,"sampler":{…}`: which estimate the calls are and what was measured
-/// of the sampler.
+/// of the sampler; with bounds, `,"singleSampleCalls":…`.
 fn write_sampler(s: &mut String, m: &crate::Sampler, estimator: crate::Estimator) {
     s.push_str(",\"estimator\":\"");
     s.push_str(estimator.name());
@@ -137,6 +137,10 @@ fn write_sampler(s: &mut String, m: &crate::Sampler, estimator: crate::Estimator
     s.push_str(",\"syncSamples\":");
     write_int(s, i64::from(m.sync_samples));
     s.push('}');
+    if let Some(n) = m.single_sample_calls {
+        s.push_str(",\"singleSampleCalls\":");
+        write_int(s, i64::from(n));
+    }
 }
 
 /// Writes a frame field: `x ?? fallback` (fallback `""` or `null`).

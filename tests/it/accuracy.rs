@@ -220,3 +220,37 @@ fn bounds_leave_the_calls_as_they_are() {
     }
     assert!(n > 3000);
 }
+
+#[test]
+fn the_command_writes_bounds_and_the_sampler_and_refuses_the_panel_algorithm() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_jscalls"))
+        .args(["calls", TRACE, "--bounds", "--estimator", "midway", "-q"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let profiles = doc["profiles"].as_array().unwrap();
+    assert_eq!(profiles.len(), 2);
+    for p in profiles {
+        assert_eq!(p["estimator"], "midway");
+        let s = &p["sampler"];
+        assert!(s["lagBoundUs"].as_f64().unwrap() > s["lagMeanUs"].as_f64().unwrap(), "{s}");
+        let calls = p["calls"].as_array().unwrap();
+        let single = p["singleSampleCalls"].as_u64().unwrap() as usize;
+        assert!(single > 0 && single < calls.len());
+        for c in calls {
+            let b: Vec<f64> = c["bounds"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap_or(f64::NAN)).collect();
+            assert_eq!(b.len(), 4, "{c}");
+            // Whole µs, and each interval in order (a null side is unbounded).
+            assert!(b.iter().all(|x| x.is_nan() || x.fract() == 0.0), "{c}");
+            let ordered = |lo: f64, hi: f64| lo.is_nan() || hi.is_nan() || lo <= hi;
+            assert!(ordered(b[0], b[1]) && ordered(b[2], b[3]), "{c}");
+        }
+    }
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_jscalls"))
+        .args(["calls", "fixtures/node-mixed.cpuprofile.gz", "--cpuprofile-mode", "performance-panel", "--bounds"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--cpuprofile-mode performance-panel"));
+}
