@@ -7,6 +7,7 @@
 use std::collections::HashMap;
 use std::io::Read;
 
+use jscalls::diff::stats::median;
 use jscalls::{analyze, Config, Estimator, Source};
 use serde_json::Value;
 
@@ -152,16 +153,6 @@ fn long_matches(cfg: &Config) -> (Vec<Pair>, Vec<bool>) {
     (errors, covered)
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let m = v.len() / 2;
-    if v.len() % 2 == 1 {
-        v[m]
-    } else {
-        (v[m - 1] + v[m]) / 2.0
-    }
-}
-
 fn config(estimator: Estimator, bounds: bool) -> Config {
     let mut cfg = Config::default();
     cfg.estimator = estimator;
@@ -184,8 +175,8 @@ fn bounds_hold_for_99_percent_of_long_true_calls() {
 fn midway_is_closer_to_the_truth_than_devtools() {
     let stats = |estimator| {
         let (errors, _) = long_matches(&config(estimator, false));
-        let dur = median(errors.iter().map(|&(s, e, es, ee)| ((ee - es) - (e - s)).abs()).collect());
-        let start = median(errors.iter().map(|&(s, _, es, _)| (es - s).abs()).collect());
+        let dur = median(&errors.iter().map(|&(s, e, es, ee)| ((ee - es) - (e - s)).abs()).collect::<Vec<_>>());
+        let start = median(&errors.iter().map(|&(s, _, es, _)| (es - s).abs()).collect::<Vec<_>>());
         (dur, start)
     };
     let (dur_dt, start_dt) = stats(Estimator::DevTools);
