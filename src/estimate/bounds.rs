@@ -3,18 +3,18 @@
 //!
 //! A sample shows the stack as it was when the stack was captured: a regular tick a little
 //! after its timestamp (the capture lag), a synchronous sample (the one Chromium takes for an
-//! event with a `sampleTraceId`) exactly at its event, a few µs before its own timestamp. So a
-//! call that sample `k` first showed started after the capture of sample `k − 1` and at or
-//! before the capture of sample `k`; a call that sample `j` first failed to show ended after
-//! the capture of sample `j − 1` and at or before that of `j`. A call DevTools truncates at the
-//! end of a task or invocation event ended at or before it, and a call inside an invocation
-//! that began between two samples started after it.
+//! event with a `sampleTraceId`) exactly at its event, a few µs before its own timestamp. A
+//! call's frame is on the stacks of a run of samples: it started after the capture of the last
+//! sample before the run that tells the JS stack, and ended by the capture of the first one
+//! after it; a top-level invocation event holding the run holds the call. Back-to-back calls
+//! of one function look like one run, so the latest start is the run's last sample and the
+//! earliest end its first.
 //!
 //! The lag is measured in the file, at boundaries whose time is exact: the tick taken last
-//! before a GC event or a top-level JS invocation begins shows the GC or the invocation's JS
-//! only when its capture came after the boundary. The distances of those ticks from their
-//! boundaries are exponential with the lag's mean when the lag is (for any offset of the JS
-//! after the event's start); a lag bound is taken from an upper confidence limit of that mean.
+//! before a GC event starts shows the GC only when its capture came after the start, and the
+//! tick before a top-level invocation shows the invoked function only then. An exponential lag
+//! is fitted to them by maximum likelihood, and bounds allow a tick a high quantile of the
+//! mean's upper confidence limit.
 
 use super::ProfileCall;
 use crate::js::Scalar;
@@ -34,7 +34,7 @@ pub struct Sampler {
     pub lag_mean: f64,
     /// The lag bounds add to a tick's timestamp, µs.
     pub lag_bound: f64,
-    /// Exact boundaries examined, and ticks among them captured past theirs.
+    /// Exact boundaries examined (GC and top-level invocation starts with a tick before them).
     pub boundaries: u32,
     /// Ticks (of [`Sampler::boundaries`]) whose stack was captured after the boundary.
     pub late_ticks: u32,
@@ -150,7 +150,7 @@ pub fn refine(
     let midway = estimator == Estimator::Midway;
     let parents = if midway { parent_calls(model, calls) } else { Vec::new() };
     let mut out = Vec::with_capacity(if bounds { calls.len() } else { 0 });
-    let mut moved = Vec::with_capacity(if estimator == Estimator::Midway { calls.len() } else { 0 });
+    let mut moved = Vec::with_capacity(if midway { calls.len() } else { 0 });
     for (c, call) in calls.iter().enumerate() {
         let parent = parents.get(c).copied().flatten();
         let end = call.ts + call.dur;
@@ -163,8 +163,8 @@ pub fn refine(
             let j = first_at_or_after(&cap.t[..n], k + 1, end);
             let by_sample = j < n && cap.t[j] == end;
             if bounds {
-                let single;
-                (b, single) = runs.bounds(&cap, call.node, k, j - 1, sampler.interval);
+                let (found, single) = runs.bounds(&cap, call.node, k, j - 1, sampler.interval);
+                b = found;
                 *sampler.single_sample_calls.get_or_insert(0) += u32::from(single);
             }
             if midway {
@@ -172,8 +172,8 @@ pub fn refine(
                 let mut mid_before = prev.map_or(cap.mid[k], |p| cap.mid[p]);
                 // The lowest frame a sample opens has its parent opened earlier (or none).
                 let lowest = parent.is_none_or(|p| calls[p as usize].sample_index != call.sample_index);
-                // The last sample before that told the stack: `(program)` samples in between are the
-                // invocation's native start, not JS.
+                // The last sample before that told the stack: `(program)` samples in between
+                // are the invocation's native start, not JS.
                 let told = prev.map(|p| runs.told_before[p]).filter(|&i| i != NONE);
                 let began = runs.invocation_began(k, told.map_or(f64::NAN, |i| cap.lo(i as usize)));
                 if let Some(b0) = began {
@@ -187,8 +187,8 @@ pub fn refine(
                 if by_sample {
                     stop = (cap.mid[j - 1] + cap.mid[j]) / 2.0;
                 } else {
-                    // Truncated at an event's end: the invoked function ends there, the frames it
-                    // called somewhere after their last sample.
+                    // Truncated at an event's end: the invoked function ends there, the frames
+                    // it called somewhere after their last sample.
                     let outermost = parent.is_none_or(|p| {
                         let p = &calls[p as usize];
                         p.ts + p.dur != end
@@ -203,8 +203,8 @@ pub fn refine(
             let first = cap.t[..n].partition_point(|&x| x < call.ts);
             let last = cap.t[..n].partition_point(|&x| x < end);
             if first < last && runs.shows(first, call.node) {
-                let single;
-                (b, single) = runs.bounds(&cap, call.node, first, last - 1, sampler.interval);
+                let (found, single) = runs.bounds(&cap, call.node, first, last - 1, sampler.interval);
+                b = found;
                 *sampler.single_sample_calls.get_or_insert(0) += u32::from(single);
             }
         }
