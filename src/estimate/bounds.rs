@@ -131,9 +131,10 @@ pub fn refine(
     let exact = sync_captures(model, entries, trace_values, &t, interval);
     let mut sampler = fit(model, entries, &t, &exact, interval);
     sampler.sync_samples = exact.iter().filter(|x| !x.is_nan()).count() as u32;
+    let midway = estimator == Estimator::Midway;
     let mut running = f64::NEG_INFINITY;
     // Most likely times never go back: a child's start stays within its parent's.
-    let mid = t[..n]
+    let mid = t[..if midway { n } else { 0 }]
         .iter()
         .zip(&exact)
         .map(|(&ti, &e)| {
@@ -147,7 +148,6 @@ pub fn refine(
     }
     let invocations = Invocations::new(entries);
     let runs = Runs::new(model, &cap.t[..n], &invocations, bounds);
-    let midway = estimator == Estimator::Midway;
     let parents = if midway { parent_calls(model, calls) } else { Vec::new() };
     let mut out = Vec::with_capacity(if bounds { calls.len() } else { 0 });
     let mut moved = Vec::with_capacity(if midway { calls.len() } else { 0 });
@@ -283,18 +283,17 @@ impl<'m> Runs<'m> {
         // What a (program) or GC sample shows says nothing of the JS stack: the sampler shows
         // (program) when it fails to walk a JS stack too (DevTools then copies the stack before
         // it: the samples it repaired), and DevTools gives a GC sample the stack before it.
-        let mut repaired = vec![false; t.len()];
+        let mut silent: Vec<bool> = (0..t.len())
+            .map(|i| {
+                let node = model.node_by_index(i);
+                node.is_none() || node == model.program || node == model.gc
+            })
+            .collect();
         for &i in &model.repaired {
-            if let Some(r) = repaired.get_mut(i as usize) {
+            if let Some(r) = silent.get_mut(i as usize) {
                 *r = true;
             }
         }
-        let silent: Vec<bool> = (0..t.len())
-            .map(|i| {
-                let node = model.node_by_index(i);
-                node.is_none() || node == model.program || node == model.gc || repaired[i]
-            })
-            .collect();
         let mut told = NONE;
         let told_before = (0..t.len())
             .map(|i| {
