@@ -834,7 +834,7 @@ fn run_one(
         Product::Tree(_) | Product::Export(..) => Ok(()),
         Product::Timeline => assembled.write_timeline(w, &source),
         Product::Calls(CallsFormat::Json) => assembled.write_calls(w, &input_label),
-        Product::Calls(CallsFormat::Summary) => write_summary(w, assembled, &diagnostics, cfg.engine),
+        Product::Calls(CallsFormat::Summary) => write_summary(w, assembled, &diagnostics, cfg.engine, cfg.estimator),
     });
     drop(spill);
     if let Some(t) = &timing {
@@ -923,12 +923,22 @@ fn memory_mb(field: &str) -> u64 {
 }
 
 /// The calls summary, thread by thread.
-fn write_summary(w: &mut dyn Write, assembled: Assembled, d: &Diagnostics, engine: EngineVersion) -> Result<(), Error> {
+fn write_summary(
+    w: &mut dyn Write,
+    assembled: Assembled,
+    d: &Diagnostics,
+    engine: EngineVersion,
+    estimator: Estimator,
+) -> Result<(), Error> {
     let engine = match engine {
         EngineVersion::V0_0_65 => "0.0.65",
         EngineVersion::Latest => "latest",
     };
-    let mut text = format!("JS calls as DevTools ({engine}) estimates them; --format json or -o FILE for every call\n");
+    let how = match estimator {
+        Estimator::DevTools => "estimates them",
+        Estimator::Midway => "finds them, each boundary that samples set placed midway",
+    };
+    let mut text = format!("JS calls as DevTools ({engine}) {how}; --format json or -o FILE for every call\n");
     let mut threads = 0;
     assembled.for_each_thread(|th| {
         threads += 1;

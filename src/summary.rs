@@ -66,6 +66,23 @@ pub fn thread(out: &mut String, th: Thread<'_>) {
         e.1 += 1;
     }
     let _ = writeln!(out, "{} calls, {} of JS", group(th.len() as u64), ms(js));
+    if let Some(m) = th.sampler() {
+        let _ = write!(
+            out,
+            "    sampler: {:.0} µs interval, stacks captured {:.0} µs late on average (bounds allow {:.0} µs; {} boundaries, {} synchronous samples)",
+            m.interval,
+            m.lag_mean,
+            m.lag_bound,
+            group(u64::from(m.boundaries)),
+            group(u64::from(m.sync_samples))
+        );
+        match m.single_sample_calls {
+            Some(n) => {
+                let _ = writeln!(out, "; {} calls seen by one sample only", group(u64::from(n)));
+            }
+            None => out.push('\n'),
+        }
+    }
     let mut top: Vec<(Function, (f64, u64))> = by_function.into_iter().collect();
     // Biggest first; ties by name, so that the order never depends on a hash.
     top.sort_by(|a, b| b.1 .0.total_cmp(&a.1 .0).then_with(|| a.0.cmp(&b.0)));

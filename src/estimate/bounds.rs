@@ -147,10 +147,13 @@ pub fn refine(
         sampler.single_sample_calls = Some(0);
     }
     let invocations = Invocations::new(entries);
+    let edges = if midway { Edges::new(entries) } else { Edges(Vec::new()) };
     let runs = Runs::new(model, &cap.t[..n], &invocations, bounds);
     let parents = if midway { parent_calls(model, calls) } else { Vec::new() };
     let mut out = Vec::with_capacity(if bounds { calls.len() } else { 0 });
     let mut moved = Vec::with_capacity(if midway { calls.len() } else { 0 });
+    // Per parent call (slot 0: the outermost calls), where its last child ends once moved.
+    let mut sibling_end = vec![f64::NEG_INFINITY; if midway { calls.len() + 1 } else { 0 }];
     for (c, call) in calls.iter().enumerate() {
         let parent = parents.get(c).copied().flatten();
         let end = call.ts + call.dur;
@@ -161,7 +164,6 @@ pub fn refine(
             // The first sample at or after the end: the one that closed the call, or none when
             // an event's end did.
             let j = first_at_or_after(&cap.t[..n], k + 1, end);
-            let by_sample = j < n && cap.t[j] == end;
             if bounds {
                 let (found, single) = runs.bounds(&cap, call.node, k, j - 1, sampler.interval);
                 b = found;
@@ -184,37 +186,35 @@ pub fn refine(
                     Some(b0) if lowest => b0,
                     _ => (mid_before + cap.mid[k]) / 2.0,
                 };
-                if by_sample {
-                    stop = (cap.mid[j - 1] + cap.mid[j]) / 2.0;
-                } else {
-                    // Truncated at an event's end: the invoked function ends there, the frames
-                    // it called somewhere after their last sample.
-                    let outermost = parent.is_none_or(|p| {
-                        let p = &calls[p as usize];
-                        p.ts + p.dur != end
-                    });
-                    if !outermost {
-                        stop = ((cap.mid[j - 1] + end) / 2.0).min(end);
-                    }
-                }
+                stop = midway_end(&cap, calls, parent, j, end);
             }
-        } else if bounds && k < 0 {
+        } else if k < 0 {
             // A frame of a trace event's stack: bounded by the samples that show it, if any.
             let first = cap.t[..n].partition_point(|&x| x < call.ts);
-            let last = cap.t[..n].partition_point(|&x| x < end);
-            if first < last && runs.shows(first, call.node) {
+            let last = first + cap.t[first..n].partition_point(|&x| x < end);
+            if bounds && first < last && runs.shows(first, call.node) {
                 let (found, single) = runs.bounds(&cap, call.node, first, last - 1, sampler.interval);
                 b = found;
                 *sampler.single_sample_calls.get_or_insert(0) += u32::from(single);
             }
+            if midway && last > 0 {
+                stop = midway_end(&cap, calls, parent, last, end);
+            }
         }
         if midway {
-            // A call stays within its parent (moved first: it was made first).
+            // Whole µs (the estimate is not finer than that), and across no start or end of an
+            // event: the call nests among the events as DevTools nests it.
+            let mut start = edges.keep_side(start.round(), call.ts);
+            let mut stop = edges.keep_side(stop.round(), end);
+            // Within its parent (moved first: it was made first), after its earlier siblings.
             if let Some(&(ps, pe)) = parent.and_then(|p| moved.get(p as usize)) {
                 (start, stop) = (start.clamp(ps, pe), stop.clamp(ps, pe));
             }
-            // Whole µs: the estimate is not finer than that.
-            moved.push((start.round(), stop.max(start).round()));
+            let slot = parent.map_or(0, |p| p as usize + 1);
+            start = start.max(sibling_end[slot]);
+            stop = stop.max(start);
+            sibling_end[slot] = stop;
+            moved.push((start, stop));
         }
         if bounds {
             // Whole µs, outward: what trace times resolve, and shorter to write.
@@ -460,6 +460,57 @@ fn parent_calls(model: &ProfileModel, calls: &[ProfileCall]) -> Vec<Option<u32>>
             found
         })
         .collect()
+}
+
+/// The midway end of a call that ends at `end`, where `j` is the first sample at or after it
+/// (and `j − 1` the last before it).
+fn midway_end(cap: &Captures, calls: &[ProfileCall], parent: Option<u32>, j: usize, end: f64) -> f64 {
+    if j < cap.mid.len() && cap.t[j] == end {
+        return (cap.mid[j - 1] + cap.mid[j]) / 2.0;
+    }
+    // Truncated at an event's end: the invoked function ends there, the frames it called
+    // somewhere after their last sample.
+    let outermost = parent.is_none_or(|p| {
+        let p = &calls[p as usize];
+        p.ts + p.dur != end
+    });
+    if outermost {
+        end
+    } else {
+        ((cap.mid[j - 1] + end) / 2.0).min(end)
+    }
+}
+
+/// Every start and end of the thread's events that last, sorted.
+struct Edges(Vec<f64>);
+
+impl Edges {
+    fn new(entries: &[Entry]) -> Edges {
+        let mut v: Vec<f64> = entries.iter().filter(|e| e.dur > 0.0).flat_map(|e| [e.ts, e.end()]).collect();
+        // Starts come sorted, and most ends nearly so: the adaptive sort finds the runs.
+        v.sort_by(f64::total_cmp);
+        Edges(v)
+    }
+
+    /// `x` moved back toward `from` as far as needed for no edge to lie between them (or at
+    /// `from`, unless `x` is there too).
+    fn keep_side(&self, x: f64, from: f64) -> f64 {
+        if x < from {
+            let i = self.0.partition_point(|&e| e <= from);
+            match i.checked_sub(1).map(|i| self.0[i]) {
+                Some(e) if e > x => e,
+                _ => x,
+            }
+        } else if x > from {
+            let i = self.0.partition_point(|&e| e < from);
+            match self.0.get(i) {
+                Some(&e) if e < x => e,
+                _ => x,
+            }
+        } else {
+            x
+        }
+    }
 }
 
 /// The starts and ends of the invocation events that no other invocation holds, sorted.

@@ -245,3 +245,31 @@ fn the_command_writes_bounds_and_the_sampler_and_refuses_the_panel_algorithm() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--cpuprofile-mode performance-panel"));
 }
+
+#[test]
+fn midway_calls_nest_in_the_flame_chart_as_devtools_calls_do() {
+    // Moving a boundary never makes a call overlap an event or a sibling: every call DevTools'
+    // flame chart holds, midway's holds too (the chart drops a call that straddles a boundary).
+    for input in [
+        TRACE,
+        "fixtures/chrome-ui.json.gz",
+        "fixtures/node-trace-mixed.json.gz",
+        "fixtures/chrome-worker-hires.json.gz",
+    ] {
+        let plain = analyze(&Source::file(input), &Config::default()).unwrap();
+        let mid = analyze(&Source::file(input), &config(Estimator::Midway, false)).unwrap();
+        let (mut n, mut moved) = (0, 0);
+        for (a, b) in plain.threads().zip(mid.threads()) {
+            assert_eq!(a.len(), b.len(), "{input}");
+            for (x, y) in a.calls().zip(b.calls()) {
+                assert_eq!((x.node_id(), x.sample_index()), (y.node_id(), y.sample_index()), "{input}");
+                if x.self_time().is_some() {
+                    assert!(y.self_time().is_some(), "{input}: {y:?} (DevTools: {x:?}) left the flame chart");
+                }
+                n += 1;
+                moved += usize::from(x.ts() != y.ts() || x.dur() != y.dur());
+            }
+        }
+        assert!(moved * 2 > n, "{input}: {moved} of {n} calls moved");
+    }
+}
