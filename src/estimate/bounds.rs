@@ -147,7 +147,7 @@ pub fn refine(
         sampler.single_sample_calls = Some(0);
     }
     let invocations = Invocations::new(entries);
-    let edges = if midway { Edges::new(entries) } else { Edges(Vec::new()) };
+    let mut edges = if midway { Edges::new(entries) } else { Edges::new(&[]) };
     let runs = Runs::new(model, &cap.t[..n], &invocations, bounds);
     let parents = if midway { parent_calls(model, calls) } else { Vec::new() };
     let mut out = Vec::with_capacity(if bounds { calls.len() } else { 0 });
@@ -204,8 +204,8 @@ pub fn refine(
         if midway {
             // Whole µs (the estimate is not finer than that), and across no start or end of an
             // event: the call nests among the events as DevTools nests it.
-            let mut start = edges.keep_side(start.round(), call.ts);
-            let mut stop = edges.keep_side(stop.round(), end);
+            let mut start = edges.keep_side(start.round(), call.ts, Side::Start);
+            let mut stop = edges.keep_side(stop.round(), end, Side::End);
             // Within its parent (moved first: it was made first), after its earlier siblings.
             if let Some(&(ps, pe)) = parent.and_then(|p| moved.get(p as usize)) {
                 (start, stop) = (start.clamp(ps, pe), stop.clamp(ps, pe));
@@ -481,36 +481,83 @@ fn midway_end(cap: &Captures, calls: &[ProfileCall], parent: Option<u32>, j: usi
     }
 }
 
-/// Every start and end of the thread's events that last, sorted.
-struct Edges(Vec<f64>);
+/// Every start and every end of the thread's events that last, each sorted, with where the
+/// last searches ended (calls come in time order: the next answer is near).
+struct Edges {
+    starts: Vec<f64>,
+    ends: Vec<f64>,
+    /// Per (which side of a call is moved, starts or ends): the last answer.
+    hints: [[usize; 2]; 2],
+}
+
+/// The side of a call a boundary is on (its start or its end).
+#[derive(Clone, Copy)]
+enum Side {
+    Start = 0,
+    End = 1,
+}
 
 impl Edges {
     fn new(entries: &[Entry]) -> Edges {
-        let mut v: Vec<f64> = entries.iter().filter(|e| e.dur > 0.0).flat_map(|e| [e.ts, e.end()]).collect();
-        // Starts come sorted, and most ends nearly so: the adaptive sort finds the runs.
-        v.sort_by(f64::total_cmp);
-        Edges(v)
+        let lasting = || entries.iter().filter(|e| e.dur > 0.0);
+        // Entries come sorted by start; their ends are nearly sorted (the adaptive sort finds
+        // the runs).
+        let mut starts: Vec<f64> = lasting().map(|e| e.ts).collect();
+        if !starts.is_sorted() {
+            starts.sort_by(f64::total_cmp);
+        }
+        let mut ends: Vec<f64> = lasting().map(Entry::end).collect();
+        ends.sort_by(f64::total_cmp);
+        Edges { starts, ends, hints: [[0; 2]; 2] }
     }
 
     /// `x` moved back toward `from` as far as needed for no edge to lie between them (or at
     /// `from`, unless `x` is there too).
-    fn keep_side(&self, x: f64, from: f64) -> f64 {
-        if x < from {
-            let i = self.0.partition_point(|&e| e <= from);
-            match i.checked_sub(1).map(|i| self.0[i]) {
-                Some(e) if e > x => e,
-                _ => x,
+    fn keep_side(&mut self, x: f64, from: f64, side: Side) -> f64 {
+        let mut x = x;
+        for (k, v) in [&self.starts, &self.ends].into_iter().enumerate() {
+            let hint = &mut self.hints[side as usize][k];
+            if x < from {
+                let i = partition_from(v, hint, |e| e <= from);
+                if let Some(&e) = i.checked_sub(1).map(|i| &v[i]) {
+                    x = x.max(e);
+                }
+            } else if x > from {
+                let i = partition_from(v, hint, |e| e < from);
+                if let Some(&e) = v.get(i) {
+                    x = x.min(e);
+                }
             }
-        } else if x > from {
-            let i = self.0.partition_point(|&e| e < from);
-            match self.0.get(i) {
-                Some(&e) if e < x => e,
-                _ => x,
-            }
-        } else {
-            x
         }
+        x
     }
+}
+
+/// `v.partition_point(pred)` for a `pred` true then false along `v`, searched outward from
+/// `hint` (galloping); `hint` becomes the answer.
+fn partition_from(v: &[f64], hint: &mut usize, pred: impl Fn(f64) -> bool) -> usize {
+    let h = (*hint).min(v.len());
+    let p = if h < v.len() && pred(v[h]) {
+        // After `h`: every value up to `lo` satisfies `pred`.
+        let (mut lo, mut step) = (h + 1, 1);
+        while lo + step <= v.len() && pred(v[lo + step - 1]) {
+            lo += step;
+            step *= 2;
+        }
+        let hi = (lo + step).min(v.len());
+        lo + v[lo..hi].partition_point(|&e| pred(e))
+    } else {
+        // At or before `h`: no value from `hi` on satisfies `pred`.
+        let (mut hi, mut step) = (h, 1);
+        while hi >= step && !pred(v[hi - step]) {
+            hi -= step;
+            step *= 2;
+        }
+        let lo = hi.saturating_sub(step);
+        lo + v[lo..hi].partition_point(|&e| pred(e))
+    };
+    *hint = p;
+    p
 }
 
 /// The starts and ends of the invocation events that no other invocation holds, sorted.
@@ -701,6 +748,18 @@ fn fit_lag(late: &[f64], on_time: &[f64], late_js: &[f64], window: f64) -> (f64,
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn galloping_partitions_agree_with_binary_search() {
+        let v: Vec<f64> = (0..1000).map(|i| f64::from(i / 3)).collect();
+        let mut hint = 0;
+        // Targets in every order: forward, back, far, near, past both ends.
+        for x in [5.0, 4.0, 300.0, 2.0, 333.9, 334.0, -1.0, 150.5, 150.0, 999.0] {
+            for pred in [|e: f64, x: f64| e < x, |e: f64, x: f64| e <= x] {
+                assert_eq!(partition_from(&v, &mut hint, |e| pred(e, x)), v.partition_point(|&e| pred(e, x)), "{x}");
+            }
+        }
+    }
 
     #[test]
     fn no_late_tick_limits_the_mean_lag() {
