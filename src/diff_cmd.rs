@@ -12,11 +12,11 @@ use jscalls::diff::calls::{self, ChangeKind, ThreadDiff};
 use jscalls::diff::funcs::{self, FuncDiff, Metric, Row, Subject};
 use jscalls::diff::rule::{self, Gate, Rule, Violation};
 use jscalls::diff::{is_calls_document, read_calls_document, same_recording, CallRecord, ThreadEstimate};
-use jscalls::{Config, Error, Source};
+use jscalls::{Config, CpuProfileMode, Error, Estimator, Source};
 
 use crate::{
-    assemble_file, failure, refuse_overwrite, CpuProfileModeArg, DiffArgs, DiffFormat, EngineArg, Failed, Global,
-    Level, Output,
+    assemble_file, failure, refuse_overwrite, CpuProfileModeArg, DiffArgs, DiffFormat, EngineArg, EstimatorArg, Failed,
+    Global, Level, Output,
 };
 
 /// The options `--base-opt` / `--new-opt` take: those that change the estimate.
@@ -29,6 +29,8 @@ struct EstimateOpts {
     cpuprofile_mode: Option<CpuProfileModeArg>,
     #[arg(long)]
     show_all_events: bool,
+    #[arg(long, value_enum)]
+    estimator: Option<EstimatorArg>,
 }
 
 /// One side: how it is estimated, and how it is named in reports.
@@ -46,7 +48,7 @@ impl SideSpec {
             let first = e.to_string();
             let first = first.lines().next().unwrap_or("").trim_start_matches("error: ").to_owned();
             Failed::Usage(format!(
-                "--{which}-opt '{text}': {first} (it takes --engine, --cpuprofile-mode, --show-all-events)"
+                "--{which}-opt '{text}': {first} (it takes --engine, --cpuprofile-mode, --show-all-events, --estimator)"
             ))
         })?;
         if let Some(e) = opts.engine {
@@ -56,6 +58,14 @@ impl SideSpec {
             cfg.cpuprofile_mode = m.mode();
         }
         cfg.show_all_events |= opts.show_all_events;
+        if let Some(e) = opts.estimator {
+            cfg.estimator = e.estimator();
+        }
+        if cfg.cpuprofile_mode == CpuProfileMode::PerformancePanel && cfg.estimator != Estimator::DevTools {
+            return Err(Failed::Usage(format!(
+                "--{which}-opt '{text}': --estimator midway works on the integrator's calls, not --cpuprofile-mode performance-panel"
+            )));
+        }
         Ok(SideSpec { cfg, options: text.to_owned() })
     }
 }

@@ -441,6 +441,15 @@ enum EstimatorArg {
     Midway,
 }
 
+impl EstimatorArg {
+    fn estimator(self) -> Estimator {
+        match self {
+            EstimatorArg::Devtools => Estimator::DevTools,
+            EstimatorArg::Midway => Estimator::Midway,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, ValueEnum)]
 enum EngineArg {
     /// @paulirish/trace_engine 0.0.65, the published engine that Lighthouse uses.
@@ -475,10 +484,7 @@ impl Global {
         cfg.cpuprofile_mode = self.cpuprofile_mode.mode();
         cfg.engine = self.engine.version();
         cfg.show_all_events = self.show_all_events;
-        cfg.estimator = match self.estimator {
-            EstimatorArg::Devtools => Estimator::DevTools,
-            EstimatorArg::Midway => Estimator::Midway,
-        };
+        cfg.estimator = self.estimator.estimator();
         cfg.bounds = self.bounds;
         cfg.limits.max_depth = self.max_depth;
         cfg.max_event_bytes = self.max_event_bytes;

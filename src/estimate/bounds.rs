@@ -19,7 +19,7 @@
 use super::ProfileCall;
 use crate::js::Scalar;
 use crate::model::profile::{ProfileModel, NONE};
-use crate::model::{Entry, GC, INVOCATION};
+use crate::model::{Entry, GC, INVOCATION, STARTS_JS};
 
 /// The share of boundaries a bound may miss, per side: the lag bound is the lag's
 /// `1 − TAIL` quantile.
@@ -148,7 +148,7 @@ pub fn refine(
     }
     let invocations = Invocations::new(entries);
     let mut edges = if midway { Edges::new(entries) } else { Edges::new(&[]) };
-    let runs = Runs::new(model, &cap.t[..n], &invocations, bounds);
+    let runs = Runs::new(model, entries, &cap.t[..n], &invocations, bounds);
     let parents = if midway { parent_calls(model, calls) } else { Vec::new() };
     let mut out = Vec::with_capacity(if bounds { calls.len() } else { 0 });
     let mut moved = Vec::with_capacity(if midway { calls.len() } else { 0 });
@@ -174,10 +174,11 @@ pub fn refine(
                 let mut mid_before = prev.map_or(cap.mid[k], |p| cap.mid[p]);
                 // The lowest frame a sample opens has its parent opened earlier (or none).
                 let lowest = parent.is_none_or(|p| calls[p as usize].sample_index != call.sample_index);
-                // The last sample before that told the stack: `(program)` samples in between
-                // are the invocation's native start, not JS.
-                let told = prev.map(|p| runs.told_before[p]).filter(|&i| i != NONE);
-                let began = runs.invocation_began(k, told.map_or(f64::NAN, |i| cap.lo(i as usize)));
+                // The last tick before: a synchronous sample taken at the invocation's start
+                // says only that the function had not started; a tick after the start that
+                // did not show the function (compiling, say) says it started later.
+                let tick = (k.saturating_sub(8)..k).rev().find(|&i| cap.exact[i].is_nan());
+                let began = runs.invocation_began(k, tick.map_or(f64::NAN, |i| cap.t[i]));
                 if let Some(b0) = began {
                     mid_before = mid_before.max(b0);
                 }
@@ -244,12 +245,15 @@ struct Runs<'m> {
     told_after: Vec<u32>,
     /// The top-level invocations' starts and ends.
     spans: &'m [(f64, f64)],
+    /// Per sample, the start of the innermost event holding it that runs a JS function at once
+    /// ([`STARTS_JS`]), NaN for none.
+    js_start: Vec<f64>,
 }
 
 impl<'m> Runs<'m> {
     /// `full`: with what [`Runs::bounds`] needs (the midway estimate needs only
     /// [`Runs::invocation_began`] and `told_before`).
-    fn new(model: &'m ProfileModel, t: &[f64], inv: &'m Invocations, full: bool) -> Runs<'m> {
+    fn new(model: &'m ProfileModel, entries: &[Entry], t: &[f64], inv: &'m Invocations, full: bool) -> Runs<'m> {
         let tour = if full { Tour::new(model) } else { Tour { first: Vec::new(), end: Vec::new() } };
         let mut last = NONE;
         let shown = (0..if full { t.len() } else { 0 })
@@ -314,15 +318,29 @@ impl<'m> Runs<'m> {
             })
             .collect();
         told_after.reverse();
-        Runs { tour, shown, within, told_before, told_after, spans: &inv.0 }
+        // The events that start JS, open at each sample: a stack of their (start, end).
+        let mut open: Vec<(f64, f64)> = Vec::new();
+        let mut next = entries.iter().filter(|e| e.flags & STARTS_JS != 0 && e.dur > 0.0).peekable();
+        let js_start = t
+            .iter()
+            .map(|&x| {
+                while let Some(e) = next.next_if(|e| e.ts <= x) {
+                    open.push((e.ts, e.end()));
+                }
+                while open.last().is_some_and(|&(_, end)| end <= x) {
+                    open.pop();
+                }
+                open.last().map_or(f64::NAN, |&(b, _)| b)
+            })
+            .collect();
+        Runs { tour, shown, within, told_before, told_after, spans: &inv.0, js_start }
     }
 
-    /// The start of the top-level invocation holding sample `k`, when it began at or after
-    /// `after` (or with no sample before).
+    /// The start of the innermost event holding sample `k` that runs a JS function at once,
+    /// when it began at or after `after` (or with no sample before).
     fn invocation_began(&self, k: usize, after: f64) -> Option<f64> {
-        let w = (self.within[k] as usize).checked_sub(1)?;
-        let (b, _) = self.spans[w];
-        (after.is_nan() || b >= after).then_some(b)
+        let b = self.js_start[k];
+        (!b.is_nan() && (after.is_nan() || b >= after)).then_some(b)
     }
 
     /// Whether sample `i` shows `node`'s frame (the node is on its stack).

@@ -9,12 +9,12 @@
 
 use super::Entry;
 
-/// [`Entry::flags`] bits (the low four, [`FLAGS`]) are kept in the header byte, with these.
-const HAS_TRACE: u8 = 1 << 4;
-const TS_RAW: u8 = 1 << 5;
-const DUR_RAW: u8 = 1 << 6;
+/// [`Entry::flags`] bits (the low five, [`FLAGS`]) are kept in the header byte, with these.
+const HAS_TRACE: u8 = 1 << 5;
+const TS_RAW: u8 = 1 << 6;
+const DUR_RAW: u8 = 1 << 7;
 /// The bits of the head that hold the entry's flags.
-const FLAGS: u8 = 15;
+const FLAGS: u8 = 31;
 
 /// Append-only packed entries, with later duration changes (`E` closing a `B`) kept aside.
 #[derive(Debug, Default)]
@@ -174,7 +174,7 @@ mod tests {
         let mut log = PackedEntries::default();
         for (k, &ts) in tricky.iter().enumerate() {
             for (j, &dur) in tricky.iter().enumerate() {
-                let e = Entry { ts, dur, trace: ((k * 31 + j) % 5) as u32 * 70_000, flags: (j % 16) as u8 };
+                let e = Entry { ts, dur, trace: ((k * 31 + j) % 5) as u32 * 70_000, flags: (j % 32) as u8 };
                 assert_eq!(log.push(e) as usize, want.len());
                 want.push(e);
             }

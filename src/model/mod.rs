@@ -26,6 +26,9 @@ pub const RESET: u8 = 4;
 /// The event is a garbage collection (`MinorGC`, `MajorGC`): its start is an exact time at which
 /// samples begin to show `(garbage collector)`.
 pub const GC: u8 = 8;
+/// The event runs a JS function at once (`FunctionCall`, `v8.callFunction`, `v8.run`,
+/// `v8.evaluateModule`, `RunMicrotasks`, `V8.Execute`): the function starts with it.
+pub const STARTS_JS: u8 = 16;
 
 /// One trace event of a thread, as the estimator sees it.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -37,7 +40,7 @@ pub struct Entry {
     /// The event's truthy `sampleTraceId`: 1 + its index in the builder's table of trace-id key
     /// codes (what it resolves to is in [`ThreadWork::trace_values`]); 0 for none.
     pub trace: u32,
-    /// [`INSTANT`], [`INVOCATION`], [`RESET`], [`GC`].
+    /// [`INSTANT`], [`INVOCATION`], [`RESET`], [`GC`], [`STARTS_JS`].
     pub flags: u8,
 }
 
@@ -60,10 +63,10 @@ pub fn flags_for_name(name: &str) -> u8 {
     }
     match name {
         "RunTask" => RESET,
-        "RunMicrotasks" => RESET | INVOCATION,
+        "RunMicrotasks" => RESET | INVOCATION | STARTS_JS,
         "MinorGC" | "MajorGC" => GC,
-        "FunctionCall" | "EvaluateScript" | "v8.evaluateModule" | "EventDispatch" | "V8.Execute"
-        | "V8Console::runTask" => INVOCATION,
+        "FunctionCall" | "v8.evaluateModule" | "V8.Execute" | "v8.callFunction" | "v8.run" => INVOCATION | STARTS_JS,
+        "EvaluateScript" | "EventDispatch" | "V8Console::runTask" => INVOCATION,
         _ if name.starts_with("v8") || name.starts_with("V8") => INVOCATION,
         _ => 0,
     }
