@@ -148,7 +148,7 @@ pub fn refine(
     }
     let invocations = Invocations::new(entries);
     let mut edges = if midway { Edges::new(entries) } else { Edges::new(&[]) };
-    let runs = Runs::new(model, entries, &cap.t[..n], &invocations, bounds);
+    let runs = Runs::new(model, entries, &cap.t[..n], &invocations, bounds, midway);
     let parents = if midway { parent_calls(model, calls) } else { Vec::new() };
     let mut out = Vec::with_capacity(if bounds { calls.len() } else { 0 });
     let mut moved = Vec::with_capacity(if midway { calls.len() } else { 0 });
@@ -251,9 +251,16 @@ struct Runs<'m> {
 }
 
 impl<'m> Runs<'m> {
-    /// `full`: with what [`Runs::bounds`] needs (the midway estimate needs only
-    /// [`Runs::invocation_began`] and `told_before`).
-    fn new(model: &'m ProfileModel, entries: &[Entry], t: &[f64], inv: &'m Invocations, full: bool) -> Runs<'m> {
+    /// `full`: with what [`Runs::bounds`] needs; `midway`: with what
+    /// [`Runs::invocation_began`] needs.
+    fn new(
+        model: &'m ProfileModel,
+        entries: &[Entry],
+        t: &[f64],
+        inv: &'m Invocations,
+        full: bool,
+        midway: bool,
+    ) -> Runs<'m> {
         let tour = if full { Tour::new(model) } else { Tour { first: Vec::new(), end: Vec::new() } };
         let mut last = NONE;
         let shown = (0..if full { t.len() } else { 0 })
@@ -271,8 +278,10 @@ impl<'m> Runs<'m> {
                 }
             })
             .collect();
+        // What only the bounds need is left empty for the midway estimate alone.
+        let bounded = if full { t.len() } else { 0 };
         let mut q = 0;
-        let within = t
+        let within = t[..bounded]
             .iter()
             .map(|&x| {
                 while q < inv.0.len() && inv.0[q].1 <= x {
@@ -287,7 +296,7 @@ impl<'m> Runs<'m> {
         // What a (program) or GC sample shows says nothing of the JS stack: the sampler shows
         // (program) when it fails to walk a JS stack too (DevTools then copies the stack before
         // it: the samples it repaired), and DevTools gives a GC sample the stack before it.
-        let mut silent: Vec<bool> = (0..t.len())
+        let mut silent: Vec<bool> = (0..bounded)
             .map(|i| {
                 let node = model.node_by_index(i);
                 node.is_none() || node == model.program || node == model.gc
@@ -299,7 +308,7 @@ impl<'m> Runs<'m> {
             }
         }
         let mut told = NONE;
-        let told_before = (0..t.len())
+        let told_before = (0..bounded)
             .map(|i| {
                 if !silent[i] {
                     told = i as u32;
@@ -308,7 +317,7 @@ impl<'m> Runs<'m> {
             })
             .collect();
         told = NONE;
-        let mut told_after: Vec<u32> = (0..if full { t.len() } else { 0 })
+        let mut told_after: Vec<u32> = (0..bounded)
             .rev()
             .map(|i| {
                 if !silent[i] {
@@ -321,7 +330,7 @@ impl<'m> Runs<'m> {
         // The events that start JS, open at each sample: a stack of their (start, end).
         let mut open: Vec<(f64, f64)> = Vec::new();
         let mut next = entries.iter().filter(|e| e.flags & STARTS_JS != 0 && e.dur > 0.0).peekable();
-        let js_start = t
+        let js_start = t[..if midway { t.len() } else { 0 }]
             .iter()
             .map(|&x| {
                 while let Some(e) = next.next_if(|e| e.ts <= x) {
