@@ -211,10 +211,19 @@ pub fn refine(
             if let Some(&(ps, pe)) = parent.and_then(|p| moved.get(p as usize)) {
                 (start, stop) = (start.clamp(ps, pe), stop.clamp(ps, pe));
             }
-            let slot = parent.map_or(0, |p| p as usize + 1);
-            start = start.max(sibling_end[slot]);
+            // (An outermost frame's siblings are the other outermost calls; a deeper call whose
+            // parent was not found has none known.)
+            let slot = match parent {
+                Some(p) => Some(p as usize + 1),
+                None => (model.nodes[call.node as usize].depth <= 0).then_some(0),
+            };
+            if let Some(slot) = slot {
+                start = start.max(sibling_end[slot]);
+            }
             stop = stop.max(start);
-            sibling_end[slot] = stop;
+            if let Some(slot) = slot {
+                sibling_end[slot] = stop;
+            }
             moved.push((start, stop));
         }
         if bounds {
