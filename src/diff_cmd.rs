@@ -12,11 +12,11 @@ use jscalls::diff::calls::{self, ChangeKind, ThreadDiff};
 use jscalls::diff::funcs::{self, FuncDiff, Metric, Row, Subject};
 use jscalls::diff::rule::{self, Gate, Rule, Violation};
 use jscalls::diff::{is_calls_document, read_calls_document, same_recording, CallRecord, ThreadEstimate};
-use jscalls::{Config, CpuProfileMode, Error, Estimator, Source};
+use jscalls::{Config, Error, Source};
 
 use crate::{
-    assemble_file, failure, refuse_overwrite, CpuProfileModeArg, DiffArgs, DiffFormat, EngineArg, EstimatorArg, Failed,
-    Global, Level, Output,
+    assemble_file, failure, refines_panel_calls, refuse_overwrite, CpuProfileModeArg, DiffArgs, DiffFormat, EngineArg,
+    EstimatorArg, Failed, Global, Level, Output,
 };
 
 /// The options `--base-opt` / `--new-opt` take: those that change the estimate.
@@ -61,7 +61,7 @@ impl SideSpec {
         if let Some(e) = opts.estimator {
             cfg.estimator = e.estimator();
         }
-        if cfg.cpuprofile_mode == CpuProfileMode::PerformancePanel && cfg.estimator != Estimator::DevTools {
+        if refines_panel_calls(&cfg) {
             return Err(Failed::Usage(format!(
                 "--{which}-opt '{text}': --estimator midway works on the integrator's calls, not --cpuprofile-mode performance-panel"
             )));

@@ -441,6 +441,12 @@ enum EstimatorArg {
     Midway,
 }
 
+/// Whether `--bounds` or `--estimator midway` is asked of the Performance panel's calls, which
+/// they do not apply to (they work on the integrator's).
+fn refines_panel_calls(cfg: &Config) -> bool {
+    cfg.cpuprofile_mode == CpuProfileMode::PerformancePanel && (cfg.bounds || cfg.estimator != Estimator::DevTools)
+}
+
 impl EstimatorArg {
     fn estimator(self) -> Estimator {
         match self {
@@ -567,7 +573,7 @@ enum Product<'a> {
 fn run(cli: Cli) -> Result<(), Failed> {
     let mut cfg = cli.global.config();
     cfg.symbols = read_symbols(&cli.global.symbols)?;
-    if cfg.cpuprofile_mode == CpuProfileMode::PerformancePanel && (cfg.bounds || cfg.estimator != Estimator::DevTools) {
+    if refines_panel_calls(&cfg) {
         return Err(Failed::Usage(
             "--bounds and --estimator midway work on the integrator's calls: leave out --cpuprofile-mode performance-panel"
                 .to_owned(),

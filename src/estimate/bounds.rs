@@ -104,18 +104,6 @@ impl Captures {
     }
 }
 
-/// The first index at or after `from` whose time is at least `x`: a galloping search, as the
-/// answer is most often a few samples on.
-fn first_at_or_after(t: &[f64], from: usize, x: f64) -> usize {
-    let (mut lo, mut step) = (from, 1);
-    while lo + step <= t.len() && t[lo + step - 1] < x {
-        lo += step;
-        step *= 2;
-    }
-    let hi = (lo + step).min(t.len());
-    lo + t[lo..hi].partition_point(|&v| v < x)
-}
-
 /// Bounds for each call (when `bounds`) and, for [`Estimator::Midway`], the calls moved in place.
 pub fn refine(
     model: &ProfileModel,
@@ -163,7 +151,8 @@ pub fn refine(
             let k = k as usize;
             // The first sample at or after the end: the one that closed the call, or none when
             // an event's end did.
-            let j = first_at_or_after(&cap.t[..n], k + 1, end);
+            let mut j = k + 1;
+            let j = partition_from(&cap.t[..n], &mut j, |v| v < end).max(k + 1);
             if bounds {
                 let (found, single) = runs.bounds(&cap, call.node, k, j - 1, sampler.interval);
                 b = found;
@@ -640,8 +629,7 @@ fn sync_captures(
             from = 0;
         }
         last_ts = e.ts;
-        let mut i = first_at_or_after(&t[..n], from, e.ts);
-        from = i;
+        let mut i = partition_from(&t[..n], &mut from, |v| v < e.ts);
         while i < n && t[i] <= e.ts + window {
             if model.node_by_index(i) == Some(node) && exact[i].is_nan() {
                 exact[i] = e.ts;
@@ -673,12 +661,6 @@ fn fit(model: &ProfileModel, entries: &[Entry], t: &[f64], exact: &[f64], interv
         return s;
     }
     let nodes = &model.nodes;
-    let bottom = |mut x: u32| {
-        while nodes[x as usize].depth > 0 {
-            x = nodes[x as usize].parent;
-        }
-        x
-    };
     let is_js = |x: u32| {
         nodes[x as usize].depth >= 0 && Some(x) != model.gc && Some(x) != model.program && Some(x) != model.idle
     };
@@ -715,7 +697,7 @@ fn fit(model: &ProfileModel, entries: &[Entry], t: &[f64], exact: &[f64], interv
                     (i..n).take_while(|&q| t[q] < e.end()).find_map(|q| model.node_by_index(q).filter(|&x| is_js(x)));
                 if let Some(first) = inside {
                     s.boundaries += 1;
-                    if model.node_by_index(p).is_some_and(|x| is_js(x) && bottom(x) == bottom(first)) {
+                    if model.node_by_index(p).is_some_and(|x| is_js(x) && model.bottom(x) == model.bottom(first)) {
                         late_js.push(e.ts - t[p]);
                     }
                 }

@@ -623,7 +623,7 @@ impl ProfileModel {
     }
 
     /// The node's depth-0 ancestor (the node itself for depth ≤ 0).
-    fn bottom(&self, mut n: u32) -> u32 {
+    pub(crate) fn bottom(&self, mut n: u32) -> u32 {
         loop {
             let p = self.nodes[n as usize].parent;
             if p == NONE || self.nodes[p as usize].parent == NONE {
