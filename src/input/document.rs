@@ -9,6 +9,8 @@
 //! top-level values are kept as raw bytes only when they may be needed (`metadata` and the
 //! fields of a `.cpuprofile`).
 
+use std::mem::ManuallyDrop;
+
 use super::json::{self, Stop};
 use super::reader::{Text, Window};
 use super::scan;
@@ -684,8 +686,10 @@ fn scan_run<S: Sink, const NAME_AT: bool>(
             }
             let is_object = b[i] == b'{';
             let r = if parsed && is_object {
-                let mut ev = scan::RawEvent::default();
-                scan::event_into::<NAME_AT>(b, i, stack, &mut ev).map(|e| (Some(S::prepare(&mut ev)), e))
+                let mut ev = ManuallyDrop::new(scan::RawEvent::default());
+                let r = scan::event_into::<NAME_AT>(b, i, stack, &mut ev).map(|e| (Some(S::prepare(&mut ev)), e));
+                scan::RawEvent::release(ev);
+                r
             } else {
                 json::skip(b, i, stack).map(|e| (None, e))
             };

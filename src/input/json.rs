@@ -316,15 +316,23 @@ pub fn string(b: &[u8], i: usize) -> R<(Cow<'_, str>, usize)> {
     if at(b, i)? != b'"' {
         return Err(Stop::Syntax(i, "a string"));
     }
-    // Most strings are short ASCII without escapes: one search, which stops at the closing
-    // quote, and no decoding.
+    match plain_string(b, i) {
+        Some((s, e)) => Ok((Cow::Borrowed(s), e)),
+        None => string_slow(b, i),
+    }
+}
+
+/// The string whose quote is at `i` when it is ASCII without escapes (most are: one search,
+/// which stops at the closing quote, and no decoding), and its end; None for any other.
+#[inline(always)]
+fn plain_string(b: &[u8], i: usize) -> Option<(&str, usize)> {
     let j = special_or_non_ascii(b, i + 1);
     if b.get(j) == Some(&b'"') {
         let body = &b[i + 1..j];
         // SAFETY: the body has no byte over 0x7f (the search stops at them): ASCII, valid UTF-8.
-        return Ok((Cow::Borrowed(unsafe { std::str::from_utf8_unchecked(body) }), j + 1));
+        return Some((unsafe { std::str::from_utf8_unchecked(body) }, j + 1));
     }
-    string_slow(b, i)
+    None
 }
 
 /// [`string`] for strings with escapes or non-ASCII bytes (and for errors).
@@ -430,6 +438,20 @@ pub fn leaf<'a>(b: &'a [u8], i: usize, depth: &mut Vec<u8>) -> R<(Leaf<'a>, usiz
         b'[' => skip(b, i, depth).map(|e| (Leaf::Array, e)),
         _ => Err(Stop::Syntax(i, "a JSON value")),
     }
+}
+
+/// [`leaf`], setting `owns` when the value may own memory (a string that is decoded), so
+/// that a caller holding many leaves can skip dropping them when none does.
+#[inline(always)]
+pub fn leaf_noting<'a>(b: &'a [u8], i: usize, depth: &mut Vec<u8>, owns: &mut bool) -> R<(Leaf<'a>, usize)> {
+    if b.get(i) == Some(&b'"') {
+        if let Some((s, e)) = plain_string(b, i) {
+            return Ok((Leaf::Str(Cow::Borrowed(s)), e));
+        }
+        *owns = true;
+        return string_slow(b, i).map(|(s, e)| (Leaf::Str(s), e));
+    }
+    leaf(b, i, depth)
 }
 
 /// Skips the value at `i`, validating it; returns its end. `stack` is scratch space.

@@ -5,6 +5,7 @@
 use super::chunk;
 use super::json::*;
 use std::borrow::Cow;
+use std::mem::ManuallyDrop;
 
 use super::leaf::Leaf;
 use super::shapes::ChunkArgs;
@@ -40,6 +41,9 @@ pub struct RawEvent<'a> {
     pub args_ids: ArgsIds<'a>,
     /// `args` read as a `ProfileChunk`'s, when they have that shape (see [`event`]).
     pub chunk: Option<Box<ChunkArgs<'a>>>,
+    /// Whether the event may own memory (a decoded string, a chunk, a trace-id holder), so that
+    /// dropping it does something; see [`RawEvent::release`].
+    owns: bool,
 }
 
 /// `args.beginData`, `args.sampleTraceId` and `args.data`, as far as a `sampleTraceId` goes
@@ -84,6 +88,16 @@ impl<'a> RawEvent<'a> {
             name_at: 0,
             args_ids: ArgsIds::default(),
             chunk: None,
+            owns: true,
+        }
+    }
+
+    /// Drops an event held in a [`ManuallyDrop`]: only when it may own memory, since most
+    /// events borrow everything and a full drop checks every member, per event.
+    #[inline]
+    pub fn release(ev: ManuallyDrop<RawEvent<'a>>) {
+        if ev.owns {
+            drop(ManuallyDrop::into_inner(ev));
         }
     }
 
@@ -146,24 +160,24 @@ fn chunk_shaped(args: &[u8]) -> bool {
 }
 
 /// Skips the `args` value at `i` like [`skip`], reading on the way the members that can hold a
-/// `sampleTraceId` into `ids`.
-fn args<'a>(b: &'a [u8], i: usize, stack: &mut Vec<u8>, ids: &mut ArgsIds<'a>) -> R<usize> {
+/// `sampleTraceId` into `ids` (`owns` is set when one holds a decoded string).
+fn args<'a>(b: &'a [u8], i: usize, stack: &mut Vec<u8>, ids: &mut ArgsIds<'a>, owns: &mut bool) -> R<usize> {
     if at(b, i)? != b'{' {
         return skip(b, i, stack);
     }
     object(b, i, stack, |key, j, stack| match key.id_key() {
         IdKey::SampleTraceId => {
-            let (v, e) = leaf(b, j, stack)?;
+            let (v, e) = leaf_noting(b, j, stack, owns)?;
             ids.sample_trace_id = v;
             Ok(e)
         }
         IdKey::Data => {
-            let (h, e) = id_holder(b, j, stack)?;
+            let (h, e) = id_holder(b, j, stack, owns)?;
             ids.data = h;
             Ok(e)
         }
         IdKey::BeginData => {
-            let (h, e) = id_holder(b, j, stack)?;
+            let (h, e) = id_holder(b, j, stack, owns)?;
             ids.begin_data = h;
             Ok(e)
         }
@@ -171,15 +185,15 @@ fn args<'a>(b: &'a [u8], i: usize, stack: &mut Vec<u8>, ids: &mut ArgsIds<'a>) -
     })
 }
 
-/// The value at `i` as an [`IdHolder`], and its end.
-fn id_holder<'a>(b: &'a [u8], i: usize, stack: &mut Vec<u8>) -> R<(IdHolder<'a>, usize)> {
+/// The value at `i` as an [`IdHolder`], and its end (`owns` as in [`leaf_noting`]).
+fn id_holder<'a>(b: &'a [u8], i: usize, stack: &mut Vec<u8>, owns: &mut bool) -> R<(IdHolder<'a>, usize)> {
     if at(b, i)? != b'{' {
-        return leaf(b, i, stack).map(|(v, e)| (IdHolder::Other(v), e));
+        return leaf_noting(b, i, stack, owns).map(|(v, e)| (IdHolder::Other(v), e));
     }
     let mut id = Leaf::Missing;
     let end = object(b, i, stack, |key, j, stack| {
         if key.id_key() == IdKey::SampleTraceId {
-            let (v, e) = leaf(b, j, stack)?;
+            let (v, e) = leaf_noting(b, j, stack, owns)?;
             id = v;
             Ok(e)
         } else {
@@ -331,11 +345,12 @@ pub fn event_into<'a, const NAME_AT: bool>(
                 // skipped as any args are.
                 let e = match chunk_shaped(&b[j..]).then(|| chunk::chunk_args_at(b, j, stack, true)).flatten() {
                     Some((chunk, e)) => {
+                        ev.owns = true;
                         ev.chunk = Some(Box::new(chunk));
                         ev.args_ids.data = IdHolder::Obj(Leaf::Missing);
                         e
                     }
-                    None => args(b, j, stack, &mut ev.args_ids)?,
+                    None => args(b, j, stack, &mut ev.args_ids, &mut ev.owns)?,
                 };
                 ev.args = Some(&b[j..e]);
                 j = e;
@@ -350,7 +365,7 @@ pub fn event_into<'a, const NAME_AT: bool>(
             }
         };
         if let Some(slot) = slot {
-            let (v, e) = leaf(b, j, stack)?;
+            let (v, e) = leaf_noting(b, j, stack, &mut ev.owns)?;
             *slot = v;
             if NAME_AT && code == K_NAME {
                 ev.name_at = match ev.name {
@@ -492,6 +507,30 @@ mod tests {
         assert!(matches!(ids.begin_data, IdHolder::Other(Leaf::Null)), "{:?}", ids.begin_data);
         let (ev, _) = event(br#"{"args":[{"data":{"sampleTraceId":1}}]}"#, 0, &mut Vec::new()).unwrap();
         assert!(matches!(ev.args_ids.data, IdHolder::Missing));
+    }
+
+    #[test]
+    fn an_event_says_whether_dropping_it_frees_memory() {
+        // The scan drops only events that say so: one that owns memory and says it does not
+        // would leak.
+        let owns = |s: &str| event(s.as_bytes(), 0, &mut Vec::new()).unwrap().0.owns;
+        for plain in [
+            r#"{"name":"a","cat":"b","ph":"X","ts":1,"pid":1,"tid":"t","args":{"data":{"x":"\u00e9"}}}"#,
+            r#"{"args":{"data":{"sampleTraceId":7},"beginData":[],"sampleTraceId":null}}"#,
+            r#"{"args":{"other":{"sampleTraceId":"\u00e9"}},"x":"\n"}"#,
+        ] {
+            assert!(!owns(plain), "{plain}");
+        }
+        for owning in [
+            r#"{"name":"\u00e9"}"#,
+            r#"{"tid":"é"}"#,
+            r#"{"args":{"sampleTraceId":"\n"}}"#,
+            r#"{"args":{"data":{"sampleTraceId":"é"}}}"#,
+            r#"{"args":{"beginData":"\t"}}"#,
+            r#"{"args":{"data":{"cpuProfile":{"samples":[1]},"timeDeltas":[5]}}}"#,
+        ] {
+            assert!(owns(owning), "{owning}");
+        }
     }
 
     #[test]
