@@ -34,6 +34,9 @@ pub struct Sampler {
     pub lag_mean: f64,
     /// The lag bounds add to a tick's timestamp, µs.
     pub lag_bound: f64,
+    /// How long after their events synchronous samples are stamped, µs (the median): the time
+    /// a stack walk takes before its timestamp, which bounds take off every tick's.
+    pub stamp_delay: f64,
     /// Exact boundaries examined (GC and top-level invocation starts with a tick before them).
     pub boundaries: u32,
     /// Ticks (of [`Sampler::boundaries`]) whose stack was captured after the boundary.
@@ -78,6 +81,8 @@ struct Captures {
     exact: Vec<f64>,
     /// The lag a tick's capture may have.
     lag_bound: f64,
+    /// What a tick's capture may precede its timestamp by.
+    stamp_delay: f64,
     /// Most likely times, never going back.
     mid: Vec<f64>,
 }
@@ -87,7 +92,7 @@ impl Captures {
     fn lo(&self, i: usize) -> f64 {
         let e = self.exact[i];
         if e.is_nan() {
-            self.t[i]
+            self.t[i] - self.stamp_delay
         } else {
             e
         }
@@ -119,18 +124,29 @@ pub fn refine(
     let exact = sync_captures(model, entries, trace_values, &t, interval);
     let mut sampler = fit(model, entries, &t, &exact, interval);
     sampler.sync_samples = exact.iter().filter(|x| !x.is_nan()).count() as u32;
+    sampler.stamp_delay = stamp_delay(&t, &exact);
     let midway = estimator == Estimator::Midway;
     let mut running = f64::NEG_INFINITY;
+    // A tick's stack was captured before the next stack an event carries (what the tick shows
+    // had not yet changed there): its lag is expected within that gap.
+    let stacks = if midway { stack_times(calls) } else { Vec::new() };
+    let mut next = 0;
     // Most likely times never go back: a child's start stays within its parent's.
     let mid = t[..if midway { n } else { 0 }]
         .iter()
         .zip(&exact)
         .map(|(&ti, &e)| {
-            running = running.max(if e.is_nan() { ti + sampler.lag_mean } else { e });
+            let at = if e.is_nan() {
+                next = partition_from(&stacks, &mut next, |x| x <= ti);
+                ti + lag_within(sampler.lag_mean, stacks.get(next).map_or(f64::INFINITY, |&x| x - ti))
+            } else {
+                e
+            };
+            running = running.max(at);
             running
         })
         .collect();
-    let cap = Captures { t, exact, lag_bound: sampler.lag_bound, mid };
+    let cap = Captures { t, exact, lag_bound: sampler.lag_bound, stamp_delay: sampler.stamp_delay, mid };
     if bounds {
         sampler.single_sample_calls = Some(0);
     }
@@ -176,7 +192,7 @@ pub fn refine(
                     Some(b0) if lowest => b0,
                     _ => (mid_before + cap.mid[k]) / 2.0,
                 };
-                stop = midway_end(&cap, calls, parent, j, end);
+                stop = midway_end(&cap, calls, parent, j, call);
             }
         } else if k < 0 {
             // A frame of a trace event's stack: bounded by the samples that show it, if any.
@@ -188,7 +204,7 @@ pub fn refine(
                 *sampler.single_sample_calls.get_or_insert(0) += u32::from(single);
             }
             if midway && last > 0 {
-                stop = midway_end(&cap, calls, parent, last, end);
+                stop = midway_end(&cap, calls, parent, last, call);
             }
         }
         if midway {
@@ -467,6 +483,28 @@ impl Tour {
     }
 }
 
+/// The mean of an exponential lag of mean `m` known to be at most `w`.
+fn lag_within(m: f64, w: f64) -> f64 {
+    if m <= 0.0 || w <= 0.0 {
+        return 0.0;
+    }
+    let r = w / m;
+    if r > 40.0 {
+        m
+    } else {
+        m - w / r.exp_m1()
+    }
+}
+
+/// The times at which the JS stack is known exactly, sorted: the starts of the stacks events
+/// carry. (The ends of events that run JS would bound the lag too; left out because a capped
+/// tick moves and its neighbours do not, which made durations worse on a lagging sampler.)
+fn stack_times(calls: &[ProfileCall]) -> Vec<f64> {
+    let mut v: Vec<f64> = calls.iter().filter(|c| c.sample_index < 0).map(|c| c.ts).collect();
+    v.sort_unstable_by(f64::total_cmp);
+    v
+}
+
 /// For each call, the call it was opened inside (by creation order and node parent).
 fn parent_calls(model: &ProfileModel, calls: &[ProfileCall]) -> Vec<Option<u32>> {
     let mut last = vec![NONE; model.nodes.len()];
@@ -487,11 +525,15 @@ fn parent_calls(model: &ProfileModel, calls: &[ProfileCall]) -> Vec<Option<u32>>
         .collect()
 }
 
-/// The midway end of a call that ends at `end`, where `j` is the first sample at or after it
-/// (and `j − 1` the last before it).
-fn midway_end(cap: &Captures, calls: &[ProfileCall], parent: Option<u32>, j: usize, end: f64) -> f64 {
+/// The midway end of `call`, where `j` is the first sample at or after its end (and `j − 1`
+/// the last before it).
+fn midway_end(cap: &Captures, calls: &[ProfileCall], parent: Option<u32>, j: usize, call: &ProfileCall) -> f64 {
+    let end = call.ts + call.dur;
+    // The last time the call is known to run: the last sample before its end, or its start
+    // when an event started it after that sample.
+    let running = cap.mid[j - 1].max(call.ts);
     if j < cap.mid.len() && cap.t[j] == end {
-        return (cap.mid[j - 1] + cap.mid[j]) / 2.0;
+        return (running + cap.mid[j]) / 2.0;
     }
     // Truncated at an event's end: the invoked function ends there, the frames it called
     // somewhere after their last sample.
@@ -502,7 +544,7 @@ fn midway_end(cap: &Captures, calls: &[ProfileCall], parent: Option<u32>, j: usi
     if outermost {
         end
     } else {
-        ((cap.mid[j - 1] + end) / 2.0).min(end)
+        ((running + end) / 2.0).min(end)
     }
 }
 
@@ -641,6 +683,16 @@ fn sync_captures(
     exact
 }
 
+/// The median of how long after its event each synchronous sample is stamped, µs (0 with none).
+fn stamp_delay(t: &[f64], exact: &[f64]) -> f64 {
+    let mut d: Vec<f64> = t.iter().zip(exact).filter(|(_, e)| !e.is_nan()).map(|(t, e)| (t - e).max(0.0)).collect();
+    if d.is_empty() {
+        return 0.0;
+    }
+    let mid = d.len() / 2;
+    *d.select_nth_unstable_by(mid, f64::total_cmp).1
+}
+
 /// The median of the positive intervals between samples, from at most about 8,192 of them
 /// spread evenly (a sampler's interval does not need them all).
 fn median_interval(t: &[f64]) -> f64 {
@@ -777,6 +829,27 @@ mod tests {
                 assert_eq!(partition_from(&v, &mut hint, |e| pred(e, x)), v.partition_point(|&e| pred(e, x)), "{x}");
             }
         }
+    }
+
+    #[test]
+    fn the_stamp_delay_is_the_median_of_the_synchronous_samples() {
+        let nan = f64::NAN;
+        let t = [10.0, 20.0, 31.0, 40.0, 52.0, 60.0];
+        // Delays 3, 1 (negative: none), 7; plain ticks do not count.
+        let exact = [7.0, nan, 32.0, nan, 45.0, nan];
+        assert_eq!(stamp_delay(&t, &exact), 3.0);
+        assert_eq!(stamp_delay(&t, &[nan; 6]), 0.0);
+    }
+
+    #[test]
+    fn a_lag_known_to_be_short_is_expected_shorter() {
+        // Exponential of mean 10 µs truncated at w: 10 − w / (e^(w/10) − 1).
+        assert_eq!(lag_within(10.0, f64::INFINITY), 10.0);
+        assert!((lag_within(10.0, 10.0) - (10.0 - 10.0 / (1f64.exp() - 1.0))).abs() < 1e-12);
+        assert!((lag_within(10.0, 10.0) - 4.180).abs() < 1e-3);
+        assert!((lag_within(10.0, 0.01) - 0.005).abs() < 1e-6);
+        assert_eq!(lag_within(0.0, 5.0), 0.0);
+        assert_eq!(lag_within(10.0, 0.0), 0.0);
     }
 
     #[test]

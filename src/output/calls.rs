@@ -130,6 +130,8 @@ fn write_sampler(s: &mut String, m: &crate::Sampler, estimator: crate::Estimator
     write_number(s, m.lag_mean);
     s.push_str(",\"lagBoundUs\":");
     write_number(s, m.lag_bound);
+    s.push_str(",\"stampDelayUs\":");
+    write_number(s, m.stamp_delay);
     s.push_str(",\"boundaries\":");
     write_int(s, i64::from(m.boundaries));
     s.push_str(",\"lateTicks\":");
