@@ -26,7 +26,7 @@ impl Default for Shown {
 /// the function, indented by depth.
 pub fn text(out: &mut String, stacks: &Stacks, tree: &CallTree, shown: Shown) {
     let whole = tree.total;
-    let pct = |w: f64| if whole > 0.0 { 100.0 * w / whole } else { 0.0 };
+    let pct = |w: f64| if whole > 0.0 { unsigned_zero(100.0 * w / whole, 0.1) } else { 0.0 };
     let (total_head, self_head) = if shown.counts { ("total", "self") } else { ("total ms", "self ms") };
     let _ = writeln!(out, "  {total_head:>10} {:>6} {self_head:>10} {:>6}  function", "%", "%");
     let mut hidden = 0usize;
@@ -79,13 +79,23 @@ fn amount(w: f64, shown: Shown) -> String {
     if shown.counts {
         format!("{w:>10}")
     } else {
-        format!("{:>10.3}", w / 1000.0)
+        format!("{:>10.3}", unsigned_zero(w / 1000.0, 0.001))
+    }
+}
+
+/// `v`, or 0 when it rounds to zero at `step`: a self time summed from rounded parts can come
+/// out a hair under zero, which would print as "-0.000".
+fn unsigned_zero(v: f64, step: f64) -> f64 {
+    if v.abs() < step / 2.0 {
+        0.0
+    } else {
+        v
     }
 }
 
 /// Appends the flat list of functions (most self weight first).
 pub fn flat_text(out: &mut String, stacks: &Stacks, whole: f64, shown: Shown) {
-    let pct = |w: f64| if whole > 0.0 { 100.0 * w / whole } else { 0.0 };
+    let pct = |w: f64| if whole > 0.0 { unsigned_zero(100.0 * w / whole, 0.1) } else { 0.0 };
     let (self_head, total_head) = if shown.counts { ("self", "total") } else { ("self ms", "total ms") };
     let _ = writeln!(out, "  {self_head:>10} {:>6} {total_head:>10} {:>6}  function", "%", "%");
     let mut hidden = 0usize;
@@ -179,4 +189,17 @@ pub fn string(out: &mut String, s: &str) {
 /// Appends `n` as JavaScript prints a number.
 pub fn number(out: &mut String, n: f64) {
     write_number(out, n);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_weight_a_hair_under_zero_prints_as_zero() {
+        assert_eq!(format!("{:.3}", -1e-12), "-0.000");
+        assert_eq!(format!("{:.3}", unsigned_zero(-1e-12, 0.001)), "0.000");
+        assert_eq!(format!("{:.1}", unsigned_zero(-0.04, 0.1)), "0.0");
+        assert_eq!(format!("{:.3}", unsigned_zero(-0.002, 0.001)), "-0.002");
+    }
 }

@@ -1,6 +1,7 @@
 //! Firefox (Gecko format) profiles in: a hand-written one whose calls are computed by hand, its
 //! native frames made functions by symbols, one converted from a real `.cpuprofile` (the same
-//! calls as the `.cpuprofile`), and a real Firefox ESR recording through tree and every export.
+//! calls as the `.cpuprofile`), the same profile in the layout of version 34, and real Firefox
+//! ESR recordings (a worker; five sites in processes of their own) through tree and every export.
 
 use std::process::{Command, Output};
 
@@ -150,6 +151,70 @@ fn a_profile_converted_from_a_cpuprofile_gives_the_cpuprofiles_calls() {
             "{a} vs {b}"
         );
     }
+}
+
+#[test]
+fn version_34_with_its_sources_table_reads_as_the_earlier_layout() {
+    // Versions 33 and 34 add a `sources` table (34 with its final columns) beside each
+    // process's threads; nothing else changed since 31.
+    let hand = fixture("gecko/hand.json");
+    let mut v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&hand).unwrap()).unwrap();
+    let sources = serde_json::json!({
+        "schema": {"id": 0, "filename": 1, "startLine": 2, "startColumn": 3, "sourceMapURL": 4},
+        "data": [["0b1c", "https://example.com/app.js", 1, 1, null]]
+    });
+    v["meta"]["version"] = 34.into();
+    v["sources"] = sources.clone();
+    for p in v["processes"].as_array_mut().unwrap() {
+        p["meta"]["version"] = 34.into();
+        p["sources"] = sources.clone();
+    }
+    let path = std::env::temp_dir().join(format!("jscalls-gecko-v34-{}.json", std::process::id()));
+    std::fs::write(&path, v.to_string()).unwrap();
+    let (a, b) = (calls_doc(&[&hand]), calls_doc(&[path.to_str().unwrap()]));
+    std::fs::remove_file(&path).unwrap();
+    assert_eq!(a["profiles"], b["profiles"]);
+    assert!(a["profiles"].as_array().unwrap().iter().any(|p| !p["calls"].as_array().unwrap().is_empty()));
+}
+
+#[test]
+fn a_real_firefox_profile_of_five_sites_has_a_process_per_site() {
+    // Firefox ESR 140, headless, on fixtures/record/pages/sites: five iframes from five sites,
+    // which Firefox runs in content processes of their own (fixtures/record/firefox-sites.sh).
+    let ff = fixture("gecko/firefox-esr-sites.json.gz");
+    let doc = calls_doc(&[&ff]);
+    let profiles = doc["profiles"].as_array().unwrap();
+    let pids: std::collections::BTreeSet<i64> = profiles.iter().map(|p| p["pid"].as_i64().unwrap()).collect();
+    assert!(pids.len() >= 7, "{pids:?}: the parent and at least six content processes");
+    assert!(profiles.iter().all(|p| p["threadName"] == "GeckoMain"));
+    // Each site's JS runs in one process, and no two sites share one.
+    let mut site_pid = std::collections::BTreeMap::new();
+    for p in profiles {
+        for c in p["calls"].as_array().unwrap() {
+            if let Some(site) = c["url"].as_str().and_then(|u| u.strip_suffix("/frame.html")) {
+                let pid = p["pid"].as_i64().unwrap();
+                assert_eq!(*site_pid.entry(site.to_owned()).or_insert(pid), pid, "{site}");
+            }
+        }
+    }
+    let sites: Vec<&String> = site_pid.keys().collect();
+    assert_eq!(sites.len(), 5, "{sites:?}");
+    assert_eq!(site_pid.values().collect::<std::collections::BTreeSet<_>>().len(), 5);
+    exports_go_through(&ff, "sites");
+}
+
+/// Every export of `ff` (with libc's symbols) succeeds and writes something.
+fn exports_go_through(ff: &str, name: &str) {
+    let dir = std::env::temp_dir().join(format!("jscalls-gecko-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let libc = format!("libc.so.6={}", fixture("gecko/libc.so.6.nm.gz"));
+    for out in ["ff.speedscope.json", "ff.json.gz", "ff.collapsed", "ff.svg"] {
+        let path = dir.join(out);
+        let o = jscalls(&["export", ff, "-o", path.to_str().unwrap(), "--symbols", &libc]);
+        assert!(o.status.success(), "{out}: {}", String::from_utf8_lossy(&o.stderr));
+        assert!(std::fs::metadata(&path).unwrap().len() > 1000, "{out}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
