@@ -152,7 +152,7 @@ pub fn refine(
     }
     let invocations = Invocations::new(entries);
     let mut edges = if midway { Edges::new(entries) } else { Edges::new(&[]) };
-    let runs = Runs::new(model, entries, &cap.t[..n], &invocations, bounds, midway);
+    let mut runs = Runs::new(model, entries, &cap.t[..n], &invocations, bounds, midway);
     let parents = if midway { parent_calls(model, calls) } else { Vec::new() };
     let mut out = Vec::with_capacity(if bounds { calls.len() } else { 0 });
     let mut moved = Vec::with_capacity(if midway { calls.len() } else { 0 });
@@ -262,6 +262,9 @@ struct Runs<'m> {
     /// Per sample, the start of the innermost event holding it that runs a JS function at once
     /// ([`STARTS_JS`]), NaN for none.
     js_start: Vec<f64>,
+    /// Per node, the last run found whole (first and last sample): DevTools splits one run
+    /// into many calls (at every `V8.*` event's end), and each would walk it again.
+    last_run: Vec<(u32, u32)>,
 }
 
 impl<'m> Runs<'m> {
@@ -356,7 +359,8 @@ impl<'m> Runs<'m> {
                 open.last().map_or(f64::NAN, |&(b, _)| b)
             })
             .collect();
-        Runs { tour, shown, within, told_before, told_after, spans: &inv.0, js_start }
+        let last_run = vec![(NONE, NONE); if full { model.nodes.len() } else { 0 }];
+        Runs { tour, shown, within, told_before, told_after, spans: &inv.0, js_start, last_run }
     }
 
     /// The start of the innermost event holding sample `k` that runs a JS function at once,
@@ -371,9 +375,13 @@ impl<'m> Runs<'m> {
         self.tour.span(node).contains(&self.shown[i])
     }
 
-    /// The bounds of a call of `node` seen from sample `first` to sample `last`, and whether
-    /// only one sample showed it.
-    fn bounds(&self, cap: &Captures, node: u32, first: usize, last: usize, interval: f64) -> (Bounds, bool) {
+    /// The run of samples showing `node` that holds samples `first..=last`: across samples that
+    /// do not tell the stack, within one top-level invocation.
+    fn run(&mut self, node: u32, first: usize, last: usize) -> (usize, usize) {
+        let (c0, c1) = self.last_run[node as usize];
+        if c0 != NONE && c0 as usize <= first && last <= c1 as usize {
+            return (c0 as usize, c1 as usize);
+        }
         let (mut r0, mut r1) = (first, last);
         let span = self.tour.span(node);
         // The run goes on across samples that do not tell the stack.
@@ -391,6 +399,21 @@ impl<'m> Runs<'m> {
             }
             r1 = q;
         }
+        // Kept for the next calls only when its ends tell the stack, every sample in it is in
+        // its invocation and every one that tells the stack shows the node: a walk from
+        // anywhere inside then ends here.
+        let told = |i: usize| self.told_before[i] as usize == i;
+        let whole = told(r0)
+            && told(r1)
+            && (r0..=r1).all(|i| self.within[i] == self.within[r0] && (!told(i) || span.contains(&self.shown[i])));
+        self.last_run[node as usize] = if whole { (r0 as u32, r1 as u32) } else { (NONE, NONE) };
+        (r0, r1)
+    }
+
+    /// The bounds of a call of `node` seen from sample `first` to sample `last`, and whether
+    /// only one sample showed it.
+    fn bounds(&mut self, cap: &Captures, node: u32, first: usize, last: usize, interval: f64) -> (Bounds, bool) {
+        let (r0, r1) = self.run(node, first, last);
         let before = r0.checked_sub(1).map(|i| self.told_before[i]).filter(|&i| i != NONE).map(|i| i as usize);
         let after = self.told_after.get(r1 + 1).copied().filter(|&i| i != NONE).map(|i| i as usize);
         // Samples cannot tell back-to-back calls of one function apart: the run may hold several,

@@ -41,8 +41,8 @@ pub struct RawEvent<'a> {
     pub args_ids: ArgsIds<'a>,
     /// `args` read as a `ProfileChunk`'s, when they have that shape (see [`event`]).
     pub chunk: Option<Box<ChunkArgs<'a>>>,
-    /// Whether the event may own memory (a decoded string, a chunk, a trace-id holder), so that
-    /// dropping it does something; see [`RawEvent::release`].
+    /// Whether the event may own memory (a decoded string, a chunk), so that dropping it does
+    /// something; see [`RawEvent::release`].
     owns: bool,
 }
 
