@@ -512,7 +512,9 @@ fn lag_within(m: f64, w: f64) -> f64 {
         return 0.0;
     }
     let r = w / m;
-    if r > 40.0 {
+    // Past 12 the correction is under w·e⁻¹², far below the µs the estimate is rounded to:
+    // no exponential per tick.
+    if r > 12.0 {
         m
     } else {
         m - w / r.exp_m1()
