@@ -69,10 +69,11 @@ pub fn thread(out: &mut String, th: Thread<'_>) {
     if let Some(m) = th.sampler() {
         let _ = write!(
             out,
-            "    sampler: {:.0} µs interval, stacks captured {:.0} µs late on average (bounds allow {:.0} µs; {} boundaries, {} synchronous samples)",
+            "    sampler: {:.0} µs interval, stacks captured {:.0} µs late on average (bounds allow {:.0} µs late, {:.0} µs early; {} boundaries, {} synchronous samples)",
             m.interval,
             m.lag_mean,
             m.lag_bound,
+            m.stamp_delay,
             group(u64::from(m.boundaries)),
             group(u64::from(m.sync_samples))
         );
