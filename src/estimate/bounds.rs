@@ -147,9 +147,8 @@ pub fn refine(
         })
         .collect();
     let cap = Captures { t, exact, lag_bound: sampler.lag_bound, stamp_delay: sampler.stamp_delay, mid };
-    if bounds {
-        sampler.single_sample_calls = Some(0);
-    }
+    // Calls only one sample showed (counted with the bounds).
+    let mut single_calls = 0;
     let invocations = Invocations::new(entries);
     let mut edges = if midway { Edges::new(entries) } else { Edges::new(&[]) };
     let mut runs = Runs::new(model, entries, &cap.t[..n], &invocations, bounds, midway);
@@ -172,7 +171,7 @@ pub fn refine(
             if bounds {
                 let (found, single) = runs.bounds(&cap, call.node, k, j - 1, sampler.interval);
                 b = found;
-                *sampler.single_sample_calls.get_or_insert(0) += u32::from(single);
+                single_calls += u32::from(single);
             }
             if midway {
                 let prev = k.checked_sub(1);
@@ -201,7 +200,7 @@ pub fn refine(
             if bounds && first < last && runs.shows(first, call.node) {
                 let (found, single) = runs.bounds(&cap, call.node, first, last - 1, sampler.interval);
                 b = found;
-                *sampler.single_sample_calls.get_or_insert(0) += u32::from(single);
+                single_calls += u32::from(single);
             }
             if midway && last > 0 {
                 stop = midway_end(&cap, calls, parent, last, call);
@@ -240,6 +239,7 @@ pub fn refine(
         call.ts = start;
         call.dur = stop - start;
     }
+    sampler.single_sample_calls = bounds.then_some(single_calls);
     (sampler, out)
 }
 
@@ -860,7 +860,7 @@ mod tests {
     fn the_stamp_delay_is_the_median_of_the_synchronous_samples() {
         let nan = f64::NAN;
         let t = [10.0, 20.0, 31.0, 40.0, 52.0, 60.0];
-        // Delays 3, 1 (negative: none), 7; plain ticks do not count.
+        // Delays 3, −1 (taken as 0) and 7; plain ticks do not count.
         let exact = [7.0, nan, 32.0, nan, 45.0, nan];
         assert_eq!(stamp_delay(&t, &exact), 3.0);
         assert_eq!(stamp_delay(&t, &[nan; 6]), 0.0);
