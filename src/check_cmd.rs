@@ -351,7 +351,7 @@ pub fn run(args: &CheckArgs, global: &Global, cfg: &Config) -> Result<(), Failed
     };
     let out = args.output.as_deref().filter(|o| *o != Path::new("-"));
     crate::refuse_overwrite(out, &[&args.input, &args.budget])?;
-    let output = Output::create(out, false).map_err(|e| failure("output", e))?;
+    let output = Output::create(out, false, 1).map_err(|e| failure("output", e))?;
     output
         .write(|w| w.write_all(text.as_bytes()).map_err(|e| Error::io("cannot write the report", e)))
         .map_err(|e| failure("output", e))?;

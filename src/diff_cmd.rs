@@ -281,7 +281,7 @@ fn write_out(args: &DiffArgs, text: &str) -> Result<(), Failed> {
         read.extend(inputs_in(dir)?);
     }
     refuse_overwrite(out, &read.iter().map(PathBuf::as_path).collect::<Vec<_>>())?;
-    let output = Output::create(out, false).map_err(|e| failure("output", e))?;
+    let output = Output::create(out, false, 1).map_err(|e| failure("output", e))?;
     output
         .write(|w| w.write_all(text.as_bytes()).map_err(|e| Error::io("cannot write the diff", e)))
         .map_err(|e| failure("output", e))

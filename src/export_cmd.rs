@@ -2,6 +2,7 @@
 //! Profiler, collapsed stacks, SVG flame graphs (inferno).
 
 use std::fmt::Write as _;
+use std::io::{self, Write};
 
 use jscalls::tree::export::{self, Profile, ProfileKind};
 use jscalls::Assembled;
@@ -14,8 +15,33 @@ fn thread_label(c: &Chosen) -> String {
     format!("{} (pid {}, tid {})", c.name.as_deref().unwrap_or("thread"), c.pid, c.tid)
 }
 
+/// An export, ready to be written.
+pub enum Rendered {
+    Bytes(Vec<u8>),
+    /// The Firefox Profiler's profile, serialized as it is written (see [`Rewrite`]); with
+    /// `tracing_ms`, its weights are µs to be written as ms.
+    Firefox {
+        profile: Box<fxprof_processed_profile::Profile>,
+        tracing_ms: bool,
+    },
+}
+
+impl Rendered {
+    pub fn write_to(self, w: &mut dyn Write) -> io::Result<()> {
+        match self {
+            Rendered::Bytes(b) => w.write_all(&b),
+            Rendered::Firefox { profile, tracing_ms } => {
+                let mut w = Rewrite::new(w, tracing_ms);
+                serde_json::to_writer(&mut w, &profile)?;
+                w.write_all(b"\n")?;
+                w.finish()
+            }
+        }
+    }
+}
+
 /// The whole output for `assembled`, in `format`.
-pub fn render(assembled: Assembled, args: &ExportArgs, format: ExportFormat, input: &str) -> Result<Vec<u8>, Failure> {
+pub fn render(assembled: Assembled, args: &ExportArgs, format: ExportFormat, input: &str) -> Result<Rendered, Failure> {
     let spans = matches!(format, ExportFormat::Speedscope | ExportFormat::Firefox) || args.by_time;
     let kept = tree_cmd::choose(assembled, &args.select, spans)?;
     if kept.is_empty() {
@@ -35,7 +61,7 @@ pub fn render(assembled: Assembled, args: &ExportArgs, format: ExportFormat, inp
                 .collect();
             let mut out = String::new();
             export::speedscope(&mut out, input, &profiles);
-            Ok(out.into_bytes())
+            Ok(Rendered::Bytes(out.into_bytes()))
         }
         ExportFormat::Firefox => Ok(firefox(&kept, args.select.weight, input)),
         ExportFormat::Collapsed | ExportFormat::Svg => {
@@ -68,7 +94,7 @@ pub fn render(assembled: Assembled, args: &ExportArgs, format: ExportFormat, inp
             if format == ExportFormat::Collapsed {
                 let mut out = lines.join("\n");
                 out.push('\n');
-                return Ok(out.into_bytes());
+                return Ok(Rendered::Bytes(out.into_bytes()));
             }
             if lines.is_empty() {
                 return Err(Failure::Usage(format!("{input}: nothing to draw: every stack weighs under 1")));
@@ -101,7 +127,7 @@ pub fn render(assembled: Assembled, args: &ExportArgs, format: ExportFormat, inp
             let mut svg = Vec::new();
             inferno::flamegraph::from_lines(&mut opt, lines.iter().map(String::as_str), &mut svg)
                 .map_err(|e| Failure::Usage(format!("{input}: the flame graph cannot be drawn: {e}")))?;
-            Ok(svg)
+            Ok(Rendered::Bytes(svg))
         }
     }
 }
@@ -112,7 +138,7 @@ pub fn render(assembled: Assembled, args: &ExportArgs, format: ExportFormat, inp
 /// its span's time ("tracing-ms", to the µs, rounded as a running sum so that a thread's
 /// weights add up to its total): the call tree's running times are the estimated ones. With
 /// `--weight samples`, one sample per CPU-profile sample, counted.
-fn firefox(kept: &[Chosen], weight: WeightArg, input: &str) -> Vec<u8> {
+fn firefox(kept: &[Chosen], weight: WeightArg, input: &str) -> Rendered {
     use fxprof_processed_profile::{
         CategoryColor, CpuDelta, FrameFlags, FrameInfo, Profile, ReferenceTimestamp, SamplingInterval, Timestamp,
     };
@@ -128,15 +154,25 @@ fn firefox(kept: &[Chosen], weight: WeightArg, input: &str) -> Vec<u8> {
     } else {
         SamplingInterval::from_nanos(1000)
     };
-    let mut profile =
-        Profile::new(&format!("jscalls: {input}"), ReferenceTimestamp::from_millis_since_unix_epoch(0.0), interval);
+    // Times count from the export's first whole millisecond: short numbers to write and to
+    // gzip, none below zero (the format's timestamps are unsigned).
+    let first = kept
+        .iter()
+        .flat_map(|c| c.spans.iter().map(|s| s.start).chain(c.events.iter().map(|e| e.1)))
+        .fold(f64::INFINITY, f64::min);
+    let zero = if first.is_finite() { (first / 1000.0).floor() * 1000.0 } else { 0.0 };
+    let mut profile = Profile::new(
+        &format!("jscalls: {input}"),
+        ReferenceTimestamp::from_millis_since_unix_epoch(zero / 1000.0),
+        interval,
+    );
     let js = profile.add_category("JavaScript", CategoryColor::Yellow);
     let native = profile.add_category("Native", CategoryColor::Blue);
     let gc = profile.add_category("GC / CC", CategoryColor::Orange);
     let idle = profile.add_category("Idle", CategoryColor::Transparent);
-    let at = |us: f64| Timestamp::from_millis_since_reference(us / 1000.0);
+    let at = |us: f64| Timestamp::from_nanos_since_reference(((us - zero) * 1000.0).round().max(0.0) as u64);
     let marker_type = profile.register_marker_type(fxprof_processed_profile::RuntimeSchemaMarkerSchema {
-        type_name: "TraceEvent".to_owned(),
+        type_name: MARKER_TYPE.to_owned(),
         description: Some("An event of the trace, at its recorded time".to_owned()),
         locations: fxprof_processed_profile::MarkerLocations::MARKER_CHART
             | fxprof_processed_profile::MarkerLocations::MARKER_TABLE,
@@ -233,41 +269,178 @@ fn firefox(kept: &[Chosen], weight: WeightArg, input: &str) -> Vec<u8> {
             profile.add_sample(thread, at(last_end), None, CpuDelta::ZERO, 0);
         }
     }
-    let out = serde_json::to_vec(&profile).expect("a profile serializes");
-    let mut out = if counts { out } else { tracing_weights(&out) };
-    out.push(b'\n');
-    out
+    Rendered::Firefox { profile: Box::new(profile), tracing_ms: !counts }
 }
 
-/// The writer's whole-µs sample weights as the format's "tracing-ms" (milliseconds), which
-/// makes the Call Tree show running times instead of sample counts. The writer puts each
-/// thread's `"weightType":"samples"` just before its `stack`, `timeDeltas` and `weight`
-/// arrays of numbers; that key and value cannot occur inside a string (its quotes would be
-/// escaped), so the rewrite touches nothing else. Done on the bytes: a `serde_json::Value` of
-/// the whole profile took more time and memory than everything else.
-fn tracing_weights(json: &[u8]) -> Vec<u8> {
-    const TYPE: &[u8] = b"\"weightType\":\"samples\"";
-    const WEIGHT: &[u8] = b"\"weight\":[";
-    let mut out = Vec::with_capacity(json.len() + json.len() / 8);
-    let mut rest = json;
-    while let Some(k) = memchr::memmem::find(rest, TYPE) {
-        out.extend_from_slice(&rest[..k]);
-        out.extend_from_slice(b"\"weightType\":\"tracing-ms\"");
-        rest = &rest[k + TYPE.len()..];
-        let Some(w) = memchr::memmem::find(rest, WEIGHT) else { break };
-        out.extend_from_slice(&rest[..w + WEIGHT.len()]);
-        rest = &rest[w + WEIGHT.len()..];
-        let end = memchr::memchr(b']', rest).unwrap_or(rest.len());
-        for (i, n) in rest[..end].split(|&c| c == b',').enumerate() {
-            if i > 0 {
-                out.push(b',');
-            }
-            micros_as_millis(&mut out, n);
+/// The type the writer needs for a marker; its markers go out without it (see [`Rewrite`]).
+const MARKER_TYPE: &str = "TraceEvent";
+
+/// The profile's JSON as the writer writes it, changed on its way out in two ways:
+/// - each marker's data becomes `null`, the format's marker without a payload: a trace event's
+///   marker has nothing but its name and times, and the writer's `{"type":"TraceEvent"}` for
+///   each was a third of the file (the schema stays, unused);
+/// - with `tracing_ms`, the whole-µs sample weights become the format's "tracing-ms"
+///   (milliseconds), which makes the Call Tree show running times instead of sample counts:
+///   the writer puts each thread's `"weightType":"samples"` just before its `stack`,
+///   `timeDeltas` and `weight` arrays of numbers.
+///
+/// Neither the marker's object nor the weight type's key and value can occur inside a string
+/// (their quotes would be escaped), so nothing else changes. Done on the bytes as they come:
+/// a `serde_json::Value` of the whole profile took more time and memory than everything else.
+struct Rewrite<W: Write> {
+    out: W,
+    /// Written and not yet passed on: at most what could be the start of a pattern, or of a
+    /// number, after each `process`.
+    held: Vec<u8>,
+    done: Vec<u8>,
+    state: State,
+    data: memchr::memmem::Finder<'static>,
+    weight_type: Option<memchr::memmem::Finder<'static>>,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum State {
+    Scan,
+    /// After a thread's weight type, before its weights.
+    BeforeWeights,
+    InWeights,
+}
+
+const WEIGHT_TYPE: &[u8] = br#""weightType":"samples""#;
+const WEIGHT: &[u8] = br#""weight":["#;
+
+impl<W: Write> Rewrite<W> {
+    fn new(out: W, tracing_ms: bool) -> Self {
+        let data = format!("{{\"type\":\"{MARKER_TYPE}\"}}").into_bytes();
+        Rewrite {
+            out,
+            held: Vec::new(),
+            done: Vec::new(),
+            state: State::Scan,
+            data: memchr::memmem::Finder::new(&data).into_owned(),
+            weight_type: tracing_ms.then(|| memchr::memmem::Finder::new(WEIGHT_TYPE)),
         }
-        rest = &rest[end..];
     }
-    out.extend_from_slice(rest);
-    out
+
+    fn finish(mut self) -> io::Result<()> {
+        self.process(true)?;
+        self.out.flush()
+    }
+
+    /// Passes on what is held, rewritten, but for what the next bytes could change (all of it
+    /// at the `end`).
+    fn process(&mut self, end: bool) -> io::Result<()> {
+        let h = &self.held[..];
+        let out = &mut self.done;
+        let data = self.data.needle();
+        let mut i = 0;
+        loop {
+            let rest = &h[i..];
+            match self.state {
+                State::Scan => {
+                    let d = self.data.find(rest);
+                    let t = self.weight_type.as_ref().and_then(|f| f.find(rest));
+                    match (d, t) {
+                        (Some(d), t) if t.is_none_or(|t| d < t) => {
+                            out.extend_from_slice(&rest[..d]);
+                            i += d;
+                            // A thread's markers' data: a run of them, one after the other.
+                            loop {
+                                out.extend_from_slice(b"null");
+                                i += data.len();
+                                if h[i..].first() == Some(&b',') && h[i + 1..].starts_with(data) {
+                                    out.push(b',');
+                                    i += 1;
+                                } else {
+                                    break;
+                                }
+                            }
+                        }
+                        (_, Some(t)) => {
+                            out.extend_from_slice(&rest[..t]);
+                            out.extend_from_slice(br#""weightType":"tracing-ms""#);
+                            i += t + WEIGHT_TYPE.len();
+                            self.state = State::BeforeWeights;
+                        }
+                        _ => {
+                            let keep = if end { 0 } else { (data.len().max(WEIGHT_TYPE.len()) - 1).min(rest.len()) };
+                            out.extend_from_slice(&rest[..rest.len() - keep]);
+                            i += rest.len() - keep;
+                            break;
+                        }
+                    }
+                }
+                State::BeforeWeights => match memchr::memmem::find(rest, WEIGHT) {
+                    Some(w) => {
+                        out.extend_from_slice(&rest[..w + WEIGHT.len()]);
+                        i += w + WEIGHT.len();
+                        self.state = State::InWeights;
+                    }
+                    None => {
+                        let keep = if end { 0 } else { (WEIGHT.len() - 1).min(rest.len()) };
+                        out.extend_from_slice(&rest[..rest.len() - keep]);
+                        i += rest.len() - keep;
+                        break;
+                    }
+                },
+                State::InWeights => match memchr::memchr(b']', rest) {
+                    Some(e) => {
+                        micros_list_as_millis(out, &rest[..e]);
+                        out.push(b']');
+                        i += e + 1;
+                        self.state = State::Scan;
+                    }
+                    // Cut off by the writer: as it is.
+                    None if end => {
+                        out.extend_from_slice(rest);
+                        i = h.len();
+                        break;
+                    }
+                    // The numbers up to the last comma; the one after it may go on.
+                    None => {
+                        if let Some(c) = memchr::memrchr(b',', rest) {
+                            micros_list_as_millis(out, &rest[..c]);
+                            out.push(b',');
+                            i += c + 1;
+                        }
+                        break;
+                    }
+                },
+            }
+        }
+        self.held.drain(..i);
+        self.out.write_all(&self.done)?;
+        self.done.clear();
+        Ok(())
+    }
+}
+
+impl<W: Write> Write for Rewrite<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.held.extend_from_slice(buf);
+        if self.held.len() >= 1 << 16 {
+            self.process(false)?;
+        }
+        Ok(buf.len())
+    }
+
+    /// Passes on only what cannot change: the rest waits for `finish`.
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Comma-separated whole µs as ms (`micros_as_millis`), commas kept.
+fn micros_list_as_millis(out: &mut Vec<u8>, list: &[u8]) {
+    if list.is_empty() {
+        return;
+    }
+    for (i, n) in list.split(|&c| c == b',').enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        micros_as_millis(out, n);
+    }
 }
 
 /// A whole number of µs (as the writer prints it) as ms, printed as JavaScript prints the
@@ -336,7 +509,40 @@ impl fxprof_processed_profile::Marker for TraceMarker {
 
 #[cfg(test)]
 mod tests {
-    use super::micros_as_millis;
+    use std::io::Write;
+
+    use super::{micros_as_millis, Rewrite};
+
+    #[test]
+    fn the_rewrite_does_not_depend_on_how_the_bytes_come() {
+        // Long enough runs of markers and weights to be cut by the writes and by the rewrite's
+        // own passes (every 64 KiB); a marker's name that looks like its data stays.
+        let (n_markers, n_weights) = (9_000, 30_000);
+        let markers = vec![r#"{"type":"TraceEvent"}"#; n_markers].join(",");
+        let weights: Vec<String> = (0..n_weights).map(|i| (i * 37 % 5003).to_string()).collect();
+        let millis: Vec<String> =
+            (0..n_weights).map(|i| ryu_js::Buffer::new().format((i * 37 % 5003) as f64 / 1000.0).to_owned()).collect();
+        let thread = |data: &str, ty: &str, w: &str| {
+            format!(
+                r#"{{"markers":{{"data":[{data}],"name":["{{\"type\":\"TraceEvent\"}}"]}},"samples":{{"weightType":"{ty}","stack":[1,2],"timeDeltas":[0.5,1500],"weight":[{w}]}}}}"#
+            )
+        };
+        let json = format!("[{},{}]", thread(&markers, "samples", &weights.join(",")), thread("", "samples", ""));
+        let nulls = vec!["null"; n_markers].join(",");
+        let want = format!("[{},{}]", thread(&nulls, "tracing-ms", &millis.join(",")), thread("", "tracing-ms", ""));
+        let counts = format!("[{},{}]", thread(&nulls, "samples", &weights.join(",")), thread("", "samples", ""));
+        for step in [1, 2, 7, 4093, 65_537, json.len()] {
+            for (tracing_ms, want) in [(true, &want), (false, &counts)] {
+                let mut out = Vec::new();
+                let mut w = Rewrite::new(&mut out, tracing_ms);
+                for bit in json.as_bytes().chunks(step) {
+                    w.write_all(bit).unwrap();
+                }
+                w.finish().unwrap();
+                assert!(String::from_utf8(out).unwrap() == *want, "writes of {step} bytes, tracing_ms {tracing_ms}");
+            }
+        }
+    }
 
     #[test]
     fn micros_print_as_javascript_prints_their_millis() {

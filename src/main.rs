@@ -781,7 +781,7 @@ fn run_one(
         }
     }
     // The output is created first: a path that cannot be written fails before the work.
-    let output = Output::create(out_path, fsync).map_err(fail)?;
+    let output = Output::create(out_path, fsync, cfg.threads).map_err(fail)?;
     let mut spill = None;
     let source = match input {
         Some(p) => Source::file(p),
@@ -833,11 +833,11 @@ fn run_one(
         return result.map_err(fail);
     }
     if let Product::Export(args, format) = product {
-        let bytes = export_cmd::render(assembled, args, format, &input_label).map_err(|e| match e {
+        let rendered = export_cmd::render(assembled, args, format, &input_label).map_err(|e| match e {
             tree_cmd::Failure::Usage(m) => Failed::Usage(m),
             tree_cmd::Failure::Input(e) => fail(e),
         })?;
-        let result = output.write_whole(&bytes, cfg.threads);
+        let result = output.write(|w| rendered.write_to(w).map_err(|e| Error::io("cannot write the output", e)));
         drop(spill);
         return result.map_err(fail);
     }
@@ -1016,12 +1016,14 @@ enum Output {
     Temp {
         file: EarlyWriteback,
         target: PathBuf,
-        gzip: bool,
+        /// Gzipped, on this many threads.
+        gzip: Option<usize>,
     },
 }
 
 impl Output {
-    fn create(path: Option<&Path>, fsync: bool) -> Result<Output, Error> {
+    /// `threads`: how many may gzip an output whose name ends in `.gz`.
+    fn create(path: Option<&Path>, fsync: bool, threads: usize) -> Result<Output, Error> {
         let Some(path) = path else {
             #[cfg(unix)]
             if !process::stdout_was_open() {
@@ -1072,23 +1074,11 @@ impl Output {
         })?;
         #[cfg(unix)]
         process::set_pending(tmp.path());
-        let gzip = path.extension().is_some_and(|e| e == "gz");
+        let gzip = path.extension().is_some_and(|e| e == "gz").then_some(threads);
         Ok(Output::Temp { file: EarlyWriteback::new(tmp, fsync), target, gzip })
     }
 
     /// Writes with `f` and, for a file, renames it into place; on failure nothing is left.
-    /// Writes `bytes`, gzipped on `threads` threads when the output's name ends in `.gz`.
-    fn write_whole(self, bytes: &[u8], threads: usize) -> Result<(), Error> {
-        let write = |w: &mut dyn Write, b: &[u8]| w.write_all(b).map_err(|e| Error::io("cannot write the output", e));
-        match self {
-            Output::Temp { file, target, gzip: true } => {
-                let z = gzip::gzip(bytes, threads);
-                Output::Temp { file, target, gzip: false }.write(|w| write(w, &z))
-            }
-            other => other.write(|w| write(w, bytes)),
-        }
-    }
-
     fn write(self, f: impl FnOnce(&mut dyn Write) -> Result<(), Error>) -> Result<(), Error> {
         match self {
             Output::Stdout => {
@@ -1105,17 +1095,15 @@ impl Output {
                 let fsync = file.early;
                 let ctx = |what: &str| format!("cannot {what} {}", target.display());
                 let result = (|| {
-                    let w = BufWriter::with_capacity(OUT_BUFFER, file);
-                    let w = if gzip {
+                    let mut w = BufWriter::with_capacity(OUT_BUFFER, file);
+                    if let Some(threads) = gzip {
                         // The fastest level: a third larger than the default, several times faster.
-                        let mut z = flate2::write::GzEncoder::new(w, flate2::Compression::fast());
-                        f(&mut z)?;
-                        z.finish().map_err(|e| Error::io(ctx("write"), e))?
+                        let (r, z) = gzip::gzip(threads, |p| f(p));
+                        r?;
+                        w.write_all(&z).map_err(|e| Error::io(ctx("write"), e))?;
                     } else {
-                        let mut w = w;
                         f(&mut w)?;
-                        w
-                    };
+                    }
                     let tmp = w.into_inner().map_err(|e| Error::io(ctx("write"), e.into_error()))?.file;
                     if fsync {
                         tmp.as_file().sync_all().map_err(|e| Error::io(ctx("write"), e))?;

@@ -223,7 +223,30 @@ fn firefox_profile_of_a_real_recording_keeps_self_times() {
         if m["phase"][i] == 1 {
             assert!(m["endTime"][i].as_f64().unwrap() >= m["startTime"][i].as_f64().unwrap());
         }
+        assert!(m["data"][i].is_null(), "a marker without a payload: {}", m["data"][i]);
     }
+    // Times count from the export's first whole ms: the first EvaluateScript is at the trace's.
+    let zero = doc["meta"]["startTime"].as_f64().unwrap();
+    assert_eq!(zero.fract(), 0.0);
+    let first = |times: &mut dyn Iterator<Item = f64>| times.fold(f64::INFINITY, f64::min);
+    let evaluate = t["stringArray"].as_array().unwrap().iter().position(|n| n == "EvaluateScript").unwrap();
+    let got = first(
+        &mut (0..m["length"].as_u64().unwrap() as usize)
+            .filter(|&i| m["name"][i] == evaluate)
+            .map(|i| m["startTime"][i].as_f64().unwrap()),
+    );
+    let mut trace = String::new();
+    std::io::Read::read_to_string(
+        &mut flate2::read::GzDecoder::new(std::fs::File::open("fixtures/chrome-ui.json.gz").unwrap()),
+        &mut trace,
+    )
+    .unwrap();
+    let trace: serde_json::Value = serde_json::from_str(&trace).unwrap();
+    let events = trace.get("traceEvents").unwrap_or(&trace).as_array().unwrap();
+    let want = first(&mut events.iter().filter(|e| e["name"] == "EvaluateScript").map(|e| e["ts"].as_f64().unwrap()));
+    assert!(((zero + got) * 1000.0 - want).abs() < 0.01, "{zero} + {got} ms, trace {want} µs");
+    let markers = first(&mut m["startTime"].as_array().unwrap().iter().map(|t| t.as_f64().unwrap()));
+    assert!(markers.min(samples[0].0) < 1.0, "the first time is within the first ms");
     let mut self_ms: std::collections::HashMap<String, (f64, usize)> = Default::default();
     for (_, stack, w) in &samples {
         if let Some(leaf) = stack.last() {
