@@ -153,21 +153,25 @@ pub fn refine(
     let mut edges = if midway { Edges::new(entries) } else { Edges::new(&[]) };
     let mut runs = Runs::new(model, entries, &cap.t[..n], &invocations, bounds, midway);
     let parents = if midway { parent_calls(model, calls) } else { Vec::new() };
+    let ends = if midway || bounds { end_samples(&cap.t[..n], calls) } else { Vec::new() };
+    let changes = if midway {
+        Changes::new(calls, &ends, &cap.t[..n], |x| model.nodes[x as usize].depth)
+    } else {
+        Changes { at: Vec::new() }
+    };
     let mut out = Vec::with_capacity(if bounds { calls.len() } else { 0 });
     let mut moved = Vec::with_capacity(if midway { calls.len() } else { 0 });
     // Per parent call (slot 0: the outermost calls), where its last child ends once moved.
     let mut sibling_end = vec![f64::NEG_INFINITY; if midway { calls.len() + 1 } else { 0 }];
     for (c, call) in calls.iter().enumerate() {
         let parent = parents.get(c).copied().flatten();
+        let depth = model.nodes[call.node as usize].depth;
         let end = call.ts + call.dur;
         let (mut b, mut start, mut stop) = ([f64::NAN; 4], call.ts, end);
         let k = call.sample_index;
         if k >= 0 && (k as usize) < n {
             let k = k as usize;
-            // The first sample at or after the end: the one that closed the call, or none when
-            // an event's end did.
-            let mut j = k + 1;
-            let j = partition_from(&cap.t[..n], &mut j, |v| v < end).max(k + 1);
+            let j = ends[c] as usize;
             if bounds {
                 let (found, single) = runs.bounds(&cap, call.node, k, j - 1, sampler.interval);
                 b = found;
@@ -189,21 +193,23 @@ pub fn refine(
                 start = match began {
                     // The invoked function starts as its invocation does.
                     Some(b0) if lowest => b0,
-                    _ => (mid_before + cap.mid[k]) / 2.0,
+                    _ => mid_before + changes.place(k, depth, Side::Start) * (cap.mid[k] - mid_before),
                 };
-                stop = midway_end(&cap, calls, parent, j, call);
+                stop = midway_end(&cap, &changes, depth, calls, parent, j, call);
             }
         } else if k < 0 {
             // A frame of a trace event's stack: bounded by the samples that show it, if any.
-            let first = cap.t[..n].partition_point(|&x| x < call.ts);
-            let last = first + cap.t[first..n].partition_point(|&x| x < end);
-            if bounds && first < last && runs.shows(first, call.node) {
-                let (found, single) = runs.bounds(&cap, call.node, first, last - 1, sampler.interval);
-                b = found;
-                single_calls += u32::from(single);
+            let last = ends[c] as usize;
+            if bounds {
+                let first = cap.t[..last].partition_point(|&x| x < call.ts);
+                if first < last && runs.shows(first, call.node) {
+                    let (found, single) = runs.bounds(&cap, call.node, first, last - 1, sampler.interval);
+                    b = found;
+                    single_calls += u32::from(single);
+                }
             }
             if midway && last > 0 {
-                stop = midway_end(&cap, calls, parent, last, call);
+                stop = midway_end(&cap, &changes, depth, calls, parent, last, call);
             }
         }
         if midway {
@@ -550,15 +556,42 @@ fn parent_calls(model: &ProfileModel, calls: &[ProfileCall]) -> Vec<Option<u32>>
         .collect()
 }
 
-/// The midway end of `call`, where `j` is the first sample at or after its end (and `j − 1`
+/// The first sample at or after each call's end (`t.len()` for none): the one that closed
+/// the call, or the first after the event's end that did.
+fn end_samples(t: &[f64], calls: &[ProfileCall]) -> Vec<u32> {
+    calls
+        .iter()
+        .map(|call| {
+            let end = call.ts + call.dur;
+            let j = match usize::try_from(call.sample_index) {
+                Ok(k) if k < t.len() => {
+                    let mut j = k + 1;
+                    partition_from(t, &mut j, |v| v < end).max(k + 1)
+                }
+                _ => t.partition_point(|&x| x < end),
+            };
+            j as u32
+        })
+        .collect()
+}
+
+/// The midway end of `call` (of that `depth`), where `j` is the first sample at or after its end (and `j − 1`
 /// the last before it).
-fn midway_end(cap: &Captures, calls: &[ProfileCall], parent: Option<u32>, j: usize, call: &ProfileCall) -> f64 {
+fn midway_end(
+    cap: &Captures,
+    changes: &Changes,
+    call_depth: i32,
+    calls: &[ProfileCall],
+    parent: Option<u32>,
+    j: usize,
+    call: &ProfileCall,
+) -> f64 {
     let end = call.ts + call.dur;
     // The last time the call is known to run: the last sample before its end, or its start
     // when an event started it after that sample.
     let running = cap.mid[j - 1].max(call.ts);
     if j < cap.mid.len() && cap.t[j] == end {
-        return (running + cap.mid[j]) / 2.0;
+        return running + changes.place(j, call_depth, Side::End) * (cap.mid[j] - running);
     }
     // Truncated at an event's end: the invoked function ends there, the frames it called
     // somewhere after their last sample.
@@ -570,6 +603,65 @@ fn midway_end(cap: &Captures, calls: &[ProfileCall], parent: Option<u32>, j: usi
         end
     } else {
         ((running + end) / 2.0).min(end)
+    }
+}
+
+/// Where between two samples a frame most likely opened or closed. Between sample `k − 1` and
+/// sample `k` the frames that close do so innermost first and those that open outermost first,
+/// closing before opening; with nothing else known the K changes spread evenly over the gap,
+/// the i-th at i / (K + 1) of it (the mean of the i-th of K uniform times). A single change
+/// lies halfway; two frames swapped at one depth, the end at a third, the start at two thirds.
+/// The changes are DevTools' own: the calls it ended on a sample and opened at it.
+struct Changes {
+    /// Per sample: the calls that ended on it and the deepest one's depth, the calls opened at
+    /// it and the outermost one's depth.
+    at: Vec<Change>,
+}
+
+#[derive(Clone, Copy)]
+struct Change {
+    closed: u32,
+    deepest_closed: i32,
+    opened: u32,
+    outermost_opened: i32,
+}
+
+impl Changes {
+    /// `ends[c]`: the first sample at or after call `c`'s end, as `refine` finds it; `depth`:
+    /// a node's depth.
+    fn new(calls: &[ProfileCall], ends: &[u32], t: &[f64], depth: impl Fn(u32) -> i32) -> Changes {
+        let none = Change { closed: 0, deepest_closed: i32::MIN, opened: 0, outermost_opened: i32::MAX };
+        let mut at = vec![none; if calls.is_empty() { 0 } else { t.len() }];
+        for (call, &j) in calls.iter().zip(ends) {
+            let depth = depth(call.node);
+            if let Some(c) = usize::try_from(call.sample_index).ok().and_then(|k| at.get_mut(k)) {
+                c.opened += 1;
+                c.outermost_opened = c.outermost_opened.min(depth);
+            }
+            if let Some(c) = at.get_mut(j as usize).filter(|_| t[j as usize] == call.ts + call.dur) {
+                c.closed += 1;
+                c.deepest_closed = c.deepest_closed.max(depth);
+            }
+        }
+        Changes { at }
+    }
+
+    /// The fraction of the gap from sample `k − 1`'s capture to sample `k`'s at which a frame
+    /// of this `depth` most likely started (`Side::Start`, opened at `k`) or ended (`Side::End`,
+    /// ended on `k`).
+    fn place(&self, k: usize, depth: i32, side: Side) -> f64 {
+        let Some(c) = self.at.get(k) else { return 0.5 };
+        // The frame's place in the order of the changes (1 for the first).
+        let i = match side {
+            Side::Start => i64::from(c.closed) + i64::from(depth) - i64::from(c.outermost_opened) + 1,
+            Side::End => i64::from(c.deepest_closed) - i64::from(depth) + 1,
+        };
+        let n = i64::from(c.closed) + i64::from(c.opened);
+        if (1..=n).contains(&i) {
+            i as f64 / (n + 1) as f64
+        } else {
+            0.5 // not among the changes counted there (an odd stack): halfway
+        }
     }
 }
 
@@ -854,6 +946,31 @@ mod tests {
                 assert_eq!(partition_from(&v, &mut hint, |e| pred(e, x)), v.partition_point(|&e| pred(e, x)), "{x}");
             }
         }
+    }
+
+    #[test]
+    fn frames_that_change_between_two_samples_do_so_in_order() {
+        // Samples at 0, 100, 200, 300 µs (the last ends everything); nodes are their depths.
+        // [a0 > b1 > c2] until 100, then [a0 > d1] until 200, then [a0 > d1 > e2] until 300.
+        let call = |node, sample_index, ts, dur| ProfileCall { node, sample_index, ts, dur };
+        let calls = [
+            call(0, 0, 0.0, 300.0),
+            call(1, 0, 0.0, 100.0),
+            call(2, 0, 0.0, 100.0),
+            call(1, 1, 100.0, 200.0),
+            call(2, 2, 200.0, 100.0),
+        ];
+        let t = [0.0, 100.0, 200.0, 300.0];
+        let ends = end_samples(&t, &calls);
+        assert_eq!(ends, [3, 1, 1, 3, 3]);
+        let changes = Changes::new(&calls, &ends, &t, |x| x as i32);
+        // Before sample 1: c ends first, then b, then d starts: at 1/4, 2/4, 3/4 of the gap.
+        assert_eq!(changes.place(1, 2, Side::End), 0.25);
+        assert_eq!(changes.place(1, 1, Side::End), 0.5);
+        assert_eq!(changes.place(1, 1, Side::Start), 0.75);
+        // Before sample 2 only e starts: halfway. A frame that did not change there: halfway.
+        assert_eq!(changes.place(2, 2, Side::Start), 0.5);
+        assert_eq!(changes.place(2, 1, Side::End), 0.5);
     }
 
     #[test]

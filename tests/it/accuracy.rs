@@ -205,9 +205,11 @@ fn midway_is_closer_to_the_truth_than_devtools() {
     };
     let (dur_dt, start_dt) = stats(Estimator::DevTools);
     let (dur_mid, start_mid) = stats(Estimator::Midway);
-    // On this sampler (30 µs mean capture lag) the lag's own spread is most of what is left.
+    // On this sampler (30 µs mean capture lag) the lag's own spread is most of what is left:
+    // 46 µs against 53, starts 22 µs against 44 (24 when every change went halfway between
+    // its samples, whatever else changed there).
     assert!(dur_mid < 0.9 * dur_dt, "median |Δdur|: midway {dur_mid} µs, DevTools {dur_dt} µs");
-    assert!(start_mid < 0.7 * start_dt, "median |Δstart|: midway {start_mid} µs, DevTools {start_dt} µs");
+    assert!(start_mid <= 0.5 * start_dt, "median |Δstart|: midway {start_mid} µs, DevTools {start_dt} µs");
 }
 
 #[test]
