@@ -292,8 +292,10 @@ struct Rewrite<W: Write> {
     /// Written and not yet passed on: at most what could be the start of a pattern, or of a
     /// number, after each `process`.
     held: Vec<u8>,
+    /// What one `process` passes on (kept for the next).
     done: Vec<u8>,
     state: State,
+    /// A marker's data, and (with `tracing_ms`) the weight type to change.
     data: memchr::memmem::Finder<'static>,
     weight_type: Option<memchr::memmem::Finder<'static>>,
 }

@@ -360,8 +360,9 @@ struct Global {
     #[arg(long, global = true)]
     show_all_events: bool,
     /// Where a call boundary that samples set is placed: `devtools` on the sample that saw the
-    /// change; `midway` halfway between that sample and the one before, with the sampler's
-    /// measured lag and the invocation events taken into account.
+    /// change; `midway` between that sample and the one before (halfway for a frame that
+    /// changed alone there, in order when several did), with the sampler's measured lag and
+    /// the invocation events taken into account.
     #[arg(long, value_enum, default_value = "devtools", global = true)]
     estimator: EstimatorArg,
     /// Give each call "bounds": [earliestStart, latestStart, earliestEnd, latestEnd] (µs), the
@@ -437,7 +438,8 @@ enum CpuProfileModeArg {
 enum EstimatorArg {
     /// DevTools' own estimate, call for call.
     Devtools,
-    /// DevTools' rules, each boundary that samples set halfway between its samples.
+    /// DevTools' rules, each boundary that samples set between its samples (halfway when its
+    /// frame changed alone).
     Midway,
 }
 

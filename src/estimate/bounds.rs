@@ -54,9 +54,10 @@ pub enum Estimator {
     /// DevTools' own: a boundary set by samples lies on the sample that saw the change.
     #[default]
     DevTools,
-    /// DevTools' calls with each boundary set by samples moved to the middle of the interval
-    /// it lies in (captures corrected for the measured lag), and with the invocation events'
-    /// starts and ends as the invoked function's.
+    /// DevTools' calls with each boundary set by samples moved into the interval it lies in
+    /// (captures corrected for the measured lag): to its middle when the frame changed alone,
+    /// in order when several frames changed there; and with the invocation events' starts and
+    /// ends as the invoked function's.
     Midway,
 }
 
