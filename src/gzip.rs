@@ -1,4 +1,4 @@
-//! gzip on several threads, as the bytes are written: 1 MiB pieces, each deflated on its own
+//! gzip on several threads, as the bytes are written: 256 KiB pieces, each deflated on its own
 //! (by a helper thread while the writer goes on), each but the last ending with a sync flush
 //! (on a byte boundary, with no reference to what came before), concatenated into one gzip
 //! member whose CRC is combined from the pieces' (the method of pigz). The pieces do not
@@ -11,8 +11,10 @@ use std::sync::{Condvar, Mutex, MutexGuard};
 
 use flate2::{Compress, Compression, Crc, FlushCompress, Status};
 
-/// The size of a piece.
-const PIECE: usize = 1 << 20;
+/// The size of a piece: small enough that the last ones, deflated once the writer is done,
+/// take little time (1 MiB took 4 ms longer on the Firefox export of the generated trace),
+/// large enough that what each sync flush and lost context cost is lost in the noise (+0.02 %).
+const PIECE: usize = 1 << 18;
 
 /// Everything `f` writes, gzipped at the fastest level on up to `threads` threads (this one
 /// included), with what `f` returned.

@@ -558,7 +558,7 @@ fn parent_calls(model: &ProfileModel, calls: &[ProfileCall]) -> Vec<Option<u32>>
 }
 
 /// The first sample at or after each call's end (`t.len()` for none): the one that closed
-/// the call, or the first after the event's end that did.
+/// the call or, when an event's end closed it, the first after that.
 fn end_samples(t: &[f64], calls: &[ProfileCall]) -> Vec<u32> {
     calls
         .iter()
@@ -576,8 +576,8 @@ fn end_samples(t: &[f64], calls: &[ProfileCall]) -> Vec<u32> {
         .collect()
 }
 
-/// The midway end of `call` (of that `depth`), where `j` is the first sample at or after its end (and `j − 1`
-/// the last before it).
+/// The midway end of `call` (a frame `call_depth` deep), where `j` is the first sample at or
+/// after its end (and `j − 1` the last before it).
 fn midway_end(
     cap: &Captures,
     changes: &Changes,
