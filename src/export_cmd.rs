@@ -31,10 +31,11 @@ impl Rendered {
         match self {
             Rendered::Bytes(b) => w.write_all(&b),
             Rendered::Firefox { profile, tracing_ms } => {
-                let mut w = Rewrite::new(w, tracing_ms);
+                // Buffered: the serializer writes token by token.
+                let mut w = io::BufWriter::with_capacity(1 << 16, Rewrite::new(w, tracing_ms));
                 serde_json::to_writer(&mut w, &profile)?;
                 w.write_all(b"\n")?;
-                w.finish()
+                w.into_inner().map_err(io::IntoInnerError::into_error)?.finish()
             }
         }
     }
