@@ -1,7 +1,8 @@
 //! gzip on several threads, as the bytes are written: 256 KiB pieces, each deflated on its own
 //! (by a helper thread while the writer goes on), each but the last ending with a sync flush
 //! (on a byte boundary, with no reference to what came before), concatenated into one gzip
-//! member whose CRC is combined from the pieces' (the method of pigz). The pieces do not
+//! member whose CRC is combined from the pieces' (the method of pigz), passed on to the output
+//! in order as they are done (so memory holds a few pieces, not the whole). The pieces do not
 //! depend on the number of threads, nor on how the bytes were cut into writes, so neither do
 //! the bytes.
 
@@ -17,14 +18,17 @@ use flate2::{Compress, Compression, Crc, FlushCompress, Status};
 const PIECE: usize = 1 << 18;
 
 /// Everything `f` writes, gzipped at the fastest level on up to `threads` threads (this one
-/// included), with what `f` returned.
-pub fn gzip<R>(threads: usize, f: impl FnOnce(&mut Pieces<'_>) -> R) -> (R, Vec<u8>) {
+/// included) into `out`, as the pieces are done and in their order; with what `f` returned.
+/// Writing to `out` fails `f`'s writes (a write error is returned to the writer).
+pub fn gzip<R>(threads: usize, out: &mut dyn Write, f: impl FnOnce(&mut Pieces<'_, '_>) -> R) -> io::Result<R> {
     let shared = Shared {
-        queue: Mutex::new(Queue { todo: VecDeque::new(), closed: false, done: Vec::new() }),
+        queue: Mutex::new(Queue { todo: VecDeque::new(), closed: false, done: VecDeque::new(), first_done: 0 }),
         posted: Condvar::new(),
     };
     let helpers = threads.max(1) - 1;
-    let r = std::thread::scope(|s| {
+    // Header: deflate, no name, mtime 0, fastest (XFL 4), OS unknown.
+    out.write_all(&[0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 4, 255])?;
+    let (r, mut crc) = std::thread::scope(|s| {
         for _ in 0..helpers {
             s.spawn(|| {
                 while let Some(job) = shared.take(true) {
@@ -32,30 +36,41 @@ pub fn gzip<R>(threads: usize, f: impl FnOnce(&mut Pieces<'_>) -> R) -> (R, Vec<
                 }
             });
         }
-        let mut w = Pieces { shared: &shared, piece: Vec::with_capacity(PIECE), next: 0, backlog: helpers * 2 };
+        let mut w = Pieces {
+            shared: &shared,
+            piece: Vec::with_capacity(PIECE),
+            next: 0,
+            backlog: helpers * 2,
+            out: &mut *out,
+            crc: Crc::new(),
+            failed: None,
+        };
         let r = f(&mut w);
         w.close();
         // This thread deflates what the helpers have not taken yet.
         while let Some(job) = shared.take(false) {
             shared.finish(job);
         }
-        r
+        (r, w.into_parts())
     });
-    let queue = shared.queue.into_inner().unwrap_or_else(|e| e.into_inner());
-    // Header: deflate, no name, mtime 0, fastest (XFL 4), OS unknown.
-    let mut out = vec![0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 4, 255];
-    let mut crc = Crc::new();
-    for (bytes, c) in queue.done.into_iter().map(|d| d.expect("every piece is deflated")) {
-        out.extend_from_slice(&bytes);
+    let (crc, failed) = &mut crc;
+    if let Some(e) = failed.take() {
+        return Err(e);
+    }
+    // What was left once the writer closed (the helpers are done).
+    let mut queue = shared.lock();
+    for (bytes, c) in queue.done.drain(..).map(|d| d.expect("every piece is deflated")) {
+        out.write_all(&bytes)?;
         crc.combine(&c);
     }
-    out.extend_from_slice(&crc.sum().to_le_bytes());
-    out.extend_from_slice(&crc.amount().to_le_bytes());
-    (r, out)
+    out.write_all(&crc.sum().to_le_bytes())?;
+    out.write_all(&crc.amount().to_le_bytes())?;
+    Ok(r)
 }
 
-/// The writer [`gzip`] hands out: it cuts what it is given into pieces and posts each full one.
-pub struct Pieces<'s> {
+/// The writer [`gzip`] hands out: it cuts what it is given into pieces, posts each full one,
+/// and passes on the deflated ones that are next in order.
+pub struct Pieces<'s, 'o> {
     shared: &'s Shared,
     piece: Vec<u8>,
     /// The number of the piece being filled.
@@ -63,6 +78,11 @@ pub struct Pieces<'s> {
     /// Pieces waiting beyond this many are deflated by the writer itself, which keeps the
     /// memory bounded when writing outruns deflating (and does all of it with no helper).
     backlog: usize,
+    out: &'o mut dyn Write,
+    /// The CRC of the pieces passed on.
+    crc: Crc,
+    /// The first error writing to `out`.
+    failed: Option<io::Error>,
 }
 
 struct Shared {
@@ -75,8 +95,10 @@ struct Queue {
     todo: VecDeque<(usize, Vec<u8>, bool)>,
     /// Set once the last piece is posted (or the writer is dropped).
     closed: bool,
-    /// Each piece deflated, with its CRC, by number.
-    done: Vec<Option<(Vec<u8>, Crc)>>,
+    /// Each piece deflated, with its CRC, from piece `first_done` on (the earlier ones were
+    /// passed on).
+    done: VecDeque<Option<(Vec<u8>, Crc)>>,
+    first_done: usize,
 }
 
 impl Shared {
@@ -102,6 +124,7 @@ impl Shared {
     fn finish(&self, (k, piece, last): (usize, Vec<u8>, bool)) {
         let r = deflate(&piece, last);
         let mut q = self.lock();
+        let k = k - q.first_done;
         if q.done.len() <= k {
             q.done.resize_with(k + 1, || None);
         }
@@ -120,7 +143,35 @@ impl Shared {
     }
 }
 
-impl Pieces<'_> {
+impl Pieces<'_, '_> {
+    /// Passes on the deflated pieces that are next in order.
+    fn pass_on(&mut self) -> io::Result<()> {
+        if let Some(e) = &self.failed {
+            return Err(io::Error::new(e.kind(), e.to_string()));
+        }
+        let mut ready = Vec::new();
+        {
+            let mut q = self.shared.lock();
+            while let Some(Some(_)) = q.done.front() {
+                ready.push(q.done.pop_front().flatten().expect("a deflated piece"));
+                q.first_done += 1;
+            }
+        }
+        for (bytes, c) in ready {
+            if let Err(e) = self.out.write_all(&bytes) {
+                let again = io::Error::new(e.kind(), e.to_string());
+                self.failed = Some(e);
+                return Err(again);
+            }
+            self.crc.combine(&c);
+        }
+        Ok(())
+    }
+
+    fn into_parts(mut self) -> (Crc, Option<io::Error>) {
+        (std::mem::replace(&mut self.crc, Crc::new()), self.failed.take())
+    }
+
     /// Posts the last piece (empty when the bytes end on a piece's end) and lets the helpers go.
     fn close(&mut self) {
         if self.shared.lock().closed {
@@ -133,7 +184,7 @@ impl Pieces<'_> {
     }
 }
 
-impl Drop for Pieces<'_> {
+impl Drop for Pieces<'_, '_> {
     /// A writer given up on (a panic in the caller) still lets the helpers return.
     fn drop(&mut self) {
         let mut q = self.shared.lock();
@@ -146,7 +197,7 @@ impl Drop for Pieces<'_> {
     }
 }
 
-impl Write for Pieces<'_> {
+impl Write for Pieces<'_, '_> {
     fn write(&mut self, mut buf: &[u8]) -> io::Result<usize> {
         let n = buf.len();
         while !buf.is_empty() {
@@ -157,6 +208,7 @@ impl Write for Pieces<'_> {
                 let full = std::mem::replace(&mut self.piece, Vec::with_capacity(PIECE));
                 self.shared.post((self.next, full, false), self.backlog);
                 self.next += 1;
+                self.pass_on()?;
             }
         }
         Ok(n)
@@ -204,28 +256,58 @@ mod tests {
         for i in 0..700_000u32 {
             data.extend_from_slice(format!("{},", i % 9973).as_bytes());
         }
-        assert!(data.len() > 3 * super::PIECE);
-        let ((), one) = super::gzip(1, |w| w.write_all(&data).unwrap());
+        assert!(data.len() > 8 * super::PIECE);
+        let gz = |threads, step: usize, data: &[u8]| {
+            let mut out = Vec::new();
+            super::gzip(threads, &mut out, |w| data.chunks(step.max(1)).try_for_each(|bit| w.write_all(bit)))
+                .unwrap()
+                .unwrap();
+            out
+        };
+        let one = gz(1, data.len(), &data);
         assert_eq!(gunzip(&one), data);
         for threads in [2, 5] {
             // Written in uneven bits: the pieces are cut where they were, whatever the writes.
-            let ((), z) = super::gzip(threads, |w| {
-                for bit in data.chunks(77_777) {
-                    w.write_all(bit).unwrap();
-                }
-            });
-            assert_eq!(z, one, "the bytes do not depend on the threads nor on the writes");
+            assert_eq!(gz(threads, 77_777, &data), one, "the bytes do not depend on the threads nor on the writes");
         }
         // Ending on a piece's end: an empty last piece.
         let whole = &data[..2 * super::PIECE];
-        assert_eq!(gunzip(&super::gzip(2, |w| w.write_all(whole).unwrap()).1), whole);
-        assert!(gunzip(&super::gzip(2, |_| ()).1).is_empty());
+        assert_eq!(gunzip(&gz(2, whole.len(), whole)), whole);
+        assert!(gunzip(&gz(2, 1, b"")).is_empty());
+    }
+
+    #[test]
+    fn an_output_that_fails_fails_the_writes() {
+        // Room for the header only: the first piece passed on fails, and the writes after it.
+        struct Full(usize);
+        impl Write for Full {
+            fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+                let n = b.len().min(self.0);
+                self.0 -= n;
+                if n == 0 {
+                    return Err(std::io::Error::other("no space left"));
+                }
+                Ok(n)
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let mut writes = 0;
+        let r = super::gzip(2, &mut Full(10), |w| {
+            (0..64).try_for_each(|_| {
+                writes += 1;
+                w.write_all(&[1; super::PIECE])
+            })
+        });
+        assert_eq!(r.unwrap_err().to_string(), "no space left");
+        assert!(writes < 64, "the writer stops at the first failure ({writes} writes)");
     }
 
     #[test]
     fn a_panic_while_writing_lets_the_helpers_go() {
         let r = std::panic::catch_unwind(|| {
-            super::gzip(3, |w| {
+            super::gzip(3, &mut Vec::new(), |w| {
                 w.write_all(&vec![7u8; 3 * super::PIECE]).unwrap();
                 panic!("the writer fails");
             })
