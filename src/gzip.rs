@@ -22,7 +22,13 @@ const PIECE: usize = 1 << 18;
 /// Writing to `out` fails `f`'s writes (a write error is returned to the writer).
 pub fn gzip<R>(threads: usize, out: &mut dyn Write, f: impl FnOnce(&mut Pieces<'_, '_>) -> R) -> io::Result<R> {
     let shared = Shared {
-        queue: Mutex::new(Queue { todo: VecDeque::new(), closed: false, done: VecDeque::new(), first_done: 0 }),
+        queue: Mutex::new(Queue {
+            todo: VecDeque::new(),
+            closed: false,
+            done: VecDeque::new(),
+            first_done: 0,
+            spare: Vec::new(),
+        }),
         posted: Condvar::new(),
     };
     let helpers = threads.max(1) - 1;
@@ -99,6 +105,10 @@ struct Queue {
     /// passed on).
     done: VecDeque<Option<(Vec<u8>, Crc)>>,
     first_done: usize,
+    /// Pieces deflated, emptied for the writer to fill again (a new block per piece, made on
+    /// one thread and freed on another, held 7 MB more at the peak of a gzipped timeline of
+    /// the 105 MB generated trace).
+    spare: Vec<Vec<u8>>,
 }
 
 impl Shared {
@@ -121,9 +131,11 @@ impl Shared {
         }
     }
 
-    fn finish(&self, (k, piece, last): (usize, Vec<u8>, bool)) {
+    fn finish(&self, (k, mut piece, last): (usize, Vec<u8>, bool)) {
         let r = deflate(&piece, last);
+        piece.clear();
         let mut q = self.lock();
+        q.spare.push(piece);
         let k = k - q.first_done;
         if q.done.len() <= k {
             q.done.resize_with(k + 1, || None);
@@ -205,7 +217,8 @@ impl Write for Pieces<'_, '_> {
             self.piece.extend_from_slice(&buf[..take]);
             buf = &buf[take..];
             if self.piece.len() == PIECE {
-                let full = std::mem::replace(&mut self.piece, Vec::with_capacity(PIECE));
+                let next = self.shared.lock().spare.pop().unwrap_or_else(|| Vec::with_capacity(PIECE));
+                let full = std::mem::replace(&mut self.piece, next);
                 self.shared.post((self.next, full, false), self.backlog);
                 self.next += 1;
                 self.pass_on()?;
