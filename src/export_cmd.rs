@@ -18,6 +18,11 @@ fn thread_label(c: &Chosen) -> String {
 /// An export, ready to be written.
 pub enum Rendered {
     Bytes(Vec<u8>),
+    /// Collapsed stacks written from their trees line by line (not gathered first: a copy as
+    /// large as the output).
+    Collapsed(Vec<export::CollapsedTree>),
+    /// Lines, each written with its newline.
+    Lines(Vec<String>),
     /// The Firefox Profiler's profile, serialized as it is written (see [`Rewrite`]); with
     /// `tracing_ms`, its weights are µs to be written as ms.
     Firefox {
@@ -30,6 +35,21 @@ impl Rendered {
     pub fn write_to(self, w: &mut dyn Write) -> io::Result<()> {
         match self {
             Rendered::Bytes(b) => w.write_all(&b),
+            Rendered::Collapsed(trees) => {
+                let mut result = Ok(());
+                for t in &trees {
+                    t.each_line(0, |l| {
+                        if result.is_ok() {
+                            result = w.write_all(l.as_bytes()).and_then(|()| w.write_all(b"\n"));
+                        }
+                    });
+                }
+                result
+            }
+            Rendered::Lines(lines) => lines.iter().try_for_each(|l| {
+                w.write_all(l.as_bytes())?;
+                w.write_all(b"\n")
+            }),
             Rendered::Firefox { profile, tracing_ms } => {
                 // Buffered: the serializer writes token by token.
                 let mut w = io::BufWriter::with_capacity(1 << 16, Rewrite::new(w, tracing_ms));
@@ -79,23 +99,20 @@ pub fn render(assembled: Assembled, args: &ExportArgs, format: ExportFormat, inp
                     .iter()
                     .map(|(label, c)| export::CollapsedTree::new(&c.stacks, several.then_some(label.as_str())))
                     .collect();
+                if format == ExportFormat::Collapsed {
+                    return Ok(Rendered::Collapsed(trees));
+                }
                 // inferno leaves out frames under `min_width` percent of the whole; subtrees
                 // under half that go in as one line each (see `CollapsedTree::write`).
-                let fold = if format == ExportFormat::Svg {
-                    let total: u64 = trees.iter().map(export::CollapsedTree::total).sum();
-                    let min_width = inferno::flamegraph::Options::default().min_width;
-                    (total as f64 * min_width / 100.0 / 2.0) as u64
-                } else {
-                    0
-                };
+                let total: u64 = trees.iter().map(export::CollapsedTree::total).sum();
+                let min_width = inferno::flamegraph::Options::default().min_width;
+                let fold = (total as f64 * min_width / 100.0 / 2.0) as u64;
                 for t in &trees {
                     t.write(&mut lines, fold);
                 }
             }
             if format == ExportFormat::Collapsed {
-                let mut out = lines.join("\n");
-                out.push('\n');
-                return Ok(Rendered::Bytes(out.into_bytes()));
+                return Ok(Rendered::Lines(lines));
             }
             if lines.is_empty() {
                 return Err(Failure::Usage(format!("{input}: nothing to draw: every stack weighs under 1")));

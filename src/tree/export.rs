@@ -316,6 +316,11 @@ impl CollapsedTree {
     /// weighing the whole subtree: a flame graph that leaves out frames narrower than that
     /// draws exactly what it would draw from every line.
     pub fn write(&self, lines: &mut Vec<String>, fold_below: u64) {
+        self.each_line(fold_below, |l| lines.push(l.to_owned()));
+    }
+
+    /// Hands each line to `emit`, in order (as [`CollapsedTree::write`] appends them).
+    pub fn each_line(&self, fold_below: u64, mut emit: impl FnMut(&str)) {
         // A run of lines: a node's own line (with its weight), or its children's.
         #[derive(Clone, Copy)]
         enum Run {
@@ -355,12 +360,16 @@ impl CollapsedTree {
         let mut path = base;
         let mut itoa = itoa::Buffer::new();
         let mut sibling_runs = Vec::new();
+        let mut line = String::new();
         while let Some((run, len)) = todo.pop() {
             path.truncate(len);
             let t = match run {
                 Run::Root(w) => {
-                    let head = if path.is_empty() { "(root)" } else { path.as_str() };
-                    lines.push(format!("{head} {}", itoa.format(w)));
+                    line.clear();
+                    line.push_str(if path.is_empty() { "(root)" } else { path.as_str() });
+                    line.push(' ');
+                    line.push_str(itoa.format(w));
+                    emit(&line);
                     continue;
                 }
                 Run::Own(t, _) | Run::Above(t) => t,
@@ -371,11 +380,11 @@ impl CollapsedTree {
             path.push_str(&self.names[t as usize]);
             match run {
                 Run::Own(_, w) => {
-                    let mut l = String::with_capacity(path.len() + 12);
-                    l.push_str(&path);
-                    l.push(' ');
-                    l.push_str(itoa.format(w));
-                    lines.push(l);
+                    line.clear();
+                    line.push_str(&path);
+                    line.push(' ');
+                    line.push_str(itoa.format(w));
+                    emit(&line);
                 }
                 _ => {
                     sibling_runs.clear();
