@@ -269,9 +269,12 @@ struct Runs<'m> {
     /// Per sample, the start of the innermost event holding it that runs a JS function at once
     /// ([`STARTS_JS`]), NaN for none.
     js_start: Vec<f64>,
-    /// Per node, the last run found whole (first and last sample): DevTools splits one run
-    /// into many calls (at every `V8.*` event's end), and each would walk it again.
+    /// Per node, the last run found (first and last sample), taken again once found whole:
+    /// DevTools splits one run into many calls (at every `V8.*` event's end), and each would
+    /// walk it again.
     last_run: Vec<(u32, u32)>,
+    /// Per node, whether its last run was found whole.
+    verified: Vec<bool>,
 }
 
 impl<'m> Runs<'m> {
@@ -367,7 +370,8 @@ impl<'m> Runs<'m> {
             })
             .collect();
         let last_run = vec![(NONE, NONE); if full { model.nodes.len() } else { 0 }];
-        Runs { tour, shown, within, told_before, told_after, spans: &inv.0, js_start, last_run }
+        let verified = vec![false; last_run.len()];
+        Runs { tour, shown, within, told_before, told_after, spans: &inv.0, js_start, last_run, verified }
     }
 
     /// The start of the innermost event holding sample `k` that runs a JS function at once,
@@ -385,12 +389,16 @@ impl<'m> Runs<'m> {
     /// The run of samples showing `node` that holds samples `first..=last`: across samples that
     /// do not tell the stack, within one top-level invocation.
     fn run(&mut self, node: u32, first: usize, last: usize) -> (usize, usize) {
+        let span = self.tour.span(node);
         let (c0, c1) = self.last_run[node as usize];
         if c0 != NONE && c0 as usize <= first && last <= c1 as usize {
-            return (c0 as usize, c1 as usize);
+            // Checked only now that it is asked for again: most runs never are.
+            if self.verified[node as usize] || self.whole(span.clone(), c0 as usize, c1 as usize) {
+                self.verified[node as usize] = true;
+                return (c0 as usize, c1 as usize);
+            }
         }
         let (mut r0, mut r1) = (first, last);
-        let span = self.tour.span(node);
         // The run goes on across samples that do not tell the stack.
         while let Some(p) = r0.checked_sub(1).map(|i| self.told_before[i]).filter(|&i| i != NONE) {
             let p = p as usize;
@@ -406,15 +414,20 @@ impl<'m> Runs<'m> {
             }
             r1 = q;
         }
-        // Kept for the next calls only when its ends tell the stack, every sample in it is in
-        // its invocation and every one that tells the stack shows the node: a walk from
-        // anywhere inside then ends here.
+        // Kept for the next calls, to be used once found whole (`Runs::whole`).
         let told = |i: usize| self.told_before[i] as usize == i;
-        let whole = told(r0)
-            && told(r1)
-            && (r0..=r1).all(|i| self.within[i] == self.within[r0] && (!told(i) || span.contains(&self.shown[i])));
-        self.last_run[node as usize] = if whole { (r0 as u32, r1 as u32) } else { (NONE, NONE) };
+        self.last_run[node as usize] = if told(r0) && told(r1) { (r0 as u32, r1 as u32) } else { (NONE, NONE) };
+        self.verified[node as usize] = false;
         (r0, r1)
+    }
+
+    /// Whether a walk from anywhere in `r0..=r1` ends at its ends: they tell the stack, every
+    /// sample in it is in one invocation and every one that tells the stack shows the node.
+    fn whole(&self, span: std::ops::Range<u32>, r0: usize, r1: usize) -> bool {
+        let told = |i: usize| self.told_before[i] as usize == i;
+        told(r0)
+            && told(r1)
+            && (r0..=r1).all(|i| self.within[i] == self.within[r0] && (!told(i) || span.contains(&self.shown[i])))
     }
 
     /// The bounds of a call of `node` seen from sample `first` to sample `last`, and whether
