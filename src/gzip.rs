@@ -34,7 +34,16 @@ pub fn gzip<R>(threads: usize, out: &mut dyn Write, f: impl FnOnce(&mut Pieces<'
     let helpers = threads.max(1) - 1;
     // Header: deflate, no name, mtime 0, fastest (XFL 4), OS unknown.
     out.write_all(&[0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 4, 255])?;
-    let (r, mut crc) = std::thread::scope(|s| {
+    let mut w = Pieces {
+        shared: &shared,
+        piece: Vec::with_capacity(PIECE),
+        next: 0,
+        backlog: helpers * 2,
+        out,
+        crc: Crc::new(),
+        failed: None,
+    };
+    let r = std::thread::scope(|s| {
         for _ in 0..helpers {
             s.spawn(|| {
                 while let Some(job) = shared.take(true) {
@@ -42,35 +51,19 @@ pub fn gzip<R>(threads: usize, out: &mut dyn Write, f: impl FnOnce(&mut Pieces<'
                 }
             });
         }
-        let mut w = Pieces {
-            shared: &shared,
-            piece: Vec::with_capacity(PIECE),
-            next: 0,
-            backlog: helpers * 2,
-            out: &mut *out,
-            crc: Crc::new(),
-            failed: None,
-        };
+        let _closing = Closing(&shared);
         let r = f(&mut w);
         w.close();
         // This thread deflates what the helpers have not taken yet.
         while let Some(job) = shared.take(false) {
             shared.finish(job);
         }
-        (r, w.into_parts())
+        r
     });
-    let (crc, failed) = &mut crc;
-    if let Some(e) = failed.take() {
-        return Err(e);
-    }
-    // What was left once the writer closed (the helpers are done).
-    let mut queue = shared.lock();
-    for (bytes, c) in queue.done.drain(..).map(|d| d.expect("every piece is deflated")) {
-        out.write_all(&bytes)?;
-        crc.combine(&c);
-    }
-    out.write_all(&crc.sum().to_le_bytes())?;
-    out.write_all(&crc.amount().to_le_bytes())?;
+    // Every piece is deflated now (the helpers are done): what is left goes out, then the CRC.
+    w.pass_on()?;
+    w.out.write_all(&w.crc.sum().to_le_bytes())?;
+    w.out.write_all(&w.crc.amount().to_le_bytes())?;
     Ok(r)
 }
 
@@ -180,10 +173,6 @@ impl Pieces<'_, '_> {
         Ok(())
     }
 
-    fn into_parts(mut self) -> (Crc, Option<io::Error>) {
-        (std::mem::replace(&mut self.crc, Crc::new()), self.failed.take())
-    }
-
     /// Posts the last piece (empty when the bytes end on a piece's end) and lets the helpers go.
     fn close(&mut self) {
         if self.shared.lock().closed {
@@ -196,15 +185,18 @@ impl Pieces<'_, '_> {
     }
 }
 
-impl Drop for Pieces<'_, '_> {
-    /// A writer given up on (a panic in the caller) still lets the helpers return.
+/// Closes the queue however the writing ends, so that the helpers return: a writer given up
+/// on (a panic in the caller) drops what is left.
+struct Closing<'s>(&'s Shared);
+
+impl Drop for Closing<'_> {
     fn drop(&mut self) {
-        let mut q = self.shared.lock();
+        let mut q = self.0.lock();
         if !q.closed {
             q.closed = true;
             q.todo.clear();
             drop(q);
-            self.shared.posted.notify_all();
+            self.0.posted.notify_all();
         }
     }
 }

@@ -415,8 +415,8 @@ impl<'m> Runs<'m> {
             r1 = q;
         }
         // Kept for the next calls, to be used once found whole (`Runs::whole`).
-        let told = |i: usize| self.told_before[i] as usize == i;
-        self.last_run[node as usize] = if told(r0) && told(r1) { (r0 as u32, r1 as u32) } else { (NONE, NONE) };
+        self.last_run[node as usize] =
+            if self.told(r0) && self.told(r1) { (r0 as u32, r1 as u32) } else { (NONE, NONE) };
         self.verified[node as usize] = false;
         (r0, r1)
     }
@@ -424,10 +424,14 @@ impl<'m> Runs<'m> {
     /// Whether a walk from anywhere in `r0..=r1` ends at its ends: they tell the stack, every
     /// sample in it is in one invocation and every one that tells the stack shows the node.
     fn whole(&self, span: std::ops::Range<u32>, r0: usize, r1: usize) -> bool {
-        let told = |i: usize| self.told_before[i] as usize == i;
-        told(r0)
-            && told(r1)
-            && (r0..=r1).all(|i| self.within[i] == self.within[r0] && (!told(i) || span.contains(&self.shown[i])))
+        self.told(r0)
+            && self.told(r1)
+            && (r0..=r1).all(|i| self.within[i] == self.within[r0] && (!self.told(i) || span.contains(&self.shown[i])))
+    }
+
+    /// Whether sample `i` tells the JS stack.
+    fn told(&self, i: usize) -> bool {
+        self.told_before[i] as usize == i
     }
 
     /// The bounds of a call of `node` seen from sample `first` to sample `last`, and whether

@@ -361,15 +361,18 @@ impl CollapsedTree {
         let mut itoa = itoa::Buffer::new();
         let mut sibling_runs = Vec::new();
         let mut line = String::new();
+        let mut emit_line = |stack: &str, w: u64| {
+            line.clear();
+            line.push_str(stack);
+            line.push(' ');
+            line.push_str(itoa.format(w));
+            emit(&line);
+        };
         while let Some((run, len)) = todo.pop() {
             path.truncate(len);
             let t = match run {
                 Run::Root(w) => {
-                    line.clear();
-                    line.push_str(if path.is_empty() { "(root)" } else { path.as_str() });
-                    line.push(' ');
-                    line.push_str(itoa.format(w));
-                    emit(&line);
+                    emit_line(if path.is_empty() { "(root)" } else { path.as_str() }, w);
                     continue;
                 }
                 Run::Own(t, _) | Run::Above(t) => t,
@@ -379,13 +382,7 @@ impl CollapsedTree {
             }
             path.push_str(&self.names[t as usize]);
             match run {
-                Run::Own(_, w) => {
-                    line.clear();
-                    line.push_str(&path);
-                    line.push(' ');
-                    line.push_str(itoa.format(w));
-                    emit(&line);
-                }
+                Run::Own(_, w) => emit_line(&path, w),
                 _ => {
                     sibling_runs.clear();
                     runs_of(&self.children[t as usize], &mut sibling_runs);

@@ -26,7 +26,7 @@ impl Default for Shown {
 /// the function, indented by depth.
 pub fn text(out: &mut String, stacks: &Stacks, tree: &CallTree, shown: Shown) {
     let whole = tree.total;
-    let pct = |w: f64| if whole > 0.0 { unsigned_zero(100.0 * w / whole, 0.1) } else { 0.0 };
+    let pct = |w: f64| percent(w, whole);
     let (total_head, self_head) = if shown.counts { ("total", "self") } else { ("total ms", "self ms") };
     let _ = writeln!(out, "  {total_head:>10} {:>6} {self_head:>10} {:>6}  function", "%", "%");
     let mut hidden = 0usize;
@@ -83,6 +83,15 @@ fn amount(w: f64, shown: Shown) -> String {
     }
 }
 
+/// `w` as a percentage of `whole` (0 of nothing), as printed to 0.1.
+fn percent(w: f64, whole: f64) -> f64 {
+    if whole > 0.0 {
+        unsigned_zero(100.0 * w / whole, 0.1)
+    } else {
+        0.0
+    }
+}
+
 /// `v`, or 0 when it rounds to zero at `step`: a self time summed from rounded parts can come
 /// out a hair under zero, which would print as "-0.000".
 fn unsigned_zero(v: f64, step: f64) -> f64 {
@@ -95,7 +104,7 @@ fn unsigned_zero(v: f64, step: f64) -> f64 {
 
 /// Appends the flat list of functions (most self weight first).
 pub fn flat_text(out: &mut String, stacks: &Stacks, whole: f64, shown: Shown) {
-    let pct = |w: f64| if whole > 0.0 { unsigned_zero(100.0 * w / whole, 0.1) } else { 0.0 };
+    let pct = |w: f64| percent(w, whole);
     let (self_head, total_head) = if shown.counts { ("self", "total") } else { ("self ms", "total ms") };
     let _ = writeln!(out, "  {self_head:>10} {:>6} {total_head:>10} {:>6}  function", "%", "%");
     let mut hidden = 0usize;

@@ -46,7 +46,9 @@ struct Est {
 const REAL_TRACE: &str = "fixtures/truth/real-stripped.json.gz";
 const REAL_TRUTH: &str = "fixtures/truth/real-stripped.truth.json.gz";
 
-fn truth_threads(truth: &str) -> HashMap<(i64, i64), Vec<True>> {
+/// The truth's calls by thread, keyed by stack path (by function name only when the truth's
+/// `keyMode` is `name`), and whether they are keyed by name.
+fn truth_threads(truth: &str) -> (HashMap<(i64, i64), Vec<True>>, bool) {
     let t = read_gz(truth);
     let by_name = t["keyMode"] == "name";
     let mut out = HashMap::new();
@@ -79,7 +81,7 @@ fn truth_threads(truth: &str) -> HashMap<(i64, i64), Vec<True>> {
             (0..fi.len()).map(|i| True { path: paths[i].clone(), start: start[i], end: end[i] }).collect::<Vec<_>>();
         out.insert((th["pid"].as_i64().unwrap(), th["tid"].as_i64().unwrap()), calls);
     }
-    out
+    (out, by_name)
 }
 
 /// The calls of `trace`, keyed by stack path (by function name only when `by_name`).
@@ -143,12 +145,12 @@ type Pair = (f64, f64, f64, f64);
 /// All matched pairs of true calls at least [`LONG`] long, over every thread, and whether each
 /// true call lies within its estimate's bounds.
 fn long_matches(cfg: &Config) -> (Vec<Pair>, Vec<bool>) {
-    long_matches_of(TRACE, TRUTH, cfg, false)
+    long_matches_of(TRACE, TRUTH, cfg)
 }
 
-/// [`long_matches`] on any trace and its truth.
-fn long_matches_of(trace: &str, truth: &str, cfg: &Config, by_name: bool) -> (Vec<Pair>, Vec<bool>) {
-    let truth = truth_threads(truth);
+/// [`long_matches`] on any trace and its truth (calls matched as the truth keys them).
+fn long_matches_of(trace: &str, truth: &str, cfg: &Config) -> (Vec<Pair>, Vec<bool>) {
+    let (truth, by_name) = truth_threads(truth);
     let est = estimates(trace, cfg, by_name);
     let (mut errors, mut covered) = (Vec::new(), Vec::new());
     for (id, t) in &truth {
@@ -188,7 +190,7 @@ fn bounds_hold_for_99_percent_of_long_true_calls() {
 fn bounds_hold_on_a_real_recording() {
     // Chromium stamps a sample some µs after walking its stack: without taking that time off
     // every tick, under 98 % of the long calls here held (starts before their earliest start).
-    let (_, covered) = long_matches_of(REAL_TRACE, REAL_TRUTH, &config(Estimator::DevTools, true), true);
+    let (_, covered) = long_matches_of(REAL_TRACE, REAL_TRUTH, &config(Estimator::DevTools, true));
     let n = covered.len();
     assert!(n > 300, "{n} matched true calls of 0.2 ms or more");
     let share = covered.iter().filter(|&&c| c).count() as f64 / n as f64;
