@@ -87,6 +87,9 @@ pub fn render(assembled: Assembled, args: &ExportArgs, format: ExportFormat, inp
         ExportFormat::Firefox => Ok(firefox(&kept, args.select.weight, input)),
         ExportFormat::Collapsed | ExportFormat::Svg => {
             let mut lines = Vec::new();
+            // The flame graph's lines from the trees, end to end in one string (not a string
+            // each: thousands of lines hundreds of bytes long).
+            let (mut text, mut ends) = (String::new(), Vec::new());
             // Threads by label, so that their blocks of sorted lines are sorted as a whole.
             let mut by_label: Vec<(String, &Chosen)> = kept.iter().map(|c| (thread_label(c), c)).collect();
             by_label.sort_by(|a, b| a.0.cmp(&b.0));
@@ -108,12 +111,20 @@ pub fn render(assembled: Assembled, args: &ExportArgs, format: ExportFormat, inp
                 let min_width = inferno::flamegraph::Options::default().min_width;
                 let fold = (total as f64 * min_width / 100.0 / 2.0) as u64;
                 for t in &trees {
-                    t.write(&mut lines, fold);
+                    t.each_line(fold, |l| {
+                        text.push_str(l);
+                        ends.push(text.len());
+                    });
                 }
             }
             if format == ExportFormat::Collapsed {
                 return Ok(Rendered::Lines(lines));
             }
+            let lines: Vec<&str> = if args.by_time {
+                lines.iter().map(String::as_str).collect()
+            } else {
+                ends.iter().scan(0, |from, &end| Some(&text[std::mem::replace(from, end)..end])).collect()
+            };
             if lines.is_empty() {
                 return Err(Failure::Usage(format!("{input}: nothing to draw: every stack weighs under 1")));
             }
@@ -143,7 +154,7 @@ pub fn render(assembled: Assembled, args: &ExportArgs, format: ExportFormat, inp
                 opt.direction = inferno::flamegraph::Direction::Inverted;
             }
             let mut svg = Vec::new();
-            inferno::flamegraph::from_lines(&mut opt, lines.iter().map(String::as_str), &mut svg)
+            inferno::flamegraph::from_lines(&mut opt, lines.iter().copied(), &mut svg)
                 .map_err(|e| Failure::Usage(format!("{input}: the flame graph cannot be drawn: {e}")))?;
             Ok(Rendered::Bytes(svg))
         }

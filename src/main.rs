@@ -839,8 +839,14 @@ fn run_one(
             tree_cmd::Failure::Usage(m) => Failed::Usage(m),
             tree_cmd::Failure::Input(e) => fail(e),
         })?;
+        if let Some(t) = &timing {
+            t.report("estimate+render");
+        }
         let result = output.write(|w| rendered.write_to(w).map_err(|e| Error::io("cannot write the output", e)));
         drop(spill);
+        if let Some(t) = &timing {
+            t.report("estimate+render+write");
+        }
         return result.map_err(fail);
     }
     let result = output.write(|w| match product {

@@ -313,8 +313,10 @@ impl CollapsedTree {
     }
 
     /// Appends the lines. A subtree weighing under `fold_below` becomes one line, its root's,
-    /// weighing the whole subtree: a flame graph that leaves out frames narrower than that
-    /// draws exactly what it would draw from every line.
+    /// weighing the whole subtree, and siblings so folded that follow one another become the
+    /// first one's line while their sum stays under `fold_below`: a flame graph that leaves
+    /// out frames narrower than that draws exactly what it would draw from every line (the
+    /// same frames at the same places; a merged line fills its siblings' span, undrawn).
     pub fn write(&self, lines: &mut Vec<String>, fold_below: u64) {
         self.each_line(fold_below, |l| lines.push(l.to_owned()));
     }
@@ -325,26 +327,45 @@ impl CollapsedTree {
         #[derive(Clone, Copy)]
         enum Run {
             Own(u32, u64),
+            /// A folded subtree's line, or a run of them (the first one's name, their sum).
+            Folded(u32, u64),
             Above(u32),
             Root(u64),
         }
+        // Sorted runs of `list`, a node's children (or the roots); see above for `Folded`.
         let runs_of = |list: &[u32], out: &mut Vec<(Vec<u8>, Run)>| {
+            let from = out.len();
             for &t in list {
                 let name = self.names[t as usize].as_bytes();
                 let folded = self.below[t as usize] < fold_below;
+                let parent = !folded && !self.children[t as usize].is_empty();
                 let w = if folded { self.below[t as usize] } else { self.own[t as usize] };
-                if w > 0 {
+                // A parent's own line even at 0: its first folded children may join it.
+                if w > 0 || parent {
                     let mut key = name.to_vec();
                     key.push(b' ');
                     key.extend_from_slice(itoa::Buffer::new().format(w).as_bytes());
-                    out.push((key, Run::Own(t, w)));
+                    out.push((key, if folded { Run::Folded(t, w) } else { Run::Own(t, w) }));
                 }
-                if !folded && !self.children[t as usize].is_empty() {
+                if parent {
                     let mut key = name.to_vec();
                     key.push(b';');
                     out.push((key, Run::Above(t)));
                 }
             }
+            out[from..].sort_by(|a, b| a.0.cmp(&b.0));
+            let mut kept = from;
+            for i in from..out.len() {
+                if let (Run::Folded(_, w), Some((_, Run::Folded(_, sum)))) = (out[i].1, out[from..kept].last_mut()) {
+                    if *sum + w < fold_below {
+                        *sum += w;
+                        continue;
+                    }
+                }
+                out.swap(kept, i);
+                kept += 1;
+            }
+            out.truncate(kept);
         };
         let mut top: Vec<(Vec<u8>, Run)> = Vec::new();
         if self.root > 0 {
@@ -353,7 +374,6 @@ impl CollapsedTree {
             top.push((head, Run::Root(self.root)));
         }
         runs_of(&self.roots, &mut top);
-        top.sort_by(|a, b| a.0.cmp(&b.0));
         let base = self.prefix.clone().unwrap_or_default();
         // (run, length of the path before it); iterative, so any depth is safe.
         let mut todo: Vec<(Run, usize)> = top.into_iter().rev().map(|(_, r)| (r, base.len())).collect();
@@ -375,18 +395,38 @@ impl CollapsedTree {
                     emit_line(if path.is_empty() { "(root)" } else { path.as_str() }, w);
                     continue;
                 }
-                Run::Own(t, _) | Run::Above(t) => t,
+                Run::Own(t, _) | Run::Folded(t, _) | Run::Above(t) => t,
             };
             if !path.is_empty() {
                 path.push(';');
             }
             path.push_str(&self.names[t as usize]);
             match run {
-                Run::Own(_, w) => emit_line(&path, w),
+                Run::Own(_, mut w) => {
+                    // Followed at once by its children, whose first folded lines, undrawn,
+                    // fill the same span as that much more own weight: one line.
+                    if matches!(todo.last(), Some(&(Run::Above(a), l)) if a == t && l == len) {
+                        todo.pop();
+                        sibling_runs.clear();
+                        runs_of(&self.children[t as usize], &mut sibling_runs);
+                        let lead = sibling_runs.iter().take_while(|r| matches!(r.1, Run::Folded(..))).count();
+                        w += sibling_runs[..lead]
+                            .iter()
+                            .map(|r| if let Run::Folded(_, w) = r.1 { w } else { 0 })
+                            .sum::<u64>();
+                        if w > 0 {
+                            emit_line(&path, w);
+                        }
+                        let here = path.len();
+                        todo.extend(sibling_runs.drain(lead..).rev().map(|(_, r)| (r, here)));
+                    } else if w > 0 {
+                        emit_line(&path, w);
+                    }
+                }
+                Run::Folded(_, w) => emit_line(&path, w),
                 _ => {
                     sibling_runs.clear();
                     runs_of(&self.children[t as usize], &mut sibling_runs);
-                    sibling_runs.sort_by(|a, b| a.0.cmp(&b.0));
                     let here = path.len();
                     todo.extend(sibling_runs.drain(..).rev().map(|(_, r)| (r, here)));
                 }

@@ -110,6 +110,60 @@ fn svg_flame_graph_names_the_input_and_the_functions() {
     assert_eq!(std::fs::read(&again).unwrap(), svg.as_bytes());
 }
 
+/// The frames a flame graph draws (`<g>…</g>`, each with its title, place and label).
+fn drawn_frames(svg: &str) -> Vec<&str> {
+    svg.split("<g>").skip(1).map(|g| &g[..g.find("</g>").unwrap()]).collect()
+}
+
+#[test]
+fn svg_draws_every_frame_wide_enough_where_all_lines_would() {
+    // main (a.js) calls `heavy` for 15 ms at a time, with a 40 µs `aN` or `zN` (each calling a
+    // leaf) and 100 µs of its own between: hundreds of subtrees too narrow to draw, which the
+    // export folds into fewer lines. The flame graph must be the one of every line.
+    let dir = tempfile::tempdir().unwrap();
+    let n = 200;
+    let mut nodes = vec![node(1, "(root)", &[2])];
+    let tiny: Vec<i64> = (0..n).map(|i| 4 + 2 * i).collect();
+    nodes.push(node(2, "main@a.js", &[&[3], &tiny[..]].concat()));
+    nodes.push(node(3, "heavy@a.js", &[]));
+    for (i, &t) in tiny.iter().enumerate() {
+        let name = format!("{}{i}@a.js", if i % 2 == 0 { "a" } else { "z" });
+        nodes.push(node(t, &name, &[t + 1]));
+        nodes.push(node(t + 1, &format!("leaf{i}@a.js"), &[]));
+    }
+    let (mut samples, mut deltas) = (Vec::new(), Vec::new());
+    for &t in &tiny {
+        for _ in 0..150 {
+            samples.push(3);
+            deltas.push(100.0);
+        }
+        samples.extend([t + 1, 2]);
+        deltas.extend([100.0, 40.0]);
+    }
+    let end = deltas.iter().sum::<f64>() + 100.0;
+    let p = dir.path().join("many.cpuprofile");
+    std::fs::write(&p, cpuprofile(&nodes, &samples, &deltas, 0.0, end)).unwrap();
+    let p = p.to_str().unwrap();
+    let (svg, collapsed) = (dir.path().join("m.svg"), dir.path().join("m.collapsed"));
+    stdout(&jscalls(&["export", p, "-o", svg.to_str().unwrap()]));
+    stdout(&jscalls(&["export", p, "-o", collapsed.to_str().unwrap()]));
+    let lines = std::fs::read_to_string(&collapsed).unwrap();
+    assert_eq!(lines.lines().count(), n as usize + 2, "{lines}");
+    let mut opt = inferno::flamegraph::Options::default();
+    opt.count_name = "µs".to_owned();
+    opt.subtitle = Some("a subtitle, as the export's, to draw at the same height".to_owned());
+    opt.name_type = "Function:".to_owned();
+    opt.deterministic = true;
+    opt.text_truncate_direction = inferno::flamegraph::TextTruncateDirection::Right;
+    let mut all = Vec::new();
+    inferno::flamegraph::from_lines(&mut opt, lines.lines(), &mut all).unwrap();
+    let (ours, all) = (std::fs::read_to_string(&svg).unwrap(), String::from_utf8(all).unwrap());
+    let drawn = drawn_frames(&ours);
+    assert_eq!(drawn, drawn_frames(&all));
+    // all, main, heavy, and nothing of the narrow calls.
+    assert_eq!(drawn.len(), 3, "{drawn:?}");
+}
+
 /// A thread of a processed Firefox profile, read back table by table: each sample as
 /// (time ms, stack's function names outermost first, weight).
 fn firefox_samples(t: &serde_json::Value) -> Vec<(f64, Vec<String>, f64)> {
