@@ -126,9 +126,11 @@ pub struct Plain {
     pub(crate) flags: u8,
     /// The `sampleTraceId`.
     pub(crate) trace: Option<TraceKey>,
-    /// Where the name is in the event's bytes ([`RawEvent::name_at`]; 0: not in place; it ends
-    /// at the next quote, having no escapes).
+    /// Where the name is in the event's bytes ([`RawEvent::name_at`]; 0: not in place) and its
+    /// length there (it has no escapes): found by the scan threads, so that the one thread that
+    /// keeps names does not look for the quote that ends it.
     pub(crate) name_at: u32,
+    pub(crate) name_len: u32,
 }
 
 /// The args of an event, parsed before the event is handled.
@@ -198,7 +200,11 @@ pub(crate) fn plain(ev: &RawEvent<'_>, name: &str, ph: u8) -> Option<Plain> {
         _ => return None,
     };
     let flags = flags_for_name(name) | if ph == b'I' { INSTANT } else { 0 };
-    Some(Plain { pid, tid, ts, dur, flags, trace, name_at: ev.name_at })
+    let (name_at, name_len) = match u32::try_from(name.len()) {
+        Ok(len) if ev.name_at > 0 => (ev.name_at, len),
+        _ => (0, 0),
+    };
+    Some(Plain { pid, tid, ts, dur, flags, trace, name_at, name_len })
 }
 
 /// Whether an event is a top-level task in DevTools' timeline: `RunTask` in its category.
@@ -263,9 +269,8 @@ impl Sink for TraceBuilder {
                     // `RunTask`, whose category decides whether it is a top-level task) read again.
                     let at = p.name_at as usize;
                     let in_place = (at > 0 && !ctx.lossy)
-                        .then(|| ctx.raw.get(at..))
+                        .then(|| ctx.raw.get(at..at + p.name_len as usize))
                         .flatten()
-                        .and_then(|rest| rest.get(..memchr::memchr(b'"', rest)?))
                         .and_then(|b| std::str::from_utf8(b).ok())
                         .filter(|name| *name != "RunTask");
                     match in_place {
