@@ -29,6 +29,23 @@ pub enum Rendered {
         profile: Box<fxprof_processed_profile::Profile>,
         tracing_ms: bool,
     },
+    /// The same for several threads, a profile each, serialized in parallel and spliced into
+    /// one as they are written (see [`firefox`]).
+    FirefoxThreads {
+        parts: Vec<ThreadPart>,
+        /// Whether one of them has JavaScript (the whole's `meta.usesOnlyOneStackType`).
+        js: bool,
+        tracing_ms: bool,
+        threads: usize,
+    },
+}
+
+/// A thread's own Firefox profile, with the pid and tid that the one profile of every thread
+/// writes for it (see [`unique_ids`]).
+pub struct ThreadPart {
+    profile: Box<fxprof_processed_profile::Profile>,
+    pid: (u32, String),
+    tid: (u32, String),
 }
 
 impl Rendered {
@@ -50,19 +67,172 @@ impl Rendered {
                 w.write_all(l.as_bytes())?;
                 w.write_all(b"\n")
             }),
-            Rendered::Firefox { profile, tracing_ms } => {
-                // Buffered: the serializer writes token by token.
-                let mut w = io::BufWriter::with_capacity(1 << 16, Rewrite::new(w, tracing_ms));
-                serde_json::to_writer(&mut w, &profile)?;
-                w.write_all(b"\n")?;
-                w.into_inner().map_err(io::IntoInnerError::into_error)?.finish()
+            Rendered::Firefox { profile, tracing_ms } => write_profile(&profile, tracing_ms, w),
+            Rendered::FirefoxThreads { parts, js, tracing_ms, threads } => {
+                write_threads(&parts, js, tracing_ms, threads, w)
             }
         }
     }
 }
 
+/// Writes a Firefox profile (see [`Rewrite`]).
+fn write_profile(profile: &fxprof_processed_profile::Profile, tracing_ms: bool, w: &mut dyn Write) -> io::Result<()> {
+    // Buffered: the serializer writes token by token.
+    let mut w = io::BufWriter::with_capacity(1 << 16, Rewrite::new(w, tracing_ms));
+    serde_json::to_writer(&mut w, profile)?;
+    w.write_all(b"\n")?;
+    w.into_inner().map_err(io::IntoInnerError::into_error)?.finish()
+}
+
+/// Writes one profile of `parts`' threads: each part serialized on its own, by up to `threads`
+/// threads (this one takes the part to be written next when no one has started it), and each
+/// part's thread written, between the first part's head and tail, once those before it are.
+fn write_threads(
+    parts: &[ThreadPart],
+    js: bool,
+    tracing_ms: bool,
+    threads: usize,
+    w: &mut dyn Write,
+) -> io::Result<()> {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::{Condvar, Mutex};
+    type Done = Mutex<Vec<Option<io::Result<Vec<u8>>>>>;
+    let taken: Vec<AtomicBool> = parts.iter().map(|_| AtomicBool::new(false)).collect();
+    let done: Done = Mutex::new(parts.iter().map(|_| None).collect());
+    let ready = Condvar::new();
+    let stop = AtomicBool::new(false);
+    let serialize = |k: usize| -> io::Result<Vec<u8>> {
+        let part = &parts[k];
+        let mut bytes = Vec::new();
+        write_profile(&part.profile, tracing_ms, &mut bytes)?;
+        set_id(&mut bytes, "pid", part.pid.0, &part.pid.1)?;
+        set_id(&mut bytes, "tid", part.tid.0, &part.tid.1)?;
+        Ok(bytes)
+    };
+    // A part's result, handed to the writer however serializing ends (a panic too: the writer
+    // must not wait for it forever).
+    struct Slot<'a> {
+        k: usize,
+        result: Option<io::Result<Vec<u8>>>,
+        done: &'a Done,
+        ready: &'a Condvar,
+    }
+    impl Drop for Slot<'_> {
+        fn drop(&mut self) {
+            let r = self.result.take().unwrap_or_else(|| Err(io::Error::other("a thread's profile could not be made")));
+            self.done.lock().unwrap_or_else(|p| p.into_inner())[self.k] = Some(r);
+            self.ready.notify_all();
+        }
+    }
+    let work = || {
+        for (k, taken) in taken.iter().enumerate() {
+            if stop.load(Ordering::Relaxed) {
+                return;
+            }
+            if !taken.swap(true, Ordering::AcqRel) {
+                let mut slot = Slot { k, result: None, done: &done, ready: &ready };
+                slot.result = Some(serialize(k));
+            }
+        }
+    };
+    std::thread::scope(|s| {
+        for _ in 1..threads.min(parts.len()) {
+            s.spawn(work);
+        }
+        let mut write = || -> io::Result<()> {
+            let mut tail = Vec::new();
+            for k in 0..parts.len() {
+                let bytes = if taken[k].swap(true, Ordering::AcqRel) {
+                    let mut d = done.lock().unwrap_or_else(|p| p.into_inner());
+                    loop {
+                        if let Some(r) = d[k].take() {
+                            break r;
+                        }
+                        d = ready.wait(d).unwrap_or_else(|p| p.into_inner());
+                    }
+                } else {
+                    serialize(k)
+                }?;
+                let (open, close) = thread_bounds(&bytes)?;
+                if k == 0 {
+                    w.write_all(&set_uses_js(&bytes[..open], js))?;
+                    tail = bytes[close..].to_vec();
+                } else {
+                    w.write_all(b",")?;
+                }
+                w.write_all(&bytes[open..close])?;
+            }
+            w.write_all(&tail)
+        };
+        let written = write();
+        // The helpers start no other part once the writing has failed.
+        stop.store(true, Ordering::Relaxed);
+        written
+    })
+}
+
+/// Where the thread of a profile of one thread begins and ends in its bytes.
+fn thread_bounds(b: &[u8]) -> io::Result<(usize, usize)> {
+    const OPEN: &[u8] = br#""threads":["#;
+    const CLOSE: &[u8] = br#"],"pages":"#;
+    let bad = || io::Error::other("the Firefox profile's writer put its threads where they were not expected");
+    // A quote inside a JSON string is escaped: these are found as keys only.
+    let open = memchr::memmem::find(b, OPEN).ok_or_else(bad)? + OPEN.len();
+    let close = memchr::memmem::rfind(b, CLOSE).filter(|&c| c >= open).ok_or_else(bad)?;
+    Ok((open, close))
+}
+
+/// A profile's head (everything before its threads, the same for every thread's profile but
+/// for this) with `meta.usesOnlyOneStackType` as for a profile that has JavaScript or not.
+fn set_uses_js(head: &[u8], js: bool) -> Vec<u8> {
+    let key = |v: bool| format!("\"usesOnlyOneStackType\":{v}").into_bytes();
+    let (from, to) = (key(js), key(!js));
+    let mut out = head.to_vec();
+    if let Some(at) = memchr::memmem::find(head, &from) {
+        out.splice(at..at + from.len(), to);
+    }
+    out
+}
+
+/// The ids the Firefox profile's writer gives these (u32 there), in the order they are added:
+/// the number, and `.n` after it for its n-th repeat.
+fn unique_ids(ids: impl Iterator<Item = u32>) -> Vec<String> {
+    let mut seen: std::collections::HashMap<u32, u32> = std::collections::HashMap::new();
+    ids.map(|id| {
+        let n = seen.entry(id).or_insert(0);
+        *n += 1;
+        if *n == 1 {
+            id.to_string()
+        } else {
+            format!("{id}.{}", *n - 1)
+        }
+    })
+    .collect()
+}
+
+/// Writes `id` as the thread's `key` (`pid` or `tid`) in the bytes of a profile of one thread,
+/// where its writer wrote `plain`.
+fn set_id(bytes: &mut Vec<u8>, key: &str, plain: u32, id: &str) -> io::Result<()> {
+    if id == plain.to_string() {
+        return Ok(());
+    }
+    let written = format!("\"{key}\":\"{plain}\"");
+    // The thread's own key: no other object in a thread has it (and a quote in a string is
+    // escaped).
+    let at = memchr::memmem::find(bytes, written.as_bytes())
+        .ok_or_else(|| io::Error::other(format!("the Firefox profile's writer wrote no {key} {plain}")))?;
+    bytes.splice(at..at + written.len(), format!("\"{key}\":\"{id}\"").into_bytes());
+    Ok(())
+}
+
 /// The whole output for `assembled`, in `format`.
-pub fn render(assembled: Assembled, args: &ExportArgs, format: ExportFormat, input: &str) -> Result<Rendered, Failure> {
+pub fn render(
+    assembled: Assembled,
+    args: &ExportArgs,
+    format: ExportFormat,
+    input: &str,
+    threads: usize,
+) -> Result<Rendered, Failure> {
     let spans = matches!(format, ExportFormat::Speedscope | ExportFormat::Firefox) || args.by_time;
     let kept = tree_cmd::choose(assembled, &args.select, spans)?;
     if kept.is_empty() {
@@ -84,7 +254,7 @@ pub fn render(assembled: Assembled, args: &ExportArgs, format: ExportFormat, inp
             export::speedscope(&mut out, input, &profiles);
             Ok(Rendered::Bytes(out.into_bytes()))
         }
-        ExportFormat::Firefox => Ok(firefox(&kept, args.select.weight, input)),
+        ExportFormat::Firefox => Ok(firefox(&kept, args.select.weight, input, threads)),
         ExportFormat::Collapsed | ExportFormat::Svg => {
             let mut lines = Vec::new();
             // The flame graph's lines from the trees, end to end in one string (not a string
@@ -167,21 +337,27 @@ pub fn render(assembled: Assembled, args: &ExportArgs, format: ExportFormat, inp
 /// its span's time ("tracing-ms", to the µs, rounded as a running sum so that a thread's
 /// weights add up to its total): the call tree's running times are the estimated ones. With
 /// `--weight samples`, one sample per CPU-profile sample, counted.
-fn firefox(kept: &[Chosen], weight: WeightArg, input: &str) -> Rendered {
-    use fxprof_processed_profile::{
-        CategoryColor, CpuDelta, FrameFlags, FrameInfo, Profile, ReferenceTimestamp, SamplingInterval, Timestamp,
-    };
+///
+/// Several threads are built and written in parallel, a profile each: a thread's part of the
+/// file depends on nothing else (its string, frame and stack tables are its own; its process's
+/// name and start and its ids are given), so the parts go into the one profile's `threads` in
+/// the order that profile's writer sorts them in (the bytes are the same).
+fn firefox(kept: &[Chosen], weight: WeightArg, input: &str, threads: usize) -> Rendered {
     let counts = weight == WeightArg::Samples;
-    let interval = if counts {
+    let interval_ns = if counts {
         // The mean sampling interval, as the call tree multiplies counts by it.
         let (n, t) = kept
             .iter()
             .flat_map(|c| &c.spans)
             .filter(|s| s.end > s.start)
             .fold((0.0, 0.0), |(n, t), s| (n + 1.0, t + s.end - s.start));
-        SamplingInterval::from_nanos(if n > 0.0 { ((t / n) * 1000.0).round().max(1.0) as u64 } else { 1_000_000 })
+        if n > 0.0 {
+            ((t / n) * 1000.0).round().max(1.0) as u64
+        } else {
+            1_000_000
+        }
     } else {
-        SamplingInterval::from_nanos(1000)
+        1000
     };
     // Times count from the export's first whole millisecond: short numbers to write and to
     // gzip, none below zero (the format's timestamps are unsigned).
@@ -190,115 +366,219 @@ fn firefox(kept: &[Chosen], weight: WeightArg, input: &str) -> Rendered {
         .flat_map(|c| c.spans.iter().map(|s| s.start).chain(c.events.iter().map(|e| e.1)))
         .fold(f64::INFINITY, f64::min);
     let zero = if first.is_finite() { (first / 1000.0).floor() * 1000.0 } else { 0.0 };
-    let mut profile = Profile::new(
-        &format!("jscalls: {input}"),
-        ReferenceTimestamp::from_millis_since_unix_epoch(zero / 1000.0),
-        interval,
-    );
-    let js = profile.add_category("JavaScript", CategoryColor::Yellow);
-    let native = profile.add_category("Native", CategoryColor::Blue);
-    let gc = profile.add_category("GC / CC", CategoryColor::Orange);
-    let idle = profile.add_category("Idle", CategoryColor::Transparent);
-    let at = |us: f64| Timestamp::from_nanos_since_reference(((us - zero) * 1000.0).round().max(0.0) as u64);
-    let marker_type = profile.register_marker_type(fxprof_processed_profile::RuntimeSchemaMarkerSchema {
-        type_name: MARKER_TYPE.to_owned(),
-        description: Some("An event of the trace, at its recorded time".to_owned()),
-        locations: fxprof_processed_profile::MarkerLocations::MARKER_CHART
-            | fxprof_processed_profile::MarkerLocations::MARKER_TABLE,
-        chart_label: Some("{marker.name}".to_owned()),
-        tooltip_label: Some("{marker.name}".to_owned()),
-        table_label: Some("{marker.name}".to_owned()),
-        fields: Vec::new(),
-        graphs: Vec::new(),
-    });
-    let trace_category = profile.add_category("Trace event", CategoryColor::Gray);
-    let mut processes: Vec<(i64, fxprof_processed_profile::ProcessHandle)> = Vec::new();
-    // Processes and threads in pid, tid order, so the file does not depend on which is busiest.
+    let base = Base { product: format!("jscalls: {input}"), interval_ns, zero, counts };
+    // Processes and threads added in pid, tid order, so the file does not depend on which is
+    // busiest.
     let mut order: Vec<&Chosen> = kept.iter().collect();
     order.sort_by_key(|c| (c.pid, c.tid));
-    for c in order {
-        let start = c.spans.first().map_or(0.0, |s| s.start);
-        let process = match processes.iter().find(|p| p.0 == c.pid) {
-            Some(p) => p.1,
-            None => {
-                let h = profile.add_process(&format!("pid {}", c.pid), c.pid as u32, at(start));
-                processes.push((c.pid, h));
-                h
-            }
+    let processes = Process::all(&order, &base);
+    let process_of = |c: &Chosen| &processes[processes.partition_point(|p| p.pid < c.pid)];
+    if let [c] = order[..] {
+        let profile = Box::new(base.profile(&[(c, process_of(c))]));
+        return Rendered::Firefox { profile, tracing_ms: !counts };
+    }
+    let tids = unique_ids(order.iter().map(|c| c.tid as u32));
+    let mut order: Vec<(&Chosen, String)> = order.into_iter().zip(tids).collect();
+    // The writer's order: processes by (start, pid), a process's threads main first, then by
+    // (start, name, tid); ids compared as the strings it writes.
+    let thread_start = |c: &Chosen| base.at(c.spans.first().map_or(0.0, |s| s.start));
+    order.sort_by(|(a, ta), (b, tb)| {
+        let (pa, pb) = (process_of(a), process_of(b));
+        (pa.start, &pa.id)
+            .cmp(&(pb.start, &pb.id))
+            .then_with(|| (!is_main(a), thread_start(a)).cmp(&(!is_main(b), thread_start(b))))
+            .then_with(|| thread_name(a).cmp(thread_name(b)))
+            .then_with(|| ta.cmp(tb))
+    });
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let built: Vec<std::sync::Mutex<Option<ThreadPart>>> = order.iter().map(|_| Default::default()).collect();
+    let work = || loop {
+        let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let Some((c, tid)) = order.get(k) else { return };
+        let process = process_of(c);
+        let part = ThreadPart {
+            profile: Box::new(base.profile(&[(c, process)])),
+            pid: (c.pid as u32, process.id.clone()),
+            tid: (c.tid as u32, tid.clone()),
         };
-        let name = c.name.as_deref().unwrap_or("thread");
-        let main = matches!(name, "CrRendererMain" | "CrBrowserMain") || c.pid == c.tid;
-        let thread = profile.add_thread(process, c.tid as u32, at(start), main);
-        profile.set_thread_name(thread, name);
-        if main {
-            // The Firefox Profiler names a main thread after its process.
-            profile.set_process_name(process, &format!("{name} (pid {})", c.pid));
+        *built[k].lock().unwrap_or_else(|p| p.into_inner()) = Some(part);
+    };
+    std::thread::scope(|s| {
+        for _ in 1..threads.min(order.len()) {
+            s.spawn(work);
         }
-        let frames: Vec<_> = c
-            .stacks
-            .funcs
-            .iter()
-            .map(|f| {
-                let (category, flags) = if f.is_js() {
-                    (js, FrameFlags::IS_JS)
-                } else if f.name == "(garbage collector)" {
-                    (gc, FrameFlags::empty())
-                } else if matches!(f.name.as_str(), "(idle)" | "(program)" | "(root)") {
-                    (idle, FrameFlags::empty())
-                } else {
-                    (native, FrameFlags::IS_RELEVANT_FOR_JS)
-                };
-                let label = profile.intern_string(&f.label());
-                profile.intern_frame(
-                    thread,
-                    FrameInfo {
-                        frame: fxprof_processed_profile::Frame::Label(label),
-                        category_pair: category.into(),
-                        flags,
-                    },
-                )
-            })
-            .collect();
-        // Each stack's handle, made from its parent's (parents come first).
-        let mut handles = Vec::with_capacity(c.stacks.len());
-        for s in 0..c.stacks.len() as u32 {
-            let (parent, f) = c.stacks.frame(s);
-            let h = profile.intern_stack(thread, parent.map(|p| handles[p as usize]), frames[f as usize]);
-            handles.push(h);
+        work();
+    });
+    let parts =
+        built.into_iter().map(|m| m.into_inner().unwrap_or_else(|p| p.into_inner()).expect("built above")).collect();
+    // What the writer calls a profile with JavaScript: a JS frame in one of its threads (every
+    // function of a thread gets its frame).
+    let js = kept.iter().any(|c| c.stacks.funcs.iter().any(|f| f.is_js()));
+    Rendered::FirefoxThreads { parts, js, tracing_ms: !counts, threads }
+}
+
+fn thread_name(c: &Chosen) -> &str {
+    c.name.as_deref().unwrap_or("thread")
+}
+
+/// Whether the Firefox Profiler is to see `c` as its process's main thread.
+fn is_main(c: &Chosen) -> bool {
+    matches!(thread_name(c), "CrRendererMain" | "CrBrowserMain") || c.pid == c.tid
+}
+
+/// A process as the Firefox profile shows it.
+struct Process {
+    pid: i64,
+    /// Its pid as the writer writes it ([`unique_ids`]).
+    id: String,
+    start: fxprof_processed_profile::Timestamp,
+    name: String,
+}
+
+impl Process {
+    /// The processes of `threads` (in pid, tid order): each starts with its first thread and is
+    /// named after its (last) main thread.
+    fn all(threads: &[&Chosen], base: &Base) -> Vec<Process> {
+        let mut processes: Vec<Process> = Vec::new();
+        for c in threads {
+            if processes.last().is_none_or(|p| p.pid != c.pid) {
+                let start = base.at(c.spans.first().map_or(0.0, |s| s.start));
+                processes.push(Process { pid: c.pid, id: String::new(), start, name: format!("pid {}", c.pid) });
+            }
+            if is_main(c) {
+                processes.last_mut().expect("pushed above").name = format!("{} (pid {})", thread_name(c), c.pid);
+            }
         }
-        for (name, ts, dur) in &c.events {
-            let (ts, dur) = (*ts, *dur);
-            let timing = if dur > 0.0 {
-                fxprof_processed_profile::MarkerTiming::Interval(at(ts), at(ts + dur))
-            } else {
-                fxprof_processed_profile::MarkerTiming::Instant(at(ts))
+        let ids = unique_ids(processes.iter().map(|p| p.pid as u32));
+        for (p, id) in processes.iter_mut().zip(ids) {
+            p.id = id;
+        }
+        processes
+    }
+}
+
+/// What every thread's profile shares.
+struct Base {
+    product: String,
+    interval_ns: u64,
+    /// The profile's time 0 (µs of the trace).
+    zero: f64,
+    /// Samples counted (`--weight samples`) rather than weighing their µs.
+    counts: bool,
+}
+
+impl Base {
+    fn at(&self, us: f64) -> fxprof_processed_profile::Timestamp {
+        let ns = ((us - self.zero) * 1000.0).round().max(0.0) as u64;
+        fxprof_processed_profile::Timestamp::from_nanos_since_reference(ns)
+    }
+
+    /// A profile of `threads` (in pid, tid order), each with its process.
+    fn profile(&self, threads: &[(&Chosen, &Process)]) -> fxprof_processed_profile::Profile {
+        use fxprof_processed_profile::{
+            CategoryColor, CpuDelta, FrameFlags, FrameInfo, Profile, ReferenceTimestamp, SamplingInterval,
+        };
+        let at = |us: f64| self.at(us);
+        let mut profile = Profile::new(
+            &self.product,
+            ReferenceTimestamp::from_millis_since_unix_epoch(self.zero / 1000.0),
+            SamplingInterval::from_nanos(self.interval_ns),
+        );
+        let js = profile.add_category("JavaScript", CategoryColor::Yellow);
+        let native = profile.add_category("Native", CategoryColor::Blue);
+        let gc = profile.add_category("GC / CC", CategoryColor::Orange);
+        let idle = profile.add_category("Idle", CategoryColor::Transparent);
+        let marker_type = profile.register_marker_type(fxprof_processed_profile::RuntimeSchemaMarkerSchema {
+            type_name: MARKER_TYPE.to_owned(),
+            description: Some("An event of the trace, at its recorded time".to_owned()),
+            locations: fxprof_processed_profile::MarkerLocations::MARKER_CHART
+                | fxprof_processed_profile::MarkerLocations::MARKER_TABLE,
+            chart_label: Some("{marker.name}".to_owned()),
+            tooltip_label: Some("{marker.name}".to_owned()),
+            table_label: Some("{marker.name}".to_owned()),
+            fields: Vec::new(),
+            graphs: Vec::new(),
+        });
+        let trace_category = profile.add_category("Trace event", CategoryColor::Gray);
+        let mut handles: Vec<(i64, fxprof_processed_profile::ProcessHandle)> = Vec::new();
+        for &(c, process) in threads {
+            let handle = match handles.iter().find(|p| p.0 == c.pid) {
+                Some(p) => p.1,
+                None => {
+                    let h = profile.add_process(&process.name, c.pid as u32, process.start);
+                    handles.push((c.pid, h));
+                    h
+                }
             };
-            let name = profile.intern_string(name);
-            profile.add_marker(thread, timing, TraceMarker { marker_type, name, category: trace_category });
-        }
-        let mut sum = 0.0;
-        let mut last_end = f64::NEG_INFINITY;
-        for s in &c.spans {
-            if s.start > last_end && last_end.is_finite() {
+            let start = c.spans.first().map_or(0.0, |s| s.start);
+            let thread = profile.add_thread(handle, c.tid as u32, at(start), is_main(c));
+            profile.set_thread_name(thread, thread_name(c));
+            let frames: Vec<_> = c
+                .stacks
+                .funcs
+                .iter()
+                .map(|f| {
+                    let (category, flags) = if f.is_js() {
+                        (js, FrameFlags::IS_JS)
+                    } else if f.name == "(garbage collector)" {
+                        (gc, FrameFlags::empty())
+                    } else if matches!(f.name.as_str(), "(idle)" | "(program)" | "(root)") {
+                        (idle, FrameFlags::empty())
+                    } else {
+                        (native, FrameFlags::IS_RELEVANT_FOR_JS)
+                    };
+                    let label = profile.intern_string(&f.label());
+                    profile.intern_frame(
+                        thread,
+                        FrameInfo {
+                            frame: fxprof_processed_profile::Frame::Label(label),
+                            category_pair: category.into(),
+                            flags,
+                        },
+                    )
+                })
+                .collect();
+            // Each stack's handle, made from its parent's (parents come first).
+            let mut handles = Vec::with_capacity(c.stacks.len());
+            for s in 0..c.stacks.len() as u32 {
+                let (parent, f) = c.stacks.frame(s);
+                let h = profile.intern_stack(thread, parent.map(|p| handles[p as usize]), frames[f as usize]);
+                handles.push(h);
+            }
+            for (name, ts, dur) in &c.events {
+                let (ts, dur) = (*ts, *dur);
+                let timing = if dur > 0.0 {
+                    fxprof_processed_profile::MarkerTiming::Interval(at(ts), at(ts + dur))
+                } else {
+                    fxprof_processed_profile::MarkerTiming::Instant(at(ts))
+                };
+                let name = profile.intern_string(name);
+                profile.add_marker(thread, timing, TraceMarker { marker_type, name, category: trace_category });
+            }
+            let mut sum = 0.0;
+            let mut last_end = f64::NEG_INFINITY;
+            for s in &c.spans {
+                if s.start > last_end && last_end.is_finite() {
+                    profile.add_sample(thread, at(last_end), None, CpuDelta::ZERO, 0);
+                }
+                let w = if self.counts {
+                    s.weight as i32
+                } else {
+                    let before = sum;
+                    sum += s.weight;
+                    (sum.round() - before.round()) as i32
+                };
+                let stack = (s.stack != u32::MAX).then(|| handles[s.stack as usize]);
+                let cpu = CpuDelta::from_micros(((s.end - s.start).max(0.0)).round() as u64);
+                profile.add_sample(thread, at(s.start), stack, cpu, w);
+                last_end = s.end;
+            }
+            if last_end.is_finite() {
                 profile.add_sample(thread, at(last_end), None, CpuDelta::ZERO, 0);
             }
-            let w = if counts {
-                s.weight as i32
-            } else {
-                let before = sum;
-                sum += s.weight;
-                (sum.round() - before.round()) as i32
-            };
-            let stack = (s.stack != u32::MAX).then(|| handles[s.stack as usize]);
-            let cpu = CpuDelta::from_micros(((s.end - s.start).max(0.0)).round() as u64);
-            profile.add_sample(thread, at(s.start), stack, cpu, w);
-            last_end = s.end;
         }
-        if last_end.is_finite() {
-            profile.add_sample(thread, at(last_end), None, CpuDelta::ZERO, 0);
-        }
+        profile
     }
-    Rendered::Firefox { profile: Box::new(profile), tracing_ms: !counts }
 }
 
 /// The type the writer needs for a marker; its markers go out without it (see [`Rewrite`]).
@@ -542,7 +822,81 @@ impl fxprof_processed_profile::Marker for TraceMarker {
 mod tests {
     use std::io::Write;
 
+    use jscalls::tree::{Func, Span, Stacks};
+
     use super::{micros_as_millis, Rewrite};
+    use crate::tree_cmd::Chosen;
+    use crate::WeightArg;
+
+    /// A thread with calls `a>b` (JS, in `url`) or, with no url, native `(program)` and `gc`
+    /// frames, spans from `start` µs on, and one trace event.
+    fn thread(pid: i64, tid: i64, name: &str, url: &str, start: f64) -> Chosen {
+        let mut stacks = Stacks::new();
+        let func = |stacks: &mut Stacks, n: &str| {
+            stacks.func(Func {
+                name: n.to_owned(),
+                url: url.to_owned(),
+                script: String::new(),
+                line: None,
+                column: None,
+            })
+        };
+        let (a, b) = if url.is_empty() {
+            (func(&mut stacks, "(program)"), func(&mut stacks, "gc"))
+        } else {
+            (func(&mut stacks, "a"), func(&mut stacks, "b"))
+        };
+        let (sa, sb) = (stacks.stack_of(&[a]).unwrap(), stacks.stack_of(&[a, b]).unwrap());
+        let spans = [(0.0, 10.0, sa), (10.0, 30.5, sb), (30.5, 40.0, sa), (52.0, 60.0, sb)]
+            .map(|(s, e, stack)| Span { start: start + s, end: start + e, stack, weight: e - s })
+            .to_vec();
+        for s in &spans {
+            stacks.add(s.stack, s.weight);
+        }
+        let events = vec![("RunTask".to_owned(), start, 61.0)];
+        Chosen { pid, tid, name: Some(name.to_owned()), calls: 3, stacks, spans, events }
+    }
+
+    #[test]
+    fn threads_written_apart_make_the_one_profile_of_them_all() {
+        // Two processes that both have a tid 1 (written "1" and "1.1"), a process whose main
+        // thread is not its first, threads that start together (ordered by name, then tid as
+        // text: "12" before "7"), and a first thread without JavaScript.
+        let kept = vec![
+            thread(30, 7, "Worker", "a.js", 2000.0),
+            thread(30, 12, "Worker", "a.js", 2000.0),
+            thread(30, 1, "Compositor", "", 1500.0),
+            thread(10, 1, "CrRendererMain", "", 1000.0),
+            thread(10, 4, "DedicatedWorker thread", "w.js", 1200.0),
+            thread(30, 30, "CrRendererMain", "b.js", 1700.0),
+        ];
+        for weight in [WeightArg::SelfTime, WeightArg::Samples] {
+            // The one profile, as one writer writes it.
+            let super::Rendered::FirefoxThreads { tracing_ms, .. } = super::firefox(&kept, weight, "t.json", 1) else {
+                panic!("several threads are written apart")
+            };
+            let mut order: Vec<&Chosen> = kept.iter().collect();
+            order.sort_by_key(|c| (c.pid, c.tid));
+            let base = super::Base {
+                product: "jscalls: t.json".to_owned(),
+                // With counts, the mean span: (10 + 20.5 + 9.5 + 8) / 4 = 12 µs.
+                interval_ns: if weight == WeightArg::Samples { 12_000 } else { 1000 },
+                zero: 1000.0,
+                counts: weight == WeightArg::Samples,
+            };
+            let processes = super::Process::all(&order, &base);
+            let with: Vec<_> = order.iter().map(|c| (*c, processes.iter().find(|p| p.pid == c.pid).unwrap())).collect();
+            let mut whole = Vec::new();
+            super::write_profile(&base.profile(&with), tracing_ms, &mut whole).unwrap();
+            let text = String::from_utf8(whole.clone()).unwrap();
+            assert!(text.contains(r#""tid":"1.1""#) && text.contains(r#""usesOnlyOneStackType":false"#), "{text}");
+            for threads in [1, 2, 3, 8] {
+                let mut apart = Vec::new();
+                super::firefox(&kept, weight, "t.json", threads).write_to(&mut apart).unwrap();
+                assert_eq!(String::from_utf8(apart).unwrap(), text, "{threads} threads");
+            }
+        }
+    }
 
     #[test]
     fn the_rewrite_does_not_depend_on_how_the_bytes_come() {

@@ -835,7 +835,7 @@ fn run_one(
         return result.map_err(fail);
     }
     if let Product::Export(args, format) = product {
-        let rendered = export_cmd::render(assembled, args, format, &input_label).map_err(|e| match e {
+        let rendered = export_cmd::render(assembled, args, format, &input_label, cfg.threads).map_err(|e| match e {
             tree_cmd::Failure::Usage(m) => Failed::Usage(m),
             tree_cmd::Failure::Input(e) => fail(e),
         })?;
