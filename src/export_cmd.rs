@@ -437,7 +437,7 @@ struct Process {
 
 impl Process {
     /// The processes of `threads` (in pid, tid order): each starts with its first thread and is
-    /// named after its (last) main thread.
+    /// named after its (last) main thread, which the Firefox Profiler shows under that name.
     fn all(threads: &[&Chosen], base: &Base) -> Vec<Process> {
         let mut processes: Vec<Process> = Vec::new();
         for c in threads {

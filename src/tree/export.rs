@@ -332,9 +332,9 @@ impl CollapsedTree {
             Above(u32),
             Root(u64),
         }
-        // Sorted runs of `list`, a node's children (or the roots); see above for `Folded`.
+        // `out` with the runs of `list`, a node's children (or the roots), sorted with what was
+        // there (the roots' `Root`); see above for `Folded`.
         let runs_of = |list: &[u32], out: &mut Vec<(Vec<u8>, Run)>| {
-            let from = out.len();
             for &t in list {
                 let name = self.names[t as usize].as_bytes();
                 let folded = self.below[t as usize] < fold_below;
@@ -353,10 +353,10 @@ impl CollapsedTree {
                     out.push((key, Run::Above(t)));
                 }
             }
-            out[from..].sort_by(|a, b| a.0.cmp(&b.0));
-            let mut kept = from;
-            for i in from..out.len() {
-                if let (Run::Folded(_, w), Some((_, Run::Folded(_, sum)))) = (out[i].1, out[from..kept].last_mut()) {
+            out.sort_by(|a, b| a.0.cmp(&b.0));
+            let mut kept = 0;
+            for i in 0..out.len() {
+                if let (Run::Folded(_, w), Some((_, Run::Folded(_, sum)))) = (out[i].1, out[..kept].last_mut()) {
                     if *sum + w < fold_below {
                         *sum += w;
                         continue;

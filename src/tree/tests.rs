@@ -278,7 +278,7 @@ fn folded_lines_keep_every_wide_frame_in_its_place() {
     // Folding at 10: subtrees under 10 are not drawn, so they may become fewer lines as long
     // as every drawn frame keeps its start and width.
     let mut st = Stacks::new();
-    let names = ["a", "b", "c", "d", "x", "e", "f", "g", "h", "k", "j", "z"];
+    let names = ["a", "b", "c", "d", "x", "e", "f", "g", "h", "k", "j", "z", "(a)", "(z)"];
     let ids: Vec<FuncId> = names.iter().map(|n| st.func(f(n, ""))).collect();
     let id = |n: &str| ids[names.iter().position(|m| *m == n).unwrap()];
     for (path, w) in [
@@ -292,19 +292,26 @@ fn folded_lines_keep_every_wide_frame_in_its_place() {
         ("a;h", 6.0),
         ("a;k;j", 3.0),
         ("a;k;z", 20.0),
+        ("(a)", 4.0),
+        ("(z)", 2.0),
     ] {
         let s = st.stack_of(&path.split(';').map(id).collect::<Vec<_>>()).unwrap();
         st.add(s, w);
     }
+    st.add(StackId::MAX, 3.0);
     let tree = export::CollapsedTree::new(&st, None);
     let mut lines = Vec::new();
     tree.write(&mut lines, 10);
     // `a;b` (first of a's children) joins a's own line; c (own 0) gets none, its folded `x`
     // follows `d`; `e` and `f` merge (5), `g` cannot join them (11), nor `h` g (12); k's own
-    // line is its folded first child `j`.
-    assert_eq!(lines, ["a 101", "a;c;d 50", "a;c;x 2", "a;e 5", "a;g 6", "a;h 6", "a;k 3", "a;k;z 20"]);
+    // line is its folded first child `j`. The weight on no function (`(root)`, drawn when wide
+    // enough) keeps its place among the roots, between `(a)` and `(z)`, which stay apart.
+    assert_eq!(
+        lines,
+        ["(a) 4", "(root) 3", "(z) 2", "a 101", "a;c;d 50", "a;c;x 2", "a;e 5", "a;g 6", "a;h 6", "a;k 3", "a;k;z 20"]
+    );
     let mut all = Vec::new();
     tree.write(&mut all, 0);
-    assert_eq!(all.len(), 10);
-    assert_eq!(tree.total(), 193);
+    assert_eq!(all.len(), 13);
+    assert_eq!(tree.total(), 202);
 }
