@@ -208,17 +208,38 @@ impl Stacks {
     }
 
     fn calls(thread: &Thread<'_>, spans: Option<&mut Vec<Span>>) -> Stacks {
-        let calls = thread.calls_sorted().map(|c| (c.ts(), c.dur(), c.node_depth(), func_of(&c.frame())));
-        Stacks::nest(calls, thread.len(), spans)
+        let (t, strings) = thread.inner();
+        let depths = t.node_depths();
+        let calls = t.canonical_order().iter().map(|&i| {
+            let c = &t.calls[i as usize];
+            (c.ts, c.dur, depths[c.node as usize], c.node)
+        });
+        // Each profile node's function, made once: many calls share a node.
+        let mut func_of_node = vec![FuncId::MAX; t.model.nodes.len()];
+        let func = |st: &mut Stacks, node: u32| {
+            let slot = &mut func_of_node[node as usize];
+            if *slot == FuncId::MAX {
+                *slot = st.func(func_of(&crate::view::Frame::new(t.model.frame(node), strings)));
+            }
+            *slot
+        };
+        Stacks::nest(calls, func, thread.len(), spans)
     }
 
     /// [`Stacks::from_calls`] for calls given as (start, duration, depth in the profile tree,
     /// function), in the calls output's order (as a `jscalls-calls/1` document holds them).
     pub fn from_call_list(calls: impl Iterator<Item = (f64, f64, i32, Func)>) -> Stacks {
-        Stacks::nest(calls, 0, None)
+        Stacks::nest(calls, |st, f| st.func(f), 0, None)
     }
 
-    fn nest(calls: impl Iterator<Item = (f64, f64, i32, Func)>, n: usize, mut spans: Option<&mut Vec<Span>>) -> Stacks {
+    /// Stacks from calls in nesting order, each (start, duration, node depth, what
+    /// `func` makes its function of).
+    fn nest<K>(
+        calls: impl Iterator<Item = (f64, f64, i32, K)>,
+        mut func: impl FnMut(&mut Stacks, K) -> FuncId,
+        n: usize,
+        mut spans: Option<&mut Vec<Span>>,
+    ) -> Stacks {
         let mut st = Stacks::new();
         // (end, node depth, stack, index into `selfs`, end clipped to the enclosing call's) of
         // the open calls.
@@ -226,7 +247,7 @@ impl Stacks {
         let mut selfs: Vec<(StackId, f64)> = Vec::with_capacity(n);
         // Where the spans have got to.
         let mut cursor = f64::NEG_INFINITY;
-        for (ts, dur, depth, func) in calls {
+        for (ts, dur, depth, func_key) in calls {
             while let Some(&(end, d, stack, _, clip)) = open.last() {
                 if !(end <= ts || d >= depth) {
                     break;
@@ -242,7 +263,7 @@ impl Stacks {
                 }
                 cursor = cursor.max(ts);
             }
-            let func = st.func(func);
+            let func = func(&mut st, func_key);
             let parent = open.last().map(|o| o.2);
             let stack = st.stack(parent, func);
             let clip = open.last().map_or(ts + dur, |o| (ts + dur).min(o.4));
