@@ -898,6 +898,40 @@ mod tests {
         }
     }
 
+    /// A writer that fails once it has taken `left` bytes.
+    struct FailAfter {
+        left: usize,
+    }
+
+    impl Write for FailAfter {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            if buf.len() > self.left {
+                return Err(std::io::Error::other("disk full"));
+            }
+            self.left -= buf.len();
+            Ok(buf.len())
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_failing_output_fails_the_threads_written_apart() {
+        // Failing in the head, in an early thread, and in the tail: the error comes back and the
+        // helpers stop (the test would hang otherwise).
+        let kept: Vec<Chosen> = (0..6).map(|t| thread(1, t, "Worker", "a.js", 1000.0 + t as f64)).collect();
+        let mut whole = Vec::new();
+        super::firefox(&kept, WeightArg::SelfTime, "t.json", 1).write_to(&mut whole).unwrap();
+        for left in [10, whole.len() / 3, whole.len() - 10] {
+            for threads in [1, 2, 4] {
+                let r = super::firefox(&kept, WeightArg::SelfTime, "t.json", threads).write_to(&mut FailAfter { left });
+                assert_eq!(r.unwrap_err().to_string(), "disk full", "{left} bytes, {threads} threads");
+            }
+        }
+    }
+
     #[test]
     fn the_rewrite_does_not_depend_on_how_the_bytes_come() {
         // Long enough runs of markers and weights to be cut by the writes and by the rewrite's
