@@ -22,7 +22,11 @@ use crate::strings::Strings;
 use crate::Config;
 
 /// The newest `meta.version` whose layout is known; newer ones are read as it, with a warning.
-pub const NEWEST_VERSION: u64 = 34;
+/// Version 36 (Firefox 159, checked against its own profiles) adds a top-level `sources`
+/// table, each thread's `tracedValues` and `tracedObjectShapes`, and an `argumentValues` column
+/// among the samples' (before `threadCPUDelta`): none of them carries a stack or a time, and
+/// cells are looked up by name.
+pub const NEWEST_VERSION: u64 = 36;
 
 /// A library's symbols: function start addresses (relative to the library's start) and names,
 /// as `nm --defined-only` prints them.

@@ -1,7 +1,8 @@
 //! Firefox (Gecko format) profiles in: a hand-written one whose calls are computed by hand, its
 //! native frames made functions by symbols, one converted from a real `.cpuprofile` (the same
 //! calls as the `.cpuprofile`), the same profile in the layout of version 34, and real Firefox
-//! ESR recordings (a worker; five sites in processes of their own) through tree and every export.
+//! recordings (ESR 140: a worker, and five sites in processes of their own; Firefox 159, format
+//! 36: the same five sites) through tree and every export.
 
 use std::process::{Command, Output};
 
@@ -181,7 +182,39 @@ fn version_34_with_its_sources_table_reads_as_the_earlier_layout() {
 fn a_real_firefox_profile_of_five_sites_has_a_process_per_site() {
     // Firefox ESR 140, headless, on fixtures/record/pages/sites: five iframes from five sites,
     // which Firefox runs in content processes of their own (fixtures/record/firefox-sites.sh).
-    let ff = fixture("gecko/firefox-esr-sites.json.gz");
+    five_sites("gecko/firefox-esr-sites.json.gz", "gecko/libc.so.6.nm.gz", "esr-sites");
+}
+
+#[test]
+fn the_newest_firefox_profile_of_five_sites_has_a_process_per_site() {
+    // Firefox 159 (Gecko format 36: a `sources` table, traced values, a fifth sample column),
+    // the same page (fixtures/record/firefox-sid.sh); its libc is Debian unstable's 2.43.
+    let ff = fixture("gecko/firefox-159-sites.json.gz");
+    let raw: serde_json::Value = {
+        let gz = std::fs::read(&ff).unwrap();
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(&gz[..]), &mut text).unwrap();
+        serde_json::from_str(&text).unwrap()
+    };
+    assert_eq!(raw["meta"]["version"], 36);
+    assert_eq!(raw["processes"].as_array().unwrap().len(), 8);
+    assert!(raw["threads"][0]["samples"]["schema"]["argumentValues"].is_u64());
+    // Known: no warning, so --strict passes.
+    let o = jscalls(&["calls", &ff, "--strict", "-o", "-"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(o.stderr.is_empty(), "{}", String::from_utf8_lossy(&o.stderr));
+    let collapsed = five_sites("gecko/firefox-159-sites.json.gz", "gecko/libc.so.6-2.43.nm.gz", "159-sites");
+    // Its libc's frames become functions with that libc's symbols.
+    assert!(!collapsed.contains("libc.so.6+0x"));
+    assert!(collapsed.contains("__GI___pthread_mutex_lock"), "{}", &collapsed[..500.min(collapsed.len())]);
+    let o = jscalls(&["export", &ff, "--to", "collapsed", "-q"]);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("libc.so.6+0x"));
+}
+
+/// The checks of a profile of fixtures/record/pages/sites: each site's JS in a process of its
+/// own, every export going through (with `libc`'s symbols); returns the collapsed stacks.
+fn five_sites(ff: &str, libc: &str, name: &str) -> String {
+    let ff = fixture(ff);
     let doc = calls_doc(&[&ff]);
     let profiles = doc["profiles"].as_array().unwrap();
     let pids: std::collections::BTreeSet<i64> = profiles.iter().map(|p| p["pid"].as_i64().unwrap()).collect();
@@ -200,15 +233,17 @@ fn a_real_firefox_profile_of_five_sites_has_a_process_per_site() {
     let sites: Vec<&String> = site_pid.keys().collect();
     assert_eq!(sites.len(), 5, "{sites:?}");
     assert_eq!(site_pid.values().collect::<std::collections::BTreeSet<_>>().len(), 5);
-    assert!(!exports_go_through(&ff, "sites").is_empty());
+    let collapsed = exports_go_through(&ff, name, libc);
+    assert!(!collapsed.is_empty());
+    collapsed
 }
 
-/// Every export of `ff` (with libc's symbols) succeeds and writes something; returns the
-/// collapsed stacks.
-fn exports_go_through(ff: &str, name: &str) -> String {
+/// Every export of `ff` (with the symbols of `libc`, an nm file) succeeds and writes something;
+/// returns the collapsed stacks.
+fn exports_go_through(ff: &str, name: &str, libc: &str) -> String {
     let dir = std::env::temp_dir().join(format!("jscalls-gecko-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let libc = format!("libc.so.6={}", fixture("gecko/libc.so.6.nm.gz"));
+    let libc = format!("libc.so.6={}", fixture(libc));
     for out in ["ff.speedscope.json", "ff.json.gz", "ff.collapsed", "ff.svg"] {
         let path = dir.join(out);
         let o = jscalls(&["export", ff, "-o", path.to_str().unwrap(), "--symbols", &libc]);
@@ -244,7 +279,7 @@ fn a_real_firefox_profile_goes_through_tree_and_every_export() {
         .flat_map(|p| p["calls"].as_array().unwrap())
         .any(|c| c["url"].as_str().is_some_and(|u| u.ends_with("/compute_worker.js")));
     assert!(has_js);
-    let collapsed = exports_go_through(&ff, "worker");
+    let collapsed = exports_go_through(&ff, "worker", "gecko/libc.so.6.nm.gz");
     // Collapsed stacks weigh what the flat tree's self times add up to, thread by thread.
     let libc = format!("libc.so.6={}", fixture("gecko/libc.so.6.nm.gz"));
     let weight: f64 = collapsed.lines().map(|l| l.rsplit_once(' ').unwrap().1.parse::<f64>().unwrap()).sum();
