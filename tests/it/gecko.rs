@@ -186,7 +186,7 @@ fn a_real_firefox_profile_of_five_sites_has_a_process_per_site() {
 }
 
 #[test]
-fn the_newest_firefox_profile_of_five_sites_has_a_process_per_site() {
+fn a_firefox_159_profile_of_five_sites_has_a_process_per_site() {
     // Firefox 159 (Gecko format 36: a `sources` table, traced values, a fifth sample column),
     // the same page (fixtures/record/firefox-sid.sh); its libc is Debian unstable's 2.43.
     let ff = fixture("gecko/firefox-159-sites.json.gz");
