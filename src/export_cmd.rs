@@ -85,8 +85,8 @@ fn write_profile(profile: &fxprof_processed_profile::Profile, tracing_ms: bool, 
 }
 
 /// Writes one profile of `parts`' threads: each part serialized on its own, by up to `threads`
-/// threads (this one takes the part to be written next when no one has started it), and each
-/// part's thread written, between the first part's head and tail, once those before it are.
+/// threads, and each part's thread written, between the first part's head and tail, once those
+/// before it are.
 fn write_threads(
     parts: &[ThreadPart],
     js: bool,
@@ -94,81 +94,33 @@ fn write_threads(
     threads: usize,
     w: &mut dyn Write,
 ) -> io::Result<()> {
-    use std::sync::atomic::{AtomicBool, Ordering};
-    use std::sync::{Condvar, Mutex};
-    type Done = Mutex<Vec<Option<io::Result<Vec<u8>>>>>;
-    let taken: Vec<AtomicBool> = parts.iter().map(|_| AtomicBool::new(false)).collect();
-    let done: Done = Mutex::new(parts.iter().map(|_| None).collect());
-    let ready = Condvar::new();
-    let stop = AtomicBool::new(false);
-    let serialize = |k: usize| -> io::Result<Vec<u8>> {
-        let part = &parts[k];
+    let serialize = |part: &ThreadPart| -> io::Result<Vec<u8>> {
         let mut bytes = Vec::new();
         write_profile(&part.profile, tracing_ms, &mut bytes)?;
         set_id(&mut bytes, "pid", part.pid.0, &part.pid.1)?;
         set_id(&mut bytes, "tid", part.tid.0, &part.tid.1)?;
         Ok(bytes)
     };
-    // A part's result, handed to the writer however serializing ends (a panic too: the writer
-    // must not wait for it forever).
-    struct Slot<'a> {
-        k: usize,
-        result: Option<io::Result<Vec<u8>>>,
-        done: &'a Done,
-        ready: &'a Condvar,
-    }
-    impl Drop for Slot<'_> {
-        fn drop(&mut self) {
-            let r = self.result.take().unwrap_or_else(|| Err(io::Error::other("a thread's profile could not be made")));
-            self.done.lock().unwrap_or_else(|p| p.into_inner())[self.k] = Some(r);
-            self.ready.notify_all();
-        }
-    }
-    let work = || {
-        for (k, taken) in taken.iter().enumerate() {
-            if stop.load(Ordering::Relaxed) {
-                return;
+    let mut tail: Option<Vec<u8>> = None;
+    jscalls::threads::ordered(
+        parts.len(),
+        threads,
+        threads,
+        |k| &parts[k],
+        serialize,
+        |bytes| {
+            let bytes = bytes?;
+            let (open, close) = thread_bounds(&bytes)?;
+            if tail.is_none() {
+                w.write_all(&set_uses_js(&bytes[..open], js))?;
+                tail = Some(bytes[close..].to_vec());
+            } else {
+                w.write_all(b",")?;
             }
-            if !taken.swap(true, Ordering::AcqRel) {
-                let mut slot = Slot { k, result: None, done: &done, ready: &ready };
-                slot.result = Some(serialize(k));
-            }
-        }
-    };
-    std::thread::scope(|s| {
-        for _ in 1..threads.min(parts.len()) {
-            s.spawn(work);
-        }
-        let mut write = || -> io::Result<()> {
-            let mut tail = Vec::new();
-            for k in 0..parts.len() {
-                let bytes = if taken[k].swap(true, Ordering::AcqRel) {
-                    let mut d = done.lock().unwrap_or_else(|p| p.into_inner());
-                    loop {
-                        if let Some(r) = d[k].take() {
-                            break r;
-                        }
-                        d = ready.wait(d).unwrap_or_else(|p| p.into_inner());
-                    }
-                } else {
-                    serialize(k)
-                }?;
-                let (open, close) = thread_bounds(&bytes)?;
-                if k == 0 {
-                    w.write_all(&set_uses_js(&bytes[..open], js))?;
-                    tail = bytes[close..].to_vec();
-                } else {
-                    w.write_all(b",")?;
-                }
-                w.write_all(&bytes[open..close])?;
-            }
-            w.write_all(&tail)
-        };
-        let written = write();
-        // The helpers start no other part once the writing has failed.
-        stop.store(true, Ordering::Relaxed);
-        written
-    })
+            w.write_all(&bytes[open..close])
+        },
+    )?;
+    w.write_all(&tail.unwrap_or_default())
 }
 
 /// Where the thread of a profile of one thread begins and ends in its bytes.
@@ -390,27 +342,14 @@ fn firefox(kept: &[Chosen], weight: WeightArg, input: &str, threads: usize) -> R
             .then_with(|| thread_name(a).cmp(thread_name(b)))
             .then_with(|| ta.cmp(tb))
     });
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let built: Vec<std::sync::Mutex<Option<ThreadPart>>> = order.iter().map(|_| Default::default()).collect();
-    let work = || loop {
-        let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let Some((c, tid)) = order.get(k) else { return };
+    let parts = jscalls::threads::map(order, threads, |(c, tid)| {
         let process = process_of(c);
-        let part = ThreadPart {
+        ThreadPart {
             profile: Box::new(base.profile(&[(c, process)])),
             pid: (c.pid as u32, process.id.clone()),
-            tid: (c.tid as u32, tid.clone()),
-        };
-        *built[k].lock().unwrap_or_else(|p| p.into_inner()) = Some(part);
-    };
-    std::thread::scope(|s| {
-        for _ in 1..threads.min(order.len()) {
-            s.spawn(work);
+            tid: (c.tid as u32, tid),
         }
-        work();
     });
-    let parts =
-        built.into_iter().map(|m| m.into_inner().unwrap_or_else(|p| p.into_inner()).expect("built above")).collect();
     // What the writer calls a profile with JavaScript: a JS frame in one of its threads (every
     // function of a thread gets its frame).
     let js = kept.iter().any(|c| c.stacks.funcs.iter().any(|f| f.is_js()));

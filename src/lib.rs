@@ -41,6 +41,12 @@ mod sys;
 pub mod tree;
 mod view;
 
+/// Work shared among threads, for the command's own use (`jscalls export`); not part of the API.
+#[doc(hidden)]
+pub mod threads {
+    pub use crate::parallel::{map, ordered};
+}
+
 pub use error::{Diagnostics, Error, Location, Warning, WarningKind};
 pub use estimate::bounds::{Estimator, Sampler};
 pub use input::Source;
