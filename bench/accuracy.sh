@@ -21,9 +21,11 @@ cp "$ROOT/target/release/jscalls" "$J"
 [ -f "$SHARED/oracle/engine-v6/PATCHED-V6.json" ] || (cd "$SHARED/oracle" && node patch-v6.mjs >/dev/null)
 
 EST=(--est "jscalls-bounds=$J calls {in} --bounds -o {out}"
-     --est "jscalls-midway=$J calls {in} --estimator midway --bounds -o {out}")
+     --est "jscalls-midway=$J calls {in} --estimator midway --bounds -o {out}"
+     --est "jscalls-log-midway=$J calls {in} --estimator log-midway -o {out}")
 EST_CPU=(--est-cpu "jscalls-bounds=$J calls {in} --bounds -o {out}"
-         --est-cpu "jscalls-midway=$J calls {in} --estimator midway --bounds -o {out}")
+         --est-cpu "jscalls-midway=$J calls {in} --estimator midway --bounds -o {out}"
+         --est-cpu "jscalls-log-midway=$J calls {in} --estimator log-midway -o {out}")
 
 cd "$SHARED/truth"
 for v in default lag30 busy vm no-trace-ids raf-no-v8; do

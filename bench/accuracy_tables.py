@@ -36,6 +36,24 @@ def estimate_rows(label, methods, base_name, names):
     return rows
 
 
+def short_rows(label, methods, base_name, names):
+    """One row per method: median |Δdur| for true calls under 0.2 ms and for all true calls,
+    with the change from the base, and median |Δstart| under 0.2 ms."""
+    base = methods[base_name]
+    bs, ba = base["buckets"][0], base["all"]
+    rows = []
+    for name in names:
+        if name not in methods:
+            continue
+        s, a = methods[name]["buckets"][0], methods[name]["all"]
+        rows.append(
+            f"| {label} | {name} | {s['absDurMed']:.0f} ({pct(s['absDurMed'], bs['absDurMed'])}) "
+            f"| {a['absDurMed']:.0f} ({pct(a['absDurMed'], ba['absDurMed'])}) "
+            f"| {s['absStartMed']:.0f} ({pct(s['absStartMed'], bs['absStartMed'])}) |"
+        )
+    return rows
+
+
 def bounds_row(label, name, m):
     e = m.get("estBounds")
     if not e:
@@ -60,7 +78,12 @@ def main():
         "| covered, all durations | median width µs (start / end) |",
         "|---|---|---:|---:|---:|---:|---:|",
     ]
-    est, bnd = list(est_head), list(bounds_head)
+    short_head = [
+        "| input | estimator | median abs Δdur µs, calls under 0.2 ms (vs DevTools) "
+        "| median abs Δdur µs, all calls (vs DevTools) | median abs Δstart µs, calls under 0.2 ms (vs DevTools) |",
+        "|---|---|---:|---:|---:|",
+    ]
+    est, bnd, short = list(est_head), list(bounds_head), list(short_head)
     for v in VARIANTS:
         try:
             with open(f"{syn}/{v}.json") as f:
@@ -70,14 +93,18 @@ def main():
         m = j["trace"]["methods"]
         est += estimate_rows(
             v, m, "devtools-trace",
-            ["devtools-trace", "devtools-v6-trace", "devtools-trace+midway", "jscalls-midway", "jscalls-midway-0.0.65"],
+            ["devtools-trace", "devtools-v6-trace", "devtools-trace+midway", "jscalls-midway", "jscalls-midway-0.0.65",
+             "jscalls-log-midway"],
         )
+        short += short_rows(v, m, "devtools-trace", ["devtools-trace", "jscalls-midway", "jscalls-log-midway"])
         for name in ["jscalls-bounds", "jscalls-midway"]:
             r = bounds_row(v, name, m.get(name, {}))
             if r:
                 bnd.append(r)
         cm = j["cpuprofile"]["methods"]
-        est += estimate_rows(v + " (.cpuprofile)", cm, "devtools-cpuprofile", ["devtools-cpuprofile", "jscalls-midway"])
+        est += estimate_rows(
+            v + " (.cpuprofile)", cm, "devtools-cpuprofile", ["devtools-cpuprofile", "jscalls-midway", "jscalls-log-midway"]
+        )
         r = bounds_row(v + " (.cpuprofile)", "jscalls-bounds", cm.get("jscalls-bounds", {}))
         if r:
             bnd.append(r)
@@ -86,13 +113,18 @@ def main():
     for side, base in [("stripped", "devtools-trace"), ("recorded", "devtools-trace"), ("cpuprofile", "devtools-cpuprofile")]:
         m = j[side]["methods"]
         label = f"real, {side}"
-        est += estimate_rows(label, m, base, [base, "devtools-trace+midway", "devtools-cpuprofile+midway", "jscalls-midway"])
+        est += estimate_rows(
+            label, m, base, [base, "devtools-trace+midway", "devtools-cpuprofile+midway", "jscalls-midway", "jscalls-log-midway"]
+        )
+        short += short_rows(label, m, base, [base, "jscalls-midway", "jscalls-log-midway"])
         for name in ["jscalls-bounds", "jscalls-midway"]:
             r = bounds_row(label, name, m.get(name, {}))
             if r:
                 bnd.append(r)
     print("### Estimates (true calls of 0.2 ms or more)\n")
     print("\n".join(est))
+    print("\n### Estimates (short calls, and every call)\n")
+    print("\n".join(short))
     print("\n### Bounds\n")
     print("\n".join(bnd))
 

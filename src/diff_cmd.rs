@@ -63,7 +63,7 @@ impl SideSpec {
         }
         if refines_panel_calls(&cfg) {
             return Err(Failed::Usage(format!(
-                "--{which}-opt '{text}': --estimator midway works on the integrator's calls, not --cpuprofile-mode performance-panel"
+                "--{which}-opt '{text}': --bounds and --estimator (midway, log-midway) work on the integrator's calls, not --cpuprofile-mode performance-panel"
             )));
         }
         Ok(SideSpec { cfg, options: text.to_owned() })

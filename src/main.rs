@@ -362,7 +362,8 @@ struct Global {
     /// Where a call boundary that samples set is placed: `devtools` on the sample that saw the
     /// change; `midway` between that sample and the one before (halfway for a frame that
     /// changed alone there, in order when several did), with the sampler's measured lag and
-    /// the invocation events taken into account.
+    /// the invocation events taken into account; `log-midway` as `midway`, halfway in the
+    /// logarithm of the call's duration rather than in time.
     #[arg(long, value_enum, default_value = "devtools", global = true)]
     estimator: EstimatorArg,
     /// Give each call "bounds": [earliestStart, latestStart, earliestEnd, latestEnd] (µs), the
@@ -441,10 +442,13 @@ enum EstimatorArg {
     /// DevTools' rules, each boundary that samples set between its samples (halfway when its
     /// frame changed alone).
     Midway,
+    /// As midway, each boundary placed halfway on a log scale of the call's duration: short
+    /// calls are closer to the truth, calls of 0.2 ms or more a little farther.
+    LogMidway,
 }
 
-/// Whether `--bounds` or `--estimator midway` is asked of the Performance panel's calls, which
-/// they do not apply to (they work on the integrator's).
+/// Whether `--bounds` or a refined estimator (`midway`, `log-midway`) is asked of the
+/// Performance panel's calls, which they do not apply to (they work on the integrator's).
 fn refines_panel_calls(cfg: &Config) -> bool {
     cfg.cpuprofile_mode == CpuProfileMode::PerformancePanel && (cfg.bounds || cfg.estimator != Estimator::DevTools)
 }
@@ -454,6 +458,7 @@ impl EstimatorArg {
         match self {
             EstimatorArg::Devtools => Estimator::DevTools,
             EstimatorArg::Midway => Estimator::Midway,
+            EstimatorArg::LogMidway => Estimator::LogMidway,
         }
     }
 }
@@ -577,7 +582,7 @@ fn run(cli: Cli) -> Result<(), Failed> {
     cfg.symbols = read_symbols(&cli.global.symbols)?;
     if refines_panel_calls(&cfg) {
         return Err(Failed::Usage(
-            "--bounds and --estimator midway work on the integrator's calls: leave out --cpuprofile-mode performance-panel"
+            "--bounds and --estimator (midway, log-midway) work on the integrator's calls: leave out --cpuprofile-mode performance-panel"
                 .to_owned(),
         ));
     }
@@ -957,6 +962,7 @@ fn write_summary(
     let how = match estimator {
         Estimator::DevTools => "estimates them",
         Estimator::Midway => "finds them, each boundary that samples set placed midway",
+        Estimator::LogMidway => "finds them, each boundary that samples set placed midway in log duration",
     };
     let mut text = format!("JS calls as DevTools ({engine}) {how}; --format json or -o FILE for every call\n");
     let mut threads = 0;

@@ -59,6 +59,11 @@ pub enum Estimator {
     /// in order when several frames changed there; and with the invocation events' starts and
     /// ends as the invoked function's.
     Midway,
+    /// [`Estimator::Midway`] with each boundary placed in its interval by the call's duration
+    /// on a log scale instead of by time: the median of where it lies when a call of any
+    /// duration is as likely as one twice or half as long (a scale-free prior). Short calls
+    /// come out shorter; a boundary in a long gap moves toward the call's other end.
+    LogMidway,
 }
 
 impl Estimator {
@@ -67,6 +72,7 @@ impl Estimator {
         match self {
             Estimator::DevTools => "devtools",
             Estimator::Midway => "midway",
+            Estimator::LogMidway => "log-midway",
         }
     }
 }
@@ -110,7 +116,8 @@ impl Captures {
     }
 }
 
-/// Bounds for each call (when `bounds`) and, for [`Estimator::Midway`], the calls moved in place.
+/// Bounds for each call (when `bounds`) and, for [`Estimator::Midway`] and
+/// [`Estimator::LogMidway`], the calls moved in place.
 pub fn refine(
     model: &ProfileModel,
     entries: &[Entry],
@@ -126,7 +133,8 @@ pub fn refine(
     let mut sampler = fit(model, entries, &t, &exact, interval);
     sampler.sync_samples = exact.iter().filter(|x| !x.is_nan()).count() as u32;
     sampler.stamp_delay = stamp_delay(&t, &exact);
-    let midway = estimator == Estimator::Midway;
+    let midway = estimator != Estimator::DevTools;
+    let log = estimator == Estimator::LogMidway;
     let mut running = f64::NEG_INFINITY;
     // A tick's stack was captured before the next stack an event carries (what the tick shows
     // had not yet changed there): its lag is expected within that gap.
@@ -191,12 +199,13 @@ pub fn refine(
                 if let Some(b0) = began {
                     mid_before = mid_before.max(b0);
                 }
-                start = match began {
+                let s = match began {
                     // The invoked function starts as its invocation does.
-                    Some(b0) if lowest => b0,
-                    _ => mid_before + changes.place(k, depth, Side::Start) * (cap.mid[k] - mid_before),
+                    Some(b0) if lowest => Place::At(b0),
+                    _ => Place::Gap(mid_before, cap.mid[k], changes.place(k, depth, Side::Start)),
                 };
-                stop = midway_end(&cap, &changes, depth, calls, parent, j, call);
+                let e = midway_end(&cap, &changes, depth, calls, parent, j, call);
+                (start, stop) = place_both(s, e, log);
             }
         } else if k < 0 {
             // A frame of a trace event's stack: bounded by the samples that show it, if any.
@@ -210,7 +219,8 @@ pub fn refine(
                 }
             }
             if midway && last > 0 {
-                stop = midway_end(&cap, &changes, depth, calls, parent, last, call);
+                stop =
+                    place_both(Place::At(start), midway_end(&cap, &changes, depth, calls, parent, last, call), log).1;
             }
         }
         if midway {
@@ -603,13 +613,13 @@ fn midway_end(
     parent: Option<u32>,
     j: usize,
     call: &ProfileCall,
-) -> f64 {
+) -> Place {
     let end = call.ts + call.dur;
     // The last time the call is known to run: the last sample before its end, or its start
     // when an event started it after that sample.
     let running = cap.mid[j - 1].max(call.ts);
     if j < cap.mid.len() && cap.t[j] == end {
-        return running + changes.place(j, call_depth, Side::End) * (cap.mid[j] - running);
+        return Place::Gap(running, cap.mid[j], changes.place(j, call_depth, Side::End));
     }
     // Truncated at an event's end: the invoked function ends there, the frames it called
     // somewhere after their last sample.
@@ -618,10 +628,43 @@ fn midway_end(
         p.ts + p.dur != end
     });
     if outermost {
-        end
+        Place::At(end)
     } else {
-        ((running + end) / 2.0).min(end)
+        Place::Gap(running.min(end), end, 0.5)
     }
+}
+
+/// Where a boundary lies: at a known time, or between `a` and `b` at the fraction `f` of the
+/// way (the share of its probability before that point).
+#[derive(Clone, Copy)]
+enum Place {
+    At(f64),
+    Gap(f64, f64, f64),
+}
+
+/// A call's start and end from where each lies: at the fraction `f` of its gap in time, or,
+/// with `log`, of its gap in the logarithm of the call's duration given the other end (placed
+/// by time). A start in `(a, b)` with the end at `e` leaves a duration between `e − b` and
+/// `e − a`; the point at `f` of that range on a log scale is `e − (e − a)·((e − b)/(e − a))^f`
+/// (½: the geometric mean of the two durations), and the same for an end.
+fn place_both(s: Place, e: Place, log: bool) -> (f64, f64) {
+    let linear = |p: Place| match p {
+        Place::At(x) => x,
+        Place::Gap(a, b, f) => a + f * (b - a),
+    };
+    let (s0, e0) = (linear(s), linear(e));
+    if !log {
+        return (s0, e0);
+    }
+    let start = match s {
+        Place::Gap(a, b, f) if a < b && b < e0 => e0 - (e0 - a) * ((e0 - b) / (e0 - a)).powf(f),
+        _ => s0,
+    };
+    let end = match e {
+        Place::Gap(a, b, f) if s0 < a && a < b => s0 + (a - s0) * ((b - s0) / (a - s0)).powf(f),
+        _ => e0,
+    };
+    (start, end)
 }
 
 /// Where between two samples a frame most likely opened or closed. Between sample `k − 1` and
@@ -989,6 +1032,25 @@ mod tests {
         // Before sample 2 only e starts: halfway. A frame that did not change there: halfway.
         assert_eq!(changes.place(2, 2, Side::Start), 0.5);
         assert_eq!(changes.place(2, 1, Side::End), 0.5);
+    }
+
+    #[test]
+    fn a_boundary_goes_halfway_in_time_or_in_log_duration() {
+        // A start between 100 and 200, an end between 500 and 600: halfway in time, 150 and
+        // 550. In log duration the start leaves the call (given its end at 550) between 350
+        // and 450 µs long: their geometric mean, √157,500 = 396.863 µs, puts it at 153.137;
+        // the end (given its start at 150) leaves it between 350 and 450 too: 546.863.
+        let (s, e) = (Place::Gap(100.0, 200.0, 0.5), Place::Gap(500.0, 600.0, 0.5));
+        assert_eq!(place_both(s, e, false), (150.0, 550.0));
+        let (start, end) = place_both(s, e, true);
+        assert!((start - 153.137).abs() < 1e-3 && (end - 546.863).abs() < 1e-3, "{start} {end}");
+        // An end an event set stays; the start's duration is then 200 to 300 µs long, the
+        // first of two changes in its gap at a third of that range on a log scale:
+        // 300·(2/3)^(1/3) = 262.074 µs before the end.
+        let (start, end) = place_both(Place::Gap(100.0, 200.0, 1.0 / 3.0), Place::At(400.0), true);
+        assert!((start - 137.926).abs() < 1e-3 && end == 400.0, "{start} {end}");
+        // A gap the other end lies in or before is placed by time.
+        assert_eq!(place_both(Place::Gap(100.0, 200.0, 0.5), Place::At(180.0), true), (150.0, 180.0));
     }
 
     #[test]
