@@ -9,7 +9,7 @@
 #               recorded (seed 1, 8 s; seed 4, 20 s; seed 3, 6 s without .hires), as the truth
 #               README's reference tables were
 # Needs node 20, ../shared/oracle and ../shared/recording installed (npm ci), and Chromium for
-# recording. Takes about 20 minutes on 2 cores.
+# recording. Takes about 10 minutes on 2 cores.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 SHARED="${JSCALLS_SHARED:-$ROOT/../shared}"
