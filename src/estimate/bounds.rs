@@ -85,7 +85,7 @@ struct Captures {
     /// Timestamps, µs.
     t: Vec<f64>,
     /// Per sample, the exact time of its stack (a synchronous sample), else NaN.
-    exact: Vec<f64>,
+    exact: Exact,
     /// The lag a tick's capture may have.
     lag_bound: f64,
     /// What a tick's capture may precede its timestamp by.
@@ -97,7 +97,7 @@ struct Captures {
 impl Captures {
     #[inline]
     fn lo(&self, i: usize) -> f64 {
-        let e = self.exact[i];
+        let e = self.exact.at(i);
         if e.is_nan() {
             self.t[i] - self.stamp_delay
         } else {
@@ -107,7 +107,7 @@ impl Captures {
 
     #[inline]
     fn hi(&self, i: usize) -> f64 {
-        let e = self.exact[i];
+        let e = self.exact.at(i);
         if e.is_nan() {
             self.t[i] + self.lag_bound
         } else {
@@ -126,13 +126,14 @@ pub fn refine(
     estimator: Estimator,
     bounds: bool,
 ) -> (Sampler, Vec<Bounds>) {
-    let t: Vec<f64> = model.sample_times().map(|ms| ms * 1000.0).collect();
+    let mut t: Vec<f64> = Vec::with_capacity(model.n_samples());
+    t.extend(model.sample_times().map(|ms| ms * 1000.0));
     let n = t.len().min(model.n_samples());
     let interval = median_interval(&t[..n]);
     let exact = sync_captures(model, entries, trace_values, &t, interval);
-    let mut sampler = fit(model, entries, &t, &exact, interval);
-    sampler.sync_samples = exact.iter().filter(|x| !x.is_nan()).count() as u32;
-    sampler.stamp_delay = stamp_delay(&t, &exact);
+    let mut sampler = fit(model, entries, &t[..n], &exact, interval);
+    sampler.sync_samples = exact.0.iter().filter(|x| !x.is_nan()).count() as u32;
+    sampler.stamp_delay = stamp_delay(&t, &exact.0);
     let midway = estimator != Estimator::DevTools;
     let log = estimator == Estimator::LogMidway;
     let mut running = f64::NEG_INFINITY;
@@ -140,34 +141,37 @@ pub fn refine(
     // had not yet changed there): its lag is expected within that gap.
     let stacks = if midway { stack_times(calls) } else { Vec::new() };
     let mut next = 0;
-    // Most likely times never go back: a child's start stays within its parent's.
-    let mid = t[..if midway { n } else { 0 }]
-        .iter()
-        .zip(&exact)
-        .map(|(&ti, &e)| {
-            let at = if e.is_nan() {
-                next = partition_from(&stacks, &mut next, |x| x <= ti);
-                ti + lag_within(sampler.lag_mean, stacks.get(next).map_or(f64::INFINITY, |&x| x - ti))
-            } else {
-                e
-            };
-            running = running.max(at);
-            running
-        })
-        .collect();
+    let m = if midway { n } else { 0 };
+    let (mut mid, mut js_start) = (Vec::with_capacity(m), Vec::with_capacity(m));
+    // The events that start JS, open at each sample: a stack of their (start, end).
+    let mut open: Vec<(f64, f64)> = Vec::new();
+    let mut starting = entries.iter().filter(|e| e.flags & STARTS_JS != 0 && e.dur > 0.0).peekable();
+    for (i, &ti) in t[..m].iter().enumerate() {
+        let e = exact.at(i);
+        let at = if e.is_nan() {
+            next = partition_from(&stacks, &mut next, |x| x <= ti);
+            ti + lag_within(sampler.lag_mean, stacks.get(next).map_or(f64::INFINITY, |&x| x - ti))
+        } else {
+            e
+        };
+        // Most likely times never go back: a child's start stays within its parent's.
+        running = running.max(at);
+        mid.push(running);
+        while let Some(e) = starting.next_if(|e| e.ts <= ti) {
+            open.push((e.ts, e.end()));
+        }
+        while open.last().is_some_and(|&(_, end)| end <= ti) {
+            open.pop();
+        }
+        js_start.push(open.last().map_or(f64::NAN, |&(b, _)| b));
+    }
     let cap = Captures { t, exact, lag_bound: sampler.lag_bound, stamp_delay: sampler.stamp_delay, mid };
     // Calls only one sample showed (counted with the bounds).
     let mut single_calls = 0;
     let invocations = Invocations::new(entries);
     let mut edges = if midway { Edges::new(entries) } else { Edges::new(&[]) };
-    let mut runs = Runs::new(model, entries, &cap.t[..n], &invocations, bounds, midway);
-    let parents = if midway { parent_calls(model, calls) } else { Vec::new() };
-    let ends = if midway || bounds { end_samples(&cap.t[..n], calls) } else { Vec::new() };
-    let changes = if midway {
-        Changes::new(calls, &ends, &cap.t[..n], |x| model.nodes[x as usize].depth)
-    } else {
-        Changes { at: Vec::new() }
-    };
+    let mut runs = Runs::new(model, &cap.t[..n], &invocations, bounds, js_start);
+    let CallTables { ends, parents, changes } = CallTables::new(model, calls, &cap.t[..n], bounds, midway);
     let mut out = Vec::with_capacity(if bounds { calls.len() } else { 0 });
     let mut moved = Vec::with_capacity(if midway { calls.len() } else { 0 });
     // Per parent call (slot 0: the outermost calls), where its last child ends once moved.
@@ -194,7 +198,7 @@ pub fn refine(
                 // The last tick before: a synchronous sample taken at the invocation's start
                 // says only that the function had not started; a tick after the start that
                 // did not show the function (compiling, say) says it started later.
-                let tick = (k.saturating_sub(8)..k).rev().find(|&i| cap.exact[i].is_nan());
+                let tick = (k.saturating_sub(8)..k).rev().find(|&i| cap.exact.at(i).is_nan());
                 let began = runs.invocation_began(k, tick.map_or(f64::NAN, |i| cap.t[i]));
                 if let Some(b0) = began {
                     mid_before = mid_before.max(b0);
@@ -288,16 +292,10 @@ struct Runs<'m> {
 }
 
 impl<'m> Runs<'m> {
-    /// `full`: with what [`Runs::bounds`] needs; `midway`: with what
-    /// [`Runs::invocation_began`] needs.
-    fn new(
-        model: &'m ProfileModel,
-        entries: &[Entry],
-        t: &[f64],
-        inv: &'m Invocations,
-        full: bool,
-        midway: bool,
-    ) -> Runs<'m> {
+    /// `full`: with what [`Runs::bounds`] needs; `js_start`: per sample, the start of the
+    /// innermost event holding it that runs a JS function at once (what
+    /// [`Runs::invocation_began`] needs; empty when it is not asked).
+    fn new(model: &'m ProfileModel, t: &[f64], inv: &'m Invocations, full: bool, js_start: Vec<f64>) -> Runs<'m> {
         let tour = if full { Tour::new(model) } else { Tour { first: Vec::new(), end: Vec::new() } };
         let mut last = NONE;
         let shown = (0..if full { t.len() } else { 0 })
@@ -364,21 +362,6 @@ impl<'m> Runs<'m> {
             })
             .collect();
         told_after.reverse();
-        // The events that start JS, open at each sample: a stack of their (start, end).
-        let mut open: Vec<(f64, f64)> = Vec::new();
-        let mut next = entries.iter().filter(|e| e.flags & STARTS_JS != 0 && e.dur > 0.0).peekable();
-        let js_start = t[..if midway { t.len() } else { 0 }]
-            .iter()
-            .map(|&x| {
-                while let Some(e) = next.next_if(|e| e.ts <= x) {
-                    open.push((e.ts, e.end()));
-                }
-                while open.last().is_some_and(|&(_, end)| end <= x) {
-                    open.pop();
-                }
-                open.last().map_or(f64::NAN, |&(b, _)| b)
-            })
-            .collect();
         let last_run = vec![(NONE, NONE); if full { model.nodes.len() } else { 0 }];
         let verified = vec![false; last_run.len()];
         Runs { tour, shown, within, told_before, told_after, spans: &inv.0, js_start, last_run, verified }
@@ -564,43 +547,63 @@ fn stack_times(calls: &[ProfileCall]) -> Vec<f64> {
     v
 }
 
-/// For each call, the call it was opened inside (by creation order and node parent).
-fn parent_calls(model: &ProfileModel, calls: &[ProfileCall]) -> Vec<Option<u32>> {
-    let mut last = vec![NONE; model.nodes.len()];
-    calls
-        .iter()
-        .enumerate()
-        .map(|(c, call)| {
-            let p = model.nodes[call.node as usize].parent;
+/// What the calls' boundaries need to know of one another, made in one pass over the calls.
+struct CallTables {
+    /// Per call, the first sample at or after its end (`t.len()` for none): the one that closed
+    /// the call or, when an event's end closed it, the first after that (with bounds or midway).
+    ends: Vec<u32>,
+    /// Per call, the call it was opened inside, by creation order and node parent (midway).
+    parents: Vec<Option<u32>>,
+    /// The calls DevTools ended and opened on each sample (midway).
+    changes: Changes,
+}
+
+impl CallTables {
+    fn new(model: &ProfileModel, calls: &[ProfileCall], t: &[f64], bounds: bool, midway: bool) -> CallTables {
+        let none = Change { closed: 0, deepest_closed: i32::MIN, opened: 0, outermost_opened: i32::MAX };
+        let mut at = vec![none; if midway && !calls.is_empty() { t.len() } else { 0 }];
+        let mut ends = Vec::with_capacity(if bounds || midway { calls.len() } else { 0 });
+        let mut parents = Vec::with_capacity(if midway { calls.len() } else { 0 });
+        // Per node, the last call of it made.
+        let mut last = vec![NONE; if midway { model.nodes.len() } else { 0 }];
+        if !(bounds || midway) {
+            return CallTables { ends, parents, changes: Changes { at } };
+        }
+        for (c, call) in calls.iter().enumerate() {
+            let end = call.ts + call.dur;
+            let k = usize::try_from(call.sample_index).ok().filter(|&k| k < t.len());
+            let j = match k {
+                Some(k) => {
+                    let mut j = k + 1;
+                    partition_from(t, &mut j, |v| v < end).max(k + 1)
+                }
+                None => t.partition_point(|&x| x < end),
+            };
+            ends.push(j as u32);
+            if !midway {
+                continue;
+            }
+            let node = &model.nodes[call.node as usize];
+            let p = node.parent;
             let found = (p != NONE).then(|| last[p as usize]).filter(|&pc| {
                 pc != NONE && {
                     let pc = &calls[pc as usize];
                     pc.ts <= call.ts && call.ts <= pc.ts + pc.dur
                 }
             });
+            parents.push(found);
             last[call.node as usize] = c as u32;
-            found
-        })
-        .collect()
-}
-
-/// The first sample at or after each call's end (`t.len()` for none): the one that closed
-/// the call or, when an event's end closed it, the first after that.
-fn end_samples(t: &[f64], calls: &[ProfileCall]) -> Vec<u32> {
-    calls
-        .iter()
-        .map(|call| {
-            let end = call.ts + call.dur;
-            let j = match usize::try_from(call.sample_index) {
-                Ok(k) if k < t.len() => {
-                    let mut j = k + 1;
-                    partition_from(t, &mut j, |v| v < end).max(k + 1)
-                }
-                _ => t.partition_point(|&x| x < end),
-            };
-            j as u32
-        })
-        .collect()
+            if let Some(ch) = usize::try_from(call.sample_index).ok().and_then(|k| at.get_mut(k)) {
+                ch.opened += 1;
+                ch.outermost_opened = ch.outermost_opened.min(node.depth);
+            }
+            if let Some(ch) = at.get_mut(j).filter(|_| t[j] == end) {
+                ch.closed += 1;
+                ch.deepest_closed = ch.deepest_closed.max(node.depth);
+            }
+        }
+        CallTables { ends, parents, changes: Changes { at } }
+    }
 }
 
 /// The midway end of `call` (a frame `call_depth` deep), where `j` is the first sample at or
@@ -688,25 +691,6 @@ struct Change {
 }
 
 impl Changes {
-    /// `ends[c]`: the first sample at or after call `c`'s end, as `refine` finds it; `depth`:
-    /// a node's depth.
-    fn new(calls: &[ProfileCall], ends: &[u32], t: &[f64], depth: impl Fn(u32) -> i32) -> Changes {
-        let none = Change { closed: 0, deepest_closed: i32::MIN, opened: 0, outermost_opened: i32::MAX };
-        let mut at = vec![none; if calls.is_empty() { 0 } else { t.len() }];
-        for (call, &j) in calls.iter().zip(ends) {
-            let depth = depth(call.node);
-            if let Some(c) = usize::try_from(call.sample_index).ok().and_then(|k| at.get_mut(k)) {
-                c.opened += 1;
-                c.outermost_opened = c.outermost_opened.min(depth);
-            }
-            if let Some(c) = at.get_mut(j as usize).filter(|_| t[j as usize] == call.ts + call.dur) {
-                c.closed += 1;
-                c.deepest_closed = c.deepest_closed.max(depth);
-            }
-        }
-        Changes { at }
-    }
-
     /// The fraction of the gap from sample `k − 1`'s capture to sample `k`'s at which a frame
     /// of this `depth` most likely started (`Side::Start`, opened at `k`) or ended (`Side::End`,
     /// ended on `k`).
@@ -821,21 +805,33 @@ impl Invocations {
     }
 }
 
-/// Per sample: the exact time of its stack when it is a synchronous sample (NaN otherwise). A
-/// synchronous sample shows the node its event's `sampleTraceId` resolves to, and is the first
-/// sample of that node at or after the event, within half an interval.
+/// Per sample: the exact time of its stack when it is a synchronous sample (NaN otherwise),
+/// none at all (an empty table) when no sample is.
+struct Exact(Vec<f64>);
+
+impl Exact {
+    #[inline]
+    fn at(&self, i: usize) -> f64 {
+        self.0.get(i).copied().unwrap_or(f64::NAN)
+    }
+}
+
+/// The synchronous samples' exact times. A synchronous sample shows the node its event's
+/// `sampleTraceId` resolves to, and is the first sample of that node at or after the event,
+/// within half an interval.
 fn sync_captures(
     model: &ProfileModel,
     entries: &[Entry],
     trace_values: &[(u32, Scalar)],
     t: &[f64],
     interval: f64,
-) -> Vec<f64> {
+) -> Exact {
     let n = t.len().min(model.n_samples());
-    let mut exact = vec![f64::NAN; n];
     if trace_values.is_empty() || n < 2 {
-        return exact;
+        return Exact(Vec::new());
     }
+    // Made at the first synchronous sample found: a thread with none has no table.
+    let mut exact = Vec::new();
     let window = interval / 2.0;
     let mut node_of = vec![NONE; trace_values.iter().map(|&(k, _)| k as usize + 1).max().unwrap_or(0)];
     for &(k, v) in trace_values {
@@ -851,14 +847,17 @@ fn sync_captures(
         last_ts = e.ts;
         let mut i = partition_from(&t[..n], &mut from, |v| v < e.ts);
         while i < n && t[i] <= e.ts + window {
-            if model.node_by_index(i) == Some(node) && exact[i].is_nan() {
+            if model.node_by_index(i) == Some(node) && exact.get(i).is_none_or(|x: &f64| x.is_nan()) {
+                if exact.is_empty() {
+                    exact = vec![f64::NAN; n];
+                }
                 exact[i] = e.ts;
                 break;
             }
             i += 1;
         }
     }
-    exact
+    Exact(exact)
 }
 
 /// The median of how long after its event each synchronous sample is stamped, µs (0 with none).
@@ -884,8 +883,8 @@ fn median_interval(t: &[f64]) -> f64 {
 }
 
 /// Measures the capture lag at the exact boundaries (see the module's doc).
-fn fit(model: &ProfileModel, entries: &[Entry], t: &[f64], exact: &[f64], interval: f64) -> Sampler {
-    let n = exact.len();
+fn fit(model: &ProfileModel, entries: &[Entry], t: &[f64], exact: &Exact, interval: f64) -> Sampler {
+    let n = t.len();
     let mut s = Sampler { interval, ..Sampler::default() };
     if n < 2 {
         return s;
@@ -903,7 +902,7 @@ fn fit(model: &ProfileModel, entries: &[Entry], t: &[f64], exact: &[f64], interv
     let tick_before = |b: f64, free_from: f64| {
         let i = t[..n].partition_point(|&x| x < b);
         let p = i.checked_sub(1)?;
-        (t[p] >= free_from && b - t[p] <= interval && exact[p].is_nan()).then_some((i, p))
+        (t[p] >= free_from && b - t[p] <= interval && exact.at(p).is_nan()).then_some((i, p))
     };
     let mut gc_end = f64::NEG_INFINITY;
     let mut inv_end = f64::NEG_INFINITY;
@@ -1011,27 +1010,53 @@ mod tests {
 
     #[test]
     fn frames_that_change_between_two_samples_do_so_in_order() {
-        // Samples at 0, 100, 200, 300 µs (the last ends everything); nodes are their depths.
-        // [a0 > b1 > c2] until 100, then [a0 > d1] until 200, then [a0 > d1 > e2] until 300.
-        let call = |node, sample_index, ts, dur| ProfileCall { node, sample_index, ts, dur };
+        // Samples at 0, 100, 200, 300 µs (the last ends everything):
+        // [a > b > c] until 100, then [a > d] until 200, then [a > d > e] until 300.
+        let frame = |name: &str| {
+            format!(
+                r#""callFrame":{{"functionName":"{name}","scriptId":"1","url":"","lineNumber":0,"columnNumber":0}}"#
+            )
+        };
+        let json = format!(
+            r#"{{"nodes":[{{"id":1,{},"children":[2]}},{{"id":2,{},"children":[3,5]}},{{"id":3,{},"children":[4]}},
+            {{"id":4,{},"children":[]}},{{"id":5,{},"children":[6]}},{{"id":6,{},"children":[]}}],
+            "samples":[4,5,6,6],"timeDeltas":[0,100,100,100],"startTime":0,"endTime":300}}"#,
+            frame("(root)"),
+            frame("a"),
+            frame("b"),
+            frame("c"),
+            frame("d"),
+            frame("e")
+        );
+        let mut strings = crate::strings::Strings::default();
+        let j: crate::input::shapes::CpuProfileJson = serde_json::from_str(&json).unwrap();
+        let raw = crate::model::cpuprofile::raw_from_cpuprofile(&j, &mut strings, None).unwrap();
+        let model = ProfileModel::new(raw, &strings, crate::model::profile::Limits::default(), "t", None).unwrap();
+        // The nodes by protocol id: a 2, b 3, c 4, d 5, e 6.
+        let node = |name: &str| model.node_by_id(i64::from(name.as_bytes()[0] - b'a') + 2);
+        let call = |name, sample_index, ts, dur| ProfileCall { node: node(name).unwrap(), sample_index, ts, dur };
         let calls = [
-            call(0, 0, 0.0, 300.0),
-            call(1, 0, 0.0, 100.0),
-            call(2, 0, 0.0, 100.0),
-            call(1, 1, 100.0, 200.0),
-            call(2, 2, 200.0, 100.0),
+            call("a", 0, 0.0, 300.0),
+            call("b", 0, 0.0, 100.0),
+            call("c", 0, 0.0, 100.0),
+            call("d", 1, 100.0, 200.0),
+            call("e", 2, 200.0, 100.0),
         ];
         let t = [0.0, 100.0, 200.0, 300.0];
-        let ends = end_samples(&t, &calls);
+        let CallTables { ends, parents, changes } = CallTables::new(&model, &calls, &t, false, true);
         assert_eq!(ends, [3, 1, 1, 3, 3]);
-        let changes = Changes::new(&calls, &ends, &t, |x| x as i32);
+        assert_eq!(parents, [None, Some(0), Some(1), Some(0), Some(3)]);
+        let depth = |name| model.nodes[node(name).unwrap() as usize].depth;
         // Before sample 1: c ends first, then b, then d starts: at 1/4, 2/4, 3/4 of the gap.
-        assert_eq!(changes.place(1, 2, Side::End), 0.25);
-        assert_eq!(changes.place(1, 1, Side::End), 0.5);
-        assert_eq!(changes.place(1, 1, Side::Start), 0.75);
+        assert_eq!(changes.place(1, depth("c"), Side::End), 0.25);
+        assert_eq!(changes.place(1, depth("b"), Side::End), 0.5);
+        assert_eq!(changes.place(1, depth("d"), Side::Start), 0.75);
         // Before sample 2 only e starts: halfway. A frame that did not change there: halfway.
-        assert_eq!(changes.place(2, 2, Side::Start), 0.5);
-        assert_eq!(changes.place(2, 1, Side::End), 0.5);
+        assert_eq!(changes.place(2, depth("e"), Side::Start), 0.5);
+        assert_eq!(changes.place(2, depth("d"), Side::End), 0.5);
+        // Without midway, only the ends are made.
+        let only = CallTables::new(&model, &calls, &t, true, false);
+        assert_eq!((only.ends, only.parents.len(), only.changes.at.len()), (vec![3, 1, 1, 3, 3], 0, 0));
     }
 
     #[test]
