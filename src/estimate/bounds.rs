@@ -297,71 +297,53 @@ impl<'m> Runs<'m> {
     /// [`Runs::invocation_began`] needs; empty when it is not asked).
     fn new(model: &'m ProfileModel, t: &[f64], inv: &'m Invocations, full: bool, js_start: Vec<f64>) -> Runs<'m> {
         let tour = if full { Tour::new(model) } else { Tour { first: Vec::new(), end: Vec::new() } };
-        let mut last = NONE;
-        let shown = (0..if full { t.len() } else { 0 })
-            .map(|i| {
-                let mut node = model.node_by_index(i).unwrap_or(NONE);
-                if node != NONE && Some(node) == model.gc && last != NONE {
-                    node = last;
-                } else {
-                    last = node;
-                }
-                if node == NONE {
-                    u32::MAX
-                } else {
-                    tour.first[node as usize]
-                }
-            })
-            .collect();
         // What only the bounds need is left empty for the midway estimate alone.
         let bounded = if full { t.len() } else { 0 };
-        let mut q = 0;
-        let within = t[..bounded]
-            .iter()
-            .map(|&x| {
-                while q < inv.0.len() && inv.0[q].1 <= x {
-                    q += 1;
-                }
-                match inv.0.get(q) {
-                    Some(&(b, _)) if b <= x => q as u32 + 1,
-                    _ => 0,
-                }
-            })
-            .collect();
+        let (mut shown, mut within, mut told_before) =
+            (Vec::with_capacity(bounded), Vec::with_capacity(bounded), Vec::with_capacity(bounded));
         // What a (program) or GC sample shows says nothing of the JS stack: the sampler shows
         // (program) when it fails to walk a JS stack too (DevTools then copies the stack before
         // it: the samples it repaired), and DevTools gives a GC sample the stack before it.
-        let mut silent: Vec<bool> = (0..bounded)
-            .map(|i| {
-                let node = model.node_by_index(i);
-                node.is_none() || node == model.program || node == model.gc
-            })
-            .collect();
-        for &i in &model.repaired {
-            if let Some(r) = silent.get_mut(i as usize) {
-                *r = true;
-            }
+        let mut repaired = model.repaired.clone();
+        if !repaired.is_sorted() {
+            repaired.sort_unstable();
         }
-        let mut told = NONE;
-        let told_before = (0..bounded)
-            .map(|i| {
-                if !silent[i] {
-                    told = i as u32;
-                }
-                told
-            })
-            .collect();
+        let mut repaired = repaired.into_iter().peekable();
+        let (mut last, mut q, mut told) = (NONE, 0, NONE);
+        for (i, &x) in t[..bounded].iter().enumerate() {
+            let found = model.node_by_index(i);
+            let mut node = found.unwrap_or(NONE);
+            if node != NONE && Some(node) == model.gc && last != NONE {
+                node = last;
+            } else {
+                last = node;
+            }
+            shown.push(if node == NONE { u32::MAX } else { tour.first[node as usize] });
+            while q < inv.0.len() && inv.0[q].1 <= x {
+                q += 1;
+            }
+            within.push(match inv.0.get(q) {
+                Some(&(b, _)) if b <= x => q as u32 + 1,
+                _ => 0,
+            });
+            let mut silent = found.is_none() || found == model.program || found == model.gc;
+            while let Some(r) = repaired.next_if(|&r| r as usize <= i) {
+                silent |= r as usize == i;
+            }
+            if !silent {
+                told = i as u32;
+            }
+            told_before.push(told);
+        }
+        // A sample tells the stack when it is its own last one that does.
+        let mut told_after = vec![NONE; bounded];
         told = NONE;
-        let mut told_after: Vec<u32> = (0..bounded)
-            .rev()
-            .map(|i| {
-                if !silent[i] {
-                    told = i as u32;
-                }
-                told
-            })
-            .collect();
-        told_after.reverse();
+        for i in (0..bounded).rev() {
+            if told_before[i] as usize == i {
+                told = i as u32;
+            }
+            told_after[i] = told;
+        }
         let last_run = vec![(NONE, NONE); if full { model.nodes.len() } else { 0 }];
         let verified = vec![false; last_run.len()];
         Runs { tour, shown, within, told_before, told_after, spans: &inv.0, js_start, last_run, verified }
