@@ -641,12 +641,14 @@ fn place_both(s: Place, e: Place, log: bool) -> (f64, f64) {
     if !log {
         return (s0, e0);
     }
+    // Most boundaries are a lone change, halfway: a square root, not a power.
+    let pow = |x: f64, f: f64| if f == 0.5 { x.sqrt() } else { x.powf(f) };
     let start = match s {
-        Place::Gap(a, b, f) if a < b && b < e0 => e0 - (e0 - a) * ((e0 - b) / (e0 - a)).powf(f),
+        Place::Gap(a, b, f) if a < b && b < e0 => e0 - (e0 - a) * pow((e0 - b) / (e0 - a), f),
         _ => s0,
     };
     let end = match e {
-        Place::Gap(a, b, f) if s0 < a && a < b => s0 + (a - s0) * ((b - s0) / (a - s0)).powf(f),
+        Place::Gap(a, b, f) if s0 < a && a < b => s0 + (a - s0) * pow((b - s0) / (a - s0), f),
         _ => e0,
     };
     (start, end)
