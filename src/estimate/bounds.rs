@@ -84,7 +84,7 @@ pub type Bounds = [f64; 4];
 struct Captures {
     /// Timestamps, µs.
     t: Vec<f64>,
-    /// Per sample, the exact time of its stack (a synchronous sample), else NaN.
+    /// Per sample, the exact time of its stack (a synchronous sample), else NaN ([`Exact`]).
     exact: Exact,
     /// The lag a tick's capture may have.
     lag_bound: f64,
@@ -335,7 +335,7 @@ impl<'m> Runs<'m> {
             }
             told_before.push(told);
         }
-        // A sample tells the stack when it is its own last one that does.
+        // Sample i tells the stack exactly when the last one at or before it that does is i.
         let mut told_after = vec![NONE; bounded];
         told = NONE;
         for i in (0..bounded).rev() {
