@@ -301,6 +301,26 @@ fn the_command_writes_bounds_and_the_sampler_and_refuses_the_panel_algorithm() {
         }
     }
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_jscalls"))
+        .args(["calls", TRACE, "--estimator", "log-midway", "-q"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    for p in doc["profiles"].as_array().unwrap() {
+        assert_eq!(p["estimator"], "log-midway");
+        assert!(p["sampler"]["intervalUs"].as_f64().unwrap() > 0.0, "{}", p["sampler"]);
+        assert!(p["calls"][0].get("bounds").is_none(), "no bounds unless asked");
+    }
+    for estimator in ["midway", "log-midway"] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_jscalls"))
+            .args(["calls", "fixtures/node-mixed.cpuprofile.gz", "--cpuprofile-mode", "performance-panel"])
+            .args(["--estimator", estimator])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{estimator}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("--cpuprofile-mode performance-panel"));
+    }
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_jscalls"))
         .args(["calls", "fixtures/node-mixed.cpuprofile.gz", "--cpuprofile-mode", "performance-panel", "--bounds"])
         .output()
         .unwrap();
