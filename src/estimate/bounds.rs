@@ -713,14 +713,17 @@ enum Side {
 impl Edges {
     fn new(entries: &[Entry]) -> Edges {
         let lasting = || entries.iter().filter(|e| e.dur > 0.0);
-        // Entries come sorted by start; their ends are nearly sorted (the adaptive sort finds
-        // the runs).
+        // Entries come sorted by start, and nest: their ends come in order off a stack.
         let mut starts: Vec<f64> = lasting().map(|e| e.ts).collect();
-        if !starts.is_sorted() {
-            starts.sort_by(f64::total_cmp);
+        let in_order = starts.is_sorted();
+        if !in_order {
+            sort_times(&mut starts);
         }
-        let mut ends: Vec<f64> = lasting().map(Entry::end).collect();
-        ends.sort_by(f64::total_cmp);
+        let ends = in_order.then(|| nested_ends(lasting())).flatten().unwrap_or_else(|| {
+            let mut ends: Vec<f64> = lasting().map(Entry::end).collect();
+            sort_times(&mut ends);
+            ends
+        });
         Edges { starts, ends, hints: [[0; 2]; 2] }
     }
 
@@ -744,6 +747,39 @@ impl Edges {
         }
         x
     }
+}
+
+/// The ends of events that come in order of their starts, sorted, when the events nest (none
+/// overlaps another without holding it; None otherwise): an event's end is let out once an
+/// event starts at or after it, and the events open at any time end innermost first.
+fn nested_ends<'a>(events: impl Iterator<Item = &'a Entry>) -> Option<Vec<f64>> {
+    let mut out = Vec::with_capacity(events.size_hint().0);
+    let mut open: Vec<f64> = Vec::new();
+    for e in events {
+        let end = e.end();
+        if end.is_nan() {
+            return None;
+        }
+        while open.last().is_some_and(|&x| x <= e.ts) {
+            out.extend(open.pop());
+        }
+        if open.last().is_some_and(|&x| end > x) {
+            return None;
+        }
+        open.push(end);
+    }
+    out.extend(open.into_iter().rev());
+    Some(out)
+}
+
+/// Sorts times in `f64::total_cmp`'s order, by the integer keys that order compares (equal keys
+/// are equal bits: no order among them to keep). Faster than comparing floats.
+fn sort_times(v: &mut [f64]) {
+    let key = |x: &f64| {
+        let b = x.to_bits() as i64;
+        b ^ (((b >> 63) as u64) >> 1) as i64
+    };
+    v.sort_unstable_by_key(key);
 }
 
 /// `v.partition_point(pred)` for a `pred` true then false along `v`, searched outward from
@@ -979,6 +1015,52 @@ fn fit_lag(late: &[f64], on_time: &[f64], late_js: &[f64], window: f64) -> (f64,
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nested_events_give_their_ends_in_order() {
+        let entry = |ts: f64, dur: f64| Entry { ts, dur, trace: 0, flags: 0 };
+        // [0, 100] holds [10, 50] (holding [20, 30] and [30, 40]) and [50, 100]; then [100, 120].
+        let events = [
+            entry(0.0, 100.0),
+            entry(10.0, 40.0),
+            entry(20.0, 10.0),
+            entry(30.0, 10.0),
+            entry(50.0, 50.0),
+            entry(100.0, 20.0),
+        ];
+        assert_eq!(nested_ends(events.iter()), Some(vec![30.0, 40.0, 50.0, 100.0, 100.0, 120.0]));
+        // [10, 60] overlaps [0, 50] without being held: sorted the general way.
+        assert_eq!(nested_ends([entry(0.0, 50.0), entry(10.0, 50.0)].iter()), None);
+        assert_eq!(nested_ends([entry(f64::NAN, 5.0)].iter()), None);
+        let edges = Edges::new(&[entry(0.0, 50.0), entry(10.0, 50.0), entry(20.0, 5.0)]);
+        assert_eq!((edges.starts, edges.ends), (vec![0.0, 10.0, 20.0], vec![25.0, 50.0, 60.0]));
+    }
+
+    #[test]
+    fn times_sort_as_total_cmp_sorts_them() {
+        let mut v = vec![
+            3.5,
+            -0.0,
+            0.0,
+            -2.0,
+            f64::NAN,
+            f64::INFINITY,
+            1e-300,
+            -f64::NAN,
+            -f64::INFINITY,
+            3.5,
+            2.0,
+            -1e-300,
+            7.25,
+        ];
+        let mut w = v.clone();
+        sort_times(&mut v);
+        w.sort_by(f64::total_cmp);
+        assert_eq!(
+            v.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+            w.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
+        );
+    }
 
     #[test]
     fn galloping_partitions_agree_with_binary_search() {
