@@ -333,12 +333,11 @@ fn firefox(kept: &[Chosen], weight: WeightArg, input: &str, threads: usize) -> R
     let mut order: Vec<(&Chosen, String)> = order.into_iter().zip(tids).collect();
     // The writer's order: processes by (start, pid), a process's threads main first, then by
     // (start, name, tid); ids compared as the strings it writes.
-    let thread_start = |c: &Chosen| base.at(c.spans.first().map_or(0.0, |s| s.start));
     order.sort_by(|(a, ta), (b, tb)| {
         let (pa, pb) = (process_of(a), process_of(b));
         (pa.start, &pa.id)
             .cmp(&(pb.start, &pb.id))
-            .then_with(|| (!is_main(a), thread_start(a)).cmp(&(!is_main(b), thread_start(b))))
+            .then_with(|| (!is_main(a), base.thread_start(a)).cmp(&(!is_main(b), base.thread_start(b))))
             .then_with(|| thread_name(a).cmp(thread_name(b)))
             .then_with(|| ta.cmp(tb))
     });
@@ -381,7 +380,7 @@ impl Process {
         let mut processes: Vec<Process> = Vec::new();
         for c in threads {
             if processes.last().is_none_or(|p| p.pid != c.pid) {
-                let start = base.at(c.spans.first().map_or(0.0, |s| s.start));
+                let start = base.thread_start(c);
                 processes.push(Process { pid: c.pid, id: String::new(), start, name: format!("pid {}", c.pid) });
             }
             if is_main(c) {
@@ -412,6 +411,11 @@ impl Base {
         fxprof_processed_profile::Timestamp::from_nanos_since_reference(ns)
     }
 
+    /// When a thread starts: its first span's start.
+    fn thread_start(&self, c: &Chosen) -> fxprof_processed_profile::Timestamp {
+        self.at(c.spans.first().map_or(0.0, |s| s.start))
+    }
+
     /// A profile of `threads` (in pid, tid order), each with its process.
     fn profile(&self, threads: &[(&Chosen, &Process)]) -> fxprof_processed_profile::Profile {
         use fxprof_processed_profile::{
@@ -439,18 +443,17 @@ impl Base {
             graphs: Vec::new(),
         });
         let trace_category = profile.add_category("Trace event", CategoryColor::Gray);
-        let mut handles: Vec<(i64, fxprof_processed_profile::ProcessHandle)> = Vec::new();
+        let mut added: Vec<(i64, fxprof_processed_profile::ProcessHandle)> = Vec::new();
         for &(c, process) in threads {
-            let handle = match handles.iter().find(|p| p.0 == c.pid) {
+            let handle = match added.iter().find(|p| p.0 == c.pid) {
                 Some(p) => p.1,
                 None => {
                     let h = profile.add_process(&process.name, c.pid as u32, process.start);
-                    handles.push((c.pid, h));
+                    added.push((c.pid, h));
                     h
                 }
             };
-            let start = c.spans.first().map_or(0.0, |s| s.start);
-            let thread = profile.add_thread(handle, c.tid as u32, at(start), is_main(c));
+            let thread = profile.add_thread(handle, c.tid as u32, self.thread_start(c), is_main(c));
             profile.set_thread_name(thread, thread_name(c));
             let frames: Vec<_> = c
                 .stacks

@@ -304,11 +304,8 @@ impl<'m> Runs<'m> {
         // What a (program) or GC sample shows says nothing of the JS stack: the sampler shows
         // (program) when it fails to walk a JS stack too (DevTools then copies the stack before
         // it: the samples it repaired), and DevTools gives a GC sample the stack before it.
-        let mut repaired = model.repaired.clone();
-        if !repaired.is_sorted() {
-            repaired.sort_unstable();
-        }
-        let mut repaired = repaired.into_iter().peekable();
+        // (In sample order: each is taken at its own sample.)
+        let mut repaired = model.repaired.iter().peekable();
         let (mut last, mut q, mut told) = (NONE, 0, NONE);
         for (i, &x) in t[..bounded].iter().enumerate() {
             let found = model.node_by_index(i);
@@ -326,10 +323,8 @@ impl<'m> Runs<'m> {
                 Some(&(b, _)) if b <= x => q as u32 + 1,
                 _ => 0,
             });
-            let mut silent = found.is_none() || found == model.program || found == model.gc;
-            while let Some(r) = repaired.next_if(|&r| r as usize <= i) {
-                silent |= r as usize == i;
-            }
+            let repair = repaired.next_if(|&&r| r as usize == i).is_some();
+            let silent = repair || found.is_none() || found == model.program || found == model.gc;
             if !silent {
                 told = i as u32;
             }
@@ -575,7 +570,7 @@ impl CallTables {
             });
             parents.push(found);
             last[call.node as usize] = c as u32;
-            if let Some(ch) = usize::try_from(call.sample_index).ok().and_then(|k| at.get_mut(k)) {
+            if let Some(ch) = k.and_then(|k| at.get_mut(k)) {
                 ch.opened += 1;
                 ch.outermost_opened = ch.outermost_opened.min(node.depth);
             }
