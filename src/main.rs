@@ -361,9 +361,10 @@ struct Global {
     show_all_events: bool,
     /// Where a call boundary that samples set is placed: `devtools` on the sample that saw the
     /// change; `midway` between that sample and the one before (halfway for a frame that
-    /// changed alone there, in order when several did), with the sampler's measured lag and
-    /// the invocation events taken into account; `log-midway` as `midway`, halfway in the
-    /// logarithm of the call's duration rather than in time.
+    /// changed alone there, in order when several did; in a sampling hole, as log-midway),
+    /// with the sampler's measured lag and the invocation events taken into account;
+    /// `log-midway` as `midway`, halfway in the logarithm of the call's duration rather than
+    /// in time.
     #[arg(long, value_enum, default_value = "devtools", global = true)]
     estimator: EstimatorArg,
     /// Give each call "bounds": [earliestStart, latestStart, earliestEnd, latestEnd] (µs), the
@@ -440,7 +441,7 @@ enum EstimatorArg {
     /// DevTools' own estimate, call for call.
     Devtools,
     /// DevTools' rules, each boundary that samples set between its samples (halfway when its
-    /// frame changed alone).
+    /// frame changed alone; in a sampling hole, by the call's log duration).
     Midway,
     /// As midway, each boundary placed halfway on a log scale of the call's duration: short
     /// calls are closer to the truth, calls of 0.2 ms or more a little farther.

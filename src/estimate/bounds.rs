@@ -56,8 +56,9 @@ pub enum Estimator {
     DevTools,
     /// DevTools' calls with each boundary set by samples moved into the interval it lies in
     /// (captures corrected for the measured lag): to its middle when the frame changed alone,
-    /// in order when several frames changed there; and with the invocation events' starts and
-    /// ends as the invoked function's.
+    /// in order when several frames changed there, and by the call's log duration as
+    /// [`Estimator::LogMidway`] does in a sampling hole (over two intervals); and with the
+    /// invocation events' starts and ends as the invoked function's.
     Midway,
     /// [`Estimator::Midway`] with each boundary placed in its interval by the call's duration
     /// on a log scale instead of by time: the median of where it lies when a call of any
@@ -135,7 +136,10 @@ pub fn refine(
     sampler.sync_samples = exact.0.iter().filter(|x| !x.is_nan()).count() as u32;
     sampler.stamp_delay = stamp_delay(&t, &exact.0);
     let midway = estimator != Estimator::DevTools;
-    let log = estimator == Estimator::LogMidway;
+    // Gaps longer than this are placed by the call's log duration: every gap for log-midway;
+    // for midway, a sampling hole (over two intervals, as the bounds count one), where a call
+    // shorter than the hole most likely started near its end or ended near its start.
+    let log_over = if estimator == Estimator::LogMidway { 0.0 } else { 2.0 * interval };
     let mut running = f64::NEG_INFINITY;
     // A tick's stack was captured before the next stack an event carries (what the tick shows
     // had not yet changed there): its lag is expected within that gap.
@@ -209,7 +213,7 @@ pub fn refine(
                     _ => Place::Gap(mid_before, cap.mid[k], changes.place(k, depth, Side::Start)),
                 };
                 let e = midway_end(&cap, &changes, depth, calls, parent, j, call);
-                (start, stop) = place_both(s, e, log);
+                (start, stop) = place_both(s, e, log_over);
             }
         } else if k < 0 {
             // A frame of a trace event's stack: bounded by the samples that show it, if any.
@@ -223,8 +227,8 @@ pub fn refine(
                 }
             }
             if midway && last > 0 {
-                stop =
-                    place_both(Place::At(start), midway_end(&cap, &changes, depth, calls, parent, last, call), log).1;
+                let e = midway_end(&cap, &changes, depth, calls, parent, last, call);
+                stop = place_both(Place::At(start), e, log_over).1;
             }
         }
         if midway {
@@ -623,27 +627,29 @@ enum Place {
 }
 
 /// A call's start and end from where each lies: at the fraction `f` of its gap in time, or,
-/// with `log`, of its gap in the logarithm of the call's duration given the other end (placed
-/// by time). A start in `(a, b)` with the end at `e` leaves a duration between `e − b` and
-/// `e − a`; the point at `f` of that range on a log scale is `e − (e − a)·((e − b)/(e − a))^f`
-/// (½: the geometric mean of the two durations), and the same for an end.
-fn place_both(s: Place, e: Place, log: bool) -> (f64, f64) {
+/// for a gap longer than `log_over`, of its gap in the logarithm of the call's duration given
+/// the other end (placed by time). A start in `(a, b)` with the end at `e` leaves a duration
+/// between `e − b` and `e − a`; the point at `f` of that range on a log scale is
+/// `e − (e − a)·((e − b)/(e − a))^f` (½: the geometric mean of the two durations), and the
+/// same for an end.
+fn place_both(s: Place, e: Place, log_over: f64) -> (f64, f64) {
     let linear = |p: Place| match p {
         Place::At(x) => x,
         Place::Gap(a, b, f) => a + f * (b - a),
     };
     let (s0, e0) = (linear(s), linear(e));
-    if !log {
+    let by_log = |p: Place| matches!(p, Place::Gap(a, b, _) if b - a > log_over);
+    if !by_log(s) && !by_log(e) {
         return (s0, e0);
     }
     // Most boundaries are a lone change, halfway: a square root, not a power.
     let pow = |x: f64, f: f64| if f == 0.5 { x.sqrt() } else { x.powf(f) };
     let start = match s {
-        Place::Gap(a, b, f) if a < b && b < e0 => e0 - (e0 - a) * pow((e0 - b) / (e0 - a), f),
+        Place::Gap(a, b, f) if by_log(s) && b < e0 => e0 - (e0 - a) * pow((e0 - b) / (e0 - a), f),
         _ => s0,
     };
     let end = match e {
-        Place::Gap(a, b, f) if s0 < a && a < b => s0 + (a - s0) * pow((b - s0) / (a - s0), f),
+        Place::Gap(a, b, f) if by_log(e) && s0 < a => s0 + (a - s0) * pow((b - s0) / (a - s0), f),
         _ => e0,
     };
     (start, end)
@@ -1121,22 +1127,27 @@ mod tests {
     }
 
     #[test]
-    fn a_boundary_goes_halfway_in_time_or_in_log_duration() {
+    fn a_boundary_goes_halfway_in_time_or_in_log_duration_in_a_hole() {
         // A start between 100 and 200, an end between 500 and 600: halfway in time, 150 and
         // 550. In log duration the start leaves the call (given its end at 550) between 350
         // and 450 µs long: their geometric mean, √157,500 = 396.863 µs, puts it at 153.137;
         // the end (given its start at 150) leaves it between 350 and 450 too: 546.863.
         let (s, e) = (Place::Gap(100.0, 200.0, 0.5), Place::Gap(500.0, 600.0, 0.5));
-        assert_eq!(place_both(s, e, false), (150.0, 550.0));
-        let (start, end) = place_both(s, e, true);
+        assert_eq!(place_both(s, e, f64::INFINITY), (150.0, 550.0));
+        let (start, end) = place_both(s, e, 0.0);
         assert!((start - 153.137).abs() < 1e-3 && (end - 546.863).abs() < 1e-3, "{start} {end}");
         // An end an event set stays; the start's duration is then 200 to 300 µs long, the
         // first of two changes in its gap at a third of that range on a log scale:
         // 300·(2/3)^(1/3) = 262.074 µs before the end.
-        let (start, end) = place_both(Place::Gap(100.0, 200.0, 1.0 / 3.0), Place::At(400.0), true);
+        let (start, end) = place_both(Place::Gap(100.0, 200.0, 1.0 / 3.0), Place::At(400.0), 0.0);
         assert!((start - 137.926).abs() < 1e-3 && end == 400.0, "{start} {end}");
         // A gap the other end lies in or before is placed by time.
-        assert_eq!(place_both(Place::Gap(100.0, 200.0, 0.5), Place::At(180.0), true), (150.0, 180.0));
+        assert_eq!(place_both(Place::Gap(100.0, 200.0, 0.5), Place::At(180.0), 0.0), (150.0, 180.0));
+        // Midway places only the gaps longer than two intervals (here 200 µs) by log duration:
+        // a start in a 300 µs hole of a call ending at 550 leaves it 150 to 450 µs long,
+        // √67,500 = 259.808 µs, at 290.192; the end's 100 µs gap, by time.
+        let (start, end) = place_both(Place::Gap(100.0, 400.0, 0.5), Place::Gap(500.0, 600.0, 0.5), 200.0);
+        assert!((start - 290.192).abs() < 1e-3 && end == 550.0, "{start} {end}");
     }
 
     #[test]

@@ -11,6 +11,8 @@ use jscalls::diff::stats::median;
 use jscalls::{analyze, Config, Estimator, Source};
 use serde_json::Value;
 
+use crate::support::{cpuprofile, node, run_with, spans};
+
 const TRACE: &str = "fixtures/truth/synth-lag30.trace.json.gz";
 const TRUTH: &str = "fixtures/truth/synth-lag30.truth.json.gz";
 /// Calls at least this long (µs) are the ones the goals are stated for.
@@ -221,6 +223,30 @@ fn median_errors(estimator: Estimator, durations: std::ops::Range<f64>) -> (f64,
     let dur = median(&errors.iter().map(|&(s, e, es, ee)| ((ee - es) - (e - s)).abs()).collect::<Vec<_>>());
     let start = median(&errors.iter().map(|&(s, _, es, _)| (es - s).abs()).collect::<Vec<_>>());
     (dur, start)
+}
+
+#[test]
+fn a_start_in_a_sampling_hole_is_placed_by_the_calls_duration() {
+    // a sampled every 100 µs to 1,000, nothing until 2,000 (a 1 ms hole), then a > b at
+    // 2,000-2,200 and a again at 2,300. DevTools starts b at 2,000 and ends it at 2,300.
+    // Midway ends it halfway, at 2,250 (a 100 µs gap: by time); its start lies in the hole,
+    // over two intervals long, which leaves b 250 to 1,250 µs long, and goes to their geometric
+    // mean, 2,250 - √312,500 = 1,690.98, not the hole's middle (1,500). Log-midway places
+    // the end by log duration too: given the start at 1,500, 1,500 + 700·√(800/700) = 2,248.33.
+    let nodes = [node(1, "(root)", &[2]), node(2, "a", &[3]), node(3, "b", &[])];
+    let mut samples = vec![2; 11];
+    samples.extend([3, 3, 3, 2, 2]);
+    let mut deltas = vec![0.0];
+    deltas.extend([100.0; 10]);
+    deltas.extend([1000.0, 100.0, 100.0, 100.0, 100.0]);
+    let json = cpuprofile(&nodes, &samples, &deltas, 0.0, 2500.0);
+    let b = |estimator| {
+        let a = run_with(&json, |c| c.estimator = estimator);
+        spans(&a).into_iter().find(|c| c.starts_with("b@")).unwrap()
+    };
+    assert_eq!(b(Estimator::DevTools), "b@2000+300");
+    assert_eq!(b(Estimator::Midway), "b@1691+559");
+    assert_eq!(b(Estimator::LogMidway), "b@1691+557");
 }
 
 #[test]
