@@ -7,7 +7,7 @@
 //! pipeline of small jobs (the event scan), which a pool worker served badly because it fell
 //! asleep between them.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
 /// The workers, one per CPU but one: the calling thread works beside them in every function
@@ -227,9 +227,14 @@ pub fn map<T: Send, R: Send>(items: Vec<T>, n_threads: usize, f: impl Fn(T) -> R
     results.into_inner().unwrap_or_else(|e| e.into_inner()).into_iter().flatten().collect()
 }
 
+/// Helpers that [`ordered`] has spawned on the pool and that have not returned, all calls
+/// together.
+static HELPING: AtomicUsize = AtomicUsize::new(0);
+
 /// Runs `work` on items `0..n`, at most `ahead` items ahead of the one being taken, and hands
 /// the results to `take` on this thread, in order. `make` builds item `k` on this thread just
-/// before it is handed out. The workers take the items first come, first served; this thread
+/// before it is handed out. Helpers on the pool's free workers (up to `threads − 1`) take the
+/// items first come, first served; this thread
 /// runs the item it needs next itself when no worker has started it, and otherwise waits,
 /// leaving the later items to the workers (this thread has `take` to do: it was the busier one
 /// when it took them too). Stops at the first error of `take` (the items already handed out
@@ -249,12 +254,15 @@ pub fn ordered<T: Send, R: Send, E>(
     };
     let ahead = ahead.max(1);
     let (tx, rx) = std::sync::mpsc::channel();
-    // Items handed out and not started, oldest first. Each spawned job takes the oldest one
-    // (or none, when this thread took it).
+    // Items handed out and not started, oldest first. Helpers take the oldest one until none
+    // is left (this thread takes the one it needs next when no helper has).
     let queue = std::sync::Mutex::new(std::collections::VecDeque::with_capacity(ahead));
-    let (work, queue) = (&work, &queue);
+    // Helpers of this call that have not returned.
+    let helpers = AtomicUsize::new(0);
+    let (work, queue, helpers) = (&work, &queue, &helpers);
     // A panic is kept as the result, and resumed when its turn comes.
     let run = |item: T| std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(item)));
+    let workers = pool.current_num_threads();
     pool.in_place_scope(|s| {
         // Results that came in before their turn, by k % ahead.
         let mut ready: Vec<Option<std::thread::Result<R>>> = (0..ahead).map(|_| None).collect();
@@ -263,14 +271,24 @@ pub fn ordered<T: Send, R: Send, E>(
             while handed < n && handed < k + ahead {
                 let item = make(handed);
                 lock(queue).push_back((handed, item));
-                let tx = tx.clone();
-                s.spawn(move |_| {
-                    let next = lock(queue).pop_front();
-                    if let Some((slot, item)) = next {
-                        let _ = tx.send((slot, run(item)));
-                    }
-                });
                 handed += 1;
+                // A helper only where a worker is free: the scope waits for every job it
+                // spawned, and a job queued behind other work (another thread's estimate) would
+                // hold this thread until that work is done, though it has nothing left to take.
+                if helpers.load(Ordering::SeqCst) + 1 < threads && HELPING.load(Ordering::SeqCst) < workers {
+                    helpers.fetch_add(1, Ordering::SeqCst);
+                    HELPING.fetch_add(1, Ordering::SeqCst);
+                    let tx = tx.clone();
+                    s.spawn(move |_| {
+                        loop {
+                            let next = lock(queue).pop_front();
+                            let Some((slot, item)) = next else { break };
+                            let _ = tx.send((slot, run(item)));
+                        }
+                        HELPING.fetch_sub(1, Ordering::SeqCst);
+                        helpers.fetch_sub(1, Ordering::SeqCst);
+                    });
+                }
             }
             while ready[k % ahead].is_none() {
                 // Only the item needed next (the oldest, when no one has started it).

@@ -146,10 +146,7 @@ pub fn refine(
     let stacks = if midway { stack_times(calls) } else { Vec::new() };
     let mut next = 0;
     let m = if midway { n } else { 0 };
-    let (mut mid, mut js_start) = (Vec::with_capacity(m), Vec::with_capacity(m));
-    // The events that start JS, open at each sample: a stack of their (start, end).
-    let mut open: Vec<(f64, f64)> = Vec::new();
-    let mut starting = entries.iter().filter(|e| e.flags & STARTS_JS != 0 && e.dur > 0.0).peekable();
+    let mut mid = Vec::with_capacity(m);
     for (i, &ti) in t[..m].iter().enumerate() {
         let e = exact.at(i);
         let at = if e.is_nan() {
@@ -161,20 +158,14 @@ pub fn refine(
         // Most likely times never go back: a child's start stays within its parent's.
         running = running.max(at);
         mid.push(running);
-        while let Some(e) = starting.next_if(|e| e.ts <= ti) {
-            open.push((e.ts, e.end()));
-        }
-        while open.last().is_some_and(|&(_, end)| end <= ti) {
-            open.pop();
-        }
-        js_start.push(open.last().map_or(f64::NAN, |&(b, _)| b));
     }
     let cap = Captures { t, exact, lag_bound: sampler.lag_bound, stamp_delay: sampler.stamp_delay, mid };
     // Calls only one sample showed (counted with the bounds).
     let mut single_calls = 0;
     let invocations = Invocations::new(entries);
     let mut edges = if midway { Edges::new(entries) } else { Edges::new(&[]) };
-    let mut runs = Runs::new(model, &cap.t[..n], &invocations, bounds, js_start);
+    let mut runs = Runs::new(model, &cap.t[..n], &invocations, bounds);
+    let mut js_starts = JsStarts { entries, next: 0, open: Vec::new(), last: f64::NEG_INFINITY };
     let CallTables { ends, parents, changes } = CallTables::new(model, calls, &cap.t[..n], bounds, midway);
     let mut out = Vec::with_capacity(if bounds { calls.len() } else { 0 });
     let mut moved = Vec::with_capacity(if midway { calls.len() } else { 0 });
@@ -203,7 +194,7 @@ pub fn refine(
                 // says only that the function had not started; a tick after the start that
                 // did not show the function (compiling, say) says it started later.
                 let tick = (k.saturating_sub(8)..k).rev().find(|&i| cap.exact.at(i).is_nan());
-                let began = runs.invocation_began(k, tick.map_or(f64::NAN, |i| cap.t[i]));
+                let began = invocation_began(js_starts.at(cap.t[k]), tick.map_or(f64::NAN, |i| cap.t[i]));
                 if let Some(b0) = began {
                     mid_before = mid_before.max(b0);
                 }
@@ -284,9 +275,6 @@ struct Runs<'m> {
     told_after: Vec<u32>,
     /// The top-level invocations' starts and ends.
     spans: &'m [(f64, f64)],
-    /// Per sample, the start of the innermost event holding it that runs a JS function at once
-    /// ([`STARTS_JS`]), NaN for none.
-    js_start: Vec<f64>,
     /// Per node, the last run found (first and last sample), taken again once found whole:
     /// DevTools splits one run into many calls (at every `V8.*` event's end), and each would
     /// walk it again.
@@ -296,10 +284,8 @@ struct Runs<'m> {
 }
 
 impl<'m> Runs<'m> {
-    /// `full`: with what [`Runs::bounds`] needs; `js_start`: per sample, the start of the
-    /// innermost event holding it that runs a JS function at once (what
-    /// [`Runs::invocation_began`] needs; empty when it is not asked).
-    fn new(model: &'m ProfileModel, t: &[f64], inv: &'m Invocations, full: bool, js_start: Vec<f64>) -> Runs<'m> {
+    /// `full`: with what [`Runs::bounds`] needs (empty otherwise).
+    fn new(model: &'m ProfileModel, t: &[f64], inv: &'m Invocations, full: bool) -> Runs<'m> {
         let tour = if full { Tour::new(model) } else { Tour { first: Vec::new(), end: Vec::new() } };
         // What only the bounds need is left empty for the midway estimate alone.
         let bounded = if full { t.len() } else { 0 };
@@ -345,14 +331,7 @@ impl<'m> Runs<'m> {
         }
         let last_run = vec![(NONE, NONE); if full { model.nodes.len() } else { 0 }];
         let verified = vec![false; last_run.len()];
-        Runs { tour, shown, within, told_before, told_after, spans: &inv.0, js_start, last_run, verified }
-    }
-
-    /// The start of the innermost event holding sample `k` that runs a JS function at once,
-    /// when it began at or after `after` (or with no sample before).
-    fn invocation_began(&self, k: usize, after: f64) -> Option<f64> {
-        let b = self.js_start[k];
-        (!b.is_nan() && (after.is_nan() || b >= after)).then_some(b)
+        Runs { tour, shown, within, told_before, told_after, spans: &inv.0, last_run, verified }
     }
 
     /// Whether sample `i` shows `node`'s frame (the node is on its stack).
@@ -501,6 +480,49 @@ impl Tour {
             u32::MAX => 0..0,
             f => f..self.end[a],
         }
+    }
+}
+
+/// `start`, the start of the innermost event holding a sample that runs a JS function at
+/// once (NaN for none), when it began at or after `after` (or with no sample before).
+fn invocation_began(start: f64, after: f64) -> Option<f64> {
+    (!start.is_nan() && (after.is_nan() || start >= after)).then_some(start)
+}
+
+/// The events that run a JS function at once ([`STARTS_JS`]), walked forward as the calls'
+/// samples come (in time order): those open at a time, a stack of their (start, end), as a
+/// walk over every sample would leave it (an event that ended is let out once on top).
+struct JsStarts<'e> {
+    entries: &'e [Entry],
+    /// The first entry not yet walked.
+    next: usize,
+    open: Vec<(f64, f64)>,
+    /// The last time asked.
+    last: f64,
+}
+
+impl JsStarts<'_> {
+    /// The start of the innermost such event holding time `t`, NaN for none.
+    fn at(&mut self, t: f64) -> f64 {
+        if t < self.last {
+            // Asked out of order: walked again from the start.
+            (self.next, self.last) = (0, f64::NEG_INFINITY);
+            self.open.clear();
+        }
+        self.last = t;
+        while let Some(e) = self.entries.get(self.next) {
+            if e.flags & STARTS_JS != 0 && e.dur > 0.0 {
+                if e.ts > t || e.ts.is_nan() {
+                    break;
+                }
+                self.open.push((e.ts, e.end()));
+            }
+            self.next += 1;
+        }
+        while self.open.last().is_some_and(|&(_, end)| end <= t) {
+            self.open.pop();
+        }
+        self.open.last().map_or(f64::NAN, |&(b, _)| b)
     }
 }
 
@@ -695,13 +717,13 @@ impl Changes {
     }
 }
 
-/// Every start and every end of the thread's events that last, each sorted, with where the
-/// last searches ended (calls come in time order: the next answer is near).
+/// Every start and every end of the thread's events that last, in one sorted list (a boundary
+/// keeps to its side of either alike), with where the last searches ended (calls come in time
+/// order: the next answer is near).
 struct Edges {
-    starts: Vec<f64>,
-    ends: Vec<f64>,
-    /// Per (which side of a call is moved, starts or ends): the last answer.
-    hints: [[usize; 2]; 2],
+    times: Vec<f64>,
+    /// Per side of a call that is moved (start, end): the last answer.
+    hints: [usize; 2],
 }
 
 /// The side of a call a boundary is on (its start or its end).
@@ -714,73 +736,92 @@ enum Side {
 impl Edges {
     fn new(entries: &[Entry]) -> Edges {
         let lasting = || entries.iter().filter(|e| e.dur > 0.0);
-        // Entries come sorted by start, and nest: their ends come in order off a stack.
-        let mut starts: Vec<f64> = lasting().map(|e| e.ts).collect();
-        let in_order = starts.is_sorted();
-        if !in_order {
+        // Entries come sorted by start: their ends need only be let in among them.
+        let times = ordered_edges(lasting()).unwrap_or_else(|| {
+            let (mut starts, mut ends): (Vec<f64>, Vec<f64>) = lasting().map(|e| (e.ts, e.end())).unzip();
             sort_times(&mut starts);
-        }
-        let ends = in_order.then(|| nested_ends(lasting())).flatten().unwrap_or_else(|| {
-            let mut ends: Vec<f64> = lasting().map(Entry::end).collect();
             sort_times(&mut ends);
-            ends
+            merge_times(&starts, &ends)
         });
-        Edges { starts, ends, hints: [[0; 2]; 2] }
+        Edges { times, hints: [0; 2] }
     }
 
     /// `x` moved back toward `from` as far as needed for no edge to lie between them (or at
     /// `from`, unless `x` is there too).
     fn keep_side(&mut self, x: f64, from: f64, side: Side) -> f64 {
-        let mut x = x;
-        for (k, v) in [&self.starts, &self.ends].into_iter().enumerate() {
-            let hint = &mut self.hints[side as usize][k];
-            if x < from {
-                let i = partition_from(v, hint, |e| e <= from);
-                if let Some(&e) = i.checked_sub(1).map(|i| &v[i]) {
-                    x = x.max(e);
-                }
-            } else if x > from {
-                let i = partition_from(v, hint, |e| e < from);
-                if let Some(&e) = v.get(i) {
-                    x = x.min(e);
-                }
-            }
+        let (v, hint) = (&self.times, &mut self.hints[side as usize]);
+        if x < from {
+            let i = partition_from(v, hint, |e| e <= from);
+            i.checked_sub(1).map_or(x, |i| x.max(v[i]))
+        } else if x > from {
+            let i = partition_from(v, hint, |e| e < from);
+            v.get(i).map_or(x, |&e| x.min(e))
+        } else {
+            x
         }
-        x
     }
 }
 
-/// The ends of events that come in order of their starts, sorted, when the events nest (none
-/// overlaps another without holding it; None otherwise): an event's end is let out once an
-/// event starts at or after it, and the events open at any time end innermost first.
-fn nested_ends<'a>(events: impl Iterator<Item = &'a Entry>) -> Option<Vec<f64>> {
-    let mut out = Vec::with_capacity(events.size_hint().0);
-    let mut open: Vec<f64> = Vec::new();
-    for e in events {
-        let end = e.end();
-        if end.is_nan() {
-            return None;
+/// Two lists sorted in `f64::total_cmp`'s order, merged in that order.
+fn merge_times(a: &[f64], b: &[f64]) -> Vec<f64> {
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        if b[j].total_cmp(&a[i]).is_lt() {
+            out.push(b[j]);
+            j += 1;
+        } else {
+            out.push(a[i]);
+            i += 1;
         }
-        while open.last().is_some_and(|&x| x <= e.ts) {
-            out.extend(open.pop());
-        }
-        if open.last().is_some_and(|&x| end > x) {
-            return None;
-        }
-        open.push(end);
     }
-    out.extend(open.into_iter().rev());
+    out.extend_from_slice(&a[i..]);
+    out.extend_from_slice(&b[j..]);
+    out
+}
+
+/// The starts and ends of events that come in order of their starts, in `f64::total_cmp`'s
+/// order (None when the starts are not in order): each end is let out of a heap of the open
+/// events' ends once an event starts at or after it. Events mostly nest, so the heap stays as
+/// shallow as the stack of open events.
+fn ordered_edges<'a>(events: impl Iterator<Item = &'a Entry>) -> Option<Vec<f64>> {
+    let mut out = Vec::with_capacity(2 * events.size_hint().0);
+    let mut open = std::collections::BinaryHeap::new();
+    let mut last = f64::NEG_INFINITY;
+    for e in events {
+        // Out of order, or a NaN (no order): sorted the general way.
+        if e.ts < last || e.ts.is_nan() {
+            return None;
+        }
+        last = e.ts;
+        while let Some(&std::cmp::Reverse(x)) = open.peek().filter(|&&std::cmp::Reverse(x)| x <= time_key(e.ts)) {
+            open.pop();
+            out.push(key_time(x));
+        }
+        out.push(e.ts);
+        open.push(std::cmp::Reverse(time_key(e.end())));
+    }
+    while let Some(std::cmp::Reverse(x)) = open.pop() {
+        out.push(key_time(x));
+    }
     Some(out)
+}
+
+/// An integer that orders times as `f64::total_cmp` does (equal keys are equal bits).
+fn time_key(x: f64) -> i64 {
+    let b = x.to_bits() as i64;
+    b ^ (((b >> 63) as u64) >> 1) as i64
+}
+
+/// The time of a [`time_key`] (the same flip undoes it).
+fn key_time(k: i64) -> f64 {
+    f64::from_bits((k ^ (((k >> 63) as u64) >> 1) as i64) as u64)
 }
 
 /// Sorts times in `f64::total_cmp`'s order, by the integer keys that order compares (equal keys
 /// are equal bits: no order among them to keep). Faster than comparing floats.
 fn sort_times(v: &mut [f64]) {
-    let key = |x: &f64| {
-        let b = x.to_bits() as i64;
-        b ^ (((b >> 63) as u64) >> 1) as i64
-    };
-    v.sort_unstable_by_key(key);
+    v.sort_unstable_by_key(|&x| time_key(x));
 }
 
 /// `v.partition_point(pred)` for a `pred` true then false along `v`, searched outward from
@@ -1018,7 +1059,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn nested_events_give_their_ends_in_order() {
+    fn events_give_their_edges_in_order() {
         let entry = |ts: f64, dur: f64| Entry { ts, dur, trace: 0, flags: 0 };
         // [0, 100] holds [10, 50] (holding [20, 30] and [30, 40]) and [50, 100]; then [100, 120].
         let events = [
@@ -1029,12 +1070,26 @@ mod tests {
             entry(50.0, 50.0),
             entry(100.0, 20.0),
         ];
-        assert_eq!(nested_ends(events.iter()), Some(vec![30.0, 40.0, 50.0, 100.0, 100.0, 120.0]));
-        // [10, 60] overlaps [0, 50] without being held: sorted the general way.
-        assert_eq!(nested_ends([entry(0.0, 50.0), entry(10.0, 50.0)].iter()), None);
-        assert_eq!(nested_ends([entry(f64::NAN, 5.0)].iter()), None);
+        assert_eq!(
+            ordered_edges(events.iter()),
+            Some(vec![0.0, 10.0, 20.0, 30.0, 30.0, 40.0, 50.0, 50.0, 100.0, 100.0, 100.0, 120.0])
+        );
+        // [10, 60] overlaps [0, 50] without being held: its end comes out of the heap in turn.
+        let overlapping = [entry(0.0, 50.0), entry(10.0, 50.0), entry(20.0, 5.0), entry(55.0, 1.0)];
+        assert_eq!(ordered_edges(overlapping.iter()), Some(vec![0.0, 10.0, 20.0, 25.0, 50.0, 55.0, 56.0, 60.0]));
+        // Starts out of order, or NaN: sorted the general way.
+        assert_eq!(ordered_edges([entry(10.0, 5.0), entry(0.0, 5.0)].iter()), None);
+        assert_eq!(ordered_edges([entry(f64::NAN, 5.0)].iter()), None);
+        for x in [0.0, -0.0, 1.5, -1.5, f64::INFINITY, f64::NEG_INFINITY, f64::NAN, -f64::NAN, f64::MIN_POSITIVE] {
+            assert_eq!(key_time(time_key(x)).to_bits(), x.to_bits());
+        }
         let edges = Edges::new(&[entry(0.0, 50.0), entry(10.0, 50.0), entry(20.0, 5.0)]);
-        assert_eq!((edges.starts, edges.ends), (vec![0.0, 10.0, 20.0], vec![25.0, 50.0, 60.0]));
+        assert_eq!(edges.times, vec![0.0, 10.0, 20.0, 25.0, 50.0, 60.0]);
+        let merged = merge_times(&[-1.0, 0.0, 2.0, f64::INFINITY], &[-0.0, 1.0, 2.0, 3.0]);
+        assert_eq!(
+            merged.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+            [-1.0, -0.0, 0.0, 1.0, 2.0, 2.0, 3.0, f64::INFINITY].iter().map(|x: &f64| x.to_bits()).collect::<Vec<_>>()
+        );
     }
 
     #[test]
