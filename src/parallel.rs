@@ -329,6 +329,49 @@ mod tests {
     }
 
     #[test]
+    fn ordered_does_not_wait_for_workers_busy_with_other_helpers() {
+        // Every worker held by a helper of another call (a thread's estimate, say) until this
+        // call has returned: a job spawned behind them would hold this call until they let go,
+        // after the 10 s of their wait, and they would find themselves timed out.
+        let Some(pool) = pool() else { return };
+        let workers = pool.current_num_threads();
+        let (release, wait) = std::sync::mpsc::channel::<()>();
+        let wait = std::sync::Arc::new(std::sync::Mutex::new(wait));
+        let (report, reports) = std::sync::mpsc::channel();
+        let (started, starts) = std::sync::mpsc::channel();
+        for _ in 0..workers {
+            let (wait, report, started) = (wait.clone(), report.clone(), started.clone());
+            HELPING.fetch_add(1, Ordering::SeqCst);
+            pool.spawn(move || {
+                started.send(()).unwrap();
+                let released = lock(&wait).recv_timeout(std::time::Duration::from_secs(10)).is_ok();
+                HELPING.fetch_sub(1, Ordering::SeqCst);
+                report.send(released).unwrap();
+            });
+        }
+        for _ in 0..workers {
+            starts.recv().unwrap();
+        }
+        let mut seen = Vec::new();
+        let r: Result<(), ()> = ordered(
+            64,
+            workers + 1,
+            8,
+            |k| k,
+            |x| x + 1,
+            |y| {
+                seen.push(y);
+                Ok(())
+            },
+        );
+        for _ in 0..workers {
+            release.send(()).unwrap();
+        }
+        assert_eq!((r, seen), (Ok(()), (1..=64).collect::<Vec<_>>()));
+        assert!(reports.iter().take(workers).all(|released| released), "a worker waited out its 10 s");
+    }
+
+    #[test]
     fn ordered_takes_the_results_in_order_and_stops_at_an_error() {
         for (threads, ahead) in [(1, 1), (2, 1), (2, 4), (8, 3)] {
             let mut seen = Vec::new();
