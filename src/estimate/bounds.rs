@@ -16,6 +16,8 @@
 //! is fitted to them by maximum likelihood, and bounds allow a tick a high quantile of the
 //! mean's upper confidence limit.
 
+use itertools::Itertools;
+
 use super::ProfileCall;
 use crate::js::Scalar;
 use crate::model::profile::{ProfileModel, NONE};
@@ -764,20 +766,7 @@ impl Edges {
 
 /// Two lists sorted in `f64::total_cmp`'s order, merged in that order.
 fn merge_times(a: &[f64], b: &[f64]) -> Vec<f64> {
-    let mut out = Vec::with_capacity(a.len() + b.len());
-    let (mut i, mut j) = (0, 0);
-    while i < a.len() && j < b.len() {
-        if b[j].total_cmp(&a[i]).is_lt() {
-            out.push(b[j]);
-            j += 1;
-        } else {
-            out.push(a[i]);
-            i += 1;
-        }
-    }
-    out.extend_from_slice(&a[i..]);
-    out.extend_from_slice(&b[j..]);
-    out
+    a.iter().copied().merge_by(b.iter().copied(), |x, y| y.total_cmp(x).is_ge()).collect()
 }
 
 /// The starts and ends of events that come in order of their starts, in `f64::total_cmp`'s

@@ -7,6 +7,7 @@
 //! durations in ms from `ts / 1000` and `(ts + dur) / 1000`, clipped to the trace bounds;
 //! partial overlaps nest; a recursive function's callers get less than the time spent.
 
+use itertools::Itertools;
 use rustc_hash::FxHashMap as HashMap;
 use std::cmp::Ordering;
 use std::io::{self, Write};
@@ -150,19 +151,11 @@ impl<'a> Set<'a> {
             })
             .collect();
         // mergeEventsInOrder(thread events, calls).
-        let mut merged = Vec::with_capacity(calls.len() + traces.len());
-        let (mut i, mut j) = (0, 0);
-        while i < traces.len() && j < calls.len() {
-            if event_time_order(&traces[i], &calls[j]) != Ordering::Greater {
-                merged.push(traces[i]);
-                i += 1;
-            } else {
-                merged.push(calls[j]);
-                j += 1;
-            }
-        }
-        merged.extend_from_slice(&traces[i..]);
-        merged.extend_from_slice(&calls[j..]);
+        let merged: Vec<Ev> = traces
+            .iter()
+            .copied()
+            .merge_by(calls.iter().copied(), |t, c| event_time_order(t, c) != Ordering::Greater)
+            .collect();
         Set { th, strings, trace, merged, ids }
     }
 
