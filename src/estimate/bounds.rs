@@ -779,7 +779,7 @@ fn ordered_edges<'a>(events: impl Iterator<Item = &'a Entry>) -> Option<Vec<f64>
     let mut last = f64::NEG_INFINITY;
     for e in events {
         // Out of order, or a NaN (no order): sorted the general way.
-        if e.ts < last || e.ts.is_nan() {
+        if e.ts < last || e.ts.is_nan() || e.end().is_nan() {
             return None;
         }
         last = e.ts;
@@ -1069,6 +1069,7 @@ mod tests {
         // Starts out of order, or NaN: sorted the general way.
         assert_eq!(ordered_edges([entry(10.0, 5.0), entry(0.0, 5.0)].iter()), None);
         assert_eq!(ordered_edges([entry(f64::NAN, 5.0)].iter()), None);
+        assert_eq!(ordered_edges([entry(0.0, f64::NAN)].iter()), None);
         for x in [0.0, -0.0, 1.5, -1.5, f64::INFINITY, f64::NEG_INFINITY, f64::NAN, -f64::NAN, f64::MIN_POSITIVE] {
             assert_eq!(key_time(time_key(x)).to_bits(), x.to_bits());
         }
