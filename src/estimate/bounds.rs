@@ -557,7 +557,8 @@ struct CallTables {
     /// Per call, the first sample at or after its end (`t.len()` for none): the one that closed
     /// the call or, when an event's end closed it, the first after that (with bounds or midway).
     ends: Vec<u32>,
-    /// Per call, the call it was opened inside, by creation order and node parent (midway).
+    /// Per call, the call it was opened inside, by creation order and node parent, or depth
+    /// (midway).
     parents: Vec<Option<u32>>,
     /// The calls DevTools ended and opened on each sample (midway).
     changes: Changes,
@@ -569,8 +570,9 @@ impl CallTables {
         let mut at = vec![none; if midway && !calls.is_empty() { t.len() } else { 0 }];
         let mut ends = Vec::with_capacity(if bounds || midway { calls.len() } else { 0 });
         let mut parents = Vec::with_capacity(if midway { calls.len() } else { 0 });
-        // Per node, the last call of it made.
+        // Per node, the last call of it made; per depth, the last call made at it.
         let mut last = vec![NONE; if midway { model.nodes.len() } else { 0 }];
+        let mut last_at_depth: Vec<u32> = Vec::new();
         if !(bounds || midway) {
             return CallTables { ends, parents, changes: Changes { at } };
         }
@@ -589,15 +591,29 @@ impl CallTables {
                 continue;
             }
             let node = &model.nodes[call.node as usize];
-            let p = node.parent;
-            let found = (p != NONE).then(|| last[p as usize]).filter(|&pc| {
+            let holds = |pc: u32| {
                 pc != NONE && {
                     let pc = &calls[pc as usize];
                     pc.ts <= call.ts && call.ts <= pc.ts + pc.dur
                 }
-            });
+            };
+            let p = node.parent;
+            let depth = usize::try_from(node.depth).ok();
+            // The last call of the node's parent, or, when DevTools went on with a call of an
+            // equal frame of another node (its parent is then no call's node), the last call
+            // one level up.
+            let found = (p != NONE)
+                .then(|| last[p as usize])
+                .filter(|&pc| holds(pc))
+                .or_else(|| depth?.checked_sub(1).and_then(|d| last_at_depth.get(d).copied()).filter(|&pc| holds(pc)));
             parents.push(found);
             last[call.node as usize] = c as u32;
+            if let Some(d) = depth {
+                if last_at_depth.len() <= d {
+                    last_at_depth.resize(d + 1, NONE);
+                }
+                last_at_depth[d] = c as u32;
+            }
             if let Some(ch) = k.and_then(|k| at.get_mut(k)) {
                 ch.opened += 1;
                 ch.outermost_opened = ch.outermost_opened.min(node.depth);
@@ -748,16 +764,18 @@ impl Edges {
         Edges { times, hints: [0; 2] }
     }
 
-    /// `x` moved back toward `from` as far as needed for no edge to lie between them (or at
-    /// `from`, unless `x` is there too).
+    /// `x` (whole µs) moved back toward `from` as far as needed to stay strictly on `from`'s
+    /// side of every edge: a whole µs past the nearest edge, or `from` itself. On an edge, a
+    /// call would nest differently: a start at an event's start sorts after the event, an end
+    /// at an event's start closes the call before the event.
     fn keep_side(&mut self, x: f64, from: f64, side: Side) -> f64 {
         let (v, hint) = (&self.times, &mut self.hints[side as usize]);
         if x < from {
             let i = partition_from(v, hint, |e| e <= from);
-            i.checked_sub(1).map_or(x, |i| x.max(v[i]))
+            i.checked_sub(1).map_or(x, |i| x.max((v[i].floor() + 1.0).min(from)))
         } else if x > from {
             let i = partition_from(v, hint, |e| e < from);
-            v.get(i).map_or(x, |&e| x.min(e))
+            v.get(i).map_or(x, |&e| x.min((e.ceil() - 1.0).max(from)))
         } else {
             x
         }
@@ -987,8 +1005,11 @@ fn fit(model: &ProfileModel, entries: &[Entry], t: &[f64], exact: &Exact, interv
     }
     s.late_ticks = (late.len() + late_js.len()) as u32;
     let (mean, upper) = fit_lag(&late, &on_time, &late_js, interval);
-    s.lag_mean = mean;
-    s.lag_bound = upper * (1.0 / TAIL).ln();
+    // At most an interval: a longer mean lag would have each capture come after the next
+    // tick's stamp, on average. (With late ticks only, the likelihood rises without end and
+    // the fit stops at the top of its range, a second.)
+    s.lag_mean = mean.min(interval);
+    s.lag_bound = upper.min(interval) * (1.0 / TAIL).ln();
     s
 }
 
@@ -1080,6 +1101,21 @@ mod tests {
             merged.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
             [-1.0, -0.0, 0.0, 1.0, 2.0, 2.0, 3.0, f64::INFINITY].iter().map(|x: &f64| x.to_bits()).collect::<Vec<_>>()
         );
+    }
+
+    #[test]
+    fn a_moved_boundary_stays_strictly_on_its_side_of_every_edge() {
+        let entry = |ts: f64, dur: f64| Entry { ts, dur, trace: 0, flags: 0 };
+        // Edges at 100, 200, 250.5 and 260.5.
+        let mut edges = Edges::new(&[entry(100.0, 100.0), entry(250.5, 10.0)]);
+        // Back past 100 from 110: a whole µs after it; forward past 200 from 190: one before.
+        assert_eq!(edges.keep_side(90.0, 110.0, Side::Start), 101.0);
+        assert_eq!(edges.keep_side(205.0, 190.0, Side::End), 199.0);
+        // No edge between: as placed. DevTools' own time on an edge: kept there.
+        assert_eq!(edges.keep_side(160.0, 150.0, Side::Start), 160.0);
+        assert_eq!(edges.keep_side(90.0, 100.0, Side::End), 100.0);
+        // An edge under a µs away: DevTools' own time.
+        assert_eq!(edges.keep_side(252.0, 250.2, Side::Start), 250.2);
     }
 
     #[test]

@@ -1,9 +1,12 @@
 //! Property tests: for random valid profiles and event streams, the calls are non-negative,
-//! created in non-decreasing start order, properly nested, and their self times add up.
+//! created in non-decreasing start order, properly nested, and their self times add up; the
+//! refined estimates too, with as many calls in the flame chart as DevTools'.
 
 use proptest::prelude::*;
 
-use crate::support::{cpuprofile, node, run, trace, x};
+use jscalls::Estimator;
+
+use crate::support::{cpuprofile, node, run, run_with, trace, x};
 
 /// A random tree: node i (2..) has a parent among the earlier nodes (1 is the root); a few
 /// names repeat (equal frames under different nodes), and the meta nodes are there too.
@@ -112,6 +115,48 @@ fn check_profile(a: &jscalls::Analysis) -> Result<(), TestCaseError> {
     Ok(())
 }
 
+/// The refined estimates of `json` (midway with bounds, log-midway): DevTools' calls, whole
+/// µs or DevTools' own times, well-formed as [`check`] has it, every call of DevTools' flame chart in theirs (no moved
+/// boundary crosses an event's edge or leaves its parent; one that straddled an edge may come
+/// to fit), and every call's bounds in order.
+fn check_refined(json: &str, devtools: &jscalls::Analysis) -> Result<(), TestCaseError> {
+    let in_tree = |a: &jscalls::Analysis| -> Vec<Vec<bool>> {
+        a.threads().map(|t| t.calls().map(|c| c.depth().is_some()).collect()).collect()
+    };
+    let want = in_tree(devtools);
+    for estimator in [Estimator::Midway, Estimator::LogMidway] {
+        let a = run_with(json, |c| {
+            c.estimator = estimator;
+            c.bounds = estimator == Estimator::Midway;
+        });
+        check(&a)?;
+        let got = in_tree(&a);
+        prop_assert_eq!(got.iter().map(Vec::len).collect::<Vec<_>>(), want.iter().map(Vec::len).collect::<Vec<_>>());
+        for (g, w) in got.iter().flatten().zip(want.iter().flatten()) {
+            prop_assert!(*g || !*w, "{:?}: a call of DevTools' flame chart left out", estimator);
+        }
+        for (t, d) in a.threads().zip(devtools.threads()) {
+            for (c, dc) in t.calls().zip(d.calls()) {
+                // Whole µs, or DevTools' own time (kept where no whole µs lies on its side of
+                // an edge under a µs away).
+                let whole_or = |x: f64, own: f64| x.fract() == 0.0 || x == own;
+                prop_assert!(
+                    whole_or(c.ts(), dc.ts()) && whole_or(c.ts() + c.dur(), dc.ts() + dc.dur()),
+                    "{:?}: {:?} is neither whole µs nor DevTools' {:?}",
+                    estimator,
+                    c,
+                    dc
+                );
+                if let Some(b) = c.bounds() {
+                    let ordered = |lo: Option<f64>, hi: Option<f64>| lo.zip(hi).is_none_or(|(lo, hi)| lo <= hi);
+                    prop_assert!(ordered(b[0], b[1]) && ordered(b[2], b[3]), "bounds out of order: {:?} {:?}", b, c);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
 
@@ -121,7 +166,7 @@ proptest! {
     fn profile_estimates_are_well_formed((nodes, samples, deltas) in profile_parts()) {
         let json = cpuprofile(&nodes, &samples, &deltas, 1000.0, 1000.0);
         let a = run(&json);
-        let r = check_profile(&a);
+        let r = check_profile(&a).and_then(|()| check_refined(&json, &a));
         if r.is_err() {
             if let Some(p) = std::env::var_os("JSCALLS_DUMP_FAILURE") {
                 std::fs::write(p, &json).unwrap();
@@ -137,7 +182,7 @@ proptest! {
         evs.push(x("RunTask", 0.0, 1.0));
         let json = trace(&nodes, &samples, &deltas, "", &evs);
         let a = run(&json);
-        if let Err(e) = check(&a) {
+        if let Err(e) = check(&a).and_then(|()| check_refined(&json, &a)) {
             if let Some(p) = std::env::var_os("JSCALLS_DUMP_FAILURE") {
                 std::fs::write(p, &json).unwrap();
             }
