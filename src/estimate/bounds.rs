@@ -225,8 +225,8 @@ pub fn refine(
             }
         }
         if midway {
-            // Whole µs (the estimate is not finer than that), and across no start or end of an
-            // event: the call nests among the events as DevTools nests it.
+            // Whole µs (the estimate is not finer than that), and across or onto no start or
+            // end of an event: the call nests among the events as DevTools nests it.
             let mut start = edges.keep_side(start.round(), call.ts, Side::Start);
             let mut stop = edges.keep_side(stop.round(), end, Side::End);
             // Within its parent (moved first: it was made first), after its earlier siblings.
