@@ -1,6 +1,6 @@
 //! Property tests: for random valid profiles and event streams, the calls are non-negative,
 //! created in non-decreasing start order, properly nested, and their self times add up; the
-//! refined estimates too, with as many calls in the flame chart as DevTools'.
+//! refined estimates too, with every call of DevTools' flame chart in theirs.
 
 use proptest::prelude::*;
 
@@ -116,9 +116,9 @@ fn check_profile(a: &jscalls::Analysis) -> Result<(), TestCaseError> {
 }
 
 /// The refined estimates of `json` (midway with bounds, log-midway): DevTools' calls, whole
-/// µs or DevTools' own times, well-formed as [`check`] has it, every call of DevTools' flame chart in theirs (no moved
-/// boundary crosses an event's edge or leaves its parent; one that straddled an edge may come
-/// to fit), and every call's bounds in order.
+/// µs or DevTools' own times, well-formed as [`check`] has it, every call of DevTools' flame
+/// chart in theirs (no moved boundary crosses or meets an event's edge or leaves its parent;
+/// one that straddled an edge may come to fit), and every call's bounds in order.
 fn check_refined(json: &str, devtools: &jscalls::Analysis) -> Result<(), TestCaseError> {
     let in_tree = |a: &jscalls::Analysis| -> Vec<Vec<bool>> {
         a.threads().map(|t| t.calls().map(|c| c.depth().is_some()).collect()).collect()
