@@ -164,7 +164,8 @@ pub fn refine(
     let cap = Captures { t, exact, lag_bound: sampler.lag_bound, stamp_delay: sampler.stamp_delay, mid };
     // Calls only one sample showed (counted with the bounds).
     let mut single_calls = 0;
-    let invocations = Invocations::new(entries);
+    // The top-level invocations (what only the bounds need).
+    let invocations = Invocations::new(if bounds { entries } else { &[] });
     let mut edges = if midway { Edges::new(entries) } else { Edges::new(&[]) };
     let mut runs = Runs::new(model, &cap.t[..n], &invocations, bounds);
     let mut js_starts = JsStarts { entries, next: 0, open: Vec::new(), last: f64::NEG_INFINITY };
@@ -237,7 +238,7 @@ pub fn refine(
             // parent was not found has none known.)
             let slot = match parent {
                 Some(p) => Some(p as usize + 1),
-                None => (model.nodes[call.node as usize].depth <= 0).then_some(0),
+                None => (depth <= 0).then_some(0),
             };
             if let Some(slot) = slot {
                 start = start.max(sibling_end[slot]);
@@ -557,8 +558,9 @@ struct CallTables {
     /// Per call, the first sample at or after its end (`t.len()` for none): the one that closed
     /// the call or, when an event's end closed it, the first after that (with bounds or midway).
     ends: Vec<u32>,
-    /// Per call, the call it was opened inside, by creation order and node parent, or depth
-    /// (midway).
+    /// Per call, the call it was opened inside: the last one made a level up, when it holds the
+    /// call's start (midway). By depth, not by node: DevTools goes on with a call across a
+    /// frame equal to its own under another node.
     parents: Vec<Option<u32>>,
     /// The calls DevTools ended and opened on each sample (midway).
     changes: Changes,
@@ -570,8 +572,7 @@ impl CallTables {
         let mut at = vec![none; if midway && !calls.is_empty() { t.len() } else { 0 }];
         let mut ends = Vec::with_capacity(if bounds || midway { calls.len() } else { 0 });
         let mut parents = Vec::with_capacity(if midway { calls.len() } else { 0 });
-        // Per node, the last call of it made; per depth, the last call made at it.
-        let mut last = vec![NONE; if midway { model.nodes.len() } else { 0 }];
+        // Per depth, the last call made at it.
         let mut last_at_depth: Vec<u32> = Vec::new();
         if !(bounds || midway) {
             return CallTables { ends, parents, changes: Changes { at } };
@@ -591,23 +592,14 @@ impl CallTables {
                 continue;
             }
             let node = &model.nodes[call.node as usize];
-            let holds = |pc: u32| {
+            let depth = usize::try_from(node.depth).ok();
+            let found = depth.and_then(|d| last_at_depth.get(d.checked_sub(1)?).copied()).filter(|&pc| {
                 pc != NONE && {
                     let pc = &calls[pc as usize];
                     pc.ts <= call.ts && call.ts <= pc.ts + pc.dur
                 }
-            };
-            let p = node.parent;
-            let depth = usize::try_from(node.depth).ok();
-            // The last call of the node's parent, or, when DevTools went on with a call of an
-            // equal frame of another node (its parent is then no call's node), the last call
-            // one level up.
-            let found = (p != NONE)
-                .then(|| last[p as usize])
-                .filter(|&pc| holds(pc))
-                .or_else(|| depth?.checked_sub(1).and_then(|d| last_at_depth.get(d).copied()).filter(|&pc| holds(pc)));
+            });
             parents.push(found);
-            last[call.node as usize] = c as u32;
             if let Some(d) = depth {
                 if last_at_depth.len() <= d {
                     last_at_depth.resize(d + 1, NONE);

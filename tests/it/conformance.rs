@@ -9,8 +9,10 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use jscalls::{analyze, Config, CpuProfileMode, EngineVersion, Estimator, Source};
+use jscalls::{analyze, Config, CpuProfileMode, EngineVersion, Source};
 use serde_json::Value;
+
+use crate::support::refined_keep_the_flame_chart;
 
 /// A golden's bytes: small ones are stored plain (so that a diff shows a change), large ones gzipped.
 fn read_golden(p: &Path) -> Vec<u8> {
@@ -223,48 +225,25 @@ fn check_dir(dir: &Path, inputs: &Path) -> usize {
     total
 }
 
-/// Every input of `dir`'s goldens estimated with midway (with bounds) and log-midway: the same
-/// calls as DevTools', and every call of DevTools' flame chart in theirs (a moved boundary
-/// crosses or meets no event's edge and leaves no parent). Returns the calls compared.
-fn refined_keep_the_flame_chart(dir: &Path, inputs: &Path) -> usize {
+/// [`refined_keep_the_flame_chart`] on every input of `dir`'s goldens; the calls compared.
+fn refined_keep_their_flame_charts(dir: &Path, inputs: &Path) -> usize {
     let mut paths: Vec<PathBuf> = goldens(dir, inputs).into_iter().map(|(input, _, _)| input).collect();
     paths.dedup();
-    let mut total = 0;
-    for input in &paths {
-        let plain = analyze(&Source::file(input), &Config::default()).unwrap();
-        for estimator in [Estimator::Midway, Estimator::LogMidway] {
-            let mut cfg = Config::default();
-            (cfg.estimator, cfg.bounds) = (estimator, estimator == Estimator::Midway);
-            let refined = analyze(&Source::file(input), &cfg).unwrap();
-            for (a, b) in plain.threads().zip(refined.threads()) {
-                assert_eq!(a.len(), b.len(), "{}", input.display());
-                for (x, y) in a.calls().zip(b.calls()) {
-                    assert_eq!((x.node_id(), x.sample_index()), (y.node_id(), y.sample_index()));
-                    assert!(
-                        x.self_time().is_none() || y.self_time().is_some(),
-                        "{}, {estimator:?}: {y:?} (DevTools: {x:?}) left the flame chart",
-                        input.display()
-                    );
-                    total += 1;
-                }
-            }
-        }
-    }
-    total
+    paths.iter().flat_map(|p| refined_keep_the_flame_chart(p)).map(|(_, n, _)| n).sum()
 }
 
 #[test]
 fn recorded_fixtures_equal_devtools() {
     let n = check_dir(Path::new("fixtures"), Path::new("fixtures"));
     assert!(n > 5_000, "only {n} calls compared");
-    let n = refined_keep_the_flame_chart(Path::new("fixtures"), Path::new("fixtures"));
+    let n = refined_keep_their_flame_charts(Path::new("fixtures"), Path::new("fixtures"));
     assert!(n > 5_000, "only {n} refined calls compared");
 }
 
 #[test]
 fn rule_fixtures_equal_devtools() {
     check_dir(Path::new("fixtures/rules"), Path::new("fixtures/rules"));
-    refined_keep_the_flame_chart(Path::new("fixtures/rules"), Path::new("fixtures/rules"));
+    refined_keep_their_flame_charts(Path::new("fixtures/rules"), Path::new("fixtures/rules"));
 }
 
 /// `../shared/conformance`: DevTools' own fixture traces with the engine's answers. It runs when
@@ -287,7 +266,7 @@ fn shared_conformance_equals_devtools() {
     }
     let n = check_dir(&dir, &dir);
     assert!(n > 100_000, "only {n} calls and tree nodes compared");
-    let n = refined_keep_the_flame_chart(&dir, &dir);
+    let n = refined_keep_their_flame_charts(&dir, &dir);
     assert!(n > 10_000, "only {n} refined calls compared");
     // The same inputs with the newest DevTools' answers, which this project keeps
     // (`conformance/regenerate.sh --shared`).

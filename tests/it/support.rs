@@ -1,6 +1,6 @@
 //! Builders for small hand-made inputs, and a compact rendering of calls.
 
-use jscalls::{analyze, Analysis, Config, CpuProfileMode, EngineVersion, Source};
+use jscalls::{analyze, Analysis, Config, CpuProfileMode, EngineVersion, Estimator, Source};
 
 /// A CDP node: `(id, name, children)`; every frame has scriptId "Peperoni", url "", line/col −1
 /// (the upstream tests' frames), unless the name carries `@url` or `:col`.
@@ -123,4 +123,33 @@ pub type TreeRow = (String, f64, f64, Option<f64>, Option<i32>);
 pub fn tree_rows(a: &Analysis) -> Vec<TreeRow> {
     let t = a.threads().next().unwrap();
     t.calls().map(|c| (c.frame().function_name().into_owned(), c.ts(), c.dur(), c.self_time(), c.depth())).collect()
+}
+
+/// `input` estimated with midway (with bounds) and log-midway: the same calls as DevTools',
+/// and every call of DevTools' flame chart in theirs (a moved boundary crosses or meets no
+/// event's edge and leaves no parent). Per estimator, the calls compared and how many moved.
+pub fn refined_keep_the_flame_chart(input: &std::path::Path) -> Vec<(Estimator, usize, usize)> {
+    let plain = analyze(&Source::file(input), &Config::default()).unwrap();
+    let mut out = Vec::new();
+    for estimator in [Estimator::Midway, Estimator::LogMidway] {
+        let mut cfg = Config::default();
+        (cfg.estimator, cfg.bounds) = (estimator, estimator == Estimator::Midway);
+        let refined = analyze(&Source::file(input), &cfg).unwrap();
+        let (mut n, mut moved) = (0, 0);
+        for (a, b) in plain.threads().zip(refined.threads()) {
+            assert_eq!(a.len(), b.len(), "{}", input.display());
+            for (x, y) in a.calls().zip(b.calls()) {
+                assert_eq!((x.node_id(), x.sample_index()), (y.node_id(), y.sample_index()), "{}", input.display());
+                assert!(
+                    x.self_time().is_none() || y.self_time().is_some(),
+                    "{}, {estimator:?}: {y:?} (DevTools: {x:?}) left the flame chart",
+                    input.display()
+                );
+                n += 1;
+                moved += usize::from(x.ts() != y.ts() || x.dur() != y.dur());
+            }
+        }
+        out.push((estimator, n, moved));
+    }
+    out
 }
