@@ -176,7 +176,8 @@ pub fn refine(
     let mut sibling_end = vec![f64::NEG_INFINITY; if midway { calls.len() + 1 } else { 0 }];
     for (c, call) in calls.iter().enumerate() {
         let parent = parents.get(c).copied().flatten();
-        let depth = model.nodes[call.node as usize].depth;
+        // (Read only for midway: a node table read is a cache miss a call.)
+        let depth = if midway { model.nodes[call.node as usize].depth } else { 0 };
         let end = call.ts + call.dur;
         let (mut b, mut start, mut stop) = ([f64::NAN; 4], call.ts, end);
         let k = call.sample_index;
@@ -960,8 +961,10 @@ fn fit(model: &ProfileModel, entries: &[Entry], t: &[f64], exact: &Exact, interv
     let (mut late, mut on_time, mut late_js) = (Vec::new(), Vec::new(), Vec::new());
     // The tick before `b`, when it was taken after `free_from` (nothing that could show the
     // same lay between), is no synchronous sample, and is within one interval.
-    let tick_before = |b: f64, free_from: f64| {
-        let i = t[..n].partition_point(|&x| x < b);
+    // (Asked in the entries' order, so searched from the last answer.)
+    let mut hint = 0;
+    let mut tick_before = |b: f64, free_from: f64| {
+        let i = partition_from(&t[..n], &mut hint, |x| x < b);
         let p = i.checked_sub(1)?;
         (t[p] >= free_from && b - t[p] <= interval && exact.at(p).is_nan()).then_some((i, p))
     };
