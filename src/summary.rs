@@ -67,13 +67,14 @@ pub fn thread(out: &mut String, th: Thread<'_>) {
     }
     let _ = writeln!(out, "{} calls, {} of JS", group(th.len() as u64), ms(js));
     if let Some(m) = th.sampler() {
+        // Unmeasured, the neighbouring ticks bound a capture.
+        let late = m.lag_bound.map_or("until the next tick".to_owned(), |v| format!("{v:.0} µs late"));
+        let early = m.stamp_delay.map_or("from the tick before".to_owned(), |v| format!("{v:.0} µs early"));
         let _ = write!(
             out,
-            "    sampler: {:.0} µs interval, stacks captured {:.0} µs late on average (bounds allow {:.0} µs late, {:.0} µs early; {} boundaries, {} synchronous samples)",
+            "    sampler: {:.0} µs interval, stacks captured {:.0} µs late on average (bounds allow a capture {late}, {early}; {} boundaries, {} synchronous samples)",
             m.interval,
             m.lag_mean,
-            m.lag_bound,
-            m.stamp_delay,
             group(u64::from(m.boundaries)),
             group(u64::from(m.sync_samples))
         );

@@ -14,7 +14,10 @@
 //! before a GC event starts shows the GC only when its capture came after the start, and the
 //! tick before a top-level invocation shows the invoked function only then. An exponential lag
 //! is fitted to them by maximum likelihood, and bounds allow a tick a high quantile of the
-//! mean's upper confidence limit.
+//! mean's upper confidence limit. What the file does not measure (the lag without such a
+//! boundary, the stamp delay without synchronous samples) the neighbouring ticks bound: the
+//! sampler takes one tick at a time, so a tick's stack is walked after the tick before it was
+//! stamped and before the next one is.
 
 use itertools::Itertools;
 
@@ -34,11 +37,14 @@ pub struct Sampler {
     pub interval: f64,
     /// Mean lag of a tick's stack capture after its timestamp, µs (0 when no tick showed one).
     pub lag_mean: f64,
-    /// The lag bounds add to a tick's timestamp, µs.
-    pub lag_bound: f64,
+    /// The lag bounds add to a tick's timestamp, µs; `None` when no boundary measured it
+    /// (bounds then take a tick's stack to be captured by the next tick's timestamp).
+    pub lag_bound: Option<f64>,
     /// How long after their events synchronous samples are stamped, µs (the median): the time
-    /// a stack walk takes before its timestamp, which bounds take off every tick's.
-    pub stamp_delay: f64,
+    /// a stack walk takes before its timestamp, which bounds take off every tick's; `None`
+    /// without synchronous samples (bounds then take a tick's stack to be captured after the
+    /// tick before it was stamped).
+    pub stamp_delay: Option<f64>,
     /// Exact boundaries examined (GC and top-level invocation starts with a tick before them).
     pub boundaries: u32,
     /// Ticks (of [`Sampler::boundaries`]) whose stack was captured after the boundary.
@@ -89,10 +95,11 @@ struct Captures {
     t: Vec<f64>,
     /// Per sample, the exact time of its stack (a synchronous sample), else NaN ([`Exact`]).
     exact: Exact,
-    /// The lag a tick's capture may have.
-    lag_bound: f64,
-    /// What a tick's capture may precede its timestamp by.
-    stamp_delay: f64,
+    /// The lag a tick's capture may have (`None`: unmeasured, up to the next tick's stamp).
+    lag_bound: Option<f64>,
+    /// What a tick's capture may precede its timestamp by (`None`: unmeasured, down to the
+    /// tick before's stamp).
+    stamp_delay: Option<f64>,
     /// Most likely times, never going back.
     mid: Vec<f64>,
 }
@@ -102,7 +109,11 @@ impl Captures {
     fn lo(&self, i: usize) -> f64 {
         let e = self.exact.at(i);
         if e.is_nan() {
-            self.t[i] - self.stamp_delay
+            match self.stamp_delay {
+                Some(d) => self.t[i] - d,
+                // One tick at a time: a tick's stack is walked after the one before was stamped.
+                None => i.checked_sub(1).map_or(f64::NAN, |p| self.t[p]),
+            }
         } else {
             e
         }
@@ -112,7 +123,11 @@ impl Captures {
     fn hi(&self, i: usize) -> f64 {
         let e = self.exact.at(i);
         if e.is_nan() {
-            self.t[i] + self.lag_bound
+            match self.lag_bound {
+                Some(l) => self.t[i] + l,
+                // One tick at a time: a tick's stack is captured before the next is stamped.
+                None => self.t.get(i + 1).copied().unwrap_or(f64::NAN),
+            }
         } else {
             e
         }
@@ -922,14 +937,15 @@ fn sync_captures(
     Exact(exact)
 }
 
-/// The median of how long after its event each synchronous sample is stamped, µs (0 with none).
-fn stamp_delay(t: &[f64], exact: &[f64]) -> f64 {
+/// The median of how long after its event each synchronous sample is stamped, µs (`None`
+/// with none).
+fn stamp_delay(t: &[f64], exact: &[f64]) -> Option<f64> {
     let mut d: Vec<f64> = t.iter().zip(exact).filter(|(_, e)| !e.is_nan()).map(|(t, e)| (t - e).max(0.0)).collect();
     if d.is_empty() {
-        return 0.0;
+        return None;
     }
     let mid = d.len() / 2;
-    *d.select_nth_unstable_by(mid, f64::total_cmp).1
+    Some(*d.select_nth_unstable_by(mid, f64::total_cmp).1)
 }
 
 /// The median of the positive intervals between samples, from at most about 8,192 of them
@@ -999,12 +1015,14 @@ fn fit(model: &ProfileModel, entries: &[Entry], t: &[f64], exact: &Exact, interv
         }
     }
     s.late_ticks = (late.len() + late_js.len()) as u32;
-    let (mean, upper) = fit_lag(&late, &on_time, &late_js, interval);
+    // Nothing to measure it by (a bare .cpuprofile): no lag is assumed for the estimate, and
+    // the bounds take each tick's capture to come before the next tick's stamp.
+    let Some((mean, upper)) = fit_lag(&late, &on_time, &late_js, interval) else { return s };
     // At most an interval: a longer mean lag would have each capture come after the next
     // tick's stamp, on average. (With late ticks only, the likelihood rises without end and
     // the fit stops at the top of its range, a second.)
     s.lag_mean = mean.min(interval);
-    s.lag_bound = upper.min(interval) * (1.0 / TAIL).ln();
+    s.lag_bound = Some(upper.min(interval) * (1.0 / TAIL).ln());
     s
 }
 
@@ -1012,12 +1030,11 @@ fn fit(model: &ProfileModel, entries: &[Entry], t: &[f64], exact: &Exact, interv
 /// what followed their boundary (lag > d), the `on_time` ones did not (lag ≤ d); `late_js` are
 /// late ticks at boundaries whose change follows them by an unknown delay, counted by how late
 /// they were (d within `window`). Returns the maximum-likelihood mean and its upper limit at
-/// 95 % (likelihood ratio; 0 and the limit when no tick was late; 0 and 0 with no boundary).
-fn fit_lag(late: &[f64], on_time: &[f64], late_js: &[f64], window: f64) -> (f64, f64) {
+/// 95 % (likelihood ratio; 0 and the limit when no tick was late; `None` with no boundary).
+fn fit_lag(late: &[f64], on_time: &[f64], late_js: &[f64], window: f64) -> Option<(f64, f64)> {
     let on_time: Vec<f64> = on_time.iter().copied().filter(|&d| d > 0.0).collect();
     if late.is_empty() && late_js.is_empty() && on_time.is_empty() {
-        // Nothing to measure it by (a bare .cpuprofile): no lag is assumed.
-        return (0.0, 0.0);
+        return None;
     }
     let late_sum: f64 = late.iter().chain(late_js).sum();
     let n_js = late_js.len() as f64;
@@ -1046,7 +1063,7 @@ fn fit_lag(late: &[f64], on_time: &[f64], late_js: &[f64], window: f64) -> (f64,
     let target = best - 1.3528;
     let (mut a, mut b) = (if mean > 0.0 { mean.ln() } else { lo }, hi);
     if log_l(b.exp()) >= target {
-        return (mean, b.exp());
+        return Some((mean, b.exp()));
     }
     for _ in 0..100 {
         let x = (a + b) / 2.0;
@@ -1056,7 +1073,7 @@ fn fit_lag(late: &[f64], on_time: &[f64], late_js: &[f64], window: f64) -> (f64,
             b = x;
         }
     }
-    (mean, a.exp())
+    Some((mean, a.exp()))
 }
 
 #[cfg(test)]
@@ -1232,8 +1249,34 @@ mod tests {
         let t = [10.0, 20.0, 31.0, 40.0, 52.0, 60.0];
         // Delays 3, −1 (taken as 0) and 7; plain ticks do not count.
         let exact = [7.0, nan, 32.0, nan, 45.0, nan];
-        assert_eq!(stamp_delay(&t, &exact), 3.0);
-        assert_eq!(stamp_delay(&t, &[nan; 6]), 0.0);
+        assert_eq!(stamp_delay(&t, &exact), Some(3.0));
+        assert_eq!(stamp_delay(&t, &[nan; 6]), None);
+    }
+
+    #[test]
+    fn nothing_measures_the_lag_without_a_boundary() {
+        assert_eq!(fit_lag(&[], &[], &[], 100.0), None);
+        // An on-time tick at its boundary's very time says nothing either.
+        assert_eq!(fit_lag(&[], &[0.0], &[], 100.0), None);
+    }
+
+    #[test]
+    fn unmeasured_captures_lie_between_the_neighbouring_ticks() {
+        let nan = f64::NAN;
+        let t = vec![100.0, 200.0, 310.0, 400.0];
+        let exact = Exact(vec![nan, nan, 305.0, nan]);
+        let cap = Captures { t, exact, lag_bound: None, stamp_delay: None, mid: Vec::new() };
+        // Tick 1: after tick 0's stamp, before tick 2's; a synchronous sample at its event.
+        assert_eq!((cap.lo(1), cap.hi(1)), (100.0, 310.0));
+        assert_eq!((cap.lo(2), cap.hi(2)), (305.0, 305.0));
+        // The first tick has no earliest capture, the last no latest.
+        assert!(cap.lo(0).is_nan() && cap.hi(0) == 200.0);
+        assert!(cap.lo(3) == 310.0 && cap.hi(3).is_nan());
+        // Measured, each side by its own measure.
+        let cap = Captures { lag_bound: Some(30.0), stamp_delay: Some(5.0), ..cap };
+        assert_eq!((cap.lo(1), cap.hi(1)), (195.0, 230.0));
+        let cap = Captures { lag_bound: Some(30.0), stamp_delay: None, ..cap };
+        assert_eq!((cap.lo(1), cap.hi(1)), (100.0, 230.0));
     }
 
     #[test]
@@ -1250,7 +1293,7 @@ mod tests {
     #[test]
     fn no_late_tick_limits_the_mean_lag() {
         // One on-time tick 100 µs before its boundary: ln(1 − e^(−100/m)) = −1.3528.
-        let (mean, up) = fit_lag(&[], &[100.0], &[], 100.0);
+        let (mean, up) = fit_lag(&[], &[100.0], &[], 100.0).unwrap();
         assert_eq!(mean, 0.0);
         let want = -100.0 / (1.0 - (-1.3528f64).exp()).ln();
         assert!((up - want).abs() < 1e-6 * want, "{up} {want}");
@@ -1262,7 +1305,7 @@ mod tests {
         // lag, as a step): the fit lands near 20 µs / ln 2 order, between the extremes.
         let late: Vec<f64> = (1..20).map(f64::from).collect();
         let on: Vec<f64> = (20..=200).map(f64::from).collect();
-        let (mean, up) = fit_lag(&late, &on, &[], 200.0);
+        let (mean, up) = fit_lag(&late, &on, &[], 200.0).unwrap();
         assert!(mean > 3.0 && mean < 20.0, "{mean}");
         assert!(up > mean, "{up} {mean}");
     }

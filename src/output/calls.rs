@@ -128,10 +128,11 @@ fn write_sampler(s: &mut String, m: &crate::Sampler, estimator: crate::Estimator
     write_number(s, m.interval);
     s.push_str(",\"lagMeanUs\":");
     write_number(s, m.lag_mean);
+    // null: not measured (the bounds then take each tick between its neighbours' stamps).
     s.push_str(",\"lagBoundUs\":");
-    write_number(s, m.lag_bound);
+    write_number(s, m.lag_bound.unwrap_or(f64::NAN));
     s.push_str(",\"stampDelayUs\":");
-    write_number(s, m.stamp_delay);
+    write_number(s, m.stamp_delay.unwrap_or(f64::NAN));
     s.push_str(",\"boundaries\":");
     write_int(s, i64::from(m.boundaries));
     s.push_str(",\"lateTicks\":");

@@ -15,6 +15,8 @@ use crate::support::{cpuprofile, node, refined_keep_the_flame_chart, run_with, s
 
 const TRACE: &str = "fixtures/truth/synth-lag30.trace.json.gz";
 const TRUTH: &str = "fixtures/truth/synth-lag30.truth.json.gz";
+/// The main thread's samples of [`TRACE`] as a bare `.cpuprofile`.
+const CPUPROFILE: &str = "fixtures/truth/synth-lag30.cpuprofile.gz";
 /// Calls at least this long (µs) are the ones the goals are stated for.
 const LONG: f64 = 200.0;
 
@@ -48,11 +50,16 @@ struct Est {
 const REAL_TRACE: &str = "fixtures/truth/real-stripped.json.gz";
 const REAL_TRUTH: &str = "fixtures/truth/real-stripped.truth.json.gz";
 
+/// A thread's (pid, tid).
+type Thread = (i64, i64);
+
 /// The truth's calls by thread, keyed by stack path (by function name only when the truth's
-/// `keyMode` is `name`), and whether they are keyed by name.
-fn truth_threads(truth: &str) -> (HashMap<(i64, i64), Vec<True>>, bool) {
+/// `keyMode` is `name`), whether they are keyed by name, and the thread its `.cpuprofile` holds.
+fn truth_threads(truth: &str) -> (HashMap<Thread, Vec<True>>, bool, Option<Thread>) {
     let t = read_gz(truth);
     let by_name = t["keyMode"] == "name";
+    let cpu = &t["cpuprofileThread"];
+    let cpuprofile_thread = cpu["pid"].as_i64().zip(cpu["tid"].as_i64());
     let mut out = HashMap::new();
     for th in t["threads"].as_array().unwrap() {
         let fns: Vec<String> = th["functions"]
@@ -83,7 +90,7 @@ fn truth_threads(truth: &str) -> (HashMap<(i64, i64), Vec<True>>, bool) {
             (0..fi.len()).map(|i| True { path: paths[i].clone(), start: start[i], end: end[i] }).collect::<Vec<_>>();
         out.insert((th["pid"].as_i64().unwrap(), th["tid"].as_i64().unwrap()), calls);
     }
-    (out, by_name)
+    (out, by_name, cpuprofile_thread)
 }
 
 /// The calls of `trace`, keyed by stack path (by function name only when `by_name`).
@@ -158,11 +165,18 @@ fn long_matches_of(trace: &str, truth: &str, cfg: &Config) -> (Vec<Pair>, Vec<bo
 /// The matched pairs of true calls whose duration lies in `durations`, and whether each true
 /// call lies within its estimate's bounds.
 fn matches_of(trace: &str, truth: &str, cfg: &Config, durations: std::ops::Range<f64>) -> (Vec<Pair>, Vec<bool>) {
-    let (truth, by_name) = truth_threads(truth);
+    let (truth, by_name, cpuprofile_thread) = truth_threads(truth);
     let est = estimates(trace, cfg, by_name);
+    let bare = trace.ends_with(".cpuprofile.gz");
     let (mut errors, mut covered) = (Vec::new(), Vec::new());
     for (id, t) in &truth {
-        let e = est.get(id).unwrap_or_else(|| panic!("no estimate for thread {id:?}"));
+        // A bare .cpuprofile holds one thread: the one the truth names.
+        let e = match est.get(id) {
+            _ if bare && Some(*id) != cpuprofile_thread => continue,
+            _ if bare => est.values().next().expect("the .cpuprofile's thread"),
+            Some(e) => e,
+            None => panic!("no estimate for thread {id:?}"),
+        };
         for (t, e) in matches(t, e) {
             if !durations.contains(&(t.end - t.start)) {
                 continue;
@@ -203,6 +217,35 @@ fn bounds_hold_on_a_real_recording() {
     assert!(n > 300, "{n} matched true calls of 0.2 ms or more");
     let share = covered.iter().filter(|&&c| c).count() as f64 / n as f64;
     assert!(share >= 0.99, "bounds hold for {:.2} % of {n} long true calls", share * 100.0);
+}
+
+#[test]
+fn bounds_hold_on_a_bare_cpuprofile() {
+    // No event measures the lag or the stamp delay: each tick's stack is taken to be captured
+    // between its neighbours' stamps. Taken as captured at its own stamp, 80 % held here.
+    let (_, covered) = long_matches_of(CPUPROFILE, TRUTH, &config(Estimator::DevTools, true));
+    let n = covered.len();
+    assert!(n > 400, "{n} matched true calls of 0.2 ms or more");
+    let share = covered.iter().filter(|&&c| c).count() as f64 / n as f64;
+    assert!(share >= 0.99, "bounds hold for {:.2} % of {n} long true calls", share * 100.0);
+}
+
+#[test]
+fn a_bare_cpuprofile_says_its_lag_and_stamp_delay_were_not_measured() {
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_jscalls")).args(args).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let doc: Value = serde_json::from_str(&run(&["calls", CPUPROFILE, "--bounds", "-q"])).unwrap();
+    let s = &doc["profiles"][0]["sampler"];
+    assert_eq!((s["boundaries"].as_u64(), s["syncSamples"].as_u64()), (Some(0), Some(0)), "{s}");
+    assert!(s["lagBoundUs"].is_null() && s["stampDelayUs"].is_null(), "{s}");
+    let summary = run(&["calls", CPUPROFILE, "--bounds", "--format", "summary", "-q"]);
+    assert!(summary.contains("bounds allow a capture until the next tick, from the tick before;"), "{summary}");
+    // Measured in the trace: numbers.
+    let summary = run(&["calls", REAL_TRACE, "--bounds", "--format", "summary", "-q"]);
+    assert!(summary.contains("bounds allow a capture 88 µs late, 8 µs early;"), "{summary}");
 }
 
 #[test]
