@@ -22,6 +22,7 @@
 use itertools::Itertools;
 
 use super::ProfileCall;
+use crate::exec::Exec;
 use crate::js::Scalar;
 use crate::model::profile::{ProfileModel, NONE};
 use crate::model::{Entry, GC, INVOCATION, STARTS_JS};
@@ -135,7 +136,8 @@ impl Captures {
 }
 
 /// Bounds for each call (when `bounds`) and, for [`Estimator::Midway`] and
-/// [`Estimator::LogMidway`], the calls moved in place.
+/// [`Estimator::LogMidway`], the calls moved in place. With `side_by_side`, two independent
+/// parts of the work run as two jobs of that [`Exec`].
 pub fn refine(
     model: &ProfileModel,
     entries: &[Entry],
@@ -143,24 +145,44 @@ pub fn refine(
     calls: &mut [ProfileCall],
     estimator: Estimator,
     bounds: bool,
+    side_by_side: Option<&impl Exec>,
 ) -> (Sampler, Vec<Bounds>) {
     let mut t: Vec<f64> = Vec::with_capacity(model.n_samples());
     t.extend(model.sample_times().map(|ms| ms * 1000.0));
     let n = t.len().min(model.n_samples());
     let interval = median_interval(&t[..n]);
-    let exact = sync_captures(model, entries, trace_values, &t, interval);
-    let mut sampler = fit(model, entries, &t[..n], &exact, interval);
-    sampler.sync_samples = exact.0.iter().filter(|x| !x.is_nan()).count() as u32;
-    sampler.stamp_delay = stamp_delay(&t, &exact.0);
     let midway = estimator != Estimator::DevTools;
+    // The top-level invocations (what only the bounds need).
+    let invocations = Invocations::new(if bounds { entries } else { &[] });
+    // What the sampler's measure needs and what the per-call pass needs of the calls, samples
+    // and events do not depend on each other: side by side, on a thread long enough to be cut.
+    let calls_seen: &[ProfileCall] = calls;
+    let measure = || {
+        let exact = sync_captures(model, entries, trace_values, &t, interval);
+        let mut sampler = fit(model, entries, &t[..n], &exact, interval);
+        sampler.sync_samples = exact.0.iter().filter(|x| !x.is_nan()).count() as u32;
+        sampler.stamp_delay = stamp_delay(&t, &exact.0);
+        (exact, sampler)
+    };
+    let tables = || {
+        let runs = Runs::new(model, &t[..n], &invocations, bounds);
+        let tables = CallTables::new(model, calls_seen, &t[..n], bounds, midway);
+        let edges = if midway { Edges::new(entries) } else { Edges::new(&[]) };
+        // A tick's stack was captured before the next stack an event carries (what the tick
+        // shows had not yet changed there): its lag is expected within that gap.
+        let stacks = if midway { stack_times(calls_seen) } else { Vec::new() };
+        (runs, tables, edges, stacks)
+    };
+    let ((exact, mut sampler), (mut runs, CallTables { ends, parents, changes }, mut edges, stacks)) =
+        match side_by_side {
+            Some(exec) => exec.join(measure, tables),
+            None => (measure(), tables()),
+        };
     // Gaps longer than this are placed by the call's log duration: every gap for log-midway;
     // for midway, a sampling hole (over two intervals, as the bounds count one), where a call
     // shorter than the hole most likely started near its end or ended near its start.
     let log_over = if estimator == Estimator::LogMidway { 0.0 } else { 2.0 * interval };
     let mut running = f64::NEG_INFINITY;
-    // A tick's stack was captured before the next stack an event carries (what the tick shows
-    // had not yet changed there): its lag is expected within that gap.
-    let stacks = if midway { stack_times(calls) } else { Vec::new() };
     let mut next = 0;
     let m = if midway { n } else { 0 };
     let mut mid = Vec::with_capacity(m);
@@ -179,12 +201,7 @@ pub fn refine(
     let cap = Captures { t, exact, lag_bound: sampler.lag_bound, stamp_delay: sampler.stamp_delay, mid };
     // Calls only one sample showed (counted with the bounds).
     let mut single_calls = 0;
-    // The top-level invocations (what only the bounds need).
-    let invocations = Invocations::new(if bounds { entries } else { &[] });
-    let mut edges = if midway { Edges::new(entries) } else { Edges::new(&[]) };
-    let mut runs = Runs::new(model, &cap.t[..n], &invocations, bounds);
     let mut js_starts = JsStarts { entries, next: 0, open: Vec::new(), last: f64::NEG_INFINITY };
-    let CallTables { ends, parents, changes } = CallTables::new(model, calls, &cap.t[..n], bounds, midway);
     let mut out = Vec::with_capacity(if bounds { calls.len() } else { 0 });
     let mut moved = Vec::with_capacity(if midway { calls.len() } else { 0 });
     // Per parent call (slot 0: the outermost calls), where its last child ends once moved.

@@ -35,7 +35,7 @@ pub struct IntegratorConfig {
 }
 
 /// Samples below which a thread is never cut: its estimate takes about a millisecond.
-const SPLIT_MIN_SAMPLES: usize = 50_000;
+pub(crate) const SPLIT_MIN_SAMPLES: usize = 50_000;
 /// Samples above which a thread is not cut either: the second half's calls are copied after the
 /// first's, and for a longer thread (over 400 s of samples at 100 µs) that copy would add tens
 /// of MB to the peak of a multi-GB input.
@@ -745,6 +745,26 @@ mod tests {
         assert_eq!(split_point(&short, &entries), None);
         assert_eq!(split_point_within(&m, &entries, 0..=n - 1), None, "longer than the most cut");
         assert_eq!(split_point_within(&m, &entries, 0..=n), Some((e, k)));
+    }
+
+    /// The bounds and the midway estimate of a long thread, whose refine runs two parts side
+    /// by side, are those of one part after the other.
+    #[test]
+    fn a_long_threads_refine_gives_the_same_side_by_side() {
+        use crate::estimate::bounds::{refine, Estimator};
+        let (m, entries, _) = long_thread(3, SPLIT_MIN_SAMPLES + 10_000);
+        let tv: Vec<(u32, Scalar)> = Vec::new();
+        let cfg = IntegratorConfig { version: EngineVersion::V0_0_65, ..Default::default() };
+        let (calls, _) = build_profile_calls(&m, &entries, &tv, cfg, &crate::exec::Threads(1));
+        assert!(calls.len() > 1000, "{} calls", calls.len());
+        for estimator in [Estimator::Midway, Estimator::LogMidway] {
+            let (mut one, mut two) = (calls.clone(), calls.clone());
+            let alone = refine(&m, &entries, &tv, &mut one, estimator, true, None::<&crate::exec::Threads>);
+            let beside = refine(&m, &entries, &tv, &mut two, estimator, true, Some(&crate::exec::Threads(2)));
+            assert_eq!(one, two, "{estimator:?}");
+            assert_eq!(format!("{alone:?}"), format!("{beside:?}"), "{estimator:?}");
+            assert_ne!(one, calls, "{estimator:?} moved some boundary");
+        }
     }
 
     #[test]

@@ -150,8 +150,18 @@ pub fn estimate_thread(work: ThreadWork, mode: Mode, cfg: IntegratorConfig, exec
                 let (mut calls, errors) =
                     integrator::build_profile_calls(&work.model, entries, &work.trace_values, cfg, exec);
                 if cfg.bounds || cfg.estimator != bounds::Estimator::DevTools {
-                    let (s, b) =
-                        bounds::refine(&work.model, entries, &work.trace_values, &mut calls, cfg.estimator, cfg.bounds);
+                    // A thread long enough to be cut is alone on the cores (see `cut`).
+                    let side_by_side =
+                        (cfg.cut && work.model.n_samples() >= integrator::SPLIT_MIN_SAMPLES).then_some(exec);
+                    let (s, b) = bounds::refine(
+                        &work.model,
+                        entries,
+                        &work.trace_values,
+                        &mut calls,
+                        cfg.estimator,
+                        cfg.bounds,
+                        side_by_side,
+                    );
                     (bounds, sampler) = (b, Some(s));
                 }
                 let mut self_time = vec![None; calls.len()];
