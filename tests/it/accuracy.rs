@@ -151,13 +151,9 @@ fn matches<'a>(truth: &'a [True], est: &'a [Est]) -> Vec<(&'a True, &'a Est)> {
 /// A matched pair's true start and end, then estimated start and end (µs).
 type Pair = (f64, f64, f64, f64);
 
-/// All matched pairs of true calls at least [`LONG`] long, over every thread, and whether each
-/// true call lies within its estimate's bounds.
-fn long_matches(cfg: &Config) -> (Vec<Pair>, Vec<bool>) {
-    long_matches_of(TRACE, TRUTH, cfg)
-}
-
-/// [`long_matches`] on any trace and its truth (calls matched as the truth keys them).
+/// All matched pairs of true calls at least [`LONG`] long in `trace`, over every thread, and
+/// whether each true call lies within its estimate's bounds (calls matched as the truth keys
+/// them).
 fn long_matches_of(trace: &str, truth: &str, cfg: &Config) -> (Vec<Pair>, Vec<bool>) {
     matches_of(trace, truth, cfg, LONG..f64::INFINITY)
 }
@@ -197,14 +193,20 @@ fn config(estimator: Estimator, bounds: bool) -> Config {
     cfg
 }
 
+/// Asserts that the bounds hold for 99 % of the true calls of 0.2 ms or more matched in `trace`,
+/// of which there are more than `min_matched`.
+fn assert_bounds_hold(trace: &str, truth: &str, estimator: Estimator, min_matched: usize) {
+    let (_, covered) = long_matches_of(trace, truth, &config(estimator, true));
+    let n = covered.len();
+    assert!(n > min_matched, "{trace}: {n} matched true calls of 0.2 ms or more");
+    let share = covered.iter().filter(|&&c| c).count() as f64 / n as f64;
+    assert!(share >= 0.99, "{trace}, {estimator:?}: bounds hold for {:.2} % of {n} long true calls", share * 100.0);
+}
+
 #[test]
 fn bounds_hold_for_99_percent_of_long_true_calls() {
     for estimator in [Estimator::DevTools, Estimator::Midway] {
-        let (_, covered) = long_matches(&config(estimator, true));
-        let n = covered.len();
-        assert!(n > 1000, "{n} matched true calls of 0.2 ms or more");
-        let share = covered.iter().filter(|&&c| c).count() as f64 / n as f64;
-        assert!(share >= 0.99, "{estimator:?}: bounds hold for {:.2} % of {n} long true calls", share * 100.0);
+        assert_bounds_hold(TRACE, TRUTH, estimator, 1000);
     }
 }
 
@@ -212,22 +214,14 @@ fn bounds_hold_for_99_percent_of_long_true_calls() {
 fn bounds_hold_on_a_real_recording() {
     // Chromium stamps a sample some µs after walking its stack: without taking that time off
     // every tick, under 98 % of the long calls here held (starts before their earliest start).
-    let (_, covered) = long_matches_of(REAL_TRACE, REAL_TRUTH, &config(Estimator::DevTools, true));
-    let n = covered.len();
-    assert!(n > 300, "{n} matched true calls of 0.2 ms or more");
-    let share = covered.iter().filter(|&&c| c).count() as f64 / n as f64;
-    assert!(share >= 0.99, "bounds hold for {:.2} % of {n} long true calls", share * 100.0);
+    assert_bounds_hold(REAL_TRACE, REAL_TRUTH, Estimator::DevTools, 300);
 }
 
 #[test]
 fn bounds_hold_on_a_bare_cpuprofile() {
     // No event measures the lag or the stamp delay: each tick's stack is taken to be captured
     // between its neighbours' stamps. Taken as captured at its own stamp, 80 % held here.
-    let (_, covered) = long_matches_of(CPUPROFILE, TRUTH, &config(Estimator::DevTools, true));
-    let n = covered.len();
-    assert!(n > 400, "{n} matched true calls of 0.2 ms or more");
-    let share = covered.iter().filter(|&&c| c).count() as f64 / n as f64;
-    assert!(share >= 0.99, "bounds hold for {:.2} % of {n} long true calls", share * 100.0);
+    assert_bounds_hold(CPUPROFILE, TRUTH, Estimator::DevTools, 400);
 }
 
 #[test]
