@@ -136,8 +136,9 @@ impl Captures {
 }
 
 /// Bounds for each call (when `bounds`) and, for [`Estimator::Midway`] and
-/// [`Estimator::LogMidway`], the calls moved in place. With `side_by_side`, two independent
-/// parts of the work run as two jobs of that [`Exec`].
+/// [`Estimator::LogMidway`], the calls moved in place. With `side_by_side`, independent parts
+/// run as two jobs of that [`Exec`]: the sampler's measure beside the per-call tables, then
+/// the midway pass beside the bounds, or the bounds in two halves.
 pub fn refine(
     model: &ProfileModel,
     entries: &[Entry],
@@ -173,11 +174,10 @@ pub fn refine(
         let stacks = if midway { stack_times(calls_seen) } else { Vec::new() };
         (runs, tables, edges, stacks)
     };
-    let ((exact, mut sampler), (mut runs, CallTables { ends, parents, changes }, mut edges, stacks)) =
-        match side_by_side {
-            Some(exec) => exec.join(measure, tables),
-            None => (measure(), tables()),
-        };
+    let ((exact, mut sampler), (runs, CallTables { ends, parents, changes }, mut edges, stacks)) = match side_by_side {
+        Some(exec) => exec.join(measure, tables),
+        None => (measure(), tables()),
+    };
     // Gaps longer than this are placed by the call's log duration: every gap for log-midway;
     // for midway, a sampling hole (over two intervals, as the bounds count one), where a call
     // shorter than the hole most likely started near its end or ended near its start.
@@ -199,33 +199,42 @@ pub fn refine(
         mid.push(running);
     }
     let cap = Captures { t, exact, lag_bound: sampler.lag_bound, stamp_delay: sampler.stamp_delay, mid };
-    // Calls only one sample showed (counted with the bounds).
-    let mut single_calls = 0;
-    let mut js_starts = JsStarts { entries, next: 0, open: Vec::new(), last: f64::NEG_INFINITY };
-    let mut out = Vec::with_capacity(if bounds { calls.len() } else { 0 });
-    let mut moved = Vec::with_capacity(if midway { calls.len() } else { 0 });
-    // Per parent call (slot 0: the outermost calls), where its last child ends once moved.
-    let mut sibling_end = vec![f64::NEG_INFINITY; if midway { calls.len() + 1 } else { 0 }];
-    for (c, call) in calls.iter().enumerate() {
-        let parent = parents.get(c).copied().flatten();
-        // (Read only for midway: a node table read is a cache miss a call.)
-        let depth = if midway { model.nodes[call.node as usize].depth } else { 0 };
-        let end = call.ts + call.dur;
-        let (mut b, mut start, mut stop) = ([f64::NAN; 4], call.ts, end);
-        let k = call.sample_index;
-        if k >= 0 && (k as usize) < n {
-            let k = k as usize;
-            let j = ends[c] as usize;
-            if bounds {
-                let (found, single) = runs.bounds(&cap, call.node, k, j - 1, sampler.interval);
-                b = found;
-                single_calls += u32::from(single);
-            }
-            if midway {
+    let interval = sampler.interval;
+    // Each call's bounds, from DevTools' own call, and how many calls one sample alone showed.
+    let bound = |range: std::ops::Range<usize>| {
+        if !bounds {
+            return (Vec::new(), 0u32);
+        }
+        let mut cache = RunCache::new(model.nodes.len());
+        let mut single = 0;
+        let out = range
+            .map(|c| {
+                let (b, one) = runs.of_call(&mut cache, &cap, &calls_seen[c], ends[c] as usize, interval);
+                single += u32::from(one);
+                b
+            })
+            .collect();
+        (out, single)
+    };
+    // Each call moved: in call order, a parent before its children.
+    let mut move_calls = || {
+        let mut js_starts = JsStarts { entries, next: 0, open: Vec::new(), last: f64::NEG_INFINITY };
+        let mut moved = Vec::with_capacity(calls_seen.len());
+        // Per parent call (slot 0: the outermost calls), where its last child ends once moved.
+        let mut sibling_end = vec![f64::NEG_INFINITY; calls_seen.len() + 1];
+        for (c, call) in calls_seen.iter().enumerate() {
+            let parent = parents.get(c).copied().flatten();
+            let depth = model.nodes[call.node as usize].depth;
+            let end = call.ts + call.dur;
+            let (mut start, mut stop) = (call.ts, end);
+            let k = call.sample_index;
+            if k >= 0 && (k as usize) < n {
+                let k = k as usize;
+                let j = ends[c] as usize;
                 let prev = k.checked_sub(1);
                 let mut mid_before = prev.map_or(cap.mid[k], |p| cap.mid[p]);
                 // The lowest frame a sample opens has its parent opened earlier (or none).
-                let lowest = parent.is_none_or(|p| calls[p as usize].sample_index != call.sample_index);
+                let lowest = parent.is_none_or(|p| calls_seen[p as usize].sample_index != call.sample_index);
                 // The last tick before: a synchronous sample taken at the invocation's start
                 // says only that the function had not started; a tick after the start that
                 // did not show the function (compiling, say) says it started later.
@@ -239,26 +248,16 @@ pub fn refine(
                     Some(b0) if lowest => Place::At(b0),
                     _ => Place::Gap(mid_before, cap.mid[k], changes.place(k, depth, Side::Start)),
                 };
-                let e = midway_end(&cap, &changes, depth, calls, parent, j, call);
+                let e = midway_end(&cap, &changes, depth, calls_seen, parent, j, call);
                 (start, stop) = place_both(s, e, log_over);
-            }
-        } else if k < 0 {
-            // A frame of a trace event's stack: bounded by the samples that show it, if any.
-            let last = ends[c] as usize;
-            if bounds {
-                let first = cap.t[..last].partition_point(|&x| x < call.ts);
-                if first < last && runs.shows(first, call.node) {
-                    let (found, single) = runs.bounds(&cap, call.node, first, last - 1, sampler.interval);
-                    b = found;
-                    single_calls += u32::from(single);
+            } else if k < 0 {
+                // A frame of a trace event's stack: its end moves, its start is its event's.
+                let last = ends[c] as usize;
+                if last > 0 {
+                    let e = midway_end(&cap, &changes, depth, calls_seen, parent, last, call);
+                    stop = place_both(Place::At(start), e, log_over).1;
                 }
             }
-            if midway && last > 0 {
-                let e = midway_end(&cap, &changes, depth, calls, parent, last, call);
-                stop = place_both(Place::At(start), e, log_over).1;
-            }
-        }
-        if midway {
             // Whole µs (the estimate is not finer than that), and across or onto no start or
             // end of an event: the call nests among the events as DevTools nests it.
             let mut start = edges.keep_side(start.round(), call.ts, Side::Start);
@@ -282,11 +281,21 @@ pub fn refine(
             }
             moved.push((start, stop));
         }
-        if bounds {
-            // Whole µs, outward: what trace times resolve, and shorter to write.
-            out.push([b[0].floor(), b[1].ceil(), b[2].floor(), b[3].ceil()]);
+        moved
+    };
+    let all = 0..calls_seen.len();
+    // The two are independent, and the bounds' calls of each other: side by side on a long
+    // thread, the midway pass beside the bounds or the bounds in halves.
+    let (moved, (out, single_calls)) = match side_by_side {
+        Some(exec) if midway && bounds => exec.join(move_calls, || bound(all)),
+        Some(exec) if bounds => {
+            let half = all.end / 2;
+            let ((mut out, a), (rest, b)) = exec.join(|| bound(0..half), || bound(half..all.end));
+            out.extend(rest);
+            (Vec::new(), (out, a + b))
         }
-    }
+        _ => (if midway { move_calls() } else { Vec::new() }, bound(all)),
+    };
     for (call, (start, stop)) in calls.iter_mut().zip(moved) {
         call.ts = start;
         call.dur = stop - start;
@@ -311,12 +320,22 @@ struct Runs<'m> {
     told_after: Vec<u32>,
     /// The top-level invocations' starts and ends.
     spans: &'m [(f64, f64)],
-    /// Per node, the last run found (first and last sample), taken again once found whole:
-    /// DevTools splits one run into many calls (at every `V8.*` event's end), and each would
-    /// walk it again.
+}
+
+/// Per node, the last run [`Runs::run`] found, taken again once found whole: DevTools splits
+/// one run into many calls (at every `V8.*` event's end), and each would walk it again. A
+/// cache only (a walk finds the same run), one per pass over the calls.
+struct RunCache {
+    /// Per node, the last run found (first and last sample).
     last_run: Vec<(u32, u32)>,
     /// Per node, whether its last run was found whole.
     verified: Vec<bool>,
+}
+
+impl RunCache {
+    fn new(nodes: usize) -> RunCache {
+        RunCache { last_run: vec![(NONE, NONE); nodes], verified: vec![false; nodes] }
+    }
 }
 
 impl<'m> Runs<'m> {
@@ -365,9 +384,7 @@ impl<'m> Runs<'m> {
             }
             told_after[i] = told;
         }
-        let last_run = vec![(NONE, NONE); if full { model.nodes.len() } else { 0 }];
-        let verified = vec![false; last_run.len()];
-        Runs { tour, shown, within, told_before, told_after, spans: &inv.0, last_run, verified }
+        Runs { tour, shown, within, told_before, told_after, spans: &inv.0 }
     }
 
     /// Whether sample `i` shows `node`'s frame (the node is on its stack).
@@ -377,13 +394,13 @@ impl<'m> Runs<'m> {
 
     /// The run of samples showing `node` that holds samples `first..=last`: across samples that
     /// do not tell the stack, within one top-level invocation.
-    fn run(&mut self, node: u32, first: usize, last: usize) -> (usize, usize) {
+    fn run(&self, cache: &mut RunCache, node: u32, first: usize, last: usize) -> (usize, usize) {
         let span = self.tour.span(node);
-        let (c0, c1) = self.last_run[node as usize];
+        let (c0, c1) = cache.last_run[node as usize];
         if c0 != NONE && c0 as usize <= first && last <= c1 as usize {
             // Checked only now that it is asked for again: most runs never are.
-            if self.verified[node as usize] || self.whole(span.clone(), c0 as usize, c1 as usize) {
-                self.verified[node as usize] = true;
+            if cache.verified[node as usize] || self.whole(span.clone(), c0 as usize, c1 as usize) {
+                cache.verified[node as usize] = true;
                 return (c0 as usize, c1 as usize);
             }
         }
@@ -404,9 +421,9 @@ impl<'m> Runs<'m> {
             r1 = q;
         }
         // Kept for the next calls, to be used once found whole (`Runs::whole`).
-        self.last_run[node as usize] =
+        cache.last_run[node as usize] =
             if self.told(r0) && self.told(r1) { (r0 as u32, r1 as u32) } else { (NONE, NONE) };
-        self.verified[node as usize] = false;
+        cache.verified[node as usize] = false;
         (r0, r1)
     }
 
@@ -425,8 +442,16 @@ impl<'m> Runs<'m> {
 
     /// The bounds of a call of `node` seen from sample `first` to sample `last`, and whether
     /// only one sample showed it.
-    fn bounds(&mut self, cap: &Captures, node: u32, first: usize, last: usize, interval: f64) -> (Bounds, bool) {
-        let (r0, r1) = self.run(node, first, last);
+    fn bounds(
+        &self,
+        cache: &mut RunCache,
+        cap: &Captures,
+        node: u32,
+        first: usize,
+        last: usize,
+        interval: f64,
+    ) -> (Bounds, bool) {
+        let (r0, r1) = self.run(cache, node, first, last);
         let before = r0.checked_sub(1).map(|i| self.told_before[i]).filter(|&i| i != NONE).map(|i| i as usize);
         let after = self.told_after.get(r1 + 1).copied().filter(|&i| i != NONE).map(|i| i as usize);
         // Samples cannot tell back-to-back calls of one function apart: the run may hold several,
@@ -453,6 +478,32 @@ impl<'m> Runs<'m> {
             b[2] = b[2].max(begin);
         }
         (b, r0 == r1)
+    }
+
+    /// The bounds of `call`, whole µs outward, and whether only one sample showed it; `end`
+    /// is the first sample at or after its end. Unbounded for a frame of an event's stack that
+    /// no sample shows.
+    fn of_call(
+        &self,
+        cache: &mut RunCache,
+        cap: &Captures,
+        call: &ProfileCall,
+        end: usize,
+        interval: f64,
+    ) -> (Bounds, bool) {
+        let n = self.shown.len();
+        let first = match usize::try_from(call.sample_index) {
+            Ok(k) if k < n => Some(k),
+            Ok(_) => None,
+            // A frame of a trace event's stack: bounded by the samples that show it, if any.
+            Err(_) => {
+                Some(cap.t[..end].partition_point(|&x| x < call.ts)).filter(|&f| f < end && self.shows(f, call.node))
+            }
+        };
+        let Some(first) = first else { return ([f64::NAN; 4], false) };
+        let (b, single) = self.bounds(cache, cap, call.node, first, end - 1, interval);
+        // Whole µs, outward: what trace times resolve, and shorter to write.
+        ([b[0].floor(), b[1].ceil(), b[2].floor(), b[3].ceil()], single)
     }
 }
 
