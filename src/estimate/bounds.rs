@@ -284,8 +284,9 @@ pub fn refine(
         moved
     };
     let all = 0..calls_seen.len();
-    // The two are independent, and the bounds' calls of each other: side by side on a long
-    // thread, the midway pass beside the bounds or the bounds in halves.
+    // Midway's pass and the bounds do not depend on each other, nor one call's bounds on
+    // another's (the run cache aside): on a long thread, the pass beside the bounds, or the
+    // bounds in two halves.
     let (moved, (out, single_calls)) = match side_by_side {
         Some(exec) if midway && bounds => exec.join(move_calls, || bound(all)),
         Some(exec) if bounds => {
