@@ -236,9 +236,9 @@ static HELPING: AtomicUsize = AtomicUsize::new(0);
 /// before it is handed out. Helpers on the pool's free workers (up to `threads − 1`) take the
 /// items first come, first served; this thread runs the item it needs next itself when no
 /// helper has started it, and otherwise waits, leaving the later items to the helpers (this
-/// thread has `take` to do: it was the busier one when it took them too). Stops at the first error of `take` (the items already handed out
-/// are finished first). Without workers, or with `threads` ≤ 1, it all runs here, one item at
-/// a time.
+/// thread has `take` to do: it was the busier one when it took them too). Stops at the first
+/// error of `take` (the items already handed out are finished first). Without workers, or with
+/// `threads` ≤ 1, it all runs here, one item at a time.
 pub fn ordered<T: Send, R: Send, E>(
     n: usize,
     threads: usize,

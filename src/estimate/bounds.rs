@@ -199,7 +199,6 @@ pub fn refine(
         mid.push(running);
     }
     let cap = Captures { t, exact, lag_bound: sampler.lag_bound, stamp_delay: sampler.stamp_delay, mid };
-    let interval = sampler.interval;
     // Each call's bounds, from DevTools' own call, and how many calls one sample alone showed.
     let bound = |range: std::ops::Range<usize>| {
         if !bounds {

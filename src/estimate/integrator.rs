@@ -35,7 +35,7 @@ pub struct IntegratorConfig {
 }
 
 /// Samples below which a thread is never cut: its estimate takes about a millisecond.
-pub(crate) const SPLIT_MIN_SAMPLES: usize = 50_000;
+const SPLIT_MIN_SAMPLES: usize = 50_000;
 /// Samples above which a thread is not cut either: the second half's calls are copied after the
 /// first's, and for a longer thread (over 400 s of samples at 100 µs) that copy would add tens
 /// of MB to the peak of a multi-GB input.
@@ -156,6 +156,12 @@ fn build_cut(
 /// would end it.
 fn split_point(model: &ProfileModel, entries: &[Entry]) -> Option<(usize, usize)> {
     split_point_within(model, entries, SPLIT_MIN_SAMPLES..=SPLIT_MAX_SAMPLES)
+}
+
+/// Whether a thread is one that `cfg` lets be cut and long enough to be: alone on the cores,
+/// whose other work may run side by side too.
+pub(crate) fn long_enough_to_cut(model: &ProfileModel, cfg: IntegratorConfig) -> bool {
+    cfg.cut && model.n_samples() >= SPLIT_MIN_SAMPLES
 }
 
 /// [`split_point`] for a thread whose samples are within `samples`.

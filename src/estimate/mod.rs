@@ -150,9 +150,7 @@ pub fn estimate_thread(work: ThreadWork, mode: Mode, cfg: IntegratorConfig, exec
                 let (mut calls, errors) =
                     integrator::build_profile_calls(&work.model, entries, &work.trace_values, cfg, exec);
                 if cfg.bounds || cfg.estimator != bounds::Estimator::DevTools {
-                    // A thread long enough to be cut is alone on the cores (see `cut`).
-                    let side_by_side =
-                        (cfg.cut && work.model.n_samples() >= integrator::SPLIT_MIN_SAMPLES).then_some(exec);
+                    let side_by_side = integrator::long_enough_to_cut(&work.model, cfg).then_some(exec);
                     let (s, b) = bounds::refine(
                         &work.model,
                         entries,
