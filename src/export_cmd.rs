@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use std::io::{self, Write};
 
 use jscalls::tree::export::{self, Profile, ProfileKind};
-use jscalls::Assembled;
+use jscalls::{Assembled, Error};
 
 use crate::tree_cmd::{self, Chosen, Failure};
 use crate::{ExportArgs, ExportFormat, WeightArg};
@@ -188,7 +188,8 @@ pub fn render(
     let spans = matches!(format, ExportFormat::Speedscope | ExportFormat::Firefox) || args.by_time;
     let kept = tree_cmd::choose(assembled, &args.select, spans)?;
     if kept.is_empty() {
-        return Err(Failure::Usage(format!("{input}: no thread has estimated calls to export")));
+        // The input's doing, not the command line's: exit 1, as for any input with nothing usable.
+        return Err(Failure::Input(Error::input(None, "no thread has estimated calls to export")));
     }
     let several = kept.len() > 1;
     match format {
@@ -248,7 +249,7 @@ pub fn render(
                 ends.iter().scan(0, |from, &end| Some(&text[std::mem::replace(from, end)..end])).collect()
             };
             if lines.is_empty() {
-                return Err(Failure::Usage(format!("{input}: nothing to draw: every stack weighs under 1")));
+                return Err(Failure::Input(Error::input(None, "nothing to draw: every stack weighs under 1")));
             }
             let mut opt = inferno::flamegraph::Options::default();
             opt.title = format!("{input}: {}", if args.by_time { "flame chart" } else { "flame graph" });
@@ -277,7 +278,7 @@ pub fn render(
             }
             let mut svg = Vec::new();
             inferno::flamegraph::from_lines(&mut opt, lines.iter().copied(), &mut svg)
-                .map_err(|e| Failure::Usage(format!("{input}: the flame graph cannot be drawn: {e}")))?;
+                .map_err(|e| Failure::Input(Error::input(None, format!("the flame graph cannot be drawn: {e}"))))?;
             Ok(Rendered::Bytes(svg))
         }
     }

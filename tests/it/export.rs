@@ -337,6 +337,27 @@ fn export_usage_errors() {
     }
 }
 
+/// An input without a call is the input's fault, not the command line's: exit 1, one line that
+/// names the file, and no output left behind, in every format.
+#[test]
+fn export_of_an_input_without_calls_fails_as_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("empty.json");
+    std::fs::write(&input, "[]").unwrap();
+    for to in ["speedscope", "firefox", "collapsed", "svg"] {
+        let out = dir.path().join(format!("out.{to}"));
+        let o = jscalls(&["export", input.to_str().unwrap(), "--to", to, "-o", out.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(1), "--to {to}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(
+            err.lines().collect::<Vec<_>>(),
+            [format!("jscalls: error: {}: no thread has estimated calls to export", input.display())],
+            "--to {to}"
+        );
+        assert!(!out.exists(), "--to {to}: an output was left");
+    }
+}
+
 /// A real recording: every thread's events nest (each close is of the frame on top, times never
 /// go back), and the time each frame is on top is its function's self time in `tree --flat`.
 #[test]
