@@ -309,17 +309,24 @@ pub fn refine(
 /// any `V8.*` event, and a run may be longer than the call), cut at top-level invocations.
 struct Runs<'m> {
     tour: Tour,
-    /// Per sample, the [`Tour`] number of the node whose stack it shows (a GC sample shows the
-    /// stack before it), `u32::MAX` for none: sample by sample, no lookup in the node table.
-    shown: Vec<u32>,
-    /// Per sample, 1 + the index of the top-level invocation it lies in, 0 for none.
-    within: Vec<u32>,
-    /// Per sample, the last sample at or before it that tells the JS stack ([`NONE`] if none).
-    told_before: Vec<u32>,
-    /// Per sample, the first sample at or after it that tells the JS stack ([`NONE`] if none).
-    told_after: Vec<u32>,
+    /// Per sample, what a run's walk asks of it, side by side.
+    rows: Vec<Row>,
     /// The top-level invocations' starts and ends.
     spans: &'m [(f64, f64)],
+}
+
+/// What [`Runs`] knows of one sample.
+#[derive(Clone, Copy)]
+struct Row {
+    /// The [`Tour`] number of the node whose stack it shows (a GC sample shows the stack
+    /// before it), `u32::MAX` for none: sample by sample, no lookup in the node table.
+    shown: u32,
+    /// 1 + the index of the top-level invocation it lies in, 0 for none.
+    within: u32,
+    /// The last sample at or before it that tells the JS stack ([`NONE`] if none).
+    told_before: u32,
+    /// The first sample at or after it that tells the JS stack ([`NONE`] if none).
+    told_after: u32,
 }
 
 /// Per node, the last run [`Runs::run`] found, taken again once found whole: DevTools splits
@@ -344,52 +351,47 @@ impl<'m> Runs<'m> {
         let tour = if full { Tour::new(model) } else { Tour { first: Vec::new(), end: Vec::new() } };
         // What only the bounds need is left empty for the midway estimate alone.
         let bounded = if full { t.len() } else { 0 };
-        let (mut shown, mut within, mut told_before) =
-            (Vec::with_capacity(bounded), Vec::with_capacity(bounded), Vec::with_capacity(bounded));
         // What a (program) or GC sample shows says nothing of the JS stack: the sampler shows
         // (program) when it fails to walk a JS stack too (DevTools then copies the stack before
         // it: the samples it repaired), and DevTools gives a GC sample the stack before it.
         // (In sample order: each is taken at its own sample.)
-        let mut repaired = model.repaired.iter().peekable();
+        let (program, gc) = (model.program.unwrap_or(NONE), model.gc.unwrap_or(NONE));
+        let mut repaired = model.repaired.iter().map(|&r| r as usize).peekable();
         let (mut last, mut q, mut told) = (NONE, 0, NONE);
-        for (i, &x) in t[..bounded].iter().enumerate() {
-            let found = model.node_by_index(i);
-            let mut node = found.unwrap_or(NONE);
-            if node != NONE && Some(node) == model.gc && last != NONE {
-                node = last;
-            } else {
+        let samples = model.sample_nodes[..bounded].iter().zip(&t[..bounded]).enumerate();
+        let mut rows: Vec<Row> = samples
+            .map(|(i, (&found, &x))| {
+                let node = if found == gc && found != NONE && last != NONE { last } else { found };
                 last = node;
-            }
-            shown.push(if node == NONE { u32::MAX } else { tour.first[node as usize] });
-            while q < inv.0.len() && inv.0[q].1 <= x {
-                q += 1;
-            }
-            within.push(match inv.0.get(q) {
-                Some(&(b, _)) if b <= x => q as u32 + 1,
-                _ => 0,
-            });
-            let repair = repaired.next_if(|&&r| r as usize == i).is_some();
-            let silent = repair || found.is_none() || found == model.program || found == model.gc;
-            if !silent {
-                told = i as u32;
-            }
-            told_before.push(told);
-        }
+                while q < inv.0.len() && inv.0[q].1 <= x {
+                    q += 1;
+                }
+                let within = match inv.0.get(q) {
+                    Some(&(b, _)) if b <= x => q as u32 + 1,
+                    _ => 0,
+                };
+                let repair = repaired.next_if_eq(&i).is_some();
+                if !(repair || found == NONE || found == program || found == gc) {
+                    told = i as u32;
+                }
+                let shown = if node == NONE { u32::MAX } else { tour.first[node as usize] };
+                Row { shown, within, told_before: told, told_after: NONE }
+            })
+            .collect();
         // Sample i tells the stack exactly when the last one at or before it that does is i.
-        let mut told_after = vec![NONE; bounded];
         told = NONE;
-        for i in (0..bounded).rev() {
-            if told_before[i] as usize == i {
+        for (i, row) in rows.iter_mut().enumerate().rev() {
+            if row.told_before as usize == i {
                 told = i as u32;
             }
-            told_after[i] = told;
+            row.told_after = told;
         }
-        Runs { tour, shown, within, told_before, told_after, spans: &inv.0 }
+        Runs { tour, rows, spans: &inv.0 }
     }
 
     /// Whether sample `i` shows `node`'s frame (the node is on its stack).
     fn shows(&self, i: usize, node: u32) -> bool {
-        self.tour.span(node).contains(&self.shown[i])
+        self.tour.span(node).contains(&self.rows[i].shown)
     }
 
     /// The run of samples showing `node` that holds samples `first..=last`: across samples that
@@ -406,16 +408,16 @@ impl<'m> Runs<'m> {
         }
         let (mut r0, mut r1) = (first, last);
         // The run goes on across samples that do not tell the stack.
-        while let Some(p) = r0.checked_sub(1).map(|i| self.told_before[i]).filter(|&i| i != NONE) {
+        while let Some(p) = r0.checked_sub(1).map(|i| self.rows[i].told_before).filter(|&i| i != NONE) {
             let p = p as usize;
-            if self.within[p] != self.within[r0] || !span.contains(&self.shown[p]) {
+            if self.rows[p].within != self.rows[r0].within || !span.contains(&self.rows[p].shown) {
                 break;
             }
             r0 = p;
         }
-        while let Some(&q) = self.told_after.get(r1 + 1).filter(|&&i| i != NONE) {
+        while let Some(q) = self.rows.get(r1 + 1).map(|r| r.told_after).filter(|&i| i != NONE) {
             let q = q as usize;
-            if self.within[q] != self.within[r1] || !span.contains(&self.shown[q]) {
+            if self.rows[q].within != self.rows[r1].within || !span.contains(&self.rows[q].shown) {
                 break;
             }
             r1 = q;
@@ -432,12 +434,14 @@ impl<'m> Runs<'m> {
     fn whole(&self, span: std::ops::Range<u32>, r0: usize, r1: usize) -> bool {
         self.told(r0)
             && self.told(r1)
-            && (r0..=r1).all(|i| self.within[i] == self.within[r0] && (!self.told(i) || span.contains(&self.shown[i])))
+            && self.rows[r0..=r1].iter().enumerate().all(|(k, row)| {
+                row.within == self.rows[r0].within && (row.told_before as usize != r0 + k || span.contains(&row.shown))
+            })
     }
 
     /// Whether sample `i` tells the JS stack.
     fn told(&self, i: usize) -> bool {
-        self.told_before[i] as usize == i
+        self.rows[i].told_before as usize == i
     }
 
     /// The bounds of a call of `node` seen from sample `first` to sample `last`, and whether
@@ -452,8 +456,8 @@ impl<'m> Runs<'m> {
         interval: f64,
     ) -> (Bounds, bool) {
         let (r0, r1) = self.run(cache, node, first, last);
-        let before = r0.checked_sub(1).map(|i| self.told_before[i]).filter(|&i| i != NONE).map(|i| i as usize);
-        let after = self.told_after.get(r1 + 1).copied().filter(|&i| i != NONE).map(|i| i as usize);
+        let before = r0.checked_sub(1).map(|i| self.rows[i].told_before).filter(|&i| i != NONE).map(|i| i as usize);
+        let after = self.rows.get(r1 + 1).map(|r| r.told_after).filter(|&i| i != NONE).map(|i| i as usize);
         // Samples cannot tell back-to-back calls of one function apart: the run may hold several,
         // so any of them started by the run's last sample and ended after its first, or, where
         // no sample was taken for over two intervals, anywhere in that gap.
@@ -471,7 +475,7 @@ impl<'m> Runs<'m> {
             }
         }
         // The run lies in one top-level invocation (or none): the call began and ended in it.
-        if let Some(&(begin, end)) = (self.within[r0] as usize).checked_sub(1).and_then(|w| self.spans.get(w)) {
+        if let Some(&(begin, end)) = (self.rows[r0].within as usize).checked_sub(1).and_then(|w| self.spans.get(w)) {
             b[0] = if b[0] > begin { b[0] } else { begin };
             b[3] = if b[3] < end { b[3] } else { end };
             b[1] = b[1].min(end);
@@ -491,7 +495,7 @@ impl<'m> Runs<'m> {
         end: usize,
         interval: f64,
     ) -> (Bounds, bool) {
-        let n = self.shown.len();
+        let n = self.rows.len();
         let first = match usize::try_from(call.sample_index) {
             Ok(k) if k < n => Some(k),
             Ok(_) => None,
