@@ -171,7 +171,7 @@ struct DiffArgs {
     #[arg(short, long, value_name = "OUT")]
     output: Option<PathBuf>,
     /// Options that estimate BASE, such as '--engine 0.0.65' (--engine, --cpuprofile-mode,
-    /// --show-all-events).
+    /// --show-all-events, --estimator).
     #[arg(long, value_name = "OPTIONS", allow_hyphen_values = true)]
     base_opt: Option<String>,
     /// Options that estimate NEW.

@@ -92,6 +92,29 @@ fn two_engines_differ_by_exactly_what_their_oracle_answers_differ_by() {
     assert!(text(&same).starts_with("identical: 1176 calls"), "{}", text(&same));
 }
 
+/// Midway against DevTools' own estimate of one input: the same calls, none added or removed,
+/// each moved exactly as the two `calls` outputs differ.
+#[test]
+fn an_estimator_diffed_with_devtools_moves_calls_as_their_outputs_differ() {
+    let input = fixture("node-trace-mixed.json.gz");
+    let ours = jscalls(&["diff", &input, "--new-opt", "--estimator midway", "--format", "json"]);
+    assert!(ours.status.success(), "{}", String::from_utf8_lossy(&ours.stderr));
+    let dir = temp_dir("estimator-diff");
+    let (base, new) = (dir.join("devtools.json"), dir.join("midway.json"));
+    for (out, opts) in [(&base, &[][..]), (&new, &["--estimator", "midway"][..])] {
+        let o = jscalls(&[&["calls", input.as_str(), "-o", out.to_str().unwrap()][..], opts].concat());
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let outputs = jscalls(&["diff", base.to_str().unwrap(), new.to_str().unwrap(), "--format", "json"]);
+    assert!(outputs.status.success(), "{}", String::from_utf8_lossy(&outputs.stderr));
+    let (ours, outputs) = (json(&ours), json(&outputs));
+    assert_eq!(changes(&ours), changes(&outputs));
+    let t = &ours["threads"][0];
+    assert_eq!((t["added"].as_u64(), t["removed"].as_u64()), (Some(0), Some(0)));
+    assert_eq!(t["baseCalls"], t["newCalls"]);
+    assert!(t["changed"].as_u64().unwrap() > 0);
+}
+
 /// Doubles the time after every sample inside `function` (the delta to the next sample), so
 /// that the function and everything it calls take twice as long.
 fn slow_down(profile: &serde_json::Value, function: &str) -> serde_json::Value {
