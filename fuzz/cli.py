@@ -15,6 +15,7 @@ import gzip
 import json
 import os
 import random
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -150,8 +151,11 @@ def main():
             continue
         broken += 1
         kept = os.path.join(out, f"broken-{args.seed}-{run}")
-        os.replace(path, kept)
-        print(f"exit {code}: jscalls {' '.join(cmd[:1] + cmd[2:])} {kept}  ({last})", flush=True)
+        shutil.move(path, kept)  # OUT_DIR may be on another file system
+        shown = " ".join(kept if a == path else a for a in cmd)
+        print(f"exit {code}: jscalls {shown}  ({last})", flush=True)
+    if out != work or not broken:
+        shutil.rmtree(work)
     print(f"{args.runs} runs, {broken} broken (seed {args.seed})")
     return 1 if broken else 0
 

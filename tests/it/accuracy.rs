@@ -167,11 +167,12 @@ fn matches_of(trace: &str, truth: &str, cfg: &Config, durations: std::ops::Range
     let (mut errors, mut covered) = (Vec::new(), Vec::new());
     for (id, t) in &truth {
         // A bare .cpuprofile holds one thread: the one the truth names.
-        let e = match est.get(id) {
-            _ if bare && Some(*id) != cpuprofile_thread => continue,
-            _ if bare => est.values().next().expect("the .cpuprofile's thread"),
-            Some(e) => e,
-            None => panic!("no estimate for thread {id:?}"),
+        let e = if !bare {
+            est.get(id).unwrap_or_else(|| panic!("no estimate for thread {id:?}"))
+        } else if Some(*id) == cpuprofile_thread {
+            est.values().next().expect("the .cpuprofile's thread")
+        } else {
+            continue;
         };
         for (t, e) in matches(t, e) {
             if !durations.contains(&(t.end - t.start)) {
