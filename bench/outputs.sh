@@ -13,7 +13,7 @@ run() {
   local label=$1; shift
   "$bin" "$@" > "$tmp/out" 2> "$tmp/err"
   local rc=$?
-  printf '%s rc=%s out=%s err=%s\n' "$label" "$rc" "$(md5sum < "$tmp/out" | cut -c1-12)" \
+  printf '%s rc=%s out=%s err=%s\n' "$label" "$rc" "$(sed "s#$tmp#TMP#g" "$tmp/out" | md5sum | cut -c1-12)" \
     "$(sed "s#$tmp#TMP#g" "$tmp/err" | md5sum | cut -c1-12)"
 }
 for f in "${inputs[@]}"; do

@@ -15,10 +15,10 @@
 
 use std::io::Read;
 
-#[path = "../src/alloc.rs"]
+#[path = "../src/cli/alloc.rs"]
 #[allow(dead_code, unused_imports)] // its tests do not run here (no test harness)
 mod alloc;
-#[path = "../src/process.rs"]
+#[path = "../src/cli/process.rs"]
 #[allow(dead_code)]
 mod process;
 

@@ -198,7 +198,7 @@ unsafe impl GlobalAlloc for Split {
 fn checked(p: *mut u8, size: usize) -> *mut u8 {
     #[cfg(unix)]
     if p.is_null() {
-        crate::process::out_of_memory(size);
+        super::process::out_of_memory(size);
     }
     p
 }

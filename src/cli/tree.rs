@@ -6,10 +6,59 @@ use jscalls::tree::render::{self, Shown};
 use jscalls::tree::{CallTree, Span, Stacks, Transform, Weight};
 use jscalls::{Assembled, EngineVersion, Error};
 
-use crate::{SelectArgs, TreeArgs, TreeFormat, WeightArg};
+use super::args::{Global, SelectArgs, TreeArgs, TreeFormat, WeightArg};
+use super::each::{self, Estimated, PerInput};
+use super::output::Output;
+use super::report::failure;
+use super::Failed;
+use jscalls::Config;
+
+struct Tree<'a>(&'a TreeArgs);
+
+impl PerInput for Tree<'_> {
+    fn suffix(&self) -> &'static str {
+        match self.0.format {
+            TreeFormat::Json => ".tree.json",
+            TreeFormat::Devtools => ".devtools-tree.json",
+            TreeFormat::Text => ".tree.txt",
+        }
+    }
+
+    fn shares_stdout(&self) -> bool {
+        true
+    }
+
+    fn keeps_event_names(&self) -> bool {
+        self.0.format == TreeFormat::Devtools
+    }
+
+    fn write(&self, e: Estimated<'_>, output: Output) -> Result<(), Failed> {
+        let Estimated { assembled, cfg, label, name, to_terminal, .. } = e;
+        let args = self.0;
+        if args.format == TreeFormat::Devtools {
+            return output.write(|w| assembled.write_devtools_tree(w, label)).map_err(|err| failure(name, err));
+        }
+        let text = render(assembled, args, to_terminal, label, cfg.engine).map_err(|f| match f {
+            Failure::Usage(m) => Failed::Usage(m),
+            Failure::Input(err) => failure(name, err),
+        })?;
+        output
+            .write(|w| w.write_all(text.as_bytes()).map_err(|err| Error::io("cannot write the tree", err)))
+            .map_err(|err| failure(name, err))
+    }
+}
+
+pub(crate) fn run(args: &TreeArgs, global: &Global, cfg: &Config) -> Result<(), Failed> {
+    if let (TreeFormat::Devtools, Some(opt)) = (args.format, devtools_conflicts(args)) {
+        return Err(Failed::Usage(format!(
+            "{opt} shapes jscalls' own trees; --format devtools writes DevTools' trees of every thread as they are"
+        )));
+    }
+    each::run(&args.out, &Tree(args), global, cfg)
+}
 
 /// Why no tree was written.
-pub enum Failure {
+pub(crate) enum Failure {
     /// A bad option (exit 2).
     Usage(String),
     /// The input (exit 1).
@@ -17,20 +66,20 @@ pub enum Failure {
 }
 
 /// One thread's stacks, ready to show.
-pub struct Chosen {
-    pub pid: i64,
-    pub tid: i64,
-    pub name: Option<String>,
-    pub calls: usize,
-    pub stacks: Stacks,
+pub(crate) struct Chosen {
+    pub(crate) pid: i64,
+    pub(crate) tid: i64,
+    pub(crate) name: Option<String>,
+    pub(crate) calls: usize,
+    pub(crate) stacks: Stacks,
     /// The stacks' spans in time order (when asked for).
-    pub spans: Vec<Span>,
+    pub(crate) spans: Vec<Span>,
     /// The thread's trace events (name, start, duration in µs), when their names were kept.
-    pub events: Vec<(String, f64, f64)>,
+    pub(crate) events: Vec<(String, f64, f64)>,
 }
 
 /// Options that shape jscalls' own trees, which DevTools' document does not take.
-pub fn devtools_conflicts(args: &TreeArgs) -> Option<&'static str> {
+pub(crate) fn devtools_conflicts(args: &TreeArgs) -> Option<&'static str> {
     [
         (args.invert, "--invert"),
         (args.flat, "--flat"),
@@ -48,7 +97,7 @@ pub fn devtools_conflicts(args: &TreeArgs) -> Option<&'static str> {
 
 /// Each chosen thread's stacks (and spans, when `spans`), through `--js-only` and the
 /// transforms, busiest first. A transform that fits no thread is a usage error.
-pub fn choose(assembled: Assembled, sel: &SelectArgs, spans: bool) -> Result<Vec<Chosen>, Failure> {
+pub(crate) fn choose(assembled: Assembled, sel: &SelectArgs, spans: bool) -> Result<Vec<Chosen>, Failure> {
     let wanted = sel.thread.as_deref().map(ThreadSpec::parse).transpose().map_err(Failure::Usage)?;
     let mut chosen: Vec<Chosen> = Vec::new();
     assembled
@@ -107,7 +156,7 @@ pub fn choose(assembled: Assembled, sel: &SelectArgs, spans: bool) -> Result<Vec
 }
 
 /// The whole output for `assembled`.
-pub fn render(
+pub(crate) fn render(
     assembled: Assembled,
     args: &TreeArgs,
     to_terminal: bool,
@@ -202,7 +251,7 @@ pub fn render(
 }
 
 /// `--thread`: `PID:TID` or a thread name.
-pub enum ThreadSpec {
+pub(crate) enum ThreadSpec {
     Ids(i64, i64),
     Name(String),
 }

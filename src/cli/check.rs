@@ -12,8 +12,11 @@ use jscalls::diff::ThreadEstimate;
 use jscalls::tree::{CallTree, StackId, Transform};
 use jscalls::{Config, Error};
 
-use crate::tree_cmd::ThreadSpec;
-use crate::{assemble_file, failure, CheckArgs, CheckFormat, Failed, Global, Output};
+use super::args::{CheckArgs, CheckFormat, Global};
+use super::output::{refuse_overwrite, Output};
+use super::report::{assemble_file, failure};
+use super::tree::ThreadSpec;
+use super::Failed;
 
 /// The budget file: `[[rule]]` tables.
 #[derive(Deserialize)]
@@ -350,7 +353,7 @@ pub fn run(args: &CheckArgs, global: &Global, cfg: &Config) -> Result<(), Failed
         CheckFormat::Junit => junit(&budget, &input, &rules, &outcomes),
     };
     let out = args.output.as_deref().filter(|o| *o != Path::new("-"));
-    crate::refuse_overwrite(out, &[&args.input, &args.budget])?;
+    refuse_overwrite(out, &[&args.input, &args.budget])?;
     let output = Output::create(out, false, 1).map_err(|e| failure("output", e))?;
     output
         .write(|w| w.write_all(text.as_bytes()).map_err(|e| Error::io("cannot write the report", e)))

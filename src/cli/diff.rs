@@ -14,10 +14,12 @@ use jscalls::diff::rule::{self, Gate, Rule, Violation};
 use jscalls::diff::{is_calls_document, read_calls_document, same_recording, CallRecord, ThreadEstimate};
 use jscalls::{Config, Error, Source};
 
-use crate::{
-    assemble_file, failure, refines_panel_calls, refuse_overwrite, CpuProfileModeArg, DiffArgs, DiffFormat, EngineArg,
-    EstimatorArg, Failed, Global, Level, Output,
+use super::args::{
+    refines_panel_calls, CpuProfileModeArg, DiffArgs, DiffFormat, EngineArg, EstimatorArg, Global, Level,
 };
+use super::output::{refuse_overwrite, Output};
+use super::report::{assemble_file, failure};
+use super::Failed;
 
 /// The options `--base-opt` / `--new-opt` take: those that change the estimate.
 #[derive(Debug, Parser)]

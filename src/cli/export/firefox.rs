@@ -1,82 +1,26 @@
-//! `jscalls export`: the chosen threads' calls for other tools: speedscope, the Firefox
-//! Profiler, collapsed stacks, SVG flame graphs (inferno).
+//! `export --to firefox`: the Firefox Profiler's processed profile, written by its own Rust
+//! writer (fxprof-processed-profile), a thread per chosen thread, in parallel.
 
-use std::fmt::Write as _;
 use std::io::{self, Write};
 
-use jscalls::tree::export::{self, Profile, ProfileKind};
-use jscalls::{Assembled, Error};
-
-use crate::tree_cmd::{self, Chosen, Failure};
-use crate::{ExportArgs, ExportFormat, WeightArg};
-
-/// A thread's name as the exports show it.
-fn thread_label(c: &Chosen) -> String {
-    format!("{} (pid {}, tid {})", c.name.as_deref().unwrap_or("thread"), c.pid, c.tid)
-}
-
-/// An export, ready to be written.
-pub enum Rendered {
-    Bytes(Vec<u8>),
-    /// Collapsed stacks written from their trees line by line (not gathered first: a copy as
-    /// large as the output).
-    Collapsed(Vec<export::CollapsedTree>),
-    /// Lines, each written with its newline.
-    Lines(Vec<String>),
-    /// The Firefox Profiler's profile, serialized as it is written (see [`Rewrite`]); with
-    /// `tracing_ms`, its weights are µs to be written as ms.
-    Firefox {
-        profile: Box<fxprof_processed_profile::Profile>,
-        tracing_ms: bool,
-    },
-    /// The same for several threads, a profile each, serialized in parallel and spliced into
-    /// one as they are written (see [`firefox`]).
-    FirefoxThreads {
-        parts: Vec<ThreadPart>,
-        /// Whether one of them has JavaScript (the whole's `meta.usesOnlyOneStackType`).
-        js: bool,
-        tracing_ms: bool,
-        threads: usize,
-    },
-}
+use super::Rendered;
+use crate::cli::args::WeightArg;
+use crate::cli::tree::Chosen;
 
 /// A thread's own Firefox profile, with the pid and tid that the one profile of every thread
 /// writes for it (see [`unique_ids`]).
-pub struct ThreadPart {
+pub(crate) struct ThreadPart {
     profile: Box<fxprof_processed_profile::Profile>,
     pid: (u32, String),
     tid: (u32, String),
 }
 
-impl Rendered {
-    pub fn write_to(self, w: &mut dyn Write) -> io::Result<()> {
-        match self {
-            Rendered::Bytes(b) => w.write_all(&b),
-            Rendered::Collapsed(trees) => {
-                let mut result = Ok(());
-                for t in &trees {
-                    t.each_line(0, |l| {
-                        if result.is_ok() {
-                            result = w.write_all(l.as_bytes()).and_then(|()| w.write_all(b"\n"));
-                        }
-                    });
-                }
-                result
-            }
-            Rendered::Lines(lines) => lines.iter().try_for_each(|l| {
-                w.write_all(l.as_bytes())?;
-                w.write_all(b"\n")
-            }),
-            Rendered::Firefox { profile, tracing_ms } => write_profile(&profile, tracing_ms, w),
-            Rendered::FirefoxThreads { parts, js, tracing_ms, threads } => {
-                write_threads(&parts, js, tracing_ms, threads, w)
-            }
-        }
-    }
-}
-
 /// Writes a Firefox profile (see [`Rewrite`]).
-fn write_profile(profile: &fxprof_processed_profile::Profile, tracing_ms: bool, w: &mut dyn Write) -> io::Result<()> {
+pub(super) fn write_profile(
+    profile: &fxprof_processed_profile::Profile,
+    tracing_ms: bool,
+    w: &mut dyn Write,
+) -> io::Result<()> {
     // Buffered: the serializer writes token by token.
     let mut w = io::BufWriter::with_capacity(1 << 16, Rewrite::new(w, tracing_ms));
     serde_json::to_writer(&mut w, profile)?;
@@ -87,7 +31,7 @@ fn write_profile(profile: &fxprof_processed_profile::Profile, tracing_ms: bool, 
 /// Writes one profile of `parts`' threads: each part serialized on its own, by up to `threads`
 /// threads, and each part's thread written, between the first part's head and tail, once those
 /// before it are.
-fn write_threads(
+pub(super) fn write_threads(
     parts: &[ThreadPart],
     js: bool,
     tracing_ms: bool,
@@ -177,113 +121,6 @@ fn set_id(bytes: &mut Vec<u8>, key: &str, plain: u32, id: &str) -> io::Result<()
     Ok(())
 }
 
-/// The whole output for `assembled`, in `format`.
-pub fn render(
-    assembled: Assembled,
-    args: &ExportArgs,
-    format: ExportFormat,
-    input: &str,
-    threads: usize,
-) -> Result<Rendered, Failure> {
-    let spans = matches!(format, ExportFormat::Speedscope | ExportFormat::Firefox) || args.by_time;
-    let kept = tree_cmd::choose(assembled, &args.select, spans)?;
-    if kept.is_empty() {
-        // The input's doing, not the command line's: exit 1, as for any input with nothing usable.
-        return Err(Failure::Input(Error::input(None, "no thread has estimated calls to export")));
-    }
-    let several = kept.len() > 1;
-    match format {
-        ExportFormat::Speedscope => {
-            let kind = match args.select.weight {
-                WeightArg::SelfTime => ProfileKind::Evented,
-                WeightArg::Samples => ProfileKind::SampledCount,
-                WeightArg::SampleTime => ProfileKind::SampledTime,
-            };
-            let profiles: Vec<Profile<'_>> = kept
-                .iter()
-                .map(|c| Profile { name: thread_label(c), stacks: &c.stacks, spans: &c.spans, kind })
-                .collect();
-            let mut out = String::new();
-            export::speedscope(&mut out, input, &profiles);
-            Ok(Rendered::Bytes(out.into_bytes()))
-        }
-        ExportFormat::Firefox => Ok(firefox(&kept, args.select.weight, input, threads)),
-        ExportFormat::Collapsed | ExportFormat::Svg => {
-            let mut lines = Vec::new();
-            // The flame graph's lines from the trees, end to end in one string (not a string
-            // each: thousands of lines hundreds of bytes long).
-            let (mut text, mut ends) = (String::new(), Vec::new());
-            // Threads by label, so that their blocks of sorted lines are sorted as a whole.
-            let mut by_label: Vec<(String, &Chosen)> = kept.iter().map(|c| (thread_label(c), c)).collect();
-            by_label.sort_by(|a, b| a.0.cmp(&b.0));
-            if args.by_time {
-                for (label, c) in by_label {
-                    export::collapsed_by_time(&mut lines, &c.stacks, &c.spans, several.then_some(label).as_deref());
-                }
-            } else {
-                let trees: Vec<export::CollapsedTree> = by_label
-                    .iter()
-                    .map(|(label, c)| export::CollapsedTree::new(&c.stacks, several.then_some(label.as_str())))
-                    .collect();
-                if format == ExportFormat::Collapsed {
-                    return Ok(Rendered::Collapsed(trees));
-                }
-                // inferno leaves out frames under `min_width` percent of the whole; subtrees
-                // under half that go in as one line each (see `CollapsedTree::write`).
-                let total: u64 = trees.iter().map(export::CollapsedTree::total).sum();
-                let min_width = inferno::flamegraph::Options::default().min_width;
-                let fold = (total as f64 * min_width / 100.0 / 2.0) as u64;
-                for t in &trees {
-                    t.each_line(fold, |l| {
-                        text.push_str(l);
-                        ends.push(text.len());
-                    });
-                }
-            }
-            if format == ExportFormat::Collapsed {
-                return Ok(Rendered::Lines(lines));
-            }
-            let lines: Vec<&str> = if args.by_time {
-                lines.iter().map(String::as_str).collect()
-            } else {
-                ends.iter().scan(0, |from, &end| Some(&text[std::mem::replace(from, end)..end])).collect()
-            };
-            if lines.is_empty() {
-                return Err(Failure::Input(Error::input(None, "nothing to draw: every stack weighs under 1")));
-            }
-            let mut opt = inferno::flamegraph::Options::default();
-            opt.title = format!("{input}: {}", if args.by_time { "flame chart" } else { "flame graph" });
-            let mut sub = if several { format!("{} threads", kept.len()) } else { thread_label(&kept[0]) };
-            let _ = write!(
-                sub,
-                ", {}",
-                match args.select.weight {
-                    WeightArg::SelfTime => "estimated calls' self time (µs)",
-                    WeightArg::Samples => "CPU profile samples",
-                    WeightArg::SampleTime => "CPU profile samples' time (µs)",
-                }
-            );
-            opt.subtitle = Some(sub);
-            opt.count_name = if args.select.weight == WeightArg::Samples { "samples" } else { "µs" }.to_owned();
-            opt.name_type = "Function:".to_owned();
-            opt.deterministic = true;
-            // A label is `name url:line:column`: keep the name when it does not fit.
-            opt.text_truncate_direction = inferno::flamegraph::TextTruncateDirection::Right;
-            opt.flame_chart = args.by_time;
-            // Sorted already (`export::collapsed`; checked, as a label could break it); a flame
-            // chart keeps its time order.
-            opt.no_sort = !args.by_time && lines.windows(2).all(|w| w[0] <= w[1]);
-            if args.icicle {
-                opt.direction = inferno::flamegraph::Direction::Inverted;
-            }
-            let mut svg = Vec::new();
-            inferno::flamegraph::from_lines(&mut opt, lines.iter().copied(), &mut svg)
-                .map_err(|e| Failure::Input(Error::input(None, format!("the flame graph cannot be drawn: {e}"))))?;
-            Ok(Rendered::Bytes(svg))
-        }
-    }
-}
-
 /// The Firefox Profiler's processed profile: a process per pid, a thread per chosen thread, and
 /// the spans as samples. Each span is a sample at its start (a gap, a sample on no stack), so
 /// the Stack Chart draws every call at its estimated length, however short. A sample weighs
@@ -295,7 +132,7 @@ pub fn render(
 /// file depends on nothing else (its string, frame and stack tables are its own; its process's
 /// name and start and its ids are given), so the parts go into the one profile's `threads` in
 /// the order that profile's writer sorts them in (the bytes are the same).
-fn firefox(kept: &[Chosen], weight: WeightArg, input: &str, threads: usize) -> Rendered {
+pub(super) fn firefox(kept: &[Chosen], weight: WeightArg, input: &str, threads: usize) -> Rendered {
     let counts = weight == WeightArg::Samples;
     let interval_ns = if counts {
         // The mean sampling interval, as the call tree multiplies counts by it.
@@ -768,8 +605,8 @@ mod tests {
     use jscalls::tree::{Func, Span, Stacks};
 
     use super::{micros_as_millis, Rewrite};
-    use crate::tree_cmd::Chosen;
-    use crate::WeightArg;
+    use crate::cli::args::WeightArg;
+    use crate::cli::tree::Chosen;
 
     /// A thread with calls `a>b` (JS, in `url`) or, with no url, native `(program)` and `gc`
     /// frames, spans from `start` µs on, and one trace event.

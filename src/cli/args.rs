@@ -1,0 +1,496 @@
+//! The command line: clap's types for every command and the options they share, and the
+//! library's `Config` they make.
+
+use std::path::{Path, PathBuf};
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use jscalls::{Config, CpuProfileMode, EngineVersion, Estimator, Limits};
+
+pub(crate) const EXAMPLES: &str = "\
+Examples:
+  jscalls calls trace.json.gz                      a summary per thread (on a terminal)
+  jscalls calls trace.json.gz -o calls.json        every call, as JSON
+  jscalls timeline trace.json -o timeline.json     the trace plus the calls, for a viewer
+  jscalls calls CPU.*.cpuprofile -o out/           one calls file per input, in out/
+  curl -s .../trace.json | jscalls calls | jq '.profiles[].callCount'
+
+Exit status: 0 success, 1 bad input or I/O error (or warnings with --strict), 2 usage error.";
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "jscalls",
+    version,
+    about = "Estimate JS call timelines from V8 CPU profiles and Chrome traces, exactly as Chrome DevTools does",
+    after_help = EXAMPLES
+)]
+pub(crate) struct Cli {
+    #[command(flatten)]
+    pub(crate) global: Global,
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// Every estimated call of every profiled thread: a summary on a terminal, JSON in the
+    /// DevTools oracle's format and order otherwise (or with --format json).
+    #[command(after_help = "Examples:
+  jscalls calls trace.json.gz                       summary: calls, JS time, top functions
+  jscalls calls trace.json.gz -o calls.json.gz      every call, gzipped
+  jscalls calls app.cpuprofile --cpuprofile-mode performance-panel
+  jscalls calls < trace.json | jq '.profiles[] | {pid, tid, callCount}'")]
+    Calls(CallsArgs),
+    /// The input trace with each thread's estimated calls added as complete (X) events on a
+    /// thread of their own: opens in DevTools, Perfetto, chrome://tracing and the Firefox Profiler.
+    #[command(after_help = "Examples:
+  jscalls timeline trace.json.gz -o timeline.json
+  jscalls timeline CPU.20250101.cpuprofile -o timeline.json.gz
+  cat trace.json | jscalls timeline > timeline.json")]
+    Timeline(OutputArgs),
+    /// Call trees of functions from the estimated calls, weighted by self time: top-down,
+    /// inverted (bottom-up) or a flat list, with the Firefox Profiler's transforms.
+    #[command(after_help = "Examples:
+  jscalls tree trace.json.gz                         every thread with calls, busiest first
+  jscalls tree trace.json.gz --thread CrRendererMain --js-only --depth 6
+  jscalls tree trace.json.gz --invert                bottom-up: where the self time is, and its callers
+  jscalls tree trace.json.gz --flat --min-percent 1
+  jscalls tree app.cpuprofile --transform 'focus-function:render' --transform 'merge-function:wrapper'
+  jscalls tree trace.json.gz --format json -o tree.json
+
+Transforms (applied in order, each to the tree the ones before it made):
+  merge:A>B>C  merge-function:F  merge-subtree:A>B  drop:A>B  drop-function:F
+  focus:A>B  focus-function:F  collapse-recursion:F  collapse-indirect-recursion:F
+  collapse-resource:URL
+A path names functions from a root, separated by '>'; a function is its name, or its label
+as the text tree prints it (`name url:line:column`) when several share the name.")]
+    Tree(TreeArgs),
+    /// The calls (or samples) for other tools: speedscope, the Firefox Profiler, collapsed
+    /// stacks for flame-graph tools, an SVG flame graph. `--thread`, `--js-only`, `--transform`
+    /// and `--weight` act as in `tree`.
+    #[command(after_help = "Examples:
+  jscalls export trace.json.gz -o trace.speedscope.json       open in https://www.speedscope.app
+  jscalls export trace.json.gz -o trace.json.gz               open in https://profiler.firefox.com
+  jscalls export trace.json.gz -o main.svg --thread CrRendererMain --js-only
+  jscalls export trace.json.gz -o chart.svg --by-time         a flame chart: time runs left to right
+  jscalls export app.cpuprofile --to collapsed --weight samples | inferno-flamegraph > f.svg
+
+The format is --to, or else guessed from OUT: *.speedscope.json; *.json or *.json.gz (the
+Firefox Profiler); *.collapsed / *.folded; *.svg.")]
+    Export(ExportArgs),
+    /// Compares two estimates: call by call (two estimators on one input, or two versions'
+    /// calls outputs), or function by function (two recordings, or two groups of --runs);
+    /// --fail-on turns it into a CI gate (exit 3 on a regression).
+    #[command(after_help = "Examples:
+  jscalls diff trace.json.gz --base-opt '--engine 0.0.65' --new-opt '--engine latest'
+  jscalls diff old.calls.json new.calls.json                 two versions' outputs, call by call
+  jscalls diff before.json.gz after.json.gz --fail-on 'self>+10%' --fail-on 'total>+5ms@render'
+  jscalls diff --runs before/ after/ --fail-on 'self>+10%'   medians, Mann-Whitney per function
+  jscalls diff --corpus traces/ --base-opt '--engine 0.0.65' --new-opt '--engine latest'
+  jscalls diff a.json b.json --format markdown >> \"$GITHUB_STEP_SUMMARY\"
+
+A rule is METRIC OP CHANGE[@TARGET]: METRIC self, total or calls; OP > (grew by more than) or
+< (shrank by more than, with a negative CHANGE); CHANGE with %, s, ms or us (calls: a count or
+%); TARGET a function (name, or `name url:line:column`) or a call-tree path `a>b>c`; without
+one, every function. Relative time rules skip functions under --min-time in both.
+
+Exit status: 0 no regression, 1 bad input, 2 usage error, 3 a --fail-on rule broken.")]
+    Diff(DiffArgs),
+    /// Checks a recording against a budget file (TOML): per function self or total time,
+    /// calls, the longest call, JS time per thread, long tasks; exit 3 when a rule fails.
+    #[command(after_help = "Examples:
+  jscalls check trace.json.gz --budget budget.toml
+  jscalls check trace.json.gz --budget budget.toml --format junit -o report.xml
+
+A budget file:
+  [[rule]]
+  function = \"render\"          # by name, or `name url:line:column`
+  thread = \"CrRendererMain\"    # a thread name or PID:TID (default: every thread)
+  self = \"20ms\"                # at most; also total, calls, longest-call
+  [[rule]]
+  thread = \"CrRendererMain\"
+  js = \"300ms\"                 # time in JavaScript and what it calls
+  [[rule]]
+  long-tasks = 2                 # tasks longer than long-task (default 50ms)
+  name = \"at most two long tasks\"
+
+Exit status: 0 every rule holds, 1 bad input, 2 bad budget or usage, 3 a rule fails.")]
+    Check(CheckArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct CheckArgs {
+    /// A trace or .cpuprofile, gzipped or not.
+    pub(crate) input: PathBuf,
+    /// The budget file (TOML, `[[rule]]` tables; see below).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) budget: PathBuf,
+    /// Where to write the report (default: standard output).
+    #[arg(short, long, value_name = "OUT")]
+    pub(crate) output: Option<PathBuf>,
+    /// `text`, `json` (`jscalls-check/1`), `markdown` or `junit` (JUnit XML: a test case per rule).
+    #[arg(long, value_enum, default_value = "text")]
+    pub(crate) format: CheckFormat,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum CheckFormat {
+    /// A line per rule.
+    Text,
+    /// `jscalls-check/1`.
+    Json,
+    /// A table for a CI job summary or a pull request.
+    Markdown,
+    /// JUnit XML, which CI systems show as test results.
+    Junit,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct DiffArgs {
+    /// BASE and NEW: traces, .cpuprofiles or calls outputs (jscalls-calls/1); one input with
+    /// --base-opt/--new-opt; with --runs, two folders or comma-separated lists of runs.
+    pub(crate) inputs: Vec<PathBuf>,
+    /// Where to write the report (default: standard output).
+    #[arg(short, long, value_name = "OUT")]
+    pub(crate) output: Option<PathBuf>,
+    /// Options that estimate BASE, such as '--engine 0.0.65' (--engine, --cpuprofile-mode,
+    /// --show-all-events, --estimator).
+    #[arg(long, value_name = "OPTIONS", allow_hyphen_values = true)]
+    pub(crate) base_opt: Option<String>,
+    /// Options that estimate NEW.
+    #[arg(long, value_name = "OPTIONS", allow_hyphen_values = true)]
+    pub(crate) new_opt: Option<String>,
+    /// Compare calls (default for one recording) or functions and call-tree nodes (default
+    /// for two recordings).
+    #[arg(long, value_enum)]
+    pub(crate) level: Option<Level>,
+    /// BASE and NEW are groups of runs: medians per function, and a change counts for
+    /// --fail-on only when a one-sided Mann-Whitney test gives p < --alpha.
+    #[arg(long)]
+    pub(crate) runs: bool,
+    /// Every input in DIR, estimated with --base-opt and with --new-opt, in parallel.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) corpus: Option<PathBuf>,
+    /// A rule that fails the run (exit 3) when broken (repeatable; see below).
+    #[arg(long = "fail-on", value_name = "RULE")]
+    pub(crate) fail_on: Vec<String>,
+    /// `text`, `json` (`jscalls-diff/1`) or `markdown` (for a CI job summary or a pull request).
+    #[arg(long, value_enum, default_value = "text")]
+    pub(crate) format: DiffFormat,
+    /// Rows shown per table in text and markdown (the rest: counted, or folded in markdown).
+    #[arg(long, default_value_t = 20, value_name = "N")]
+    pub(crate) top: usize,
+    /// Relative time rules ignore functions under this many ms on both sides.
+    #[arg(long, default_value_t = 1.0, value_name = "MS")]
+    pub(crate) min_time: f64,
+    /// With --runs: the significance level of the one-sided Mann-Whitney test.
+    #[arg(long, default_value_t = 0.05, value_name = "P")]
+    pub(crate) alpha: f64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Level {
+    /// Call by call: added, removed, changed.
+    Calls,
+    /// Per function and per call-tree node: self, total, calls.
+    Functions,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum DiffFormat {
+    /// Tables for a terminal.
+    Text,
+    /// `jscalls-diff/1`: every change.
+    Json,
+    /// The top changes and a folded section with the rest.
+    Markdown,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ExportArgs {
+    #[command(flatten)]
+    pub(crate) out: OutputArgs,
+    /// The format (default: from OUT's name).
+    #[arg(long, value_enum)]
+    pub(crate) to: Option<ExportFormat>,
+    /// Stacks in time order (a flame chart) instead of merged (a flame graph): collapsed, svg.
+    #[arg(long)]
+    pub(crate) by_time: bool,
+    /// Draw the SVG top-down (an icicle graph).
+    #[arg(long)]
+    pub(crate) icicle: bool,
+    #[command(flatten)]
+    pub(crate) select: SelectArgs,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum ExportFormat {
+    /// speedscope's JSON: one profile per thread; evented (the calls at their estimated times)
+    /// or, with --weight samples|sample-time, sampled.
+    Speedscope,
+    /// The Firefox Profiler's processed profile (gzipped when OUT ends in .gz): a thread per
+    /// thread, the calls as samples at their estimated times, weighing their µs.
+    Firefox,
+    /// `a;b;c 1234` per stack: self time in whole µs (or samples), the input of flame-graph tools.
+    Collapsed,
+    /// An SVG flame graph (or flame chart with --by-time), drawn by inferno.
+    Svg,
+}
+
+impl ExportFormat {
+    /// The format an output's name implies.
+    pub(crate) fn from_path(p: &Path) -> Option<ExportFormat> {
+        let name = p.file_name()?.to_str()?.to_ascii_lowercase();
+        let name = name.strip_suffix(".gz").unwrap_or(&name);
+        if name.ends_with(".speedscope.json") {
+            Some(ExportFormat::Speedscope)
+        } else if name.ends_with(".collapsed") || name.ends_with(".folded") || name.ends_with(".collapsed.txt") {
+            Some(ExportFormat::Collapsed)
+        } else if name.ends_with(".svg") {
+            Some(ExportFormat::Svg)
+        } else if name.ends_with(".json") {
+            Some(ExportFormat::Firefox)
+        } else {
+            None
+        }
+    }
+
+    pub(crate) fn suffix(self) -> &'static str {
+        match self {
+            ExportFormat::Speedscope => ".speedscope.json",
+            ExportFormat::Firefox => ".profile.json.gz",
+            ExportFormat::Collapsed => ".collapsed",
+            ExportFormat::Svg => ".svg",
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct TreeArgs {
+    #[command(flatten)]
+    pub(crate) out: OutputArgs,
+    /// `text` (the default) or `json` (the `jscalls-tree/1` document).
+    #[arg(long, value_enum, default_value = "text")]
+    pub(crate) format: TreeFormat,
+    /// Bottom-up: the functions that have self time first, then their callers.
+    #[arg(long, conflicts_with = "flat")]
+    pub(crate) invert: bool,
+    /// One line per function: self and total time, most self time first.
+    #[arg(long)]
+    pub(crate) flat: bool,
+    /// Leave out nodes under this share of their thread's time (default: 0.5 on a terminal, else 0).
+    #[arg(long, value_name = "P")]
+    pub(crate) min_percent: Option<f64>,
+    /// Show nodes down to this depth (0: the roots only).
+    #[arg(long, value_name = "N")]
+    pub(crate) depth: Option<usize>,
+    #[command(flatten)]
+    pub(crate) select: SelectArgs,
+}
+
+/// What `tree` and `export` take from each thread: which threads, and the stacks' shape.
+#[derive(Debug, Args)]
+pub(crate) struct SelectArgs {
+    /// Only this thread: `PID:TID` or its name (default: every thread with calls, busiest first).
+    #[arg(long, value_name = "PID:TID|NAME")]
+    pub(crate) thread: Option<String>,
+    /// Only JavaScript functions: the time of (program), (garbage collector), native and runtime
+    /// frames goes to the nearest JavaScript caller.
+    #[arg(long)]
+    pub(crate) js_only: bool,
+    /// A transform, `KIND:ARGUMENT` (repeatable, applied in order; see below).
+    #[arg(long = "transform", value_name = "SPEC")]
+    pub(crate) transforms: Vec<String>,
+    /// What is weighed: the estimated calls' self time, or the profile's raw samples (each
+    /// counting 1, or the time to the next sample).
+    #[arg(long, value_enum, default_value = "self-time")]
+    pub(crate) weight: WeightArg,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum WeightArg {
+    /// Each estimated call's self time (µs) on the stack of the calls around it.
+    SelfTime,
+    /// Each CPU profile sample counts 1.
+    Samples,
+    /// Each CPU profile sample counts the time to the next sample (µs).
+    SampleTime,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum TreeFormat {
+    /// An indented tree: total and self time (ms and %), the function and its file:line:column.
+    Text,
+    /// `jscalls-tree/1`: per thread, nodes with func {name, url, line, column}, total, self
+    /// (µs) and children.
+    Json,
+    /// DevTools' own Call tree and Bottom-up of every thread with calls, for its calls and for
+    /// all its events (`devtools-tree/1`, the reference oracle's document, in ms).
+    Devtools,
+}
+
+/// Options of every command, accepted before or after its name.
+#[derive(Debug, Args)]
+pub(crate) struct Global {
+    /// Which DevTools to follow: `latest` is what current Chrome shows; `0.0.65` is the published
+    /// npm engine that Lighthouse uses.
+    #[arg(long, value_enum, default_value = "latest", global = true)]
+    pub(crate) engine: EngineArg,
+    /// How a .cpuprofile is turned into calls.
+    #[arg(long, value_enum, default_value = "integrator", global = true)]
+    pub(crate) cpuprofile_mode: CpuProfileModeArg,
+    /// Keep frames of V8 runtime functions (url "native V8Runtime"), like DevTools' "show all events".
+    #[arg(long, global = true)]
+    pub(crate) show_all_events: bool,
+    /// Where a call boundary that samples set is placed: `devtools` on the sample that saw the
+    /// change; `midway` between that sample and the one before (halfway for a frame that
+    /// changed alone there, in order when several did; in a sampling hole, as log-midway),
+    /// with the sampler's measured lag and the invocation events taken into account;
+    /// `log-midway` as `midway`, halfway in the logarithm of the call's duration rather than
+    /// in time.
+    #[arg(long, value_enum, default_value = "devtools", global = true)]
+    pub(crate) estimator: EstimatorArg,
+    /// Give each call "bounds": [earliestStart, latestStart, earliestEnd, latestEnd] (µs), the
+    /// interval its true start and end lie in.
+    #[arg(long, global = true)]
+    pub(crate) bounds: bool,
+    /// Fail (exit 1, nothing written) when the input has anything to warn about.
+    #[arg(long, global = true)]
+    pub(crate) strict: bool,
+    /// Print no warnings and no progress.
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    pub(crate) quiet: bool,
+    /// Also print notes: what DevTools does by design (drops the about:blank renderer, …).
+    #[arg(short, long, global = true)]
+    pub(crate) verbose: bool,
+    /// The deepest stack accepted, in frames.
+    #[arg(long, default_value_t = Limits::default().max_depth, value_name = "FRAMES", global = true)]
+    pub(crate) max_depth: u32,
+    /// The largest single event (or top-level .cpuprofile value) accepted, in bytes.
+    #[arg(long, default_value_t = 1 << 30, value_name = "BYTES", global = true)]
+    pub(crate) max_event_bytes: usize,
+    /// Threads that share the work (default: the CPUs, at most 8; 1 runs it all on one thread).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..), global = true)]
+    pub(crate) threads: Option<u16>,
+    /// Symbols for a Firefox profile's native frames: LIB as the profile's libs name it, FILE as
+    /// `nm --defined-only` prints it, gzipped or not (repeatable).
+    #[arg(long = "symbols", value_name = "LIB=FILE", global = true)]
+    pub(crate) symbols: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct OutputArgs {
+    /// Traces (JSON array or {traceEvents}) or .cpuprofiles, gzipped or not; `-` or nothing
+    /// reads standard input. The kind is detected from the content.
+    pub(crate) inputs: Vec<PathBuf>,
+    /// Where to write: a file (gzipped when it ends in .gz), `-` for standard output, or with
+    /// several inputs a directory (one NAME.calls.json or NAME.timeline.json per input).
+    #[arg(short, long, value_name = "OUT")]
+    pub(crate) output: Option<PathBuf>,
+    /// Flush the output file to disk before renaming it into place, so that it survives a
+    /// system crash or power cut whole (costs a few milliseconds).
+    #[arg(long)]
+    pub(crate) fsync: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct CallsArgs {
+    #[command(flatten)]
+    pub(crate) out: OutputArgs,
+    /// `summary` (the default on a terminal) or `json` (the default elsewhere).
+    #[arg(long, value_enum)]
+    pub(crate) format: Option<CallsFormat>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum CallsFormat {
+    /// Per thread: calls, JS time, the functions with the most self time.
+    Summary,
+    /// Every call, one per line, in the DevTools oracle's format.
+    Json,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub(crate) enum CpuProfileModeArg {
+    /// The same SamplesIntegrator as for traces, with no trace events.
+    Integrator,
+    /// The Performance panel's algorithm for a loaded .cpuprofile (forEachFrame): meta frames
+    /// such as (program) and (idle) are calls, and the last sample lasts one mean interval.
+    PerformancePanel,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub(crate) enum EstimatorArg {
+    /// DevTools' own estimate, call for call.
+    Devtools,
+    /// DevTools' rules, each boundary that samples set between its samples (halfway when its
+    /// frame changed alone; in a sampling hole, by the call's log duration).
+    Midway,
+    /// As midway, each boundary placed halfway on a log scale of the call's duration: short
+    /// calls are closer to the truth, calls of 0.2 ms or more a little farther.
+    LogMidway,
+}
+
+/// Whether `--bounds` or a refined estimator (`midway`, `log-midway`) is asked of the
+/// Performance panel's calls, which they do not apply to (they work on the integrator's).
+pub(crate) fn refines_panel_calls(cfg: &Config) -> bool {
+    cfg.cpuprofile_mode == CpuProfileMode::PerformancePanel && (cfg.bounds || cfg.estimator != Estimator::DevTools)
+}
+
+impl EstimatorArg {
+    pub(crate) fn estimator(self) -> Estimator {
+        match self {
+            EstimatorArg::Devtools => Estimator::DevTools,
+            EstimatorArg::Midway => Estimator::Midway,
+            EstimatorArg::LogMidway => Estimator::LogMidway,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub(crate) enum EngineArg {
+    /// @paulirish/trace_engine 0.0.65, the published engine that Lighthouse uses.
+    #[value(name = "0.0.65")]
+    V0065,
+    /// What current Chrome DevTools shows (the newest DevTools source): fake-JS mode after
+    /// trace-id events, samples-only threads integrated, no auction-worklet exception.
+    Latest,
+}
+
+impl EngineArg {
+    pub(crate) fn version(self) -> EngineVersion {
+        match self {
+            EngineArg::V0065 => EngineVersion::V0_0_65,
+            EngineArg::Latest => EngineVersion::Latest,
+        }
+    }
+}
+
+impl CpuProfileModeArg {
+    pub(crate) fn mode(self) -> CpuProfileMode {
+        match self {
+            CpuProfileModeArg::Integrator => CpuProfileMode::Integrator,
+            CpuProfileModeArg::PerformancePanel => CpuProfileMode::PerformancePanel,
+        }
+    }
+}
+
+impl Global {
+    pub(crate) fn config(&self) -> Config {
+        let mut cfg = Config::default();
+        cfg.cpuprofile_mode = self.cpuprofile_mode.mode();
+        cfg.engine = self.engine.version();
+        cfg.show_all_events = self.show_all_events;
+        cfg.estimator = self.estimator.estimator();
+        cfg.bounds = self.bounds;
+        cfg.limits.max_depth = self.max_depth;
+        cfg.max_event_bytes = self.max_event_bytes;
+        if let Some(n) = self.threads {
+            cfg.threads = usize::from(n);
+        }
+        // JSCALLS_NO_MMAP=1: read a plain file instead of mapping it (a file that another
+        // program may still be rewriting).
+        cfg.mmap = std::env::var_os("JSCALLS_NO_MMAP").is_none();
+        cfg
+    }
+}

@@ -1,0 +1,76 @@
+//! `jscalls calls`: every estimated call as JSON (the oracle's format and order), or a summary
+//! per thread for a person.
+
+use std::io::{self, IsTerminal, Write};
+use std::path::Path;
+
+use jscalls::{Assembled, Config, Diagnostics, EngineVersion, Error, Estimator};
+
+use super::args::{CallsArgs, CallsFormat, Global};
+use super::each::{self, Estimated, PerInput};
+use super::output::Output;
+use super::report::failure;
+use super::{summary, Failed};
+
+struct Calls(CallsFormat);
+
+impl PerInput for Calls {
+    fn suffix(&self) -> &'static str {
+        match self.0 {
+            CallsFormat::Json => ".calls.json",
+            CallsFormat::Summary => ".summary.txt",
+        }
+    }
+
+    fn shares_stdout(&self) -> bool {
+        self.0 == CallsFormat::Summary
+    }
+
+    fn write(&self, e: Estimated<'_>, output: Output) -> Result<(), Failed> {
+        let Estimated { assembled, diagnostics, cfg, label, name, .. } = e;
+        let result = output.write(|w| match self.0 {
+            CallsFormat::Json => assembled.write_calls(w, label),
+            CallsFormat::Summary => write_summary(w, assembled, diagnostics, cfg.engine, cfg.estimator),
+        });
+        result.map_err(|err| failure(name, err))
+    }
+}
+
+pub(crate) fn run(args: &CallsArgs, global: &Global, cfg: &Config) -> Result<(), Failed> {
+    let to_terminal = args.out.output.as_deref().is_none_or(|o| o == Path::new("-")) && io::stdout().is_terminal();
+    let format = args.format.unwrap_or(if to_terminal { CallsFormat::Summary } else { CallsFormat::Json });
+    each::run(&args.out, &Calls(format), global, cfg)
+}
+
+/// The calls summary, thread by thread.
+fn write_summary(
+    w: &mut dyn Write,
+    assembled: Assembled,
+    d: &Diagnostics,
+    engine: EngineVersion,
+    estimator: Estimator,
+) -> Result<(), Error> {
+    let engine = match engine {
+        EngineVersion::V0_0_65 => "0.0.65",
+        EngineVersion::Latest => "latest",
+    };
+    let how = match estimator {
+        Estimator::DevTools => "estimates them",
+        Estimator::Midway => "finds them, each boundary that samples set placed midway",
+        Estimator::LogMidway => "finds them, each boundary that samples set placed midway in log duration",
+    };
+    let mut text = format!("JS calls as DevTools ({engine}) {how}; --format json or -o FILE for every call\n");
+    let mut threads = 0;
+    assembled.for_each_thread(|th| {
+        threads += 1;
+        summary::thread(&mut text, th);
+        Ok::<(), Error>(())
+    })?;
+    if threads == 0 {
+        text.push_str("  no profiled thread: the input has no CPU profile\n");
+    }
+    if d.total_significant() > 0 {
+        text.push_str(&format!("  ({} warning(s) about the input: see above)\n", d.total_significant()));
+    }
+    w.write_all(text.as_bytes()).map_err(|e| Error::io("cannot write the summary", e))
+}

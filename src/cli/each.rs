@@ -1,0 +1,208 @@
+//! The commands that read each input and write one output per input (`calls`, `timeline`,
+//! `tree`, `export`): the inputs and their outputs planned before any work, then each input
+//! read, estimated and handed to its command's writer.
+
+use std::io::{self, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+
+use jscalls::{assemble, Assembled, Config, Diagnostics, Error, Source};
+
+use super::args::{Global, OutputArgs};
+use super::output::{same_file, spill_stream, stdout_is, stem, Output};
+use super::report::{failure, report, strict_error, Progress, Timing};
+use super::Failed;
+
+/// What a per-input command writes.
+pub(crate) trait PerInput {
+    /// Each output's suffix when several inputs are written to `-o DIR`.
+    fn suffix(&self) -> &'static str;
+    /// Whether several inputs may be written one after another to standard output, each
+    /// under its input's name (text meant for a person).
+    fn shares_stdout(&self) -> bool {
+        false
+    }
+    /// Whether the input is read again as the output is written (a stream is kept in a
+    /// temporary file first).
+    fn rereads(&self) -> bool {
+        false
+    }
+    /// Whether the trace events' names are kept for the writer.
+    fn keeps_event_names(&self) -> bool {
+        false
+    }
+    /// Writes one input's output; errors are printed under the input's name.
+    fn write(&self, input: Estimated<'_>, output: Output) -> Result<(), Failed>;
+}
+
+/// One input, estimated, with what its writer may need.
+pub(crate) struct Estimated<'a> {
+    pub(crate) assembled: Assembled,
+    /// Where it was read from (the timeline reads it again).
+    pub(crate) source: &'a Source,
+    pub(crate) diagnostics: &'a Diagnostics,
+    pub(crate) cfg: &'a Config,
+    /// The input's file name as outputs label it (`-` for standard input).
+    pub(crate) label: &'a str,
+    /// The input as messages name it.
+    pub(crate) name: &'a str,
+    /// Whether the output is standard output on a terminal.
+    pub(crate) to_terminal: bool,
+    pub(crate) timing: Option<&'a Timing>,
+}
+
+/// Runs `job` on each input of `args`.
+pub(crate) fn run(args: &OutputArgs, job: &dyn PerInput, global: &Global, cfg: &Config) -> Result<(), Failed> {
+    let inputs: Vec<Option<&Path>> = if args.inputs.is_empty() {
+        vec![None]
+    } else {
+        args.inputs.iter().map(|p| (p != Path::new("-")).then_some(p.as_path())).collect()
+    };
+    if inputs.iter().filter(|i| i.is_none()).count() > 1 {
+        return Err(Failed::Usage("standard input (-) can be read only once".to_owned()));
+    }
+    if inputs.contains(&None) && io::stdin().is_terminal() {
+        return Err(Failed::Usage(
+            "no input: give a trace or .cpuprofile file (jscalls calls trace.json), or pipe one in; --help for more"
+                .to_owned(),
+        ));
+    }
+    let outputs = plan_outputs(&inputs, args.output.as_deref(), job)?;
+    let mut failed = false;
+    for (input, output) in inputs.iter().zip(&outputs) {
+        let name = input.map_or_else(|| "<stdin>".to_owned(), |p| p.display().to_string());
+        if inputs.len() > 1 && output.is_none() {
+            // Several summaries on standard output: each under its input's name.
+            let mut stdout = io::stdout().lock();
+            let _ = writeln!(stdout, "{name}");
+        }
+        match run_one(*input, output.as_deref(), job, global, cfg, args.fsync) {
+            Ok(()) => {}
+            Err(Failed::Usage(m)) => return Err(Failed::Usage(m)),
+            Err(Failed::Pipe) => return Ok(()),
+            Err(Failed::Reported) => failed = true,
+            Err(Failed::Regression) => return Err(Failed::Regression),
+        }
+    }
+    if failed {
+        Err(Failed::Reported)
+    } else {
+        Ok(())
+    }
+}
+
+/// Each input's output path (None: standard output), decided before any work.
+fn plan_outputs(
+    inputs: &[Option<&Path>],
+    output: Option<&Path>,
+    job: &dyn PerInput,
+) -> Result<Vec<Option<PathBuf>>, Failed> {
+    let output = output.filter(|o| *o != Path::new("-"));
+    if inputs.len() == 1 {
+        return Ok(vec![output.map(Path::to_path_buf)]);
+    }
+    match output {
+        Some(dir) if dir.is_dir() => {
+            let suffix = job.suffix();
+            let mut seen = std::collections::BTreeSet::new();
+            let mut out = Vec::new();
+            for input in inputs {
+                let path = dir.join(format!("{}{suffix}", stem(input.expect("only one input is stdin"))));
+                if !seen.insert(path.clone()) {
+                    return Err(Failed::Usage(format!("two inputs would both be written to {}", path.display())));
+                }
+                out.push(Some(path));
+            }
+            Ok(out)
+        }
+        Some(o) => Err(Failed::Usage(format!(
+            "{} inputs need -o DIR, an existing directory (one output per input); {} is not one",
+            inputs.len(),
+            o.display()
+        ))),
+        None if job.shares_stdout() => Ok(vec![None; inputs.len()]),
+        None => Err(Failed::Usage(format!(
+            "{} inputs need -o DIR, an existing directory (one output per input), or --format summary",
+            inputs.len()
+        ))),
+    }
+}
+
+/// Reads one input and writes its output; errors are printed here, under the input's name.
+fn run_one(
+    input: Option<&Path>,
+    out_path: Option<&Path>,
+    job: &dyn PerInput,
+    global: &Global,
+    cfg: &Config,
+    fsync: bool,
+) -> Result<(), Failed> {
+    let name = input.map_or_else(|| "<stdin>".to_owned(), |p| p.display().to_string());
+    let fail = |e: Error| failure(&name, e);
+    if let Some(i) = input {
+        if let Some(o) = out_path {
+            if same_file(i, o) {
+                return Err(Failed::Usage(format!(
+                    "the output {} is the input; refusing to overwrite it",
+                    o.display()
+                )));
+            }
+        }
+        if out_path.is_none() && stdout_is(i) {
+            return Err(Failed::Usage(format!(
+                "standard output is the input {}; refusing to overwrite it",
+                i.display()
+            )));
+        }
+    }
+    // The output is created first: a path that cannot be written fails before the work.
+    let output = Output::create(out_path, fsync, cfg.threads).map_err(fail)?;
+    let source = match input {
+        Some(p) => Source::file(p),
+        None => Source::stdin(),
+    };
+    // A stream read twice is kept in a temporary file on the way (removed when dropped).
+    let mut _spill = None;
+    let source = if job.rereads() && !source.can_reread() {
+        let tmp = spill_stream(&source).map_err(fail)?;
+        let s = Source::file(tmp.path());
+        _spill = Some(tmp);
+        s
+    } else {
+        source
+    };
+    let progress = Progress::start(input, global.quiet);
+    let mut cfg = cfg.clone();
+    cfg.progress = progress.as_ref().map(|p| p.bytes.clone());
+    cfg.keep_event_names = job.keeps_event_names();
+    let timing = Timing::start();
+    let assembled = assemble(&source, &cfg);
+    drop(progress);
+    let (diagnostics, assembled) = assembled.map_err(fail)?;
+    if let Some(t) = &timing {
+        t.report_stages(&assembled);
+    }
+    report(&name, &diagnostics, global.quiet, global.verbose);
+    if let Some(e) = strict_error(global, &diagnostics) {
+        return Err(fail(e));
+    }
+    let label = match input {
+        Some(p) => p.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_else(|| name.clone()),
+        None => "-".to_owned(),
+    };
+    let timing = Timing::start();
+    let estimated = Estimated {
+        assembled,
+        source: &source,
+        diagnostics: &diagnostics,
+        cfg: &cfg,
+        label: &label,
+        name: &name,
+        to_terminal: out_path.is_none() && io::stdout().is_terminal(),
+        timing: timing.as_ref(),
+    };
+    let result = job.write(estimated, output);
+    if let Some(t) = &timing {
+        t.report("estimate+write");
+    }
+    result
+}

@@ -1,0 +1,30 @@
+//! `jscalls timeline`: the input's events copied through, with each thread's calls added on a
+//! thread of their own.
+
+use super::args::{Global, OutputArgs};
+use super::each::{self, Estimated, PerInput};
+use super::output::Output;
+use super::report::failure;
+use super::Failed;
+use jscalls::Config;
+
+struct Timeline;
+
+impl PerInput for Timeline {
+    fn suffix(&self) -> &'static str {
+        ".timeline.json"
+    }
+
+    fn rereads(&self) -> bool {
+        true
+    }
+
+    fn write(&self, e: Estimated<'_>, output: Output) -> Result<(), Failed> {
+        let Estimated { assembled, source, name, .. } = e;
+        output.write(|w| assembled.write_timeline(w, source)).map_err(|err| failure(name, err))
+    }
+}
+
+pub(crate) fn run(args: &OutputArgs, global: &Global, cfg: &Config) -> Result<(), Failed> {
+    each::run(args, &Timeline, global, cfg)
+}
