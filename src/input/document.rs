@@ -462,7 +462,8 @@ fn boundary(b: &[u8], from: usize) -> usize {
         if j < b.len() && b[j] == b'{' {
             return j;
         }
-        i = i + k + 1;
+        // Every newline up to `j` leads to the same `j`: a run of whitespace is crossed once.
+        i = j;
         if i >= b.len() {
             break;
         }
