@@ -24,13 +24,13 @@ fn main() -> ExitCode {
             return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
         }
     };
-    let result = cli::config(&global).and_then(|cfg| match &command {
-        Command::Calls(a) => cli::calls::run(a, &global, &cfg),
-        Command::Timeline(a) => cli::timeline::run(a, &global, &cfg),
-        Command::Tree(a) => cli::tree::run(a, &global, &cfg),
-        Command::Export(a) => cli::export::run(a, &global, &cfg),
-        Command::Diff(a) => cli::diff::run(a, &global, &cfg),
-        Command::Check(a) => cli::check::run(a, &global, &cfg),
+    let result = cli::config(&global).and_then(|(cfg, reads)| match &command {
+        Command::Calls(a) => cli::calls::run(a, &global, &cfg, reads),
+        Command::Timeline(a) => cli::timeline::run(a, &global, &cfg, reads),
+        Command::Tree(a) => cli::tree::run(a, &global, &cfg, reads),
+        Command::Export(a) => cli::export::run(a, &global, &cfg, reads),
+        Command::Diff(a) => cli::diff::run(a, &global, &cfg, reads),
+        Command::Check(a) => cli::check::run(a, &global, &cfg, reads),
     });
     cli::exit(result)
 }

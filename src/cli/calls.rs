@@ -8,6 +8,7 @@ use jscalls::{Assembled, Config, Diagnostics, EngineVersion, Error, Estimator};
 
 use super::args::{CallsArgs, CallsFormat, Global};
 use super::each::{self, Estimated, PerInput};
+use super::files::Reads;
 use super::output::Output;
 use super::report::failure;
 use super::{summary, Failed};
@@ -36,10 +37,10 @@ impl PerInput for Calls {
     }
 }
 
-pub(crate) fn run(args: &CallsArgs, global: &Global, cfg: &Config) -> Result<(), Failed> {
+pub(crate) fn run(args: &CallsArgs, global: &Global, cfg: &Config, reads: Reads) -> Result<(), Failed> {
     let to_terminal = args.out.output.as_deref().is_none_or(|o| o == Path::new("-")) && io::stdout().is_terminal();
     let format = args.format.unwrap_or(if to_terminal { CallsFormat::Summary } else { CallsFormat::Json });
-    each::run(&args.out, &Calls(format), global, cfg)
+    each::run(&args.out, &Calls(format), global, cfg, reads)
 }
 
 /// The calls summary, thread by thread.

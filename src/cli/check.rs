@@ -13,7 +13,8 @@ use jscalls::tree::{CallTree, StackId, Transform};
 use jscalls::{Config, Error};
 
 use super::args::{CheckArgs, CheckFormat, Global};
-use super::output::{refuse_overwrite, Output};
+use super::files::{self, Reads};
+use super::output::Output;
 use super::report::{assemble_file, failure};
 use super::tree::ThreadSpec;
 use super::Failed;
@@ -126,8 +127,8 @@ fn line_col(text: &str, at: usize) -> (usize, usize) {
 /// Reads and checks a budget file; errors name its line.
 fn read_budget(path: &Path) -> Result<Vec<Rule>, Failed> {
     let name = path.display().to_string();
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| failure(&name, Error::io(format!("cannot read the budget {name}"), e)))?;
+    let bytes = files::read_option_file(path, "the budget", files::BUDGET_LIMIT).map_err(|e| failure(&name, e))?;
+    let text = files::option_text(path, bytes)?;
     let at = |span: Option<Range<usize>>| span.map_or((1, 1), |s| line_col(&text, s.start));
     let file: BudgetFile = toml::from_str(&text).map_err(|e| {
         let (l, c) = at(e.span());
@@ -303,14 +304,18 @@ fn measure(rule: &Rule, threads: &[Seen]) -> Outcome {
     Outcome { value, status, message }
 }
 
-pub fn run(args: &CheckArgs, global: &Global, cfg: &Config) -> Result<(), Failed> {
-    let rules = read_budget(&args.budget)?;
+pub(crate) fn run(args: &CheckArgs, global: &Global, cfg: &Config, mut reads: Reads) -> Result<(), Failed> {
     if args.input.as_os_str() == "-" {
         return Err(Failed::Usage("check reads a file: give its path".to_owned()));
     }
+    reads.add(&args.input, "the input");
+    reads.add(&args.budget, "the budget");
+    let out = args.output.as_deref().filter(|o| *o != Path::new("-"));
+    reads.refuse(out)?;
+    let rules = read_budget(&args.budget)?;
     let mut cfg = cfg.clone();
     cfg.keep_event_names = true;
-    let assembled = assemble_file(&args.input, global, &cfg)?;
+    let assembled = assemble_file(&args.input, &args.input.display().to_string(), global, &cfg)?;
     let mut threads = Vec::new();
     assembled
         .for_each_thread(|th| {
@@ -352,8 +357,6 @@ pub fn run(args: &CheckArgs, global: &Global, cfg: &Config) -> Result<(), Failed
         CheckFormat::Markdown => markdown(&budget, &input, &rules, &outcomes),
         CheckFormat::Junit => junit(&budget, &input, &rules, &outcomes),
     };
-    let out = args.output.as_deref().filter(|o| *o != Path::new("-"));
-    refuse_overwrite(out, &[&args.input, &args.budget])?;
     let output = Output::create(out, false, 1).map_err(|e| failure("output", e))?;
     output
         .write(|w| w.write_all(text.as_bytes()).map_err(|e| Error::io("cannot write the report", e)))

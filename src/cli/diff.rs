@@ -17,7 +17,8 @@ use jscalls::{Config, Error, Source};
 use super::args::{
     refines_panel_calls, CpuProfileModeArg, DiffArgs, DiffFormat, EngineArg, EstimatorArg, Global, Level,
 };
-use super::output::{refuse_overwrite, Output};
+use super::files::Reads;
+use super::output::{spill_stream, Output};
 use super::report::{assemble_file, failure};
 use super::Failed;
 
@@ -72,15 +73,40 @@ impl SideSpec {
     }
 }
 
+/// One input of a diff, read from a file: a regular file as it is; standard input (`-`), a
+/// FIFO or `<(cmd)` kept in a temporary file first, as it is looked at and read again (and
+/// one input with --base-opt/--new-opt is read twice).
+struct Side {
+    /// Where it is read from.
+    path: PathBuf,
+    /// How messages name it.
+    name: String,
+    _kept: Option<tempfile::NamedTempFile>,
+}
+
+impl Side {
+    fn new(p: &Path) -> Result<Side, Failed> {
+        let stdin = p == Path::new("-");
+        let name = if stdin { "<stdin>".to_owned() } else { p.display().to_string() };
+        if !stdin && std::fs::metadata(p).map_or(true, |m| m.is_file() || m.is_dir()) {
+            // A file, or what opening it will report (a folder, a missing file).
+            return Ok(Side { path: p.to_path_buf(), name, _kept: None });
+        }
+        let source = if stdin { Source::stdin() } else { Source::file(p) };
+        let kept = spill_stream(&source).map_err(|e| failure(&name, e))?;
+        Ok(Side { path: kept.path().to_path_buf(), name, _kept: Some(kept) })
+    }
+}
+
 /// The threads of one input: read back when it is a calls document, estimated otherwise.
-fn load(path: &Path, spec: &SideSpec, global: &Global, threads: usize) -> Result<Vec<ThreadEstimate>, Failed> {
-    let name = path.display().to_string();
-    let source = Source::file(path);
+fn load(side: &Side, spec: &SideSpec, global: &Global, threads: usize) -> Result<Vec<ThreadEstimate>, Failed> {
+    let name = &side.name;
+    let source = Source::file(&side.path);
     let mut head = Vec::with_capacity(512);
     source
         .open()
         .and_then(|r| r.take(512).read_to_end(&mut head).map_err(|e| Error::io(format!("cannot read {name}"), e)))
-        .map_err(|e| failure(&name, e))?;
+        .map_err(|e| failure(name, e))?;
     if is_calls_document(&head) {
         if !spec.options.is_empty() {
             return Err(Failed::Usage(format!(
@@ -92,12 +118,12 @@ fn load(path: &Path, spec: &SideSpec, global: &Global, threads: usize) -> Result
         source
             .open()
             .and_then(|mut r| r.read_to_end(&mut bytes).map_err(|e| Error::io(format!("cannot read {name}"), e)))
-            .map_err(|e| failure(&name, e))?;
-        return read_calls_document(&bytes).map_err(|e| failure(&name, e));
+            .map_err(|e| failure(name, e))?;
+        return read_calls_document(&bytes).map_err(|e| failure(name, e));
     }
     let mut cfg = spec.cfg.clone();
     cfg.threads = threads;
-    let assembled = assemble_file(path, global, &cfg)?;
+    let assembled = assemble_file(&side.path, name, global, &cfg)?;
     let mut out = Vec::new();
     assembled
         .for_each_thread(|th| {
@@ -110,8 +136,8 @@ fn load(path: &Path, spec: &SideSpec, global: &Global, threads: usize) -> Result
 
 /// Both sides at once, each on half the cores.
 fn load_both(
-    base: &Path,
-    new: &Path,
+    base: &Side,
+    new: &Side,
     specs: &(SideSpec, SideSpec),
     global: &Global,
 ) -> Result<(Vec<ThreadEstimate>, Vec<ThreadEstimate>), Failed> {
@@ -141,7 +167,7 @@ fn inputs_in(dir: &Path) -> Result<Vec<PathBuf>, Failed> {
     Ok(out)
 }
 
-/// A side of `--runs`: a folder of runs, or files separated by commas.
+/// A side of `--runs`: a folder of runs, or files separated by commas; at least one.
 fn runs_of(arg: &Path) -> Result<Vec<PathBuf>, Failed> {
     if arg.is_dir() {
         let v = inputs_in(arg)?;
@@ -150,12 +176,28 @@ fn runs_of(arg: &Path) -> Result<Vec<PathBuf>, Failed> {
         }
         return Ok(v);
     }
-    Ok(arg.to_string_lossy().split(',').filter(|s| !s.is_empty()).map(PathBuf::from).collect())
+    let v: Vec<PathBuf> = arg.to_string_lossy().split(',').filter(|s| !s.is_empty()).map(PathBuf::from).collect();
+    if v.is_empty() {
+        return Err(Failed::Usage(format!("--runs: '{}' names no run", arg.display())));
+    }
+    Ok(v)
 }
 
-pub fn run(args: &DiffArgs, global: &Global, cfg: &Config) -> Result<(), Failed> {
+pub(crate) fn run(args: &DiffArgs, global: &Global, cfg: &Config, mut reads: Reads) -> Result<(), Failed> {
     let rules: Vec<Rule> =
         args.fail_on.iter().map(|r| rule::parse(r)).collect::<Result<_, _>>().map_err(Failed::Usage)?;
+    // Every file read: the inputs, their runs, a corpus's inputs; none is the output.
+    for i in &args.inputs {
+        for p in if args.runs { runs_of(i)? } else { vec![i.clone()] } {
+            reads.add(&p, "the input");
+        }
+    }
+    if let Some(dir) = &args.corpus {
+        for p in inputs_in(dir)? {
+            reads.add(&p, "the input");
+        }
+    }
+    reads.refuse(args.output.as_deref())?;
     let gate = Gate { min_time: args.min_time * 1000.0, alpha: args.alpha };
     let specs =
         (SideSpec::new(args.base_opt.as_deref(), cfg, "base")?, SideSpec::new(args.new_opt.as_deref(), cfg, "new")?);
@@ -174,11 +216,11 @@ pub fn run(args: &DiffArgs, global: &Global, cfg: &Config) -> Result<(), Failed>
             let (bs, ns) = (runs_of(b)?, runs_of(n)?);
             let mut base_runs = Vec::new();
             for p in &bs {
-                base_runs.push(load(p, &specs.0, global, specs.0.cfg.threads)?);
+                base_runs.push(load(&Side::new(p)?, &specs.0, global, specs.0.cfg.threads)?);
             }
             let mut new_runs = Vec::new();
             for p in &ns {
-                new_runs.push(load(p, &specs.1, global, specs.1.cfg.threads)?);
+                new_runs.push(load(&Side::new(p)?, &specs.1, global, specs.1.cfg.threads)?);
             }
             let d = funcs::diff(&base_runs, &new_runs);
             let header =
@@ -197,7 +239,8 @@ pub fn run(args: &DiffArgs, global: &Global, cfg: &Config) -> Result<(), Failed>
                         .to_owned(),
                 ));
             }
-            let (b, n) = load_both(one, one, &specs, global)?;
+            let side = Side::new(one)?;
+            let (b, n) = load_both(&side, &side, &specs, global)?;
             let header = Header { base: describe(one, &specs.0), new: describe(one, &specs.1) };
             if args.level != Some(Level::Functions) {
                 return call_level(args, global, &header, &b, &n, &rules, gate);
@@ -205,7 +248,7 @@ pub fn run(args: &DiffArgs, global: &Global, cfg: &Config) -> Result<(), Failed>
             (funcs::diff(&[b], &[n]), header)
         }
         (false, [b, n]) => {
-            let (bt, nt) = load_both(b, n, &specs, global)?;
+            let (bt, nt) = load_both(&Side::new(b)?, &Side::new(n)?, &specs, global)?;
             let header = Header { base: describe(b, &specs.0), new: describe(n, &specs.1) };
             let level = args.level.unwrap_or(if same_recording(&bt, &nt) { Level::Calls } else { Level::Functions });
             if level == Level::Calls {
@@ -238,7 +281,7 @@ struct Header {
 }
 
 fn describe(p: &Path, spec: &SideSpec) -> String {
-    let name = p.display().to_string();
+    let name = if p == Path::new("-") { "<stdin>".to_owned() } else { p.display().to_string() };
     if spec.options.is_empty() {
         name
     } else {
@@ -274,15 +317,6 @@ fn warn_unmatched(rules: &[Rule], found: &[bool], global: &Global) -> Result<(),
 
 fn write_out(args: &DiffArgs, text: &str) -> Result<(), Failed> {
     let out = args.output.as_deref().filter(|o| *o != Path::new("-"));
-    // Every file read: the inputs, their runs, a corpus's inputs.
-    let mut read: Vec<PathBuf> = Vec::new();
-    for i in &args.inputs {
-        read.extend(if args.runs { runs_of(i)? } else { vec![i.clone()] });
-    }
-    if let Some(dir) = &args.corpus {
-        read.extend(inputs_in(dir)?);
-    }
-    refuse_overwrite(out, &read.iter().map(PathBuf::as_path).collect::<Vec<_>>())?;
     let output = Output::create(out, false, 1).map_err(|e| failure("output", e))?;
     output
         .write(|w| w.write_all(text.as_bytes()).map_err(|e| Error::io("cannot write the diff", e)))
@@ -727,8 +761,9 @@ fn corpus(
                 let k = next.fetch_add(1, Ordering::Relaxed);
                 let Some(input) = inputs.get(k) else { break };
                 let r = (|| {
-                    let b = load(input, &specs.0, global, 1)?;
-                    let n = load(input, &specs.1, global, 1)?;
+                    let side = Side::new(input)?;
+                    let b = load(&side, &specs.0, global, 1)?;
+                    let n = load(&side, &specs.1, global, 1)?;
                     let t = calls::diff(&b, &n);
                     let regressions = if rules.is_empty() {
                         0

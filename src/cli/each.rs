@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 use jscalls::{assemble, Assembled, Config, Diagnostics, Error, Source};
 
 use super::args::{Global, OutputArgs};
-use super::output::{same_file, spill_stream, stdout_is, stem, Output};
+use super::files::Reads;
+use super::output::{same_file, spill_stream, stem, Output};
 use super::report::{failure, report, strict_error, Progress, Timing};
 use super::Failed;
 
@@ -50,8 +51,14 @@ pub(crate) struct Estimated<'a> {
     pub(crate) timing: Option<&'a Timing>,
 }
 
-/// Runs `job` on each input of `args`.
-pub(crate) fn run(args: &OutputArgs, job: &dyn PerInput, global: &Global, cfg: &Config) -> Result<(), Failed> {
+/// Runs `job` on each input of `args`; `reads` holds the files options read.
+pub(crate) fn run(
+    args: &OutputArgs,
+    job: &dyn PerInput,
+    global: &Global,
+    cfg: &Config,
+    mut reads: Reads,
+) -> Result<(), Failed> {
     let inputs: Vec<Option<&Path>> = if args.inputs.is_empty() {
         vec![None]
     } else {
@@ -62,11 +69,17 @@ pub(crate) fn run(args: &OutputArgs, job: &dyn PerInput, global: &Global, cfg: &
     }
     if inputs.contains(&None) && io::stdin().is_terminal() {
         return Err(Failed::Usage(
-            "no input: give a trace or .cpuprofile file (jscalls calls trace.json), or pipe one in; --help for more"
+            "no input: give a trace, .cpuprofile or Firefox profile (jscalls calls trace.json), or pipe one in; --help for more"
                 .to_owned(),
         ));
     }
+    for i in inputs.iter().flatten() {
+        reads.add(i, "the input");
+    }
     let outputs = plan_outputs(&inputs, args.output.as_deref(), job)?;
+    for o in &outputs {
+        reads.refuse(o.as_deref())?;
+    }
     let mut failed = false;
     for (input, output) in inputs.iter().zip(&outputs) {
         let name = input.map_or_else(|| "<stdin>".to_owned(), |p| p.display().to_string());
@@ -90,30 +103,35 @@ pub(crate) fn run(args: &OutputArgs, job: &dyn PerInput, global: &Global, cfg: &
     }
 }
 
-/// Each input's output path (None: standard output), decided before any work.
+/// Each input's output path (None: standard output), decided before any work. `-o DIR` (an
+/// existing directory, or a name ending in `/`) gets one `NAME<suffix>` per input, however
+/// many there are; standard input's NAME is `stdin`.
 fn plan_outputs(
     inputs: &[Option<&Path>],
     output: Option<&Path>,
     job: &dyn PerInput,
 ) -> Result<Vec<Option<PathBuf>>, Failed> {
     let output = output.filter(|o| *o != Path::new("-"));
-    if inputs.len() == 1 {
-        return Ok(vec![output.map(Path::to_path_buf)]);
-    }
+    let names_a_directory = output.is_some_and(|o| o.is_dir() || o.as_os_str().to_string_lossy().ends_with('/'));
     match output {
-        Some(dir) if dir.is_dir() => {
+        Some(dir) if names_a_directory => {
+            if !dir.is_dir() {
+                let why = if dir.exists() { "is not a directory" } else { "does not exist" };
+                return Err(Failed::Usage(format!("-o {}: the directory {why}", dir.display())));
+            }
             let suffix = job.suffix();
-            let mut seen = std::collections::BTreeSet::new();
-            let mut out = Vec::new();
+            let mut out: Vec<Option<PathBuf>> = Vec::new();
             for input in inputs {
-                let path = dir.join(format!("{}{suffix}", stem(input.expect("only one input is stdin"))));
-                if !seen.insert(path.clone()) {
+                let name = input.map_or_else(|| "stdin".to_owned(), |p| stem(p));
+                let path = dir.join(format!("{name}{suffix}"));
+                if out.iter().flatten().any(|o| *o == path || same_file(o, &path)) {
                     return Err(Failed::Usage(format!("two inputs would both be written to {}", path.display())));
                 }
                 out.push(Some(path));
             }
             Ok(out)
         }
+        _ if inputs.len() == 1 => Ok(vec![output.map(Path::to_path_buf)]),
         Some(o) => Err(Failed::Usage(format!(
             "{} inputs need -o DIR, an existing directory (one output per input); {} is not one",
             inputs.len(),
@@ -138,22 +156,6 @@ fn run_one(
 ) -> Result<(), Failed> {
     let name = input.map_or_else(|| "<stdin>".to_owned(), |p| p.display().to_string());
     let fail = |e: Error| failure(&name, e);
-    if let Some(i) = input {
-        if let Some(o) = out_path {
-            if same_file(i, o) {
-                return Err(Failed::Usage(format!(
-                    "the output {} is the input; refusing to overwrite it",
-                    o.display()
-                )));
-            }
-        }
-        if out_path.is_none() && stdout_is(i) {
-            return Err(Failed::Usage(format!(
-                "standard output is the input {}; refusing to overwrite it",
-                i.display()
-            )));
-        }
-    }
     // The output is created first: a path that cannot be written fails before the work.
     let output = Output::create(out_path, fsync, cfg.threads).map_err(fail)?;
     let source = match input {

@@ -51,17 +51,18 @@ pub(crate) enum Failed {
 }
 
 /// The library's configuration for the options every command shares, with the files they
-/// name read; before any input is.
-pub(crate) fn config(global: &Global) -> Result<Config, Failed> {
+/// name read (and noted in the files read), before any input is.
+pub(crate) fn config(global: &Global) -> Result<(Config, files::Reads), Failed> {
     let mut cfg = global.config();
-    cfg.symbols = files::read_symbols(&global.symbols)?;
+    let mut reads = files::Reads::default();
+    cfg.symbols = files::read_symbols(&global.symbols, &mut reads)?;
     if args::refines_panel_calls(&cfg) {
         return Err(Failed::Usage(
             "--bounds and --estimator (midway, log-midway) work on the integrator's calls: leave out --cpuprofile-mode performance-panel"
                 .to_owned(),
         ));
     }
-    Ok(cfg)
+    Ok((cfg, reads))
 }
 
 /// The command's exit status for its outcome.

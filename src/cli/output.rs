@@ -8,23 +8,9 @@ use std::path::{Path, PathBuf};
 
 use jscalls::{Error, Source};
 
+use super::gzip;
 #[cfg(unix)]
 use super::process;
-use super::{gzip, Failed};
-
-/// A usage error when `out` is one of `inputs`: an input is never overwritten.
-pub(crate) fn refuse_overwrite(out: Option<&Path>, inputs: &[&Path]) -> Result<(), Failed> {
-    if let Some(o) = out.filter(|o| *o != Path::new("-")) {
-        if let Some(i) = inputs.iter().find(|i| same_file(i, o)) {
-            return Err(Failed::Usage(format!(
-                "the output {} is the input {}; refusing to overwrite it",
-                o.display(),
-                i.display()
-            )));
-        }
-    }
-    Ok(())
-}
 
 /// An input's file name without `.gz`, `.json` and `.cpuprofile`.
 pub(crate) fn stem(p: &Path) -> String {

@@ -28,13 +28,12 @@ pub(crate) fn failure(name: &str, e: Error) -> Failed {
 }
 
 /// Reads and estimates one input file for `diff` and `check`, with its warnings printed
-/// (and turned into an error by --strict) under its name.
-pub(crate) fn assemble_file(path: &Path, global: &Global, cfg: &Config) -> Result<Assembled, Failed> {
-    let name = path.display().to_string();
-    let (diagnostics, assembled) = assemble(&Source::file(path), cfg).map_err(|e| failure(&name, e))?;
-    report(&name, &diagnostics, global.quiet, global.verbose);
+/// (and turned into an error by --strict) under `name`.
+pub(crate) fn assemble_file(path: &Path, name: &str, global: &Global, cfg: &Config) -> Result<Assembled, Failed> {
+    let (diagnostics, assembled) = assemble(&Source::file(path), cfg).map_err(|e| failure(name, e))?;
+    report(name, &diagnostics, global.quiet, global.verbose);
     if let Some(e) = strict_error(global, &diagnostics) {
-        return Err(failure(&name, e));
+        return Err(failure(name, e));
     }
     Ok(assembled)
 }

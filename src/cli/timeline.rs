@@ -3,6 +3,7 @@
 
 use super::args::{Global, OutputArgs};
 use super::each::{self, Estimated, PerInput};
+use super::files::Reads;
 use super::output::Output;
 use super::report::failure;
 use super::Failed;
@@ -25,6 +26,6 @@ impl PerInput for Timeline {
     }
 }
 
-pub(crate) fn run(args: &OutputArgs, global: &Global, cfg: &Config) -> Result<(), Failed> {
-    each::run(args, &Timeline, global, cfg)
+pub(crate) fn run(args: &OutputArgs, global: &Global, cfg: &Config, reads: Reads) -> Result<(), Failed> {
+    each::run(args, &Timeline, global, cfg, reads)
 }

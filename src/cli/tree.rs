@@ -8,6 +8,7 @@ use jscalls::{Assembled, EngineVersion, Error};
 
 use super::args::{Global, SelectArgs, TreeArgs, TreeFormat, WeightArg};
 use super::each::{self, Estimated, PerInput};
+use super::files::Reads;
 use super::output::Output;
 use super::report::failure;
 use super::Failed;
@@ -48,13 +49,13 @@ impl PerInput for Tree<'_> {
     }
 }
 
-pub(crate) fn run(args: &TreeArgs, global: &Global, cfg: &Config) -> Result<(), Failed> {
+pub(crate) fn run(args: &TreeArgs, global: &Global, cfg: &Config, reads: Reads) -> Result<(), Failed> {
     if let (TreeFormat::Devtools, Some(opt)) = (args.format, devtools_conflicts(args)) {
         return Err(Failed::Usage(format!(
             "{opt} shapes jscalls' own trees; --format devtools writes DevTools' trees of every thread as they are"
         )));
     }
-    each::run(&args.out, &Tree(args), global, cfg)
+    each::run(&args.out, &Tree(args), global, cfg, reads)
 }
 
 /// Why no tree was written.

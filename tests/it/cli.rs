@@ -226,7 +226,7 @@ fn on_a_terminal_calls_prints_the_summary_and_an_empty_stdin_gets_a_hint() {
     assert!(!text.contains("\"format\""), "JSON on a terminal: {text}");
     let out = at_terminal("calls").unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("jscalls: error: no input: give a trace or .cpuprofile file"), "{text}");
+    assert!(text.contains("jscalls: error: no input: give a trace, .cpuprofile or Firefox profile"), "{text}");
     let out = at_terminal("calls fixtures/rules/be-pairing.json --format json -q").unwrap();
     assert!(String::from_utf8_lossy(&out.stdout).contains("\"format\":\"jscalls-calls/1\""));
 }
@@ -259,11 +259,26 @@ fn an_output_that_cannot_be_written_fails_before_reading() {
         String::from_utf8(out.stderr).unwrap(),
         format!("jscalls: error: cannot write {0}/missing/x.json: {0}/missing does not exist\n", d.display())
     );
-    let out = jscalls().arg("calls").arg(&fifo).arg("-o").arg(&d).output().unwrap();
+    // A directory that does not exist, named as one (`-o out/`): a usage error, before reading.
+    let out = jscalls().arg("calls").arg(&fifo).arg("-o").arg(format!("{}/missing/", d.display())).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
     assert_eq!(
         String::from_utf8(out.stderr).unwrap(),
-        format!("jscalls: error: cannot write {}: it is a directory\n", d.display())
+        format!("jscalls: error: -o {}/missing/: the directory does not exist\n", d.display())
     );
+}
+
+#[test]
+fn one_input_and_o_dir_writes_into_the_directory() {
+    let d = tmpdir("one-dir");
+    let input = "fixtures/rules/be-pairing.json";
+    let want = jscalls().args(["calls", input, "-q"]).output().unwrap().stdout;
+    for out in [d.display().to_string(), format!("{}/", d.display())] {
+        let run = jscalls().args(["calls", input, "-q", "-o", &out]).output().unwrap();
+        assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+        assert_eq!(files_in(&d), ["be-pairing.calls.json"]);
+        assert_eq!(std::fs::read(d.join("be-pairing.calls.json")).unwrap(), want);
+    }
 }
 
 #[test]

@@ -7,6 +7,7 @@ mod conformance;
 mod diff;
 mod errors;
 mod export;
+mod files;
 mod gecko;
 mod pipeline;
 mod properties;

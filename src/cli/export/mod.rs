@@ -9,6 +9,7 @@ use jscalls::{Assembled, Error};
 
 use super::args::{ExportArgs, ExportFormat, Global, WeightArg};
 use super::each::{self, Estimated, PerInput};
+use super::files::Reads;
 use super::output::Output;
 use super::report::failure;
 use super::tree::{self, Chosen, Failure};
@@ -48,7 +49,7 @@ impl PerInput for Export<'_> {
     }
 }
 
-pub(crate) fn run(args: &ExportArgs, global: &Global, cfg: &Config) -> Result<(), Failed> {
+pub(crate) fn run(args: &ExportArgs, global: &Global, cfg: &Config, reads: Reads) -> Result<(), Failed> {
     let out = args.out.output.as_deref().filter(|o| *o != std::path::Path::new("-"));
     let format = match (args.to, out.and_then(ExportFormat::from_path)) {
         (Some(f), _) | (None, Some(f)) => f,
@@ -65,7 +66,7 @@ pub(crate) fn run(args: &ExportArgs, global: &Global, cfg: &Config) -> Result<()
     if format == ExportFormat::Speedscope && args.by_time {
         return Err(Failed::Usage("--by-time is for collapsed stacks and SVG; speedscope has both views".to_owned()));
     }
-    each::run(&args.out, &Export { args, format }, global, cfg)
+    each::run(&args.out, &Export { args, format }, global, cfg, reads)
 }
 
 /// A thread's name as the exports show it.
