@@ -295,7 +295,8 @@ pub(crate) struct SelectArgs {
     #[arg(long, value_name = "PID:TID|NAME")]
     pub(crate) thread: Option<String>,
     /// Only JavaScript functions: the time of (program), (garbage collector), native and runtime
-    /// frames goes to the nearest JavaScript caller.
+    /// frames, and of the trace events inside calls (forced layouts, ...), goes to the nearest
+    /// JavaScript caller.
     #[arg(long)]
     pub(crate) js_only: bool,
     /// A transform, `KIND:ARGUMENT` (repeatable, applied in order; see below).

@@ -27,6 +27,11 @@ impl PerInput for Calls {
         self.0 == CallsFormat::Summary
     }
 
+    /// The summary counts the trace events inside calls apart from the JS.
+    fn keeps_event_names(&self) -> bool {
+        self.0 == CallsFormat::Summary
+    }
+
     fn write(&self, e: Estimated<'_>, output: Output) -> Result<(), Failed> {
         let Estimated { assembled, diagnostics, cfg, label, name, .. } = e;
         let result = output.write(|w| match self.0 {

@@ -123,6 +123,8 @@ fn load(side: &Side, spec: &SideSpec, global: &Global, threads: usize) -> Result
     }
     let mut cfg = spec.cfg.clone();
     cfg.threads = threads;
+    // The events inside calls are functions of their own (see `Stacks::from_calls`).
+    cfg.keep_event_names = true;
     let assembled = assemble_file(&side.path, name, global, &cfg)?;
     let mut out = Vec::new();
     assembled

@@ -122,7 +122,7 @@ fn plan_outputs(
             let suffix = job.suffix();
             let mut out: Vec<Option<PathBuf>> = Vec::new();
             for input in inputs {
-                let name = input.map_or_else(|| "stdin".to_owned(), |p| stem(p));
+                let name = input.map_or_else(|| "stdin".to_owned(), stem);
                 let path = dir.join(format!("{name}{suffix}"));
                 if out.iter().flatten().any(|o| *o == path || same_file(o, &path)) {
                     return Err(Failed::Usage(format!("two inputs would both be written to {}", path.display())));

@@ -1,47 +1,27 @@
-//! The calls summary a person reads on a terminal: per thread, its calls, their JS time and the
-//! functions that took the most self time.
+//! The calls summary a person reads on a terminal: per thread, its calls, the time in them (JS,
+//! and the trace events inside JS) and the functions that took the most self time.
 
-use std::borrow::Cow;
 use std::fmt::Write as _;
 
-use jscalls::{Call, Thread};
-use rustc_hash::FxHashMap;
+use jscalls::tree::{Func, Stacks};
+use jscalls::Thread;
 
 /// Functions listed per thread.
 const TOP: usize = 10;
 
-/// A function as a person names it: name, url, line and column (0-based, as V8 gives them).
-/// The strings borrow the profile's: a thread's calls are grouped without copying any.
-#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-struct Function<'a> {
-    name: Cow<'a, str>,
-    url: Cow<'a, str>,
-    line: i64,
-    column: i64,
-}
-
-impl<'a> Function<'a> {
-    fn of(call: Call<'a>) -> Function<'a> {
-        let f = call.frame();
-        let name = f.function_name();
-        Function {
-            name: if name.is_empty() { Cow::Borrowed("(anonymous)") } else { name },
-            url: f.url(),
-            line: f.line().unwrap_or(-1),
-            column: f.column().unwrap_or(-1),
-        }
+/// Where a function is, for a person: `url:line:column`, 1-based as editors count; nothing for
+/// a function without a script; what a trace event is.
+fn location(f: &Func) -> String {
+    if f.is_event() {
+        return "(trace event, inside JS)".to_owned();
     }
-
-    /// `url:line:column`, 1-based as editors count, or nothing for a function without a script.
-    fn location(&self) -> String {
-        if self.url.is_empty() {
-            return String::new();
-        }
-        match (self.line, self.column) {
-            (l, c) if l >= 0 && c >= 0 => format!("{}:{}:{}", self.url, l + 1, c + 1),
-            (l, _) if l >= 0 => format!("{}:{}", self.url, l + 1),
-            _ => self.url.clone().into_owned(),
-        }
+    if f.url.is_empty() {
+        return String::new();
+    }
+    match (f.line, f.column) {
+        (Some(l), Some(c)) if l >= 0 && c >= 0 => format!("{}:{}:{}", f.url, l + 1, c + 1),
+        (Some(l), _) if l >= 0 => format!("{}:{}", f.url, l + 1),
+        _ => f.url.clone(),
     }
 }
 
@@ -54,18 +34,23 @@ pub fn thread(out: &mut String, th: Thread<'_>) {
         let _ = writeln!(out, "no calls ({why})");
         return;
     }
-    // Self times add up to the time under the thread's outermost calls (without the trace
-    // events nested in them): the JS time.
-    let mut by_function: FxHashMap<Function, (f64, u64)> = FxHashMap::default();
-    let mut js = 0.0;
-    for call in th.calls() {
-        let s = call.self_time().unwrap_or(0.0);
-        js += s;
-        let e = by_function.entry(Function::of(call)).or_default();
-        e.0 += s;
-        e.1 += 1;
+    // Self time as `tree`, `check`, `diff` and the exports give it (DevTools' flame chart):
+    // a trace event inside a call (a forced layout, a GC) is not the JS function's.
+    let stacks = Stacks::from_calls(&th);
+    let mut by_func = vec![(0.0f64, 0u64); stacks.funcs.len()];
+    for &(stack, w) in &stacks.samples {
+        let f = &mut by_func[stacks.frame(stack).1 as usize];
+        f.0 += w;
+        f.1 += 1;
     }
-    let _ = writeln!(out, "{} calls, {} of JS", group(th.len() as u64), ms(js));
+    let total: f64 = by_func.iter().map(|f| f.0).sum();
+    let events: f64 = stacks.funcs.iter().zip(&by_func).filter(|(f, _)| f.is_event()).map(|(_, w)| w.0).sum();
+    let _ = write!(out, "{} calls, {} in them", group(th.len() as u64), ms(total));
+    if events > 0.0 {
+        let _ = writeln!(out, ": {} of JS, {} of trace events inside JS", ms(total - events), ms(events));
+    } else {
+        let _ = writeln!(out, ", all of it JS");
+    }
     if let Some(m) = th.sampler() {
         // Unmeasured, the neighbouring ticks bound a capture.
         let late = m.lag_bound.map_or("until the next tick".to_owned(), |v| format!("{v:.0} µs late"));
@@ -85,13 +70,14 @@ pub fn thread(out: &mut String, th: Thread<'_>) {
             None => out.push('\n'),
         }
     }
-    let mut top: Vec<(Function, (f64, u64))> = by_function.into_iter().collect();
-    // Biggest first; ties by name, so that the order never depends on a hash.
-    top.sort_by(|a, b| b.1 .0.total_cmp(&a.1 .0).then_with(|| a.0.cmp(&b.0)));
+    let mut top: Vec<(&Func, (f64, u64))> = stacks.funcs.iter().zip(by_func).filter(|f| f.1 .1 > 0).collect();
+    // Biggest first; ties by function, so that the order never depends on a hash.
+    top.sort_by(|a, b| b.1 .0.total_cmp(&a.1 .0).then_with(|| a.0.cmp(b.0)));
     let _ = writeln!(out, "    {:>10}  {:>6}  {:>7}  function", "self", "", "calls");
     for (f, (s, n)) in top.iter().take(TOP) {
-        let pct = if js > 0.0 { 100.0 * s / js } else { 0.0 };
-        let line = format!("    {:>10}  {:>5.1}%  {:>7}  {}  {}", ms(*s), pct, group(*n), f.name, f.location());
+        let pct = if total > 0.0 { 100.0 * s / total } else { 0.0 };
+        let name = if f.name.is_empty() { "(anonymous)" } else { &f.name };
+        let line = format!("    {:>10}  {:>5.1}%  {:>7}  {}  {}", ms(*s), pct, group(*n), name, location(f));
         let _ = writeln!(out, "{}", line.trim_end());
     }
     if top.len() > TOP {
@@ -131,10 +117,13 @@ mod tests {
 
     #[test]
     fn locations_are_one_based() {
-        let f = |url: &'static str, line, column| Function { name: "f".into(), url: url.into(), line, column };
-        assert_eq!(f("a.js", 0, 0).location(), "a.js:1:1");
-        assert_eq!(f("a.js", 9, -1).location(), "a.js:10");
-        assert_eq!(f("a.js", -1, -1).location(), "a.js");
-        assert_eq!(f("", 3, 4).location(), "");
+        let f = |url: &str, line, column| {
+            location(&Func::of_frame("f".into(), url.into(), "1".into(), Some(line), Some(column)))
+        };
+        assert_eq!(f("a.js", 0, 0), "a.js:1:1");
+        assert_eq!(f("a.js", 9, -1), "a.js:10");
+        assert_eq!(f("a.js", -1, -1), "a.js");
+        assert_eq!(f("", 3, 4), "");
+        assert_eq!(location(&Func::event("Layout")), "(trace event, inside JS)");
     }
 }

@@ -29,8 +29,9 @@ impl PerInput for Tree<'_> {
         true
     }
 
+    /// DevTools' trees read every event; jscalls' own put the events inside calls in them.
     fn keeps_event_names(&self) -> bool {
-        self.0.format == TreeFormat::Devtools
+        true
     }
 
     fn write(&self, e: Estimated<'_>, output: Output) -> Result<(), Failed> {
@@ -191,7 +192,9 @@ pub(crate) fn render(
                     WeightArg::SampleTime => format!("{:.3} ms of samples", total / 1000.0),
                 };
                 let name = c.name.as_deref().unwrap_or("thread");
-                let _ = writeln!(out, "{name} (pid {}, tid {}): {what}, {view}", c.pid, c.tid);
+                // --js-only charges native frames and trace events to their JS caller: said so.
+                let js_only = if args.select.js_only { ", JS only (the rest charged to its JS caller)" } else { "" };
+                let _ = writeln!(out, "{name} (pid {}, tid {}): {what}, {view}{js_only}", c.pid, c.tid);
                 match view {
                     "flat" => render::flat_text(&mut out, &c.stacks, total, shown),
                     "inverted" => render::text(&mut out, &c.stacks, &CallTree::inverted(&c.stacks), shown),

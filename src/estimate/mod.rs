@@ -84,6 +84,8 @@ pub struct ThreadCalls {
     pub sampler: Option<bounds::Sampler>,
     /// Which estimate the calls are.
     pub estimator: bounds::Estimator,
+    /// How the calls were computed (and so the order the flame-chart tree takes them in).
+    pub mode: Mode,
     /// See [`ThreadCalls::node_depths`].
     node_depth: Vec<i32>,
     /// See [`ThreadCalls::canonical_order`].
@@ -133,6 +135,20 @@ fn cmp_f64(a: f64, b: f64) -> Ordering {
     a.partial_cmp(&b).unwrap_or(Ordering::Equal)
 }
 
+/// The order the flame-chart tree takes `calls` in: as created for a trace (the order the
+/// RendererHandler merges them in); sorted, start then longer first, for a bare profile (as
+/// the integrator mode sorts them).
+pub fn tree_order(calls: &[ProfileCall], mode: Mode) -> Vec<u32> {
+    let mut order: Vec<u32> = (0..calls.len() as u32).collect();
+    if mode == Mode::Integrator {
+        order.sort_by(|&a, &b| {
+            let (a, b) = (&calls[a as usize], &calls[b as usize]);
+            cmp_f64(a.ts, b.ts).then_with(|| cmp_f64(b.ts + b.dur, a.ts + a.dur))
+        });
+    }
+    order
+}
+
 /// Estimates one thread; `exec` runs the halves of a thread cut in two (see
 /// [`IntegratorConfig::cut`]).
 pub fn estimate_thread(work: ThreadWork, mode: Mode, cfg: IntegratorConfig, exec: &impl Exec) -> ThreadCalls {
@@ -164,14 +180,7 @@ pub fn estimate_thread(work: ThreadWork, mode: Mode, cfg: IntegratorConfig, exec
                 }
                 let mut self_time = vec![None; calls.len()];
                 let mut depth = vec![None; calls.len()];
-                let mut order: Vec<u32> = (0..calls.len() as u32).collect();
-                if mode == Mode::Integrator {
-                    // A bare profile's calls are sorted (start, then longer first) before the tree.
-                    order.sort_by(|&a, &b| {
-                        let (a, b) = (&calls[a as usize], &calls[b as usize]);
-                        cmp_f64(a.ts, b.ts).then_with(|| cmp_f64(b.ts + b.dur, a.ts + a.dur))
-                    });
-                }
+                let order = tree_order(&calls, mode);
                 tree::treify(entries, &calls, &order, &mut self_time, &mut depth);
                 (calls, self_time, depth, errors)
             }
@@ -207,6 +216,7 @@ pub fn estimate_thread(work: ThreadWork, mode: Mode, cfg: IntegratorConfig, exec
         bounds,
         sampler,
         estimator: if sampler.is_some() { cfg.estimator } else { bounds::Estimator::DevTools },
+        mode,
         node_depth,
         order: Vec::new(),
         trace_entries,

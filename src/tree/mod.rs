@@ -57,10 +57,21 @@ impl Func {
         Func { name, url, script, line, column }
     }
 
+    /// A trace event that ran inside a call (`Layout`, `UpdateLayoutTree`, `MajorGC`, …): a
+    /// function of that name, in no script (its `script` is [`EVENT_SCRIPT`]).
+    pub fn event(name: &str) -> Func {
+        Func { name: name.to_owned(), url: String::new(), script: EVENT_SCRIPT.to_owned(), line: None, column: None }
+    }
+
+    /// Whether this is a trace event's function ([`Func::event`]).
+    pub fn is_event(&self) -> bool {
+        self.script == EVENT_SCRIPT && self.url.is_empty()
+    }
+
     /// Whether the function is JavaScript: it belongs to a script, and is none of V8's meta
     /// frames (`(program)`, `(idle)`, `(garbage collector)`, `(root)`) or runtime functions.
     pub fn is_js(&self) -> bool {
-        let in_script = !self.url.is_empty() || !(self.script.is_empty() || self.script == "0");
+        let in_script = !self.url.is_empty() || !(self.script.is_empty() || self.script == "0" || self.is_event());
         in_script && self.url != NATIVE_URL && !(self.name.starts_with('(') && self.name.ends_with(')'))
     }
 
@@ -77,6 +88,9 @@ impl Func {
         }
     }
 }
+
+/// The `script` of a trace event's function: V8's script ids are numbers, so no frame has it.
+pub const EVENT_SCRIPT: &str = "(trace event)";
 
 /// The URL V8 gives its runtime functions.
 const NATIVE_URL: &str = "native V8Runtime";
@@ -209,11 +223,6 @@ impl Stacks {
 
     fn calls(thread: &Thread<'_>, spans: Option<&mut Vec<Span>>) -> Stacks {
         let (t, strings) = thread.inner();
-        let depths = t.node_depths();
-        let calls = t.canonical_order().iter().map(|&i| {
-            let c = &t.calls[i as usize];
-            (c.ts, c.dur, depths[c.node as usize], c.node)
-        });
         // Each profile node's function, made once: many calls share a node.
         let mut func_of_node = vec![FuncId::MAX; t.model.nodes.len()];
         let func = |st: &mut Stacks, node: u32| {
@@ -223,7 +232,119 @@ impl Stacks {
             }
             *slot
         };
-        Stacks::nest(calls, func, thread.len(), spans)
+        if t.mode == crate::estimate::Mode::PerformancePanel {
+            // The Performance panel's own calls: nested by their depth in the profile's tree.
+            let depths = t.node_depths();
+            let calls = t.canonical_order().iter().map(|&i| {
+                let c = &t.calls[i as usize];
+                (c.ts, c.dur, depths[c.node as usize], c.node)
+            });
+            return Stacks::nest(calls, func, thread.len(), spans);
+        }
+        Stacks::flame_chart(t, strings, func, spans)
+    }
+
+    /// The stacks of DevTools' flame chart: the calls and the thread's trace events merged as
+    /// its tree merges them (`treify`), so that a call's self time is DevTools' (what the
+    /// calls output and the summary give). A trace event inside a call (a forced Layout, a
+    /// GC, a parse) is a function of its own under it, named as the event; events outside
+    /// every call (the tasks that run JS) are no part of any stack. A call that overflows the
+    /// one around it has no node in DevTools' tree: its stack weighs nothing here.
+    ///
+    /// The samples are the calls' first, one each in the calls output's order (as the Performance
+    /// panel's calls' are), then the events'.
+    fn flame_chart(
+        t: &crate::estimate::ThreadCalls,
+        strings: &crate::strings::Strings,
+        mut func: impl FnMut(&mut Stacks, u32) -> FuncId,
+        mut spans: Option<&mut Vec<Span>>,
+    ) -> Stacks {
+        struct Open {
+            end: f64,
+            self_time: f64,
+            /// Its stack, for a call or an event inside one.
+            stack: Option<StackId>,
+            /// The call's index.
+            call: Option<usize>,
+        }
+        let mut st = Stacks::new();
+        let mut event_func: HashMap<crate::strings::StrId, FuncId> = HashMap::default();
+        let entries = &t.trace_entries;
+        let order = crate::estimate::tree_order(&t.calls, t.mode);
+        let mut open: Vec<Open> = Vec::new();
+        // Each call's (stack, self), by index; the events' in the order they close.
+        let mut of_call: Vec<(StackId, f64)> = vec![(StackId::MAX, 0.0); t.calls.len()];
+        let mut of_events: Vec<(StackId, f64)> = Vec::new();
+        let mut cursor = f64::NEG_INFINITY;
+        let mut close =
+            |o: Open, of_call: &mut Vec<(StackId, f64)>, cursor: &mut f64, spans: &mut Option<&mut Vec<Span>>| {
+                if let Some(stack) = o.stack {
+                    if let Some(spans) = spans.as_deref_mut() {
+                        emit(spans, cursor, o.end, stack);
+                    }
+                    match o.call {
+                        Some(c) => of_call[c] = (stack, o.self_time),
+                        None => of_events.push((stack, o.self_time)),
+                    }
+                }
+                *cursor = cursor.max(o.end);
+            };
+        let (mut ei, mut ci) = (0usize, 0usize);
+        loop {
+            // DevTools' mergeEventsInOrder: the event first unless the call sorts before it.
+            let next_call = order.get(ci).map(|&k| k as usize);
+            let take_event = match (entries.get(ei), next_call.map(|k| &t.calls[k])) {
+                (Some(e), Some(c)) => e.ts < c.ts || (e.ts == c.ts && e.ts + e.dur > c.ts + c.dur),
+                (Some(_), None) => true,
+                (None, Some(_)) => false,
+                (None, None) => break,
+            };
+            let (ts, dur, item) = if take_event {
+                let e = &entries[ei];
+                ei += 1;
+                (e.ts, e.dur, Err(e.name))
+            } else {
+                let k = next_call.expect("a call");
+                ci += 1;
+                (t.calls[k].ts, t.calls[k].dur, Ok(k))
+            };
+            let end = ts + dur;
+            while open.last().is_some_and(|p| ts >= p.end) {
+                close(open.pop().expect("non-empty"), &mut of_call, &mut cursor, &mut spans);
+            }
+            let parent_stack = open.last().and_then(|p| p.stack);
+            if open.last().is_some_and(|p| end > p.end) {
+                // Overflows its parent: no node in DevTools' tree (a call still has a stack).
+                if let Ok(k) = item {
+                    let f = func(&mut st, t.calls[k].node);
+                    of_call[k] = (st.stack(parent_stack, f), 0.0);
+                }
+                continue;
+            }
+            if let Some(p) = open.last_mut() {
+                p.self_time -= dur;
+            }
+            let f = match item {
+                Ok(k) => Some(func(&mut st, t.calls[k].node)),
+                // An event of no duration takes no time; one outside every call is not the JS's.
+                Err(name) if parent_stack.is_some() && dur > 0.0 => {
+                    Some(*event_func.entry(name).or_insert_with(|| st.func(Func::event(strings.get(name)))))
+                }
+                Err(_) => None,
+            };
+            let stack = f.map(|f| st.stack(parent_stack, f));
+            if let (Some(spans), Some(p)) = (spans.as_deref_mut(), parent_stack) {
+                emit(spans, &mut cursor, ts, p);
+            }
+            cursor = cursor.max(ts);
+            open.push(Open { end, self_time: dur, stack, call: item.ok() });
+        }
+        while let Some(o) = open.pop() {
+            close(o, &mut of_call, &mut cursor, &mut spans);
+        }
+        drop(close);
+        st.samples = t.canonical_order().iter().map(|&k| of_call[k as usize]).chain(of_events).collect();
+        st
     }
 
     /// [`Stacks::from_calls`] for calls given as (start, duration, depth in the profile tree,

@@ -12,6 +12,7 @@ mod gecko;
 mod pipeline;
 mod properties;
 mod regressions;
+mod selftime;
 mod spec_tables;
 mod support;
 mod timeline;

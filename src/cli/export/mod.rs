@@ -30,8 +30,9 @@ impl PerInput for Export<'_> {
         self.format.suffix()
     }
 
+    /// The events inside calls are in the stacks; the Firefox Profiler shows them as markers too.
     fn keeps_event_names(&self) -> bool {
-        self.format == ExportFormat::Firefox
+        true
     }
 
     fn write(&self, e: Estimated<'_>, output: Output) -> Result<(), Failed> {

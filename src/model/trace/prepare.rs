@@ -131,6 +131,9 @@ pub struct Plain {
     /// keeps names does not look for the quote that ends it.
     pub(crate) name_at: u32,
     pub(crate) name_len: u32,
+    /// A top-level task ([`top_level_task`]), decided here: the one thread that keeps names
+    /// need not read the event again for its category.
+    pub(crate) top_task: bool,
 }
 
 /// The args of an event, parsed before the event is handled.
@@ -204,7 +207,8 @@ pub(crate) fn plain(ev: &RawEvent<'_>, name: &str, ph: u8) -> Option<Plain> {
         Ok(len) if ev.name_at > 0 => (ev.name_at, len),
         _ => (0, 0),
     };
-    Some(Plain { pid, tid, ts, dur, flags, trace, name_at, name_len })
+    let top_task = top_level_task(name, &ev.cat);
+    Some(Plain { pid, tid, ts, dur, flags, trace, name_at, name_len, top_task })
 }
 
 /// Whether an event is a top-level task in DevTools' timeline: `RunTask` in its category.
@@ -265,16 +269,14 @@ impl Sink for TraceBuilder {
                 }
                 self.threads[th as usize].entries.push(Entry { ts: p.ts, dur: p.dur, trace, flags: p.flags });
                 if self.keep_names {
-                    // The name where the scan found it; else (escapes, a repaired copy, or a
-                    // `RunTask`, whose category decides whether it is a top-level task) read again.
+                    // The name where the scan found it; else (escapes, a repaired copy) read again.
                     let at = p.name_at as usize;
                     let in_place = (at > 0 && !ctx.lossy)
                         .then(|| ctx.raw.get(at..at + p.name_len as usize))
                         .flatten()
-                        .and_then(|b| std::str::from_utf8(b).ok())
-                        .filter(|name| *name != "RunTask");
+                        .and_then(|b| std::str::from_utf8(b).ok());
                     match in_place {
-                        Some(name) => self.name_entry(th, name, false),
+                        Some(name) => self.name_entry(th, name, p.top_task),
                         None => {
                             let ev = ctx.parse()?;
                             if let Leaf::Str(name) = &ev.name {
