@@ -126,6 +126,8 @@ pub enum WarningKind {
     /// A `.cpuprofile` shown as the Performance panel shows it has no `endTime`: the calls open
     /// at its end have no duration (`null`), as in DevTools.
     NoEndTime,
+    /// The input has no CPU profile: nothing to estimate calls from.
+    NoCpuProfile,
     /// Something else that does not fit a category.
     Other,
 }
@@ -158,6 +160,7 @@ impl WarningKind {
             WarningKind::SharedNode => "shared-node",
             WarningKind::DuplicateNodeId => "duplicate-node-id",
             WarningKind::NoEndTime => "no-end-time",
+            WarningKind::NoCpuProfile => "no-cpu-profile",
             WarningKind::Other => "other",
         }
     }

@@ -315,6 +315,14 @@ pub fn assemble(source: &Source, cfg: &Config) -> Result<(Diagnostics, Assembled
             stages.push(("profile models", t.elapsed()));
             let mode = if tm.cpu_profile_origin { Mode::PerformancePanel } else { Mode::Trace };
             let kind = InputKind::Trace;
+            if tm.threads.is_empty() {
+                diag.push(
+                    WarningKind::NoCpuProfile,
+                    None,
+                    "no CPU profile to estimate calls from (no usable Profile and ProfileChunk events): record \
+                     the trace with the disabled-by-default-v8.cpu_profiler category (README, \"Recording\")",
+                );
+            }
             let bounds = tm.bounds;
             Ok((
                 diag,

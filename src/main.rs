@@ -5,7 +5,9 @@ mod cli;
 
 use std::process::ExitCode;
 
-use clap::Parser;
+use std::ffi::OsString;
+
+use clap::{CommandFactory, Parser};
 
 use cli::args::{Cli, Command};
 
@@ -17,11 +19,18 @@ fn main() -> ExitCode {
     // A signal that stops the command removes the temporary output first.
     #[cfg(unix)]
     cli::process::install();
-    let Cli { global, command } = match Cli::try_parse() {
+    let Cli { global, command } = match Cli::try_parse_from(command_first(std::env::args_os().collect())) {
         Ok(cli) => cli,
+        Err(e) if e.use_stderr() => {
+            // One style for every error, clap's and the command's own: `jscalls: error: …`, no colour.
+            let text = e.render().to_string();
+            eprint!("jscalls: {}", text.strip_prefix("jscalls: ").unwrap_or(&text));
+            return ExitCode::from(2);
+        }
         Err(e) => {
+            // --help and --version, on standard output.
             let _ = e.print();
-            return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+            return ExitCode::SUCCESS;
         }
     };
     let result = cli::config(&global).and_then(|(cfg, reads)| match &command {
@@ -33,4 +42,34 @@ fn main() -> ExitCode {
         Command::Check(a) => cli::check::run(a, &global, &cfg, reads),
     });
     cli::exit(result)
+}
+
+/// The command line with the command's name first. Options may come before the name or after
+/// it (`jscalls -o out.json calls trace.json`), but clap reads a command's own options only
+/// after its name: the name is moved in front of them, their values left in place.
+fn command_first(mut args: Vec<OsString>) -> Vec<OsString> {
+    let cli = Cli::command();
+    let commands: Vec<&str> = cli.get_subcommands().map(|c| c.get_name()).chain(["help"]).collect();
+    // Every option that takes a value, in any command: its value is never a command's name.
+    let mut valued: Vec<String> = Vec::new();
+    for arg in cli.get_arguments().chain(cli.get_subcommands().flat_map(|c| c.get_arguments())) {
+        if arg.get_action().takes_values() && !arg.is_positional() {
+            valued.extend(arg.get_long().map(|l| format!("--{l}")));
+            valued.extend(arg.get_short().map(|c| format!("-{c}")));
+        }
+    }
+    let mut k = 1;
+    while k < args.len() {
+        let Some(a) = args[k].to_str() else { return args };
+        if a == "--" || !a.starts_with('-') && !commands.contains(&a) {
+            return args; // an input before any command: clap says what is wrong
+        }
+        if commands.contains(&a) {
+            let name = args.remove(k);
+            args.insert(1, name);
+            return args;
+        }
+        k += if valued.iter().any(|v| v == a) { 2 } else { 1 };
+    }
+    args
 }

@@ -15,7 +15,8 @@ Examples:
   jscalls calls CPU.*.cpuprofile -o out/           one calls file per input, in out/
   curl -s .../trace.json | jscalls calls | jq '.profiles[].callCount'
 
-Exit status: 0 success, 1 bad input or I/O error (or warnings with --strict), 2 usage error.";
+Exit status: 0 success, 1 bad input or I/O error (or warnings with --strict), 2 usage error,
+3 a rule of diff --fail-on or check broken, 4 a check rule that measured nothing.";
 
 #[derive(Debug, Parser)]
 #[command(
@@ -114,13 +115,19 @@ A budget file:
   long-tasks = 2                 # tasks longer than long-task (default 50ms)
   name = \"at most two long tasks\"
 
-Exit status: 0 every rule holds, 1 bad input, 2 bad budget or usage, 3 a rule fails.")]
+  [[rule]]
+  function = \"maybe\"
+  calls = 10
+  allow-missing = true         # pass when the recording has no such function
+
+Exit status: 0 every rule holds, 1 bad input, 2 bad budget or usage, 3 a rule fails, 4 a rule
+measured nothing (not allowed by allow-missing).")]
     Check(CheckArgs),
 }
 
 #[derive(Debug, Args)]
 pub(crate) struct CheckArgs {
-    /// A trace or .cpuprofile, gzipped or not.
+    /// A trace, .cpuprofile or Firefox profile, gzipped or not.
     pub(crate) input: PathBuf,
     /// The budget file (TOML, `[[rule]]` tables; see below).
     #[arg(long, value_name = "FILE")]
@@ -184,8 +191,16 @@ pub(crate) struct DiffArgs {
     #[arg(long, default_value_t = 1.0, value_name = "MS")]
     pub(crate) min_time: f64,
     /// With --runs: the significance level of the one-sided Mann-Whitney test.
-    #[arg(long, default_value_t = 0.05, value_name = "P")]
+    #[arg(long, default_value_t = 0.05, value_name = "P", value_parser = parse_alpha)]
     pub(crate) alpha: f64,
+}
+
+/// A significance level: a probability strictly between 0 and 1.
+fn parse_alpha(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(p) if p > 0.0 && p < 1.0 => Ok(p),
+        _ => Err(format!("'{s}': expected a probability between 0 and 1 (such as 0.05)")),
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -255,6 +270,26 @@ impl ExportFormat {
         }
     }
 
+    /// The name `--to` takes.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            ExportFormat::Speedscope => "speedscope",
+            ExportFormat::Firefox => "firefox",
+            ExportFormat::Collapsed => "collapsed",
+            ExportFormat::Svg => "svg",
+        }
+    }
+
+    /// What it writes, for messages.
+    pub(crate) fn what(self) -> &'static str {
+        match self {
+            ExportFormat::Speedscope => "speedscope's JSON",
+            ExportFormat::Firefox => "a Firefox Profiler profile",
+            ExportFormat::Collapsed => "collapsed stacks",
+            ExportFormat::Svg => "an SVG flame graph",
+        }
+    }
+
     pub(crate) fn suffix(self) -> &'static str {
         match self {
             ExportFormat::Speedscope => ".speedscope.json",
@@ -269,7 +304,8 @@ impl ExportFormat {
 pub(crate) struct TreeArgs {
     #[command(flatten)]
     pub(crate) out: OutputArgs,
-    /// `text` (the default) or `json` (the `jscalls-tree/1` document).
+    /// `text` (the default), `json` (the `jscalls-tree/1` document) or `devtools` (DevTools' own
+    /// Call tree and Bottom-up, `devtools-tree/1`).
     #[arg(long, value_enum, default_value = "text")]
     pub(crate) format: TreeFormat,
     /// Bottom-up: the functions that have self time first, then their callers.
@@ -381,11 +417,12 @@ pub(crate) struct Global {
 
 #[derive(Debug, Args)]
 pub(crate) struct OutputArgs {
-    /// Traces (JSON array or {traceEvents}) or .cpuprofiles, gzipped or not; `-` or nothing
-    /// reads standard input. The kind is detected from the content.
+    /// Traces (JSON array or {traceEvents}), .cpuprofiles or Firefox profiles, gzipped or not;
+    /// `-` or nothing reads standard input. The kind is detected from the content.
     pub(crate) inputs: Vec<PathBuf>,
-    /// Where to write: a file (gzipped when it ends in .gz), `-` for standard output, or with
-    /// several inputs a directory (one NAME.calls.json or NAME.timeline.json per input).
+    /// Where to write: a file (gzipped when it ends in .gz), `-` for standard output, or a
+    /// directory (an existing one, or a name ending in `/`): one output per input in it, named
+    /// after the input (NAME.calls.json, NAME.timeline.json, NAME.tree.txt, ...).
     #[arg(short, long, value_name = "OUT")]
     pub(crate) output: Option<PathBuf>,
     /// Flush the output file to disk before renaming it into place, so that it survives a
@@ -398,6 +435,10 @@ pub(crate) struct OutputArgs {
 pub(crate) struct CallsArgs {
     #[command(flatten)]
     pub(crate) out: OutputArgs,
+    /// Not an option of calls, which writes every thread: said so, rather than suggesting
+    /// --threads.
+    #[arg(long, hide = true, value_name = "THREAD")]
+    pub(crate) thread: Option<String>,
     /// `summary` (the default on a terminal) or `json` (the default elsewhere).
     #[arg(long, value_enum)]
     pub(crate) format: Option<CallsFormat>,

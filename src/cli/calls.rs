@@ -43,6 +43,12 @@ impl PerInput for Calls {
 }
 
 pub(crate) fn run(args: &CallsArgs, global: &Global, cfg: &Config, reads: Reads) -> Result<(), Failed> {
+    if args.thread.is_some() {
+        return Err(Failed::Usage(
+            "calls writes every thread; --thread chooses one in tree and export (--threads N sets how many CPU threads work)"
+                .to_owned(),
+        ));
+    }
     let to_terminal = args.out.output.as_deref().is_none_or(|o| o == Path::new("-")) && io::stdout().is_terminal();
     let format = args.format.unwrap_or(if to_terminal { CallsFormat::Summary } else { CallsFormat::Json });
     each::run(&args.out, &Calls(format), global, cfg, reads)

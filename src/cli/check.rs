@@ -41,6 +41,9 @@ struct RuleToml {
     js: Option<Amount>,
     long_tasks: Option<u64>,
     long_task: Option<Amount>,
+    /// A rule that measures nothing (its function or thread is not in the recording) passes.
+    #[serde(default)]
+    allow_missing: bool,
 }
 
 /// A time: `"20ms"`, `"0.5 s"`, `"300us"`, or a number of ms.
@@ -114,6 +117,8 @@ struct Rule {
     measure: Measure,
     /// The most allowed (µs, or a count).
     limit: f64,
+    /// Whether measuring nothing is allowed.
+    allow_missing: bool,
 }
 
 /// Line and column (1-based) of a byte offset.
@@ -188,7 +193,8 @@ fn read_budget(path: &Path) -> Result<Vec<Rule>, Failed> {
             ThreadSpec::parse(t).map_err(|m| bad(&m.replace("--thread", "thread")))?;
         }
         let name = r.name.clone().unwrap_or_else(|| describe(measure, r.function.as_deref(), r.thread.as_deref()));
-        rules.push(Rule { line, name, thread: r.thread, function: r.function, measure, limit });
+        let allow_missing = r.allow_missing;
+        rules.push(Rule { line, name, thread: r.thread, function: r.function, measure, limit, allow_missing });
     }
     Ok(rules)
 }
@@ -248,8 +254,11 @@ fn measure(rule: &Rule, threads: &[Seen]) -> Outcome {
         })
         .collect();
     if chosen.is_empty() {
-        let t = rule.thread.as_deref().unwrap_or("");
-        return Outcome { value: 0.0, status: Status::Missing, message: format!("no thread {t} in the input") };
+        let message = match rule.thread.as_deref() {
+            Some(t) => format!("no thread {t} in the input"),
+            None => "no thread with a CPU profile in the input".to_owned(),
+        };
+        return Outcome { value: 0.0, status: Status::Missing, message };
     }
     let mut value = 0.0;
     let mut any = false;
@@ -305,6 +314,7 @@ fn measure(rule: &Rule, threads: &[Seen]) -> Outcome {
 }
 
 pub(crate) fn run(args: &CheckArgs, global: &Global, cfg: &Config, mut reads: Reads) -> Result<(), Failed> {
+    super::no_bounds(global, "check")?;
     if args.input.as_os_str() == "-" {
         return Err(Failed::Usage("check reads a file: give its path".to_owned()));
     }
@@ -363,6 +373,9 @@ pub(crate) fn run(args: &CheckArgs, global: &Global, cfg: &Config, mut reads: Re
         .map_err(|e| failure("output", e))?;
     if outcomes.iter().any(|o| o.status == Status::Fail) {
         Err(Failed::Regression)
+    } else if rules.iter().zip(&outcomes).any(|(r, o)| o.status == Status::Missing && !r.allow_missing) {
+        // A budget that measured nothing holds nothing: a CI gate must not pass on it.
+        Err(Failed::NotMeasured)
     } else {
         Ok(())
     }

@@ -186,6 +186,7 @@ fn runs_of(arg: &Path) -> Result<Vec<PathBuf>, Failed> {
 }
 
 pub(crate) fn run(args: &DiffArgs, global: &Global, cfg: &Config, mut reads: Reads) -> Result<(), Failed> {
+    super::no_bounds(global, "diff")?;
     let rules: Vec<Rule> =
         args.fail_on.iter().map(|r| rule::parse(r)).collect::<Result<_, _>>().map_err(Failed::Usage)?;
     // Every file read: the inputs, their runs, a corpus's inputs; none is the output.

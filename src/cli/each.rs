@@ -93,7 +93,7 @@ pub(crate) fn run(
             Err(Failed::Usage(m)) => return Err(Failed::Usage(m)),
             Err(Failed::Pipe) => return Ok(()),
             Err(Failed::Reported) => failed = true,
-            Err(Failed::Regression) => return Err(Failed::Regression),
+            Err(e @ (Failed::Regression | Failed::NotMeasured)) => return Err(e),
         }
     }
     if failed {

@@ -48,6 +48,9 @@ pub(crate) enum Failed {
     Pipe,
     /// `diff --fail-on` or `check` found a regression (exit 3), already reported.
     Regression,
+    /// A `check` rule measured nothing and its budget does not allow that (exit 4), already
+    /// reported.
+    NotMeasured,
 }
 
 /// The library's configuration for the options every command shares, with the files they
@@ -65,6 +68,17 @@ pub(crate) fn config(global: &Global) -> Result<(Config, files::Reads), Failed> 
     Ok((cfg, reads))
 }
 
+/// A usage error when `--bounds` is given to a command that writes no call (it would change
+/// nothing).
+pub(crate) fn no_bounds(global: &Global, command: &str) -> Result<(), Failed> {
+    if global.bounds {
+        return Err(Failed::Usage(format!(
+            "--bounds gives each call an interval in the calls and timeline outputs; {command} writes no call"
+        )));
+    }
+    Ok(())
+}
+
 /// The command's exit status for its outcome.
 pub(crate) fn exit(result: Result<(), Failed>) -> ExitCode {
     match result {
@@ -76,6 +90,7 @@ pub(crate) fn exit(result: Result<(), Failed>) -> ExitCode {
         Err(Failed::Reported) => exit_now(1),
         Err(Failed::Pipe) => exit_now(0),
         Err(Failed::Regression) => exit_now(3),
+        Err(Failed::NotMeasured) => exit_now(4),
     }
 }
 

@@ -27,5 +27,11 @@ impl PerInput for Timeline {
 }
 
 pub(crate) fn run(args: &OutputArgs, global: &Global, cfg: &Config, reads: Reads) -> Result<(), Failed> {
+    let to_stdout = args.output.as_deref().is_none_or(|o| o == std::path::Path::new("-"));
+    if to_stdout && std::io::IsTerminal::is_terminal(&std::io::stdout()) {
+        return Err(Failed::Usage(
+            "timeline writes the whole trace again, as JSON: give -o FILE, or redirect standard output".to_owned(),
+        ));
+    }
     each::run(args, &Timeline, global, cfg, reads)
 }

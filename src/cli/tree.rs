@@ -51,6 +51,7 @@ impl PerInput for Tree<'_> {
 }
 
 pub(crate) fn run(args: &TreeArgs, global: &Global, cfg: &Config, reads: Reads) -> Result<(), Failed> {
+    super::no_bounds(global, "tree")?;
     if let (TreeFormat::Devtools, Some(opt)) = (args.format, devtools_conflicts(args)) {
         return Err(Failed::Usage(format!(
             "{opt} shapes jscalls' own trees; --format devtools writes DevTools' trees of every thread as they are"

@@ -38,10 +38,15 @@ pub struct Rule {
 pub fn parse(text: &str) -> Result<Rule, String> {
     let bad = |what: &str| format!("--fail-on '{text}': {what} (e.g. 'self>+10%', 'total>+5ms@render')");
     let t = text.trim();
-    let (metric, rest) = [("self", Metric::SelfTime), ("total", Metric::Total), ("calls", Metric::Calls)]
-        .into_iter()
-        .find_map(|(w, m)| t.strip_prefix(w).map(|r| (m, r)))
-        .ok_or_else(|| bad("expected self, total or calls first"))?;
+    let word_end = t.find(|c: char| !c.is_ascii_alphanumeric() && c != '_' && c != '-').unwrap_or(t.len());
+    let (word, rest) = t.split_at(word_end);
+    let metric = match word {
+        "self" => Metric::SelfTime,
+        "total" => Metric::Total,
+        "calls" => Metric::Calls,
+        "" => return Err(bad("expected self, total or calls first")),
+        w => return Err(bad(&format!("unknown metric '{w}': expected self, total or calls"))),
+    };
     let rest = rest.trim_start();
     let (above, rest) = match rest.chars().next() {
         Some('>') => (true, &rest[1..]),
@@ -71,7 +76,13 @@ pub fn parse(text: &str) -> Result<Rule, String> {
     };
     let target = match target {
         Some("") => return Err(bad("expected a function or a path after @")),
-        Some(t) => Some(t.split('>').map(|s| s.trim().to_owned()).collect()),
+        Some(t) => {
+            let path: Vec<String> = t.split('>').map(|s| s.trim().to_owned()).collect();
+            if path.iter().any(String::is_empty) {
+                return Err(bad(&format!("'{t}': a path names a function between each '>'")));
+            }
+            Some(path)
+        }
         None => None,
     };
     Ok(Rule { text: t.to_owned(), metric, above, threshold, target })

@@ -92,7 +92,10 @@ fn open_input(path: &Path) -> Result<File, Error> {
     if file.metadata().is_ok_and(|m| m.is_dir()) {
         return Err(Error::io(
             format!("cannot read {name}"),
-            io::Error::new(io::ErrorKind::IsADirectory, "it is a directory, not a trace or a .cpuprofile"),
+            io::Error::new(
+                io::ErrorKind::IsADirectory,
+                "it is a directory, not a trace, a .cpuprofile or a Firefox profile",
+            ),
         ));
     }
     Ok(file)

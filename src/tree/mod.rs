@@ -342,7 +342,6 @@ impl Stacks {
         while let Some(o) = open.pop() {
             close(o, &mut of_call, &mut cursor, &mut spans);
         }
-        drop(close);
         st.samples = t.canonical_order().iter().map(|&k| of_call[k as usize]).chain(of_events).collect();
         st
     }

@@ -195,7 +195,8 @@ fn a_function_that_is_not_there_is_a_warning_or_with_strict_an_error() {
     let ui = fixture("chrome-ui.json.gz");
     let b = budget("missing.toml", "[[rule]]\nfunction = \"render\"\nself = \"5ms\"\n");
     let o = jscalls(&["check", &ui, "--budget", b.to_str().unwrap()]);
-    assert_eq!(o.status.code(), Some(0));
+    // Measured on nothing: the check fails (exit 4) with a warning that says why.
+    assert_eq!(o.status.code(), Some(4));
     assert!(String::from_utf8_lossy(&o.stderr)
         .contains(":1: render self time on every thread: no function render in the input"));
     let o = jscalls(&["check", &ui, "--budget", b.to_str().unwrap(), "--strict"]);
@@ -203,6 +204,6 @@ fn a_function_that_is_not_there_is_a_warning_or_with_strict_an_error() {
     // A .cpuprofile has no tasks: long-task rules cannot be measured on it.
     let t = budget("tasks.toml", "[[rule]]\nlong-tasks = 0\n");
     let o = jscalls(&["check", &fixture("node-mixed.cpuprofile.gz"), "--budget", t.to_str().unwrap()]);
-    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(o.status.code(), Some(4));
     assert!(String::from_utf8_lossy(&o.stderr).contains("no task events"), "{}", String::from_utf8_lossy(&o.stderr));
 }

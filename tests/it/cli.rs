@@ -329,7 +329,7 @@ fn a_directory_as_input_is_named_once() {
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(
         String::from_utf8(out.stderr).unwrap(),
-        "jscalls: error: cannot read fixtures: it is a directory, not a trace or a .cpuprofile\n"
+        "jscalls: error: cannot read fixtures: it is a directory, not a trace, a .cpuprofile or a Firefox profile\n"
     );
 }
 
@@ -440,6 +440,11 @@ fn progress_shows_on_a_terminal_only() {
     }
     text.push_str(r#"{"name":"A","ph":"X","pid":1,"tid":1,"ts":0,"dur":1}]"#);
     std::fs::write(d.join("t.json"), &text).unwrap();
+    // The input has no CPU profile: that warning is all stderr may hold off a terminal.
+    let no_profile = format!(
+        "jscalls: warning: {0}: no CPU profile to estimate calls from (no usable Profile and ProfileChunk events): record the trace with the disabled-by-default-v8.cpu_profiler category (README, \"Recording\") [no-cpu-profile]\njscalls: {0}: 1 warning(s): no-cpu-profile ×1\n",
+        d.join("t.json").display()
+    );
     let cmd = format!(
         "(head -c 300000 {0}; sleep 1; cat {0} | tail -c +300001) | JSCALLS_PROGRESS_AFTER_MS=0 {1} calls -o /dev/null",
         d.join("t.json").display(),
@@ -458,7 +463,7 @@ fn progress_shows_on_a_terminal_only() {
         .env("JSCALLS_PROGRESS_AFTER_MS", "0")
         .output()
         .unwrap();
-    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+    assert_eq!(String::from_utf8_lossy(&out.stderr), no_profile);
 }
 
 /// The temporary files left in `d`.

@@ -130,6 +130,7 @@ calls: 2"#,
         },
         Case { name: "truncated gzip", input: gz(t.as_bytes())[..60].to_vec(), cfg: none, want: r#"warning: 1:2: the gzip stream ends early (a truncated .gz file); the data it held was used [gzip-cut]
 warning: 1:2: the input ends in the middle of an event; the complete events before the cut were used [truncated]
+warning: no CPU profile to estimate calls from (no usable Profile and ProfileChunk events): record the trace with the disabled-by-default-v8.cpu_profiler category (README, "Recording") [no-cpu-profile]
 calls: 0"# },
         Case { name: "gzip followed by zero padding", input: [gz(t.as_bytes()), vec![0; 700]].concat(), cfg: none, want: r#"calls: 2"# },
         Case {
@@ -257,6 +258,7 @@ calls: 1"#,
                 .into_bytes(),
             cfg: none,
             want: r#"warning: 2:1 (event 0): profile "0x1" of process 1 has chunks but no Profile event; DevTools drops it [profile-without-head]
+warning: no CPU profile to estimate calls from (no usable Profile and ProfileChunk events): record the trace with the disabled-by-default-v8.cpu_profiler category (README, "Recording") [no-cpu-profile]
 calls: 0"#,
         },
         Case {
@@ -284,6 +286,7 @@ calls: 0"#,
         },
         Case { name: "ProfileChunk without args", input: chunk_trace("{}", "[]", ",{\"name\":\"ProfileChunk\",\"ph\":\"P\",\"pid\":1,\"id\":\"0x1\"}").into_bytes(), cfg: none, want: r#"warning: 3:69 (event 3): ProfileChunk without args: DevTools fails to load such a trace; skipped [devtools-would-fail]
 warning: 1:2 (event 0): profile "0x1" of thread 1:1 has no nodes; DevTools skips it [empty-profile]
+warning: no CPU profile to estimate calls from (no usable Profile and ProfileChunk events): record the trace with the disabled-by-default-v8.cpu_profiler category (README, "Recording") [no-cpu-profile]
 calls: 0"# },
         Case {
             name: "B and E with different names",
@@ -327,8 +330,10 @@ calls: 2"#,
             want: r#"warning: 3:1 (event 2): args.beginData is null: DevTools fails on this event (reading sampleTraceId of null); no trace id used [devtools-would-fail]
 calls: 2"#,
         },
-        Case { name: "20 MB string", input: big_string.into_bytes(), cfg: none, want: r#"calls: 0"# },
-        Case { name: "100 000 nested arrays in args", input: deep_args.into_bytes(), cfg: none, want: r#"calls: 0"# },
+        Case { name: "20 MB string", input: big_string.into_bytes(), cfg: none, want: r#"warning: no CPU profile to estimate calls from (no usable Profile and ProfileChunk events): record the trace with the disabled-by-default-v8.cpu_profiler category (README, "Recording") [no-cpu-profile]
+calls: 0"# },
+        Case { name: "100 000 nested arrays in args", input: deep_args.into_bytes(), cfg: none, want: r#"warning: no CPU profile to estimate calls from (no usable Profile and ProfileChunk events): record the trace with the disabled-by-default-v8.cpu_profiler category (README, "Recording") [no-cpu-profile]
+calls: 0"# },
         Case { name: "stack deeper than --max-depth", input: deep_nodes.into_bytes(), cfg: |c| c.limits.max_depth = 1_000, want: r#"error: 1:2 (event 0): profile "0x1" of thread 1:1: the node tree is deeper than the limit of 1000 frames (raise it with --max-depth)"# },
         Case { name: "event larger than --max-event-bytes", input: t.clone().into_bytes(), cfg: |c| c.max_event_bytes = 100, want: r#"error: 2:1 (event 1): the event is 526 bytes, more than the limit of 100 (raise it with --max-event-bytes)"# },
         Case { name: "cpuprofile: no nodes", input: ok_profile().replace(r#""nodes":[{"#, r#""nodes":[],"x":[{"#).into_bytes(), cfg: none, want: r#"error: 1:1: profile: the profile has no nodes"# },
@@ -416,6 +421,7 @@ calls: 2"#,
             want: r#"warning: 1:2 (event 0): Profile event has no integral pid (a number); skipped [bad-pid-tid]
 warning: 2:1 (event 1): ProfileChunk event has no integral pid (a number); skipped [bad-pid-tid]
 warning: 3:1 (event 2): 'FunctionCall' (X) has no integral pid/tid; skipped [bad-pid-tid]
+warning: no CPU profile to estimate calls from (no usable Profile and ProfileChunk events): record the trace with the disabled-by-default-v8.cpu_profiler category (README, "Recording") [no-cpu-profile]
 calls: 0"#,
         },
     ]
@@ -507,6 +513,7 @@ fn positions_are_exact_across_regions() {
             "warning: 12346:3 (event 12344): an element of traceEvents is not an object; skipped (DevTools would fail to load the trace) [event-not-object]
 warning: 13580:3 (event 13578): 'B' has a boolean as its ph, not a one-letter string; ignored, as DevTools does [bad-phase]
 warning: 14002:1 (event 14000): event has nothing (no such key) as its name, not a string; skipped (DevTools fails on such events) [bad-name]
+warning: no CPU profile to estimate calls from (no usable Profile and ProfileChunk events): record the trace with the disabled-by-default-v8.cpu_profiler category (README, \"Recording\") [no-cpu-profile]
 calls: 0",
             "{threads} threads"
         );

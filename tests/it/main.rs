@@ -8,6 +8,7 @@ mod diff;
 mod errors;
 mod export;
 mod files;
+mod first_hour;
 mod gecko;
 mod pipeline;
 mod properties;

@@ -51,8 +51,19 @@ impl PerInput for Export<'_> {
 }
 
 pub(crate) fn run(args: &ExportArgs, global: &Global, cfg: &Config, reads: Reads) -> Result<(), Failed> {
+    crate::cli::no_bounds(global, "export")?;
     let out = args.out.output.as_deref().filter(|o| *o != std::path::Path::new("-"));
     let format = match (args.to, out.and_then(ExportFormat::from_path)) {
+        // Only a name that says another format disagrees: a plain `.json` may be anything.
+        (Some(to), Some(named)) if to != named && named != ExportFormat::Firefox => {
+            return Err(Failed::Usage(format!(
+                "--to {} writes {}, but -o {} names {}: give a name that says it, or leave out --to",
+                to.name(),
+                to.what(),
+                out.map(|o| o.display().to_string()).unwrap_or_default(),
+                named.what()
+            )))
+        }
         (Some(f), _) | (None, Some(f)) => f,
         (None, None) => {
             return Err(Failed::Usage(
