@@ -15,7 +15,7 @@ use jscalls::{Config, Error};
 use super::args::{CheckArgs, CheckFormat, Global};
 use super::files::{self, Reads};
 use super::output::Output;
-use super::report::{assemble_file, failure};
+use super::report::{assemble_file, failure, md_cell, md_code};
 use super::tree::ThreadSpec;
 use super::Failed;
 
@@ -403,7 +403,9 @@ fn text(budget: &str, input: &str, rules: &[Rule], outcomes: &[Outcome]) -> Stri
 fn markdown(budget: &str, input: &str, rules: &[Rule], outcomes: &[Outcome]) -> String {
     let (p, f, m) = counts(outcomes);
     let mut out = format!(
-        "### jscalls check\n\n`{budget}` on `{input}`: {p} passed, {f} failed, {m} not measured\n\n| | rule | measured |\n|---|---|---|\n"
+        "### jscalls check\n\n{} on {}: {p} passed, {f} failed, {m} not measured\n\n| | rule | measured |\n|---|---|---|\n",
+        md_code(budget),
+        md_code(input)
     );
     for (r, o) in rules.iter().zip(outcomes) {
         let tag = match o.status {
@@ -411,7 +413,7 @@ fn markdown(budget: &str, input: &str, rules: &[Rule], outcomes: &[Outcome]) -> 
             Status::Fail => "❌",
             Status::Missing => "⚠️",
         };
-        let _ = writeln!(out, "| {tag} | {} | {} |", r.name.replace('|', "\\|"), o.message.replace('|', "\\|"));
+        let _ = writeln!(out, "| {tag} | {} | {} |", md_cell(&r.name), md_cell(&o.message));
     }
     out
 }

@@ -19,7 +19,7 @@ use super::args::{
 };
 use super::files::Reads;
 use super::output::{spill_stream, Output};
-use super::report::{assemble_file, failure};
+use super::report::{assemble_file, failure, md_code};
 use super::Failed;
 
 /// The options `--base-opt` / `--new-opt` take: those that change the estimate.
@@ -458,7 +458,7 @@ fn opt(d: Option<i32>) -> String {
 
 fn calls_markdown(out: &mut String, h: &Header, threads: &[ThreadDiff], top: usize) {
     let changed: usize = threads.iter().map(|t| t.changes.len()).sum();
-    let _ = writeln!(out, "### jscalls diff: calls\n\nBASE `{}` · NEW `{}`\n", h.base, h.new);
+    let _ = writeln!(out, "### jscalls diff: calls\n\nBASE {} · NEW {}\n", md_code(&h.base), md_code(&h.new));
     if changed == 0 {
         let total: usize = threads.iter().map(|t| t.base_calls).sum();
         let _ = writeln!(out, "Identical: {total} calls in {} threads.", threads.len());
@@ -517,8 +517,9 @@ fn md_table<T>(out: &mut String, head: &str, items: &[T], top: usize, row: impl 
 }
 
 /// Text for a markdown table cell.
+/// Text for a markdown table's cell: its pipes, markup, backticks and line breaks taken as text.
 fn md(s: &str) -> String {
-    s.replace('|', "\\|").replace('<', "&lt;")
+    super::report::md_cell(s)
 }
 
 fn calls_json(out: &mut String, h: &Header, threads: &[ThreadDiff]) {
@@ -617,7 +618,7 @@ fn function_text(out: &mut String, h: &Header, d: &FuncDiff, top: usize) {
 }
 
 fn function_markdown(out: &mut String, h: &Header, d: &FuncDiff, top: usize) {
-    let _ = writeln!(out, "### jscalls diff: functions\n\nBASE `{}` · NEW `{}`\n", h.base, h.new);
+    let _ = writeln!(out, "### jscalls diff: functions\n\nBASE {} · NEW {}\n", md_code(&h.base), md_code(&h.new));
     let head = "| thread | self ms BASE → NEW | Δ | % | total ms BASE → NEW | calls | p | function |\n|---|---:|---:|---:|---:|---:|---:|---|";
     let row = |r: &Row| {
         let c = row_cells(d, r);

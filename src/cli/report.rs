@@ -9,6 +9,8 @@ use std::sync::Arc;
 
 use jscalls::{assemble, Assembled, Config, Diagnostics, Error, Source};
 
+use jscalls::tree::render::printable;
+
 use super::args::Global;
 #[cfg(unix)]
 use super::process;
@@ -20,9 +22,9 @@ pub(crate) fn failure(name: &str, e: Error) -> Failed {
         return Failed::Pipe;
     }
     match &e {
-        Error::Input { location: Some(_), .. } => say!("jscalls: error: {name}:{e}"),
-        Error::Io { .. } => say!("jscalls: error: {e}"),
-        _ => say!("jscalls: error: {name}: {e}"),
+        Error::Input { location: Some(_), .. } => say!("jscalls: error: {name}:{}", printable(&e.to_string())),
+        Error::Io { .. } => say!("jscalls: error: {}", printable(&e.to_string())),
+        _ => say!("jscalls: error: {name}: {}", printable(&e.to_string())),
     }
     Failed::Reported
 }
@@ -183,9 +185,11 @@ pub(crate) fn report(name: &str, d: &Diagnostics, quiet: bool, verbose: bool) {
             continue;
         }
         let label = if informational { "note" } else { "warning" };
+        // A warning quotes the input (an event's name): shown, not obeyed, by a terminal.
+        let text = printable(&w.to_string()).into_owned();
         let _ = match w.location {
-            Some(_) => writeln!(e, "jscalls: {label}: {name}:{w}"),
-            None => writeln!(e, "jscalls: {label}: {name}: {w}"),
+            Some(_) => writeln!(e, "jscalls: {label}: {name}:{text}"),
+            None => writeln!(e, "jscalls: {label}: {name}: {text}"),
         };
     }
     let shown = d.warnings().iter().filter(|w| verbose || !w.kind.is_informational()).count() as u64;
@@ -204,4 +208,30 @@ pub(crate) fn report(name: &str, d: &Diagnostics, quiet: bool, verbose: bool) {
         if more > 0 { format!(" ({more} not shown)") } else { String::new() },
         parts.join(", ")
     );
+}
+
+/// Text for a markdown table's cell: a pipe would end the cell, a line break the table, `<`
+/// start markup, a backtick a code span; control characters are shown, not passed on.
+pub(crate) fn md_cell(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in printable(s).chars() {
+        match c {
+            '|' => out.push_str("\\|"),
+            '<' => out.push_str("&lt;"),
+            '`' => out.push_str("\\`"),
+            '\\' => out.push_str("\\\\"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// `s` as a markdown code span: delimited by more backticks than it holds in a row, so that
+/// none of its own ends it.
+pub(crate) fn md_code(s: &str) -> String {
+    let s = printable(s);
+    let longest = s.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest + 1);
+    let pad = if s.starts_with('`') || s.ends_with('`') { " " } else { "" };
+    format!("{fence}{pad}{s}{pad}{fence}")
 }

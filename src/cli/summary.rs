@@ -3,6 +3,7 @@
 
 use std::fmt::Write as _;
 
+use jscalls::tree::render::printable;
 use jscalls::tree::{Func, Stacks};
 use jscalls::Thread;
 
@@ -27,7 +28,7 @@ fn location(f: &Func) -> String {
 
 /// One thread's part of the summary.
 pub fn thread(out: &mut String, th: Thread<'_>) {
-    let name = th.name().unwrap_or("(unnamed thread)");
+    let name = printable(th.name().unwrap_or("(unnamed thread)"));
     let _ = write!(out, "  pid {} tid {} {name}: ", th.pid(), th.tid());
     if th.is_empty() {
         let why = th.skipped().unwrap_or("no JS ran while it was sampled");
@@ -77,7 +78,14 @@ pub fn thread(out: &mut String, th: Thread<'_>) {
     for (f, (s, n)) in top.iter().take(TOP) {
         let pct = if total > 0.0 { 100.0 * s / total } else { 0.0 };
         let name = if f.name.is_empty() { "(anonymous)" } else { &f.name };
-        let line = format!("    {:>10}  {:>5.1}%  {:>7}  {}  {}", ms(*s), pct, group(*n), name, location(f));
+        let line = format!(
+            "    {:>10}  {:>5.1}%  {:>7}  {}  {}",
+            ms(*s),
+            pct,
+            group(*n),
+            printable(name),
+            printable(&location(f))
+        );
         let _ = writeln!(out, "{}", line.trim_end());
     }
     if top.len() > TOP {
@@ -95,7 +103,7 @@ fn group(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);

@@ -188,10 +188,17 @@ fn sampled(out: &mut String, p: &Profile<'_>, ids: &[u32]) {
     out.push_str("]}");
 }
 
-/// A name in collapsed stacks, with the separator `;` (and line breaks) replaced, since the
-/// format cannot escape them.
-fn collapsed_text(s: &str) -> String {
-    s.replace([';', '\n', '\r'], ":")
+/// A name in collapsed stacks, with the separator `;` and line breaks replaced (the format
+/// cannot escape them) and every other control character made U+FFFD: an SVG drawn from the
+/// lines must be well-formed XML, and a terminal showing them must not take them as commands.
+pub fn collapsed_text(s: &str) -> String {
+    s.chars()
+        .map(|c| match c {
+            ';' | '\n' | '\r' => ':',
+            c if c.is_control() => '\u{FFFD}',
+            c => c,
+        })
+        .collect()
 }
 
 /// Each function's name in collapsed stacks: its label.

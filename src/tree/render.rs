@@ -1,5 +1,6 @@
 //! A call tree as text for a terminal, and as `jscalls-tree/1` JSON.
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
 
 use super::{CallTree, FuncId, Stacks};
@@ -20,6 +21,23 @@ impl Default for Shown {
     fn default() -> Shown {
         Shown { min_percent: 0.0, max_depth: usize::MAX, counts: false }
     }
+}
+
+/// `s` as a terminal may show it: each control character (an escape sequence's start, a
+/// newline in a name) written as a visible `\u{..}` escape instead.
+pub fn printable(s: &str) -> Cow<'_, str> {
+    if !s.chars().any(char::is_control) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        if c.is_control() {
+            let _ = write!(out, "\\u{{{:x}}}", c as u32);
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
 }
 
 /// Appends `tree` as indented lines: total and self (ms and % of the thread's total), then
@@ -44,7 +62,7 @@ pub fn text(out: &mut String, stacks: &Stacks, tree: &CallTree, shown: Shown) {
             amount(node.self_weight, shown),
             pct(node.self_weight),
             indent(depth),
-            stacks.funcs[node.func as usize].label()
+            printable(&stacks.funcs[node.func as usize].label())
         );
         true
     });
@@ -114,6 +132,7 @@ pub fn flat_text(out: &mut String, stacks: &Stacks, whole: f64, shown: Shown) {
             continue;
         }
         let label = stacks.funcs[f as usize].label();
+        let label = printable(&label);
         let _ = writeln!(out, "  {} {:>6.1} {} {:>6.1}  {label}", amount(s, shown), pct(s), amount(t, shown), pct(t));
     }
     if hidden > 0 {

@@ -6,6 +6,7 @@ mod cli;
 mod conformance;
 mod diff;
 mod errors;
+mod escapes;
 mod export;
 mod files;
 mod first_hour;

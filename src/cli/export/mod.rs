@@ -213,8 +213,14 @@ pub(crate) fn render(
                 return Err(Failure::Input(Error::input(None, "nothing to draw: every stack weighs under 1")));
             }
             let mut opt = inferno::flamegraph::Options::default();
+            // Names from the input, made safe for XML as the lines' names are.
+            let input = export::collapsed_text(input);
             opt.title = format!("{input}: {}", if args.by_time { "flame chart" } else { "flame graph" });
-            let mut sub = if several { format!("{} threads", kept.len()) } else { thread_label(&kept[0]) };
+            let mut sub = if several {
+                format!("{} threads", kept.len())
+            } else {
+                export::collapsed_text(&thread_label(&kept[0]))
+            };
             let _ = write!(
                 sub,
                 ", {}",
@@ -233,7 +239,8 @@ pub(crate) fn render(
             opt.flame_chart = args.by_time;
             // Sorted already (`export::collapsed`; checked, as a label could break it); a flame
             // chart keeps its time order.
-            opt.no_sort = !args.by_time && lines.windows(2).all(|w| w[0] <= w[1]);
+            // inferno compares the lines trimmed: so must this check, or it refuses them.
+            opt.no_sort = !args.by_time && lines.windows(2).all(|w| w[0].trim() <= w[1].trim());
             if args.icicle {
                 opt.direction = inferno::flamegraph::Direction::Inverted;
             }
