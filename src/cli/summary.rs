@@ -1,5 +1,5 @@
-//! The calls summary a person reads on a terminal: per thread, its calls, the time in them (JS,
-//! and the trace events inside JS) and the functions that took the most self time.
+//! The calls summary a person reads on a terminal: per thread, its calls, the time in them (functions,
+//! and the trace events inside calls) and the functions that took the most self time.
 
 use std::fmt::Write as _;
 
@@ -14,7 +14,7 @@ const TOP: usize = 10;
 /// a function without a script; what a trace event is.
 fn location(f: &Func) -> String {
     if f.is_event() {
-        return "(trace event, inside JS)".to_owned();
+        return "(trace event inside a call)".to_owned();
     }
     if f.url.is_empty() {
         return String::new();
@@ -46,12 +46,12 @@ pub fn thread(out: &mut String, th: Thread<'_>) {
     }
     let total: f64 = by_func.iter().map(|f| f.0).sum();
     let events: f64 = stacks.funcs.iter().zip(&by_func).filter(|(f, _)| f.is_event()).map(|(_, w)| w.0).sum();
-    let _ = write!(out, "{} calls, {} in them", group(th.len() as u64), ms(total));
+    // "Functions", not "JS": a call may be of a native function (appendChild, libc's poll).
+    let _ = write!(out, "{} calls, {}", group(th.len() as u64), ms(total));
     if events > 0.0 {
-        let _ = writeln!(out, ": {} of JS, {} of trace events inside JS", ms(total - events), ms(events));
-    } else {
-        let _ = writeln!(out, ", all of it JS");
+        let _ = write!(out, ": {} self in functions, {} in trace events inside calls", ms(total - events), ms(events));
     }
+    out.push('\n');
     if let Some(m) = th.sampler() {
         // Unmeasured, the neighbouring ticks bound a capture.
         let late = m.lag_bound.map_or("until the next tick".to_owned(), |v| format!("{v:.0} µs late"));
@@ -132,6 +132,6 @@ mod tests {
         assert_eq!(f("a.js", 9, -1), "a.js:10");
         assert_eq!(f("a.js", -1, -1), "a.js");
         assert_eq!(f("", 3, 4), "");
-        assert_eq!(location(&Func::event("Layout")), "(trace event, inside JS)");
+        assert_eq!(location(&Func::event("Layout")), "(trace event inside a call)");
     }
 }

@@ -298,38 +298,59 @@ fn thread(
             .as_u64()
             .ok_or_else(|| at.err(&fpath, "expected a location (a string index)"))?;
         let location = text(loc as usize, &fpath)?;
-        let mut out = frame_of(location, libs, cfg);
-        // The line and column columns, when given, are the JS frame's own (1-based).
-        if out.url.is_empty() {
-            // A label or native frame: no position.
-        } else {
-            if let Some(l) = frames.cell(f, "line").as_i64() {
-                out.line = Some(l - 1);
-            }
-            if let Some(c) = frames.cell(f, "column").as_i64() {
-                out.column = Some((c - 1).max(0));
-            }
-        }
+        // The function is the location's: its name, file and own start, as the Firefox
+        // Profiler's func table keys it. The frame's line and column columns are where the
+        // sample was inside it, not which function it is.
+        let out = frame_of(location, libs, cfg);
         frame_json.push(call_frame_json(&out));
     }
-    // A node per stack (ids from 2; 1 is the root), children after parents as the table has them.
+    // A node per function on each path (ids from 2; 1 is the root): stacks whose frames are one
+    // function under one parent are one node, as V8 makes one node per function and call path,
+    // so that a call does not split where the sampled line changes. A table whose prefixes do
+    // not all come first keeps a node per stack, for the model to judge as it is.
     let mut nodes = String::from("[{\"id\":1,\"callFrame\":{\"functionName\":\"(root)\",\"scriptId\":\"0\",\"url\":\"\",\"lineNumber\":-1,\"columnNumber\":-1}}");
-    for s in 0..stacks.rows.len() {
+    let n_stacks = stacks.rows.len();
+    let mut prefixes: Vec<Option<u64>> = Vec::with_capacity(n_stacks);
+    for s in 0..n_stacks {
         let spath = format!("{}.data[{s}]", stacks.path);
         stacks.row_is_array(s, at)?;
+        prefixes.push(match stacks.cell(s, "prefix") {
+            Value::Null => None,
+            v => Some(v.as_u64().ok_or_else(|| at.err(&spath, "expected a prefix (a stack index or null)"))?),
+        });
+    }
+    let merge = prefixes.iter().enumerate().all(|(s, p)| p.is_none_or(|p| (p as usize) < s));
+    let mut node_of: Vec<i64> = Vec::with_capacity(n_stacks);
+    let mut by_key: HashMap<(i64, &str), i64> = HashMap::default();
+    let mut next_id = 2;
+    for (s, prefix) in prefixes.iter().enumerate() {
+        let spath = format!("{}.data[{s}]", stacks.path);
         let frame = stacks.cell(s, "frame").as_u64().ok_or_else(|| at.err(&spath, "expected a frame index"))? as usize;
         let fj = frame_json
             .get(frame)
             .ok_or_else(|| at.err(&spath, format!("frame {frame} is not in frameTable ({} rows)", frame_json.len())))?;
-        let parent = match stacks.cell(s, "prefix") {
-            Value::Null => 1,
-            v => v.as_u64().ok_or_else(|| at.err(&spath, "expected a prefix (a stack index or null)"))? as i64 + 2,
+        let (parent, id) = if merge {
+            let parent = prefix.map_or(1, |p| node_of[p as usize]);
+            match by_key.get(&(parent, fj.as_str())) {
+                Some(&id) => {
+                    node_of.push(id);
+                    continue;
+                }
+                None => {
+                    by_key.insert((parent, fj.as_str()), next_id);
+                    (parent, next_id)
+                }
+            }
+        } else {
+            (prefix.map_or(1, |p| p as i64 + 2), s as i64 + 2)
         };
-        let _ = write!(nodes, ",{{\"id\":{},\"parent\":{parent},\"callFrame\":{fj}}}", s + 2);
+        next_id = next_id.max(id + 1);
+        node_of.push(id);
+        let _ = write!(nodes, ",{{\"id\":{id},\"parent\":{parent},\"callFrame\":{fj}}}");
     }
     // A sample with no stack (the thread was not running code the profiler can walk) is an
     // idle sample, which makes no call, as V8's `(idle)`.
-    let idle = stacks.rows.len() as i64 + 2;
+    let idle = next_id.max(n_stacks as i64 + 2);
     let _ = write!(
         nodes,
         ",{{\"id\":{idle},\"parent\":1,\"callFrame\":{{\"functionName\":\"(idle)\",\"scriptId\":\"0\",\"url\":\"\",\"lineNumber\":-1,\"columnNumber\":-1}}}}"
@@ -351,7 +372,11 @@ fn thread(
         let rpath = format!("{}.data[{r}]", samples.path);
         let id = match samples.cell(r, "stack") {
             Value::Null => idle,
-            v => v.as_u64().ok_or_else(|| at.err(&rpath, "expected a stack index or null"))? as i64 + 2,
+            v => {
+                let k = v.as_u64().ok_or_else(|| at.err(&rpath, "expected a stack index or null"))?;
+                // A stack the table does not have: an id no node has, which the model reports.
+                node_of.get(k as usize).copied().unwrap_or_else(|| idle.saturating_add(1).saturating_add(k as i64))
+            }
         };
         let t = samples
             .cell(r, time_column)

@@ -297,3 +297,34 @@ fn a_real_firefox_profile_goes_through_tree_and_every_export() {
     let o = jscalls(&["export", &ff, "--to", "collapsed"]);
     assert!(String::from_utf8_lossy(&o.stdout).contains("libc.so.6+0x"));
 }
+
+/// A JS function is its location (`name (url:line:column)`, its own start), as the Firefox
+/// Profiler's func table keys it; the frame's line and column are where each sample was in
+/// it. Samples of `fib` at three lines are one function and one call, under `main`; the line
+/// a sample was at does not split it.
+#[test]
+fn a_js_function_sampled_at_several_lines_is_one_function_and_one_call() {
+    let profile = r#"{"meta":{"version":27,"startTime":0,"interval":1},"libs":[],"threads":[{
+"name":"GeckoMain","pid":1,"tid":1,
+"samples":{"schema":{"stack":0,"time":1},"data":[[1,1.0],[2,2.0],[3,3.0],[4,4.0],[0,5.0],[null,6.0]]},
+"stackTable":{"schema":{"prefix":0,"frame":1},"data":[[null,0],[0,1],[0,2],[0,3],[0,4]]},
+"frameTable":{"schema":{"location":0,"line":1,"column":2},"data":[[0,3,1],[1,7,51],[1,7,38],[1,8,19],[1,9,2]]},
+"stringTable":["main (http://a.test/page.html:3:1)","fib (http://a.test/page.html:7:13)"]}]}"#;
+    let path = std::env::temp_dir().join(format!("jscalls-gecko-fib-{}.json", std::process::id()));
+    std::fs::write(&path, profile).unwrap();
+    let p = path.to_str().unwrap();
+    let doc = calls_doc(&[p]);
+    // main from 1 ms to the idle sample at 6; fib from 1 to 5 ms: one call, not four.
+    assert_eq!(calls(&doc, 0), ["main 1000 5000 1000", "fib 1000 4000 4000"]);
+    let fib = &doc["profiles"][0]["calls"][1];
+    assert_eq!((fib["lineNumber"].as_i64(), fib["columnNumber"].as_i64()), (Some(6), Some(12)));
+    let o = jscalls(&["tree", p, "--js-only", "--flat", "--format", "json"]);
+    let flat: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let names: Vec<&str> = flat["threads"][0]["functions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["func"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["fib", "main"]);
+}

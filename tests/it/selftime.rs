@@ -59,7 +59,7 @@ fn every_view_gives_devtools_self_time_and_one_total() {
     // The summary: the same total, split the same way.
     let text = String::from_utf8(run(&["calls", UI, "--format", "summary"])).unwrap();
     let line = format!(
-        "CrRendererMain: 1,176 calls, {:.1} ms in them: {:.1} ms of JS, {:.1} ms of trace events inside JS",
+        "CrRendererMain: 1,176 calls, {:.1} ms: {:.1} ms self in functions, {:.1} ms in trace events inside calls",
         total / 1000.0,
         js / 1000.0,
         events / 1000.0
