@@ -319,11 +319,14 @@ fn warn_unmatched(rules: &[Rule], found: &[bool], global: &Global) -> Result<(),
 }
 
 fn write_out(args: &DiffArgs, text: &str) -> Result<(), Failed> {
+    write_with(args, |w| w.write_all(text.as_bytes()))
+}
+
+/// Writes the report with `f` (to a file renamed into place when complete, or standard output).
+fn write_with(args: &DiffArgs, f: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> Result<(), Failed> {
     let out = args.output.as_deref().filter(|o| *o != Path::new("-"));
     let output = Output::create(out, false, 1).map_err(|e| failure("output", e))?;
-    output
-        .write(|w| w.write_all(text.as_bytes()).map_err(|e| Error::io("cannot write the diff", e)))
-        .map_err(|e| failure("output", e))
+    output.write(|w| f(w).map_err(|e| Error::io("cannot write the diff", e))).map_err(|e| failure("output", e))
 }
 
 /// Milliseconds with three decimals.
@@ -364,7 +367,8 @@ fn call_level(
     match args.format {
         DiffFormat::Text => calls_text(&mut text, header, &threads, args.top),
         DiffFormat::Markdown => calls_markdown(&mut text, header, &threads, args.top),
-        DiffFormat::Json => calls_json(&mut text, header, &threads),
+        // Streamed to the output below.
+        DiffFormat::Json => {}
     }
     let mut violations = Vec::new();
     if !rules.is_empty() {
@@ -374,7 +378,11 @@ fn call_level(
         gate_report(&mut text, args.format, rules, &v, &f);
         violations = v;
     }
-    write_out(args, &text)?;
+    if args.format == DiffFormat::Json {
+        write_with(args, |w| calls_json(w, header, &threads))?;
+    } else {
+        write_out(args, &text)?;
+    }
     if violations.is_empty() {
         Ok(())
     } else {
@@ -522,37 +530,80 @@ fn md(s: &str) -> String {
     super::report::md_cell(s)
 }
 
-fn calls_json(out: &mut String, h: &Header, threads: &[ThreadDiff]) {
-    let call = |c: Option<CallRecord>| match c {
-        None => serde_json::Value::Null,
-        Some(c) => serde_json::json!({
-            "ts": c.ts, "dur": c.dur, "selfTime": c.self_time, "depth": c.depth,
-            "nodeDepth": c.node_depth, "nodeId": c.node_id, "sampleIndex": c.sample_index,
-        }),
-    };
-    let threads: Vec<serde_json::Value> = threads
-        .iter()
-        .map(|t| {
-            serde_json::json!({
-                "pid": t.pid, "tid": t.tid, "name": t.name,
-                "baseCalls": t.base_calls, "newCalls": t.new_calls,
-                "added": t.count(ChangeKind::Added), "removed": t.count(ChangeKind::Removed),
-                "changed": t.count(ChangeKind::Changed), "sumAbsDurChange": t.sum_abs_dur(),
-                "changes": t.changes.iter().map(|c| serde_json::json!({
-                    "kind": c.kind.as_str(),
-                    "function": {"name": c.func.name, "url": c.func.url, "line": c.func.line, "column": c.func.column},
-                    "base": call(c.base), "new": call(c.new),
-                })).collect::<Vec<_>>(),
-            })
-        })
-        .collect();
-    let identical = threads.iter().all(|t| t["changes"].as_array().is_some_and(Vec::is_empty));
-    let doc = serde_json::json!({
-        "format": "jscalls-diff/1", "level": "calls", "base": h.base, "new": h.new,
-        "identical": identical, "threads": threads,
-    });
-    out.push_str(&serde_json::to_string_pretty(&doc).expect("JSON values serialize"));
-    out.push('\n');
+/// A call as `jscalls-diff/1` gives it.
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct CallOut {
+    ts: f64,
+    dur: f64,
+    self_time: Option<f64>,
+    depth: Option<i32>,
+    node_depth: i32,
+    node_id: i64,
+    sample_index: i64,
+}
+
+impl From<CallRecord> for CallOut {
+    fn from(c: CallRecord) -> CallOut {
+        CallOut {
+            ts: c.ts,
+            dur: c.dur,
+            self_time: c.self_time,
+            depth: c.depth,
+            node_depth: c.node_depth,
+            node_id: c.node_id,
+            sample_index: c.sample_index,
+        }
+    }
+}
+
+/// The call-level `jscalls-diff/1` document, written as it goes: a change a line, never the
+/// whole document in memory (a diff of two large traces holds hundreds of thousands).
+fn calls_json(w: &mut dyn Write, h: &Header, threads: &[ThreadDiff]) -> io::Result<()> {
+    let identical = threads.iter().all(|t| t.changes.is_empty());
+    write!(
+        w,
+        "{{\"format\":\"jscalls-diff/1\",\"level\":\"calls\",\"base\":{},\"new\":{},\"identical\":{identical},\"threads\":[",
+        js(&h.base),
+        js(&h.new)
+    )?;
+    for (i, t) in threads.iter().enumerate() {
+        write!(
+            w,
+            "{}\n{{\"pid\":{},\"tid\":{},\"name\":{},\"baseCalls\":{},\"newCalls\":{},\"added\":{},\"removed\":{},\"changed\":{},\"sumAbsDurChange\":{},\"changes\":[",
+            if i > 0 { "," } else { "" },
+            t.pid,
+            t.tid,
+            js(&t.name),
+            t.base_calls,
+            t.new_calls,
+            t.count(ChangeKind::Added),
+            t.count(ChangeKind::Removed),
+            t.count(ChangeKind::Changed),
+            js(&t.sum_abs_dur()),
+        )?;
+        for (k, c) in t.changes.iter().enumerate() {
+            write!(
+                w,
+                "{}\n{{\"kind\":\"{}\",\"function\":{{\"name\":{},\"url\":{},\"line\":{},\"column\":{}}},\"base\":{},\"new\":{}}}",
+                if k > 0 { "," } else { "" },
+                c.kind.as_str(),
+                js(&c.func.name),
+                js(&c.func.url),
+                js(&c.func.line),
+                js(&c.func.column),
+                js(&c.base.map(CallOut::from)),
+                js(&c.new.map(CallOut::from)),
+            )?;
+        }
+        w.write_all(b"]}")?;
+    }
+    w.write_all(b"\n]}\n")
+}
+
+/// JSON text of a value (a name, a number, a call) for the streamed document.
+fn js<T: serde::Serialize + ?Sized>(v: &T) -> String {
+    serde_json::to_string(v).expect("plain values serialize")
 }
 
 // ---- function level ----
