@@ -121,12 +121,11 @@ struct Rule {
     allow_missing: bool,
 }
 
-/// Line and column (1-based) of a byte offset.
-fn line_col(text: &str, at: usize) -> (usize, usize) {
-    let before = &text[..at.min(text.len())];
-    let line = before.matches('\n').count() + 1;
-    let col = before.rfind('\n').map_or(before.len(), |k| before.len() - k - 1) + 1;
-    (line, col)
+/// Line and column (1-based) of a byte offset, given where each line starts (found once: a
+/// budget of many rules asks for each rule's line).
+fn line_col(line_starts: &[usize], at: usize) -> (usize, usize) {
+    let line = line_starts.partition_point(|&s| s <= at);
+    (line, at - line_starts[line - 1] + 1)
 }
 
 /// Reads and checks a budget file; errors name its line.
@@ -134,7 +133,8 @@ fn read_budget(path: &Path) -> Result<Vec<Rule>, Failed> {
     let name = path.display().to_string();
     let bytes = files::read_option_file(path, "the budget", files::BUDGET_LIMIT).map_err(|e| failure(&name, e))?;
     let text = files::option_text(path, bytes)?;
-    let at = |span: Option<Range<usize>>| span.map_or((1, 1), |s| line_col(&text, s.start));
+    let line_starts: Vec<usize> = std::iter::once(0).chain(text.match_indices('\n').map(|(k, _)| k + 1)).collect();
+    let at = |span: Option<Range<usize>>| span.map_or((1, 1), |s| line_col(&line_starts, s.start.min(text.len())));
     let file: BudgetFile = toml::from_str(&text).map_err(|e| {
         let (l, c) = at(e.span());
         Failed::Usage(format!("{name}:{l}:{c}: {}", e.message().trim_end()))

@@ -129,6 +129,8 @@ pub fn thread_works(
     let root = Value::Object(root);
     let root_start = meta_start(&root, "meta", &at)?;
     let mut out = Vec::new();
+    // Every library's name, for the symbols given for none of them.
+    let mut lib_names: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
     // (profile, its path, its libs' owner) — child processes after their parent.
     let mut todo: Vec<(&Value, String)> = vec![(&root, String::new())];
     while let Some((p, path)) = todo.pop() {
@@ -136,6 +138,7 @@ pub fn thread_works(
         check_version(p, &meta_path, &at, diag)?;
         let offset_ms = meta_start(p, &meta_path, &at)? - root_start;
         let libs = libs(p, &format!("{path}libs"), &at)?;
+        lib_names.extend(libs.iter().map(|l| l.name.clone()));
         let threads = match p.get("threads") {
             Some(Value::Array(t)) => t.as_slice(),
             None | Some(Value::Null) => &[],
@@ -158,6 +161,18 @@ pub fn thread_works(
             None | Some(Value::Null) => {}
             Some(_) => return Err(at.err(&format!("{path}processes"), "expected an array of profiles")),
         }
+    }
+    for lib in cfg.symbols.keys().filter(|l| !lib_names.contains(*l)) {
+        let some: Vec<&str> = lib_names.iter().map(String::as_str).filter(|n| !n.is_empty()).take(12).collect();
+        let more = if lib_names.len() > some.len() { ", …" } else { "" };
+        diag.push(
+            WarningKind::Other,
+            None,
+            format!(
+                "--symbols {lib}: the profile has no library of that name (it has: {}{more}); unused",
+                some.join(", ")
+            ),
+        );
     }
     out.sort_by_key(|w| (w.pid, w.tid));
     Ok(out)

@@ -328,3 +328,25 @@ fn a_js_function_sampled_at_several_lines_is_one_function_and_one_call() {
         .collect();
     assert_eq!(names, ["fib", "main"]);
 }
+
+/// Symbols for a library the profile does not have are a warning that lists the ones it has.
+#[test]
+fn symbols_for_no_library_of_the_profile_are_a_warning() {
+    let o =
+        jscalls(&["tree", &fixture("gecko/hand.json"), "--symbols", &format!("libxul.so={}", fixture("gecko/app.nm"))]);
+    assert!(o.status.success());
+    assert!(
+        String::from_utf8_lossy(&o.stderr)
+            .contains("--symbols libxul.so: the profile has no library of that name (it has: app); unused [other]"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let strict = jscalls(&[
+        "tree",
+        &fixture("gecko/hand.json"),
+        "--strict",
+        "--symbols",
+        &format!("libxul.so={}", fixture("gecko/app.nm")),
+    ]);
+    assert_eq!(strict.status.code(), Some(1));
+}
