@@ -44,10 +44,11 @@ impl FuncKey {
 }
 
 /// A URL without its scheme and host (`http://127.0.0.1:41437/app.js` → `/app.js`): a page
-/// served locally gets another port on every run.
+/// served locally gets another port on every run, and a script is `file:///app.js` in one
+/// format and `/app.js` in another.
 fn without_origin(url: &str) -> &str {
     match url.split_once("://") {
-        Some(("http" | "https", rest)) => rest.find('/').map_or("/", |k| &rest[k..]),
+        Some(("http" | "https" | "file", rest)) => rest.find('/').map_or("/", |k| &rest[k..]),
         _ => url,
     }
 }
@@ -237,14 +238,25 @@ pub fn diff<R: AsRef<[ThreadEstimate]>>(base: &[R], new: &[R]) -> FuncDiff {
     let mut rows: HashMap<(usize, Subject), usize> = HashMap::default();
     let mut all: Vec<Row> = Vec::new();
     let sides = [(base, false), (new, true)];
+    // One thread with calls in every recording (a .cpuprofile against a trace of the same
+    // program): the threads are one, whatever each format names them.
+    let with_calls = |run: &[ThreadEstimate]| run.iter().filter(|t| !t.calls.is_empty()).count();
+    let one_thread = base.iter().chain(new).all(|r| with_calls(r.as_ref()) <= 1);
     for (runs, is_new) in sides {
         for (r, run) in runs.iter().enumerate() {
             for (t, rank) in ranked(run.as_ref()) {
+                if one_thread && t.calls.is_empty() {
+                    continue;
+                }
                 let name = t.label().to_owned();
+                let key = if one_thread { String::new() } else { name.clone() };
                 let next = d.threads.len();
-                let pair = *thread_ids.entry((name.clone(), rank)).or_insert(next);
+                let pair = *thread_ids.entry((key, rank)).or_insert(next);
                 if pair == next {
                     d.threads.push(ThreadPair { name, rank, base: None, new: None });
+                } else if t.name.is_some() && d.threads[pair].name == "thread" {
+                    // Paired as the one thread: named as a side that names it.
+                    d.threads[pair].name = name;
                 }
                 let slot = if is_new { &mut d.threads[pair].new } else { &mut d.threads[pair].base };
                 slot.get_or_insert((t.pid, t.tid));

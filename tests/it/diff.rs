@@ -392,3 +392,31 @@ fn an_input_is_never_overwritten() {
     assert_eq!(std::fs::read_to_string(&budget).unwrap(), "[[rule]]\njs = \"1s\"\n");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// One program recorded as a `.cpuprofile` and as a Node trace: the one thread with calls on
+/// each side is one thread, and a script is one file whether its URL is `file:///x` or `/x`.
+#[test]
+fn a_cpuprofile_and_a_trace_of_one_program_pair_their_thread_and_functions() {
+    let o = jscalls(&[
+        "diff",
+        &fixture("node-mixed.cpuprofile.gz"),
+        &fixture("node-trace-mixed.json.gz"),
+        "--level",
+        "functions",
+        "--format",
+        "json",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let d = json(&o);
+    let threads = d["threads"].as_array().unwrap();
+    assert_eq!(threads.len(), 1, "{threads:?}");
+    assert!(threads[0]["base"].is_array() && threads[0]["new"].is_array(), "{threads:?}");
+    assert_eq!(threads[0]["name"], "JavaScriptMainThread");
+    let main = d["functions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["function"]["name"] == "main")
+        .unwrap_or_else(|| panic!("main is paired"));
+    assert!(main["base"]["calls"].as_f64().unwrap() > 0.0 && main["new"]["calls"].as_f64().unwrap() > 0.0, "{main}");
+}
