@@ -454,9 +454,9 @@ pub(crate) enum CallsFormat {
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub(crate) enum CpuProfileModeArg {
-    /// The same SamplesIntegrator as for traces, with no trace events.
+    /// DevTools' estimate for traces, with no trace events (what it does for a trace's profile).
     Integrator,
-    /// The Performance panel's algorithm for a loaded .cpuprofile (forEachFrame): meta frames
+    /// The Performance panel's algorithm for a loaded .cpuprofile: meta frames
     /// such as (program) and (idle) are calls, and the last sample lasts one mean interval.
     PerformancePanel,
 }
@@ -494,8 +494,9 @@ pub(crate) enum EngineArg {
     /// @paulirish/trace_engine 0.0.65, the published engine that Lighthouse uses.
     #[value(name = "0.0.65")]
     V0065,
-    /// What current Chrome DevTools shows (the newest DevTools source): fake-JS mode after
-    /// trace-id events, samples-only threads integrated, no auction-worklet exception.
+    /// What current Chrome DevTools shows (the newest DevTools source): the samples after an
+    /// event with a trace id make calls even outside a JS event; threads with samples and no
+    /// trace events get calls; auction worklets are treated as any thread.
     Latest,
 }
 

@@ -31,7 +31,17 @@ pub fn thread(out: &mut String, th: Thread<'_>) {
     let name = printable(th.name().unwrap_or("(unnamed thread)"));
     let _ = write!(out, "  pid {} tid {} {name}: ", th.pid(), th.tid());
     if th.is_empty() {
-        let why = th.skipped().unwrap_or("no JS ran while it was sampled");
+        // The calls output keeps the reference engine's words; a person gets what they mean.
+        let why = match th.skipped() {
+            Some(w) if w.starts_with("process dropped") => {
+                "DevTools shows none for this process: it has no page URL (not a renderer, or about:blank)"
+            }
+            Some(w) if w.starts_with("thread has no trace entries") => {
+                "DevTools 0.0.65 gives none to a thread without trace events; --engine latest does"
+            }
+            Some(w) => w,
+            None => "no JS ran while it was sampled",
+        };
         let _ = writeln!(out, "no calls ({why})");
         return;
     }

@@ -169,3 +169,19 @@ fn the_stated_minimum_rust_is_the_lock_files() {
     assert!(readme.contains(&said), "README.md does not say {said}");
     assert!(readme.contains("cargo install --locked --path ."), "README.md installs without --locked");
 }
+
+/// What a person reads names no part of DevTools' code (the calls output keeps the reference
+/// engine's notes, which parity compares).
+#[test]
+fn user_output_speaks_the_users_words() {
+    let summary = jscalls(&["calls", "fixtures/chrome-ui.json.gz", "--format", "summary", "-q"]);
+    let text = String::from_utf8(summary.stdout).unwrap();
+    assert!(text.contains("no calls (DevTools shows none for this process: it has no page URL"), "{text}");
+    let mut all = text;
+    for args in [&["--help"][..], &["calls", "--help"], &["tree", "--help"], &["export", "--help"]] {
+        all.push_str(&String::from_utf8(jscalls(args).stdout).unwrap());
+    }
+    for internal in ["RendererHandler", "SamplesIntegrator", "fake-JS", "forEachFrame", "treify"] {
+        assert!(!all.contains(internal), "{internal} in user output");
+    }
+}
