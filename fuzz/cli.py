@@ -2,9 +2,12 @@
 """Mutates the fixtures and runs every command of the built binary on them.
 
 The cargo-fuzz targets check the library; this checks what a user sees: each run must exit 0,
-1 (bad input) or 3 (a broken rule), within the time limit; 2 only for the usage errors the
-command line can cause from an input (a transform or thread naming nothing, an ambiguous name).
-Inputs that break the rule are kept in OUT_DIR with the command that broke it.
+1 (bad input), 3 (a broken rule) or 4 (a check rule that measured nothing), within the time
+limit; 2 only for the usage errors the command line can cause from an input (a transform or
+thread naming nothing, an ambiguous name). A third of the runs mutate a file an option reads
+instead (a --budget, a --symbols table): there a usage error (2) is a right answer too, a
+crash or a hang never. Inputs that break the rule are kept in OUT_DIR with the command that
+broke it.
 
 usage: python3 fuzz/cli.py [--runs N] [--seed S] [--bin PATH] [--out OUT_DIR]
 """
@@ -133,26 +136,37 @@ def main():
     budget = os.path.join(work, "budget.toml")
     open(budget, "w").write(BUDGET)
     broken = 0
+    nm = open(os.path.join(ROOT, "fixtures/gecko/app.nm"), "rb").read()
     for run in range(args.runs):
         original = rng.choice(sorted(docs))
-        data = mutate_json(rng, docs[original])
-        if rng.random() < 0.4:
-            data = mutate_bytes(rng, data)
         path = os.path.join(work, "input")
-        open(path, "wb").write(data)
-        cmd = rng.choice(commands(path, original, budget))
+        side = rng.random() < 1 / 3
+        if side:
+            # A file an option reads, mutated; the recording stays whole.
+            if rng.random() < 0.5:
+                open(path, "wb").write(mutate_bytes(rng, BUDGET.encode()))
+                cmd = ["check", os.path.join(ROOT, "fixtures/chrome-ui.json.gz"), "--budget", path]
+            else:
+                open(path, "wb").write(mutate_bytes(rng, nm))
+                cmd = ["tree", os.path.join(ROOT, "fixtures/gecko/hand.json"), "--symbols", f"app={path}"]
+        else:
+            data = mutate_json(rng, docs[original])
+            if rng.random() < 0.4:
+                data = mutate_bytes(rng, data)
+            open(path, "wb").write(data)
+            cmd = rng.choice(commands(path, original, budget))
         try:
             r = subprocess.run([args.bin] + cmd + ["-o", "-"], capture_output=True, timeout=20)
             code, err = r.returncode, r.stderr.decode(errors="replace")
         except subprocess.TimeoutExpired:
             code, err = "timeout", ""
         last = err.strip().splitlines()[-1] if err.strip() else ""
-        if code in (0, 1, 3) or (code == 2 and any(s in last for s in INPUT_USAGE)):
+        if code in (0, 1, 3, 4) or (code == 2 and (side or any(s in last for s in INPUT_USAGE))):
             continue
         broken += 1
         kept = os.path.join(out, f"broken-{args.seed}-{run}")
         shutil.move(path, kept)  # OUT_DIR may be on another file system
-        shown = " ".join(kept if a == path else a for a in cmd)
+        shown = " ".join(kept if a == path else a.replace(path, kept) for a in cmd)
         print(f"exit {code}: jscalls {shown}  ({last})", flush=True)
     if out != work or not broken:
         shutil.rmtree(work)
