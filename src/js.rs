@@ -8,6 +8,13 @@ use std::fmt::Write as _;
 
 use crate::strings::{StrId, Strings};
 
+/// The first code point of the stand-ins for lone surrogates: `\\uD800`..`\\uDFFF` escapes that
+/// are not half of a pair are read as U+10F800..U+10FFFF (the end of a private-use plane),
+/// which a `str` can hold, and written back as the same escapes ([`write_json_string`]).
+/// JavaScript keeps a lone surrogate in its strings, so DevTools reads such a name; so does
+/// jscalls, telling the 2,048 of them apart.
+pub(crate) const LONE_SURROGATE_BASE: u32 = 0x10F800;
+
 /// A JSON scalar as the engine sees it after `JSON.parse`, compared with JS strict equality.
 ///
 /// Call-frame fields are kept in this form because the engine compares them with `===`: a
@@ -142,7 +149,7 @@ pub fn write_json_string(out: &mut String, s: &str) {
             0xF4 if bytes[at + 1] == 0x8F && bytes[at + 2] >= 0xA0 => {
                 let c = s[at..].chars().next().expect("a char") as u32;
                 out.push_str(&s[start..at]);
-                let _ = write!(out, "\\u{:04x}", 0xD800 + (c - crate::input::json::LONE_SURROGATE_BASE));
+                let _ = write!(out, "\\u{:04x}", 0xD800 + (c - LONE_SURROGATE_BASE));
                 i = at + 4;
                 start = i;
                 continue;

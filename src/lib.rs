@@ -36,6 +36,7 @@ mod model;
 mod output;
 mod parallel;
 mod reread;
+mod schedule;
 mod strings;
 mod sys;
 pub mod tree;
@@ -59,10 +60,10 @@ use std::io::Write;
 use std::time::{Duration, Instant};
 
 use estimate::{AllThreads, Estimates, IntegratorConfig, Mode};
-use exec::Lazy;
 use input::document::{read_document, Document};
 use model::trace::TraceBuilder;
 use model::ThreadWork;
+use schedule::Lazy;
 
 /// How a bare `.cpuprofile` is turned into calls.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -217,7 +218,7 @@ fn names_kept(kind: InputKind, cfg: &Config) -> Result<(), Error> {
 pub fn analyze(source: &Source, cfg: &Config) -> Result<Analysis, Error> {
     let (diagnostics, assembled) = assemble(source, cfg)?;
     let (kind, n_events, bounds) = (assembled.kind, assembled.n_events, assembled.bounds);
-    let threads = exec::estimate_all(assembled.threads, assembled.mode, cfg.integrator(), cfg.threads);
+    let threads = schedule::estimate_all(assembled.threads, assembled.mode, cfg.integrator(), cfg.threads);
     let all = AllThreads { mode: assembled.mode, strings: assembled.strings, threads };
     Ok(Analysis { all, cfg: cfg.clone(), diagnostics, kind, n_events, bounds })
 }
@@ -368,7 +369,7 @@ pub mod internals {
     /// Estimates every thread of `a` (the estimate alone); returns the number of calls.
     pub fn estimate(a: crate::Assembled) -> usize {
         let cfg = a.cfg.integrator();
-        crate::exec::estimate_all(a.threads, a.mode, cfg, a.cfg.threads).iter().map(|t| t.calls.len()).sum()
+        crate::schedule::estimate_all(a.threads, a.mode, cfg, a.cfg.threads).iter().map(|t| t.calls.len()).sum()
     }
 
     /// Reads every event of `source` into `sink` (the scan alone).

@@ -33,6 +33,20 @@ pub struct ProfileCall {
     pub dur: f64,
 }
 
+/// A thread's trace event with its name, kept with its calls: what DevTools' tree of every
+/// event and the stacks of the events inside calls read.
+#[derive(Debug, Clone, Copy)]
+pub struct TraceEntry {
+    /// µs.
+    pub ts: f64,
+    /// µs.
+    pub dur: f64,
+    /// The event's name.
+    pub name: crate::strings::StrId,
+    /// `RunTask` in the `disabled-by-default-devtools.timeline` category (`isTopLevelEvent`).
+    pub top_level: bool,
+}
+
 /// How calls are computed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
@@ -92,7 +106,7 @@ pub struct ThreadCalls {
     order: Vec<u32>,
     /// The thread's trace events with their names, sorted, when they were kept
     /// ([`crate::Config::keep_event_names`]): what DevTools' tree of every event reads.
-    pub trace_entries: Vec<crate::tree::devtools::TraceEntry>,
+    pub trace_entries: Vec<TraceEntry>,
 }
 
 impl ThreadCalls {
@@ -194,7 +208,7 @@ pub fn estimate_thread(work: ThreadWork, mode: Mode, cfg: IntegratorConfig, exec
         work.entries
             .iter()
             .zip(&work.names)
-            .map(|(e, &(name, top_level))| crate::tree::devtools::TraceEntry { ts: e.ts, dur: e.dur, name, top_level })
+            .map(|(e, &(name, top_level))| TraceEntry { ts: e.ts, dur: e.dur, name, top_level })
             .collect()
     } else {
         Vec::new()
@@ -226,7 +240,7 @@ pub fn estimate_thread(work: ThreadWork, mode: Mode, cfg: IntegratorConfig, exec
 }
 
 /// Threads' calls handed to a writer in order, however they are held: all estimated already
-/// ([`AllThreads`]), or each estimated as the writer reaches it ([`Lazy`](crate::exec::Lazy)), so that memory holds
+/// ([`AllThreads`]), or each estimated as the writer reaches it ([`Lazy`](crate::schedule::Lazy)), so that memory holds
 /// one thread's calls at a time.
 pub trait Estimates {
     /// How the calls were computed.

@@ -359,12 +359,7 @@ pub(crate) fn string_slow(b: &[u8], i: usize) -> R<(Cow<'_, str>, usize)> {
     Ok((s, end + 1))
 }
 
-/// The first code point of the stand-ins for lone surrogates: `\\uD800`..`\\uDFFF` escapes that
-/// are not half of a pair are read as U+10F800..U+10FFFF (the end of a private-use plane),
-/// which a `str` can hold, and written back as the same escapes ([`crate::js::write_json_string`]).
-/// JavaScript keeps a lone surrogate in its strings, so DevTools reads such a name; so does
-/// jscalls, telling the 2,048 of them apart.
-pub(crate) const LONE_SURROGATE_BASE: u32 = 0x10F800;
+use crate::js::LONE_SURROGATE_BASE;
 
 /// `text` with every lone surrogate escape (`\\udXXX` not part of a pair) replaced by the escaped
 /// pair of its stand-in ([`LONE_SURROGATE_BASE`]), or None when it has none. Everything else,

@@ -12,23 +12,10 @@ use rustc_hash::FxHashMap as HashMap;
 use std::cmp::Ordering;
 use std::io::{self, Write};
 
-use crate::estimate::{Estimates, Mode, ThreadCalls};
+use crate::estimate::{Estimates, Mode, ThreadCalls, TraceEntry};
 use crate::js::{write_json_string, write_number, Scalar};
 use crate::model::profile::CallFrame;
 use crate::strings::Strings;
-
-/// A thread's trace event as the `all` set needs it.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct TraceEntry {
-    /// µs.
-    pub ts: f64,
-    /// µs.
-    pub dur: f64,
-    /// The event's name.
-    pub name: crate::strings::StrId,
-    /// `RunTask` in the `disabled-by-default-devtools.timeline` category (`isTopLevelEvent`).
-    pub top_level: bool,
-}
 
 /// One event of a set: a call (its index) or a trace event (its index), with its times.
 #[derive(Debug, Clone, Copy)]
