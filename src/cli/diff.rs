@@ -530,33 +530,6 @@ fn md(s: &str) -> String {
     super::report::md_cell(s)
 }
 
-/// A call as `jscalls-diff/1` gives it.
-#[derive(serde::Serialize)]
-#[serde(rename_all = "camelCase")]
-struct CallOut {
-    ts: f64,
-    dur: f64,
-    self_time: Option<f64>,
-    depth: Option<i32>,
-    node_depth: i32,
-    node_id: i64,
-    sample_index: i64,
-}
-
-impl From<CallRecord> for CallOut {
-    fn from(c: CallRecord) -> CallOut {
-        CallOut {
-            ts: c.ts,
-            dur: c.dur,
-            self_time: c.self_time,
-            depth: c.depth,
-            node_depth: c.node_depth,
-            node_id: c.node_id,
-            sample_index: c.sample_index,
-        }
-    }
-}
-
 /// The call-level `jscalls-diff/1` document, written as it goes: a change a line, never the
 /// whole document in memory (a diff of two large traces holds hundreds of thousands).
 fn calls_json(w: &mut dyn Write, h: &Header, threads: &[ThreadDiff]) -> io::Result<()> {
@@ -592,8 +565,8 @@ fn calls_json(w: &mut dyn Write, h: &Header, threads: &[ThreadDiff]) -> io::Resu
                 js(&c.func.url),
                 js(&c.func.line),
                 js(&c.func.column),
-                js(&c.base.map(CallOut::from)),
-                js(&c.new.map(CallOut::from)),
+                js(&c.base),
+                js(&c.new),
             )?;
         }
         w.write_all(b"]}")?;

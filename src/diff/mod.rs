@@ -18,8 +18,9 @@ use crate::tree::{Func, FuncId, Stacks};
 use crate::view::Thread;
 use crate::{Error, Location};
 
-/// One estimated call, as the calls output has it.
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// One estimated call, as the calls output has it (and `jscalls-diff/1` writes it).
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct CallRecord {
     /// Start, µs.
     pub ts: f64,
