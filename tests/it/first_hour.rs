@@ -133,7 +133,7 @@ fn the_stated_minimum_rust_is_the_lock_files() {
     let host = String::from_utf8(Command::new("rustc").arg("-vV").output().unwrap().stdout).unwrap();
     let host = host.lines().find_map(|l| l.strip_prefix("host: ")).unwrap().to_owned();
     let meta = Command::new(cargo)
-        .args(["metadata", "--format-version", "1", "--locked", "--offline", "--filter-platform", &host])
+        .args(["metadata", "--format-version", "1", "--locked", "--filter-platform", &host])
         .output()
         .unwrap();
     assert!(meta.status.success(), "{}", String::from_utf8_lossy(&meta.stderr));
