@@ -3,9 +3,9 @@
 
 mod cli;
 
-use std::process::ExitCode;
-
 use std::ffi::OsString;
+use std::io::Write as _;
+use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser};
 
@@ -22,9 +22,9 @@ fn main() -> ExitCode {
     let Cli { global, command } = match Cli::try_parse_from(command_first(std::env::args_os().collect())) {
         Ok(cli) => cli,
         Err(e) if e.use_stderr() => {
-            // One style for every error, clap's and the command's own: `jscalls: error: …`, no colour.
-            let text = e.render().to_string();
-            eprint!("jscalls: {}", text.strip_prefix("jscalls: ").unwrap_or(&text));
+            // One style for every error, clap's and the command's own: `jscalls: error: …`, no
+            // colour; a full or closed stderr is no reason to panic.
+            let _ = write!(std::io::stderr(), "jscalls: {}", e.render());
             return ExitCode::from(2);
         }
         Err(e) => {

@@ -427,6 +427,13 @@ fn a_full_stderr_is_not_a_crash() {
         .status()
         .unwrap();
     assert_eq!(out.code(), Some(1));
+    // A usage error that clap finds, told to a full stderr.
+    let out = jscalls()
+        .args(["calls", "--no-such-option"])
+        .stderr(std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap())
+        .status()
+        .unwrap();
+    assert_eq!(out.code(), Some(2));
 }
 
 #[test]
