@@ -6,6 +6,7 @@ pub mod document;
 pub mod json;
 pub mod leaf;
 pub(crate) mod reader;
+mod region;
 pub mod scan;
 pub mod shapes;
 pub mod source;
