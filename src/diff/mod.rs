@@ -194,14 +194,10 @@ pub fn read_calls_document(bytes: &[u8]) -> Result<Vec<ThreadEstimate>, Error> {
                 c.dur,
                 c.node_depth,
                 Func::of_frame(c.function_name, c.url, script, c.line_number, c.column_number),
+                c.self_time,
             ));
         }
-        let mut stacks = Stacks::from_call_list(list.into_iter());
-        // Each call weighs its self time in DevTools' flame chart, as the document gives it
-        // (and as an estimate's stacks weigh it): nothing for a call the chart drops.
-        for (sample, c) in stacks.samples.iter_mut().zip(&calls) {
-            sample.1 = c.self_time.unwrap_or(0.0);
-        }
+        let stacks = Stacks::from_call_list(list.into_iter());
         out.push(ThreadEstimate {
             pid: p.pid,
             tid: p.tid,

@@ -347,9 +347,20 @@ impl Stacks {
     }
 
     /// [`Stacks::from_calls`] for calls given as (start, duration, depth in the profile tree,
-    /// function), in the calls output's order (as a `jscalls-calls/1` document holds them).
-    pub fn from_call_list(calls: impl Iterator<Item = (f64, f64, i32, Func)>) -> Stacks {
-        Stacks::nest(calls, |st, f| st.func(f), 0, None)
+    /// function, self time), in the calls output's order (as a `jscalls-calls/1` document holds
+    /// them). Each call weighs its self time in DevTools' flame chart, as an estimate's stacks
+    /// weigh it: nothing for a call the chart drops (`None`).
+    pub fn from_call_list(calls: impl Iterator<Item = (f64, f64, i32, Func, Option<f64>)>) -> Stacks {
+        let mut selfs = Vec::new();
+        let calls = calls.map(|(ts, dur, depth, func, self_time)| {
+            selfs.push(self_time);
+            (ts, dur, depth, func)
+        });
+        let mut st = Stacks::nest(calls, |st, f| st.func(f), 0, None);
+        for (sample, s) in st.samples.iter_mut().zip(selfs) {
+            sample.1 = s.unwrap_or(0.0);
+        }
+        st
     }
 
     /// Stacks from calls in nesting order, each (start, duration, node depth, what

@@ -19,12 +19,12 @@ use super::args::{
 };
 use super::files::Reads;
 use super::output::{spill_stream, Output};
-use super::report::{assemble_file, failure};
+use super::report::{assemble_file, failure, md_cell};
 use super::Failed;
 
 mod render;
 
-use render::{call_level, function_json, function_markdown, function_text, gate_report, md};
+use render::{call_level, function_json, function_markdown, function_text, gate_report};
 
 /// The options `--base-opt` / `--new-opt` take: those that change the estimate.
 #[derive(Debug, Parser)]
@@ -485,7 +485,7 @@ fn corpus(
                         let _ = writeln!(
                             out,
                             "| {} | {} → {} | {} | {} |",
-                            md(&name),
+                            md_cell(&name),
                             d.calls.0,
                             d.calls.1,
                             d.changed,

@@ -11,7 +11,7 @@ use jscalls::diff::{CallRecord, ThreadEstimate};
 
 use super::{ms, percent, signed_ms, warn_unmatched, write_out, write_with, Header};
 use crate::cli::args::{DiffArgs, DiffFormat, Global};
-use crate::cli::report::md_code;
+use crate::cli::report::{md_cell, md_code};
 use crate::cli::Failed;
 
 // ---- call level ----
@@ -143,7 +143,7 @@ pub(super) fn calls_markdown(out: &mut String, h: &Header, threads: &[ThreadDiff
         let _ = writeln!(
             out,
             "| {} | {} → {} | {} | {} | {} | {} |",
-            md(&thread_name(t)),
+            md_cell(&thread_name(t)),
             t.base_calls,
             t.new_calls,
             t.count(ChangeKind::Added),
@@ -163,11 +163,11 @@ pub(super) fn calls_markdown(out: &mut String, h: &Header, threads: &[ThreadDiff
                 ms(first.ts - o),
                 dur(c.base),
                 dur(c.new),
-                md(&c.func.label())
+                md_cell(&c.func.label())
             )
         };
         let head = "| change | start ms | dur ms BASE → NEW | function |\n|---|---:|---:|---|";
-        let _ = writeln!(out, "\n**{}**, largest changes first:\n", md(&thread_name(t)));
+        let _ = writeln!(out, "\n**{}**, largest changes first:\n", md_cell(&thread_name(t)));
         md_table(out, head, &t.changes, top, row, "more");
     }
 }
@@ -195,11 +195,6 @@ pub(super) fn md_table<T>(
 }
 
 /// Text for a markdown table cell.
-/// Text for a markdown table's cell: its pipes, markup, backticks and line breaks taken as text.
-pub(super) fn md(s: &str) -> String {
-    crate::cli::report::md_cell(s)
-}
-
 /// The call-level `jscalls-diff/1` document, written as it goes: a change a line, never the
 /// whole document in memory (a diff of two large traces holds hundreds of thousands).
 pub(super) fn calls_json(w: &mut dyn Write, h: &Header, threads: &[ThreadDiff]) -> io::Result<()> {
@@ -318,14 +313,14 @@ pub(super) fn function_markdown(out: &mut String, h: &Header, d: &FuncDiff, top:
         let c = row_cells(d, r);
         format!(
             "| {} | {} | {} | {} | {} | {} | {} | {} |",
-            md(&c[0]),
+            md_cell(&c[0]),
             c[1].replace("->", "→"),
             c[2],
             c[3],
             c[4].replace("->", "→"),
             c[5].replace("->", "→"),
             c[6],
-            md(&c[7])
+            md_cell(&c[7])
         )
     };
     md_table(out, head, &d.functions, top, row, "more functions");
