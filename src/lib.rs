@@ -201,7 +201,7 @@ impl Analysis {
     /// Writes the timeline: `source`'s events (read again) and each thread's calls on a thread
     /// of their own. `source` must be the input analysed, and readable twice.
     pub fn write_timeline(&self, out: &mut dyn Write, source: &Source) -> Result<(), Error> {
-        reread::write_timeline(out, source, &self.all, &self.cfg)
+        reread::write_timeline(out, source, &self.all, &self.cfg, self.bounds)
     }
 }
 
@@ -275,8 +275,9 @@ impl Assembled {
 
     /// Writes the timeline, as [`Analysis::write_timeline`] does.
     pub fn write_timeline(self, out: &mut dyn Write, source: &Source) -> Result<(), Error> {
+        let bounds = self.bounds;
         let (lazy, cfg) = self.lazy();
-        reread::write_timeline(out, source, lazy, &cfg)
+        reread::write_timeline(out, source, lazy, &cfg, bounds)
     }
 
     /// Writes DevTools' own Call tree and Bottom-up of each thread with calls, for the set of
@@ -345,8 +346,11 @@ pub fn assemble(source: &Source, cfg: &Config) -> Result<(Diagnostics, Assembled
         Document::CpuProfile { fields, location } => {
             let (mut strings, nodes) = builder.into_profile_parts();
             let mut bounds = (f64::INFINITY, f64::NEG_INFINITY);
-            let threads =
+            let mut threads =
                 model::cpuprofile::thread_work(fields, nodes, location, &mut strings, &cfg, &mut diag, &mut bounds)?;
+            for t in &mut threads {
+                t.profile_name = source.file_name();
+            }
             let mode = match cfg.cpuprofile_mode {
                 CpuProfileMode::Integrator => Mode::Integrator,
                 CpuProfileMode::PerformancePanel => Mode::PerformancePanel,

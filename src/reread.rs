@@ -1,5 +1,5 @@
 //! The timeline's second read of its input: the events handed to the writer byte for byte, in
-//! file order, without being parsed.
+//! file order; of each, only the time it spans and its name are read.
 
 use crate::error::{Diagnostics, Error};
 use crate::estimate::Estimates;
@@ -8,28 +8,58 @@ use crate::input::Source;
 use crate::output::timeline::TimelineWriter;
 use crate::Config;
 
-struct CopyEvents<'w, 'o>(&'w mut TimelineWriter<'o>);
+/// Copies each event and notes the time range the events span.
+struct CopyEvents<'w, 'o> {
+    writer: &'w mut TimelineWriter<'o>,
+    /// The earliest start and latest end of the events a viewer shows (µs).
+    range: (f64, f64),
+    /// Whether an event tells DevTools that this is a browser's recording (see [`browser_event`]).
+    browser: bool,
+}
+
+/// The names that make DevTools read a trace as a browser's recording rather than a generic
+/// one (its MetaHandler's list): an added `CpuProfile` event would change how it reads any other.
+fn browser_event(name: &str) -> bool {
+    matches!(name, "TracingStartedInPage" | "TracingSessionIdForWorker" | "TracingStartedInBrowser" | "CpuProfile")
+}
 
 impl Sink for CopyEvents<'_, '_> {
-    type Prep = ();
-    fn wants_parsed(&self) -> bool {
-        false
+    /// The event's span, when a viewer shows it (the Firefox Profiler's markers: phases
+    /// `X B E b n e i I R`), and whether it is a [`browser_event`].
+    type Prep = (Option<(f64, f64)>, bool);
+    fn prepare(ev: &mut RawEvent<'_>) -> Self::Prep {
+        (span(ev), ev.name.str().is_some_and(browser_event))
     }
-    fn prepare(_: &mut RawEvent<'_>) {}
-    fn event(&mut self, _: (), _: &EventCtx<'_>, _: &mut Diagnostics) -> Result<(), Error> {
-        Ok(())
+    fn event(&mut self, (span, browser): Self::Prep, ctx: &EventCtx<'_>, _: &mut Diagnostics) -> Result<(), Error> {
+        if let Some((from, to)) = span {
+            self.range = (self.range.0.min(from), self.range.1.max(to));
+        }
+        self.browser |= browser;
+        self.writer.event(ctx.raw)
     }
     fn raw_event(&mut self, raw: &[u8], _: &EventCtx<'_>) -> Result<(), Error> {
-        self.0.event(raw)
+        self.writer.event(raw)
     }
 }
 
-/// Writes the timeline of `source` (read again) with the calls of `t`.
+fn span(ev: &RawEvent<'_>) -> Option<(f64, f64)> {
+    let ph = ev.ph.str()?;
+    if !matches!(ph, "X" | "B" | "E" | "b" | "n" | "e" | "i" | "I" | "R") {
+        return None;
+    }
+    let ts = ev.ts.num().filter(|t| t.is_finite())?;
+    let dur = if ph == "X" { ev.dur.num().filter(|d| d.is_finite() && *d > 0.0).unwrap_or(0.0) } else { 0.0 };
+    Some((ts, ts + dur))
+}
+
+/// Writes the timeline of `source` (read again) with the calls of `t`; `bounds` is the
+/// profile's time range (µs) when it is not a trace.
 pub fn write_timeline(
     out: &mut dyn std::io::Write,
     source: &Source,
     t: impl Estimates,
     cfg: &Config,
+    bounds: (f64, f64),
 ) -> Result<(), Error> {
     if !source.can_reread() {
         return Err(Error::input(
@@ -39,9 +69,15 @@ pub fn write_timeline(
     }
     let mut writer = TimelineWriter::new(out)?;
     let mut w = source.window(cfg.max_event_bytes, cfg.mmap)?;
-    let doc = read_document(&mut w, &mut CopyEvents(&mut writer), &mut Diagnostics::default(), 2)?;
+    let mut copy = CopyEvents { writer: &mut writer, range: (f64::INFINITY, f64::NEG_INFINITY), browser: false };
+    let doc = read_document(&mut w, &mut copy, &mut Diagnostics::default(), 2)?;
     match doc {
-        Document::Trace { metadata, .. } => writer.finish(t, false, metadata.as_deref()),
-        Document::CpuProfile { .. } | Document::Gecko { .. } => writer.finish(t, true, None),
+        Document::Trace { metadata, .. } => {
+            let (range, samples) = (copy.range, copy.browser);
+            writer.finish(t, false, metadata.as_deref(), range, samples)
+        }
+        Document::CpuProfile { .. } => writer.finish(t, true, None, bounds, true),
+        // DevTools does not read Firefox profiles: the timeline is how it shows their calls.
+        Document::Gecko { .. } => writer.finish(t, true, None, bounds, false),
     }
 }

@@ -52,9 +52,10 @@ impl<'a> Thread<'a> {
         self.t.tid
     }
 
-    /// The thread's name (`CrRendererMain`, …), when the trace names it.
+    /// The thread's name (`CrRendererMain`, …), when the trace names it; a `.cpuprofile`'s
+    /// file name for its thread.
     pub fn name(&self) -> Option<&'a str> {
-        self.t.thread_name.as_deref()
+        self.t.thread_name.as_deref().or(self.t.profile_name.as_deref())
     }
 
     /// Why DevTools computes no calls for this thread's profile, when it does not (Chromium's

@@ -496,7 +496,9 @@ pub(crate) enum EngineArg {
     V0065,
     /// What current Chrome DevTools shows (the newest DevTools source): the samples after an
     /// event with a trace id make calls even outside a JS event; threads with samples and no
-    /// trace events get calls; auction worklets are treated as any thread.
+    /// trace events get calls; auction worklets are treated as any thread. (`v6` is the
+    /// reference engine's name for it.)
+    #[value(alias = "v6")]
     Latest,
 }
 

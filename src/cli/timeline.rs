@@ -20,6 +20,11 @@ impl PerInput for Timeline {
         true
     }
 
+    /// The samples added for the Firefox Profiler put the events inside calls under them.
+    fn keeps_event_names(&self) -> bool {
+        true
+    }
+
     fn write(&self, e: Estimated<'_>, output: Output) -> Result<(), Failed> {
         let Estimated { assembled, source, name, .. } = e;
         output.write(|w| assembled.write_timeline(w, source)).map_err(|err| failure(name, err))

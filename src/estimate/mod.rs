@@ -80,6 +80,8 @@ pub struct ThreadCalls {
     pub profile_id: String,
     /// Thread name, when the trace names the thread.
     pub thread_name: Option<String>,
+    /// See [`crate::model::ThreadWork::profile_name`].
+    pub profile_name: Option<String>,
     /// Why DevTools computes no calls for this profile, when it does not.
     pub skipped: Option<&'static str>,
     /// The profile (nodes and frames the calls refer to).
@@ -221,6 +223,7 @@ pub fn estimate_thread(work: ThreadWork, mode: Mode, cfg: IntegratorConfig, exec
         tid: work.tid,
         profile_id: work.profile_id,
         thread_name: work.thread_name,
+        profile_name: work.profile_name,
         skipped: work.skipped,
         model: work.model,
         calls,

@@ -123,8 +123,8 @@ pub enum Document {
 /// Top-level keys of a `.cpuprofile` worth keeping.
 const PROFILE_KEYS: &[&str] = &["nodes", "samples", "timeDeltas", "startTime", "endTime", "head", "timestamps"];
 
-/// Top-level keys of a Gecko profile worth keeping.
-const GECKO_KEYS: &[&str] = &["meta", "libs", "threads", "processes"];
+/// Top-level keys of a Firefox profile worth keeping (`shared`: the processed format's tables).
+const GECKO_KEYS: &[&str] = &["meta", "libs", "threads", "processes", "shared"];
 
 struct Walker<'a> {
     w: &'a mut Window,

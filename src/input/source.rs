@@ -41,6 +41,14 @@ impl Source {
         }
     }
 
+    /// The file's own name (no directory), when the input is a file.
+    pub fn file_name(&self) -> Option<String> {
+        match self {
+            Source::File(p) => p.file_name().map(|n| n.to_string_lossy().into_owned()),
+            Source::Memory(_) | Source::Stdin => None,
+        }
+    }
+
     /// Whether the input can be read a second time (a regular file or bytes in memory; not
     /// standard input, a FIFO or a device).
     pub fn can_reread(&self) -> bool {

@@ -50,6 +50,7 @@ pub fn thread_work(
         tid: 1,
         profile_id: "\"0x1\"".to_owned(),
         thread_name: None,
+        profile_name: None,
         model,
         entries: Vec::new(),
         names: Vec::new(),

@@ -92,20 +92,20 @@ struct Lib {
 
 /// What a frame is in the model: function name, url, 0-based line and column.
 #[derive(Debug, Clone, PartialEq)]
-struct FrameOut {
-    name: String,
-    url: String,
-    line: Option<i64>,
-    column: Option<i64>,
+pub(super) struct FrameOut {
+    pub(super) name: String,
+    pub(super) url: String,
+    pub(super) line: Option<i64>,
+    pub(super) column: Option<i64>,
 }
 
 /// Where a problem is: the document's start and a path inside it.
-struct At {
-    location: Location,
+pub(super) struct At {
+    pub(super) location: Location,
 }
 
 impl At {
-    fn err(&self, path: &str, what: impl std::fmt::Display) -> Error {
+    pub(super) fn err(&self, path: &str, what: impl std::fmt::Display) -> Error {
         Error::input(Some(self.location), format!("{path}: {what}"))
     }
 }
@@ -127,6 +127,9 @@ pub fn thread_works(
     }
     drop(fields);
     let root = Value::Object(root);
+    if root.get("meta").and_then(|m| m.get("preprocessedProfileVersion")).is_some() {
+        return super::processed::thread_works(&root, &at, strings, cfg, diag, bounds);
+    }
     let root_start = meta_start(&root, "meta", &at)?;
     let mut out = Vec::new();
     // Every library's name, for the symbols given for none of them.
@@ -179,7 +182,7 @@ pub fn thread_works(
 }
 
 /// `meta.startTime` (ms since the epoch).
-fn meta_start(p: &Value, path: &str, at: &At) -> Result<f64, Error> {
+pub(super) fn meta_start(p: &Value, path: &str, at: &At) -> Result<f64, Error> {
     match p.get("meta").and_then(|m| m.get("startTime")) {
         Some(v) => v.as_f64().ok_or_else(|| at.err(&format!("{path}.startTime"), "expected a number (ms)")),
         None => Err(at.err(path, "expected an object with startTime")),
@@ -319,59 +322,21 @@ fn thread(
         let out = frame_of(location, libs, cfg);
         frame_json.push(call_frame_json(&out));
     }
-    // A node per function on each path (ids from 2; 1 is the root): stacks whose frames are one
-    // function under one parent are one node, as V8 makes one node per function and call path,
-    // so that a call does not split where the sampled line changes. A table whose prefixes do
-    // not all come first keeps a node per stack, for the model to judge as it is.
-    let mut nodes = String::from("[{\"id\":1,\"callFrame\":{\"functionName\":\"(root)\",\"scriptId\":\"0\",\"url\":\"\",\"lineNumber\":-1,\"columnNumber\":-1}}");
     let n_stacks = stacks.rows.len();
-    let mut prefixes: Vec<Option<u64>> = Vec::with_capacity(n_stacks);
+    let mut sampled = Sampled { stacks: Vec::with_capacity(n_stacks), samples: Vec::new(), end_us: f64::NAN };
     for s in 0..n_stacks {
         let spath = format!("{}.data[{s}]", stacks.path);
         stacks.row_is_array(s, at)?;
-        prefixes.push(match stacks.cell(s, "prefix") {
+        let prefix = match stacks.cell(s, "prefix") {
             Value::Null => None,
-            v => Some(v.as_u64().ok_or_else(|| at.err(&spath, "expected a prefix (a stack index or null)"))?),
-        });
-    }
-    let merge = prefixes.iter().enumerate().all(|(s, p)| p.is_none_or(|p| (p as usize) < s));
-    let mut node_of: Vec<i64> = Vec::with_capacity(n_stacks);
-    let mut by_key: HashMap<(i64, &str), i64> = HashMap::default();
-    let mut next_id = 2;
-    for (s, prefix) in prefixes.iter().enumerate() {
-        let spath = format!("{}.data[{s}]", stacks.path);
-        let frame = stacks.cell(s, "frame").as_u64().ok_or_else(|| at.err(&spath, "expected a frame index"))? as usize;
-        let fj = frame_json
-            .get(frame)
-            .ok_or_else(|| at.err(&spath, format!("frame {frame} is not in frameTable ({} rows)", frame_json.len())))?;
-        let (parent, id) = if merge {
-            let parent = prefix.map_or(1, |p| node_of[p as usize]);
-            match by_key.get(&(parent, fj.as_str())) {
-                Some(&id) => {
-                    node_of.push(id);
-                    continue;
-                }
-                None => {
-                    by_key.insert((parent, fj.as_str()), next_id);
-                    (parent, next_id)
-                }
-            }
-        } else {
-            (prefix.map_or(1, |p| p as i64 + 2), s as i64 + 2)
+            v => Some(v.as_u64().ok_or_else(|| at.err(&spath, "expected a prefix (a stack index or null)"))? as usize),
         };
-        next_id = next_id.max(id + 1);
-        node_of.push(id);
-        let _ = write!(nodes, ",{{\"id\":{id},\"parent\":{parent},\"callFrame\":{fj}}}");
+        let frame = stacks.cell(s, "frame").as_u64().ok_or_else(|| at.err(&spath, "expected a frame index"))? as usize;
+        if frame >= frame_json.len() {
+            return Err(at.err(&spath, format!("frame {frame} is not in frameTable ({} rows)", frame_json.len())));
+        }
+        sampled.stacks.push((prefix, frame));
     }
-    // A sample with no stack (the thread was not running code the profiler can walk) is an
-    // idle sample, which makes no call, as V8's `(idle)`.
-    let idle = next_id.max(n_stacks as i64 + 2);
-    let _ = write!(
-        nodes,
-        ",{{\"id\":{idle},\"parent\":1,\"callFrame\":{{\"functionName\":\"(idle)\",\"scriptId\":\"0\",\"url\":\"\",\"lineNumber\":-1,\"columnNumber\":-1}}}}"
-    );
-    nodes.push(']');
-    // Samples: node ids and µs deltas on the root profile's clock.
     let time_column = if samples.has("time") {
         "time"
     } else if samples.has("timeDeltas") {
@@ -379,19 +344,13 @@ fn thread(
     } else {
         return Err(at.err(&format!("{}.schema", samples.path), "expected a time or timeDeltas column"));
     };
-    let mut ids = String::from("[");
-    let mut deltas = String::from("[");
-    let (mut first, mut last, mut running) = (f64::NAN, f64::NAN, 0.0);
+    let mut running = 0.0;
     for r in 0..samples.rows.len() {
         samples.row_is_array(r, at)?;
         let rpath = format!("{}.data[{r}]", samples.path);
-        let id = match samples.cell(r, "stack") {
-            Value::Null => idle,
-            v => {
-                let k = v.as_u64().ok_or_else(|| at.err(&rpath, "expected a stack index or null"))?;
-                // A stack the table does not have: an id no node has, which the model reports.
-                node_of.get(k as usize).copied().unwrap_or_else(|| idle.saturating_add(1).saturating_add(k as i64))
-            }
+        let stack = match samples.cell(r, "stack") {
+            Value::Null => None,
+            v => Some(v.as_u64().ok_or_else(|| at.err(&rpath, "expected a stack index or null"))?),
         };
         let t = samples
             .cell(r, time_column)
@@ -403,35 +362,10 @@ fn thread(
             running += t;
             running
         };
-        let us = (offset_ms + ms) * 1000.0;
-        if r > 0 {
-            ids.push(',');
-            deltas.push(',');
-        }
-        let delta = if r == 0 {
-            first = us;
-            0.0
-        } else {
-            us - last
-        };
-        last = us;
-        let _ = write!(ids, "{id}");
-        crate::js::write_number(&mut deltas, delta);
+        sampled.samples.push((stack, (offset_ms + ms) * 1000.0));
     }
-    ids.push(']');
-    deltas.push(']');
-    let end = last + interval_ms * 1000.0;
-    let fields = vec![
-        ("nodes".to_owned(), nodes.into_bytes()),
-        ("samples".to_owned(), ids.into_bytes()),
-        ("timeDeltas".to_owned(), deltas.into_bytes()),
-        ("startTime".to_owned(), number(first).into_bytes()),
-        ("endTime".to_owned(), number(end).into_bytes()),
-    ];
-    let mut b = (f64::INFINITY, f64::NEG_INFINITY);
-    let mut works = super::cpuprofile::thread_work(fields, None, at.location, strings, cfg, diag, &mut b)?;
-    *bounds = (bounds.0.min(b.0), bounds.1.max(b.1));
-    let Some(mut w) = works.pop() else { return Ok(None) };
+    sampled.end_us = sampled.samples.last().map_or(f64::NAN, |l| l.1) + interval_ms * 1000.0;
+    let Some(mut w) = sampled.work(&frame_json, strings, cfg, diag, bounds, at)? else { return Ok(None) };
     let id = |key: &str| match t.get(key) {
         Some(Value::Number(n)) => n.as_i64(),
         Some(Value::String(s)) => s.parse().ok(),
@@ -442,6 +376,106 @@ fn thread(
     w.thread_name = t.get("name").and_then(Value::as_str).map(str::to_owned);
     w.profile_id = serde_json::to_string(path).expect("a string serializes");
     Ok(Some(w))
+}
+
+/// A sampled thread as both Firefox formats hold it: a stack table over frames, and samples.
+pub(super) struct Sampled {
+    /// Each stack's prefix stack and frame (an index into the frames' call frames).
+    pub(super) stacks: Vec<(Option<usize>, usize)>,
+    /// Each sample's stack (None: no stack, an idle sample) and time, µs on the root clock.
+    pub(super) samples: Vec<(Option<u64>, f64)>,
+    /// When the last sample ends, µs.
+    pub(super) end_us: f64,
+}
+
+impl Sampled {
+    /// The thread as a CPU profile: `frame_json` holds each frame's call frame (JSON).
+    pub(super) fn work(
+        &self,
+        frame_json: &[String],
+        strings: &mut Strings,
+        cfg: &Config,
+        diag: &mut Diagnostics,
+        bounds: &mut (f64, f64),
+        at: &At,
+    ) -> Result<Option<ThreadWork>, Error> {
+        // A node per function on each path (ids from 2; 1 is the root): stacks whose frames are
+        // one function under one parent are one node, as V8 makes one node per function and
+        // call path, so that a call does not split where the sampled line changes. A table
+        // whose prefixes do not all come first keeps a node per stack, for the model to judge.
+        let mut nodes = String::from("[{\"id\":1,\"callFrame\":{\"functionName\":\"(root)\",\"scriptId\":\"0\",\"url\":\"\",\"lineNumber\":-1,\"columnNumber\":-1}}");
+        let n_stacks = self.stacks.len();
+        let merge = self.stacks.iter().enumerate().all(|(s, p)| p.0.is_none_or(|p| p < s));
+        let mut node_of: Vec<i64> = Vec::with_capacity(n_stacks);
+        let mut by_key: HashMap<(i64, &str), i64> = HashMap::default();
+        let mut next_id = 2;
+        for (s, &(prefix, frame)) in self.stacks.iter().enumerate() {
+            let fj = frame_json[frame].as_str();
+            let (parent, id) = if merge {
+                let parent = prefix.map_or(1, |p| node_of[p]);
+                match by_key.get(&(parent, fj)) {
+                    Some(&id) => {
+                        node_of.push(id);
+                        continue;
+                    }
+                    None => {
+                        by_key.insert((parent, fj), next_id);
+                        (parent, next_id)
+                    }
+                }
+            } else {
+                (prefix.map_or(1, |p| p as i64 + 2), s as i64 + 2)
+            };
+            next_id = next_id.max(id + 1);
+            node_of.push(id);
+            let _ = write!(nodes, ",{{\"id\":{id},\"parent\":{parent},\"callFrame\":{fj}}}");
+        }
+        // A sample with no stack (the thread was not running code the profiler can walk) is an
+        // idle sample, which makes no call, as V8's `(idle)`.
+        let idle = next_id.max(n_stacks as i64 + 2);
+        let _ = write!(
+            nodes,
+            ",{{\"id\":{idle},\"parent\":1,\"callFrame\":{{\"functionName\":\"(idle)\",\"scriptId\":\"0\",\"url\":\"\",\"lineNumber\":-1,\"columnNumber\":-1}}}}"
+        );
+        nodes.push(']');
+        // Samples: node ids and µs deltas.
+        let mut ids = String::from("[");
+        let mut deltas = String::from("[");
+        let (mut first, mut last) = (f64::NAN, f64::NAN);
+        for (r, &(stack, us)) in self.samples.iter().enumerate() {
+            let id = match stack {
+                None => idle,
+                // A stack the table does not have: an id no node has, which the model reports.
+                Some(k) => node_of.get(k as usize).copied().unwrap_or_else(|| idle.saturating_add(1).saturating_add(k as i64)),
+            };
+            if r > 0 {
+                ids.push(',');
+                deltas.push(',');
+            }
+            let delta = if r == 0 {
+                first = us;
+                0.0
+            } else {
+                us - last
+            };
+            last = us;
+            let _ = write!(ids, "{id}");
+            crate::js::write_number(&mut deltas, delta);
+        }
+        ids.push(']');
+        deltas.push(']');
+        let fields = vec![
+            ("nodes".to_owned(), nodes.into_bytes()),
+            ("samples".to_owned(), ids.into_bytes()),
+            ("timeDeltas".to_owned(), deltas.into_bytes()),
+            ("startTime".to_owned(), number(first).into_bytes()),
+            ("endTime".to_owned(), number(self.end_us).into_bytes()),
+        ];
+        let mut b = (f64::INFINITY, f64::NEG_INFINITY);
+        let mut works = super::cpuprofile::thread_work(fields, None, at.location, strings, cfg, diag, &mut b)?;
+        *bounds = (bounds.0.min(b.0), bounds.1.max(b.1));
+        Ok(works.pop())
+    }
 }
 
 fn number(n: f64) -> String {
@@ -502,7 +536,7 @@ fn js_location(s: &str) -> Option<FrameOut> {
 }
 
 /// `url:line` or `url:line:column` (url not empty).
-fn position(s: &str) -> Option<(&str, i64, Option<i64>)> {
+pub(super) fn position(s: &str) -> Option<(&str, i64, Option<i64>)> {
     let number =
         |t: &str| (!t.is_empty() && t.bytes().all(|b| b.is_ascii_digit())).then(|| t.parse::<i64>().ok()).flatten();
     let (head, last) = s.rsplit_once(':')?;
@@ -517,7 +551,7 @@ fn position(s: &str) -> Option<(&str, i64, Option<i64>)> {
     (!head.is_empty()).then_some((head, last, None))
 }
 
-fn call_frame_json(f: &FrameOut) -> String {
+pub(super) fn call_frame_json(f: &FrameOut) -> String {
     let s = |t: &str| serde_json::to_string(t).expect("a string serializes");
     format!(
         "{{\"functionName\":{},\"scriptId\":\"0\",\"url\":{},\"lineNumber\":{},\"columnNumber\":{}}}",

@@ -8,6 +8,7 @@ pub mod column;
 pub mod cpuprofile;
 pub mod entries;
 pub mod gecko;
+mod processed;
 pub mod profile;
 pub mod trace;
 
@@ -84,11 +85,11 @@ pub enum EngineVersion {
 }
 
 impl EngineVersion {
-    /// The `engine` member of the calls output.
+    /// The `engine` member of the calls output, as the reference engine labels its answers.
     pub fn label(self) -> &'static str {
         match self {
             EngineVersion::V0_0_65 => "@paulirish/trace_engine@0.0.65",
-            EngineVersion::Latest => "@paulirish/trace_engine@0.0.65+latest",
+            EngineVersion::Latest => "@paulirish/trace_engine@0.0.65+v6",
         }
     }
 }
@@ -104,6 +105,9 @@ pub struct ThreadWork {
     pub profile_id: String,
     /// The thread's name, from `thread_name` metadata.
     pub thread_name: Option<String>,
+    /// A `.cpuprofile`'s file name, which names its thread for a person (the calls output keeps
+    /// `threadName` null, as DevTools does).
+    pub profile_name: Option<String>,
     /// The profile.
     pub model: ProfileModel,
     /// The thread's events, sorted as DevTools sorts them ([`sort_entries`]).

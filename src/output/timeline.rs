@@ -18,6 +18,8 @@ use crate::error::Error;
 use crate::estimate::{Estimates, ThreadCalls};
 use crate::js::{write_json_string, write_number, Scalar};
 use crate::strings::Strings;
+use crate::tree::Stacks;
+use crate::view::Thread;
 
 /// The category of the added call events.
 pub const CALL_CATEGORY: &str = "jscalls";
@@ -70,7 +72,16 @@ impl<'a> TimelineWriter<'a> {
 
     /// Writes each thread's calls and ends the document with the input's `metadata`, if any.
     /// For a `.cpuprofile` input the events are the calls alone (plus the thread's name).
-    pub fn finish(self, mut t: impl Estimates, cpu_profile: bool, metadata: Option<&[u8]>) -> Result<(), Error> {
+    /// With `samples`, each thread's calls are also written as samples ([`write_resampled`]),
+    /// which `range`, the time the input spans (µs), frames.
+    pub fn finish(
+        self,
+        mut t: impl Estimates,
+        cpu_profile: bool,
+        metadata: Option<&[u8]>,
+        range: (f64, f64),
+        samples: bool,
+    ) -> Result<(), Error> {
         let TimelineWriter { out, mut n, max_tid, .. } = self;
         let mut line = String::with_capacity(512);
         let mut k = 0i64;
@@ -81,7 +92,7 @@ impl<'a> TimelineWriter<'a> {
             if th.calls.is_empty() {
                 return Ok(());
             }
-            let name = match (&th.thread_name, cpu_profile) {
+            let name = match (th.thread_name.as_ref().or(th.profile_name.as_ref()), cpu_profile) {
                 // A Firefox profile's threads keep their names.
                 (Some(name), true) => name.clone(),
                 (None, true) => "CPU profile".to_owned(),
@@ -104,6 +115,13 @@ impl<'a> TimelineWriter<'a> {
                 line.clear();
                 line.push_str(",\n");
                 write_call_event(&mut line, th, i as usize, tid, strings);
+                out.write_all(line.as_bytes()).map_err(io)?;
+                n += 1;
+            }
+            if samples {
+                line.clear();
+                line.push_str(",\n");
+                write_resampled(&mut line, th, tid, range, strings);
                 out.write_all(line.as_bytes()).map_err(io)?;
                 n += 1;
             }
@@ -160,4 +178,27 @@ pub fn write_call_event(s: &mut String, th: &ThreadCalls, i: usize, tid: i64, st
     super::calls::write_tree_fields(s, th, i);
     super::calls::write_bounds(s, th, i);
     s.push_str("}}");
+}
+
+/// The thread's calls as samples, in a `CpuProfile` instant event: the Firefox Profiler reads
+/// it whatever its phase, and so shows the calls' track by default with a call tree and a stack
+/// chart, while DevTools reads a `CpuProfile` only as a complete (`X`) event and leaves the
+/// calls estimated once. (The name alone makes DevTools read a generic trace as a browser's
+/// recording, so only a browser's recording, or a profile's timeline, gets one.) The stacks are those of the tree and the exports (the trace events
+/// inside a call under it); see [`crate::tree::export::cpu_profile`].
+fn write_resampled(s: &mut String, th: &ThreadCalls, tid: i64, range: (f64, f64), strings: &Strings) {
+    let (stacks, spans) = Stacks::from_calls_with_spans(&Thread::new(th, strings));
+    let start = range.0.min(spans.first().map_or(f64::INFINITY, |s| s.start));
+    let end = range.1.max(spans.last().map_or(f64::NEG_INFINITY, |s| s.end));
+    s.push_str("{\"name\":\"CpuProfile\",\"cat\":\"");
+    s.push_str(CALL_CATEGORY);
+    s.push_str("\",\"ph\":\"I\",\"s\":\"t\",\"pid\":");
+    s.push_str(&th.pid.to_string());
+    s.push_str(",\"tid\":");
+    s.push_str(&tid.to_string());
+    s.push_str(",\"ts\":");
+    write_number(s, start);
+    s.push_str(",\"args\":{\"data\":{\"cpuProfile\":");
+    crate::tree::export::cpu_profile(s, &stacks, &spans, (start, end));
+    s.push_str("}}}");
 }

@@ -458,3 +458,114 @@ pub fn collapsed_by_time(lines: &mut Vec<String>, stacks: &Stacks, spans: &[Span
         lines.extend(collapsed_line(&names, stacks, stack, w, prefix.as_deref()));
     }
 }
+
+/// The Firefox Profiler keeps a Chrome trace's samples at least this far apart (its importer's
+/// fixed interval, 0.5 ms), µs; one more keeps its sums of float deltas from dropping one.
+const RESAMPLE_US: i64 = 501;
+
+/// A V8 CPU profile (`{nodes, startTime, endTime, samples, timeDeltas}`, µs) of the spans, for
+/// viewers that draw samples only. Node 1 is `(root)`; each stack is the node `2 + its id`,
+/// parents first; the last node is `(idle)`, for the time outside every span. Samples are
+/// taken where the stack changes and every [`RESAMPLE_US`] inside a span ([`resample`]).
+pub fn cpu_profile(out: &mut String, stacks: &Stacks, spans: &[Span], range: (f64, f64)) {
+    let node = |stack: StackId| stack as u64 + 2;
+    let idle = stacks.prefix.len() as u64 + 2;
+    let frame = |out: &mut String, name: &str, url: &str, script: &str, line: Option<i64>, column: Option<i64>| {
+        out.push_str(",\"callFrame\":{\"functionName\":");
+        string(out, name);
+        out.push_str(",\"url\":");
+        string(out, url);
+        out.push_str(",\"scriptId\":");
+        string(out, script);
+        out.push_str(&format!(",\"lineNumber\":{},\"columnNumber\":{}}}}}", line.unwrap_or(-1), column.unwrap_or(-1)));
+    };
+    out.push_str("{\"nodes\":[{\"id\":1");
+    frame(out, "(root)", "", "0", None, None);
+    for (k, &(parent, f)) in stacks.prefix.iter().enumerate() {
+        let f = &stacks.funcs[f as usize];
+        out.push_str(&format!(",{{\"id\":{},\"parent\":{}", node(k as StackId), parent.map_or(1, node)));
+        let script = if f.is_event() { "0" } else { f.script.as_str() };
+        frame(out, &f.name, &f.url, script, f.line, f.column);
+    }
+    out.push_str(&format!(",{{\"id\":{idle},\"parent\":1"));
+    frame(out, "(idle)", "", "0", None, None);
+    out.push_str("],\"startTime\":");
+    number(out, range.0);
+    out.push_str(",\"endTime\":");
+    number(out, range.1);
+    // Where the stack changes: (µs after the start, rounded; the node from then on).
+    let at = |t: f64| ((t - range.0).round() as i64).max(0);
+    let mut changes: Vec<(i64, u64)> = Vec::with_capacity(spans.len() + 1);
+    for (k, s) in spans.iter().enumerate() {
+        changes.push((at(s.start), if s.stack == StackId::MAX { idle } else { node(s.stack) }));
+        if spans.get(k + 1).is_none_or(|n| n.start > s.end) {
+            changes.push((at(s.end), idle));
+        }
+    }
+    let samples = resample(&changes, idle);
+    out.push_str(",\"samples\":[");
+    for (k, &(_, n)) in samples.iter().enumerate() {
+        if k > 0 {
+            out.push(',');
+        }
+        out.push_str(&n.to_string());
+    }
+    out.push_str("],\"timeDeltas\":[");
+    let mut last = 0;
+    for (k, &(t, _)) in samples.iter().enumerate() {
+        if k > 0 {
+            out.push(',');
+        }
+        out.push_str(&(t - last).to_string());
+        last = t;
+    }
+    out.push_str("]}");
+}
+
+/// Samples from the changes (in time order): one at a change, holding the node of the last
+/// change at that time; a change sooner than [`RESAMPLE_US`] after the last sample is sampled
+/// that long after it instead, with the node then. Between changes, samples come every
+/// [`RESAMPLE_US`] but in idle time, so that sample counts (what the Firefox Profiler's call
+/// tree shows) stay proportional to time.
+fn resample(changes: &[(i64, u64)], idle: u64) -> Vec<(i64, u64)> {
+    let mut out: Vec<(i64, u64)> = Vec::new();
+    let mut k = 0;
+    while k < changes.len() {
+        let t = out.last().map_or(changes[k].0, |l| changes[k].0.max(l.0 + RESAMPLE_US));
+        let mut j = k;
+        while j + 1 < changes.len() && changes[j + 1].0 <= t {
+            j += 1;
+        }
+        let node = changes[j].1;
+        out.push((t, node));
+        k = j + 1;
+        if let Some(&(next, _)) = changes.get(k).filter(|_| node != idle) {
+            let mut at = t + RESAMPLE_US;
+            while at < next {
+                out.push((at, node));
+                at += RESAMPLE_US;
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::resample;
+
+    /// By hand: a span of 2 ms is sampled every 501 µs from its start, the idle after it once;
+    /// changes closer than 501 µs to the last sample wait for it and take what is current then.
+    #[test]
+    fn samples_every_501_us_inside_a_span_and_once_when_idle() {
+        const IDLE: u64 = 9;
+        assert_eq!(
+            resample(&[(0, 2), (2000, IDLE)], IDLE),
+            [(0, 2), (501, 2), (1002, 2), (1503, 2), (2004, IDLE)]
+        );
+        // main at 100, work at 200, leaf at 300, work at 600, main at 700, idle at 1100.
+        let changes = [(100, 2), (200, 3), (300, 4), (600, 3), (700, 2), (1100, IDLE)];
+        assert_eq!(resample(&changes, IDLE), [(100, 2), (601, 3), (1102, IDLE)]);
+        assert_eq!(resample(&[], IDLE), []);
+    }
+}

@@ -291,7 +291,7 @@ fn global_options_go_before_or_after_the_command() {
     // The default engine is the newest DevTools: the samples-only thread gets calls.
     let latest = run(&["calls", "fixtures/rules/samples-only-thread.json", "-q"]);
     assert_ne!(latest.stdout, after.stdout);
-    assert!(String::from_utf8_lossy(&latest.stdout).contains("\"engine\":\"@paulirish/trace_engine@0.0.65+latest\""));
+    assert!(String::from_utf8_lossy(&latest.stdout).contains("\"engine\":\"@paulirish/trace_engine@0.0.65+v6\""));
     let zero = run(&["calls", "--threads", "0", "fixtures/rules/be-pairing.json"]);
     assert_eq!(zero.status.code(), Some(2));
 }

@@ -420,22 +420,7 @@ fn speedscope_of_a_real_recording_nests_and_keeps_self_times() {
 /// broken copy. Skipped, and said so, without a browser or the viewers.
 #[test]
 fn the_real_viewers_show_the_exports() {
-    let viewers =
-        std::env::var_os("JSCALLS_VIEWERS").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("target/viewers"));
-    let ready = viewers.join("node_modules/speedscope").is_dir()
-        && ["/usr/bin/chromium", "/usr/bin/chromium-browser"].iter().any(|p| Path::new(p).exists())
-        && Command::new("node").arg("--version").output().is_ok_and(|o| o.status.success());
-    if !ready {
-        let require = std::env::var("JSCALLS_REQUIRE_VIEWERS").is_ok_and(|v| v == "1");
-        assert!(!require, "{} has no viewers and JSCALLS_REQUIRE_VIEWERS is set", viewers.display());
-        use std::io::Write;
-        let _ = writeln!(
-            std::io::stderr(),
-            "\nSKIPPED the_real_viewers_show_the_exports: no Chromium, Node or viewers in {} (.ci/run makes them)",
-            viewers.display()
-        );
-        return;
-    }
+    let Some(viewers) = crate::support::viewers("the_real_viewers_show_the_exports") else { return };
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("ui.speedscope.json");
     stdout(&jscalls(&["export", "fixtures/chrome-ui.json.gz", "--js-only", "-o", out.to_str().unwrap()]));

@@ -153,3 +153,27 @@ pub fn refined_keep_the_flame_chart(input: &std::path::Path) -> Vec<(Estimator, 
     }
     out
 }
+
+/// The real viewers (`JSCALLS_VIEWERS`, else `target/viewers`, which `.ci/run` makes from
+/// `../shared/viewers`), when they, Chromium and Node are here; otherwise `test` says it is
+/// skipped (and fails when `JSCALLS_REQUIRE_VIEWERS=1`).
+pub fn viewers(test: &str) -> Option<std::path::PathBuf> {
+    use std::path::{Path, PathBuf};
+    let viewers =
+        std::env::var_os("JSCALLS_VIEWERS").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("target/viewers"));
+    let ready = viewers.join("node_modules/speedscope").is_dir()
+        && ["/usr/bin/chromium", "/usr/bin/chromium-browser"].iter().any(|p| Path::new(p).exists())
+        && std::process::Command::new("node").arg("--version").output().is_ok_and(|o| o.status.success());
+    if ready {
+        return Some(viewers);
+    }
+    let require = std::env::var("JSCALLS_REQUIRE_VIEWERS").is_ok_and(|v| v == "1");
+    assert!(!require, "{} has no viewers and JSCALLS_REQUIRE_VIEWERS is set", viewers.display());
+    use std::io::Write;
+    let _ = writeln!(
+        std::io::stderr(),
+        "\nSKIPPED {test}: no Chromium, Node or viewers in {} (.ci/run makes them)",
+        viewers.display()
+    );
+    None
+}

@@ -48,7 +48,11 @@ fn timeline_keeps_every_input_event_and_adds_each_threads_calls_on_a_thread_of_t
         let events = out["traceEvents"].as_array().unwrap();
         let inp = input_events(input);
         let with_calls = a.threads().filter(|t| !t.is_empty()).count();
-        assert_eq!(events.len(), inp.len() + with_calls + a.n_calls(), "{input}");
+        // A browser's recording gets each thread's calls as samples too, for the Firefox
+        // Profiler; a generic trace (Node's) does not, as DevTools would then read it otherwise.
+        let browser = input.contains("chrome");
+        let sampled = if browser { with_calls } else { 0 };
+        assert_eq!(events.len(), inp.len() + with_calls + a.n_calls() + sampled, "{input}");
         assert!(inp.iter().zip(events).all(|(a, b)| a == b), "{input}: an input event changed");
         let mut added = events[inp.len()..].iter();
         let top = max_tid(&inp);
@@ -73,6 +77,11 @@ fn timeline_keeps_every_input_event_and_adds_each_threads_calls_on_a_thread_of_t
                 assert_eq!((e["ts"].as_f64(), e["dur"].as_f64()), (Some(c.ts()), Some(c.dur())));
                 assert_eq!(e["args"]["nodeId"].as_i64(), Some(c.node_id()));
             }
+            if browser {
+                let e = added.next().unwrap();
+                assert_eq!((e["name"].as_str(), e["ph"].as_str(), e["tid"].as_i64()), (Some("CpuProfile"), Some("I"), Some(tid)));
+                check_resampled(&e["args"]["data"]["cpuProfile"], &th, input);
+            }
         }
         if Path::new(input).file_name().unwrap().to_str().unwrap().starts_with("chrome") {
             assert!(out.get("metadata").is_some(), "{input}: metadata dropped");
@@ -80,10 +89,56 @@ fn timeline_keeps_every_input_event_and_adds_each_threads_calls_on_a_thread_of_t
     }
 }
 
+/// The samples added for the Firefox Profiler: nodes parents first from `(root)`, samples at
+/// least 501 µs apart (the viewer keeps none closer than 500), and each sample's leaf a function
+/// of a call open then (or a trace event, or `(idle)`); every call of 2 ms or more is sampled.
+fn check_resampled(p: &Value, th: &jscalls::Thread<'_>, input: &str) {
+    let nodes = p["nodes"].as_array().unwrap();
+    let mut name_of = std::collections::HashMap::new();
+    for (k, n) in nodes.iter().enumerate() {
+        let id = n["id"].as_i64().unwrap();
+        assert_eq!(id, k as i64 + 1, "{input}: node ids are 1, 2, …");
+        if k > 0 {
+            assert!(name_of.contains_key(&n["parent"].as_i64().unwrap()), "{input}: node {id} before its parent");
+        }
+        name_of.insert(id, n["callFrame"]["functionName"].as_str().unwrap().to_owned());
+    }
+    let (samples, deltas) = (p["samples"].as_array().unwrap(), p["timeDeltas"].as_array().unwrap());
+    assert_eq!(samples.len(), deltas.len());
+    assert!(deltas.iter().skip(1).all(|d| d.as_i64().unwrap() >= 501), "{input}: samples closer than 501 µs");
+    let calls: Vec<_> = th.calls_sorted().collect();
+    let mut t = p["startTime"].as_f64().unwrap();
+    let mut seen = vec![false; calls.len()];
+    let functions: std::collections::HashSet<String> = calls.iter().map(|c| c.frame().function_name().into_owned()).collect();
+    for (s, d) in samples.iter().zip(deltas) {
+        t += d.as_f64().unwrap();
+        let leaf = &name_of[&s.as_i64().unwrap()];
+        let open: Vec<usize> =
+            (0..calls.len()).filter(|&k| calls[k].ts() - 1.0 <= t && t < calls[k].ts() + calls[k].dur() + 1.0).collect();
+        for &k in &open {
+            seen[k] = true;
+        }
+        if leaf == "(idle)" {
+            let inside = calls.iter().any(|c| c.ts() + 1.0 < t && t < c.ts() + c.dur() - 1.0);
+            assert!(!inside, "{input}: idle sampled at {t}, inside a call");
+            continue;
+        }
+        assert!(!open.is_empty(), "{input}: {leaf} sampled at {t}, outside every call");
+        // A call's function is one open then; any other leaf is a trace event inside a call.
+        if functions.contains(leaf.as_str()) {
+            let is_open = open.iter().any(|&k| calls[k].frame().function_name() == leaf.as_str());
+            assert!(is_open, "{input}: {leaf} sampled at {t}, when no call of it is open");
+        }
+    }
+    for (k, c) in calls.iter().enumerate() {
+        assert!(seen[k] || c.dur() < 2000.0, "{input}: a call of {} µs at {} is not sampled", c.dur(), c.ts());
+    }
+}
+
 /// DevTools, given jscalls' timeline, estimates the same calls as from the input: the added
 /// events sit on threads of their own and do not enter its estimate. jscalls equals DevTools on
 /// any input (the conformance tests), so jscalls on the timeline stands in for DevTools here;
-/// `conformance/regenerate.sh` checks the same with the DevTools engine itself.
+/// `bench/timeline-devtools.sh` checks the same with the DevTools engine itself.
 #[test]
 fn devtools_reads_the_same_calls_from_the_timeline_as_from_the_input() {
     for name in ["chrome-ui", "chrome-worker-hires", "node-trace-mixed"] {
@@ -136,4 +191,34 @@ fn timeline_snapshots() {
     panel.cpuprofile_mode = CpuProfileMode::PerformancePanel;
     let input = "fixtures/rules/parent-style.cpuprofile";
     snapshot("timeline_parent_style_cpuprofile_panel", &added_part(input, &timeline(input, &panel).0));
+}
+
+/// In the Firefox Profiler (the built app in the real viewers, headless Chromium), a browser
+/// recording's and a `.cpuprofile`'s timeline show the calls' track without a click, with
+/// samples: a call tree and a stack chart of the calls. Skipped, and said so, without a
+/// browser or the viewers.
+#[test]
+fn the_firefox_profiler_shows_the_calls_track_of_a_timeline() {
+    let Some(viewers) = crate::support::viewers("the_firefox_profiler_shows_the_calls_track_of_a_timeline") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    for (input, track) in [
+        ("fixtures/chrome-ui.json.gz", "CrRendererMain: JS calls (jscalls)"),
+        ("fixtures/node-mixed.cpuprofile.gz", "node-mixed.cpuprofile.gz"),
+    ] {
+        let (text, _) = timeline(input, &Config::default());
+        let file = dir.path().join("t.timeline.json");
+        std::fs::write(&file, text).unwrap();
+        let run = std::process::Command::new("node")
+            .arg("tests/browser/firefox-timeline.mjs")
+            .args([file.as_os_str(), "".as_ref(), "stack-chart".as_ref(), viewers.as_os_str()])
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&run.stdout);
+        assert!(run.status.success(), "{input}: {said}{}", String::from_utf8_lossy(&run.stderr));
+        let v: Value = serde_json::from_str(said.trim()).unwrap();
+        assert_eq!(v["calls"]["name"], track, "{input}: {said}");
+        assert!(v["calls"]["samples"].as_u64().unwrap() > 100, "{input}: {said}");
+    }
 }

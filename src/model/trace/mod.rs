@@ -462,6 +462,7 @@ impl TraceBuilder {
                 tid,
                 profile_id: p.id.to_json(),
                 thread_name,
+                profile_name: None,
                 model,
                 entries,
                 names,

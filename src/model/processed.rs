@@ -1,0 +1,286 @@
+//! The Firefox Profiler's processed profile (what the Profiler downloads, samply writes and
+//! `export --to firefox` writes) read into the model, as the Gecko format is: each thread with
+//! samples becomes a CPU profile of one node per function and call path.
+//!
+//! Its tables are columns (`{length, column: [...]}`), and its layout moved over the versions
+//! (`meta.preprocessedProfileVersion`), each read where it is: strings in each thread's
+//! `stringArray` (`stringTable` before), then one `shared.stringArray` (56); a function's file
+//! as a string (`fileName`), then a `source` into `shared.sources` (58); the stack, frame,
+//! function and resource tables in each thread, then in `shared` (60); a stack's parent as
+//! `prefix`, then as `prefixOffset` back from it (66). Times are ms from `meta.startTime`.
+
+use serde_json::Value;
+
+use super::gecko::{call_frame_json, meta_start, position, At, FrameOut, Sampled};
+use super::ThreadWork;
+use crate::error::{Diagnostics, Error, WarningKind};
+use crate::strings::Strings;
+use crate::Config;
+
+/// The newest `preprocessedProfileVersion` whose layout is known (the Firefox Profiler of
+/// August 2026); newer ones are read as it, with a warning.
+pub const NEWEST_VERSION: u64 = 70;
+
+/// A table of columns.
+struct Columns<'a> {
+    table: &'a serde_json::Map<String, Value>,
+    path: String,
+    len: usize,
+}
+
+impl<'a> Columns<'a> {
+    fn of(v: Option<&'a Value>, path: String, at: &At) -> Result<Columns<'a>, Error> {
+        let Some(Value::Object(table)) = v else {
+            return Err(at.err(&path, "expected a table ({\"length\": N, column: [...], ...})"));
+        };
+        let len = match table.get("length") {
+            Some(n) => n.as_u64().ok_or_else(|| at.err(&format!("{path}.length"), "expected a count"))? as usize,
+            None => return Err(at.err(&path, "expected a table with a length")),
+        };
+        Ok(Columns { table, path, len })
+    }
+
+    fn has(&self, column: &str) -> bool {
+        self.table.get(column).is_some_and(Value::is_array)
+    }
+
+    /// The column, which must hold `len` cells.
+    fn column(&self, name: &str, at: &At) -> Result<&'a [Value], Error> {
+        match self.table.get(name) {
+            Some(Value::Array(c)) if c.len() >= self.len => Ok(&c[..self.len]),
+            Some(Value::Array(c)) => Err(at.err(
+                &format!("{}.{name}", self.path),
+                format!("expected {} cells (the table's length), found {}", self.len, c.len()),
+            )),
+            _ => Err(at.err(&format!("{}.{name}", self.path), "expected a column (an array)")),
+        }
+    }
+
+    /// An index cell: None for null.
+    fn index(&self, column: &[Value], name: &str, row: usize, at: &At) -> Result<Option<usize>, Error> {
+        match &column[row] {
+            Value::Null => Ok(None),
+            v => v
+                .as_u64()
+                .map(|k| Some(k as usize))
+                .ok_or_else(|| at.err(&format!("{}.{name}[{row}]", self.path), "expected an index or null")),
+        }
+    }
+}
+
+/// The threads of a processed profile.
+pub(super) fn thread_works(
+    root: &Value,
+    at: &At,
+    strings: &mut Strings,
+    cfg: &Config,
+    diag: &mut Diagnostics,
+    bounds: &mut (f64, f64),
+) -> Result<Vec<ThreadWork>, Error> {
+    let version = root["meta"]["preprocessedProfileVersion"]
+        .as_u64()
+        .ok_or_else(|| at.err("meta.preprocessedProfileVersion", "expected a version number"))?;
+    if version > NEWEST_VERSION {
+        diag.push(
+            WarningKind::Other,
+            Some(at.location),
+            format!("meta.preprocessedProfileVersion {version} is newer than the newest known ({NEWEST_VERSION}); read as that one"),
+        );
+    }
+    let start_ms = meta_start(root, "meta", at)?;
+    let interval_ms = root["meta"]["interval"].as_f64().filter(|i| *i > 0.0).unwrap_or(1.0);
+    let shared = root.get("shared").filter(|s| s.is_object());
+    let threads = match root.get("threads") {
+        Some(Value::Array(t)) => t.as_slice(),
+        _ => return Err(at.err("threads", "expected an array of threads")),
+    };
+    let mut out = Vec::new();
+    for (k, t) in threads.iter().enumerate() {
+        let path = format!("threads[{k}]");
+        if !t.is_object() {
+            return Err(at.err(&path, "expected a thread object"));
+        }
+        let Some(mut w) = thread(t, &path, shared, start_ms, interval_ms, strings, cfg, diag, bounds, at)? else {
+            continue;
+        };
+        let id = |key: &str| match t.get(key) {
+            Some(Value::Number(n)) => n.as_i64(),
+            // "1234", or "1234.1" for a repeated id.
+            Some(Value::String(s)) => s.split('.').next().and_then(|n| n.parse().ok()),
+            _ => None,
+        };
+        w.pid = id("pid").unwrap_or(0);
+        w.tid = id("tid").unwrap_or(k as i64);
+        // jscalls' export names a process's main thread `NAME (pid N)`, for the Profiler's list.
+        let name = t.get("name").and_then(Value::as_str);
+        let pid_suffix = format!(" (pid {})", w.pid);
+        w.thread_name = name.map(|n| n.strip_suffix(pid_suffix.as_str()).unwrap_or(n).to_owned());
+        w.profile_id = serde_json::to_string(&path).expect("a string serializes");
+        out.push(w);
+    }
+    out.sort_by_key(|w| (w.pid, w.tid));
+    Ok(out)
+}
+
+/// A table of the thread's, or the profile's shared one (version 60 on).
+fn table<'a>(t: &'a Value, shared: Option<&'a Value>, name: &str, path: &str, at: &At) -> Result<Columns<'a>, Error> {
+    match t.get(name) {
+        Some(v) if !v.is_null() => Columns::of(Some(v), format!("{path}.{name}"), at),
+        _ => Columns::of(shared.and_then(|s| s.get(name)), format!("shared.{name}"), at),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn thread(
+    t: &Value,
+    path: &str,
+    shared: Option<&Value>,
+    start_ms: f64,
+    interval_ms: f64,
+    strings: &mut Strings,
+    cfg: &Config,
+    diag: &mut Diagnostics,
+    bounds: &mut (f64, f64),
+    at: &At,
+) -> Result<Option<ThreadWork>, Error> {
+    let samples = Columns::of(t.get("samples"), format!("{path}.samples"), at)?;
+    if samples.len == 0 {
+        return Ok(None);
+    }
+    // The strings: the thread's (before version 56) or the profile's.
+    let text: &[Value] = match (t.get("stringArray"), t.get("stringTable"), shared.and_then(|s| s.get("stringArray"))) {
+        (Some(Value::Array(a)), _, _) | (_, Some(Value::Array(a)), _) | (None, None, Some(Value::Array(a))) => a,
+        _ => return Err(at.err(&format!("{path}.stringArray"), "expected an array of strings (or shared.stringArray)")),
+    };
+    let string = |k: usize, p: &str| -> Result<&str, Error> {
+        text.get(k)
+            .and_then(Value::as_str)
+            .ok_or_else(|| at.err(p, format!("string {k} is not among the {} strings", text.len())))
+    };
+    let stacks = table(t, shared, "stackTable", path, at)?;
+    let frames = table(t, shared, "frameTable", path, at)?;
+    let funcs = table(t, shared, "funcTable", path, at)?;
+    // Each function as a call frame: its name, file and own start (1-based there).
+    let (names, is_js) = (funcs.column("name", at)?, funcs.column("isJS", at)?);
+    let (lines, columns) = (funcs.column("lineNumber", at).ok(), funcs.column("columnNumber", at).ok());
+    let sources = shared.and_then(|s| s.get("sources")).filter(|s| s.is_object());
+    let files: Option<(&[Value], Option<&[Value]>)> = if funcs.has("fileName") {
+        Some((funcs.column("fileName", at)?, None))
+    } else if funcs.has("source") {
+        let filenames = Columns::of(sources, "shared.sources".to_owned(), at)?;
+        Some((funcs.column("source", at)?, Some(filenames.column("filename", at)?)))
+    } else {
+        None
+    };
+    let mut func_json = Vec::with_capacity(funcs.len);
+    for f in 0..funcs.len {
+        let fpath = format!("{}.name[{f}]", funcs.path);
+        let name_index = funcs.index(names, "name", f, at)?.ok_or_else(|| at.err(&fpath, "expected a string index"))?;
+        let name = string(name_index, &fpath)?;
+        let file = match files {
+            Some((cells, via)) => {
+                let column = if via.is_some() { "source" } else { "fileName" };
+                match funcs.index(cells, column, f, at)? {
+                    None => None,
+                    Some(k) => {
+                        let k = match via {
+                            Some(filenames) => filenames.get(k).and_then(Value::as_u64).ok_or_else(|| {
+                                at.err(&format!("shared.sources.filename[{k}]"), "expected a string index")
+                            })? as usize,
+                            None => k,
+                        };
+                        Some(string(k, &fpath)?)
+                    }
+                }
+            }
+            None => None,
+        };
+        let number = |c: Option<&[Value]>| c.and_then(|c| c[f].as_i64());
+        let out = match file {
+            Some(url) => FrameOut {
+                name: name.to_owned(),
+                url: url.to_owned(),
+                line: number(lines).map(|l| l - 1),
+                column: number(columns).map(|c| (c - 1).max(0)),
+            },
+            // jscalls' own export names a JS function `name url:line:column`.
+            None if is_js[f].as_bool() == Some(true) => labelled(name),
+            None => FrameOut { name: name.to_owned(), url: String::new(), line: None, column: None },
+        };
+        func_json.push(call_frame_json(&out));
+    }
+    let frame_func = frames.column("func", at)?;
+    let mut frame_of_func = Vec::with_capacity(frames.len);
+    for f in 0..frames.len {
+        let func = frames.index(frame_func, "func", f, at)?.filter(|&k| k < funcs.len).ok_or_else(|| {
+            at.err(&format!("{}.func[{f}]", frames.path), format!("expected a function index below {}", funcs.len))
+        })?;
+        frame_of_func.push(func);
+    }
+    // The stacks, each on its function: a frame's line is where the sample was, not the function.
+    let stack_frame = stacks.column("frame", at)?;
+    let prefix = stacks.column("prefix", at).ok();
+    let offset = if prefix.is_none() { Some(stacks.column("prefixOffset", at)?) } else { None };
+    let mut sampled = Sampled { stacks: Vec::with_capacity(stacks.len), samples: Vec::new(), end_us: f64::NAN };
+    for s in 0..stacks.len {
+        let frame = stacks.index(stack_frame, "frame", s, at)?.filter(|&k| k < frames.len).ok_or_else(|| {
+            at.err(&format!("{}.frame[{s}]", stacks.path), format!("expected a frame index below {}", frames.len))
+        })?;
+        let parent = match (prefix, offset) {
+            (Some(p), _) => stacks.index(p, "prefix", s, at)?,
+            (None, Some(o)) => match o[s].as_u64() {
+                Some(0) => None,
+                Some(back) if back as usize <= s => Some(s - back as usize),
+                _ => return Err(at.err(&format!("{}.prefixOffset[{s}]", stacks.path), "expected 0 or a count back to an earlier stack")),
+            },
+            (None, None) => None,
+        };
+        sampled.stacks.push((parent, frame_of_func[frame]));
+    }
+    let stack_cells = samples.column("stack", at)?;
+    let (times, deltas) = if samples.has("time") {
+        (Some(samples.column("time", at)?), None)
+    } else {
+        (None, Some(samples.column("timeDeltas", at)?))
+    };
+    let mut running = 0.0;
+    for r in 0..samples.len {
+        let stack = samples.index(stack_cells, "stack", r, at)?.map(|k| k as u64);
+        let (cells, name) = match (times, deltas) {
+            (Some(t), _) => (t, "time"),
+            (_, Some(d)) => (d, "timeDeltas"),
+            _ => unreachable!("one of the two columns was taken"),
+        };
+        let v = cells[r]
+            .as_f64()
+            .ok_or_else(|| at.err(&format!("{}.{name}[{r}]", samples.path), "expected a number of ms"))?;
+        let ms = if times.is_some() {
+            v
+        } else {
+            running += v;
+            running
+        };
+        sampled.samples.push((stack, (start_ms + ms) * 1000.0));
+    }
+    // A traced profile's samples weigh their own length (ms): the last one ends after it.
+    let last_ms = match (samples.table.get("weightType").and_then(Value::as_str), samples.table.get("weight")) {
+        (Some("tracing-ms"), Some(Value::Array(w))) => w.get(samples.len - 1).and_then(Value::as_f64),
+        _ => None,
+    };
+    sampled.end_us = sampled.samples.last().map_or(f64::NAN, |l| l.1) + last_ms.unwrap_or(interval_ms) * 1000.0;
+    // Nodes come from the functions: a frame table per function.
+    let works = sampled.work(&func_json, strings, cfg, diag, bounds, at)?;
+    Ok(works)
+}
+
+/// `name url:line:column` (1-based), as jscalls' export and the tree name a JS function; a
+/// name alone when it is not that.
+fn labelled(label: &str) -> FrameOut {
+    if let Some((name, place)) = label.rsplit_once(' ') {
+        if let Some((url, line, column)) = position(place) {
+            let name = if name == "(anonymous)" { "" } else { name };
+            return FrameOut { name: name.to_owned(), url: url.to_owned(), line: Some(line - 1), column: column.map(|c| c - 1) };
+        }
+    }
+    FrameOut { name: label.to_owned(), url: String::new(), line: None, column: None }
+}
