@@ -446,7 +446,9 @@ impl Sampled {
             let id = match stack {
                 None => idle,
                 // A stack the table does not have: an id no node has, which the model reports.
-                Some(k) => node_of.get(k as usize).copied().unwrap_or_else(|| idle.saturating_add(1).saturating_add(k as i64)),
+                Some(k) => {
+                    node_of.get(k as usize).copied().unwrap_or_else(|| idle.saturating_add(1).saturating_add(k as i64))
+                }
             };
             if r > 0 {
                 ids.push(',');

@@ -231,7 +231,12 @@ fn thread(
             (None, Some(o)) => match o[s].as_u64() {
                 Some(0) => None,
                 Some(back) if back as usize <= s => Some(s - back as usize),
-                _ => return Err(at.err(&format!("{}.prefixOffset[{s}]", stacks.path), "expected 0 or a count back to an earlier stack")),
+                _ => {
+                    return Err(at.err(
+                        &format!("{}.prefixOffset[{s}]", stacks.path),
+                        "expected 0 or a count back to an earlier stack",
+                    ))
+                }
             },
             (None, None) => None,
         };
@@ -279,7 +284,12 @@ fn labelled(label: &str) -> FrameOut {
     if let Some((name, place)) = label.rsplit_once(' ') {
         if let Some((url, line, column)) = position(place) {
             let name = if name == "(anonymous)" { "" } else { name };
-            return FrameOut { name: name.to_owned(), url: url.to_owned(), line: Some(line - 1), column: column.map(|c| c - 1) };
+            return FrameOut {
+                name: name.to_owned(),
+                url: url.to_owned(),
+                line: Some(line - 1),
+                column: column.map(|c| c - 1),
+            };
         }
     }
     FrameOut { name: label.to_owned(), url: String::new(), line: None, column: None }

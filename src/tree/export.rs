@@ -559,10 +559,7 @@ mod tests {
     #[test]
     fn samples_every_501_us_inside_a_span_and_once_when_idle() {
         const IDLE: u64 = 9;
-        assert_eq!(
-            resample(&[(0, 2), (2000, IDLE)], IDLE),
-            [(0, 2), (501, 2), (1002, 2), (1503, 2), (2004, IDLE)]
-        );
+        assert_eq!(resample(&[(0, 2), (2000, IDLE)], IDLE), [(0, 2), (501, 2), (1002, 2), (1503, 2), (2004, IDLE)]);
         // main at 100, work at 200, leaf at 300, work at 600, main at 700, idle at 1100.
         let changes = [(100, 2), (200, 3), (300, 4), (600, 3), (700, 2), (1100, IDLE)];
         assert_eq!(resample(&changes, IDLE), [(100, 2), (601, 3), (1102, IDLE)]);

@@ -411,7 +411,8 @@ fn a_cpuprofile_and_a_trace_of_one_program_pair_their_thread_and_functions() {
     let threads = d["threads"].as_array().unwrap();
     assert_eq!(threads.len(), 1, "{threads:?}");
     assert!(threads[0]["base"].is_array() && threads[0]["new"].is_array(), "{threads:?}");
-    assert_eq!(threads[0]["name"], "JavaScriptMainThread");
+    // Named as the base side names it: a `.cpuprofile`'s thread after its file.
+    assert_eq!(threads[0]["name"], "node-mixed.cpuprofile.gz");
     let main = d["functions"]
         .as_array()
         .unwrap()

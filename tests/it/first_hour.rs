@@ -185,3 +185,19 @@ fn user_output_speaks_the_users_words() {
         assert!(!all.contains(internal), "{internal} in user output");
     }
 }
+
+/// The calls output names its engine as the reference engine's answers do (`+v6` for the
+/// newest DevTools), and `--engine v6` is that engine too.
+#[test]
+fn the_engine_label_is_the_references() {
+    for (engine, oracle) in
+        [("0.0.65", "chrome-worker-hires.oracle.json"), ("v6", "chrome-worker-hires.oracle-v6.json")]
+    {
+        let o = jscalls(&["calls", "fixtures/chrome-worker-hires.json.gz", "--format", "json", "--engine", engine]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let ours: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let theirs: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(format!("fixtures/{oracle}")).unwrap()).unwrap();
+        assert_eq!(ours["engine"], theirs["engine"], "--engine {engine}");
+    }
+}

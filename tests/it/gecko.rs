@@ -350,3 +350,49 @@ fn symbols_for_no_library_of_the_profile_are_a_warning() {
     ]);
     assert_eq!(strict.status.code(), Some(1));
 }
+
+/// `tree --flat --format json` of `input` (its first thread): (name url line column) → (self,
+/// total) µs, and the thread's total.
+fn flat_functions(input: &str, extra: &[&str]) -> (std::collections::BTreeMap<String, (f64, f64)>, f64) {
+    let mut args = vec!["tree", input, "--flat", "--format", "json"];
+    args.extend_from_slice(extra);
+    let o = jscalls(&args);
+    assert!(o.status.success(), "{input}: {}", String::from_utf8_lossy(&o.stderr));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let th = &doc["threads"][0];
+    let funcs = th["functions"].as_array().unwrap();
+    let key = |f: &serde_json::Value| format!("{} {} {} {}", f["name"], f["url"], f["line"], f["column"]);
+    let map = funcs.iter().map(|f| (key(&f["func"]), (f["self"].as_f64().unwrap(), f["total"].as_f64().unwrap())));
+    (map.collect(), th["total"].as_f64().unwrap())
+}
+
+/// Processed Firefox Profiler profiles in: `export --to firefox` (format version 55) read back
+/// gives each function with a URL the self and total time the input gives it, and the thread
+/// the same total; the same profile in the layout of version 70 (what the Profiler downloads
+/// now: shared tables and strings, `sources`, `prefixOffset`; made from it by
+/// `fixtures/record/processed-upgrade.py`, which the Profiler loads) reads exactly as 55 does.
+#[test]
+fn processed_profiles_round_trip_and_read_alike_in_versions_55_and_70() {
+    let dir = tempfile::tempdir().unwrap();
+    for (input, thread) in [("node-mixed.cpuprofile.gz", None), ("chrome-ui.json.gz", Some("CrRendererMain"))] {
+        let out = dir.path().join("p.json");
+        let o = jscalls(&["export", &fixture(input), "--to", "firefox", "-o", out.to_str().unwrap(), "-q"]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let pick: Vec<&str> = thread.map(|t| vec!["--thread", t]).unwrap_or_default();
+        let (want, want_total) = flat_functions(&fixture(input), &pick);
+        let (got, got_total) = flat_functions(out.to_str().unwrap(), &pick);
+        assert!((want_total - got_total).abs() < 1.0, "{input}: total {want_total} µs, read back {got_total} µs");
+        let mut compared = 0;
+        for (f, (s, t)) in want.iter().filter(|(f, _)| !f.contains(" \"\" ")) {
+            let (gs, gt) = got.get(f).unwrap_or_else(|| panic!("{input}: {f} is not read back"));
+            let close = |a: f64, b: f64| (a - b).abs() <= 1.0 + 1e-6 * a.abs();
+            assert!(close(*s, *gs) && close(*t, *gt), "{input}: {f}: self {s} total {t}, read back {gs} {gt}");
+            compared += 1;
+        }
+        assert!(compared >= 10, "{input}: {compared} functions with a URL");
+    }
+    let v55 = flat_functions(&fixture("gecko/processed-v55.json.gz"), &[]);
+    let v70 = flat_functions(&fixture("gecko/processed-v70.json.gz"), &[]);
+    assert_eq!(v55, v70);
+    assert_eq!(v55, flat_functions(&fixture("node-mixed.cpuprofile.gz"), &[]), "the fixture is node-mixed's export");
+}

@@ -79,7 +79,10 @@ fn timeline_keeps_every_input_event_and_adds_each_threads_calls_on_a_thread_of_t
             }
             if browser {
                 let e = added.next().unwrap();
-                assert_eq!((e["name"].as_str(), e["ph"].as_str(), e["tid"].as_i64()), (Some("CpuProfile"), Some("I"), Some(tid)));
+                assert_eq!(
+                    (e["name"].as_str(), e["ph"].as_str(), e["tid"].as_i64()),
+                    (Some("CpuProfile"), Some("I"), Some(tid))
+                );
                 check_resampled(&e["args"]["data"]["cpuProfile"], &th, input);
             }
         }
@@ -109,12 +112,14 @@ fn check_resampled(p: &Value, th: &jscalls::Thread<'_>, input: &str) {
     let calls: Vec<_> = th.calls_sorted().collect();
     let mut t = p["startTime"].as_f64().unwrap();
     let mut seen = vec![false; calls.len()];
-    let functions: std::collections::HashSet<String> = calls.iter().map(|c| c.frame().function_name().into_owned()).collect();
+    let functions: std::collections::HashSet<String> =
+        calls.iter().map(|c| c.frame().function_name().into_owned()).collect();
     for (s, d) in samples.iter().zip(deltas) {
         t += d.as_f64().unwrap();
         let leaf = &name_of[&s.as_i64().unwrap()];
-        let open: Vec<usize> =
-            (0..calls.len()).filter(|&k| calls[k].ts() - 1.0 <= t && t < calls[k].ts() + calls[k].dur() + 1.0).collect();
+        let open: Vec<usize> = (0..calls.len())
+            .filter(|&k| calls[k].ts() - 1.0 <= t && t < calls[k].ts() + calls[k].dur() + 1.0)
+            .collect();
         for &k in &open {
             seen[k] = true;
         }
