@@ -169,6 +169,8 @@ pub struct Analysis {
     pub n_events: u64,
     /// MetaHandler's trace bounds, µs.
     bounds: (f64, f64),
+    /// See [`Assembled::timeline_samples`].
+    timeline_samples: bool,
 }
 
 impl Analysis {
@@ -201,7 +203,7 @@ impl Analysis {
     /// Writes the timeline: `source`'s events (read again) and each thread's calls on a thread
     /// of their own. `source` must be the input analysed, and readable twice.
     pub fn write_timeline(&self, out: &mut dyn Write, source: &Source) -> Result<(), Error> {
-        reread::write_timeline(out, source, &self.all, &self.cfg, self.bounds)
+        reread::write_timeline(out, source, &self.all, &self.cfg, self.bounds, self.timeline_samples)
     }
 }
 
@@ -218,9 +220,10 @@ fn names_kept(kind: InputKind, cfg: &Config) -> Result<(), Error> {
 pub fn analyze(source: &Source, cfg: &Config) -> Result<Analysis, Error> {
     let (diagnostics, assembled) = assemble(source, cfg)?;
     let (kind, n_events, bounds) = (assembled.kind, assembled.n_events, assembled.bounds);
+    let timeline_samples = assembled.timeline_samples();
     let threads = schedule::estimate_all(assembled.threads, assembled.mode, cfg.integrator(), cfg.threads);
     let all = AllThreads { mode: assembled.mode, strings: assembled.strings, threads };
-    Ok(Analysis { all, cfg: cfg.clone(), diagnostics, kind, n_events, bounds })
+    Ok(Analysis { all, cfg: cfg.clone(), diagnostics, kind, n_events, bounds, timeline_samples })
 }
 
 /// The input read and assembled (profiles and each thread's events), ready to estimate: its
@@ -237,6 +240,8 @@ pub struct Assembled {
     stages: Vec<(&'static str, Duration)>,
     /// MetaHandler's trace bounds, µs.
     bounds: (f64, f64),
+    /// A trace DevTools reads as a browser's recording.
+    browser: bool,
 }
 
 impl Assembled {
@@ -253,6 +258,18 @@ impl Assembled {
     /// The wall time of each stage so far, for measurements.
     pub fn stage_times(&self) -> &[(&'static str, Duration)] {
         &self.stages
+    }
+
+    /// Whether the timeline also gives each thread's calls as samples, for the Firefox Profiler.
+    /// A `CpuProfile` event's name alone makes DevTools read a generic trace as a browser's
+    /// recording (and drop its threads): a generic trace gets none. DevTools does not read
+    /// Firefox profiles, and the timeline is how it shows their calls: none either.
+    fn timeline_samples(&self) -> bool {
+        match self.kind {
+            InputKind::Trace => self.browser,
+            InputKind::CpuProfile => true,
+            InputKind::Gecko => false,
+        }
     }
 
     fn lazy(self) -> (Lazy, Config) {
@@ -275,9 +292,9 @@ impl Assembled {
 
     /// Writes the timeline, as [`Analysis::write_timeline`] does.
     pub fn write_timeline(self, out: &mut dyn Write, source: &Source) -> Result<(), Error> {
-        let bounds = self.bounds;
+        let (bounds, samples) = (self.bounds, self.timeline_samples());
         let (lazy, cfg) = self.lazy();
-        reread::write_timeline(out, source, lazy, &cfg, bounds)
+        reread::write_timeline(out, source, lazy, &cfg, bounds, samples)
     }
 
     /// Writes DevTools' own Call tree and Bottom-up of each thread with calls, for the set of
@@ -328,7 +345,17 @@ pub fn assemble(source: &Source, cfg: &Config) -> Result<(Diagnostics, Assembled
             let bounds = tm.bounds;
             Ok((
                 diag,
-                Assembled { kind, n_events, threads: tm.threads, mode, strings: tm.strings, cfg, stages, bounds },
+                Assembled {
+                    kind,
+                    n_events,
+                    threads: tm.threads,
+                    mode,
+                    strings: tm.strings,
+                    cfg,
+                    stages,
+                    bounds,
+                    browser: tm.browser,
+                },
             ))
         }
         Document::Gecko { fields, location } => {
@@ -341,7 +368,20 @@ pub fn assemble(source: &Source, cfg: &Config) -> Result<(Diagnostics, Assembled
                 CpuProfileMode::Integrator => Mode::Integrator,
                 CpuProfileMode::PerformancePanel => Mode::PerformancePanel,
             };
-            Ok((diag, Assembled { kind: InputKind::Gecko, n_events: 0, threads, mode, strings, cfg, stages, bounds }))
+            Ok((
+                diag,
+                Assembled {
+                    kind: InputKind::Gecko,
+                    n_events: 0,
+                    threads,
+                    mode,
+                    strings,
+                    cfg,
+                    stages,
+                    bounds,
+                    browser: false,
+                },
+            ))
         }
         Document::CpuProfile { fields, location } => {
             let (mut strings, nodes) = builder.into_profile_parts();
@@ -356,7 +396,7 @@ pub fn assemble(source: &Source, cfg: &Config) -> Result<(Diagnostics, Assembled
                 CpuProfileMode::PerformancePanel => Mode::PerformancePanel,
             };
             let kind = InputKind::CpuProfile;
-            Ok((diag, Assembled { kind, n_events: 0, threads, mode, strings, cfg, stages, bounds }))
+            Ok((diag, Assembled { kind, n_events: 0, threads, mode, strings, cfg, stages, bounds, browser: false }))
         }
     }
 }

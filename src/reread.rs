@@ -1,5 +1,5 @@
 //! The timeline's second read of its input: the events handed to the writer byte for byte, in
-//! file order; of each, only the time it spans and its name are read.
+//! file order; of each, only the time it spans is read.
 
 use crate::error::{Diagnostics, Error};
 use crate::estimate::Estimates;
@@ -13,28 +13,19 @@ struct CopyEvents<'w, 'o> {
     writer: &'w mut TimelineWriter<'o>,
     /// The earliest start and latest end of the events a viewer shows (µs).
     range: (f64, f64),
-    /// Whether an event tells DevTools that this is a browser's recording (see [`browser_event`]).
-    browser: bool,
-}
-
-/// The names that make DevTools read a trace as a browser's recording rather than a generic
-/// one (its MetaHandler's list): an added `CpuProfile` event would change how it reads any other.
-fn browser_event(name: &str) -> bool {
-    matches!(name, "TracingStartedInPage" | "TracingSessionIdForWorker" | "TracingStartedInBrowser" | "CpuProfile")
 }
 
 impl Sink for CopyEvents<'_, '_> {
     /// The event's span, when a viewer shows it (the Firefox Profiler's markers: phases
-    /// `X B E b n e i I R`), and whether it is a [`browser_event`].
-    type Prep = (Option<(f64, f64)>, bool);
+    /// `X B E b n e i I R`).
+    type Prep = Option<(f64, f64)>;
     fn prepare(ev: &mut RawEvent<'_>) -> Self::Prep {
-        (span(ev), ev.name.str().is_some_and(browser_event))
+        span(ev)
     }
-    fn event(&mut self, (span, browser): Self::Prep, ctx: &EventCtx<'_>, _: &mut Diagnostics) -> Result<(), Error> {
+    fn event(&mut self, span: Self::Prep, ctx: &EventCtx<'_>, _: &mut Diagnostics) -> Result<(), Error> {
         if let Some((from, to)) = span {
             self.range = (self.range.0.min(from), self.range.1.max(to));
         }
-        self.browser |= browser;
         self.writer.event(ctx.raw)
     }
     fn raw_event(&mut self, raw: &[u8], _: &EventCtx<'_>) -> Result<(), Error> {
@@ -52,14 +43,15 @@ fn span(ev: &RawEvent<'_>) -> Option<(f64, f64)> {
     Some((ts, ts + dur))
 }
 
-/// Writes the timeline of `source` (read again) with the calls of `t`; `bounds` is the
-/// profile's time range (µs) when it is not a trace.
+/// Writes the timeline of `source` (read again) with the calls of `t`, and with `samples` the
+/// calls as samples too; `bounds` is the profile's time range (µs) when it is not a trace.
 pub fn write_timeline(
     out: &mut dyn std::io::Write,
     source: &Source,
     t: impl Estimates,
     cfg: &Config,
     bounds: (f64, f64),
+    samples: bool,
 ) -> Result<(), Error> {
     if !source.can_reread() {
         return Err(Error::input(
@@ -69,15 +61,13 @@ pub fn write_timeline(
     }
     let mut writer = TimelineWriter::new(out)?;
     let mut w = source.window(cfg.max_event_bytes, cfg.mmap)?;
-    let mut copy = CopyEvents { writer: &mut writer, range: (f64::INFINITY, f64::NEG_INFINITY), browser: false };
+    let mut copy = CopyEvents { writer: &mut writer, range: (f64::INFINITY, f64::NEG_INFINITY) };
     let doc = read_document(&mut w, &mut copy, &mut Diagnostics::default(), 2)?;
     match doc {
         Document::Trace { metadata, .. } => {
-            let (range, samples) = (copy.range, copy.browser);
+            let range = copy.range;
             writer.finish(t, false, metadata.as_deref(), range, samples)
         }
-        Document::CpuProfile { .. } => writer.finish(t, true, None, bounds, true),
-        // DevTools does not read Firefox profiles: the timeline is how it shows their calls.
-        Document::Gecko { .. } => writer.finish(t, true, None, bounds, false),
+        Document::CpuProfile { .. } | Document::Gecko { .. } => writer.finish(t, true, None, bounds, samples),
     }
 }

@@ -127,8 +127,9 @@ pub fn thread_works(
     }
     drop(fields);
     let root = Value::Object(root);
+    let mut r = Reading { strings, cfg, diag, bounds };
     if root.get("meta").and_then(|m| m.get("preprocessedProfileVersion")).is_some() {
-        return super::processed::thread_works(&root, &at, strings, cfg, diag, bounds);
+        return super::processed::thread_works(&root, &at, &mut r);
     }
     let root_start = meta_start(&root, "meta", &at)?;
     let mut out = Vec::new();
@@ -138,7 +139,7 @@ pub fn thread_works(
     let mut todo: Vec<(&Value, String)> = vec![(&root, String::new())];
     while let Some((p, path)) = todo.pop() {
         let meta_path = format!("{path}meta");
-        check_version(p, &meta_path, &at, diag)?;
+        check_version(p, &meta_path, &at, r.diag)?;
         let offset_ms = meta_start(p, &meta_path, &at)? - root_start;
         let libs = libs(p, &format!("{path}libs"), &at)?;
         lib_names.extend(libs.iter().map(|l| l.name.clone()));
@@ -150,7 +151,7 @@ pub fn thread_works(
         let interval = p.get("meta").and_then(|m| m.get("interval")).and_then(Value::as_f64).unwrap_or(1.0);
         for (k, t) in threads.iter().enumerate() {
             let tpath = format!("{path}threads[{k}]");
-            if let Some(w) = thread(t, &tpath, offset_ms, interval, &libs, strings, cfg, diag, bounds, &at)? {
+            if let Some(w) = thread(t, &tpath, offset_ms, interval, &libs, &mut r, &at)? {
                 out.push(w);
             }
         }
@@ -165,10 +166,10 @@ pub fn thread_works(
             Some(_) => return Err(at.err(&format!("{path}processes"), "expected an array of profiles")),
         }
     }
-    for lib in cfg.symbols.keys().filter(|l| !lib_names.contains(*l)) {
+    for lib in r.cfg.symbols.keys().filter(|l| !lib_names.contains(*l)) {
         let some: Vec<&str> = lib_names.iter().map(String::as_str).filter(|n| !n.is_empty()).take(12).collect();
         let more = if lib_names.len() > some.len() { ", …" } else { "" };
-        diag.push(
+        r.diag.push(
             WarningKind::Other,
             None,
             format!(
@@ -179,6 +180,15 @@ pub fn thread_works(
     }
     out.sort_by_key(|w| (w.pid, w.tid));
     Ok(out)
+}
+
+/// What reading a Firefox profile's threads reads and adds to: the strings, the options, the
+/// warnings and the time span of every thread (µs).
+pub(super) struct Reading<'a> {
+    pub(super) strings: &'a mut Strings,
+    pub(super) cfg: &'a Config,
+    pub(super) diag: &'a mut Diagnostics,
+    pub(super) bounds: &'a mut (f64, f64),
 }
 
 /// `meta.startTime` (ms since the epoch).
@@ -274,17 +284,13 @@ impl<'a> Table<'a> {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
 fn thread(
     t: &Value,
     path: &str,
     offset_ms: f64,
     interval_ms: f64,
     libs: &[Lib],
-    strings: &mut Strings,
-    cfg: &Config,
-    diag: &mut Diagnostics,
-    bounds: &mut (f64, f64),
+    r: &mut Reading<'_>,
     at: &At,
 ) -> Result<Option<ThreadWork>, Error> {
     if !t.is_object() {
@@ -319,7 +325,7 @@ fn thread(
         // The function is the location's: its name, file and own start, as the Firefox
         // Profiler's func table keys it. The frame's line and column columns are where the
         // sample was inside it, not which function it is.
-        let out = frame_of(location, libs, cfg);
+        let out = frame_of(location, libs, r.cfg);
         frame_json.push(call_frame_json(&out));
     }
     let n_stacks = stacks.rows.len();
@@ -365,17 +371,22 @@ fn thread(
         sampled.samples.push((stack, (offset_ms + ms) * 1000.0));
     }
     sampled.end_us = sampled.samples.last().map_or(f64::NAN, |l| l.1) + interval_ms * 1000.0;
-    let Some(mut w) = sampled.work(&frame_json, strings, cfg, diag, bounds, at)? else { return Ok(None) };
-    let id = |key: &str| match t.get(key) {
-        Some(Value::Number(n)) => n.as_i64(),
-        Some(Value::String(s)) => s.parse().ok(),
-        _ => None,
-    };
-    w.pid = id("pid").unwrap_or(0);
-    w.tid = id("tid").unwrap_or(0);
+    let Some(mut w) = sampled.work(&frame_json, r, at)? else { return Ok(None) };
+    w.pid = thread_id(t, "pid").unwrap_or(0);
+    w.tid = thread_id(t, "tid").unwrap_or(0);
     w.thread_name = t.get("name").and_then(Value::as_str).map(str::to_owned);
     w.profile_id = serde_json::to_string(path).expect("a string serializes");
     Ok(Some(w))
+}
+
+/// A thread's `pid` or `tid`: a number, or a string of one (`"1234"`, or `"1234.1"` for a
+/// repeated id, as the processed format writes).
+pub(super) fn thread_id(t: &Value, key: &str) -> Option<i64> {
+    match t.get(key) {
+        Some(Value::Number(n)) => n.as_i64(),
+        Some(Value::String(s)) => s.split('.').next().and_then(|n| n.parse().ok()),
+        _ => None,
+    }
 }
 
 /// A sampled thread as both Firefox formats hold it: a stack table over frames, and samples.
@@ -393,10 +404,7 @@ impl Sampled {
     pub(super) fn work(
         &self,
         frame_json: &[String],
-        strings: &mut Strings,
-        cfg: &Config,
-        diag: &mut Diagnostics,
-        bounds: &mut (f64, f64),
+        r: &mut Reading<'_>,
         at: &At,
     ) -> Result<Option<ThreadWork>, Error> {
         // A node per function on each path (ids from 2; 1 is the root): stacks whose frames are
@@ -474,8 +482,8 @@ impl Sampled {
             ("endTime".to_owned(), number(self.end_us).into_bytes()),
         ];
         let mut b = (f64::INFINITY, f64::NEG_INFINITY);
-        let mut works = super::cpuprofile::thread_work(fields, None, at.location, strings, cfg, diag, &mut b)?;
-        *bounds = (bounds.0.min(b.0), bounds.1.max(b.1));
+        let mut works = super::cpuprofile::thread_work(fields, None, at.location, r.strings, r.cfg, r.diag, &mut b)?;
+        *r.bounds = (r.bounds.0.min(b.0), r.bounds.1.max(b.1));
         Ok(works.pop())
     }
 }

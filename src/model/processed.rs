@@ -11,11 +11,9 @@
 
 use serde_json::Value;
 
-use super::gecko::{call_frame_json, meta_start, position, At, FrameOut, Sampled};
+use super::gecko::{call_frame_json, meta_start, position, thread_id, At, FrameOut, Reading, Sampled};
 use super::ThreadWork;
-use crate::error::{Diagnostics, Error, WarningKind};
-use crate::strings::Strings;
-use crate::Config;
+use crate::error::{Error, WarningKind};
 
 /// The newest `preprocessedProfileVersion` whose layout is known (the Firefox Profiler of
 /// August 2026); newer ones are read as it, with a warning.
@@ -69,19 +67,12 @@ impl<'a> Columns<'a> {
 }
 
 /// The threads of a processed profile.
-pub(super) fn thread_works(
-    root: &Value,
-    at: &At,
-    strings: &mut Strings,
-    cfg: &Config,
-    diag: &mut Diagnostics,
-    bounds: &mut (f64, f64),
-) -> Result<Vec<ThreadWork>, Error> {
+pub(super) fn thread_works(root: &Value, at: &At, r: &mut Reading<'_>) -> Result<Vec<ThreadWork>, Error> {
     let version = root["meta"]["preprocessedProfileVersion"]
         .as_u64()
         .ok_or_else(|| at.err("meta.preprocessedProfileVersion", "expected a version number"))?;
     if version > NEWEST_VERSION {
-        diag.push(
+        r.diag.push(
             WarningKind::Other,
             Some(at.location),
             format!("meta.preprocessedProfileVersion {version} is newer than the newest known ({NEWEST_VERSION}); read as that one"),
@@ -100,17 +91,11 @@ pub(super) fn thread_works(
         if !t.is_object() {
             return Err(at.err(&path, "expected a thread object"));
         }
-        let Some(mut w) = thread(t, &path, shared, start_ms, interval_ms, strings, cfg, diag, bounds, at)? else {
+        let Some(mut w) = thread(t, &path, shared, start_ms, interval_ms, r, at)? else {
             continue;
         };
-        let id = |key: &str| match t.get(key) {
-            Some(Value::Number(n)) => n.as_i64(),
-            // "1234", or "1234.1" for a repeated id.
-            Some(Value::String(s)) => s.split('.').next().and_then(|n| n.parse().ok()),
-            _ => None,
-        };
-        w.pid = id("pid").unwrap_or(0);
-        w.tid = id("tid").unwrap_or(k as i64);
+        w.pid = thread_id(t, "pid").unwrap_or(0);
+        w.tid = thread_id(t, "tid").unwrap_or(k as i64);
         // jscalls' export names a process's main thread `NAME (pid N)`, for the Profiler's list.
         let name = t.get("name").and_then(Value::as_str);
         let pid_suffix = format!(" (pid {})", w.pid);
@@ -130,17 +115,13 @@ fn table<'a>(t: &'a Value, shared: Option<&'a Value>, name: &str, path: &str, at
     }
 }
 
-#[allow(clippy::too_many_arguments)]
 fn thread(
     t: &Value,
     path: &str,
     shared: Option<&Value>,
     start_ms: f64,
     interval_ms: f64,
-    strings: &mut Strings,
-    cfg: &Config,
-    diag: &mut Diagnostics,
-    bounds: &mut (f64, f64),
+    r: &mut Reading<'_>,
     at: &At,
 ) -> Result<Option<ThreadWork>, Error> {
     let samples = Columns::of(t.get("samples"), format!("{path}.samples"), at)?;
@@ -243,27 +224,21 @@ fn thread(
         sampled.stacks.push((parent, frame_of_func[frame]));
     }
     let stack_cells = samples.column("stack", at)?;
-    let (times, deltas) = if samples.has("time") {
-        (Some(samples.column("time", at)?), None)
+    let (cells, name, deltas) = if samples.has("time") {
+        (samples.column("time", at)?, "time", false)
     } else {
-        (None, Some(samples.column("timeDeltas", at)?))
+        (samples.column("timeDeltas", at)?, "timeDeltas", true)
     };
     let mut running = 0.0;
-    for r in 0..samples.len {
-        let stack = samples.index(stack_cells, "stack", r, at)?.map(|k| k as u64);
-        let (cells, name) = match (times, deltas) {
-            (Some(t), _) => (t, "time"),
-            (_, Some(d)) => (d, "timeDeltas"),
-            _ => unreachable!("one of the two columns was taken"),
-        };
-        let v = cells[r]
-            .as_f64()
-            .ok_or_else(|| at.err(&format!("{}.{name}[{r}]", samples.path), "expected a number of ms"))?;
-        let ms = if times.is_some() {
-            v
-        } else {
+    for (k, cell) in cells.iter().enumerate() {
+        let stack = samples.index(stack_cells, "stack", k, at)?.map(|s| s as u64);
+        let v =
+            cell.as_f64().ok_or_else(|| at.err(&format!("{}.{name}[{k}]", samples.path), "expected a number of ms"))?;
+        let ms = if deltas {
             running += v;
             running
+        } else {
+            v
         };
         sampled.samples.push((stack, (start_ms + ms) * 1000.0));
     }
@@ -273,9 +248,8 @@ fn thread(
         _ => None,
     };
     sampled.end_us = sampled.samples.last().map_or(f64::NAN, |l| l.1) + last_ms.unwrap_or(interval_ms) * 1000.0;
-    // Nodes come from the functions: a frame table per function.
-    let works = sampled.work(&func_json, strings, cfg, diag, bounds, at)?;
-    Ok(works)
+    // The stacks are on functions: each function's call frame stands for the "frame".
+    sampled.work(&func_json, r, at)
 }
 
 /// `name url:line:column` (1-based), as jscalls' export and the tree name a JS function; a

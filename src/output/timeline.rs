@@ -92,9 +92,9 @@ impl<'a> TimelineWriter<'a> {
             if th.calls.is_empty() {
                 return Ok(());
             }
-            let name = match (th.thread_name.as_ref().or(th.profile_name.as_ref()), cpu_profile) {
-                // A Firefox profile's threads keep their names.
-                (Some(name), true) => name.clone(),
+            let name = match (Thread::new(th, strings).name(), cpu_profile) {
+                // A Firefox profile's threads keep their names, a `.cpuprofile`'s is its file's.
+                (Some(name), true) => name.to_owned(),
                 (None, true) => "CPU profile".to_owned(),
                 (Some(name), false) => format!("{name}: JS calls (jscalls)"),
                 (None, false) => format!("thread {}: JS calls (jscalls)", th.tid),
@@ -183,9 +183,9 @@ pub fn write_call_event(s: &mut String, th: &ThreadCalls, i: usize, tid: i64, st
 /// The thread's calls as samples, in a `CpuProfile` instant event: the Firefox Profiler reads
 /// it whatever its phase, and so shows the calls' track by default with a call tree and a stack
 /// chart, while DevTools reads a `CpuProfile` only as a complete (`X`) event and leaves the
-/// calls estimated once. (The name alone makes DevTools read a generic trace as a browser's
-/// recording, so only a browser's recording, or a profile's timeline, gets one.) The stacks are those of the tree and the exports (the trace events
-/// inside a call under it); see [`crate::tree::export::cpu_profile`].
+/// calls estimated once (which inputs get one: `Assembled::timeline_samples`). The stacks are
+/// those of the tree and the exports (the trace events inside a call under it); see
+/// [`crate::tree::export::cpu_profile`].
 fn write_resampled(s: &mut String, th: &ThreadCalls, tid: i64, range: (f64, f64), strings: &Strings) {
     let (stacks, spans) = Stacks::from_calls_with_spans(&Thread::new(th, strings));
     let start = range.0.min(spans.first().map_or(f64::INFINITY, |s| s.start));

@@ -5,15 +5,10 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-fn jscalls() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_jscalls"))
-}
+use crate::support::jscalls_command as jscalls;
 
 fn tmpdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("jscalls-cli-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    crate::support::tmpdir("cli", name)
 }
 
 fn files_in(d: &Path) -> Vec<String> {

@@ -3,13 +3,11 @@
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use crate::support::{cpuprofile, node};
 
-fn jscalls(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_jscalls")).args(args).output().unwrap()
-}
+use crate::support::jscalls;
 
 fn fixture(name: &str) -> String {
     format!("{}/fixtures/{name}", env!("CARGO_MANIFEST_DIR"))

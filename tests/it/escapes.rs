@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::process::{Command, Output};
 
 fn jscalls(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_jscalls")).args(args).arg("-q").output().unwrap()
+    crate::support::jscalls_command().args(args).arg("-q").output().unwrap()
 }
 
 /// A `.cpuprofile` of two functions with these names, in a file of this name.

@@ -6,9 +6,7 @@ use std::process::{Command, Output};
 
 use crate::support::{cpuprofile, node};
 
-fn jscalls(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_jscalls")).args(args).output().unwrap()
-}
+use crate::support::jscalls;
 
 fn stdout(o: &Output) -> String {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));

@@ -7,15 +7,10 @@ use std::process::{Command, Output, Stdio};
 
 const F: &str = "fixtures";
 
-fn jscalls() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_jscalls"))
-}
+use crate::support::jscalls_command as jscalls;
 
 fn tmpdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("jscalls-files-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    crate::support::tmpdir("files", name)
 }
 
 fn stderr(o: &Output) -> String {

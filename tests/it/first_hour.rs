@@ -4,9 +4,7 @@
 
 use std::process::{Command, Output};
 
-fn jscalls(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_jscalls")).args(args).output().unwrap()
-}
+use crate::support::jscalls;
 
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()

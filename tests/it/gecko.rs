@@ -4,11 +4,7 @@
 //! recordings (ESR 140: a worker, and five sites in processes of their own; Firefox 159, format
 //! 36: the same five sites) through tree and every export.
 
-use std::process::{Command, Output};
-
-fn jscalls(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_jscalls")).args(args).output().unwrap()
-}
+use crate::support::jscalls;
 
 fn fixture(name: &str) -> String {
     format!("{}/fixtures/{name}", env!("CARGO_MANIFEST_DIR"))

@@ -1,4 +1,4 @@
-//! Builders for small hand-made inputs, and a compact rendering of calls.
+//! Builders for small hand-made inputs, a compact rendering of calls, and the command.
 
 use jscalls::{analyze, Analysis, Config, CpuProfileMode, EngineVersion, Estimator, Source};
 
@@ -176,4 +176,23 @@ pub fn viewers(test: &str) -> Option<std::path::PathBuf> {
         viewers.display()
     );
     None
+}
+
+/// The command, to be given its arguments.
+pub fn jscalls_command() -> std::process::Command {
+    std::process::Command::new(env!("CARGO_BIN_EXE_jscalls"))
+}
+
+/// The command run with `args`, to its end.
+pub fn jscalls(args: &[&str]) -> std::process::Output {
+    jscalls_command().args(args).output().unwrap()
+}
+
+/// An empty directory of the temporary directory's, for the test `name` of the test file
+/// `scope` (the process id keeps runs apart).
+pub fn tmpdir(scope: &str, name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("jscalls-{scope}-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
 }

@@ -63,6 +63,9 @@ pub struct TraceModel {
     pub cpu_profile_origin: bool,
     /// MetaHandler's `traceBounds` (µs): `(min, max)`.
     pub bounds: (f64, f64),
+    /// Whether DevTools reads the trace as a browser's recording, not a generic trace (an event
+    /// of its MetaHandler's list: `TracingStartedInBrowser`, `CpuProfile`, …).
+    pub browser: bool,
 }
 
 /// Consumes trace events (a [`Sink`]) and builds the [`TraceModel`].
@@ -475,7 +478,7 @@ impl TraceBuilder {
         if self.started_at >= 0.0 {
             bounds.0 = self.started_at;
         }
-        Ok(TraceModel { strings, threads, cpu_profile_origin, bounds })
+        Ok(TraceModel { strings, threads, cpu_profile_origin, bounds, browser: !self.generic })
     }
 
     fn is_worklet(&self, pid: i64) -> bool {
