@@ -53,7 +53,7 @@ pub use estimate::bounds::{Estimator, Sampler};
 pub use input::Source;
 pub use model::gecko::Symbols;
 pub use model::profile::Limits;
-pub use model::EngineVersion;
+pub use model::{CpuProfileMode, EngineVersion};
 pub use view::{Call, Frame, Thread};
 
 use std::io::Write;
@@ -64,15 +64,6 @@ use input::document::{read_document, Document};
 use model::trace::TraceBuilder;
 use model::ThreadWork;
 use schedule::Lazy;
-
-/// How a bare `.cpuprofile` is turned into calls.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CpuProfileMode {
-    /// The SamplesIntegrator with no trace events (the same algorithm as for traces).
-    Integrator,
-    /// The Performance panel's own `forEachFrame` algorithm for a loaded `.cpuprofile`.
-    PerformancePanel,
-}
 
 /// Options. The defaults are what current Chrome DevTools does.
 #[derive(Debug, Clone)]
@@ -134,6 +125,16 @@ impl Default for Config {
 }
 
 impl Config {
+    /// How the input is read.
+    fn window_options(&self) -> input::source::WindowOptions {
+        input::source::WindowOptions { max_event_bytes: self.max_event_bytes, mmap: self.mmap }
+    }
+
+    /// What reading the input into the model takes from the options.
+    fn read_options(&self) -> model::ReadOptions<'_> {
+        model::ReadOptions { cpuprofile_mode: self.cpuprofile_mode, limits: self.limits, symbols: &self.symbols }
+    }
+
     fn integrator(&self) -> IntegratorConfig {
         IntegratorConfig {
             show_all_events: self.show_all_events,
@@ -203,7 +204,7 @@ impl Analysis {
     /// Writes the timeline: `source`'s events (read again) and each thread's calls on a thread
     /// of their own. `source` must be the input analysed, and readable twice.
     pub fn write_timeline(&self, out: &mut dyn Write, source: &Source) -> Result<(), Error> {
-        reread::write_timeline(out, source, &self.all, &self.cfg, self.bounds, self.timeline_samples)
+        reread::write_timeline(out, source, &self.all, self.cfg.window_options(), self.bounds, self.timeline_samples)
     }
 }
 
@@ -294,7 +295,7 @@ impl Assembled {
     pub fn write_timeline(self, out: &mut dyn Write, source: &Source) -> Result<(), Error> {
         let (bounds, samples) = (self.bounds, self.timeline_samples());
         let (lazy, cfg) = self.lazy();
-        reread::write_timeline(out, source, lazy, &cfg, bounds, samples)
+        reread::write_timeline(out, source, lazy, cfg.window_options(), bounds, samples)
     }
 
     /// Writes DevTools' own Call tree and Bottom-up of each thread with calls, for the set of
@@ -320,7 +321,7 @@ pub fn assemble(source: &Source, cfg: &Config) -> Result<(Diagnostics, Assembled
     let mut diag = Diagnostics::default();
     let mut stages = Vec::new();
     let t = Instant::now();
-    let mut w = source.window(cfg.max_event_bytes, cfg.mmap)?;
+    let mut w = source.window(cfg.window_options())?;
     w.progress = cfg.progress.clone();
     let mut builder = TraceBuilder::new(cfg.limits, cfg.engine);
     builder.keep_names = cfg.keep_event_names;
@@ -362,7 +363,14 @@ pub fn assemble(source: &Source, cfg: &Config) -> Result<(Diagnostics, Assembled
             let (mut strings, _) = builder.into_profile_parts();
             let mut bounds = (f64::INFINITY, f64::NEG_INFINITY);
             let t = Instant::now();
-            let threads = model::gecko::thread_works(fields, location, &mut strings, &cfg, &mut diag, &mut bounds)?;
+            let threads = model::gecko::thread_works(
+                fields,
+                location,
+                &mut strings,
+                &cfg.read_options(),
+                &mut diag,
+                &mut bounds,
+            )?;
             stages.push(("profile models", t.elapsed()));
             let mode = match cfg.cpuprofile_mode {
                 CpuProfileMode::Integrator => Mode::Integrator,
@@ -386,8 +394,15 @@ pub fn assemble(source: &Source, cfg: &Config) -> Result<(Diagnostics, Assembled
         Document::CpuProfile { fields, location } => {
             let (mut strings, nodes) = builder.into_profile_parts();
             let mut bounds = (f64::INFINITY, f64::NEG_INFINITY);
-            let mut threads =
-                model::cpuprofile::thread_work(fields, nodes, location, &mut strings, &cfg, &mut diag, &mut bounds)?;
+            let mut threads = model::cpuprofile::thread_work(
+                fields,
+                nodes,
+                location,
+                &mut strings,
+                &cfg.read_options(),
+                &mut diag,
+                &mut bounds,
+            )?;
             for t in &mut threads {
                 t.profile_name = source.file_name();
             }
@@ -406,7 +421,8 @@ pub fn assemble(source: &Source, cfg: &Config) -> Result<(Diagnostics, Assembled
 #[cfg(feature = "internals")]
 #[doc(hidden)]
 pub mod internals {
-    pub use crate::input::document::{EventCtx, RawEvent, Sink};
+    pub use crate::input::scan::RawEvent;
+    pub use crate::input::sink::{EventCtx, Sink};
     pub use crate::input::{chunk, json, scan, shapes};
     pub use crate::model::trace::ChunkIn;
 
@@ -423,7 +439,7 @@ pub mod internals {
         cfg: &crate::Config,
     ) -> Result<crate::Diagnostics, crate::Error> {
         let mut diag = crate::Diagnostics::default();
-        let mut w = source.window(cfg.max_event_bytes, cfg.mmap)?;
+        let mut w = source.window(cfg.window_options())?;
         crate::input::document::read_document(&mut w, sink, &mut diag, cfg.threads)?;
         Ok(diag)
     }

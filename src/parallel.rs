@@ -35,6 +35,15 @@ pub(crate) fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// A thread of its own, named, for a job that lives as long as an input (the gzip reader):
+/// every thread the library starts is started in this module.
+pub(crate) fn spawn_named<F: FnOnce() + Send + 'static>(
+    name: &str,
+    f: F,
+) -> std::io::Result<std::thread::JoinHandle<()>> {
+    std::thread::Builder::new().name(name.into()).spawn(f)
+}
+
 /// A helper thread of its own for a pipeline that hands it one job at a time, every
 /// millisecond or so ([`with_relay`], [`ScanHelper::run`]).
 ///

@@ -3,10 +3,11 @@
 
 use crate::error::{Diagnostics, Error};
 use crate::estimate::Estimates;
-use crate::input::document::{read_document, Document, EventCtx, RawEvent, Sink};
-use crate::input::Source;
+use crate::input::document::{read_document, Document};
+use crate::input::scan::RawEvent;
+use crate::input::sink::{EventCtx, Sink};
+use crate::input::source::{Source, WindowOptions};
 use crate::output::timeline::TimelineWriter;
-use crate::Config;
 
 /// Copies each event and notes the time range the events span.
 struct CopyEvents<'w, 'o> {
@@ -49,7 +50,7 @@ pub fn write_timeline(
     out: &mut dyn std::io::Write,
     source: &Source,
     t: impl Estimates,
-    cfg: &Config,
+    window: WindowOptions,
     bounds: (f64, f64),
     samples: bool,
 ) -> Result<(), Error> {
@@ -60,7 +61,7 @@ pub fn write_timeline(
         ));
     }
     let mut writer = TimelineWriter::new(out)?;
-    let mut w = source.window(cfg.max_event_bytes, cfg.mmap)?;
+    let mut w = source.window(window)?;
     let mut copy = CopyEvents { writer: &mut writer, range: (f64::INFINITY, f64::NEG_INFINITY) };
     let doc = read_document(&mut w, &mut copy, &mut Diagnostics::default(), 2)?;
     match doc {

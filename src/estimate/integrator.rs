@@ -579,7 +579,7 @@ impl<'m> State<'m> {
 mod tests {
     use super::*;
     use crate::input::shapes::CpuProfileJson;
-    use crate::model::cpuprofile::raw_from_cpuprofile;
+    use crate::model::nodes::raw_from_cpuprofile;
     use crate::model::profile::Limits;
     use crate::strings::Strings;
 

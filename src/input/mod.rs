@@ -9,6 +9,7 @@ pub(crate) mod reader;
 mod region;
 pub mod scan;
 pub mod shapes;
+pub mod sink;
 pub mod source;
 
 pub use source::Source;

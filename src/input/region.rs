@@ -5,9 +5,9 @@
 
 use std::mem::ManuallyDrop;
 
-use super::document::Sink;
 use super::json::{self, Stop};
 use super::scan;
+use super::sink::Sink;
 
 /// Bytes scanned per region: large enough that the per-region hand-over is rare, small enough
 /// that a region's bytes stay in the caches between the scan and the delivery.

@@ -22,6 +22,14 @@ pub enum Source {
     Stdin,
 }
 
+/// How an input is read: the largest single JSON value accepted, and whether a plain file is
+/// mapped.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct WindowOptions {
+    pub(crate) max_event_bytes: usize,
+    pub(crate) mmap: bool,
+}
+
 impl Source {
     /// A file source.
     pub fn file(path: impl AsRef<Path>) -> Source {
@@ -66,7 +74,8 @@ impl Source {
     /// A mapped file must not shrink while it is read: a page past its new end cannot be read
     /// and the process is stopped by the system (SIGBUS), as every program that maps its input
     /// is ([`crate::Config::mmap`]).
-    pub(crate) fn window(&self, max_value: usize, mmap: bool) -> Result<Window, Error> {
+    pub(crate) fn window(&self, o: WindowOptions) -> Result<Window, Error> {
+        let (max_value, mmap) = (o.max_event_bytes, o.mmap);
         let name = self.display_name();
         if let Source::File(path) = self {
             // Opened once: a FIFO or a device gives its bytes to the first reader only.
@@ -248,7 +257,7 @@ impl Prefetch {
         let (free, recycled) = sync_channel::<Vec<u8>>(4);
         let slot = Arc::new(std::sync::Mutex::new(Some(inner)));
         let theirs = slot.clone();
-        let spawned = thread::Builder::new().name("jscalls-read".into()).spawn(move || {
+        let spawned = crate::parallel::spawn_named("jscalls-read", move || {
             let Some(mut inner) = theirs.lock().ok().and_then(|mut s| s.take()) else { return };
             loop {
                 let mut block = recycled.try_recv().unwrap_or_default();

@@ -8,13 +8,33 @@ pub mod column;
 pub mod cpuprofile;
 pub mod entries;
 pub mod gecko;
-mod processed;
+pub(crate) mod nodes;
 pub mod profile;
 pub mod trace;
 
 use crate::error::{Diagnostics, Location, WarningKind};
 use crate::js::Scalar;
 use profile::ProfileModel;
+
+/// How a bare `.cpuprofile` is turned into calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CpuProfileMode {
+    /// The SamplesIntegrator with no trace events (the same algorithm as for traces).
+    Integrator,
+    /// The Performance panel's own `forEachFrame` algorithm for a loaded `.cpuprofile`.
+    PerformancePanel,
+}
+
+/// What reading an input into the model takes from the options.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ReadOptions<'a> {
+    /// How a bare `.cpuprofile` is turned into calls.
+    pub(crate) cpuprofile_mode: CpuProfileMode,
+    /// Depth and size guards.
+    pub(crate) limits: profile::Limits,
+    /// Symbols of a Firefox profile's native libraries, by library name.
+    pub(crate) symbols: &'a std::collections::BTreeMap<String, std::sync::Arc<gecko::Symbols>>,
+}
 
 /// The entry is an instant (`I`) event. An instant is kept only when it carries a trace id (the
 /// integrator reads it) or a `dur` other than 0 (the flame-chart tree reads any entry's `dur`,

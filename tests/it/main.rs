@@ -11,6 +11,7 @@ mod export;
 mod files;
 mod first_hour;
 mod gecko;
+mod layers;
 mod pipeline;
 mod properties;
 mod regressions;

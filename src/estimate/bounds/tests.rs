@@ -96,7 +96,7 @@ fn frames_that_change_between_two_samples_do_so_in_order() {
     );
     let mut strings = crate::strings::Strings::default();
     let j: crate::input::shapes::CpuProfileJson = serde_json::from_str(&json).unwrap();
-    let raw = crate::model::cpuprofile::raw_from_cpuprofile(&j, &mut strings, None).unwrap();
+    let raw = crate::model::nodes::raw_from_cpuprofile(&j, &mut strings, None).unwrap();
     let model = ProfileModel::new(raw, &strings, crate::model::profile::Limits::default(), "t", None).unwrap();
     // The nodes by protocol id: a 2, b 3, c 4, d 5, e 6.
     let node = |name: &str| model.node_by_id(i64::from(name.as_bytes()[0] - b'a') + 2);

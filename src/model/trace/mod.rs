@@ -10,37 +10,32 @@
 //!
 //! Its parts, one file each: `samples` (SamplesHandler: profiles and chunks), `renderer`
 //! (RendererHandler: entries, `B`/`E` pairing, the process filter), `prepare` (what the scan
-//! threads do to each event before it is handed over in file order) and `frame_key` (frames
-//! encoded once as the frame cache's key).
+//! threads do to each event before it is handed over in file order).
 
-mod frame_key;
 mod prepare;
 mod renderer;
 mod samples;
 
-use std::borrow::Cow;
-
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use super::column::{Deltas, Ids};
 use super::entries::PackedEntries;
-use super::profile::{frame_from_json, js_minus_one, CallFrame, Frames, Limits, ProfileModel, RawNode, RawProfile};
-use super::{entry_order, flags_for_name, report_model, sort_entries, EngineVersion, Entry, ThreadWork, INSTANT};
+use super::nodes::ParsedNodes;
+use super::profile::{Limits, ProfileModel, RawProfile};
+use super::{entry_order, report_model, sort_entries, EngineVersion, Entry, ThreadWork};
 use crate::error::{Diagnostics, Error, Location, WarningKind};
 use crate::exec::Exec;
-use crate::input::document::{EventCtx, RawEvent, Sink};
-use crate::input::leaf::{IdArray, Leaf, NumArray, UNKNOWN_ID};
-use crate::input::scan::{ArgsIds, IdHolder};
-use crate::input::shapes::{self, MapKey, MaybeObj, NodeJson};
+use crate::input::leaf::Leaf;
+use crate::input::scan::RawEvent;
+use crate::input::shapes::{self, MapKey};
+use crate::input::sink::{EventCtx, Sink};
 use crate::js::Scalar;
 use crate::strings::{StrId, Strings};
-use frame_key::*;
 use prepare::*;
 use renderer::*;
 use samples::*;
 
-pub use frame_key::FrameCache;
-pub use samples::{node_from_json, ChunkIn};
+#[cfg(feature = "internals")]
+pub use prepare::ChunkIn;
 
 /// The `Map.set` order of DevTools, for the few places where it decides something.
 #[derive(Debug, Default)]
@@ -95,7 +90,7 @@ pub struct TraceBuilder {
     serial: u64,
     last_thread: Option<(i64, i64, u32)>,
     /// A `.cpuprofile`'s `nodes`, read where they lay ([`Sink::profile_nodes`]).
-    profile_nodes: Option<Result<crate::model::cpuprofile::ParsedNodes, Error>>,
+    profile_nodes: Option<Result<ParsedNodes, Error>>,
     /// MetaHandler's trace bounds so far (µs): the least start and the greatest end of the
     /// `B`, `E`, `X` and `I` events whose ts is not 0 and whose name does not end in `::UMA`.
     bounds: (f64, f64),
@@ -108,7 +103,7 @@ pub struct TraceBuilder {
 impl TraceBuilder {
     /// What a `.cpuprofile` is made of beyond its members' bytes: the strings, and its `nodes`
     /// when they were read where they lay.
-    pub fn into_profile_parts(self) -> (Strings, Option<Result<crate::model::cpuprofile::ParsedNodes, Error>>) {
+    pub fn into_profile_parts(self) -> (Strings, Option<Result<ParsedNodes, Error>>) {
         (self.strings, self.profile_nodes)
     }
 

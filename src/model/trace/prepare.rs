@@ -2,7 +2,15 @@
 //! or `I` event reduced to a few checked numbers, a `ProfileChunk`'s args read, the members
 //! that can hold a `sampleTraceId` found.
 
-use super::*;
+use super::TraceBuilder;
+use crate::error::{Diagnostics, Error};
+use crate::input::leaf::{IdArray, Leaf, NumArray};
+use crate::input::scan::{ArgsIds, IdHolder, RawEvent};
+use crate::input::shapes::{self, MaybeObj};
+use crate::input::sink::{EventCtx, Sink};
+use crate::model::nodes::NodeIn;
+use crate::model::{flags_for_name, Entry, INSTANT};
+use std::borrow::Cow;
 
 /// False for names that are surely none of the ones the builder looks at by name.
 #[inline]
@@ -220,7 +228,7 @@ impl Sink for TraceBuilder {
     type Prep = Prep;
 
     fn profile_nodes(&mut self, raw: &[u8], location: crate::error::Location) -> bool {
-        self.profile_nodes = Some(crate::model::cpuprofile::parse_nodes(raw, location, &mut self.strings));
+        self.profile_nodes = Some(crate::model::nodes::parse_nodes(raw, location, &mut self.strings));
         true
     }
 
@@ -302,5 +310,65 @@ impl Sink for TraceBuilder {
                 self.full_event(&ev, parsed, ctx, diag)
             }
         }
+    }
+}
+
+/// A `ProfileChunk`'s args as the builder takes them, owned. The scan threads make it for the
+/// usual chunks: each node's frame is then a run of bytes in one buffer per chunk (the
+/// [`FrameCache`] key), not a string allocated per member on one thread and freed on another.
+#[derive(Debug, Default)]
+pub struct ChunkIn {
+    /// `args.data.cpuProfile.nodes`.
+    pub(crate) nodes: Option<Vec<NodeIn>>,
+    /// The nodes' frames, [`encode_frame`]d one after the other.
+    pub(crate) frame_keys: Vec<u8>,
+    /// `args.data.cpuProfile.samples`.
+    pub(crate) samples: Option<IdArray>,
+    /// `args.data.cpuProfile.trace_ids`, in the map's order, keyed; only the scalar values
+    /// (the builder keeps no others).
+    pub(crate) trace_ids: Option<Vec<(TraceKey, Leaf<'static>)>>,
+    /// `args.data.timeDeltas`.
+    pub(crate) time_deltas: Option<NumArray>,
+    /// `args.data.source`, when it names one.
+    pub(crate) source: Option<Source>,
+}
+
+impl ChunkIn {
+    /// The args, owned.
+    pub fn new(a: shapes::ChunkArgs<'_>) -> ChunkIn {
+        let mut c = ChunkIn::default();
+        let MaybeObj::Obj(data) = a.data else { return c };
+        c.time_deltas = data.time_deltas;
+        c.source = source_of(&data.source);
+        let MaybeObj::Obj(cpu) = data.cpu_profile else { return c };
+        c.samples = cpu.samples;
+        c.trace_ids = cpu.trace_ids.map(|t| {
+            t.into_iter()
+                .filter(|(_, v)| !matches!(v, Leaf::Object | Leaf::Array))
+                .map(|(k, v)| (TraceKey::of(&k), v.into_owned()))
+                .collect()
+        });
+        let keys = &mut c.frame_keys;
+        // A frame's key is its fields' bytes and a few more: room for typical ones up front.
+        keys.reserve(cpu.nodes.as_ref().map_or(0, |n| n.len() * 96));
+        c.nodes = cpu.nodes.map(|nodes| nodes.iter().map(|n| NodeIn::new(n, keys)).collect());
+        c
+    }
+}
+
+/// Which profile DevTools prefers on a thread (`source`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Source {
+    Internal,
+    Inspector,
+    SelfProfiling,
+}
+
+pub(crate) fn source_of(v: &Leaf<'_>) -> Option<Source> {
+    match v.str()? {
+        "Internal" => Some(Source::Internal),
+        "Inspector" => Some(Source::Inspector),
+        "SelfProfiling" => Some(Source::SelfProfiling),
+        _ => None,
     }
 }

@@ -1,7 +1,17 @@
 //! RendererHandler: `B`/`E` pairing on one stack shared by all threads, the frames and
 //! processes the process filter reads (with MetaHandler's and AuctionWorkletsHandler's parts).
 
-use super::*;
+use super::prepare::TraceIdFound;
+use super::{parse_args, TraceBuilder};
+use crate::error::{Diagnostics, Error, WarningKind};
+use crate::input::leaf::Leaf;
+use crate::input::scan::RawEvent;
+use crate::input::shapes;
+use crate::input::shapes::{MapKey, MaybeObj};
+use crate::input::sink::EventCtx;
+use crate::js::Scalar;
+use crate::model::{flags_for_name, Entry, INSTANT};
+use crate::strings::StrId;
 
 /// An open `B` event on the shared stack: where its entry is, and what an `E` must match.
 #[derive(Debug, Clone, Copy)]

@@ -1,25 +1,19 @@
 //! SamplesHandler: `Profile` and `ProfileChunk` events gathered into one profile per
 //! `(pid, id)`, and the profile DevTools keeps for each thread (by source priority).
 
-use super::*;
-use crate::model::cpuprofile::raw_from_cpuprofile;
-
-/// Which profile DevTools prefers on a thread (`source`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Source {
-    Internal,
-    Inspector,
-    SelfProfiling,
-}
-
-pub(crate) fn source_of(v: &Leaf<'_>) -> Option<Source> {
-    match v.str()? {
-        "Internal" => Some(Source::Internal),
-        "Inspector" => Some(Source::Inspector),
-        "SelfProfiling" => Some(Source::SelfProfiling),
-        _ => None,
-    }
-}
+use super::prepare::{source_of, ChunkIn, Source};
+use super::{args_error, parse_args, TraceBuilder};
+use crate::error::{Diagnostics, Error, Location, WarningKind};
+use crate::input::leaf::Leaf;
+use crate::input::scan::RawEvent;
+use crate::input::shapes;
+use crate::input::shapes::MapKey;
+use crate::input::sink::EventCtx;
+use crate::model::column::{Deltas, Ids};
+use crate::model::nodes::raw_from_cpuprofile;
+use crate::model::nodes::FrameCache;
+use crate::model::profile::RawProfile;
+use rustc_hash::FxHashMap;
 
 #[derive(Debug)]
 pub(crate) struct PreProfile {
@@ -228,139 +222,4 @@ impl TraceBuilder {
         }
         Ok(())
     }
-}
-
-/// A `ProfileChunk`'s args as the builder takes them, owned. The scan threads make it for the
-/// usual chunks: each node's frame is then a run of bytes in one buffer per chunk (the
-/// [`FrameCache`] key), not a string allocated per member on one thread and freed on another.
-#[derive(Debug, Default)]
-pub struct ChunkIn {
-    /// `args.data.cpuProfile.nodes`.
-    pub(crate) nodes: Option<Vec<NodeIn>>,
-    /// The nodes' frames, [`encode_frame`]d one after the other.
-    pub(crate) frame_keys: Vec<u8>,
-    /// `args.data.cpuProfile.samples`.
-    pub(crate) samples: Option<IdArray>,
-    /// `args.data.cpuProfile.trace_ids`, in the map's order, keyed; only the scalar values
-    /// (the builder keeps no others).
-    pub(crate) trace_ids: Option<Vec<(TraceKey, Leaf<'static>)>>,
-    /// `args.data.timeDeltas`.
-    pub(crate) time_deltas: Option<NumArray>,
-    /// `args.data.source`, when it names one.
-    pub(crate) source: Option<Source>,
-}
-
-impl ChunkIn {
-    /// The args, owned.
-    pub fn new(a: shapes::ChunkArgs<'_>) -> ChunkIn {
-        let mut c = ChunkIn::default();
-        let MaybeObj::Obj(data) = a.data else { return c };
-        c.time_deltas = data.time_deltas;
-        c.source = source_of(&data.source);
-        let MaybeObj::Obj(cpu) = data.cpu_profile else { return c };
-        c.samples = cpu.samples;
-        c.trace_ids = cpu.trace_ids.map(|t| {
-            t.into_iter()
-                .filter(|(_, v)| !matches!(v, Leaf::Object | Leaf::Array))
-                .map(|(k, v)| (TraceKey::of(&k), v.into_owned()))
-                .collect()
-        });
-        let keys = &mut c.frame_keys;
-        // A frame's key is its fields' bytes and a few more: room for typical ones up front.
-        keys.reserve(cpu.nodes.as_ref().map_or(0, |n| n.len() * 96));
-        c.nodes = cpu.nodes.map(|nodes| nodes.iter().map(|n| NodeIn::new(n, keys)).collect());
-        c
-    }
-}
-
-/// A chunk's node, as far as the builder reads it.
-#[derive(Debug)]
-pub(crate) struct NodeIn {
-    /// The id, or the type of the value that is not one.
-    pub(crate) id: Result<i64, &'static str>,
-    pub(crate) parent: i64,
-    pub(crate) children: Option<Box<[i64]>>,
-    /// Where its frame's key is in [`ChunkIn::frame_keys`]; None without a `callFrame` object.
-    pub(crate) frame: Option<std::ops::Range<usize>>,
-    pub(crate) hit_count_is_number: bool,
-}
-
-impl NodeIn {
-    pub(crate) fn new(n: &NodeJson<'_>, keys: &mut Vec<u8>) -> NodeIn {
-        let frame = match &n.call_frame {
-            MaybeObj::Obj(f) => {
-                let start = keys.len();
-                encode_frame(f, keys);
-                Some(start..keys.len())
-            }
-            _ => None,
-        };
-        NodeIn {
-            id: n.id.int().ok_or(n.id.type_name()),
-            parent: n.parent.int().unwrap_or(UNKNOWN_ID),
-            children: n.children.as_ref().map(|c| c.iter().map(|v| v.int().unwrap_or(UNKNOWN_ID)).collect()),
-            frame,
-            hit_count_is_number: matches!(n.hit_count, Leaf::Num(_)),
-        }
-    }
-
-    /// The node, its frame read through `cache` (the messages are [`node_from_json`]'s).
-    pub(crate) fn into_raw(
-        self,
-        keys: &[u8],
-        strings: &mut Strings,
-        frames: &mut Frames,
-        cache: &mut FrameCache,
-    ) -> Result<RawNode, String> {
-        let id = self.id.map_err(|t| format!("the node id is {t}, not an integer"))?;
-        let Some(key) = self.frame else {
-            return Err(format!("node {id} has no callFrame object (DevTools fails on this)"));
-        };
-        let frame = cache
-            .frame_by_key(&keys[key], true, strings, frames)
-            .ok_or_else(|| format!("node {id}: a callFrame field is an object or array"))?;
-        Ok(RawNode {
-            id,
-            parent: self.parent,
-            children: self.children,
-            frame,
-            hit_count_is_number: self.hit_count_is_number,
-        })
-    }
-}
-
-/// A node from its JSON; `chunk` selects the trace-chunk normalisation of the frame. `cache`
-/// holds the frames of this profile's nodes read so far.
-pub fn node_from_json(
-    n: &NodeJson<'_>,
-    chunk: bool,
-    strings: &mut Strings,
-    frames: &mut Frames,
-    cache: &mut FrameCache,
-) -> Result<RawNode, String> {
-    if chunk {
-        let mut key = Vec::new();
-        return NodeIn::new(n, &mut key).into_raw(&key, strings, frames, cache);
-    }
-    let id = n.id.int().ok_or_else(|| format!("the node id is {}, not an integer", n.id.type_name()))?;
-    let frame = match &n.call_frame {
-        MaybeObj::Obj(f) => cache
-            .frame(f, chunk, strings, frames)
-            .ok_or_else(|| format!("node {id}: a callFrame field is an object or array"))?,
-        _ => frames.intern(CallFrame {
-            function_name: n.function_name.scalar(strings).unwrap_or(Scalar::Undefined),
-            script_id: n.script_id.scalar(strings).unwrap_or(Scalar::Undefined),
-            url: n.url.scalar(strings).unwrap_or(Scalar::Undefined),
-            line_number: Scalar::Num(js_minus_one(&n.line_number)),
-            column_number: Scalar::Num(js_minus_one(&n.column_number)),
-        }),
-    };
-    let children = n.children.as_ref().map(|c| c.iter().map(|v| v.int().unwrap_or(UNKNOWN_ID)).collect());
-    Ok(RawNode {
-        id,
-        parent: n.parent.int().unwrap_or(UNKNOWN_ID),
-        children,
-        frame,
-        hit_count_is_number: matches!(n.hit_count, Leaf::Num(_)),
-    })
 }

@@ -11,9 +11,9 @@
 
 use serde_json::Value;
 
-use super::gecko::{call_frame_json, meta_start, position, thread_id, At, FrameOut, Reading, Sampled};
-use super::ThreadWork;
+use super::sampled::{call_frame_json, meta_start, position, thread_id, At, FrameOut, Reading, Sampled};
 use crate::error::{Error, WarningKind};
+use crate::model::ThreadWork;
 
 /// The newest `preprocessedProfileVersion` whose layout is known (the Firefox Profiler of
 /// August 2026); newer ones are read as it, with a warning.

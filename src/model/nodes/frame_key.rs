@@ -1,9 +1,15 @@
 //! A call frame encoded once, on the scan thread, into bytes that are also the frame cache's
 //! key: a frame seen before is found without interning its strings again.
 
-use super::*;
-use rustc_hash::FxBuildHasher;
+use std::borrow::Cow;
 use std::hash::BuildHasher;
+
+use rustc_hash::FxBuildHasher;
+
+use crate::input::leaf::Leaf;
+use crate::input::shapes;
+use crate::model::profile::{frame_from_json, Frames};
+use crate::strings::Strings;
 
 /// The `callFrame` objects of one profile already read, by an exact encoding of their
 /// members: a frame seen again (most are: the generated traces have 570,000 nodes but 243

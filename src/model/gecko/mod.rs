@@ -1,0 +1,44 @@
+//! Firefox profiles read into the model: each sampled thread becomes a CPU profile (a node
+//! per function and call path, a sample per sample) that the integrator estimates as it does a
+//! `.cpuprofile`. Two formats, one file each: Firefox's raw Gecko profile (`raw.rs`) and the
+//! Firefox Profiler's processed profile (`processed.rs`); `sampled.rs` holds what both share.
+
+mod processed;
+mod raw;
+mod sampled;
+
+use serde_json::Value;
+
+use crate::error::{Diagnostics, Error, Location};
+use crate::model::ReadOptions;
+use crate::model::ThreadWork;
+use crate::strings::Strings;
+use sampled::{At, Reading};
+
+pub use raw::Symbols;
+
+/// The threads of a Firefox profile, given its top-level members: the raw Gecko format
+/// (`meta`, `libs`, `threads`, `processes`) or the processed one (`meta.preprocessedProfileVersion`).
+pub fn thread_works(
+    fields: Vec<(String, Vec<u8>)>,
+    location: Location,
+    strings: &mut Strings,
+    cfg: &ReadOptions<'_>,
+    diag: &mut Diagnostics,
+    bounds: &mut (f64, f64),
+) -> Result<Vec<ThreadWork>, Error> {
+    let at = At { location };
+    let mut root = serde_json::Map::new();
+    for (key, raw) in &fields {
+        let v: Value = serde_json::from_slice(raw).map_err(|e| at.err(key, format!("not JSON ({e})")))?;
+        root.insert(key.clone(), v);
+    }
+    drop(fields);
+    let root = Value::Object(root);
+    let mut r = Reading { strings, cfg, diag, bounds };
+    if root.get("meta").and_then(|m| m.get("preprocessedProfileVersion")).is_some() {
+        processed::thread_works(&root, &at, &mut r)
+    } else {
+        raw::thread_works(&root, &at, &mut r)
+    }
+}
