@@ -207,7 +207,7 @@ pub struct Diagnostics {
 }
 
 /// How many warnings of one kind are kept with their messages.
-pub const KEPT_PER_KIND: u64 = 5;
+pub(crate) const KEPT_PER_KIND: u64 = 5;
 
 impl Diagnostics {
     /// Whether a warning of `kind` would be kept in full (so its location is worth computing).

@@ -7,7 +7,7 @@ use itertools::Either;
 use std::sync::Mutex;
 
 /// Runs independent jobs; the results come back in the jobs' order.
-pub trait Exec: Sync {
+pub(crate) trait Exec: Sync {
     /// `f` on every item.
     fn map<T: Send, R: Send>(&self, items: Vec<T>, f: impl Fn(T) -> R + Sync) -> Vec<R>;
 
@@ -32,7 +32,7 @@ pub trait Exec: Sync {
 /// Up to this many threads, the calling thread included (1: all on the calling thread), from
 /// the process's pool.
 #[derive(Debug, Clone, Copy)]
-pub struct Threads(pub usize);
+pub(crate) struct Threads(pub usize);
 
 impl Exec for Threads {
     fn map<T: Send, R: Send>(&self, items: Vec<T>, f: impl Fn(T) -> R + Sync) -> Vec<R> {

@@ -69,7 +69,7 @@ impl Scalar {
 
 /// `Number(s)` for a string: blank is 0, surrounding whitespace is ignored, decimal and
 /// `Infinity` forms (and `0x`, `0o`, `0b` integers) are read; anything else is NaN.
-pub fn string_to_number(s: &str) -> f64 {
+pub(crate) fn string_to_number(s: &str) -> f64 {
     let t = s.trim_matches(|c: char| c.is_whitespace() || c == '\u{feff}');
     if t.is_empty() {
         return 0.0;
@@ -96,7 +96,7 @@ pub fn string_to_number(s: &str) -> f64 {
 
 /// `Number.prototype.toString()`: shortest round-trip digits, integers without a fraction,
 /// exponent form outside 1e-7..1e21. `NaN` and infinities as JS spells them.
-pub fn number_to_string(n: f64) -> String {
+pub(crate) fn number_to_string(n: f64) -> String {
     let mut buf = ryu_js::Buffer::new();
     buf.format(n).to_owned()
 }
@@ -104,7 +104,7 @@ pub fn number_to_string(n: f64) -> String {
 /// `n` as an integer when it is whole and within ±2^53 (where every integer is exact), the
 /// range where ids and times are keyed and printed as integers; -0 gives 0.
 #[inline]
-pub fn safe_int(n: f64) -> Option<i64> {
+pub(crate) fn safe_int(n: f64) -> Option<i64> {
     // Converting there and back is the test for a whole number: it needs no call into libm, as
     // `fract` does. NaN fails it; so do infinities, by the bound.
     (n.abs() <= 9_007_199_254_740_992.0 && (n as i64) as f64 == n).then_some(n as i64)
@@ -112,7 +112,7 @@ pub fn safe_int(n: f64) -> Option<i64> {
 
 /// Writes a number the way `JSON.stringify` does (non-finite numbers become `null`).
 #[inline]
-pub fn write_number(out: &mut String, n: f64) {
+pub(crate) fn write_number(out: &mut String, n: f64) {
     // Whole numbers (almost every time in µs) print as integers, as JavaScript prints them.
     if let Some(i) = safe_int(n) {
         let mut buf = itoa::Buffer::new();
@@ -129,13 +129,13 @@ pub fn write_number(out: &mut String, n: f64) {
 
 /// Writes an integer.
 #[inline]
-pub fn write_int(out: &mut String, n: i64) {
+pub(crate) fn write_int(out: &mut String, n: i64) {
     let mut buf = itoa::Buffer::new();
     out.push_str(buf.format(n));
 }
 
 /// Writes `s` as a JSON string literal, escaping as `JSON.stringify` does.
-pub fn write_json_string(out: &mut String, s: &str) {
+pub(crate) fn write_json_string(out: &mut String, s: &str) {
     out.push('"');
     let bytes = s.as_bytes();
     let mut start = 0;

@@ -25,18 +25,21 @@
 //! to [`Assembled`]'s writers, which estimate one thread at a time as they write it.
 
 #![warn(missing_docs)]
+#![warn(unreachable_pub)]
 
 pub mod diff;
 mod error;
 mod estimate;
 mod exec;
 mod input;
+#[cfg_attr(not(feature = "internals"), allow(unreachable_pub))]
 mod js;
 mod model;
 mod output;
 mod parallel;
 mod reread;
 mod schedule;
+#[cfg_attr(not(feature = "internals"), allow(unreachable_pub))]
 mod strings;
 mod sys;
 pub mod tree;

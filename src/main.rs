@@ -1,6 +1,8 @@
 //! The `jscalls` command: the command line parsed, then the command's own function. Everything
 //! else of the command is in `src/cli/`.
 
+#![warn(unreachable_pub)]
+
 mod cli;
 
 use std::ffi::OsString;

@@ -51,7 +51,7 @@ pub(crate) fn spawn_named<F: FnOnce() + Send + 'static>(
 /// other thread that is ready to run) before it sleeps. A pool worker, which sleeps
 /// after a few microseconds without work, had to be woken for every 4 MB region of a scan, and
 /// on a virtual machine a wake-up can take up to a millisecond, a region's scan time.
-pub struct ScanHelper {
+pub(crate) struct ScanHelper {
     /// The job posted and not taken yet: `run` keeps it alive until `done` reaches its number.
     slot: std::sync::Mutex<Option<JobPtr>>,
     /// Number of the last job posted, and of the last one the helper finished.
@@ -80,7 +80,7 @@ const SPIN: std::time::Duration = std::time::Duration::from_millis(1);
 
 /// Runs `main` with a [`ScanHelper`] whose helper thread lives as long as `main` runs; `None` on a
 /// machine with one CPU (where a spinning helper would take the CPU from `main`).
-pub fn with_relay<R>(main: impl FnOnce(Option<&ScanHelper>) -> R) -> R {
+pub(crate) fn with_relay<R>(main: impl FnOnce(Option<&ScanHelper>) -> R) -> R {
     if std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
         return main(None);
     }
@@ -123,7 +123,7 @@ impl ScanHelper {
     /// # Panics
     ///
     /// When another `run` of the same relay is under way (from another thread, or from `main`).
-    pub fn run<R>(&self, job: &(dyn Fn() + Sync), main: impl FnOnce() -> R) -> R {
+    pub(crate) fn run<R>(&self, job: &(dyn Fn() + Sync), main: impl FnOnce() -> R) -> R {
         assert!(!self.busy.swap(true, Ordering::Acquire), "ScanHelper::run: one job at a time");
         let n = self.posted.load(Ordering::Relaxed) + 1;
         // SAFETY: only the lifetime is changed. The helper calls the job before it stores `n`

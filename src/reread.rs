@@ -46,7 +46,7 @@ fn span(ev: &RawEvent<'_>) -> Option<(f64, f64)> {
 
 /// Writes the timeline of `source` (read again) with the calls of `t`, and with `samples` the
 /// calls as samples too; `bounds` is the profile's time range (µs) when it is not a trace.
-pub fn write_timeline(
+pub(crate) fn write_timeline(
     out: &mut dyn std::io::Write,
     source: &Source,
     t: impl Estimates,

@@ -23,7 +23,12 @@ fn thread_configs(works: &[ThreadWork], cfg: IntegratorConfig, threads: usize) -
 }
 
 /// Estimates every thread, on up to `threads` threads, keeping the input order.
-pub fn estimate_all(works: Vec<ThreadWork>, mode: Mode, cfg: IntegratorConfig, threads: usize) -> Vec<ThreadCalls> {
+pub(crate) fn estimate_all(
+    works: Vec<ThreadWork>,
+    mode: Mode,
+    cfg: IntegratorConfig,
+    threads: usize,
+) -> Vec<ThreadCalls> {
     let cfgs = thread_configs(&works, cfg, threads);
     let exec = Threads(threads);
     // Biggest first, for the balance; the results go back to the input order.
@@ -38,7 +43,7 @@ pub fn estimate_all(works: Vec<ThreadWork>, mode: Mode, cfg: IntegratorConfig, t
 /// before the next. With more than one thread allowed, up to one thread per thread allowed is
 /// estimated while the current one is being written, as far as they fit in `OVERLAP_BUDGET`.
 #[derive(Debug)]
-pub struct Lazy {
+pub(crate) struct Lazy {
     /// How calls are computed.
     pub mode: Mode,
     /// Strings the frames refer to.

@@ -11,7 +11,7 @@ use std::fs::File;
 /// while it is read gives mixed bytes, as it does to `read`; one cutting it short makes the
 /// next read of a page past the new end stop the process with SIGBUS, as it does any program
 /// that maps its input ([`crate::Config::mmap`] turns mapping off; the command reports it).
-pub fn map_file(file: &File) -> Option<memmap2::Mmap> {
+pub(crate) fn map_file(file: &File) -> Option<memmap2::Mmap> {
     // SAFETY: see above.
     unsafe { memmap2::Mmap::map(file) }.ok()
 }
@@ -24,7 +24,7 @@ pub fn map_file(file: &File) -> Option<memmap2::Mmap> {
 /// cache when it is next touched, with the same bytes, so a slice still into it (a neighbour's,
 /// on a shared page) stays valid.
 #[cfg(target_os = "linux")]
-pub fn release_pages(map: &memmap2::Mmap, from: usize, to: usize) {
+pub(crate) fn release_pages(map: &memmap2::Mmap, from: usize, to: usize) {
     let page = page_size();
     let first = from / page * page;
     let last = to.next_multiple_of(page).min(map.len());
@@ -36,7 +36,7 @@ pub fn release_pages(map: &memmap2::Mmap, from: usize, to: usize) {
 
 /// The system's page size (the unit of `madvise`).
 #[cfg(target_os = "linux")]
-pub fn page_size() -> usize {
+pub(crate) fn page_size() -> usize {
     static PAGE: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     // SAFETY: sysconf has no preconditions.
     *PAGE.get_or_init(|| usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096).max(1))

@@ -17,10 +17,10 @@
 use std::alloc::{GlobalAlloc, Layout};
 
 /// Blocks of at least this size get a mapping of their own.
-pub const LARGE: usize = 1 << 20;
+pub(crate) const LARGE: usize = 1 << 20;
 
 /// mimalloc for small blocks, mappings of their own for large ones.
-pub struct Split;
+pub(crate) struct Split;
 
 /// Whether mimalloc's options are set (before its first allocation).
 static CONFIGURED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);

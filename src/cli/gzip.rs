@@ -20,7 +20,7 @@ const PIECE: usize = 1 << 18;
 /// Everything `f` writes, gzipped at the fastest level on up to `threads` threads (this one
 /// included) into `out`, as the pieces are done and in their order; with what `f` returned.
 /// Writing to `out` fails `f`'s writes (a write error is returned to the writer).
-pub fn gzip<R>(threads: usize, out: &mut dyn Write, f: impl FnOnce(&mut Pieces<'_, '_>) -> R) -> io::Result<R> {
+pub(crate) fn gzip<R>(threads: usize, out: &mut dyn Write, f: impl FnOnce(&mut Pieces<'_, '_>) -> R) -> io::Result<R> {
     let shared = Shared {
         queue: Mutex::new(Queue {
             todo: VecDeque::new(),
@@ -69,7 +69,7 @@ pub fn gzip<R>(threads: usize, out: &mut dyn Write, f: impl FnOnce(&mut Pieces<'
 
 /// The writer [`gzip`] hands out: it cuts what it is given into pieces, posts each full one,
 /// and passes on the deflated ones that are next in order.
-pub struct Pieces<'s, 'o> {
+pub(crate) struct Pieces<'s, 'o> {
     shared: &'s Shared,
     piece: Vec<u8>,
     /// The number of the piece being filled.

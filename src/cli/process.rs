@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicPtr, Ordering};
 static PENDING: AtomicPtr<c_char> = AtomicPtr::new(std::ptr::null_mut());
 
 /// Notes `path` as the temporary output to remove if the command is stopped.
-pub fn set_pending(path: &Path) {
+pub(crate) fn set_pending(path: &Path) {
     use std::os::unix::ffi::OsStrExt;
     if let Ok(c) = CString::new(path.as_os_str().as_bytes()) {
         PENDING.store(c.into_raw(), Ordering::SeqCst);
@@ -23,7 +23,7 @@ pub fn set_pending(path: &Path) {
 }
 
 /// The temporary output is gone (renamed into place, or removed).
-pub fn clear_pending() {
+pub(crate) fn clear_pending() {
     PENDING.store(std::ptr::null_mut(), Ordering::SeqCst);
 }
 
@@ -52,7 +52,7 @@ fn stop(code: c_int, parts: &[&[u8]]) -> ! {
 }
 
 /// The allocator could not get `size` bytes.
-pub fn out_of_memory(size: usize) -> ! {
+pub(crate) fn out_of_memory(size: usize) -> ! {
     let mut digits = itoa::Buffer::new();
     stop(
         1,
@@ -80,13 +80,13 @@ extern "C" fn on_bus(_: c_int) {
 /// Ends the process at once with `code`, without exit handlers: the caller has flushed and
 /// renamed everything that matters (at exit, the allocator would first hand its pages back one
 /// `madvise` at a time, which the system does anyway).
-pub fn exit_now(code: u8) -> ! {
+pub(crate) fn exit_now(code: u8) -> ! {
     // SAFETY: ends the process; the caller's outputs are complete.
     unsafe { libc::_exit(c_int::from(code)) }
 }
 
 /// CPU time of the process so far, all threads, user and system (0 where it is not known).
-pub fn cpu_seconds() -> f64 {
+pub(crate) fn cpu_seconds() -> f64 {
     // SAFETY: getrusage only writes the struct it is given.
     let mut u: libc::rusage = unsafe { std::mem::zeroed() };
     if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) } == 0 {
@@ -98,7 +98,7 @@ pub fn cpu_seconds() -> f64 {
 
 /// Asks the kernel to start writing `len` bytes of `file` from `from` to disk now (Linux; a
 /// no-op elsewhere). A failure is harmless: the final `fsync` reports real errors.
-pub fn start_writeback(file: &std::fs::File, from: u64, len: u64) {
+pub(crate) fn start_writeback(file: &std::fs::File, from: u64, len: u64) {
     #[cfg(target_os = "linux")]
     {
         use std::os::fd::AsRawFd;
@@ -121,7 +121,7 @@ pub fn start_writeback(file: &std::fs::File, from: u64, len: u64) {
 /// (opened read-write) in place of a closed standard descriptor, so that output written to
 /// a closed standard output would be lost without a word; that replacement is told apart from
 /// a `> /dev/null` redirection (opened write-only) by its access mode.
-pub fn stdout_was_open() -> bool {
+pub(crate) fn stdout_was_open() -> bool {
     #[cfg(not(target_os = "linux"))]
     return true;
     // SAFETY: fstat writes only the struct it is given; fcntl F_GETFL only reads the flags.
@@ -139,7 +139,7 @@ pub fn stdout_was_open() -> bool {
 /// Installs the handlers: the signals that end a process by default remove the temporary
 /// output first; SIGBUS (a mapped input cut short) says what happened; SIGXFSZ (a file size
 /// limit) is ignored, so that the write fails with an error the command reports.
-pub fn install() {
+pub(crate) fn install() {
     let stopping = [
         libc::SIGINT,
         libc::SIGTERM,

@@ -27,7 +27,7 @@ fn location(f: &Func) -> String {
 }
 
 /// One thread's part of the summary.
-pub fn thread(out: &mut String, th: Thread<'_>) {
+pub(crate) fn thread(out: &mut String, th: Thread<'_>) {
     let name = printable(th.name().unwrap_or("(unnamed thread)"));
     let _ = write!(out, "  pid {} tid {} {name}: ", th.pid(), th.tid());
     if th.is_empty() {

@@ -262,7 +262,7 @@ pub(crate) enum ThreadSpec {
 }
 
 impl ThreadSpec {
-    pub fn parse(s: &str) -> Result<ThreadSpec, String> {
+    pub(crate) fn parse(s: &str) -> Result<ThreadSpec, String> {
         if let Some((p, t)) = s.split_once(':') {
             if let (Ok(p), Ok(t)) = (p.trim().parse(), t.trim().parse()) {
                 return Ok(ThreadSpec::Ids(p, t));
@@ -274,7 +274,7 @@ impl ThreadSpec {
         Ok(ThreadSpec::Name(s.to_owned()))
     }
 
-    pub fn matches(&self, pid: i64, tid: i64, name: Option<&str>) -> bool {
+    pub(crate) fn matches(&self, pid: i64, tid: i64, name: Option<&str>) -> bool {
         match self {
             ThreadSpec::Ids(p, t) => *p == pid && *t == tid,
             ThreadSpec::Name(n) => name == Some(n.as_str()),

@@ -38,7 +38,7 @@ impl JsArray {
 }
 
 /// The output of [`for_each_frame`]: calls in open order, with tree self time and depth.
-pub struct FrameCalls {
+pub(crate) struct FrameCalls {
     /// The calls.
     pub calls: Vec<ProfileCall>,
     /// Self time per call (µs), as the SamplesHandler's tree node has it.
@@ -81,7 +81,7 @@ impl Walk {
 }
 
 /// Runs `forEachFrame` over the whole profile with the SamplesHandler's callbacks.
-pub fn for_each_frame(model: &ProfileModel) -> FrameCalls {
+pub(crate) fn for_each_frame(model: &ProfileModel) -> FrameCalls {
     let mut w = Walk {
         top: 0,
         start: JsArray::default(),

@@ -19,7 +19,7 @@ use crate::model::{EngineVersion, Entry, INSTANT, INVOCATION, RESET};
 /// Integrator options (DevTools' engine configuration), and the threads one thread's estimate
 /// may use.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct IntegratorConfig {
+pub(crate) struct IntegratorConfig {
     /// Keep `native V8Runtime` frames (`showAllEvents`).
     pub show_all_events: bool,
     /// Which DevTools behaviour to follow.
@@ -107,7 +107,7 @@ fn resolve_trace_ids(model: &ProfileModel, values: &[(u32, Scalar)]) -> Vec<u32>
 /// [`sort_entries`](crate::model::sort_entries));
 /// `trace_values` are the values of the events' trace ids (see
 /// [`ThreadWork::trace_values`](crate::model::ThreadWork::trace_values)).
-pub fn build_profile_calls(
+pub(crate) fn build_profile_calls(
     model: &ProfileModel,
     entries: &[Entry],
     trace_values: &[(u32, Scalar)],

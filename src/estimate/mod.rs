@@ -6,10 +6,10 @@
 //! path for a loaded `.cpuprofile`). Threads are independent: `crate::exec` decides how they
 //! run.
 
-pub mod bounds;
-pub mod for_each_frame;
-pub mod integrator;
-pub mod tree;
+pub(crate) mod bounds;
+pub(crate) mod for_each_frame;
+pub(crate) mod integrator;
+pub(crate) mod tree;
 
 use std::cmp::Ordering;
 
@@ -18,11 +18,11 @@ use crate::model::profile::ProfileModel;
 use crate::model::{entry_order, ThreadWork};
 use crate::strings::Strings;
 
-pub use integrator::IntegratorConfig;
+pub(crate) use integrator::IntegratorConfig;
 
 /// One estimated call (a DevTools `ProfileCall`).
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ProfileCall {
+pub(crate) struct ProfileCall {
     /// Index of the node in [`ProfileModel::nodes`].
     pub node: u32,
     /// The (time-sorted) index of the sample that opened the call; −1 for trace-id frames.
@@ -36,7 +36,7 @@ pub struct ProfileCall {
 /// A thread's trace event with its name, kept with its calls: what DevTools' tree of every
 /// event and the stacks of the events inside calls read.
 #[derive(Debug, Clone, Copy)]
-pub struct TraceEntry {
+pub(crate) struct TraceEntry {
     /// µs.
     pub ts: f64,
     /// µs.
@@ -49,7 +49,7 @@ pub struct TraceEntry {
 
 /// How calls are computed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
+pub(crate) enum Mode {
     /// SamplesIntegrator with the thread's trace events (traces).
     Trace,
     /// SamplesIntegrator with no events (a bare `.cpuprofile`, the default for them).
@@ -60,7 +60,7 @@ pub enum Mode {
 
 impl Mode {
     /// The name used in outputs (the oracle's names).
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Mode::Trace => "trace",
             Mode::Integrator => "integrator",
@@ -71,7 +71,7 @@ impl Mode {
 
 /// The calls of one profile, with what identifies it.
 #[derive(Debug)]
-pub struct ThreadCalls {
+pub(crate) struct ThreadCalls {
     /// Process id.
     pub pid: i64,
     /// Thread id.
@@ -115,7 +115,7 @@ impl ThreadCalls {
     /// Call indices in the oracle's canonical order: ts, then longer first, then outer frames
     /// first (`nodeDepth`), then sample index, then node id, then creation order. Sorted where
     /// the thread is estimated (a worker), not where its calls are written.
-    pub fn canonical_order(&self) -> &[u32] {
+    pub(crate) fn canonical_order(&self) -> &[u32] {
         &self.order
     }
 
@@ -142,7 +142,7 @@ impl ThreadCalls {
     }
 
     /// Per node: the depth of the node its id resolves to (the oracle's `nodeDepth`), or −2.
-    pub fn node_depths(&self) -> &[i32] {
+    pub(crate) fn node_depths(&self) -> &[i32] {
         &self.node_depth
     }
 }
@@ -154,7 +154,7 @@ fn cmp_f64(a: f64, b: f64) -> Ordering {
 /// The order the flame-chart tree takes `calls` in: as created for a trace (the order the
 /// RendererHandler merges them in); sorted, start then longer first, for a bare profile (as
 /// the integrator mode sorts them).
-pub fn tree_order(calls: &[ProfileCall], mode: Mode) -> Vec<u32> {
+pub(crate) fn tree_order(calls: &[ProfileCall], mode: Mode) -> Vec<u32> {
     let mut order: Vec<u32> = (0..calls.len() as u32).collect();
     if mode == Mode::Integrator {
         order.sort_by(|&a, &b| {
@@ -167,7 +167,7 @@ pub fn tree_order(calls: &[ProfileCall], mode: Mode) -> Vec<u32> {
 
 /// Estimates one thread; `exec` runs the halves of a thread cut in two (see
 /// [`IntegratorConfig::cut`]).
-pub fn estimate_thread(work: ThreadWork, mode: Mode, cfg: IntegratorConfig, exec: &impl Exec) -> ThreadCalls {
+pub(crate) fn estimate_thread(work: ThreadWork, mode: Mode, cfg: IntegratorConfig, exec: &impl Exec) -> ThreadCalls {
     let (mut bounds, mut sampler) = (Vec::new(), None);
     let (calls, self_time, depth, console_errors) = if work.skipped.is_some() {
         (Vec::new(), Vec::new(), Vec::new(), 0)
@@ -245,7 +245,7 @@ pub fn estimate_thread(work: ThreadWork, mode: Mode, cfg: IntegratorConfig, exec
 /// Threads' calls handed to a writer in order, however they are held: all estimated already
 /// ([`AllThreads`]), or each estimated as the writer reaches it ([`Lazy`](crate::schedule::Lazy)), so that memory holds
 /// one thread's calls at a time.
-pub trait Estimates {
+pub(crate) trait Estimates {
     /// How the calls were computed.
     fn mode(&self) -> Mode;
     /// How many threads [`Estimates::each`] visits.
@@ -268,7 +268,7 @@ impl Estimates for &AllThreads {
 
 /// The estimate of a whole input.
 #[derive(Debug)]
-pub struct AllThreads {
+pub(crate) struct AllThreads {
     /// How the calls were computed.
     pub mode: Mode,
     /// Strings the frames refer to.
@@ -279,7 +279,7 @@ pub struct AllThreads {
 
 impl AllThreads {
     /// Total number of calls.
-    pub fn n_calls(&self) -> usize {
+    pub(crate) fn n_calls(&self) -> usize {
         self.threads.iter().map(|t| t.calls.len()).sum()
     }
 }

@@ -8,7 +8,7 @@ use crate::model::Entry;
 /// the calls taken in `order` (push order for a trace, as the RendererHandler merges them;
 /// sorted for a bare profile, as the oracle's integrator mode sorts them). Calls that
 /// overflow their parent get no tree node and keep `None`.
-pub fn treify(
+pub(crate) fn treify(
     entries: &[Entry],
     calls: &[ProfileCall],
     order: &[u32],

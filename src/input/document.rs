@@ -17,7 +17,7 @@ use crate::error::{Diagnostics, Error, Location, WarningKind};
 
 /// What the top level turned out to be.
 #[derive(Debug)]
-pub enum Document {
+pub(crate) enum Document {
     /// A trace; `metadata` is the raw `metadata` value when there was one.
     Trace {
         /// Raw bytes of the top-level `metadata` value.

@@ -217,7 +217,7 @@ impl<'de> Deserialize<'de> for NumArray {
 pub struct IdArray(pub Vec<i64>);
 
 /// The id of a sample that names no possible node.
-pub const UNKNOWN_ID: i64 = i64::MIN;
+pub(crate) const UNKNOWN_ID: i64 = i64::MIN;
 
 impl<'de> Deserialize<'de> for IdArray {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {

@@ -1,15 +1,24 @@
 //! Bytes → borrowed raw values: the input stage. It knows JSON and the shapes of trace events
 //! and profiles, and nothing of what they mean.
+//!
+//! The modules marked `internals` are public to the project's measurement tools only (the
+//! `internals` feature); without it their `pub` items reach no user.
 
+#[cfg_attr(not(feature = "internals"), allow(unreachable_pub))]
 pub mod chunk;
-pub mod document;
+pub(crate) mod document;
+#[cfg_attr(not(feature = "internals"), allow(unreachable_pub))]
 pub mod json;
-pub mod leaf;
+#[cfg_attr(not(feature = "internals"), allow(unreachable_pub))]
+pub(crate) mod leaf;
 pub(crate) mod reader;
 mod region;
+#[cfg_attr(not(feature = "internals"), allow(unreachable_pub))]
 pub mod scan;
+#[cfg_attr(not(feature = "internals"), allow(unreachable_pub))]
 pub mod shapes;
-pub mod sink;
-pub mod source;
+#[cfg_attr(not(feature = "internals"), allow(unreachable_pub))]
+pub(crate) mod sink;
+pub(crate) mod source;
 
 pub use source::Source;

@@ -7,7 +7,7 @@
 use itertools::Either;
 
 /// A narrow type and the wide type it stands for, exactly.
-pub trait Narrow: Copy {
+pub(crate) trait Narrow: Copy {
     /// The type of the values.
     type Wide: Copy;
     /// `w` as a narrow value, when that loses nothing.
@@ -54,7 +54,7 @@ impl Narrow for i32 {
 
 /// A column of values held narrow while they all fit (see the module docs).
 #[derive(Debug, Clone)]
-pub enum Column32<N: Narrow> {
+pub(crate) enum Column32<N: Narrow> {
     /// Every value fits the narrow type.
     Narrow(Vec<N>),
     /// Some value did not.
@@ -68,20 +68,20 @@ impl<N: Narrow> Default for Column32<N> {
 }
 
 /// Sample ids ([`crate::input::leaf::UNKNOWN_ID`] for values that are not ids).
-pub type Ids = Column32<u32>;
+pub(crate) type Ids = Column32<u32>;
 /// Time deltas in µs.
-pub type Deltas = Column32<i32>;
+pub(crate) type Deltas = Column32<i32>;
 
 impl<N: Narrow> Column32<N> {
     /// The values of `v`.
-    pub fn from_slice(v: &[N::Wide]) -> Column32<N> {
+    pub(crate) fn from_slice(v: &[N::Wide]) -> Column32<N> {
         let mut p = Column32::default();
         p.extend(v);
         p
     }
 
     /// Appends the values of `v`, widening the column first if one of them needs it.
-    pub fn extend(&mut self, v: &[N::Wide]) {
+    pub(crate) fn extend(&mut self, v: &[N::Wide]) {
         if let Column32::Narrow(n) = self {
             // Checked, then copied: two loops the compiler vectorizes, where one that pushes
             // value by value is not.
@@ -97,7 +97,7 @@ impl<N: Narrow> Column32<N> {
     }
 
     /// Appends `w`, widening the column first if it needs it.
-    pub fn push(&mut self, w: N::Wide) {
+    pub(crate) fn push(&mut self, w: N::Wide) {
         match self {
             Column32::Narrow(n) => match N::narrow(w) {
                 Some(x) => n.push(x),
@@ -112,7 +112,7 @@ impl<N: Narrow> Column32<N> {
     }
 
     /// The number of values.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         match self {
             Column32::Narrow(n) => n.len(),
             Column32::Wide(w) => w.len(),
@@ -120,12 +120,12 @@ impl<N: Narrow> Column32<N> {
     }
 
     /// Whether there are none.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
     /// The values from index `from` on.
-    pub fn iter_from(&self, from: usize) -> impl Iterator<Item = N::Wide> + '_ {
+    pub(crate) fn iter_from(&self, from: usize) -> impl Iterator<Item = N::Wide> + '_ {
         match self {
             Column32::Narrow(n) => Either::Left(n[from..].iter().map(|x| x.widen())),
             Column32::Wide(w) => Either::Right(w[from..].iter().copied()),
@@ -133,7 +133,7 @@ impl<N: Narrow> Column32<N> {
     }
 
     /// All values.
-    pub fn iter(&self) -> impl Iterator<Item = N::Wide> + '_ {
+    pub(crate) fn iter(&self) -> impl Iterator<Item = N::Wide> + '_ {
         self.iter_from(0)
     }
 }

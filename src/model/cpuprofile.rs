@@ -14,7 +14,7 @@ use crate::strings::Strings;
 /// The thread of a `.cpuprofile` whose top-level members are `fields` (pid 1, tid 1, profile
 /// `0x1`, as DevTools wraps a loaded profile); none when the Performance panel would show
 /// nothing.
-pub fn thread_work(
+pub(crate) fn thread_work(
     mut fields: Vec<(String, Vec<u8>)>,
     nodes: Option<Result<ParsedNodes, Error>>,
     location: Location,

@@ -18,7 +18,7 @@ const FLAGS: u8 = 31;
 
 /// Append-only packed entries, with later duration changes (`E` closing a `B`) kept aside.
 #[derive(Debug, Default)]
-pub struct PackedEntries {
+pub(crate) struct PackedEntries {
     bytes: Vec<u8>,
     len: u32,
     /// The last integer timestamp written (the base of the next difference).
@@ -74,13 +74,13 @@ fn get_f64(bytes: &[u8], at: &mut usize) -> f64 {
 
 impl PackedEntries {
     /// The number of entries.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.len as usize
     }
 
     /// Appends `e`; returns its index.
     #[inline]
-    pub fn push(&mut self, e: Entry) -> u32 {
+    pub(crate) fn push(&mut self, e: Entry) -> u32 {
         // Encoded on the stack, then appended at once (a push per byte checked the capacity
         // each time).
         let mut buf = [0u8; MAX_ENTRY];
@@ -117,12 +117,12 @@ impl PackedEntries {
     }
 
     /// Sets the duration of entry `index` (as seen by [`PackedEntries::into_vec`]).
-    pub fn set_dur(&mut self, index: u32, dur: f64) {
+    pub(crate) fn set_dur(&mut self, index: u32, dur: f64) {
         self.patches.push((index, dur));
     }
 
     /// The entries, in the order they were pushed.
-    pub fn into_vec(self) -> Vec<Entry> {
+    pub(crate) fn into_vec(self) -> Vec<Entry> {
         let mut out = Vec::with_capacity(self.len as usize);
         let (b, mut at, mut last) = (&self.bytes[..], 0usize, 0i64);
         while at < b.len() {

@@ -4,13 +4,13 @@
 //! This file holds the estimator's contract: what a thread hands to it ([`ThreadWork`], its
 //! [`Entry`]s and their flags) and which DevTools to follow ([`EngineVersion`]).
 
-pub mod column;
-pub mod cpuprofile;
-pub mod entries;
-pub mod gecko;
+pub(crate) mod column;
+pub(crate) mod cpuprofile;
+pub(crate) mod entries;
+pub(crate) mod gecko;
 pub(crate) mod nodes;
-pub mod profile;
-pub mod trace;
+pub(crate) mod profile;
+pub(crate) mod trace;
 
 use crate::error::{Diagnostics, Location, WarningKind};
 use crate::js::Scalar;
@@ -39,21 +39,21 @@ pub(crate) struct ReadOptions<'a> {
 /// The entry is an instant (`I`) event. An instant is kept only when it carries a trace id (the
 /// integrator reads it) or a `dur` other than 0 (the flame-chart tree reads any entry's `dur`,
 /// so it nests in a call and takes from its self time); the integrator skips the latter.
-pub const INSTANT: u8 = 1;
+pub(crate) const INSTANT: u8 = 1;
 /// The event is a JS invocation (`isJSInvocationEvent`).
-pub const INVOCATION: u8 = 2;
+pub(crate) const INVOCATION: u8 = 2;
 /// The event is `RunTask` or `RunMicrotasks`, whose start resets the JS stack.
-pub const RESET: u8 = 4;
+pub(crate) const RESET: u8 = 4;
 /// The event is a garbage collection (`MinorGC`, `MajorGC`): its start is an exact time at which
 /// samples begin to show `(garbage collector)`.
-pub const GC: u8 = 8;
+pub(crate) const GC: u8 = 8;
 /// The event runs a JS function at once (`FunctionCall`, `v8.callFunction`, `v8.run`,
 /// `v8.evaluateModule`, `RunMicrotasks`, `V8.Execute`): the function starts with it.
-pub const STARTS_JS: u8 = 16;
+pub(crate) const STARTS_JS: u8 = 16;
 
 /// One trace event of a thread, as the estimator sees it.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Entry {
+pub(crate) struct Entry {
     /// µs.
     pub ts: f64,
     /// µs (0 when absent).
@@ -68,14 +68,14 @@ pub struct Entry {
 impl Entry {
     /// `ts + dur`.
     #[inline]
-    pub fn end(&self) -> f64 {
+    pub(crate) fn end(&self) -> f64 {
         self.ts + self.dur
     }
 }
 
 /// `isJSInvocationEvent` and the reset names, as entry flags.
 #[inline]
-pub fn flags_for_name(name: &str) -> u8 {
+pub(crate) fn flags_for_name(name: &str) -> u8 {
     let b = name.as_bytes();
     // Most names are none of these: decide on the first byte before comparing strings.
     match b.first() {
@@ -116,7 +116,7 @@ impl EngineVersion {
 
 /// A profile and the thread it belongs to.
 #[derive(Debug)]
-pub struct ThreadWork {
+pub(crate) struct ThreadWork {
     /// Process id.
     pub pid: i64,
     /// Thread id.
@@ -144,19 +144,19 @@ pub struct ThreadWork {
 
 /// Sorts a thread's entries as `sortTraceEventsInPlace` does: by start, then longest first
 /// ([`entry_order`]); stable, so equal events keep their file order.
-pub fn sort_entries(entries: &mut [Entry]) {
+pub(crate) fn sort_entries(entries: &mut [Entry]) {
     entries.sort_by(entry_order);
 }
 
 /// The order of [`sort_entries`].
-pub fn entry_order(a: &Entry, b: &Entry) -> std::cmp::Ordering {
+pub(crate) fn entry_order(a: &Entry, b: &Entry) -> std::cmp::Ordering {
     a.ts.partial_cmp(&b.ts)
         .unwrap_or(std::cmp::Ordering::Equal)
         .then_with(|| b.end().partial_cmp(&a.end()).unwrap_or(std::cmp::Ordering::Equal))
 }
 
 /// Counts what the model dropped, as warnings.
-pub fn report_model(model: &ProfileModel, what: &str, at: Location, diag: &mut Diagnostics) {
+pub(crate) fn report_model(model: &ProfileModel, what: &str, at: Location, diag: &mut Diagnostics) {
     if model.n_unknown_samples > 0 {
         diag.push(
             WarningKind::UnknownSampleNode,

@@ -11,7 +11,7 @@ use crate::parallel;
 use crate::strings::Strings;
 
 /// The format tag written in the header.
-pub const FORMAT: &str = "jscalls-calls/1";
+pub(crate) const FORMAT: &str = "jscalls-calls/1";
 
 /// Calls rendered per job by [`write_calls_from`] (about 256 KB of JSON).
 const CHUNK: usize = 1 << 10;
@@ -22,7 +22,7 @@ const AHEAD: usize = 8;
 
 /// Writes the calls JSON for threads held in any way (see [`Estimates`]), rendering the rows on
 /// up to `threads` threads (the same bytes). `input` is the input's name, for the header.
-pub fn write_calls_from(
+pub(crate) fn write_calls_from(
     out: &mut dyn Write,
     t: impl Estimates,
     input: &str,
@@ -158,7 +158,7 @@ pub(crate) fn write_field(s: &mut String, v: Scalar, empty_string: bool, strings
 /// The per-node parts of a call row, rendered once: per node, the fields that are the node's
 /// own (`,"nodeDepth":…,"nodeId":…,"sampleIndex":`), and per distinct frame, the frame fields
 /// (`,"functionName":…,"columnNumber":…}`).
-pub struct NodeFragments {
+pub(crate) struct NodeFragments {
     /// All node heads, one after the other; node `k`'s is `heads[head_ends[k - 1]..head_ends[k]]`.
     heads: String,
     head_ends: Vec<usize>,
@@ -169,7 +169,7 @@ pub struct NodeFragments {
 
 impl NodeFragments {
     /// Renders the frames of the thread's profile.
-    pub fn new(th: &ThreadCalls, strings: &Strings) -> NodeFragments {
+    pub(crate) fn new(th: &ThreadCalls, strings: &Strings) -> NodeFragments {
         let frames = &th.model.frames;
         let mut text = String::with_capacity(frames.len() * 128);
         let mut ends = Vec::with_capacity(frames.len());
@@ -219,7 +219,7 @@ impl NodeFragments {
 }
 
 /// Writes one call as the oracle's canonical row.
-pub fn write_call(s: &mut String, th: &ThreadCalls, i: usize, frags: &NodeFragments) {
+pub(crate) fn write_call(s: &mut String, th: &ThreadCalls, i: usize, frags: &NodeFragments) {
     let c = &th.calls[i];
     let node = &th.model.nodes[c.node as usize];
     s.push_str("{\"ts\":");
@@ -235,7 +235,7 @@ pub fn write_call(s: &mut String, th: &ThreadCalls, i: usize, frags: &NodeFragme
 
 /// Writes `,"bounds":[earliestStart,latestStart,earliestEnd,latestEnd]` of call `i` when the
 /// thread has bounds (`null` on an unbounded side).
-pub fn write_bounds(s: &mut String, th: &ThreadCalls, i: usize) {
+pub(crate) fn write_bounds(s: &mut String, th: &ThreadCalls, i: usize) {
     let Some(b) = th.bounds.get(i) else { return };
     s.push_str(",\"bounds\":[");
     for (k, &x) in b.iter().enumerate() {
@@ -252,7 +252,7 @@ pub fn write_bounds(s: &mut String, th: &ThreadCalls, i: usize) {
 }
 
 /// Writes `,"selfTime":…,"depth":…` of call `i` (`null` for a call the flame chart drops).
-pub fn write_tree_fields(s: &mut String, th: &ThreadCalls, i: usize) {
+pub(crate) fn write_tree_fields(s: &mut String, th: &ThreadCalls, i: usize) {
     s.push_str(",\"selfTime\":");
     match th.self_time.get(i).copied().flatten() {
         Some(v) => write_number(s, v),

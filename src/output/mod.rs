@@ -1,4 +1,4 @@
 //! The estimate → bytes: the calls JSON and the timeline trace.
 
-pub mod calls;
-pub mod timeline;
+pub(crate) mod calls;
+pub(crate) mod timeline;

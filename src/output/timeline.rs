@@ -22,11 +22,11 @@ use crate::tree::Stacks;
 use crate::view::Thread;
 
 /// The category of the added call events.
-pub const CALL_CATEGORY: &str = "jscalls";
+pub(crate) const CALL_CATEGORY: &str = "jscalls";
 
 /// Writes a timeline: the header, then the input's events one by one as the caller reads them
 /// ([`TimelineWriter::event`]), then each thread's calls ([`TimelineWriter::finish`]).
-pub struct TimelineWriter<'a> {
+pub(crate) struct TimelineWriter<'a> {
     out: &'a mut dyn Write,
     n: u64,
     /// The largest integer after any `"tid":` in any event (never less than the event's own tid).
@@ -40,7 +40,7 @@ fn io(e: std::io::Error) -> Error {
 
 impl<'a> TimelineWriter<'a> {
     /// Starts the document.
-    pub fn new(out: &'a mut dyn Write) -> Result<TimelineWriter<'a>, Error> {
+    pub(crate) fn new(out: &'a mut dyn Write) -> Result<TimelineWriter<'a>, Error> {
         out.write_all(b"{\"traceEvents\":[\n").map_err(io)?;
         Ok(TimelineWriter { out, n: 0, max_tid: 0, tid_key: memchr::memmem::Finder::new(b"\"tid\":") })
     }
@@ -56,7 +56,7 @@ impl<'a> TimelineWriter<'a> {
     }
 
     /// Copies one input event, as its bytes were.
-    pub fn event(&mut self, raw: &[u8]) -> Result<(), Error> {
+    pub(crate) fn event(&mut self, raw: &[u8]) -> Result<(), Error> {
         self.note_tids(raw);
         if self.n > 0 {
             self.out.write_all(b",\n").map_err(io)?;
@@ -74,7 +74,7 @@ impl<'a> TimelineWriter<'a> {
     /// For a `.cpuprofile` input the events are the calls alone (plus the thread's name).
     /// With `samples`, each thread's calls are also written as samples ([`write_resampled`]),
     /// which `range`, the time the input spans (µs), frames.
-    pub fn finish(
+    pub(crate) fn finish(
         self,
         mut t: impl Estimates,
         cpu_profile: bool,
@@ -138,7 +138,7 @@ impl<'a> TimelineWriter<'a> {
 }
 
 /// One call as a trace event, on thread `tid` of the call's process.
-pub fn write_call_event(s: &mut String, th: &ThreadCalls, i: usize, tid: i64, strings: &Strings) {
+pub(crate) fn write_call_event(s: &mut String, th: &ThreadCalls, i: usize, tid: i64, strings: &Strings) {
     let c = &th.calls[i];
     let node = &th.model.nodes[c.node as usize];
     let f = th.model.frame(c.node);

@@ -47,7 +47,7 @@ impl std::fmt::Display for ParseError {
 impl std::error::Error for ParseError {}
 
 /// The transform kinds, as `--transform KIND:ARGUMENT` names them.
-pub const KINDS: &[(&str, &str)] = &[
+pub(super) const KINDS: &[(&str, &str)] = &[
     ("merge", "CallNodePath"),
     ("merge-function", "function"),
     ("merge-subtree", "CallNodePath"),

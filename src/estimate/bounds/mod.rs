@@ -94,7 +94,7 @@ impl Estimator {
 }
 
 /// `[earliestStart, latestStart, earliestEnd, latestEnd]` in µs; NaN where a side is unbounded.
-pub type Bounds = [f64; 4];
+pub(crate) type Bounds = [f64; 4];
 
 /// The captures of the samples: earliest, latest and most likely time of each stack.
 struct Captures {
@@ -145,7 +145,7 @@ impl Captures {
 /// [`Estimator::LogMidway`], the calls moved in place. With `side_by_side`, independent parts
 /// run as two jobs of that [`Exec`]: the sampler's measure beside the per-call tables, then
 /// the midway pass beside the bounds, or the bounds in two halves.
-pub fn refine(
+pub(crate) fn refine(
     model: &ProfileModel,
     entries: &[Entry],
     trace_values: &[(u32, Scalar)],

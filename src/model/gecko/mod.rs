@@ -19,7 +19,7 @@ pub use raw::Symbols;
 
 /// The threads of a Firefox profile, given its top-level members: the raw Gecko format
 /// (`meta`, `libs`, `threads`, `processes`) or the processed one (`meta.preprocessedProfileVersion`).
-pub fn thread_works(
+pub(crate) fn thread_works(
     fields: Vec<(String, Vec<u8>)>,
     location: Location,
     strings: &mut Strings,

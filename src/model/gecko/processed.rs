@@ -17,7 +17,7 @@ use crate::model::ThreadWork;
 
 /// The newest `preprocessedProfileVersion` whose layout is known (the Firefox Profiler of
 /// August 2026); newer ones are read as it, with a warning.
-pub const NEWEST_VERSION: u64 = 70;
+pub(super) const NEWEST_VERSION: u64 = 70;
 
 /// A table of columns.
 struct Columns<'a> {

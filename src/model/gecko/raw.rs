@@ -24,7 +24,7 @@ use crate::model::ThreadWork;
 /// table, each thread's `tracedValues` and `tracedObjectShapes`, and an `argumentValues` column
 /// among the samples' (before `threadCPUDelta`): none of them carries a stack or a time, and
 /// cells are looked up by name.
-pub const NEWEST_VERSION: u64 = 36;
+pub(super) const NEWEST_VERSION: u64 = 36;
 
 /// A library's symbols: function start addresses (relative to the library's start) and names,
 /// as `nm --defined-only` prints them.

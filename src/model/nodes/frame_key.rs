@@ -17,7 +17,7 @@ use crate::strings::Strings;
 /// interning each string and then the frame. Equal encodings are equal members, which
 /// [`frame_from_json`] turns into the same frame; only frames read without error are kept.
 #[derive(Debug, Default)]
-pub struct FrameCache {
+pub(crate) struct FrameCache {
     /// The keys seen, end to end (one allocation, not one per frame).
     keys: Vec<u8>,
     /// (start in `keys`, length, frame) of each key seen, found by the key's hash.

@@ -73,7 +73,7 @@ impl NodeIn {
 
 /// A node from its JSON; `chunk` selects the trace-chunk normalisation of the frame. `cache`
 /// holds the frames of this profile's nodes read so far.
-pub fn node_from_json(
+pub(crate) fn node_from_json(
     n: &NodeJson<'_>,
     chunk: bool,
     strings: &mut Strings,
@@ -109,7 +109,7 @@ pub fn node_from_json(
 
 /// A `.cpuprofile`'s `nodes` value, read.
 #[derive(Debug)]
-pub struct ParsedNodes {
+pub(crate) struct ParsedNodes {
     nodes: Nodes,
     /// Whether the value was an array (not null).
     present: bool,
@@ -132,7 +132,7 @@ impl ParsedNodes {
 
 /// Reads a `.cpuprofile`'s `nodes` value (an array or null) one node at a time, so that the
 /// parsed form of only one node is held at once.
-pub fn parse_nodes(raw: &[u8], location: Location, strings: &mut Strings) -> Result<ParsedNodes, Error> {
+pub(crate) fn parse_nodes(raw: &[u8], location: Location, strings: &mut Strings) -> Result<ParsedNodes, Error> {
     // Rare: serde refuses lone surrogates, so they are given their stand-ins first.
     let fixed = crate::input::json::lone_surrogates_replaced(raw);
     let raw = fixed.as_deref().unwrap_or(raw);
@@ -215,7 +215,7 @@ impl<'de> serde::de::Visitor<'de> for NodesSeed<'_, '_> {
 }
 
 /// A [`RawProfile`] from a CDP `Profiler.Profile` object.
-pub fn raw_from_cpuprofile(
+pub(crate) fn raw_from_cpuprofile(
     json: &shapes::CpuProfileJson<'_>,
     strings: &mut Strings,
     location: Option<Location>,

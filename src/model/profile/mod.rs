@@ -18,7 +18,7 @@ use crate::strings::{StrId, Strings};
 
 /// A call frame, each field as the JSON value it was (compared with `===`).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct CallFrame {
+pub(crate) struct CallFrame {
     /// `functionName`.
     pub function_name: Scalar,
     /// `scriptId`: a string in trace chunks (normalised with `String(x)`), as given in `.cpuprofile`s.
@@ -59,7 +59,7 @@ impl std::hash::Hash for FrameBits {
 /// The distinct call frames of one profile. Nodes refer to them by index: a long recording has
 /// many nodes (one per distinct stack) but far fewer frames.
 #[derive(Debug, Clone, Default)]
-pub struct Frames {
+pub(crate) struct Frames {
     list: Vec<CallFrame>,
     /// Indexes into `list`, hashed by their frame: 4 bytes a frame, where a map from frame to
     /// index would hold each frame twice (a profile of a million distinct frames).
@@ -68,7 +68,7 @@ pub struct Frames {
 
 impl Frames {
     /// The index of `f`, adding it on first use.
-    pub fn intern(&mut self, f: CallFrame) -> u32 {
+    pub(crate) fn intern(&mut self, f: CallFrame) -> u32 {
         let hash = |f: &CallFrame| std::hash::BuildHasher::hash_one(&rustc_hash::FxBuildHasher, FrameBits(*f));
         let list = &mut self.list;
         let key = FrameBits(f);
@@ -86,7 +86,7 @@ impl Frames {
 
 /// A protocol node as the input gives it.
 #[derive(Debug, Clone)]
-pub struct RawNode {
+pub(crate) struct RawNode {
     /// The node id.
     pub id: i64,
     /// The parent id (trace style); [`UNKNOWN_ID`] when absent or not an id.
@@ -101,7 +101,7 @@ pub struct RawNode {
 
 /// A CPU profile before the model is built: what the input says.
 #[derive(Debug, Clone, Default)]
-pub struct RawProfile {
+pub(crate) struct RawProfile {
     /// µs.
     pub start_time: f64,
     /// µs; used only for the end of the last frame in CPU-profile mode.
@@ -210,11 +210,11 @@ fn sort_samples(times: &mut [f64], nodes: &mut Vec<u32>) {
 }
 
 /// Marks "no node" in `u32` node references.
-pub const NONE: u32 = u32::MAX;
+pub(crate) const NONE: u32 = u32::MAX;
 
 /// A parsed node.
 #[derive(Debug, Clone)]
-pub struct Node {
+pub(crate) struct Node {
     /// The protocol id.
     pub id: i64,
     /// Index of the parent in [`ProfileModel::nodes`], [`NONE`] for the root.
@@ -249,7 +249,7 @@ impl Default for Limits {
 
 /// DevTools' `CPUProfileDataModel`, as far as ProfileCalls need it.
 #[derive(Debug, Clone)]
-pub struct ProfileModel {
+pub(crate) struct ProfileModel {
     /// Parsed nodes; index 0 is the root.
     pub nodes: Vec<Node>,
     /// The distinct frames the nodes refer to.
@@ -359,7 +359,7 @@ impl ProfileModel {
     /// Builds the model (`new CPUProfileDataModel(profile)`), taking the raw profile's data.
     ///
     /// `what` names the profile in messages; `location` is where it came from.
-    pub fn new(
+    pub(crate) fn new(
         raw: RawProfile,
         strings: &Strings,
         limits: Limits,
@@ -570,13 +570,13 @@ impl ProfileModel {
 
     /// The frame of parsed node `n`.
     #[inline]
-    pub fn frame(&self, n: u32) -> &CallFrame {
+    pub(crate) fn frame(&self, n: u32) -> &CallFrame {
         &self.frames[self.nodes[n as usize].frame as usize]
     }
 
     /// The parsed node for an id (the copy parsed last).
     #[inline]
-    pub fn node_by_id(&self, id: i64) -> Option<u32> {
+    pub(crate) fn node_by_id(&self, id: i64) -> Option<u32> {
         if id == UNKNOWN_ID {
             return None;
         }
@@ -585,7 +585,7 @@ impl ProfileModel {
 
     /// The samples' times in ms, in time order (for a profile without samples: the times of its
     /// deltas in µs, as the reference leaves them).
-    pub fn sample_times(&self) -> impl Iterator<Item = f64> + '_ {
+    pub(crate) fn sample_times(&self) -> impl Iterator<Item = f64> + '_ {
         match &self.times {
             Times::Deltas { start, deltas } => Either::Left(deltas.iter().scan(*start, |t, x| {
                 *t += x;
@@ -596,20 +596,20 @@ impl ProfileModel {
     }
 
     /// `timestamps`: [`ProfileModel::sample_times`] and the extra one after the last sample.
-    pub fn timestamps(&self) -> Vec<f64> {
+    pub(crate) fn timestamps(&self) -> Vec<f64> {
         self.sample_times().chain(self.extra_time).collect()
     }
 
     /// The number of samples (after `sortSamples`: as many as there are time deltas).
     #[inline]
-    pub fn n_samples(&self) -> usize {
+    pub(crate) fn n_samples(&self) -> usize {
         self.sample_nodes.len()
     }
 
     /// The node id of sample `i`, [`UNKNOWN_ID`] for an id that names no node (which ids those
     /// were does not matter to anything DevTools computes from them).
     #[inline]
-    pub fn sample_id(&self, i: usize) -> i64 {
+    pub(crate) fn sample_id(&self, i: usize) -> i64 {
         match self.sample_nodes[i] {
             NONE => UNKNOWN_ID,
             n => self.nodes[n as usize].id,
@@ -618,7 +618,7 @@ impl ProfileModel {
 
     /// The parsed node of sample `i`.
     #[inline]
-    pub fn node_by_index(&self, i: usize) -> Option<u32> {
+    pub(crate) fn node_by_index(&self, i: usize) -> Option<u32> {
         self.sample_nodes.get(i).copied().filter(|&n| n != NONE)
     }
 
@@ -678,7 +678,7 @@ impl ProfileModel {
     }
 
     /// A `traceIds[key]` value resolved to a node, as the integrator does for a `sampleTraceId`.
-    pub fn node_for_trace_value(&self, v: Scalar) -> Option<u32> {
+    pub(crate) fn node_for_trace_value(&self, v: Scalar) -> Option<u32> {
         match v {
             Scalar::Num(n) if n != 0.0 && n.fract() == 0.0 && n.abs() <= 9_007_199_254_740_992.0 => {
                 self.node_by_id(n as i64)
@@ -830,7 +830,7 @@ fn cycle_message(nodes: &[RawNode], children: &Children, by_id: &IdMap) -> Strin
 
 /// Turns a JSON frame into a [`CallFrame`], normalised as the trace chunks are (`chunk` true) or
 /// as given (`.cpuprofile`).
-pub fn frame_from_json(
+pub(crate) fn frame_from_json(
     f: &crate::input::shapes::FrameJson<'_>,
     chunk: bool,
     strings: &mut Strings,
@@ -861,7 +861,7 @@ pub fn frame_from_json(
 }
 
 /// `x - 1` with JS number conversion, for the legacy node fields.
-pub fn js_minus_one(v: &Leaf<'_>) -> f64 {
+pub(crate) fn js_minus_one(v: &Leaf<'_>) -> f64 {
     match v {
         Leaf::Num(n) => n - 1.0,
         Leaf::Null => -1.0,

@@ -49,7 +49,7 @@ struct ThreadEvents {
 
 /// What [`TraceBuilder::finish`] hands to the estimator.
 #[derive(Debug)]
-pub struct TraceModel {
+pub(crate) struct TraceModel {
     /// All strings.
     pub strings: Strings,
     /// One per profile DevTools keeps, sorted by (pid, tid).
@@ -65,7 +65,7 @@ pub struct TraceModel {
 
 /// Consumes trace events (a [`Sink`]) and builds the [`TraceModel`].
 #[derive(Debug)]
-pub struct TraceBuilder {
+pub(crate) struct TraceBuilder {
     strings: Strings,
     limits: Limits,
     version: EngineVersion,
@@ -103,7 +103,7 @@ pub struct TraceBuilder {
 impl TraceBuilder {
     /// What a `.cpuprofile` is made of beyond its members' bytes: the strings, and its `nodes`
     /// when they were read where they lay.
-    pub fn into_profile_parts(self) -> (Strings, Option<Result<ParsedNodes, Error>>) {
+    pub(crate) fn into_profile_parts(self) -> (Strings, Option<Result<ParsedNodes, Error>>) {
         (self.strings, self.profile_nodes)
     }
 
@@ -128,7 +128,7 @@ impl TraceBuilder {
     }
 
     /// A builder for one input.
-    pub fn new(limits: Limits, version: EngineVersion) -> TraceBuilder {
+    pub(crate) fn new(limits: Limits, version: EngineVersion) -> TraceBuilder {
         TraceBuilder {
             strings: Strings::default(),
             limits,
@@ -229,7 +229,7 @@ impl TraceBuilder {
 
     /// Builds the model once all events are in (the handlers' `finalize`). The profile models
     /// and the threads' events are independent jobs, run by `exec`.
-    pub fn finish(
+    pub(crate) fn finish(
         mut self,
         metadata: Option<&[u8]>,
         diag: &mut Diagnostics,

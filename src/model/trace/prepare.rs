@@ -47,7 +47,7 @@ pub(crate) fn reads_args(name: &str) -> bool {
 
 /// What an event's args say about its `sampleTraceId`.
 #[derive(Debug)]
-pub enum TraceIdFound<'a> {
+pub(crate) enum TraceIdFound<'a> {
     /// No truthy id.
     None,
     /// `args.beginData` is null (DevTools fails on such an event).
@@ -89,7 +89,7 @@ pub(crate) fn trace_id_of<'a>(ids: &ArgsIds<'a>) -> TraceIdFound<'a> {
 /// A `sampleTraceId` as a JavaScript property key: a canonical array index (the usual numbers)
 /// apart, so that it is kept and compared without allocating.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum TraceKey {
+pub(crate) enum TraceKey {
     /// A key that is a canonical decimal integer of at most 16 digits (`"0"`, `"17"`, not
     /// `"017"`): the key of that number, kept as the number.
     Int(u64),
@@ -99,7 +99,7 @@ pub enum TraceKey {
 
 impl TraceKey {
     /// The key for a property name.
-    pub fn of(key: &str) -> TraceKey {
+    pub(crate) fn of(key: &str) -> TraceKey {
         let b = key.as_bytes();
         let canonical =
             !b.is_empty() && b.len() <= 16 && b.iter().all(u8::is_ascii_digit) && (b[0] != b'0' || b.len() == 1);
@@ -112,7 +112,7 @@ impl TraceKey {
 
 /// What the scan threads make of an event for the [`TraceBuilder`] (see [`Sink::prepare`]).
 #[derive(Debug)]
-pub enum Prep {
+pub(crate) enum Prep {
     /// A well-formed `X` or `I` event with an ordinary name: all that is left is to file it.
     Plain(Plain),
     /// An event that plays no part (an ordinary name, a phase other than `X`/`I`/`B`/`E`).
@@ -125,7 +125,7 @@ pub enum Prep {
 
 /// The fields of a plain `X` or `I` event, checked.
 #[derive(Debug)]
-pub struct Plain {
+pub(crate) struct Plain {
     pub(crate) pid: i64,
     pub(crate) tid: i64,
     pub(crate) ts: f64,
@@ -317,6 +317,7 @@ impl Sink for TraceBuilder {
 /// usual chunks: each node's frame is then a run of bytes in one buffer per chunk (the
 /// [`FrameCache`] key), not a string allocated per member on one thread and freed on another.
 #[derive(Debug, Default)]
+#[cfg_attr(not(feature = "internals"), allow(unreachable_pub))]
 pub struct ChunkIn {
     /// `args.data.cpuProfile.nodes`.
     pub(crate) nodes: Option<Vec<NodeIn>>,
@@ -333,6 +334,7 @@ pub struct ChunkIn {
     pub(crate) source: Option<Source>,
 }
 
+#[cfg_attr(not(feature = "internals"), allow(unreachable_pub))]
 impl ChunkIn {
     /// The args, owned.
     pub fn new(a: shapes::ChunkArgs<'_>) -> ChunkIn {
