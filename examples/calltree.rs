@@ -18,13 +18,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let js = Transform::JsOnly.apply(&stacks);
         let top = CallTree::top_down(&js);
         let Some(&root) = top.roots.first() else { continue };
-        let spec = format!("focus:{}", js.funcs[top.nodes[root].func as usize].label());
+        let spec = format!("focus:{}", js.funcs[top.nodes[root].func.index()].label());
         let focused = Transform::parse(&spec, &js)?.apply(&js);
         let tree = CallTree::top_down(&focused);
         println!("{}:{} {} — {spec}", thread.pid(), thread.tid(), thread.name().unwrap_or("?"));
         tree.walk(|n, depth| {
             let node = &tree.nodes[n];
-            let func = &focused.funcs[node.func as usize];
+            let func = &focused.funcs[node.func.index()];
             println!(
                 "  {:>9.3} ms {:>9.3} ms  {}{}",
                 node.total / 1000.0,
@@ -40,7 +40,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 "  self {:>9.3} ms, total {:>9.3} ms  {}",
                 self_us / 1000.0,
                 total_us / 1000.0,
-                js.funcs[f as usize].label()
+                js.funcs[f.index()].label()
             );
         }
     }

@@ -51,13 +51,12 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
-    /// `--strict` is on and the input produced warnings.
-    #[error("{count} warning(s) and --strict is set (first: {first})")]
-    Strict {
-        /// How many warnings there were.
-        count: u64,
-        /// The first warning, rendered.
-        first: String,
+    /// An argument given with the input does not fit it (a transform that names no function
+    /// of the tree); `message` says which and why.
+    #[error("{message}")]
+    Argument {
+        /// What is wrong, lower-case, without a trailing period.
+        message: String,
     },
 }
 
@@ -65,6 +64,11 @@ impl Error {
     /// An input error at a place.
     pub fn input(location: Option<Location>, message: impl Into<String>) -> Error {
         Error::Input { location, message: message.into() }
+    }
+
+    /// An argument that does not fit the input.
+    pub fn argument(message: impl Into<String>) -> Error {
+        Error::Argument { message: message.into() }
     }
 
     /// An I/O error with context.

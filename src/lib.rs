@@ -36,6 +36,7 @@ mod input;
 mod js;
 mod model;
 mod output;
+#[cfg_attr(not(feature = "cli"), allow(unreachable_pub))]
 mod parallel;
 mod reread;
 mod schedule;
@@ -45,7 +46,9 @@ mod sys;
 pub mod tree;
 mod view;
 
-/// Work shared among threads, for the command's own use (`jscalls export`); not part of the API.
+/// The pool of worker threads, for the command's own use (`jscalls export` writes threads on
+/// it): not part of the API, and absent without the `cli` feature, as a library user builds.
+#[cfg(feature = "cli")]
 #[doc(hidden)]
 pub mod threads {
     pub use crate::parallel::{map, ordered};

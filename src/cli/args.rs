@@ -1,11 +1,13 @@
 //! The command line: clap's types for every command and the options they share, and the
 //! library's `Config` they make.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use jscalls::{Config, CpuProfileMode, EngineVersion, Estimator, Limits};
+
+use super::export::ExportTo;
 
 pub(crate) const EXAMPLES: &str = "\
 Examples:
@@ -227,7 +229,7 @@ pub(crate) struct ExportArgs {
     pub(crate) out: OutputArgs,
     /// The format (default: from OUT's name).
     #[arg(long, value_enum)]
-    pub(crate) to: Option<ExportFormat>,
+    pub(crate) to: Option<ExportTo>,
     /// Stacks in time order (a flame chart) instead of merged (a flame graph): collapsed, svg.
     #[arg(long)]
     pub(crate) by_time: bool,
@@ -236,68 +238,6 @@ pub(crate) struct ExportArgs {
     pub(crate) icicle: bool,
     #[command(flatten)]
     pub(crate) select: SelectArgs,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub(crate) enum ExportFormat {
-    /// speedscope's JSON: one profile per thread; evented (the calls at their estimated times)
-    /// or, with --weight samples|sample-time, sampled.
-    Speedscope,
-    /// The Firefox Profiler's processed profile (gzipped when OUT ends in .gz): a thread per
-    /// thread, the calls as samples at their estimated times, weighing their µs.
-    Firefox,
-    /// `a;b;c 1234` per stack: self time in whole µs (or samples), the input of flame-graph tools.
-    Collapsed,
-    /// An SVG flame graph (or flame chart with --by-time), drawn by inferno.
-    Svg,
-}
-
-impl ExportFormat {
-    /// The format an output's name implies.
-    pub(crate) fn from_path(p: &Path) -> Option<ExportFormat> {
-        let name = p.file_name()?.to_str()?.to_ascii_lowercase();
-        let name = name.strip_suffix(".gz").unwrap_or(&name);
-        if name.ends_with(".speedscope.json") {
-            Some(ExportFormat::Speedscope)
-        } else if name.ends_with(".collapsed") || name.ends_with(".folded") || name.ends_with(".collapsed.txt") {
-            Some(ExportFormat::Collapsed)
-        } else if name.ends_with(".svg") {
-            Some(ExportFormat::Svg)
-        } else if name.ends_with(".json") {
-            Some(ExportFormat::Firefox)
-        } else {
-            None
-        }
-    }
-
-    /// The name `--to` takes.
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            ExportFormat::Speedscope => "speedscope",
-            ExportFormat::Firefox => "firefox",
-            ExportFormat::Collapsed => "collapsed",
-            ExportFormat::Svg => "svg",
-        }
-    }
-
-    /// What it writes, for messages.
-    pub(crate) fn what(self) -> &'static str {
-        match self {
-            ExportFormat::Speedscope => "speedscope's JSON",
-            ExportFormat::Firefox => "a Firefox Profiler profile",
-            ExportFormat::Collapsed => "collapsed stacks",
-            ExportFormat::Svg => "an SVG flame graph",
-        }
-    }
-
-    pub(crate) fn suffix(self) -> &'static str {
-        match self {
-            ExportFormat::Speedscope => ".speedscope.json",
-            ExportFormat::Firefox => ".profile.json.gz",
-            ExportFormat::Collapsed => ".collapsed",
-            ExportFormat::Svg => ".svg",
-        }
-    }
 }
 
 #[derive(Debug, Args)]

@@ -9,7 +9,7 @@ use std::path::Path;
 use serde::Deserialize;
 
 use jscalls::diff::ThreadEstimate;
-use jscalls::tree::{CallTree, StackId, Transform};
+use jscalls::tree::{CallTree, FuncId, StackId, Transform};
 use jscalls::{Config, Error};
 
 use super::args::{CheckArgs, CheckFormat, Global};
@@ -264,8 +264,8 @@ fn measure(rule: &Rule, threads: &[Seen]) -> Outcome {
     let mut any = false;
     for s in &chosen {
         let t = &s.estimate;
-        let wanted = |f: u32| {
-            let func = &t.stacks.funcs[f as usize];
+        let wanted = |f: FuncId| {
+            let func = &t.stacks.funcs[f.index()];
             rule.function.as_deref().is_some_and(|w| func.name == w || func.label() == w)
         };
         match rule.measure {
@@ -292,7 +292,7 @@ fn measure(rule: &Rule, threads: &[Seen]) -> Outcome {
             Measure::Js => {
                 any = true;
                 let js = Transform::JsOnly.apply(&t.stacks);
-                value += js.samples.iter().filter(|s| s.0 != StackId::MAX).map(|s| s.1).sum::<f64>();
+                value += js.samples.iter().filter(|s| s.0 != StackId::ROOT).map(|s| s.1).sum::<f64>();
             }
             Measure::LongTasks(over) => {
                 any |= !s.tasks.is_empty();

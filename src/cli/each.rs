@@ -10,7 +10,7 @@ use jscalls::{assemble, Assembled, Config, Diagnostics, Error, Source};
 use super::args::{Global, OutputArgs};
 use super::files::Reads;
 use super::output::{same_file, spill_stream, stem, Output};
-use super::report::{failure, report, strict_error, Progress, Timing};
+use super::report::{failure, report, strict, Progress, Timing};
 use super::Failed;
 
 /// What a per-input command writes.
@@ -184,9 +184,7 @@ fn run_one(
         t.report_stages(&assembled);
     }
     report(&name, &diagnostics, global.quiet, global.verbose);
-    if let Some(e) = strict_error(global, &diagnostics) {
-        return Err(fail(e));
-    }
+    strict(global, &name, &diagnostics)?;
     let label = match input {
         Some(p) => p.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_else(|| name.clone()),
         None => "-".to_owned(),

@@ -107,7 +107,7 @@ pub(crate) fn read_symbols(specs: &[String], reads: &mut Reads) -> Result<BTreeM
         let bytes =
             read_option_file(path, &format!("the symbols for {lib}"), SYMBOLS_LIMIT).map_err(|e| failure(file, e))?;
         let text = option_text(path, bytes)?;
-        let symbols = Symbols::from_nm(&text).map_err(|m| Failed::Usage(format!("--symbols {spec}: {file}: {m}")))?;
+        let symbols = Symbols::from_nm(&text).map_err(|e| Failed::Usage(format!("--symbols {lib}: {file}:{e}")))?;
         out.insert(lib.to_owned(), Arc::new(symbols));
     }
     Ok(out)

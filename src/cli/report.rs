@@ -1,6 +1,8 @@
 //! What the command tells its user on stderr: errors under the input's name, warnings and
 //! their counts, the progress line, and `JSCALLS_TIMING`'s figures.
 
+use std::borrow::Cow;
+use std::fmt::Write as _;
 use std::fs;
 use std::io::{self, IsTerminal, Read, Write};
 use std::path::Path;
@@ -8,8 +10,6 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use jscalls::{assemble, Assembled, Config, Diagnostics, Error, Source};
-
-use jscalls::tree::render::printable;
 
 use super::args::Global;
 #[cfg(unix)]
@@ -34,19 +34,19 @@ pub(crate) fn failure(name: &str, e: Error) -> Failed {
 pub(crate) fn assemble_file(path: &Path, name: &str, global: &Global, cfg: &Config) -> Result<Assembled, Failed> {
     let (diagnostics, assembled) = assemble(&Source::file(path), cfg).map_err(|e| failure(name, e))?;
     report(name, &diagnostics, global.quiet, global.verbose);
-    if let Some(e) = strict_error(global, &diagnostics) {
-        return Err(failure(name, e));
-    }
+    strict(global, name, &diagnostics)?;
     Ok(assembled)
 }
 
-/// With --strict, the error that warnings about the input become.
-pub(crate) fn strict_error(global: &Global, d: &Diagnostics) -> Option<Error> {
+/// With --strict, warnings about the input are an error: said under the input's name.
+pub(crate) fn strict(global: &Global, name: &str, d: &Diagnostics) -> Result<(), Failed> {
     if !global.strict || d.total_significant() == 0 {
-        return None;
+        return Ok(());
     }
     let first = d.warnings().iter().find(|w| !w.kind.is_informational()).map(|w| w.to_string()).unwrap_or_default();
-    Some(Error::Strict { count: d.total_significant(), first })
+    let count = d.total_significant();
+    say!("jscalls: error: {name}: {count} warning(s) and --strict is set (first: {})", printable(&first));
+    Err(Failed::Reported)
 }
 
 /// `JSCALLS_TIMING=1`: each stage's wall time, the process's CPU time and memory, on stderr
@@ -234,4 +234,21 @@ pub(crate) fn md_code(s: &str) -> String {
     let fence = "`".repeat(longest + 1);
     let pad = if s.starts_with('`') || s.ends_with('`') { " " } else { "" };
     format!("{fence}{pad}{s}{pad}{fence}")
+}
+
+/// `s` as a terminal may show it: each control character (an escape sequence's start, a
+/// newline in a name) written as a visible `\u{..}` escape instead.
+pub(crate) fn printable(s: &str) -> Cow<'_, str> {
+    if !s.chars().any(char::is_control) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        if c.is_control() {
+            let _ = write!(out, "\\u{{{:x}}}", c as u32);
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
 }

@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use jscalls::tree::render::printable;
+use super::report::printable;
 use jscalls::tree::{Func, Stacks};
 use jscalls::Thread;
 
@@ -50,7 +50,7 @@ pub(crate) fn thread(out: &mut String, th: Thread<'_>) {
     let stacks = Stacks::from_calls(&th);
     let mut by_func = vec![(0.0f64, 0u64); stacks.funcs.len()];
     for &(stack, w) in &stacks.samples {
-        let f = &mut by_func[stacks.frame(stack).1 as usize];
+        let f = &mut by_func[(stacks.frame(stack).1).index()];
         f.0 += w;
         f.1 += 1;
     }

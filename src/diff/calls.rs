@@ -163,7 +163,7 @@ fn thread_changes(base: Option<&ThreadEstimate>, new: Option<&ThreadEstimate>) -
         m
     }
     let (bi, ni) = (index(base), index(new));
-    let func = |t: &ThreadEstimate, k: usize| t.stacks.funcs[t.func_of(k) as usize].clone();
+    let func = |t: &ThreadEstimate, k: usize| t.stacks.funcs[(t.func_of(k)).index()].clone();
     let mut out = Vec::new();
     let empty = Vec::new();
     let mut keys: Vec<&(i64, i64)> = bi.keys().chain(ni.keys()).collect();

@@ -10,7 +10,7 @@ use rustc_hash::FxHashMap as HashMap;
 
 use super::stats;
 use super::ThreadEstimate;
-use crate::tree::{CallTree, Func};
+use crate::tree::{CallTree, Func, StackId};
 
 /// A function as it is recognised across recordings: the script id left out.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -276,7 +276,7 @@ pub fn diff<R: AsRef<[ThreadEstimate]>>(base: &[R], new: &[R]) -> FuncDiff {
                     .collect();
                 let mut calls = vec![0.0; gid.len()];
                 for k in 0..t.calls.len() {
-                    calls[t.func_of(k) as usize] += 1.0;
+                    calls[(t.func_of(k)).index()] += 1.0;
                 }
                 let mut record = |subject: Subject, fig: Figures| {
                     let next = all.len();
@@ -297,26 +297,26 @@ pub fn diff<R: AsRef<[ThreadEstimate]>>(base: &[R], new: &[R]) -> FuncDiff {
                     f.calls += fig.calls;
                 };
                 for (f, s, tot) in CallTree::functions(&t.stacks) {
-                    let fig = Figures { self_time: s, total: tot, calls: calls[f as usize] };
-                    record(Subject::Function(gid[f as usize]), fig);
+                    let fig = Figures { self_time: s, total: tot, calls: calls[f.index()] };
+                    record(Subject::Function(gid[f.index()]), fig);
                 }
                 // A CallNode per stack: the stacks of calls are a prefix tree already.
                 let n = t.stacks.len();
                 let (mut own, mut below, mut count) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
                 for &(s, w) in &t.stacks.samples {
-                    own[s as usize] += w;
-                    below[s as usize] += w;
-                    count[s as usize] += 1.0;
+                    own[s.index()] += w;
+                    below[s.index()] += w;
+                    count[s.index()] += 1.0;
                 }
                 for x in (0..n).rev() {
-                    if let (Some(p), _) = t.stacks.frame(x as u32) {
-                        below[p as usize] += below[x];
+                    if let (Some(p), _) = t.stacks.frame(StackId::new(x)) {
+                        below[p.index()] += below[x];
                     }
                 }
                 let mut global = vec![0u32; n];
                 for x in 0..n {
-                    let (parent, f) = t.stacks.frame(x as u32);
-                    let key = (parent.map(|p| global[p as usize]), gid[f as usize]);
+                    let (parent, f) = t.stacks.frame(StackId::new(x));
+                    let key = (parent.map(|p| global[p.index()]), gid[f.index()]);
                     let next = node_ids.len() as u32;
                     let id = *node_ids.entry(key).or_insert(next);
                     if id == next {

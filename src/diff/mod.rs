@@ -1,16 +1,15 @@
 //! Comparing estimates. Two estimates of one recording are compared call by call
 //! ([`calls::diff`]); two recordings, or two groups of runs, function by function and CallNode
-//! by CallNode ([`funcs::diff`]), with a rank test where there are runs ([`stats`]); [`rule`]s
-//! turn a comparison into a verdict.
+//! by CallNode ([`funcs::diff`]), with a rank test where there are runs. The command's
+//! `--fail-on` rules turn a comparison into a verdict.
 //!
 //! Either side is a list of [`ThreadEstimate`]s: made from an input estimated now
 //! ([`ThreadEstimate::of_thread`]) or read back from a `jscalls-calls/1` document
-//! ([`read_calls_document`]), which is also the form of the DevTools oracle's answers.
+//! ([`ThreadEstimate::read_calls_document`]), which is also the form of the DevTools oracle's answers.
 
 pub mod calls;
 pub mod funcs;
-pub mod rule;
-pub mod stats;
+mod stats;
 
 use serde::Deserialize;
 
@@ -97,15 +96,6 @@ impl ThreadEstimate {
     }
 }
 
-/// Whether `head` (the first bytes of an input) starts a calls document: jscalls' own
-/// (`"format":"jscalls-calls/…"`) or the DevTools oracle's (`"oracle":"trace_engine-profilecalls/…"`).
-pub fn is_calls_document(head: &[u8]) -> bool {
-    let head = &head[..head.len().min(512)];
-    let has = |needle: &[u8]| head.windows(needle.len()).any(|w| w == needle);
-    head.iter().find(|c| !c.is_ascii_whitespace()) == Some(&b'{')
-        && (has(b"\"jscalls-calls/") || has(b"\"trace_engine-profilecalls/"))
-}
-
 #[derive(Deserialize)]
 struct Document {
     #[serde(default)]
@@ -150,72 +140,83 @@ enum Scalar {
     Int(i64),
 }
 
-/// The threads of a `jscalls-calls/1` document (or an oracle answer). Calls must be in the
-/// document's order (start, then longer first, then outer frames first), as written.
-pub fn read_calls_document(bytes: &[u8]) -> Result<Vec<ThreadEstimate>, Error> {
-    let doc: Document = serde_json::from_slice(bytes).map_err(|e| {
-        let location = Location { line: e.line() as u64, column: e.column() as u64, ..Location::default() };
-        let message = e.to_string();
-        // serde_json appends " at line L column C", which the location already says.
-        let message = message.split(" at line ").next().unwrap_or(&message).to_owned();
-        Error::input(Some(location), format!("not a calls document: {message}"))
-    })?;
-    let mut out = Vec::with_capacity(doc.profiles.len());
-    for p in doc.profiles {
-        let mut calls = Vec::with_capacity(p.calls.len());
-        let mut list = Vec::with_capacity(p.calls.len());
-        let mut last = (f64::NEG_INFINITY, f64::INFINITY);
-        for (k, c) in p.calls.into_iter().enumerate() {
-            if !(c.ts.is_finite() && c.dur.is_finite() && c.dur >= 0.0) || (c.ts, -c.dur) < (last.0, -last.1) {
-                return Err(Error::input(
-                    None,
-                    format!(
-                        "thread {}:{}: call {k} is out of order or has no finite start and duration (expected the calls output's order)",
-                        p.pid, p.tid
-                    ),
+impl ThreadEstimate {
+    /// Whether `head` (the first bytes of an input) starts a calls document: jscalls' own
+    /// (`"format":"jscalls-calls/…"`) or the DevTools oracle's (`"oracle":"trace_engine-profilecalls/…"`).
+    pub fn is_calls_document(head: &[u8]) -> bool {
+        let head = &head[..head.len().min(512)];
+        let has = |needle: &[u8]| head.windows(needle.len()).any(|w| w == needle);
+        head.iter().find(|c| !c.is_ascii_whitespace()) == Some(&b'{')
+            && (has(b"\"jscalls-calls/") || has(b"\"trace_engine-profilecalls/"))
+    }
+
+    /// The threads of a `jscalls-calls/1` document (or an oracle answer). Calls must be in the
+    /// document's order (start, then longer first, then outer frames first), as written.
+    pub fn read_calls_document(bytes: &[u8]) -> Result<Vec<ThreadEstimate>, Error> {
+        let doc: Document = serde_json::from_slice(bytes).map_err(|e| {
+            let location = Location { line: e.line() as u64, column: e.column() as u64, ..Location::default() };
+            let message = e.to_string();
+            // serde_json appends " at line L column C", which the location already says.
+            let message = message.split(" at line ").next().unwrap_or(&message).to_owned();
+            Error::input(Some(location), format!("not a calls document: {message}"))
+        })?;
+        let mut out = Vec::with_capacity(doc.profiles.len());
+        for p in doc.profiles {
+            let mut calls = Vec::with_capacity(p.calls.len());
+            let mut list = Vec::with_capacity(p.calls.len());
+            let mut last = (f64::NEG_INFINITY, f64::INFINITY);
+            for (k, c) in p.calls.into_iter().enumerate() {
+                if !(c.ts.is_finite() && c.dur.is_finite() && c.dur >= 0.0) || (c.ts, -c.dur) < (last.0, -last.1) {
+                    return Err(Error::input(
+                        None,
+                        format!(
+                            "thread {}:{}: call {k} is out of order or has no finite start and duration (expected the calls output's order)",
+                            p.pid, p.tid
+                        ),
+                    ));
+                }
+                last = (c.ts, c.dur);
+                calls.push(CallRecord {
+                    ts: c.ts,
+                    dur: c.dur,
+                    self_time: c.self_time,
+                    depth: c.depth,
+                    node_depth: c.node_depth,
+                    node_id: c.node_id,
+                    sample_index: c.sample_index,
+                });
+                let script = match c.script_id {
+                    Scalar::Text(s) => s,
+                    Scalar::Int(n) => n.to_string(),
+                };
+                list.push((
+                    c.ts,
+                    c.dur,
+                    c.node_depth,
+                    Func::of_frame(c.function_name, c.url, script, c.line_number, c.column_number),
+                    c.self_time,
                 ));
             }
-            last = (c.ts, c.dur);
-            calls.push(CallRecord {
-                ts: c.ts,
-                dur: c.dur,
-                self_time: c.self_time,
-                depth: c.depth,
-                node_depth: c.node_depth,
-                node_id: c.node_id,
-                sample_index: c.sample_index,
+            let stacks = Stacks::from_call_list(list.into_iter());
+            out.push(ThreadEstimate {
+                pid: p.pid,
+                tid: p.tid,
+                name: p.thread_name,
+                sample_count: p.sample_count,
+                calls,
+                stacks,
             });
-            let script = match c.script_id {
-                Scalar::Text(s) => s,
-                Scalar::Int(n) => n.to_string(),
-            };
-            list.push((
-                c.ts,
-                c.dur,
-                c.node_depth,
-                Func::of_frame(c.function_name, c.url, script, c.line_number, c.column_number),
-                c.self_time,
-            ));
         }
-        let stacks = Stacks::from_call_list(list.into_iter());
-        out.push(ThreadEstimate {
-            pid: p.pid,
-            tid: p.tid,
-            name: p.thread_name,
-            sample_count: p.sample_count,
-            calls,
-            stacks,
-        });
+        Ok(out)
     }
-    Ok(out)
-}
 
-/// Whether two estimates come from one recording: the same threads, each with as many samples.
-pub fn same_recording(a: &[ThreadEstimate], b: &[ThreadEstimate]) -> bool {
-    let ids = |s: &[ThreadEstimate]| {
-        let mut v: Vec<(i64, i64, u64)> = s.iter().map(|t| (t.pid, t.tid, t.sample_count)).collect();
-        v.sort_unstable();
-        v
-    };
-    !a.is_empty() && ids(a) == ids(b)
+    /// Whether two estimates come from one recording: the same threads, each with as many samples.
+    pub fn same_recording(a: &[ThreadEstimate], b: &[ThreadEstimate]) -> bool {
+        let ids = |s: &[ThreadEstimate]| {
+            let mut v: Vec<(i64, i64, u64)> = s.iter().map(|t| (t.pid, t.tid, t.sample_count)).collect();
+            v.sort_unstable();
+            v
+        };
+        !a.is_empty() && ids(a) == ids(b)
+    }
 }

@@ -6,7 +6,7 @@
 //! for the few runs CI jobs can afford.
 
 /// The median of `v` (NaN for an empty list).
-pub fn median(v: &[f64]) -> f64 {
+pub(super) fn median(v: &[f64]) -> f64 {
     if v.is_empty() {
         return f64::NAN;
     }
@@ -21,7 +21,7 @@ pub fn median(v: &[f64]) -> f64 {
 }
 
 /// The smallest and largest of `v`.
-pub fn range(v: &[f64]) -> (f64, f64) {
+pub(super) fn range(v: &[f64]) -> (f64, f64) {
     v.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &x| (lo.min(x), hi.max(x)))
 }
 
@@ -29,7 +29,7 @@ pub fn range(v: &[f64]) -> (f64, f64) {
 /// `a`'s (`greater`) or smaller: exact (counting every ordering of the pooled values, ties
 /// counting a half) when there are at most 400 pairs and no ties, the normal approximation
 /// with a tie correction otherwise. 1 when either side is empty.
-pub fn mann_whitney(a: &[f64], b: &[f64], greater: bool) -> f64 {
+pub(super) fn mann_whitney(a: &[f64], b: &[f64], greater: bool) -> f64 {
     let (n1, n2) = (a.len(), b.len());
     if n1 == 0 || n2 == 0 {
         return 1.0;

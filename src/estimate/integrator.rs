@@ -757,7 +757,7 @@ mod tests {
     /// by side, are those of one part after the other.
     #[test]
     fn a_long_threads_refine_gives_the_same_side_by_side() {
-        use crate::estimate::bounds::{refine, Estimator};
+        use crate::estimate::bounds::{refine, Estimator, Refine};
         let (m, entries, _) = long_thread(3, SPLIT_MIN_SAMPLES + 10_000);
         let tv: Vec<(u32, Scalar)> = Vec::new();
         let cfg = IntegratorConfig { version: EngineVersion::V0_0_65, ..Default::default() };
@@ -766,8 +766,10 @@ mod tests {
         // (Bounds alone are made in two halves side by side; with midway, beside its pass.)
         for estimator in [Estimator::DevTools, Estimator::Midway, Estimator::LogMidway] {
             let (mut one, mut two) = (calls.clone(), calls.clone());
-            let alone = refine(&m, &entries, &tv, &mut one, estimator, true, None::<&crate::exec::Threads>);
-            let beside = refine(&m, &entries, &tv, &mut two, estimator, true, Some(&crate::exec::Threads(2)));
+            let alone = Refine { estimator, bounds: true, side_by_side: None::<&crate::exec::Threads> };
+            let alone = refine(&m, &entries, &tv, &mut one, alone);
+            let beside = Refine { estimator, bounds: true, side_by_side: Some(&crate::exec::Threads(2)) };
+            let beside = refine(&m, &entries, &tv, &mut two, beside);
             assert_eq!(one, two, "{estimator:?}");
             assert_eq!(format!("{alone:?}"), format!("{beside:?}"), "{estimator:?}");
             assert_eq!(alone.1.len(), calls.len(), "{estimator:?}: bounds for every call");

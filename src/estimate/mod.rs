@@ -183,15 +183,8 @@ pub(crate) fn estimate_thread(work: ThreadWork, mode: Mode, cfg: IntegratorConfi
                     integrator::build_profile_calls(&work.model, entries, &work.trace_values, cfg, exec);
                 if cfg.bounds || cfg.estimator != bounds::Estimator::DevTools {
                     let side_by_side = integrator::long_enough_to_cut(&work.model, cfg).then_some(exec);
-                    let (s, b) = bounds::refine(
-                        &work.model,
-                        entries,
-                        &work.trace_values,
-                        &mut calls,
-                        cfg.estimator,
-                        cfg.bounds,
-                        side_by_side,
-                    );
+                    let how = bounds::Refine { estimator: cfg.estimator, bounds: cfg.bounds, side_by_side };
+                    let (s, b) = bounds::refine(&work.model, entries, &work.trace_values, &mut calls, how);
                     (bounds, sampler) = (b, Some(s));
                 }
                 let mut self_time = vec![None; calls.len()];

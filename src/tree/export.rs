@@ -3,10 +3,10 @@
 
 use rustc_hash::FxHashMap;
 
-use super::render::{number, string};
 use super::{Func, Span, StackId, Stacks};
+use crate::js::{write_json_string as string, write_number as number};
 
-/// One thread for [`speedscope`].
+/// One thread for [`Profile::write_speedscope`].
 pub struct Profile<'a> {
     /// Shown as the profile's name (speedscope lists one per thread).
     pub name: String,
@@ -29,65 +29,67 @@ pub enum ProfileKind {
     SampledCount,
 }
 
-/// A speedscope document (`https://www.speedscope.app/file-format-schema.json`): the functions
-/// as shared frames, one profile per thread.
-pub fn speedscope(out: &mut String, name: &str, profiles: &[Profile<'_>]) {
-    let mut frames: Vec<&Func> = Vec::new();
-    let mut index: FxHashMap<&Func, u32> = FxHashMap::default();
-    // Each profile's function ids as shared frame ids.
-    let frame_ids: Vec<Vec<u32>> = profiles
-        .iter()
-        .map(|p| {
-            p.stacks
-                .funcs
-                .iter()
-                .map(|f| {
-                    *index.entry(f).or_insert_with(|| {
-                        frames.push(f);
-                        frames.len() as u32 - 1
+impl Profile<'_> {
+    /// A speedscope document (`https://www.speedscope.app/file-format-schema.json`): the functions
+    /// as shared frames, one profile per thread.
+    pub fn write_speedscope(out: &mut String, name: &str, profiles: &[Profile<'_>]) {
+        let mut frames: Vec<&Func> = Vec::new();
+        let mut index: FxHashMap<&Func, u32> = FxHashMap::default();
+        // Each profile's function ids as shared frame ids.
+        let frame_ids: Vec<Vec<u32>> = profiles
+            .iter()
+            .map(|p| {
+                p.stacks
+                    .funcs
+                    .iter()
+                    .map(|f| {
+                        *index.entry(f).or_insert_with(|| {
+                            frames.push(f);
+                            frames.len() as u32 - 1
+                        })
                     })
-                })
-                .collect()
-        })
-        .collect();
-    out.push_str("{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",\"name\":");
-    string(out, name);
-    out.push_str(",\"exporter\":\"jscalls ");
-    out.push_str(env!("CARGO_PKG_VERSION"));
-    out.push_str("\",\"activeProfileIndex\":0,\"shared\":{\"frames\":[");
-    for (k, f) in frames.iter().enumerate() {
-        if k > 0 {
-            out.push(',');
+                    .collect()
+            })
+            .collect();
+        out.push_str("{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",\"name\":");
+        string(out, name);
+        out.push_str(",\"exporter\":\"jscalls ");
+        out.push_str(env!("CARGO_PKG_VERSION"));
+        out.push_str("\",\"activeProfileIndex\":0,\"shared\":{\"frames\":[");
+        for (k, f) in frames.iter().enumerate() {
+            if k > 0 {
+                out.push(',');
+            }
+            out.push_str("\n{\"name\":");
+            string(out, &f.label());
+            if !f.url.is_empty() {
+                out.push_str(",\"file\":");
+                string(out, &f.url);
+            }
+            // speedscope counts lines and columns from 1, as editors do; it tells frames apart by
+            // them, so they are given even without a file (scripts V8 knows by id only).
+            if let Some(l) = f.line.filter(|&l| l >= 0) {
+                out.push_str(",\"line\":");
+                number(out, (l + 1) as f64);
+                if let Some(c) = f.column.filter(|&c| c >= 0) {
+                    out.push_str(",\"col\":");
+                    number(out, (c + 1) as f64);
+                }
+            }
+            out.push('}');
         }
-        out.push_str("\n{\"name\":");
-        string(out, &f.label());
-        if !f.url.is_empty() {
-            out.push_str(",\"file\":");
-            string(out, &f.url);
-        }
-        // speedscope counts lines and columns from 1, as editors do; it tells frames apart by
-        // them, so they are given even without a file (scripts V8 knows by id only).
-        if let Some(l) = f.line.filter(|&l| l >= 0) {
-            out.push_str(",\"line\":");
-            number(out, (l + 1) as f64);
-            if let Some(c) = f.column.filter(|&c| c >= 0) {
-                out.push_str(",\"col\":");
-                number(out, (c + 1) as f64);
+        out.push_str("]},\"profiles\":[");
+        for (k, (p, ids)) in profiles.iter().zip(&frame_ids).enumerate() {
+            if k > 0 {
+                out.push(',');
+            }
+            match p.kind {
+                ProfileKind::Evented => evented(out, p, ids),
+                ProfileKind::SampledTime | ProfileKind::SampledCount => sampled(out, p, ids),
             }
         }
-        out.push('}');
+        out.push_str("]}\n");
     }
-    out.push_str("]},\"profiles\":[");
-    for (k, (p, ids)) in profiles.iter().zip(&frame_ids).enumerate() {
-        if k > 0 {
-            out.push(',');
-        }
-        match p.kind {
-            ProfileKind::Evented => evented(out, p, ids),
-            ProfileKind::SampledTime | ProfileKind::SampledCount => sampled(out, p, ids),
-        }
-    }
-    out.push_str("]}\n");
 }
 
 fn evented(out: &mut String, p: &Profile<'_>, ids: &[u32]) {
@@ -113,7 +115,7 @@ fn evented(out: &mut String, p: &Profile<'_>, ids: &[u32]) {
         first = false;
         out.push(kind);
         out.push_str("\",\"frame\":");
-        number(out, ids[p.stacks.prefix[stack as usize].1 as usize] as f64);
+        number(out, ids[(p.stacks.prefix[stack.index()].1).index()] as f64);
         out.push_str(",\"at\":");
         number(out, at);
         out.push('}');
@@ -129,15 +131,15 @@ fn evented(out: &mut String, p: &Profile<'_>, ids: &[u32]) {
         }
         opened.clear();
         let mut x = s.stack;
-        while x != StackId::MAX {
-            let d = depth[x as usize] as usize;
+        while x != StackId::ROOT {
+            let d = depth[x.index()] as usize;
             if open.len() >= d && open[d - 1] == x {
                 break;
             }
             opened.push(x);
-            x = p.stacks.prefix[x as usize].0.unwrap_or(StackId::MAX);
+            x = p.stacks.prefix[x.index()].0.unwrap_or(StackId::ROOT);
         }
-        let keep = if x == StackId::MAX { 0 } else { depth[x as usize] as usize };
+        let keep = if x == StackId::ROOT { 0 } else { depth[x.index()] as usize };
         while open.len() > keep {
             let y = open.pop().expect("longer than keep");
             event(out, 'C', y, s.start);
@@ -167,8 +169,8 @@ fn sampled(out: &mut String, p: &Profile<'_>, ids: &[u32]) {
     for (k, s) in p.spans.iter().enumerate() {
         out.push_str(if k == 0 { "\n[" } else { ",\n[" });
         path.clear();
-        if s.stack != StackId::MAX {
-            path.extend(p.stacks.funcs_of(s.stack).iter().map(|&f| ids[f as usize]));
+        if s.stack != StackId::ROOT {
+            path.extend(p.stacks.funcs_of(s.stack).iter().map(|&f| ids[f.index()]));
         }
         for (j, f) in path.iter().enumerate() {
             if j > 0 {
@@ -191,7 +193,7 @@ fn sampled(out: &mut String, p: &Profile<'_>, ids: &[u32]) {
 /// A name in collapsed stacks, with the separator `;` and line breaks replaced (the format
 /// cannot escape them) and every other control character made U+FFFD: an SVG drawn from the
 /// lines must be well-formed XML, and a terminal showing them must not take them as commands.
-pub fn collapsed_text(s: &str) -> String {
+pub(crate) fn collapsed_text(s: &str) -> String {
     s.chars()
         .map(|c| match c {
             ';' | '\n' | '\r' => ':',
@@ -213,12 +215,12 @@ fn collapsed_line(names: &[String], stacks: &Stacks, stack: StackId, w: f64, pre
         return None;
     }
     let mut line = prefix.unwrap_or("").to_owned();
-    if stack != StackId::MAX {
+    if stack != StackId::ROOT {
         for f in stacks.funcs_of(stack) {
             if !line.is_empty() {
                 line.push(';');
             }
-            line.push_str(&names[f as usize]);
+            line.push_str(&names[f.index()]);
         }
     }
     if line.is_empty() {
@@ -233,7 +235,8 @@ fn collapsed_line(names: &[String], stacks: &Stacks, stack: StackId, w: f64, pre
 /// rounded to a whole number (µs, or samples), lines that round to 0 left out, sorted byte by
 /// byte as flame-graph tools sort them (inferno then skips its own sort). Every line starts
 /// with `prefix;` when given (a thread's name, when several share a file).
-pub fn collapsed(lines: &mut Vec<String>, stacks: &Stacks, prefix: Option<&str>) {
+#[cfg(test)]
+pub(crate) fn collapsed(lines: &mut Vec<String>, stacks: &Stacks, prefix: Option<&str>) {
     CollapsedTree::new(stacks, prefix).write(lines, 0);
 }
 
@@ -258,6 +261,12 @@ pub struct CollapsedTree {
 }
 
 impl CollapsedTree {
+    /// `s` as a name in collapsed stacks may be written: `;` and line breaks made `:` (the
+    /// format cannot escape them), every other control character U+FFFD.
+    pub fn escape(s: &str) -> String {
+        collapsed_text(s)
+    }
+
     /// The tree of `stacks`' names; every line will start with `prefix;` when given.
     pub fn new(stacks: &Stacks, prefix: Option<&str>) -> CollapsedTree {
         let labels = collapsed_names(stacks);
@@ -277,9 +286,9 @@ impl CollapsedTree {
         let mut index: FxHashMap<(u32, u32), u32> = FxHashMap::default();
         let mut nodes: Vec<(u32, u32)> = Vec::new(); // (parent or NONE, name)
         let mut node_of: Vec<u32> = Vec::with_capacity(stacks.len());
-        for s in 0..stacks.len() as StackId {
+        for s in (0..stacks.len()).map(StackId::new) {
             let (parent, f) = stacks.frame(s);
-            let key = (parent.map_or(NONE, |p| node_of[p as usize]), func_name[f as usize]);
+            let key = (parent.map_or(NONE, |p| node_of[p.index()]), func_name[f.index()]);
             let next = nodes.len() as u32;
             let t = *index.entry(key).or_insert(next);
             if t == next {
@@ -290,7 +299,7 @@ impl CollapsedTree {
         let mut weight = vec![0.0; nodes.len()];
         let mut root = 0.0;
         for &(s, w) in &stacks.samples {
-            match node_of.get(s as usize) {
+            match node_of.get(s.index()) {
                 Some(&t) => weight[t as usize] += w,
                 None => root += w,
             }
@@ -442,20 +451,23 @@ impl CollapsedTree {
     }
 }
 
-/// Collapsed stacks in time order, for a flame chart by time: one line per run of spans on
-/// the same stack, weight its length in µs (or samples), rounded.
-pub fn collapsed_by_time(lines: &mut Vec<String>, stacks: &Stacks, spans: &[Span], prefix: Option<&str>) {
-    let names = collapsed_names(stacks);
-    let prefix = prefix.map(collapsed_text);
-    let mut k = 0;
-    while k < spans.len() {
-        let stack = spans[k].stack;
-        let mut w = 0.0;
-        while k < spans.len() && spans[k].stack == stack {
-            w += spans[k].weight;
-            k += 1;
+impl Stacks {
+    /// Collapsed stacks in time order, for a flame chart by time: one line per run of spans on
+    /// the same stack, weight its length in µs (or samples), rounded.
+    pub fn collapsed_by_time(&self, lines: &mut Vec<String>, spans: &[Span], prefix: Option<&str>) {
+        let stacks = self;
+        let names = collapsed_names(stacks);
+        let prefix = prefix.map(collapsed_text);
+        let mut k = 0;
+        while k < spans.len() {
+            let stack = spans[k].stack;
+            let mut w = 0.0;
+            while k < spans.len() && spans[k].stack == stack {
+                w += spans[k].weight;
+                k += 1;
+            }
+            lines.extend(collapsed_line(&names, stacks, stack, w, prefix.as_deref()));
         }
-        lines.extend(collapsed_line(&names, stacks, stack, w, prefix.as_deref()));
     }
 }
 
@@ -467,8 +479,8 @@ const RESAMPLE_US: i64 = 501;
 /// viewers that draw samples only. Node 1 is `(root)`; each stack is the node `2 + its id`,
 /// parents first; the last node is `(idle)`, for the time outside every span. Samples are
 /// taken where the stack changes and every [`RESAMPLE_US`] inside a span ([`resample`]).
-pub fn cpu_profile(out: &mut String, stacks: &Stacks, spans: &[Span], range: (f64, f64)) {
-    let node = |stack: StackId| stack as u64 + 2;
+pub(crate) fn cpu_profile(out: &mut String, stacks: &Stacks, spans: &[Span], range: (f64, f64)) {
+    let node = |stack: StackId| stack.index() as u64 + 2;
     let idle = stacks.prefix.len() as u64 + 2;
     let frame = |out: &mut String, name: &str, url: &str, script: &str, line: Option<i64>, column: Option<i64>| {
         out.push_str(",\"callFrame\":{\"functionName\":");
@@ -482,8 +494,8 @@ pub fn cpu_profile(out: &mut String, stacks: &Stacks, spans: &[Span], range: (f6
     out.push_str("{\"nodes\":[{\"id\":1");
     frame(out, "(root)", "", "0", None, None);
     for (k, &(parent, f)) in stacks.prefix.iter().enumerate() {
-        let f = &stacks.funcs[f as usize];
-        out.push_str(&format!(",{{\"id\":{},\"parent\":{}", node(k as StackId), parent.map_or(1, node)));
+        let f = &stacks.funcs[f.index()];
+        out.push_str(&format!(",{{\"id\":{},\"parent\":{}", node(StackId::new(k)), parent.map_or(1, node)));
         let script = if f.is_event() { "0" } else { f.script.as_str() };
         frame(out, &f.name, &f.url, script, f.line, f.column);
     }
@@ -497,7 +509,7 @@ pub fn cpu_profile(out: &mut String, stacks: &Stacks, spans: &[Span], range: (f6
     let at = |t: f64| ((t - range.0).round() as i64).max(0);
     let mut changes: Vec<(i64, u64)> = Vec::with_capacity(spans.len() + 1);
     for (k, s) in spans.iter().enumerate() {
-        changes.push((at(s.start), if s.stack == StackId::MAX { idle } else { node(s.stack) }));
+        changes.push((at(s.start), if s.stack == StackId::ROOT { idle } else { node(s.stack) }));
         if spans.get(k + 1).is_none_or(|n| n.start > s.end) {
             changes.push((at(s.end), idle));
         }

@@ -10,20 +10,56 @@
 //! Every walk is iterative: a stack a million frames deep is as safe as a shallow one.
 
 pub(crate) mod devtools;
-pub mod export;
-pub mod render;
+pub(crate) mod export;
+mod json;
 mod transform;
 
 use rustc_hash::FxHashMap as HashMap;
 
 use crate::view::Thread;
 
-pub use transform::{ParseError, Transform};
+pub use export::{CollapsedTree, Profile, ProfileKind};
+pub use json::{write_json_number, write_json_str, Shown};
+pub use transform::Transform;
 
-/// A function's index in [`Stacks::funcs`].
-pub type FuncId = u32;
-/// A stack's index in [`Stacks`]' prefix table.
-pub type StackId = u32;
+/// A function of a [`Stacks`]: its index in [`Stacks::funcs`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FuncId(u32);
+
+impl FuncId {
+    /// No function (a slot not filled yet).
+    pub(crate) const NONE: FuncId = FuncId(u32::MAX);
+
+    /// The function at `index` in [`Stacks::funcs`].
+    pub fn new(index: usize) -> FuncId {
+        FuncId(index as u32)
+    }
+
+    /// The function's index in [`Stacks::funcs`].
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// A stack of a [`Stacks`]: a function and the stack it was called from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct StackId(u32);
+
+impl StackId {
+    /// Samples on no function: the tree's root (after transforms dropped every function of
+    /// their stack).
+    pub const ROOT: StackId = StackId(u32::MAX);
+
+    /// The stack at `index` in the prefix table (stacks are numbered from 0 as they are added).
+    pub fn new(index: usize) -> StackId {
+        StackId(index as u32)
+    }
+
+    /// The stack's index in the prefix table.
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
 
 /// A function: what its frames share.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -58,7 +94,7 @@ impl Func {
     }
 
     /// A trace event that ran inside a call (`Layout`, `UpdateLayoutTree`, `MajorGC`, …): a
-    /// function of that name, in no script (its `script` is [`EVENT_SCRIPT`]).
+    /// function of that name, in no script (its `script` is `(trace event)`, which no V8 script id is).
     pub fn event(name: &str) -> Func {
         Func { name: name.to_owned(), url: String::new(), script: EVENT_SCRIPT.to_owned(), line: None, column: None }
     }
@@ -90,7 +126,7 @@ impl Func {
 }
 
 /// The `script` of a trace event's function: V8's script ids are numbers, so no frame has it.
-pub const EVENT_SCRIPT: &str = "(trace event)";
+const EVENT_SCRIPT: &str = "(trace event)";
 
 /// The URL V8 gives its runtime functions.
 const NATIVE_URL: &str = "native V8Runtime";
@@ -120,7 +156,7 @@ impl Stacks {
         if let Some(&id) = self.func_index.get(&f) {
             return id;
         }
-        let id = self.funcs.len() as FuncId;
+        let id = FuncId::new(self.funcs.len());
         self.funcs.push(f.clone());
         self.func_index.insert(f, id);
         id
@@ -128,7 +164,7 @@ impl Stacks {
 
     /// The stack `parent` + `func`, added on first use.
     pub fn stack(&mut self, parent: Option<StackId>, func: FuncId) -> StackId {
-        let n = self.prefix.len() as StackId;
+        let n = StackId::new(self.prefix.len());
         let id = *self.stack_index.entry((parent, func)).or_insert(n);
         if id == n {
             self.prefix.push((parent, func));
@@ -160,7 +196,7 @@ impl Stacks {
     pub(crate) fn depths(&self) -> Vec<u32> {
         let mut d: Vec<u32> = Vec::with_capacity(self.prefix.len());
         for &(p, _) in &self.prefix {
-            let v = p.map_or(1, |p| d[p as usize] + 1);
+            let v = p.map_or(1, |p| d[p.index()] + 1);
             d.push(v);
         }
         d
@@ -168,7 +204,7 @@ impl Stacks {
 
     /// The parent and function of `stack`.
     pub fn frame(&self, stack: StackId) -> (Option<StackId>, FuncId) {
-        self.prefix[stack as usize]
+        self.prefix[stack.index()]
     }
 
     /// The functions of `stack`, outermost first.
@@ -176,7 +212,7 @@ impl Stacks {
         let mut out = Vec::new();
         let mut s = Some(stack);
         while let Some(k) = s {
-            let (p, f) = self.prefix[k as usize];
+            let (p, f) = self.prefix[k.index()];
             out.push(f);
             s = p;
         }
@@ -188,12 +224,12 @@ impl Stacks {
     /// exactly one has that name; the ids of all matches otherwise.
     pub fn find_func(&self, name: &str) -> Result<FuncId, Vec<FuncId>> {
         let exact: Vec<FuncId> =
-            (0..self.funcs.len() as FuncId).filter(|&f| self.funcs[f as usize].label() == name).collect();
+            (0..self.funcs.len()).map(FuncId::new).filter(|&f| self.funcs[f.index()].label() == name).collect();
         if exact.len() == 1 {
             return Ok(exact[0]);
         }
         let by_name: Vec<FuncId> =
-            (0..self.funcs.len() as FuncId).filter(|&f| self.funcs[f as usize].name == name).collect();
+            (0..self.funcs.len()).map(FuncId::new).filter(|&f| self.funcs[f.index()].name == name).collect();
         match by_name.len() {
             1 => Ok(by_name[0]),
             _ => Err(by_name),
@@ -224,10 +260,10 @@ impl Stacks {
     fn calls(thread: &Thread<'_>, spans: Option<&mut Vec<Span>>) -> Stacks {
         let (t, strings) = thread.inner();
         // Each profile node's function, made once: many calls share a node.
-        let mut func_of_node = vec![FuncId::MAX; t.model.nodes.len()];
+        let mut func_of_node = vec![FuncId::NONE; t.model.nodes.len()];
         let func = |st: &mut Stacks, node: u32| {
             let slot = &mut func_of_node[node as usize];
-            if *slot == FuncId::MAX {
+            if *slot == FuncId::NONE {
                 *slot = st.func(func_of(&crate::view::Frame::new(t.model.frame(node), strings)));
             }
             *slot
@@ -273,7 +309,7 @@ impl Stacks {
         let order = crate::estimate::tree_order(&t.calls, t.mode);
         let mut open: Vec<Open> = Vec::new();
         // Each call's (stack, self), by index; the events' in the order they close.
-        let mut of_call: Vec<(StackId, f64)> = vec![(StackId::MAX, 0.0); t.calls.len()];
+        let mut of_call: Vec<(StackId, f64)> = vec![(StackId::ROOT, 0.0); t.calls.len()];
         let mut of_events: Vec<(StackId, f64)> = Vec::new();
         let mut cursor = f64::NEG_INFINITY;
         let mut close =
@@ -490,7 +526,7 @@ impl Stacks {
         };
         let mut new: Vec<Mapped> = Vec::with_capacity(self.prefix.len());
         for (k, &(parent, func)) in self.prefix.iter().enumerate() {
-            let new_parent = match parent.map(|p| new[p as usize]) {
+            let new_parent = match parent.map(|p| new[p.index()]) {
                 Some(Mapped::Drop) => {
                     new.push(Mapped::Drop);
                     continue;
@@ -498,7 +534,7 @@ impl Stacks {
                 Some(Mapped::To(s) | Mapped::Skip(s)) => s,
                 None => None,
             };
-            new.push(map(&mut out, new_parent, k as StackId, func));
+            new.push(map(&mut out, new_parent, StackId::new(k), func));
         }
         // One sample per stack left, its weights summed in the samples' order (what building a
         // tree would do), so the transforms after this one walk stacks, not calls.
@@ -508,16 +544,16 @@ impl Stacks {
         let remap = Remap { new, keep_root };
         for &(s, w) in &self.samples {
             match remap.stack(s) {
-                Some(StackId::MAX) => *root.get_or_insert(0.0) += w,
+                Some(StackId::ROOT) => *root.get_or_insert(0.0) += w,
                 Some(n) => {
-                    sums[n as usize] += w;
-                    used[n as usize] = true;
+                    sums[n.index()] += w;
+                    used[n.index()] = true;
                 }
                 None => {}
             }
         }
-        out.samples = (0..out.prefix.len()).filter(|&n| used[n]).map(|n| (n as StackId, sums[n])).collect();
-        out.samples.extend(root.map(|w| (StackId::MAX, w)));
+        out.samples = (0..out.prefix.len()).filter(|&n| used[n]).map(|n| (StackId::new(n), sums[n])).collect();
+        out.samples.extend(root.map(|w| (StackId::ROOT, w)));
         (out, remap)
     }
 }
@@ -538,12 +574,12 @@ struct Remap {
 }
 
 impl Remap {
-    /// The new stack of samples on `s` (`StackId::MAX`: on no function), None when dropped.
+    /// The new stack of samples on `s` (`StackId::ROOT`: on no function), None when dropped.
     fn stack(&self, s: StackId) -> Option<StackId> {
-        if s == StackId::MAX {
-            return self.keep_root.then_some(StackId::MAX);
+        if s == StackId::ROOT {
+            return self.keep_root.then_some(StackId::ROOT);
         }
-        self.new[s as usize].samples_to().map(|n| n.unwrap_or(StackId::MAX))
+        self.new[s.index()].samples_to().map(|n| n.unwrap_or(StackId::ROOT))
     }
 }
 
@@ -555,7 +591,7 @@ pub struct Span {
     pub start: f64,
     /// End, µs.
     pub end: f64,
-    /// The stack (`StackId::MAX`: no function left, after transforms).
+    /// The stack (`StackId::ROOT`: no function left, after transforms).
     pub stack: StackId,
     /// What it weighs: its length for calls; 1 or the sample's time for samples.
     pub weight: f64,
@@ -656,10 +692,10 @@ impl CallTree {
         let mut weight = vec![0.0; stacks.prefix.len()];
         for &(s, w) in &stacks.samples {
             total += w;
-            if s == StackId::MAX {
+            if s == StackId::ROOT {
                 root_self += w;
             } else {
-                weight[s as usize] += w;
+                weight[s.index()] += w;
             }
         }
         let (mut nodes, mut roots) =
@@ -684,7 +720,7 @@ impl CallTree {
                 nodes[b]
                     .total
                     .total_cmp(&nodes[a].total)
-                    .then_with(|| label[nodes[a].func as usize].cmp(&label[nodes[b].func as usize]))
+                    .then_with(|| label[nodes[a].func.index()].cmp(&label[nodes[b].func.index()]))
                     .then(nodes[a].func.cmp(&nodes[b].func))
             });
         };
@@ -706,14 +742,14 @@ impl CallTree {
         // Each stack's weight, then its subtree's (children come after their parents).
         let mut below = vec![0.0; n];
         for &(s, w) in &stacks.samples {
-            if s != StackId::MAX {
-                below[s as usize] += w;
-                selfw[stacks.prefix[s as usize].1 as usize] += w;
+            if s != StackId::ROOT {
+                below[s.index()] += w;
+                selfw[(stacks.prefix[s.index()].1).index()] += w;
             }
         }
         for x in (0..n).rev() {
             if let Some(p) = stacks.prefix[x].0 {
-                below[p as usize] += below[x];
+                below[p.index()] += below[x];
             }
         }
         // A function's total is the subtrees of its outermost stacks: a walk of the prefix tree
@@ -724,8 +760,8 @@ impl CallTree {
         for x in (0..n).rev() {
             match stacks.prefix[x].0 {
                 Some(p) => {
-                    next_sibling[x] = first_child[p as usize];
-                    first_child[p as usize] = x;
+                    next_sibling[x] = first_child[p.index()];
+                    first_child[p.index()] = x;
                 }
                 None => roots.push(x),
             }
@@ -734,7 +770,7 @@ impl CallTree {
         // (stack, entered): a stack is pushed to be entered, then again to be left.
         let mut todo: Vec<(usize, bool)> = roots.into_iter().map(|r| (r, false)).collect();
         while let Some((x, entered)) = todo.pop() {
-            let f = stacks.prefix[x].1 as usize;
+            let f = stacks.prefix[x].1.index();
             if entered {
                 open[f] -= 1;
                 continue;
@@ -750,9 +786,10 @@ impl CallTree {
                 c = next_sibling[c];
             }
         }
-        let mut out: Vec<(FuncId, f64, f64)> = (0..stacks.funcs.len() as FuncId)
-            .filter(|&f| totalw[f as usize] != 0.0)
-            .map(|f| (f, selfw[f as usize], totalw[f as usize]))
+        let mut out: Vec<(FuncId, f64, f64)> = (0..stacks.funcs.len())
+            .map(FuncId::new)
+            .filter(|&f| totalw[f.index()] != 0.0)
+            .map(|f| (f, selfw[f.index()], totalw[f.index()]))
             .collect();
         out.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.2.total_cmp(&a.2)).then(a.0.cmp(&b.0)));
         out
@@ -799,7 +836,7 @@ fn top_down_nodes(stacks: &Stacks, weight: &[f64]) -> (Vec<CallNode>, Vec<usize>
     // Parents come first, so each stack's node is made from its parent's.
     let mut node_of: Vec<usize> = Vec::with_capacity(stacks.prefix.len());
     for (s, &(parent, func)) in stacks.prefix.iter().enumerate() {
-        let p = parent.map(|p| node_of[p as usize]);
+        let p = parent.map(|p| node_of[p.index()]);
         let n = *index.entry((p, func)).or_insert_with(|| add_node(&mut nodes, &mut roots, p, func));
         nodes[n].total += weight[s];
         nodes[n].self_weight += weight[s];
@@ -823,8 +860,8 @@ fn inverted_nodes(stacks: &Stacks, weight: &[f64]) -> (Vec<CallNode>, Vec<usize>
     let max_depth = depth.iter().copied().max().unwrap_or(0);
     // Level j: rank[j][s] orders the stacks by the first 2^j functions of their upward paths
     // (0 past the root, so a path sorts before its extensions); up[j][s] is the 2^j-th ancestor.
-    let mut rank: Vec<Vec<u32>> = vec![stacks.prefix.iter().map(|&(_, f)| f + 1).collect()];
-    let mut up: Vec<Vec<u32>> = vec![stacks.prefix.iter().map(|&(p, _)| p.unwrap_or(NONE)).collect()];
+    let mut rank: Vec<Vec<u32>> = vec![stacks.prefix.iter().map(|&(_, f)| f.0 + 1).collect()];
+    let mut up: Vec<Vec<u32>> = vec![stacks.prefix.iter().map(|&(p, _)| p.map_or(NONE, |p| p.0)).collect()];
     let mut keyed: Vec<(u64, u32)> = Vec::with_capacity(n);
     while (1u64 << (rank.len() - 1)) < max_depth as u64 {
         let (r, u) = (rank.last().unwrap(), up.last().unwrap());
@@ -887,7 +924,7 @@ fn inverted_nodes(stacks: &Stacks, weight: &[f64]) -> (Vec<CallNode>, Vec<usize>
             let (parent, func) = stacks.prefix[x as usize];
             let n = add_node(&mut nodes, &mut roots, path.last().copied(), func);
             path.push(n);
-            x = parent.unwrap_or(NONE);
+            x = parent.map_or(NONE, |p| p.0);
         }
         nodes[*path.last().unwrap()].total += weight[s as usize];
         prev = s;

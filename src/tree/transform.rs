@@ -3,6 +3,7 @@
 //! before it made, so a stack of transforms applied in order keeps every path valid.
 
 use super::{FuncId, Mapped, Remap, Span, StackId, Stacks};
+use crate::error::Error;
 
 /// One transform.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -34,18 +35,6 @@ pub enum Transform {
     JsOnly,
 }
 
-/// A transform that cannot be read or does not fit the tree.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ParseError(pub String);
-
-impl std::fmt::Display for ParseError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for ParseError {}
-
 /// The transform kinds, as `--transform KIND:ARGUMENT` names them.
 pub(super) const KINDS: &[(&str, &str)] = &[
     ("merge", "CallNodePath"),
@@ -61,37 +50,37 @@ pub(super) const KINDS: &[(&str, &str)] = &[
 ];
 
 impl Transform {
-    /// Reads `KIND:ARGUMENT` ([`KINDS`]) against `stacks`, the tree the transform applies to. A
+    /// Reads `KIND:ARGUMENT` (KIND as `--transform` names it) against `stacks`, the tree the transform applies to. A
     /// CallNodePath is functions from a root separated by `>`; a function is its name, or its
     /// label (`name url:line:column`) when several functions share the name.
-    pub fn parse(spec: &str, stacks: &Stacks) -> Result<Transform, ParseError> {
+    pub fn parse(spec: &str, stacks: &Stacks) -> Result<Transform, Error> {
         let Some((kind, arg)) = spec.split_once(':') else {
-            return Err(ParseError(format!(
+            return Err(Error::argument(format!(
                 "transform '{spec}': expected KIND:ARGUMENT, KIND one of {}",
                 KINDS.iter().map(|k| k.0).collect::<Vec<_>>().join(", ")
             )));
         };
-        let func = |name: &str| -> Result<FuncId, ParseError> {
+        let func = |name: &str| -> Result<FuncId, Error> {
             let name = name.trim();
             if name.is_empty() {
-                return Err(ParseError(format!("transform '{spec}': an empty function name")));
+                return Err(Error::argument(format!("transform '{spec}': an empty function name")));
             }
             stacks.find_func(name).map_err(|all| match all.len() {
-                0 => ParseError(format!("transform '{spec}': no function named '{name}' in this tree")),
-                _ => ParseError(format!(
+                0 => Error::argument(format!("transform '{spec}': no function named '{name}' in this tree")),
+                _ => Error::argument(format!(
                     "transform '{spec}': {} functions are named '{name}'; name one as {}",
                     all.len(),
                     all.iter()
-                        .map(|&f| format!("'{}'", stacks.funcs[f as usize].label()))
+                        .map(|&f| format!("'{}'", stacks.funcs[f.index()].label()))
                         .collect::<Vec<_>>()
                         .join(" or ")
                 )),
             })
         };
-        let path = |text: &str| -> Result<Vec<FuncId>, ParseError> {
+        let path = |text: &str| -> Result<Vec<FuncId>, Error> {
             let path = text.split('>').map(func).collect::<Result<Vec<_>, _>>()?;
             if !stacks.has_path(&path) {
-                return Err(ParseError(format!("transform '{spec}': no CallNode at '{text}' in this tree")));
+                return Err(Error::argument(format!("transform '{spec}': no CallNode at '{text}' in this tree")));
             }
             Ok(path)
         };
@@ -109,10 +98,10 @@ impl Transform {
                 Transform::CollapseResource(arg.to_owned())
             }
             "collapse-resource" => {
-                return Err(ParseError(format!("transform '{spec}': no function of this tree is in '{arg}'")))
+                return Err(Error::argument(format!("transform '{spec}': no function of this tree is in '{arg}'")))
             }
             _ => {
-                return Err(ParseError(format!(
+                return Err(Error::argument(format!(
                     "transform '{spec}': unknown kind '{kind}', expected one of {}",
                     KINDS.iter().map(|k| k.0).collect::<Vec<_>>().join(", ")
                 )))
@@ -144,28 +133,28 @@ impl Transform {
         match self {
             Transform::MergeCallNode(path) => {
                 let at = PathState::of(stacks, path);
-                stacks.rebuild(true, |out, p, k, f| match at[k as usize] {
+                stacks.rebuild(true, |out, p, k, f| match at[k.index()] {
                     PathState::At => Mapped::To(p),
                     _ => push(out, p, f),
                 })
             }
             Transform::MergeSubtree(path) => {
                 let at = PathState::of(stacks, path);
-                stacks.rebuild(true, |out, p, k, f| match at[k as usize] {
+                stacks.rebuild(true, |out, p, k, f| match at[k.index()] {
                     PathState::Below => Mapped::To(p),
                     _ => push(out, p, f),
                 })
             }
             Transform::DropCallNode(path) => {
                 let at = PathState::of(stacks, path);
-                stacks.rebuild(true, |out, p, k, f| match at[k as usize] {
+                stacks.rebuild(true, |out, p, k, f| match at[k.index()] {
                     PathState::At | PathState::Below => Mapped::Drop,
                     _ => push(out, p, f),
                 })
             }
             Transform::FocusSubtree(path) => {
                 let at = PathState::of(stacks, path);
-                stacks.rebuild(false, |out, p, k, f| match at[k as usize] {
+                stacks.rebuild(false, |out, p, k, f| match at[k.index()] {
                     PathState::Prefix => Mapped::Skip(None),
                     PathState::At => Mapped::To(Some(out.stack(None, f))),
                     PathState::Below => push(out, p, f),
@@ -181,7 +170,7 @@ impl Transform {
             Transform::FocusFunction(g) => {
                 let seen = stacks.holds(*g);
                 stacks.rebuild(false, |out, p, k, f| {
-                    let parent_seen = stacks.frame(k).0.is_some_and(|q| seen[q as usize]);
+                    let parent_seen = stacks.frame(k).0.is_some_and(|q| seen[q.index()]);
                     match (parent_seen, f == *g) {
                         (true, _) => push(out, p, f),
                         (false, true) => Mapped::To(Some(out.stack(None, f))),
@@ -199,7 +188,7 @@ impl Transform {
             Transform::CollapseIndirectRecursion(g) => {
                 let seen = stacks.holds(*g);
                 stacks.rebuild(true, |out, p, k, f| {
-                    let inside = stacks.frame(k).0.is_some_and(|q| seen[q as usize]);
+                    let inside = stacks.frame(k).0.is_some_and(|q| seen[q.index()]);
                     if f == *g && inside {
                         Mapped::To(p)
                     } else {
@@ -210,7 +199,7 @@ impl Transform {
             Transform::CollapseResource(url) => {
                 let mut merged = None;
                 stacks.rebuild(true, |out, p, _, f| {
-                    if out.funcs[f as usize].url != *url {
+                    if out.funcs[f.index()].url != *url {
                         return push(out, p, f);
                     }
                     let r = *merged.get_or_insert_with(|| {
@@ -231,7 +220,7 @@ impl Transform {
             }
             Transform::JsOnly => {
                 let js: Vec<bool> = stacks.funcs.iter().map(super::Func::is_js).collect();
-                stacks.rebuild(true, |out, p, _, f| if js[f as usize] { push(out, p, f) } else { Mapped::To(p) })
+                stacks.rebuild(true, |out, p, _, f| if js[f.index()] { push(out, p, f) } else { Mapped::To(p) })
             }
         }
     }
@@ -247,7 +236,7 @@ impl Stacks {
     fn holds(&self, g: FuncId) -> Vec<bool> {
         let mut seen: Vec<bool> = Vec::with_capacity(self.prefix.len());
         for &(p, f) in &self.prefix {
-            let s = f == g || p.is_some_and(|q| seen[q as usize]);
+            let s = f == g || p.is_some_and(|q| seen[q.index()]);
             seen.push(s);
         }
         seen
@@ -274,7 +263,7 @@ impl PathState {
         let mut matched: Vec<usize> = Vec::with_capacity(stacks.prefix.len());
         let mut out = Vec::with_capacity(stacks.prefix.len());
         for &(p, f) in &stacks.prefix {
-            let before = p.map_or(0, |q| matched[q as usize]);
+            let before = p.map_or(0, |q| matched[q.index()]);
             let m = if before == usize::MAX {
                 usize::MAX
             } else if before >= path.len() {

@@ -7,7 +7,6 @@
 use std::collections::HashMap;
 use std::io::Read;
 
-use jscalls::diff::stats::median;
 use jscalls::{analyze, Config, Estimator, Source};
 use serde_json::Value;
 
@@ -401,5 +400,17 @@ fn midway_calls_nest_in_the_flame_chart_as_devtools_calls_do() {
         for (estimator, n, moved) in refined_keep_the_flame_chart(std::path::Path::new(input)) {
             assert!(moved * 3 > n, "{input}, {estimator:?}: {moved} of {n} calls moved");
         }
+    }
+}
+
+/// The median of `v` (the mean of the middle two for an even count).
+fn median(v: &[f64]) -> f64 {
+    let mut v = v.to_vec();
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
     }
 }

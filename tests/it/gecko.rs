@@ -119,7 +119,8 @@ fn symbols_make_addresses_functions_and_the_tree_changes_shape() {
     std::fs::write(&bad, "0000000000001000 T main\ngarbage\n").unwrap();
     let o = jscalls(&["calls", &hand, "--symbols", &format!("app={}", bad.display()), "-o", "/dev/null"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("line 2: expected 'ADDRESS TYPE NAME'"));
+    let said = String::from_utf8_lossy(&o.stderr);
+    assert!(said.contains(&format!("--symbols app: {}:2:1: expected 'ADDRESS TYPE NAME'", bad.display())), "{said}");
     std::fs::remove_file(bad).unwrap();
 }
 

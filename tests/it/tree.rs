@@ -3,7 +3,7 @@
 
 use std::process::Command;
 
-use jscalls::tree::{CallTree, Stacks, Transform};
+use jscalls::tree::{CallTree, FuncId, Stacks, Transform};
 use jscalls::{analyze, Config, Source};
 
 /// Σ of the durations of the calls no other call encloses (the thread's estimated call time).
@@ -76,7 +76,7 @@ fn weights_add_up_on_real_recordings_before_and_after_transforms() {
                         break;
                     }
                 }
-                let names: Vec<String> = path.iter().map(|&n| cur.funcs[tree.nodes[n].func as usize].label()).collect();
+                let names: Vec<String> = path.iter().map(|&n| cur.funcs[tree.nodes[n].func.index()].label()).collect();
                 let arg = match kind {
                     "merge" | "merge-subtree" | "drop" => names.join(">"),
                     _ => names.last().unwrap().clone(),
@@ -143,7 +143,7 @@ fn sample_weights_count_by_hand() {
         let mut out = Vec::new();
         t.walk(|n, _| {
             let node = &t.nodes[n];
-            out.push(format!("{}:{},{}", st.funcs[node.func as usize].name, node.total, node.self_weight));
+            out.push(format!("{}:{},{}", st.funcs[node.func.index()].name, node.total, node.self_weight));
             true
         });
         out.join(" ")
@@ -152,7 +152,7 @@ fn sample_weights_count_by_hand() {
     // Times 100, 200, 300, 400: each sample lasts to the next; the last to the profile's end.
     let timed = Stacks::from_samples(&th, Weight::SampleTime);
     let tree = CallTree::top_down(&timed);
-    let b = tree.find(&[0, 1]).map(|n| tree.nodes[n].total);
+    let b = tree.find(&[FuncId::new(0), FuncId::new(1)]).map(|n| tree.nodes[n].total);
     assert_eq!(b, Some(200.0));
 }
 
@@ -181,10 +181,10 @@ proptest::proptest! {
                 path.push(p);
             }
             path.reverse();
-            let label = |n: usize| cur.funcs[tree.nodes[n].func as usize].label();
+            let label = |n: usize| cur.funcs[tree.nodes[n].func.index()].label();
             let arg = match kinds[k] {
                 "merge" | "merge-subtree" | "drop" | "focus" => path.iter().map(|&n| label(n)).collect::<Vec<_>>().join(">"),
-                "collapse-resource" => cur.funcs[tree.nodes[n].func as usize].url.clone(),
+                "collapse-resource" => cur.funcs[tree.nodes[n].func.index()].url.clone(),
                 _ => label(n),
             };
             let spec = format!("{}:{arg}", kinds[k]);

@@ -10,8 +10,7 @@ use clap::Parser;
 
 use jscalls::diff::calls::{self, ThreadDiff};
 use jscalls::diff::funcs;
-use jscalls::diff::rule::{self, Gate, Rule};
-use jscalls::diff::{is_calls_document, read_calls_document, same_recording, ThreadEstimate};
+use jscalls::diff::ThreadEstimate;
 use jscalls::{Config, Error, Source};
 
 use super::args::{
@@ -23,8 +22,10 @@ use super::report::{assemble_file, failure, md_cell};
 use super::Failed;
 
 mod render;
+mod rule;
 
 use render::{call_level, function_json, function_markdown, function_text, gate_report};
+use rule::{Gate, Rule};
 
 /// The options `--base-opt` / `--new-opt` take: those that change the estimate.
 #[derive(Debug, Parser)]
@@ -111,7 +112,7 @@ fn load(side: &Side, spec: &SideSpec, global: &Global, threads: usize) -> Result
         .open()
         .and_then(|r| r.take(512).read_to_end(&mut head).map_err(|e| Error::io(format!("cannot read {name}"), e)))
         .map_err(|e| failure(name, e))?;
-    if is_calls_document(&head) {
+    if ThreadEstimate::is_calls_document(&head) {
         if !spec.options.is_empty() {
             return Err(Failed::Usage(format!(
                 "{name} is a calls output: its calls are estimated already, so '{}' cannot change them",
@@ -123,7 +124,7 @@ fn load(side: &Side, spec: &SideSpec, global: &Global, threads: usize) -> Result
             .open()
             .and_then(|mut r| r.read_to_end(&mut bytes).map_err(|e| Error::io(format!("cannot read {name}"), e)))
             .map_err(|e| failure(name, e))?;
-        return read_calls_document(&bytes).map_err(|e| failure(name, e));
+        return ThreadEstimate::read_calls_document(&bytes).map_err(|e| failure(name, e));
     }
     let mut cfg = spec.cfg.clone();
     cfg.threads = threads;
@@ -257,7 +258,11 @@ pub(crate) fn run(args: &DiffArgs, global: &Global, cfg: &Config, mut reads: Rea
         (false, [b, n]) => {
             let (bt, nt) = load_both(&Side::new(b)?, &Side::new(n)?, &specs, global)?;
             let header = Header { base: describe(b, &specs.0), new: describe(n, &specs.1) };
-            let level = args.level.unwrap_or(if same_recording(&bt, &nt) { Level::Calls } else { Level::Functions });
+            let level = args.level.unwrap_or(if ThreadEstimate::same_recording(&bt, &nt) {
+                Level::Calls
+            } else {
+                Level::Functions
+            });
             if level == Level::Calls {
                 return call_level(args, global, &header, &bt, &nt, &rules, gate);
             }

@@ -4,9 +4,9 @@
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
+use super::rule::{self, Gate, Rule, Violation};
 use jscalls::diff::calls::{self, ChangeKind, ThreadDiff};
 use jscalls::diff::funcs::{self, FuncDiff, Metric, Row, Subject};
-use jscalls::diff::rule::{self, Gate, Rule, Violation};
 use jscalls::diff::{CallRecord, ThreadEstimate};
 
 use super::{ms, percent, signed_ms, warn_unmatched, write_out, write_with, Header};

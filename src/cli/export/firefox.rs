@@ -3,7 +3,9 @@
 
 use std::io::{self, Write};
 
-use super::Rendered;
+use jscalls::tree::StackId;
+
+use super::{Format, Rendered};
 use crate::cli::args::WeightArg;
 use crate::cli::tree::Chosen;
 
@@ -132,7 +134,18 @@ fn set_id(bytes: &mut Vec<u8>, key: &str, plain: u32, id: &str) -> io::Result<()
 /// file depends on nothing else (its string, frame and stack tables are its own; its process's
 /// name and start and its ids are given), so the parts go into the one profile's `threads` in
 /// the order that profile's writer sorts them in (the bytes are the same).
-pub(super) fn firefox(kept: &[Chosen], weight: WeightArg, input: &str, threads: usize) -> Rendered {
+pub(super) const FORMAT: Format = Format {
+    name: "firefox",
+    what: "a Firefox Profiler profile",
+    help: "The Firefox Profiler's processed profile (gzipped when OUT ends in .gz): a thread per thread, \
+           the calls as samples at their estimated times, weighing their µs",
+    suffix: ".profile.json.gz",
+    endings: &[".json"],
+    spans: true,
+    render: |kept, args, input, threads| Ok(firefox(kept, args.select.weight, input, threads)),
+};
+
+fn firefox(kept: &[Chosen], weight: WeightArg, input: &str, threads: usize) -> Rendered {
     let counts = weight == WeightArg::Samples;
     let interval_ns = if counts {
         // The mean sampling interval, as the call tree multiplies counts by it.
@@ -320,9 +333,9 @@ impl Base {
                 .collect();
             // Each stack's handle, made from its parent's (parents come first).
             let mut handles = Vec::with_capacity(c.stacks.len());
-            for s in 0..c.stacks.len() as u32 {
+            for s in (0..c.stacks.len()).map(StackId::new) {
                 let (parent, f) = c.stacks.frame(s);
-                let h = profile.intern_stack(thread, parent.map(|p| handles[p as usize]), frames[f as usize]);
+                let h = profile.intern_stack(thread, parent.map(|p| handles[p.index()]), frames[f.index()]);
                 handles.push(h);
             }
             for (name, ts, dur) in &c.events {
@@ -348,7 +361,7 @@ impl Base {
                     sum += s.weight;
                     (sum.round() - before.round()) as i32
                 };
-                let stack = (s.stack != u32::MAX).then(|| handles[s.stack as usize]);
+                let stack = (s.stack != StackId::ROOT).then(|| handles[s.stack.index()]);
                 let cpu = CpuDelta::from_micros(((s.end - s.start).max(0.0)).round() as u64);
                 profile.add_sample(thread, at(s.start), stack, cpu, w);
                 last_end = s.end;

@@ -1,33 +1,99 @@
-//! `jscalls export`: the chosen threads' calls for other tools: speedscope, the Firefox
-//! Profiler, collapsed stacks, SVG flame graphs (inferno).
+//! `jscalls export`: the chosen threads' calls for other tools. One file per format, each
+//! with its [`Format`] (its name, the file names that say it, its writer), listed in
+//! [`FORMATS`]: a new format is a file and a line there.
 
-use std::fmt::Write as _;
 use std::io::{self, Write};
 
-use jscalls::tree::export::{self, Profile, ProfileKind};
-use jscalls::{Assembled, Error};
+use clap::builder::PossibleValue;
+use jscalls::tree::CollapsedTree;
+use jscalls::{Assembled, Config, Error};
 
-use super::args::{ExportArgs, ExportFormat, Global, WeightArg};
+use super::args::{ExportArgs, Global};
 use super::each::{self, Estimated, PerInput};
 use super::files::Reads;
 use super::output::Output;
 use super::report::failure;
 use super::tree::{self, Chosen, Failure};
 use super::Failed;
-use jscalls::Config;
 
+mod collapsed;
 mod firefox;
+mod speedscope;
+mod svg;
 
-use firefox::{firefox, write_profile, write_threads, ThreadPart};
+use firefox::{write_profile, write_threads, ThreadPart};
+
+/// One output format: what `--to` calls it, the file names that say it, and its writer.
+pub(crate) struct Format {
+    /// What `--to` takes.
+    pub(crate) name: &'static str,
+    /// What it writes, for messages.
+    pub(crate) what: &'static str,
+    /// Its line in `--help`.
+    help: &'static str,
+    /// The suffix of an output named after its input.
+    suffix: &'static str,
+    /// Endings of a file name (a `.gz` aside) that say the format; the longest that matches
+    /// wins.
+    endings: &'static [&'static str],
+    /// Whether it shows the calls in time (it needs each thread's spans).
+    spans: bool,
+    /// The output of the chosen threads of `input`, with up to `threads` threads.
+    render: fn(kept: &[Chosen], args: &ExportArgs, input: &str, threads: usize) -> Result<Rendered, Failure>,
+}
+
+/// A format as `--to` takes it.
+#[derive(Clone, Copy)]
+pub(crate) struct ExportTo(pub(crate) &'static Format);
+
+/// Every format, in `--help`'s order.
+static FORMATS: [ExportTo; 4] =
+    [ExportTo(&speedscope::FORMAT), ExportTo(&firefox::FORMAT), ExportTo(&collapsed::FORMAT), ExportTo(&svg::FORMAT)];
+
+impl std::fmt::Debug for ExportTo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0.name)
+    }
+}
+
+impl PartialEq for ExportTo {
+    fn eq(&self, other: &ExportTo) -> bool {
+        std::ptr::eq(self.0, other.0)
+    }
+}
+
+impl clap::ValueEnum for ExportTo {
+    fn value_variants<'a>() -> &'a [ExportTo] {
+        &FORMATS
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        Some(PossibleValue::new(self.0.name).help(self.0.help))
+    }
+}
+
+impl ExportTo {
+    /// The format an output's name says: the longest ending that matches.
+    pub(crate) fn from_path(p: &std::path::Path) -> Option<ExportTo> {
+        let name = p.file_name()?.to_str()?.to_ascii_lowercase();
+        let name = name.strip_suffix(".gz").unwrap_or(&name);
+        FORMATS
+            .iter()
+            .flat_map(|f| f.0.endings.iter().map(move |e| (*e, *f)))
+            .filter(|(e, _)| name.ends_with(e))
+            .max_by_key(|(e, _)| e.len())
+            .map(|(_, f)| f)
+    }
+}
 
 struct Export<'a> {
     args: &'a ExportArgs,
-    format: ExportFormat,
+    format: &'static Format,
 }
 
 impl PerInput for Export<'_> {
     fn suffix(&self) -> &'static str {
-        self.format.suffix()
+        self.format.suffix
     }
 
     /// The events inside calls are in the stacks; the Firefox Profiler shows them as markers too.
@@ -53,18 +119,18 @@ impl PerInput for Export<'_> {
 pub(crate) fn run(args: &ExportArgs, global: &Global, cfg: &Config, reads: Reads) -> Result<(), Failed> {
     crate::cli::no_bounds(global, "export")?;
     let out = args.out.output.as_deref().filter(|o| *o != std::path::Path::new("-"));
-    let format = match (args.to, out.and_then(ExportFormat::from_path)) {
+    let format = match (args.to, out.and_then(ExportTo::from_path)) {
         // Only a name that says another format disagrees: a plain `.json` may be anything.
-        (Some(to), Some(named)) if to != named && named != ExportFormat::Firefox => {
+        (Some(to), Some(named)) if to != named && named != ExportTo(&firefox::FORMAT) => {
             return Err(Failed::Usage(format!(
                 "--to {} writes {}, but -o {} names {}: give a name that says it, or leave out --to",
-                to.name(),
-                to.what(),
+                to.0.name,
+                to.0.what,
                 out.map(|o| o.display().to_string()).unwrap_or_default(),
-                named.what()
+                named.0.what
             )))
         }
-        (Some(f), _) | (None, Some(f)) => f,
+        (Some(f), _) | (None, Some(f)) => f.0,
         (None, None) => {
             return Err(Failed::Usage(
                 "export: give --to speedscope|firefox|collapsed|svg, or -o a name that says it (x.speedscope.json, x.json.gz, x.collapsed, x.svg)"
@@ -72,10 +138,10 @@ pub(crate) fn run(args: &ExportArgs, global: &Global, cfg: &Config, reads: Reads
             ))
         }
     };
-    if format != ExportFormat::Svg && args.icicle {
+    if !std::ptr::eq(format, &svg::FORMAT) && args.icicle {
         return Err(Failed::Usage("--icicle draws an SVG: --to svg".to_owned()));
     }
-    if format == ExportFormat::Speedscope && args.by_time {
+    if std::ptr::eq(format, &speedscope::FORMAT) && args.by_time {
         return Err(Failed::Usage("--by-time is for collapsed stacks and SVG; speedscope has both views".to_owned()));
     }
     each::run(&args.out, &Export { args, format }, global, cfg, reads)
@@ -91,7 +157,7 @@ pub(crate) enum Rendered {
     Bytes(Vec<u8>),
     /// Collapsed stacks written from their trees line by line (not gathered first: a copy as
     /// large as the output).
-    Collapsed(Vec<export::CollapsedTree>),
+    Collapsed(Vec<CollapsedTree>),
     /// Lines, each written with its newline.
     Lines(Vec<String>),
     /// The Firefox Profiler's profile, serialized as it is written (see [`Rewrite`]); with
@@ -142,112 +208,14 @@ impl Rendered {
 pub(crate) fn render(
     assembled: Assembled,
     args: &ExportArgs,
-    format: ExportFormat,
+    format: &Format,
     input: &str,
     threads: usize,
 ) -> Result<Rendered, Failure> {
-    let spans = matches!(format, ExportFormat::Speedscope | ExportFormat::Firefox) || args.by_time;
-    let kept = tree::choose(assembled, &args.select, spans)?;
+    let kept = tree::choose(assembled, &args.select, format.spans || args.by_time)?;
     if kept.is_empty() {
         // The input's doing, not the command line's: exit 1, as for any input with nothing usable.
         return Err(Failure::Input(Error::input(None, "no thread has estimated calls to export")));
     }
-    let several = kept.len() > 1;
-    match format {
-        ExportFormat::Speedscope => {
-            let kind = match args.select.weight {
-                WeightArg::SelfTime => ProfileKind::Evented,
-                WeightArg::Samples => ProfileKind::SampledCount,
-                WeightArg::SampleTime => ProfileKind::SampledTime,
-            };
-            let profiles: Vec<Profile<'_>> = kept
-                .iter()
-                .map(|c| Profile { name: thread_label(c), stacks: &c.stacks, spans: &c.spans, kind })
-                .collect();
-            let mut out = String::new();
-            export::speedscope(&mut out, input, &profiles);
-            Ok(Rendered::Bytes(out.into_bytes()))
-        }
-        ExportFormat::Firefox => Ok(firefox(&kept, args.select.weight, input, threads)),
-        ExportFormat::Collapsed | ExportFormat::Svg => {
-            let mut lines = Vec::new();
-            // The flame graph's lines from the trees, end to end in one string (not a string
-            // each: thousands of lines hundreds of bytes long).
-            let (mut text, mut ends) = (String::new(), Vec::new());
-            // Threads by label, so that their blocks of sorted lines are sorted as a whole.
-            let mut by_label: Vec<(String, &Chosen)> = kept.iter().map(|c| (thread_label(c), c)).collect();
-            by_label.sort_by(|a, b| a.0.cmp(&b.0));
-            if args.by_time {
-                for (label, c) in by_label {
-                    export::collapsed_by_time(&mut lines, &c.stacks, &c.spans, several.then_some(label).as_deref());
-                }
-            } else {
-                let trees: Vec<export::CollapsedTree> = by_label
-                    .iter()
-                    .map(|(label, c)| export::CollapsedTree::new(&c.stacks, several.then_some(label.as_str())))
-                    .collect();
-                if format == ExportFormat::Collapsed {
-                    return Ok(Rendered::Collapsed(trees));
-                }
-                // inferno leaves out frames under `min_width` percent of the whole; subtrees
-                // under half that go in as one line each (see `CollapsedTree::write`).
-                let total: u64 = trees.iter().map(export::CollapsedTree::total).sum();
-                let min_width = inferno::flamegraph::Options::default().min_width;
-                let fold = (total as f64 * min_width / 100.0 / 2.0) as u64;
-                for t in &trees {
-                    t.each_line(fold, |l| {
-                        text.push_str(l);
-                        ends.push(text.len());
-                    });
-                }
-            }
-            if format == ExportFormat::Collapsed {
-                return Ok(Rendered::Lines(lines));
-            }
-            let lines: Vec<&str> = if args.by_time {
-                lines.iter().map(String::as_str).collect()
-            } else {
-                ends.iter().scan(0, |from, &end| Some(&text[std::mem::replace(from, end)..end])).collect()
-            };
-            if lines.is_empty() {
-                return Err(Failure::Input(Error::input(None, "nothing to draw: every stack weighs under 1")));
-            }
-            let mut opt = inferno::flamegraph::Options::default();
-            // Names from the input, made safe for XML as the lines' names are.
-            let input = export::collapsed_text(input);
-            opt.title = format!("{input}: {}", if args.by_time { "flame chart" } else { "flame graph" });
-            let mut sub = if several {
-                format!("{} threads", kept.len())
-            } else {
-                export::collapsed_text(&thread_label(&kept[0]))
-            };
-            let _ = write!(
-                sub,
-                ", {}",
-                match args.select.weight {
-                    WeightArg::SelfTime => "estimated calls' self time (µs)",
-                    WeightArg::Samples => "CPU profile samples",
-                    WeightArg::SampleTime => "CPU profile samples' time (µs)",
-                }
-            );
-            opt.subtitle = Some(sub);
-            opt.count_name = if args.select.weight == WeightArg::Samples { "samples" } else { "µs" }.to_owned();
-            opt.name_type = "Function:".to_owned();
-            opt.deterministic = true;
-            // A label is `name url:line:column`: keep the name when it does not fit.
-            opt.text_truncate_direction = inferno::flamegraph::TextTruncateDirection::Right;
-            opt.flame_chart = args.by_time;
-            // Sorted already (`export::collapsed`; checked, as a label could break it); a flame
-            // chart keeps its time order.
-            // inferno compares the lines trimmed: so must this check, or it refuses them.
-            opt.no_sort = !args.by_time && lines.windows(2).all(|w| w[0].trim() <= w[1].trim());
-            if args.icicle {
-                opt.direction = inferno::flamegraph::Direction::Inverted;
-            }
-            let mut svg = Vec::new();
-            inferno::flamegraph::from_lines(&mut opt, lines.iter().copied(), &mut svg)
-                .map_err(|e| Failure::Input(Error::input(None, format!("the flame graph cannot be drawn: {e}"))))?;
-            Ok(Rendered::Bytes(svg))
-        }
-    }
+    (format.render)(&kept, args, input, threads)
 }

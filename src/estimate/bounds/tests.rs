@@ -1,7 +1,8 @@
 //! The bounds and the midway estimate on hand-made threads.
 
+use super::midway::{lag_within, place_both, Place};
 use super::sampler::{fit_lag, stamp_delay};
-use super::times::{key_time, merge_times, ordered_edges, sort_times, time_key};
+use super::times::{key_time, merge_times, ordered_edges, partition_from, sort_times, time_key, Side};
 use super::*;
 
 #[test]

@@ -15,7 +15,7 @@ use rustc_hash::FxHashMap as HashMap;
 use serde_json::Value;
 
 use super::sampled::{call_frame_json, meta_start, position, thread_id, At, FrameOut, Reading, Sampled};
-use crate::error::{Diagnostics, Error, WarningKind};
+use crate::error::{Diagnostics, Error, Location, WarningKind};
 use crate::model::ReadOptions;
 use crate::model::ThreadWork;
 
@@ -37,10 +37,13 @@ pub struct Symbols {
 impl Symbols {
     /// Reads `nm` output: `ADDRESS TYPE NAME` lines. Only code symbols (types `T t W w i`)
     /// are functions; lines without an address (undefined symbols) are skipped. The error
-    /// names the 1-based line that cannot be read.
-    pub fn from_nm(text: &str) -> Result<Symbols, String> {
+    /// is at the line that cannot be read.
+    pub fn from_nm(text: &str) -> Result<Symbols, Error> {
         let mut starts = Vec::new();
-        for (k, line) in text.lines().enumerate() {
+        let mut offset = 0;
+        for (k, line) in text.split_inclusive('\n').enumerate() {
+            let at = Location { line: k as u64 + 1, column: 1, offset, event: None };
+            offset += line.len() as u64;
             let line = line.trim_end();
             // `                 U name`: an undefined symbol has no address.
             if line.is_empty() || line.starts_with(' ') {
@@ -48,10 +51,10 @@ impl Symbols {
             }
             let mut parts = line.splitn(3, ' ');
             let (Some(addr), Some(kind), Some(name)) = (parts.next(), parts.next(), parts.next()) else {
-                return Err(format!("line {}: expected 'ADDRESS TYPE NAME' (nm --defined-only)", k + 1));
+                return Err(Error::input(Some(at), "expected 'ADDRESS TYPE NAME' (nm --defined-only)"));
             };
             let addr = u64::from_str_radix(addr, 16)
-                .map_err(|_| format!("line {}: '{addr}' is not a hexadecimal address", k + 1))?;
+                .map_err(|_| Error::input(Some(at), format!("'{addr}' is not a hexadecimal address")))?;
             if matches!(kind, "T" | "t" | "W" | "w" | "i") {
                 starts.push((addr, name.to_owned()));
             }
@@ -409,8 +412,11 @@ mod tests {
         assert_eq!(s.lookup(0x10a0), Some("someInterlude"));
         // Past the last code symbol (data is not a function): still the last function.
         assert_eq!(s.lookup(0x2100), Some("someInterlude"));
-        assert!(Symbols::from_nm("zz T f\n").unwrap_err().contains("line 1"));
-        assert!(Symbols::from_nm("1000T\n").unwrap_err().contains("line 1"));
+        assert_eq!(Symbols::from_nm("zz T f\n").unwrap_err().to_string(), "1:1: 'zz' is not a hexadecimal address");
+        assert_eq!(
+            Symbols::from_nm("1 T f\n1000T\n").unwrap_err().to_string(),
+            "2:1: expected 'ADDRESS TYPE NAME' (nm --defined-only)"
+        );
         let libs = [Lib { start: 0x7000_0000, end: 0x7000_4000, name: "app".into() }];
         let mut map = BTreeMap::new();
         map.insert("app".to_owned(), Arc::new(s));

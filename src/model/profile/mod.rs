@@ -355,51 +355,46 @@ impl FrameKeys {
     }
 }
 
-impl ProfileModel {
-    /// Builds the model (`new CPUProfileDataModel(profile)`), taking the raw profile's data.
-    ///
-    /// `what` names the profile in messages; `location` is where it came from.
-    pub(crate) fn new(
-        raw: RawProfile,
+/// The sample times (µs), the deltas summed in f64 from `startTime`, checked: whether they
+/// are in order (then the deltas are kept as they are, see [`Times`]).
+fn check_times(start_time: f64, time_deltas: &Deltas, fail: &impl Fn(String) -> Error) -> Result<bool, Error> {
+    let mut in_order = true;
+    let mut t = start_time;
+    for (i, x) in time_deltas.iter().enumerate() {
+        let next = t + x;
+        if !next.is_finite() {
+            return Err(fail(format!(
+                "sample {i} has a time that is not a finite number (startTime {} plus timeDeltas)",
+                crate::js::number_to_string(start_time)
+            )));
+        }
+        in_order &= i == 0 || t <= next;
+        t = next;
+    }
+    Ok(in_order)
+}
+
+/// The parsed tree: the protocol's nodes walked depth first from the root.
+struct ParsedTree {
+    nodes: Vec<Node>,
+    id_to_node: IdMap,
+    /// The root's parsed children, in the walk's order.
+    root_children: Vec<u32>,
+    n_shared: u64,
+    n_duplicate_ids: u64,
+    n_unreachable: u64,
+}
+
+impl ParsedTree {
+    /// The walk, with an explicit stack (children popped from the end); children come from the
+    /// `parent` fields when the first node has no `children`.
+    fn new(
+        nodes: &[RawNode],
+        frames: &[CallFrame],
         strings: &Strings,
         limits: Limits,
-        what: &str,
-        location: Option<Location>,
-    ) -> Result<ProfileModel, Error> {
-        let fail = |msg: String| Error::input(location, format!("{what}: {msg}"));
-        let RawProfile { start_time, end_time, nodes, frames, samples, time_deltas, trace_ids: _ } = raw;
-        let frames = frames.list;
-        let nodes = &nodes;
-        if nodes.is_empty() {
-            return Err(fail("the profile has no nodes".into()));
-        }
-        // timestamps (µs) from the deltas, summed in f64 from startTime: checked here, kept as
-        // the deltas while they are in order (see [`Times`]).
-        let time_deltas = time_deltas.unwrap_or_default();
-        let mut in_order = true;
-        let mut t = start_time;
-        for (i, x) in time_deltas.iter().enumerate() {
-            let next = t + x;
-            if !next.is_finite() {
-                return Err(fail(format!(
-                    "sample {i} has a time that is not a finite number (startTime {} plus timeDeltas)",
-                    crate::js::number_to_string(start_time)
-                )));
-            }
-            in_order &= i == 0 || t <= next;
-            t = next;
-        }
-        let times_us = || {
-            time_deltas.iter().scan(start_time, |t, x| {
-                *t += x;
-                Some(*t)
-            })
-        };
-        if samples.is_none() && !nodes[0].hit_count_is_number {
-            return Err(fail("neither hitCount nor samples are present in the profile".into()));
-        }
-
-        // The protocol tree: children from `parent` fields when the first node has no `children`.
+        fail: &impl Fn(String) -> Error,
+    ) -> Result<ParsedTree, Error> {
         let mut by_id = IdMap::for_ids(nodes.iter().map(|n| n.id), nodes.len());
         let mut n_duplicate_ids = 0u64;
         for (i, n) in nodes.iter().enumerate() {
@@ -409,7 +404,6 @@ impl ProfileModel {
         }
         let children = Children::new(nodes, &by_id);
 
-        // The parsed tree: a depth-first walk with an explicit stack, children popped from the end.
         let url_native = strings.lookup("native V8Runtime").map(Scalar::Str);
         // Per frame: its key for framesAreEqual, whether it is never equal, whether it is native.
         let mut keys = FrameKeys::default();
@@ -470,32 +464,71 @@ impl ProfileModel {
             }
         }
 
-        // Meta nodes: the root's parsed children (reverse protocol order), until all three are found.
-        let gc_name = strings.lookup("(garbage collector)");
-        let program_name = strings.lookup("(program)");
-        let idle_name = strings.lookup("(idle)");
-        let (mut gc, mut program, mut idle) = (None, None, None);
-        for &c in &root_children {
-            if gc.is_some() && program.is_some() && idle.is_some() {
-                break;
-            }
-            let name = match frames[parsed[c as usize].frame as usize].function_name {
-                Scalar::Str(s) => Some(s),
-                _ => None,
-            };
-            if name.is_some() && name == gc_name {
-                gc = Some(c);
-            } else if name.is_some() && name == program_name {
-                program = Some(c);
-            } else if name.is_some() && name == idle_name {
-                idle = Some(c);
-            }
-        }
+        let n_unreachable = seen[1..].iter().filter(|s| !**s).count() as u64;
+        Ok(ParsedTree { nodes: parsed, id_to_node, root_children, n_shared, n_duplicate_ids, n_unreachable })
+    }
+}
 
+/// The meta nodes (garbage collector, program, idle): the root's parsed children in reverse
+/// protocol order, until all three are found.
+fn meta_nodes(
+    parsed: &[Node],
+    root_children: &[u32],
+    frames: &[CallFrame],
+    strings: &Strings,
+) -> (Option<u32>, Option<u32>, Option<u32>) {
+    let gc_name = strings.lookup("(garbage collector)");
+    let program_name = strings.lookup("(program)");
+    let idle_name = strings.lookup("(idle)");
+    let (mut gc, mut program, mut idle) = (None, None, None);
+    for &c in root_children {
+        if gc.is_some() && program.is_some() && idle.is_some() {
+            break;
+        }
+        let name = match frames[parsed[c as usize].frame as usize].function_name {
+            Scalar::Str(s) => Some(s),
+            _ => None,
+        };
+        if name.is_some() && name == gc_name {
+            gc = Some(c);
+        } else if name.is_some() && name == program_name {
+            program = Some(c);
+        } else if name.is_some() && name == idle_name {
+            idle = Some(c);
+        }
+    }
+
+    (gc, program, idle)
+}
+
+impl ProfileModel {
+    /// Builds the model (`new CPUProfileDataModel(profile)`), taking the raw profile's data.
+    ///
+    /// `what` names the profile in messages; `location` is where it came from.
+    pub(crate) fn new(
+        raw: RawProfile,
+        strings: &Strings,
+        limits: Limits,
+        what: &str,
+        location: Option<Location>,
+    ) -> Result<ProfileModel, Error> {
+        let fail = |msg: String| Error::input(location, format!("{what}: {msg}"));
+        let RawProfile { start_time, end_time, nodes, frames, samples, time_deltas, trace_ids: _ } = raw;
+        let frames = frames.list;
+        if nodes.is_empty() {
+            return Err(fail("the profile has no nodes".into()));
+        }
+        let time_deltas = time_deltas.unwrap_or_default();
+        let in_order = check_times(start_time, &time_deltas, &fail)?;
+        if samples.is_none() && !nodes[0].hit_count_is_number {
+            return Err(fail("neither hitCount nor samples are present in the profile".into()));
+        }
+        let tree = ParsedTree::new(&nodes, &frames, strings, limits, &fail)?;
+        let (gc, program, idle) = meta_nodes(&tree.nodes, &tree.root_children, &frames, strings);
         let mut model = ProfileModel {
-            nodes: parsed,
+            nodes: tree.nodes,
             frames,
-            id_to_node,
+            id_to_node: tree.id_to_node,
             sample_nodes: Vec::new(),
             times: Times::Us(Vec::new()),
             extra_time: None,
@@ -504,11 +537,25 @@ impl ProfileModel {
             idle,
             profile_start: start_time / 1000.0,
             profile_end: end_time / 1000.0,
-            n_shared,
+            n_shared: tree.n_shared,
             n_unknown_samples: 0,
             repaired: Vec::new(),
-            n_duplicate_ids,
-            n_unreachable: seen[1..].iter().filter(|s| !**s).count() as u64,
+            n_duplicate_ids: tree.n_duplicate_ids,
+            n_unreachable: tree.n_unreachable,
+        };
+        model.take_samples(samples, start_time, time_deltas, in_order);
+        Ok(model)
+    }
+
+    /// The samples and their times (sortSamples, normalizeTimestamps), or without samples the
+    /// times alone.
+    fn take_samples(&mut self, samples: Option<Ids>, start_time: f64, time_deltas: Deltas, in_order: bool) {
+        let model = self;
+        let times_us = || {
+            time_deltas.iter().scan(start_time, |t, x| {
+                *t += x;
+                Some(*t)
+            })
         };
         let samples = samples.unwrap_or_default();
         if !samples.is_empty() {
@@ -565,7 +612,6 @@ impl ProfileModel {
             // No samples: the times stay in µs (the reference normalizes only with samples).
             model.times = Times::Us(times_us().collect());
         }
-        Ok(model)
     }
 
     /// The frame of parsed node `n`.

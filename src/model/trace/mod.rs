@@ -235,13 +235,50 @@ impl TraceBuilder {
         diag: &mut Diagnostics,
         exec: &impl Exec,
     ) -> Result<TraceModel, Error> {
-        let cpu_profile_origin = match metadata {
-            Some(m) => match std::str::from_utf8(m).ok().and_then(|s| shapes::parse::<shapes::Metadata>(s).ok()) {
-                Some(md) => md.data_origin.str() == Some("CPUProfile"),
-                None => false,
-            },
-            None => false,
-        };
+        let cpu_profile_origin = cpu_profile_origin(metadata);
+        self.warn_unclosed(diag);
+        let chosen = self.choose_profiles(cpu_profile_origin, diag);
+        let kept = self.kept_processes();
+        self.free_unused_threads(&chosen);
+        let strings = std::mem::take(&mut self.strings);
+        let (models, events) = self.build_threads(&chosen, &strings, exec);
+        let mut threads = Vec::with_capacity(chosen.len());
+        for (((pid, tid, pick), model), Events { entries, names, trace_values }) in
+            chosen.into_iter().zip(models).zip(events)
+        {
+            let model = model.expect("a model per thread")?;
+            let p = &self.profiles[pick];
+            report_model(&model, &format!("thread {pid}:{tid}"), p.location, diag);
+            let n_entries = self.thread_index.get(&(pid, tid)).map_or(0, |&t| self.threads[t as usize].n_entries);
+            let skipped = self.skipped(pid, tid, &kept, cpu_profile_origin, n_entries, diag);
+            let thread_name = if skipped.is_none() && !cpu_profile_origin {
+                self.thread_names.get(&(pid, tid)).cloned()
+            } else {
+                None
+            };
+            threads.push(ThreadWork {
+                pid,
+                tid,
+                profile_id: p.id.to_json(),
+                thread_name,
+                profile_name: None,
+                model,
+                entries,
+                names,
+                trace_values,
+                skipped,
+            });
+        }
+        threads.sort_by_key(|t| (t.pid, t.tid));
+        let mut bounds = self.bounds;
+        if self.started_at >= 0.0 {
+            bounds.0 = self.started_at;
+        }
+        Ok(TraceModel { strings, threads, cpu_profile_origin, bounds, browser: !self.generic })
+    }
+
+    /// Each `B` event never closed is a warning.
+    fn warn_unclosed(&self, diag: &mut Diagnostics) {
         let unclosed = self.begins.iter().filter(|b| b.thread != u32::MAX).count();
         if unclosed > 0 {
             diag.push(
@@ -250,8 +287,11 @@ impl TraceBuilder {
                 format!("{unclosed} 'B' event(s) never closed; they keep duration 0, as in DevTools"),
             );
         }
+    }
 
-        // SamplesHandler.finalize: one profile per (pid, tid), by source priority.
+    /// SamplesHandler.finalize: one profile per thread, by source priority, as
+    /// (pid, tid, index in `profiles`) in DevTools' order.
+    fn choose_profiles(&self, cpu_profile_origin: bool, diag: &mut Diagnostics) -> Vec<(i64, i64, usize)> {
         let priority: &[Source] =
             if cpu_profile_origin { &[Source::Inspector] } else { &[Source::Internal, Source::Inspector] };
         let mut pids: Vec<i64> = Vec::new();
@@ -321,7 +361,11 @@ impl TraceBuilder {
             }
         }
 
-        // RendererHandler.finalize: the process filter.
+        chosen
+    }
+
+    /// RendererHandler.finalize: the processes the filter keeps.
+    fn kept_processes(&self) -> FxHashSet<i64> {
         let mut kept: FxHashSet<i64> = self.processes.clone();
         if !self.generic {
             let mut url: FxHashMap<i64, Option<String>> = FxHashMap::default();
@@ -346,8 +390,12 @@ impl TraceBuilder {
                 .collect();
         }
 
-        // Entries of threads without a chosen profile are never used: free them before the
-        // models are built (the point where memory peaks).
+        kept
+    }
+
+    /// Entries of threads without a chosen profile are never used: freed before the models
+    /// are built (the point where memory peaks).
+    fn free_unused_threads(&mut self, chosen: &[(i64, i64, usize)]) {
         let used: FxHashSet<u32> =
             chosen.iter().filter_map(|&(pid, tid, _)| self.thread_index.get(&(pid, tid)).copied()).collect();
         for (i, t) in self.threads.iter_mut().enumerate() {
@@ -356,12 +404,18 @@ impl TraceBuilder {
                 t.names = Vec::new();
             }
         }
+    }
 
-        let mut threads = Vec::with_capacity(chosen.len());
-        let strings = std::mem::take(&mut self.strings);
-        // Two jobs per thread, run side by side: its profile's model, and its events (decoded,
-        // sorted, their trace ids looked up in the profile's `trace_ids`). Each profile is
-        // chosen at most once: its data moves into the jobs. Biggest first, for the balance.
+    /// Each chosen thread's profile model and events, built side by side: two jobs per
+    /// thread, its profile's model, and its events (decoded, sorted, their trace ids looked up
+    /// in the profile's `trace_ids`). Each profile's data moves into its jobs.
+    fn build_threads(
+        &mut self,
+        chosen: &[(i64, i64, usize)],
+        strings: &Strings,
+        exec: &impl Exec,
+    ) -> (Vec<Option<Result<ProfileModel, Error>>>, Vec<Events>) {
+        // Biggest first, for the balance.
         let mut jobs: Vec<(usize, Job)> = Vec::with_capacity(2 * chosen.len());
         for (slot, &(pid, tid, pick)) in chosen.iter().enumerate() {
             let p = &mut self.profiles[pick];
@@ -383,7 +437,7 @@ impl TraceBuilder {
         let done = exec.map(jobs, |(slot, job)| {
             let d = match job {
                 Job::Model(raw, what, location) => {
-                    Done::Model(ProfileModel::new(raw, &strings, limits, &what, Some(location)))
+                    Done::Model(ProfileModel::new(raw, strings, limits, &what, Some(location)))
                 }
                 Job::Entries(log, names, ids) => {
                     let mut entries = log.into_vec();
@@ -412,68 +466,50 @@ impl TraceBuilder {
                 Done::Events(e) => events[slot] = e,
             }
         }
-        for (((pid, tid, pick), model), Events { entries, names, trace_values }) in
-            chosen.into_iter().zip(models).zip(events)
-        {
-            let model = model.expect("a model per thread")?;
-            let p = &self.profiles[pick];
-            report_model(&model, &format!("thread {pid}:{tid}"), p.location, diag);
-            let n_entries = self.thread_index.get(&(pid, tid)).map_or(0, |&t| self.threads[t as usize].n_entries);
-            // A saved .cpuprofile (CPU-profile mode) takes its calls from the SamplesHandler: the
-            // RendererHandler's filters do not apply.
-            let skipped = if cpu_profile_origin {
-                None
-            } else if !kept.contains(&pid) {
-                if self.generic {
-                    diag.push(
-                        WarningKind::ThreadWithoutEvents,
-                        None,
-                        format!("process {pid} has no trace events; DevTools computes no calls for thread {pid}:{tid}"),
-                    );
-                } else {
-                    diag.push(
-                        WarningKind::ProcessDropped,
-                        None,
-                        format!("process {pid} has no valid frame URL; DevTools drops it, so thread {pid}:{tid} gets no calls"),
-                    );
-                }
-                Some("process dropped by RendererHandler (no frame URL / not a renderer)")
-            } else if n_entries == 0 && self.version == EngineVersion::V0_0_65 {
+        (models, events)
+    }
+
+    /// Why the thread gets no calls, when DevTools computes none for it.
+    fn skipped(
+        &self,
+        pid: i64,
+        tid: i64,
+        kept: &FxHashSet<i64>,
+        cpu_profile_origin: bool,
+        n_entries: u64,
+        diag: &mut Diagnostics,
+    ) -> Option<&'static str> {
+        // A saved .cpuprofile (CPU-profile mode) takes its calls from the SamplesHandler: the
+        // RendererHandler's filters do not apply.
+        if cpu_profile_origin {
+            None
+        } else if !kept.contains(&pid) {
+            if self.generic {
                 diag.push(
                     WarningKind::ThreadWithoutEvents,
                     None,
+                    format!("process {pid} has no trace events; DevTools computes no calls for thread {pid}:{tid}"),
+                );
+            } else {
+                diag.push(
+                    WarningKind::ProcessDropped,
+                    None,
                     format!(
-                        "thread {pid}:{tid} has samples but no trace events; DevTools 0.0.65 computes no calls for it"
+                        "process {pid} has no valid frame URL; DevTools drops it, so thread {pid}:{tid} gets no calls"
                     ),
                 );
-                Some("thread has no trace entries in RendererHandler")
-            } else {
-                None
-            };
-            let thread_name = if skipped.is_none() && !cpu_profile_origin {
-                self.thread_names.get(&(pid, tid)).cloned()
-            } else {
-                None
-            };
-            threads.push(ThreadWork {
-                pid,
-                tid,
-                profile_id: p.id.to_json(),
-                thread_name,
-                profile_name: None,
-                model,
-                entries,
-                names,
-                trace_values,
-                skipped,
-            });
+            }
+            Some("process dropped by RendererHandler (no frame URL / not a renderer)")
+        } else if n_entries == 0 && self.version == EngineVersion::V0_0_65 {
+            diag.push(
+                WarningKind::ThreadWithoutEvents,
+                None,
+                format!("thread {pid}:{tid} has samples but no trace events; DevTools 0.0.65 computes no calls for it"),
+            );
+            Some("thread has no trace entries in RendererHandler")
+        } else {
+            None
         }
-        threads.sort_by_key(|t| (t.pid, t.tid));
-        let mut bounds = self.bounds;
-        if self.started_at >= 0.0 {
-            bounds.0 = self.started_at;
-        }
-        Ok(TraceModel { strings, threads, cpu_profile_origin, bounds, browser: !self.generic })
     }
 
     fn is_worklet(&self, pid: i64) -> bool {
@@ -509,6 +545,17 @@ struct Events {
     entries: Vec<Entry>,
     names: Vec<(StrId, bool)>,
     trace_values: Vec<(u32, Scalar)>,
+}
+
+/// Whether the metadata says the trace is a saved `.cpuprofile` (CPU-profile mode).
+fn cpu_profile_origin(metadata: Option<&[u8]>) -> bool {
+    match metadata {
+        Some(m) => match std::str::from_utf8(m).ok().and_then(|s| shapes::parse::<shapes::Metadata>(s).ok()) {
+            Some(md) => md.data_origin.str() == Some("CPUProfile"),
+            None => false,
+        },
+        None => false,
+    }
 }
 
 /// The values `ids` (a profile's `trace_ids`) give the events' trace ids: (trace index, value).

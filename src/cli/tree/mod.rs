@@ -2,7 +2,9 @@
 
 use std::fmt::Write as _;
 
-use jscalls::tree::render::{self, Shown};
+mod text;
+
+use jscalls::tree::{write_json_number, write_json_str, Shown};
 use jscalls::tree::{CallTree, Span, Stacks, Transform, Weight};
 use jscalls::{Assembled, EngineVersion, Error};
 
@@ -139,7 +141,7 @@ pub(crate) fn choose(assembled: Assembled, sel: &SelectArgs, spans: bool) -> Res
             match Transform::parse(spec, &c.stacks) {
                 Ok(t) => c.stacks = t.apply_with_spans(&c.stacks, &mut c.spans),
                 Err(e) => {
-                    first_error.get_or_insert(e.0);
+                    first_error.get_or_insert(e.to_string());
                     fits = false;
                     break;
                 }
@@ -197,16 +199,16 @@ pub(crate) fn render(
                 let js_only = if args.select.js_only { ", JS only (the rest charged to its JS caller)" } else { "" };
                 let _ = writeln!(out, "{name} (pid {}, tid {}): {what}, {view}{js_only}", c.pid, c.tid);
                 match view {
-                    "flat" => render::flat_text(&mut out, &c.stacks, total, shown),
-                    "inverted" => render::text(&mut out, &c.stacks, &CallTree::inverted(&c.stacks), shown),
-                    _ => render::text(&mut out, &c.stacks, &CallTree::top_down(&c.stacks), shown),
+                    "flat" => text::flat_text(&mut out, &c.stacks, total, shown),
+                    "inverted" => text::text(&mut out, &c.stacks, &CallTree::inverted(&c.stacks), shown),
+                    _ => text::text(&mut out, &c.stacks, &CallTree::top_down(&c.stacks), shown),
                 }
                 out.push('\n');
             }
         }
         TreeFormat::Json => {
             out.push_str("{\"format\":\"jscalls-tree/1\",\"input\":");
-            render::string(&mut out, input);
+            write_json_str(&mut out, input);
             let _ = write!(
                 out,
                 ",\"engine\":\"{}\",\"weight\":\"{}\",\"view\":\"{view}\",\"jsOnly\":{},\"transforms\":[",
@@ -222,7 +224,7 @@ pub(crate) fn render(
                 if k > 0 {
                     out.push(',');
                 }
-                render::string(&mut out, t);
+                write_json_str(&mut out, t);
             }
             out.push_str("],\"threads\":[");
             for (k, c) in kept.iter().enumerate() {
@@ -231,21 +233,21 @@ pub(crate) fn render(
                 }
                 let _ = write!(out, "\n{{\"pid\":{},\"tid\":{},\"name\":", c.pid, c.tid);
                 match &c.name {
-                    Some(n) => render::string(&mut out, n),
+                    Some(n) => write_json_str(&mut out, n),
                     None => out.push_str("null"),
                 }
                 let _ = write!(out, ",\"calls\":{},\"total\":", c.calls);
-                render::number(&mut out, c.stacks.total());
+                write_json_number(&mut out, c.stacks.total());
                 if view == "flat" {
                     out.push_str(",\"functions\":[");
-                    render::flat_json(&mut out, &c.stacks, c.stacks.total(), shown);
+                    c.stacks.write_flat_json(&mut out, c.stacks.total(), shown);
                 } else {
                     let tree =
                         if view == "inverted" { CallTree::inverted(&c.stacks) } else { CallTree::top_down(&c.stacks) };
                     out.push_str(",\"rootSelf\":");
-                    render::number(&mut out, tree.root_self);
+                    write_json_number(&mut out, tree.root_self);
                     out.push_str(",\"roots\":[");
-                    render::json_nodes(&mut out, &c.stacks, &tree, shown);
+                    tree.write_json(&mut out, &c.stacks, shown);
                 }
                 out.push_str("]}");
             }

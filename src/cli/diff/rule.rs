@@ -8,11 +8,11 @@
 //! label `name url:line:column`), or a CallNode as the path of functions from a root joined by
 //! `>`.
 
-use super::funcs::{FuncDiff, Metric, Row, Subject};
+use jscalls::diff::funcs::{FuncDiff, Metric, Row, Subject};
 
 /// How large a change a rule allows.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Threshold {
+pub(crate) enum Threshold {
     /// Percent of BASE.
     Percent(f64),
     /// An amount: µs for times, a count for calls.
@@ -21,21 +21,21 @@ pub enum Threshold {
 
 /// One rule.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Rule {
+pub(crate) struct Rule {
     /// As written.
-    pub text: String,
+    pub(crate) text: String,
     /// What is measured.
-    pub metric: Metric,
+    pub(crate) metric: Metric,
     /// True for `>`, false for `<`.
-    pub above: bool,
+    pub(crate) above: bool,
     /// The change allowed.
-    pub threshold: Threshold,
+    pub(crate) threshold: Threshold,
     /// The function (one element) or CallNode path it applies to; None: every function.
-    pub target: Option<Vec<String>>,
+    pub(crate) target: Option<Vec<String>>,
 }
 
 /// Parses a rule; the error says what was expected.
-pub fn parse(text: &str) -> Result<Rule, String> {
+pub(crate) fn parse(text: &str) -> Result<Rule, String> {
     let bad = |what: &str| format!("--fail-on '{text}': {what} (e.g. 'self>+10%', 'total>+5ms@render')");
     let t = text.trim();
     let word_end = t.find(|c: char| !c.is_ascii_alphanumeric() && c != '_' && c != '-').unwrap_or(t.len());
@@ -90,34 +90,34 @@ pub fn parse(text: &str) -> Result<Rule, String> {
 
 /// A row that breaks a rule.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Violation {
+pub(crate) struct Violation {
     /// Index of the rule.
-    pub rule: usize,
+    pub(crate) rule: usize,
     /// Whether the row is a CallNode (in [`FuncDiff::call_nodes`]) or a function.
-    pub node: bool,
+    pub(crate) node: bool,
     /// Index of the row.
-    pub row: usize,
+    pub(crate) row: usize,
     /// BASE's and NEW's medians.
-    pub base: f64,
+    pub(crate) base: f64,
     /// NEW's median.
-    pub new: f64,
+    pub(crate) new: f64,
     /// The Mann–Whitney p-value, with runs.
-    pub p: Option<f64>,
+    pub(crate) p: Option<f64>,
 }
 
 /// How rules are applied.
 #[derive(Debug, Clone, Copy)]
-pub struct Gate {
+pub(crate) struct Gate {
     /// Relative time rules ignore rows whose medians are both below this, µs: a function of
     /// 3 µs that takes 6 µs has doubled, and means nothing.
-    pub min_time: f64,
+    pub(crate) min_time: f64,
     /// With runs, a change counts only when the one-sided test says p < alpha.
-    pub alpha: f64,
+    pub(crate) alpha: f64,
 }
 
 /// The rows that break `rules`, largest change first; and for each rule, whether its target
 /// is anywhere in the comparison.
-pub fn check(d: &FuncDiff, rules: &[Rule], gate: Gate) -> (Vec<Violation>, Vec<bool>) {
+pub(crate) fn check(d: &FuncDiff, rules: &[Rule], gate: Gate) -> (Vec<Violation>, Vec<bool>) {
     let mut out = Vec::new();
     let mut found = vec![false; rules.len()];
     for (i, rule) in rules.iter().enumerate() {

@@ -1,0 +1,67 @@
+//! Collapsed ("folded") stacks, `a;b;c 1234` per stack: the input of every flame-graph tool.
+
+use jscalls::tree::CollapsedTree;
+
+use super::{thread_label, Format, Rendered};
+use crate::cli::args::ExportArgs;
+use crate::cli::tree::{Chosen, Failure};
+
+pub(super) const FORMAT: Format = Format {
+    name: "collapsed",
+    what: "collapsed stacks",
+    help: "`a;b;c 1234` per stack: self time in whole µs (or samples), the input of flame-graph tools",
+    suffix: ".collapsed",
+    endings: &[".collapsed", ".folded", ".collapsed.txt"],
+    spans: false,
+    render,
+};
+
+fn render(kept: &[Chosen], args: &ExportArgs, _input: &str, _threads: usize) -> Result<Rendered, Failure> {
+    Ok(match lines(kept, args, None) {
+        Lines::Trees(trees) => Rendered::Collapsed(trees),
+        Lines::Each(lines) => Rendered::Lines(lines),
+        Lines::Folded { .. } => unreachable!("folded only for a flame graph"),
+    })
+}
+
+/// The collapsed lines of the chosen threads.
+pub(super) enum Lines {
+    /// By time (`--by-time`), a line each.
+    Each(Vec<String>),
+    /// A tree of names per thread, each written line by line.
+    Trees(Vec<CollapsedTree>),
+    /// The trees' lines end to end in `text`, each ending at its `ends` entry (subtrees under
+    /// the fold written as one line each).
+    Folded { text: String, ends: Vec<usize> },
+}
+
+/// The threads' lines, sorted by thread label (blocks of sorted lines sorted as a whole); with
+/// `fold` (a flame graph's), the trees' subtrees lighter than it folded into one line each.
+pub(super) fn lines(kept: &[Chosen], args: &ExportArgs, fold: Option<f64>) -> Lines {
+    let several = kept.len() > 1;
+    let mut by_label: Vec<(String, &Chosen)> = kept.iter().map(|c| (thread_label(c), c)).collect();
+    by_label.sort_by(|a, b| a.0.cmp(&b.0));
+    if args.by_time {
+        let mut lines = Vec::new();
+        for (label, c) in by_label {
+            c.stacks.collapsed_by_time(&mut lines, &c.spans, several.then_some(label).as_deref());
+        }
+        return Lines::Each(lines);
+    }
+    let trees: Vec<CollapsedTree> =
+        by_label.iter().map(|(label, c)| CollapsedTree::new(&c.stacks, several.then_some(label.as_str()))).collect();
+    let Some(min_width) = fold else { return Lines::Trees(trees) };
+    // inferno leaves out frames under `min_width` percent of the whole; subtrees under half
+    // that go in as one line each (see `CollapsedTree::write`). The lines end to end in one
+    // string, not a string each: thousands of lines hundreds of bytes long.
+    let total: u64 = trees.iter().map(CollapsedTree::total).sum();
+    let fold = (total as f64 * min_width / 100.0 / 2.0) as u64;
+    let (mut text, mut ends) = (String::new(), Vec::new());
+    for t in &trees {
+        t.each_line(fold, |l| {
+            text.push_str(l);
+            ends.push(text.len());
+        });
+    }
+    Lines::Folded { text, ends }
+}

@@ -1,0 +1,32 @@
+//! speedscope's JSON (`https://www.speedscope.app/file-format-schema.json`): one profile per
+//! thread, evented (the calls at their estimated times) or sampled.
+
+use jscalls::tree::{Profile, ProfileKind};
+
+use super::{thread_label, Format, Rendered};
+use crate::cli::args::{ExportArgs, WeightArg};
+use crate::cli::tree::{Chosen, Failure};
+
+pub(super) const FORMAT: Format = Format {
+    name: "speedscope",
+    what: "speedscope's JSON",
+    help: "speedscope's JSON: one profile per thread; evented (the calls at their estimated times) or, with \
+           --weight samples|sample-time, sampled",
+    suffix: ".speedscope.json",
+    endings: &[".speedscope.json"],
+    spans: true,
+    render,
+};
+
+fn render(kept: &[Chosen], args: &ExportArgs, input: &str, _threads: usize) -> Result<Rendered, Failure> {
+    let kind = match args.select.weight {
+        WeightArg::SelfTime => ProfileKind::Evented,
+        WeightArg::Samples => ProfileKind::SampledCount,
+        WeightArg::SampleTime => ProfileKind::SampledTime,
+    };
+    let profiles: Vec<Profile<'_>> =
+        kept.iter().map(|c| Profile { name: thread_label(c), stacks: &c.stacks, spans: &c.spans, kind }).collect();
+    let mut out = String::new();
+    Profile::write_speedscope(&mut out, input, &profiles);
+    Ok(Rendered::Bytes(out.into_bytes()))
+}

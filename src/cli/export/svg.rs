@@ -1,0 +1,70 @@
+//! SVG flame graphs (or flame charts, `--by-time`), drawn by inferno from collapsed stacks.
+
+use std::fmt::Write as _;
+
+use jscalls::tree::CollapsedTree;
+use jscalls::Error;
+
+use super::collapsed::{lines, Lines};
+use super::{thread_label, Format, Rendered};
+use crate::cli::args::{ExportArgs, WeightArg};
+use crate::cli::tree::{Chosen, Failure};
+
+pub(super) const FORMAT: Format = Format {
+    name: "svg",
+    what: "an SVG flame graph",
+    help: "An SVG flame graph (or flame chart with --by-time), drawn by inferno",
+    suffix: ".svg",
+    endings: &[".svg"],
+    spans: false,
+    render,
+};
+
+fn render(kept: &[Chosen], args: &ExportArgs, input: &str, _threads: usize) -> Result<Rendered, Failure> {
+    let several = kept.len() > 1;
+    let min_width = inferno::flamegraph::Options::default().min_width;
+    let drawn = lines(kept, args, Some(min_width));
+    let lines: Vec<&str> = match &drawn {
+        Lines::Each(lines) => lines.iter().map(String::as_str).collect(),
+        Lines::Folded { text, ends } => {
+            ends.iter().scan(0, |from, &end| Some(&text[std::mem::replace(from, end)..end])).collect()
+        }
+        Lines::Trees(_) => unreachable!("a flame graph's trees are folded"),
+    };
+    if lines.is_empty() {
+        return Err(Failure::Input(Error::input(None, "nothing to draw: every stack weighs under 1")));
+    }
+    let mut opt = inferno::flamegraph::Options::default();
+    // Names from the input, made safe for XML as the lines' names are.
+    let input = CollapsedTree::escape(input);
+    opt.title = format!("{input}: {}", if args.by_time { "flame chart" } else { "flame graph" });
+    let mut sub =
+        if several { format!("{} threads", kept.len()) } else { CollapsedTree::escape(&thread_label(&kept[0])) };
+    let _ = write!(
+        sub,
+        ", {}",
+        match args.select.weight {
+            WeightArg::SelfTime => "estimated calls' self time (µs)",
+            WeightArg::Samples => "CPU profile samples",
+            WeightArg::SampleTime => "CPU profile samples' time (µs)",
+        }
+    );
+    opt.subtitle = Some(sub);
+    opt.count_name = if args.select.weight == WeightArg::Samples { "samples" } else { "µs" }.to_owned();
+    opt.name_type = "Function:".to_owned();
+    opt.deterministic = true;
+    // A label is `name url:line:column`: keep the name when it does not fit.
+    opt.text_truncate_direction = inferno::flamegraph::TextTruncateDirection::Right;
+    opt.flame_chart = args.by_time;
+    // Sorted already (`export::collapsed`; checked, as a label could break it); a flame
+    // chart keeps its time order.
+    // inferno compares the lines trimmed: so must this check, or it refuses them.
+    opt.no_sort = !args.by_time && lines.windows(2).all(|w| w[0].trim() <= w[1].trim());
+    if args.icicle {
+        opt.direction = inferno::flamegraph::Direction::Inverted;
+    }
+    let mut svg = Vec::new();
+    inferno::flamegraph::from_lines(&mut opt, lines.iter().copied(), &mut svg)
+        .map_err(|e| Failure::Input(Error::input(None, format!("the flame graph cannot be drawn: {e}"))))?;
+    Ok(Rendered::Bytes(svg))
+}

@@ -1,0 +1,119 @@
+//! What the calls' boundaries need to know of one another, made in one pass over the calls:
+//! where each call's run of samples ends (bounds and midway), the call each was opened in and
+//! the changes DevTools made on each sample (midway).
+
+use super::times::{partition_from, Side};
+use crate::estimate::ProfileCall;
+use crate::model::profile::{ProfileModel, NONE};
+
+/// What the calls' boundaries need to know of one another, made in one pass over the calls.
+pub(super) struct CallTables {
+    /// Per call, the first sample at or after its end (`t.len()` for none): the one that closed
+    /// the call or, when an event's end closed it, the first after that (with bounds or midway).
+    pub(super) ends: Vec<u32>,
+    /// Per call, the call it was opened inside: the last one made a level up, when it holds the
+    /// call's start (midway). By depth, not by node: DevTools goes on with a call across a
+    /// frame equal to its own under another node.
+    pub(super) parents: Vec<Option<u32>>,
+    /// The calls DevTools ended and opened on each sample (midway).
+    pub(super) changes: Changes,
+}
+
+impl CallTables {
+    pub(super) fn new(
+        model: &ProfileModel,
+        calls: &[ProfileCall],
+        t: &[f64],
+        bounds: bool,
+        midway: bool,
+    ) -> CallTables {
+        let none = Change { closed: 0, deepest_closed: i32::MIN, opened: 0, outermost_opened: i32::MAX };
+        let mut at = vec![none; if midway && !calls.is_empty() { t.len() } else { 0 }];
+        let mut ends = Vec::with_capacity(if bounds || midway { calls.len() } else { 0 });
+        let mut parents = Vec::with_capacity(if midway { calls.len() } else { 0 });
+        // Per depth, the last call made at it.
+        let mut last_at_depth: Vec<u32> = Vec::new();
+        if !(bounds || midway) {
+            return CallTables { ends, parents, changes: Changes { at } };
+        }
+        for (c, call) in calls.iter().enumerate() {
+            let end = call.ts + call.dur;
+            let k = usize::try_from(call.sample_index).ok().filter(|&k| k < t.len());
+            let j = match k {
+                Some(k) => {
+                    let mut j = k + 1;
+                    partition_from(t, &mut j, |v| v < end).max(k + 1)
+                }
+                None => t.partition_point(|&x| x < end),
+            };
+            ends.push(j as u32);
+            if !midway {
+                continue;
+            }
+            let node = &model.nodes[call.node as usize];
+            let depth = usize::try_from(node.depth).ok();
+            let found = depth.and_then(|d| last_at_depth.get(d.checked_sub(1)?).copied()).filter(|&pc| {
+                pc != NONE && {
+                    let pc = &calls[pc as usize];
+                    pc.ts <= call.ts && call.ts <= pc.ts + pc.dur
+                }
+            });
+            parents.push(found);
+            if let Some(d) = depth {
+                if last_at_depth.len() <= d {
+                    last_at_depth.resize(d + 1, NONE);
+                }
+                last_at_depth[d] = c as u32;
+            }
+            if let Some(ch) = k.and_then(|k| at.get_mut(k)) {
+                ch.opened += 1;
+                ch.outermost_opened = ch.outermost_opened.min(node.depth);
+            }
+            if let Some(ch) = at.get_mut(j).filter(|_| t[j] == end) {
+                ch.closed += 1;
+                ch.deepest_closed = ch.deepest_closed.max(node.depth);
+            }
+        }
+        CallTables { ends, parents, changes: Changes { at } }
+    }
+}
+
+/// Where between two samples a frame most likely opened or closed. Between sample `k − 1` and
+/// sample `k` the frames that close do so innermost first and those that open outermost first,
+/// closing before opening; with nothing else known the K changes spread evenly over the gap,
+/// the i-th at i / (K + 1) of it (the mean of the i-th of K uniform times). A single change
+/// lies halfway; two frames swapped at one depth, the end at a third, the start at two thirds.
+/// The changes are DevTools' own: the calls it ended on a sample and opened at it.
+pub(super) struct Changes {
+    /// Per sample: the calls that ended on it and the deepest one's depth, the calls opened at
+    /// it and the outermost one's depth.
+    pub(super) at: Vec<Change>,
+}
+
+#[derive(Clone, Copy)]
+pub(super) struct Change {
+    closed: u32,
+    deepest_closed: i32,
+    opened: u32,
+    outermost_opened: i32,
+}
+
+impl Changes {
+    /// The fraction of the gap from sample `k − 1`'s capture to sample `k`'s at which a frame
+    /// of this `depth` most likely started (`Side::Start`, opened at `k`) or ended (`Side::End`,
+    /// ended on `k`).
+    pub(super) fn place(&self, k: usize, depth: i32, side: Side) -> f64 {
+        let Some(c) = self.at.get(k) else { return 0.5 };
+        // The frame's place in the order of the changes (1 for the first).
+        let i = match side {
+            Side::Start => i64::from(c.closed) + i64::from(depth) - i64::from(c.outermost_opened) + 1,
+            Side::End => i64::from(c.deepest_closed) - i64::from(depth) + 1,
+        };
+        let n = i64::from(c.closed) + i64::from(c.opened);
+        if (1..=n).contains(&i) {
+            i as f64 / (n + 1) as f64
+        } else {
+            0.5 // not among the changes counted there (an odd stack): halfway
+        }
+    }
+}
