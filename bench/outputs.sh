@@ -32,6 +32,9 @@ for f in "${inputs[@]}"; do
   run "$f firefox" export "$f" --to firefox
   run "$f collapsed" export "$f" --to collapsed
   run "$f svg" export "$f" --to svg
+  run "$f collapsed-by-time" export "$f" --to collapsed --by-time
+  run "$f svg-by-time-icicle" export "$f" --to svg --by-time --icicle
+  run "$f speedscope-samples" export "$f" --to speedscope --weight samples
 done
 run "diff runs" diff fixtures/chrome-worker-run1.json.gz fixtures/chrome-worker-run2.json.gz
 run "diff runs json" diff fixtures/chrome-worker-run1.json.gz fixtures/chrome-worker-run2.json.gz --format json

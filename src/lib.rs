@@ -56,7 +56,7 @@ pub mod threads {
 
 pub use error::{Diagnostics, Error, Location, Warning, WarningKind};
 pub use estimate::bounds::{Estimator, Sampler};
-pub use input::Source;
+pub use input::{InputKind, Source};
 pub use model::gecko::Symbols;
 pub use model::profile::Limits;
 pub use model::{CpuProfileMode, EngineVersion};
@@ -150,17 +150,6 @@ impl Config {
             bounds: self.bounds,
         }
     }
-}
-
-/// What kind of input was read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum InputKind {
-    /// A trace (array or `{traceEvents}`).
-    Trace,
-    /// A `.cpuprofile`.
-    CpuProfile,
-    /// A Firefox profile (the Gecko format).
-    Gecko,
 }
 
 /// The result of [`analyze`]: every profiled thread's calls.
@@ -365,42 +354,12 @@ pub fn assemble(source: &Source, cfg: &Config) -> Result<(Diagnostics, Assembled
                 },
             ))
         }
-        Document::Gecko { fields, location } => {
-            let (mut strings, _) = builder.into_profile_parts();
-            let mut bounds = (f64::INFINITY, f64::NEG_INFINITY);
-            let t = Instant::now();
-            let threads = model::gecko::thread_works(
-                fields,
-                location,
-                &mut strings,
-                &cfg.read_options(),
-                &mut diag,
-                &mut bounds,
-            )?;
-            stages.push(("profile models", t.elapsed()));
-            let mode = match cfg.cpuprofile_mode {
-                CpuProfileMode::Integrator => Mode::Integrator,
-                CpuProfileMode::PerformancePanel => Mode::PerformancePanel,
-            };
-            Ok((
-                diag,
-                Assembled {
-                    kind: InputKind::Gecko,
-                    n_events: 0,
-                    threads,
-                    mode,
-                    strings,
-                    cfg,
-                    stages,
-                    bounds,
-                    browser: false,
-                },
-            ))
-        }
-        Document::CpuProfile { fields, location } => {
+        Document::Object { kind, fields, location } => {
             let (mut strings, nodes) = builder.into_profile_parts();
             let mut bounds = (f64::INFINITY, f64::NEG_INFINITY);
-            let mut threads = model::cpuprofile::thread_work(
+            let t = Instant::now();
+            let mut threads = model::read_object(
+                kind,
                 fields,
                 nodes,
                 location,
@@ -409,14 +368,17 @@ pub fn assemble(source: &Source, cfg: &Config) -> Result<(Diagnostics, Assembled
                 &mut diag,
                 &mut bounds,
             )?;
-            for t in &mut threads {
-                t.profile_name = source.file_name();
+            stages.push(("profile models", t.elapsed()));
+            // A profile's one thread is named after its file.
+            if kind == InputKind::CpuProfile {
+                for t in &mut threads {
+                    t.profile_name = source.file_name();
+                }
             }
             let mode = match cfg.cpuprofile_mode {
                 CpuProfileMode::Integrator => Mode::Integrator,
                 CpuProfileMode::PerformancePanel => Mode::PerformancePanel,
             };
-            let kind = InputKind::CpuProfile;
             Ok((diag, Assembled { kind, n_events: 0, threads, mode, strings, cfg, stages, bounds, browser: false }))
         }
     }

@@ -69,6 +69,6 @@ pub(crate) fn write_timeline(
             let range = copy.range;
             writer.finish(t, false, metadata.as_deref(), range, samples)
         }
-        Document::CpuProfile { .. } | Document::Gecko { .. } => writer.finish(t, true, None, bounds, samples),
+        Document::Object { .. } => writer.finish(t, true, None, bounds, samples),
     }
 }

@@ -9,6 +9,7 @@
 //! top-level values are kept as raw bytes only when they may be needed (`metadata` and the
 //! fields of a `.cpuprofile`).
 
+use super::formats::{self, InputKind, OBJECT_FORMATS};
 use super::json::{self, Stop};
 use super::reader::{Text, Window};
 use super::region::{Region, RegionStart, RegionStop, RunOptions, ScanJob, Scanned, BATCH, PIECES};
@@ -25,27 +26,17 @@ pub(crate) enum Document {
         /// Number of elements in `traceEvents`.
         n_events: u64,
     },
-    /// A Firefox (Gecko) profile: the raw bytes of `meta`, `libs`, `threads` and `processes`.
-    Gecko {
-        /// `(key, raw value)` in file order.
-        fields: Vec<(String, Vec<u8>)>,
-        /// Where the document starts.
-        location: Location,
-    },
-    /// A `.cpuprofile`: the raw bytes of its top-level fields, by key.
-    CpuProfile {
+    /// An object of another format ([`OBJECT_FORMATS`]): the raw bytes of the members its
+    /// reader reads.
+    Object {
+        /// Which format.
+        kind: InputKind,
         /// `(key, raw value)` in file order.
         fields: Vec<(String, Vec<u8>)>,
         /// Where the document starts.
         location: Location,
     },
 }
-
-/// Top-level keys of a `.cpuprofile` worth keeping.
-const PROFILE_KEYS: &[&str] = &["nodes", "samples", "timeDeltas", "startTime", "endTime", "head", "timestamps"];
-
-/// Top-level keys of a Firefox profile worth keeping (`shared`: the processed format's tables).
-const GECKO_KEYS: &[&str] = &["meta", "libs", "threads", "processes", "shared"];
 
 struct Walker<'a> {
     w: &'a mut Window,
@@ -475,8 +466,7 @@ fn top_object<S: Sink>(me: &mut Walker<'_>, sink: &mut S, location: Location) ->
             };
             if key == "metadata" {
                 metadata = Some(raw);
-            } else if n_events.is_none() && (PROFILE_KEYS.contains(&key.as_str()) || GECKO_KEYS.contains(&key.as_str()))
-            {
+            } else if n_events.is_none() && formats::kept(&key) {
                 // Last one wins, as with JSON.parse.
                 fields.retain(|(k, _)| *k != key);
                 fields.push((key, raw));
@@ -510,18 +500,8 @@ fn finish_object(
     if let Some(n_events) = n_events {
         return Ok(Document::Trace { metadata, n_events });
     }
-    let has = |key: &str| fields.iter().any(|(k, _)| k == key);
-    if has("meta") && has("threads") && !has("nodes") {
-        return Ok(Document::Gecko { fields, location });
+    match OBJECT_FORMATS.iter().find(|f| (f.is)(&fields)) {
+        Some(f) => Ok(Document::Object { kind: f.kind, fields, location }),
+        None => Err(Error::input(Some(location), formats::EXPECTED)),
     }
-    // An empty `nodes` value is an array the sink took.
-    let is_profile =
-        fields.iter().any(|(k, v)| (k == "nodes" && matches!(v.first(), None | Some(b'['))) || k == "head");
-    if is_profile {
-        return Ok(Document::CpuProfile { fields, location });
-    }
-    Err(Error::input(
-        Some(location),
-        "expected a trace ({\"traceEvents\": [...]}), a CPU profile ({\"nodes\": [...], \"samples\": [...], \"timeDeltas\": [...]}) or a Firefox profile ({\"meta\": {...}, \"threads\": [...]}); this object is none of them",
-    ))
 }

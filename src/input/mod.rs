@@ -7,6 +7,7 @@
 #[cfg_attr(not(feature = "internals"), allow(unreachable_pub))]
 pub mod chunk;
 pub(crate) mod document;
+pub(crate) mod formats;
 #[cfg_attr(not(feature = "internals"), allow(unreachable_pub))]
 pub mod json;
 #[cfg_attr(not(feature = "internals"), allow(unreachable_pub))]
@@ -21,4 +22,5 @@ pub mod shapes;
 pub(crate) mod sink;
 pub(crate) mod source;
 
+pub use formats::InputKind;
 pub use source::Source;

@@ -77,7 +77,7 @@ pub trait Sink {
     }
     /// The `nodes` array of a top-level object that may be a `.cpuprofile`, read where it lies
     /// (it is most of such a file, so a copy would double the memory): whether the sink took
-    /// it. A member it took is kept as an empty value ([`Document::CpuProfile`]).
+    /// it. A member it took is kept as an empty value ([`Document::Object`](super::document::Document::Object)).
     fn profile_nodes(&mut self, _raw: &[u8], _location: Location) -> bool {
         false
     }

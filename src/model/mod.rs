@@ -12,8 +12,10 @@ pub(crate) mod nodes;
 pub(crate) mod profile;
 pub(crate) mod trace;
 
-use crate::error::{Diagnostics, Location, WarningKind};
+use crate::error::{Diagnostics, Error, Location, WarningKind};
+use crate::input::InputKind;
 use crate::js::Scalar;
+use crate::strings::Strings;
 use profile::ProfileModel;
 
 /// How a bare `.cpuprofile` is turned into calls.
@@ -23,6 +25,26 @@ pub enum CpuProfileMode {
     Integrator,
     /// The Performance panel's own `forEachFrame` algorithm for a loaded `.cpuprofile`.
     PerformancePanel,
+}
+
+/// The threads of an object format's input ([`crate::input::formats`]), by its reader;
+/// `nodes` is a `.cpuprofile`'s `nodes`, read where it lay.
+#[allow(clippy::too_many_arguments)] // the reader's inputs, and where its results go
+pub(crate) fn read_object(
+    kind: InputKind,
+    fields: Vec<(String, Vec<u8>)>,
+    nodes: Option<Result<nodes::ParsedNodes, Error>>,
+    location: Location,
+    strings: &mut Strings,
+    opts: &ReadOptions<'_>,
+    diag: &mut Diagnostics,
+    bounds: &mut (f64, f64),
+) -> Result<Vec<ThreadWork>, Error> {
+    match kind {
+        InputKind::CpuProfile => cpuprofile::thread_work(fields, nodes, location, strings, opts, diag, bounds),
+        InputKind::Gecko => gecko::thread_works(fields, location, strings, opts, diag, bounds),
+        InputKind::Trace => Err(Error::input(Some(location), "a trace is read event by event")),
+    }
 }
 
 /// What reading an input into the model takes from the options.
