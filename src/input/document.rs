@@ -251,28 +251,8 @@ impl<'a> Walker<'a> {
                 if text.is_some() {
                     spare_bytes = text;
                 }
-                match done.stop {
-                    Some(RegionStop::ArrayEnd(p)) => {
-                        self.w.pos = (p - self.w.base()) as usize;
-                        return Ok((index, false));
-                    }
-                    Some(RegionStop::Syntax(p, what)) => {
-                        self.w.pos = (p - self.w.base()) as usize;
-                        let event = if what.starts_with("',' or ']'") { index.checked_sub(1) } else { Some(index) };
-                        return Err(self.unexpected(what, event));
-                    }
-                    None if done.last && done.needs_more => {
-                        self.w.pos = (done.end - self.w.base()) as usize;
-                        let left = self.w.rest().len();
-                        let what = if done.expect_element && left > 0 {
-                            "in the middle of an event"
-                        } else {
-                            "inside the event array (no closing ']')"
-                        };
-                        self.truncated(what);
-                        return Ok((index, true));
-                    }
-                    None => {}
+                if let Some(end) = self.region_stop(&done, index) {
+                    return end;
                 }
             }
             let Some(region) = scanned else { continue };
@@ -293,6 +273,33 @@ impl<'a> Walker<'a> {
             expect_element = region.expect_element;
             after_comma = region.after_comma;
             pending = Some((region, text));
+        }
+    }
+    /// Where a delivered region's own ending leaves the walk: at the array's end, at a syntax
+    /// error, or at the end of a cut input (None: the walk goes on).
+    fn region_stop<P>(&mut self, done: &Region<P>, index: u64) -> Option<Result<(u64, bool), Error>> {
+        match done.stop {
+            Some(RegionStop::ArrayEnd(p)) => {
+                self.w.pos = (p - self.w.base()) as usize;
+                Some(Ok((index, false)))
+            }
+            Some(RegionStop::Syntax(p, what)) => {
+                self.w.pos = (p - self.w.base()) as usize;
+                let event = if what.starts_with("',' or ']'") { index.checked_sub(1) } else { Some(index) };
+                Some(Err(self.unexpected(what, event)))
+            }
+            None if done.last && done.needs_more => {
+                self.w.pos = (done.end - self.w.base()) as usize;
+                let left = self.w.rest().len();
+                let what = if done.expect_element && left > 0 {
+                    "in the middle of an event"
+                } else {
+                    "inside the event array (no closing ']')"
+                };
+                self.truncated(what);
+                Some(Ok((index, true)))
+            }
+            None => None,
         }
     }
 }

@@ -386,7 +386,37 @@ fn corpus(
             dir.display()
         )));
     }
-    // Every core (the estimate is capped at 8 threads, a corpus is not); --threads caps it.
+    let results = measure_corpus(&inputs, specs, global, rules, gate);
+    let mut failed = 0;
+    let mut drifts = Vec::new();
+    for r in results.into_iter().flatten() {
+        match r {
+            Ok(d) => drifts.push(d),
+            Err(Failed::Usage(m)) => return Err(Failed::Usage(m)),
+            Err(_) => failed += 1,
+        }
+    }
+    let regressions: usize = drifts.iter().map(|d| d.regressions).sum();
+    let out = corpus_report(dir, specs, args, !rules.is_empty(), &drifts, failed);
+    write_out(args, &out)?;
+    if failed > 0 {
+        Err(Failed::Reported)
+    } else if regressions > 0 {
+        Err(Failed::Regression)
+    } else {
+        Ok(())
+    }
+}
+
+/// Each input of a corpus compared, on every core (the estimate is capped at 8 threads, a
+/// corpus is not; --threads caps it), with a count on a terminal.
+fn measure_corpus(
+    inputs: &[PathBuf],
+    specs: &(SideSpec, SideSpec),
+    global: &Global,
+    rules: &[Rule],
+    gate: Gate,
+) -> Vec<Option<Result<Drift, Failed>>> {
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
     let workers = global.threads.map_or(cores, usize::from).max(1).min(inputs.len());
     let next = AtomicUsize::new(0);
@@ -428,15 +458,18 @@ fn corpus(
     if progress {
         let _ = writeln!(io::stderr());
     }
-    let mut failed = 0;
-    let mut drifts = Vec::new();
-    for r in results.into_iter().flatten() {
-        match r {
-            Ok(d) => drifts.push(d),
-            Err(Failed::Usage(m)) => return Err(Failed::Usage(m)),
-            Err(_) => failed += 1,
-        }
-    }
+    results
+}
+
+/// The corpus report: how many inputs and calls changed, the worst inputs.
+fn corpus_report(
+    dir: &Path,
+    specs: &(SideSpec, SideSpec),
+    args: &DiffArgs,
+    has_rules: bool,
+    drifts: &[Drift],
+    failed: usize,
+) -> String {
     let changed_inputs = drifts.iter().filter(|d| d.changed > 0).count();
     let calls_changed: usize = drifts.iter().map(|d| d.changed).sum();
     let sum: f64 = drifts.iter().map(|d| d.sum_abs_dur).fold(0.0, |a, b| a + b);
@@ -508,17 +541,10 @@ fn corpus(
                     }
                 }
             }
-            if !rules.is_empty() {
+            if has_rules {
                 let _ = writeln!(out, "fail-on: {regressions} regression(s) over the corpus");
             }
         }
     }
-    write_out(args, &out)?;
-    if failed > 0 {
-        Err(Failed::Reported)
-    } else if regressions > 0 {
-        Err(Failed::Regression)
-    } else {
-        Ok(())
-    }
+    out
 }

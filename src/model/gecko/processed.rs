@@ -133,63 +133,10 @@ fn thread(
         (Some(Value::Array(a)), _, _) | (_, Some(Value::Array(a)), _) | (None, None, Some(Value::Array(a))) => a,
         _ => return Err(at.err(&format!("{path}.stringArray"), "expected an array of strings (or shared.stringArray)")),
     };
-    let string = |k: usize, p: &str| -> Result<&str, Error> {
-        text.get(k)
-            .and_then(Value::as_str)
-            .ok_or_else(|| at.err(p, format!("string {k} is not among the {} strings", text.len())))
-    };
     let stacks = table(t, shared, "stackTable", path, at)?;
     let frames = table(t, shared, "frameTable", path, at)?;
     let funcs = table(t, shared, "funcTable", path, at)?;
-    // Each function as a call frame: its name, file and own start (1-based there).
-    let (names, is_js) = (funcs.column("name", at)?, funcs.column("isJS", at)?);
-    let (lines, columns) = (funcs.column("lineNumber", at).ok(), funcs.column("columnNumber", at).ok());
-    let sources = shared.and_then(|s| s.get("sources")).filter(|s| s.is_object());
-    let files: Option<(&[Value], Option<&[Value]>)> = if funcs.has("fileName") {
-        Some((funcs.column("fileName", at)?, None))
-    } else if funcs.has("source") {
-        let filenames = Columns::of(sources, "shared.sources".to_owned(), at)?;
-        Some((funcs.column("source", at)?, Some(filenames.column("filename", at)?)))
-    } else {
-        None
-    };
-    let mut func_json = Vec::with_capacity(funcs.len);
-    for f in 0..funcs.len {
-        let fpath = format!("{}.name[{f}]", funcs.path);
-        let name_index = funcs.index(names, "name", f, at)?.ok_or_else(|| at.err(&fpath, "expected a string index"))?;
-        let name = string(name_index, &fpath)?;
-        let file = match files {
-            Some((cells, via)) => {
-                let column = if via.is_some() { "source" } else { "fileName" };
-                match funcs.index(cells, column, f, at)? {
-                    None => None,
-                    Some(k) => {
-                        let k = match via {
-                            Some(filenames) => filenames.get(k).and_then(Value::as_u64).ok_or_else(|| {
-                                at.err(&format!("shared.sources.filename[{k}]"), "expected a string index")
-                            })? as usize,
-                            None => k,
-                        };
-                        Some(string(k, &fpath)?)
-                    }
-                }
-            }
-            None => None,
-        };
-        let number = |c: Option<&[Value]>| c.and_then(|c| c[f].as_i64());
-        let out = match file {
-            Some(url) => FrameOut {
-                name: name.to_owned(),
-                url: url.to_owned(),
-                line: number(lines).map(|l| l - 1),
-                column: number(columns).map(|c| (c - 1).max(0)),
-            },
-            // jscalls' own export names a JS function `name url:line:column`.
-            None if is_js[f].as_bool() == Some(true) => labelled(name),
-            None => FrameOut { name: name.to_owned(), url: String::new(), line: None, column: None },
-        };
-        func_json.push(call_frame_json(&out));
-    }
+    let func_json = function_frames(&funcs, shared, text, at)?;
     let frame_func = frames.column("func", at)?;
     let mut frame_of_func = Vec::with_capacity(frames.len);
     for f in 0..frames.len {
@@ -250,6 +197,64 @@ fn thread(
     sampled.end_us = sampled.samples.last().map_or(f64::NAN, |l| l.1) + last_ms.unwrap_or(interval_ms) * 1000.0;
     // The stacks are on functions: each function's call frame stands for the "frame".
     sampled.work(&func_json, r, at)
+}
+
+/// Each function as a call frame (JSON): its name, file and own start (1-based there).
+fn function_frames(funcs: &Columns<'_>, shared: Option<&Value>, text: &[Value], at: &At) -> Result<Vec<String>, Error> {
+    let string = |k: usize, p: &str| -> Result<&str, Error> {
+        text.get(k)
+            .and_then(Value::as_str)
+            .ok_or_else(|| at.err(p, format!("string {k} is not among the {} strings", text.len())))
+    };
+    let (names, is_js) = (funcs.column("name", at)?, funcs.column("isJS", at)?);
+    let (lines, columns) = (funcs.column("lineNumber", at).ok(), funcs.column("columnNumber", at).ok());
+    let sources = shared.and_then(|s| s.get("sources")).filter(|s| s.is_object());
+    let files: Option<(&[Value], Option<&[Value]>)> = if funcs.has("fileName") {
+        Some((funcs.column("fileName", at)?, None))
+    } else if funcs.has("source") {
+        let filenames = Columns::of(sources, "shared.sources".to_owned(), at)?;
+        Some((funcs.column("source", at)?, Some(filenames.column("filename", at)?)))
+    } else {
+        None
+    };
+    let mut func_json = Vec::with_capacity(funcs.len);
+    for f in 0..funcs.len {
+        let fpath = format!("{}.name[{f}]", funcs.path);
+        let name_index = funcs.index(names, "name", f, at)?.ok_or_else(|| at.err(&fpath, "expected a string index"))?;
+        let name = string(name_index, &fpath)?;
+        let file = match files {
+            Some((cells, via)) => {
+                let column = if via.is_some() { "source" } else { "fileName" };
+                match funcs.index(cells, column, f, at)? {
+                    None => None,
+                    Some(k) => {
+                        let k = match via {
+                            Some(filenames) => filenames.get(k).and_then(Value::as_u64).ok_or_else(|| {
+                                at.err(&format!("shared.sources.filename[{k}]"), "expected a string index")
+                            })? as usize,
+                            None => k,
+                        };
+                        Some(string(k, &fpath)?)
+                    }
+                }
+            }
+            None => None,
+        };
+        let number = |c: Option<&[Value]>| c.and_then(|c| c[f].as_i64());
+        let out = match file {
+            Some(url) => FrameOut {
+                name: name.to_owned(),
+                url: url.to_owned(),
+                line: number(lines).map(|l| l - 1),
+                column: number(columns).map(|c| (c - 1).max(0)),
+            },
+            // jscalls' own export names a JS function `name url:line:column`.
+            None if is_js[f].as_bool() == Some(true) => labelled(name),
+            None => FrameOut { name: name.to_owned(), url: String::new(), line: None, column: None },
+        };
+        func_json.push(call_frame_json(&out));
+    }
+    Ok(func_json)
 }
 
 /// `name url:line:column` (1-based), as jscalls' export and the tree name a JS function; a

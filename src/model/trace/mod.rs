@@ -574,7 +574,8 @@ fn trace_values(entries: &[Entry], ids: Option<&FxHashMap<u64, Scalar>>, keys: &
 }
 
 impl TraceBuilder {
-    /// Any event but the plain ones.
+    /// Any event but the plain ones. (Longer than most: it follows the handlers' steps for one
+    /// event in their order, each step reading what the one before decided.)
     fn full_event(
         &mut self,
         ev: &RawEvent<'_>,

@@ -101,6 +101,9 @@ impl TraceBuilder {
         }
     }
 
+    /// RendererHandler's `handleEvent` for one event: its thread, its time, its entry, `B`/`E`
+    /// pairing and the process filter's facts. (Longer than most: it is the handler's one
+    /// function, in its order, each step reading what the one before decided.)
     pub(crate) fn renderer_event(
         &mut self,
         name: &str,
