@@ -11,19 +11,13 @@
 //! every event, no model),
 //! `assemble` (scan + TraceBuilder + profile models), `estimate` (the integrator and the tree
 //! on an assembled model), `write_calls` and `write_timeline` (to a sink). Throughput is in
-//! bytes of (uncompressed) input per second. The stages run with the command's allocator.
+//! bytes of (uncompressed) input per second. The stages run with mimalloc, the command's
+//! allocator for small blocks (its large blocks, mapped with huge pages, are not copied here).
 
 use std::io::Read;
 
-#[path = "../src/cli/alloc.rs"]
-#[allow(dead_code, unused_imports)] // its tests do not run here (no test harness)
-mod alloc;
-#[path = "../src/cli/process.rs"]
-#[allow(dead_code)]
-mod process;
-
 #[global_allocator]
-static ALLOC: alloc::Split = alloc::Split;
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use criterion::{black_box, criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use jscalls::internals::{EventCtx, RawEvent, Sink};

@@ -10,7 +10,7 @@ use jscalls::{analyze, Config, Source};
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let path = std::env::args().nth(1).ok_or("usage: embed TRACE_OR_CPUPROFILE")?;
     let analysis = analyze(&Source::file(&path), &Config::default())?;
-    for w in analysis.diagnostics.warnings() {
+    for w in analysis.diagnostics().warnings() {
         eprintln!("warning: {w}");
     }
     for thread in analysis.threads() {

@@ -157,19 +157,31 @@ impl Config {
 pub struct Analysis {
     pub(crate) all: AllThreads,
     cfg: Config,
-    /// Warnings, counted by kind.
-    pub diagnostics: Diagnostics,
-    /// What the input was.
-    pub kind: InputKind,
-    /// Number of trace events read (0 for a `.cpuprofile`).
-    pub n_events: u64,
-    /// MetaHandler's trace bounds, µs.
+    diagnostics: Diagnostics,
+    kind: InputKind,
+    n_events: u64,
+    /// The trace's bounds (DevTools' MetaHandler), µs.
     bounds: (f64, f64),
     /// See [`Assembled::timeline_samples`].
     timeline_samples: bool,
 }
 
 impl Analysis {
+    /// The warnings about the input, counted by kind.
+    pub fn diagnostics(&self) -> &Diagnostics {
+        &self.diagnostics
+    }
+
+    /// What the input was.
+    pub fn kind(&self) -> InputKind {
+        self.kind
+    }
+
+    /// The number of trace events read (0 for a profile).
+    pub fn n_events(&self) -> u64 {
+        self.n_events
+    }
+
     /// One entry per CPU profile DevTools keeps, sorted by (pid, tid).
     pub fn threads(&self) -> impl ExactSizeIterator<Item = Thread<'_>> {
         self.all.threads.iter().map(|t| Thread::new(t, &self.all.strings))

@@ -16,7 +16,7 @@ fn report(input: &[u8], cfg: &Config) -> String {
     let run = |src: &Source| match analyze(src, cfg) {
         Err(e) => format!("error: {e}"),
         Ok(a) => {
-            let mut s: Vec<String> = a.diagnostics.warnings().iter().map(|w| format!("warning: {w}")).collect();
+            let mut s: Vec<String> = a.diagnostics().warnings().iter().map(|w| format!("warning: {w}")).collect();
             s.push(format!("calls: {}", a.n_calls()));
             s.join("\n")
         }

@@ -12,7 +12,7 @@ fn calls(bytes: &[u8], threads: usize) -> (Vec<u8>, u64) {
     let a = analyze(&Source::Memory(bytes.into()), &cfg).unwrap();
     let mut out = Vec::new();
     a.write_calls(&mut out, "x").unwrap();
-    (out, a.n_events)
+    (out, a.n_events())
 }
 
 /// The largest fixture in three layouts: one event per line (as recorded); pretty-printed,
@@ -59,7 +59,7 @@ fn mapped_file_gives_the_same_bytes_as_memory() {
                 a.write_calls(&mut calls, "x").unwrap();
                 let mut tl = Vec::new();
                 a.write_timeline(&mut tl, src).unwrap();
-                (a.n_events, calls, tl)
+                (a.n_events(), calls, tl)
             };
             let want = outputs(&Source::Memory(bytes.as_slice().into()));
             let got = outputs(&Source::file(file.path()));

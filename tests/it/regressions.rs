@@ -18,7 +18,7 @@ fn regression_timeline_keeps_invalid_utf8_out_of_the_output() {
     assert!(text.contains('\u{FFFD}'));
     // The input's events, then per thread with calls its name and its calls.
     let named = a.threads().filter(|t| !t.is_empty()).count();
-    assert_eq!(v["traceEvents"].as_array().unwrap().len(), a.n_events as usize + named + a.n_calls());
+    assert_eq!(v["traceEvents"].as_array().unwrap().len(), a.n_events() as usize + named + a.n_calls());
 }
 
 /// Fuzzing: a gzip input that fails to parse early left the inflate thread running after

@@ -253,7 +253,7 @@ fn e9_samples_are_stably_sorted_by_time() {
 fn e10_unknown_sample_ids_are_dropped() {
     let a = run(&cpuprofile(&flat(), &[2, 99, 2], &d(3), 0.0, 300.0));
     assert_eq!(spans(&a), ["a@100+200"]);
-    assert_eq!(a.diagnostics.counts().collect::<Vec<_>>(), [(jscalls::WarningKind::UnknownSampleNode, 1)]);
+    assert_eq!(a.diagnostics().counts().collect::<Vec<_>>(), [(jscalls::WarningKind::UnknownSampleNode, 1)]);
 }
 
 #[test]
