@@ -76,10 +76,11 @@ as the text tree prints it (`name url:line:column`) when several share the name.
   jscalls export trace.json.gz -o trace.json.gz               open in https://profiler.firefox.com
   jscalls export trace.json.gz -o main.svg --thread CrRendererMain --js-only
   jscalls export trace.json.gz -o chart.svg --by-time         a flame chart: time runs left to right
+  jscalls export trace.json.gz -o trace.pb.gz                 for go tool pprof, Pyroscope, Parca
   jscalls export app.cpuprofile --to collapsed --weight samples | inferno-flamegraph > f.svg
 
 The format is --to, or else guessed from OUT: *.speedscope.json; *.json or *.json.gz (the
-Firefox Profiler); *.collapsed / *.folded; *.svg.")]
+Firefox Profiler); *.collapsed / *.folded; *.svg; *.pb.gz / *.pprof (pprof).")]
     Export(ExportArgs),
     /// Compares two estimates: call by call (two estimators on one input, or two versions'
     /// calls outputs), or function by function (two recordings, or two groups of --runs);

@@ -475,3 +475,72 @@ fn collapsed_self_times_are_the_trees() {
     }
     assert!(compared > 50, "{compared}");
 }
+
+/// `go tool pprof`, when Go is here; otherwise the test says it is skipped (and fails when
+/// `JSCALLS_REQUIRE_GO=1`, as `.ci/run` sets where it could install Go).
+fn go() -> Option<()> {
+    if Command::new("go").arg("version").output().is_ok_and(|o| o.status.success()) {
+        return Some(());
+    }
+    assert!(std::env::var("JSCALLS_REQUIRE_GO").map_or(true, |v| v != "1"), "no go and JSCALLS_REQUIRE_GO is set");
+    eprintln!("\nSKIPPED pprof_top_lists_the_flat_trees_functions: no go (apt-get install golang-go)");
+    None
+}
+
+/// A pprof duration (`15.96ms`, `1.20s`, `950us`, `0`) in ms.
+fn pprof_ms(v: &str) -> f64 {
+    let (n, scale) = if let Some(n) = v.strip_suffix("ms") {
+        (n, 1.0)
+    } else if let Some(n) = v.strip_suffix("us") {
+        (n, 1e-3)
+    } else if let Some(n) = v.strip_suffix("ns") {
+        (n, 1e-6)
+    } else if let Some(n) = v.strip_suffix('s') {
+        (n, 1e3)
+    } else {
+        (v, 0.0)
+    };
+    n.parse::<f64>().unwrap() * scale
+}
+
+/// `go tool pprof -top` on the export lists the functions `tree --flat` lists, with the same
+/// self times (within pprof's rounding to 3-4 digits).
+#[test]
+fn pprof_top_lists_the_flat_trees_functions() {
+    if go().is_none() {
+        return;
+    }
+    let dir = crate::support::tmpdir("export", "pprof");
+    let pb = dir.join("ui.pb.gz");
+    let o = jscalls(&["export", "fixtures/chrome-ui.json.gz", "-o", pb.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let top = Command::new("go")
+        .args(["tool", "pprof", "-top", "-nodecount=12", pb.to_str().unwrap()])
+        .env("HOME", &dir)
+        .output()
+        .unwrap();
+    assert!(top.status.success(), "{}", String::from_utf8_lossy(&top.stderr));
+    let text = String::from_utf8_lossy(&top.stdout);
+    // `flat flat% sum% cum cum% name` after the header.
+    let rows: Vec<(String, f64)> = text
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with("flat"))
+        .skip(1)
+        .map(|l| {
+            let cells: Vec<&str> = l.split_whitespace().collect();
+            (cells[5..].join(" "), pprof_ms(cells[0]))
+        })
+        .collect();
+    assert_eq!(rows.len(), 12, "{text}");
+    let flat: std::collections::HashMap<String, f64> =
+        flat_self_by_label().into_iter().map(|(k, us)| (k, us / 1000.0)).collect();
+    for (name, ms) in &rows {
+        let want = flat.get(name).unwrap_or_else(|| panic!("{name} is not in tree --flat"));
+        assert!((ms - want).abs() <= 0.01 + want * 1e-3, "{name}: pprof {ms} ms, tree --flat {want} ms");
+    }
+    // The same order: pprof's top 12 are the flat list's 12 largest.
+    let mut largest: Vec<f64> = flat.values().copied().collect();
+    largest.sort_by(|a, b| b.total_cmp(a));
+    assert!((rows[11].1 - largest[11]).abs() <= 0.01, "{} vs {}", rows[11].1, largest[11]);
+    std::fs::remove_dir_all(dir).unwrap();
+}

@@ -13,6 +13,7 @@ pub(super) const FORMAT: Format = Format {
     suffix: ".collapsed",
     endings: &[".collapsed", ".folded", ".collapsed.txt"],
     spans: false,
+    counts: false,
     render,
 };
 

@@ -142,6 +142,7 @@ pub(super) const FORMAT: Format = Format {
     suffix: ".profile.json.gz",
     endings: &[".json"],
     spans: true,
+    counts: false,
     render: |kept, args, input, threads| Ok(firefox(kept, args.select.weight, input, threads)),
 };
 
@@ -647,7 +648,7 @@ mod tests {
             stacks.add(s.stack, s.weight);
         }
         let events = vec![("RunTask".to_owned(), start, 61.0)];
-        Chosen { pid, tid, name: Some(name.to_owned()), calls: 3, stacks, spans, events }
+        Chosen { pid, tid, name: Some(name.to_owned()), calls: 3, stacks, spans, samples: None, events }
     }
 
     #[test]

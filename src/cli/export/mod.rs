@@ -18,10 +18,12 @@ use super::Failed;
 
 mod collapsed;
 mod firefox;
+mod pprof;
 mod speedscope;
 mod svg;
 
 use firefox::{write_profile, write_threads, ThreadPart};
+pub(crate) use pprof::sample_stacks;
 
 /// One output format: what `--to` calls it, the file names that say it, and its writer.
 pub(crate) struct Format {
@@ -38,6 +40,8 @@ pub(crate) struct Format {
     endings: &'static [&'static str],
     /// Whether it shows the calls in time (it needs each thread's spans).
     spans: bool,
+    /// Whether it also weighs the CPU profile's samples (it needs each thread's sample stacks).
+    counts: bool,
     /// The output of the chosen threads of `input`, with up to `threads` threads.
     render: fn(kept: &[Chosen], args: &ExportArgs, input: &str, threads: usize) -> Result<Rendered, Failure>,
 }
@@ -47,8 +51,13 @@ pub(crate) struct Format {
 pub(crate) struct ExportTo(pub(crate) &'static Format);
 
 /// Every format, in `--help`'s order.
-static FORMATS: [ExportTo; 4] =
-    [ExportTo(&speedscope::FORMAT), ExportTo(&firefox::FORMAT), ExportTo(&collapsed::FORMAT), ExportTo(&svg::FORMAT)];
+static FORMATS: [ExportTo; 5] = [
+    ExportTo(&speedscope::FORMAT),
+    ExportTo(&firefox::FORMAT),
+    ExportTo(&collapsed::FORMAT),
+    ExportTo(&svg::FORMAT),
+    ExportTo(&pprof::FORMAT),
+];
 
 impl std::fmt::Debug for ExportTo {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -132,10 +141,11 @@ pub(crate) fn run(args: &ExportArgs, global: &Global, cfg: &Config, reads: Reads
         }
         (Some(f), _) | (None, Some(f)) => f.0,
         (None, None) => {
-            return Err(Failed::Usage(
-                "export: give --to speedscope|firefox|collapsed|svg, or -o a name that says it (x.speedscope.json, x.json.gz, x.collapsed, x.svg)"
-                    .to_owned(),
-            ))
+            let names: Vec<&str> = FORMATS.iter().map(|f| f.0.name).collect();
+            return Err(Failed::Usage(format!(
+                "export: give --to {}, or -o a name that says it (x.speedscope.json, x.json.gz, x.collapsed, x.svg, x.pb.gz)",
+                names.join("|")
+            )));
         }
     };
     if !std::ptr::eq(format, &svg::FORMAT) && args.icicle {
@@ -212,7 +222,7 @@ pub(crate) fn render(
     input: &str,
     threads: usize,
 ) -> Result<Rendered, Failure> {
-    let kept = tree::choose(assembled, &args.select, format.spans || args.by_time)?;
+    let kept = tree::choose(assembled, &args.select, format.spans || args.by_time, format.counts)?;
     if kept.is_empty() {
         // The input's doing, not the command line's: exit 1, as for any input with nothing usable.
         return Err(Failure::Input(Error::input(None, "no thread has estimated calls to export")));

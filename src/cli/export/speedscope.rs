@@ -15,6 +15,7 @@ pub(super) const FORMAT: Format = Format {
     suffix: ".speedscope.json",
     endings: &[".speedscope.json"],
     spans: true,
+    counts: false,
     render,
 };
 

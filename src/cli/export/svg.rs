@@ -17,6 +17,7 @@ pub(super) const FORMAT: Format = Format {
     suffix: ".svg",
     endings: &[".svg"],
     spans: false,
+    counts: false,
     render,
 };
 

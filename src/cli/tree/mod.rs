@@ -79,6 +79,8 @@ pub(crate) struct Chosen {
     pub(crate) stacks: Stacks,
     /// The stacks' spans in time order (when asked for).
     pub(crate) spans: Vec<Span>,
+    /// The stacks of the thread's samples, weighing a sample each (when asked for).
+    pub(crate) samples: Option<Stacks>,
     /// The thread's trace events (name, start, duration in µs), when their names were kept.
     pub(crate) events: Vec<(String, f64, f64)>,
 }
@@ -102,7 +104,12 @@ pub(crate) fn devtools_conflicts(args: &TreeArgs) -> Option<&'static str> {
 
 /// Each chosen thread's stacks (and spans, when `spans`), through `--js-only` and the
 /// transforms, busiest first. A transform that fits no thread is a usage error.
-pub(crate) fn choose(assembled: Assembled, sel: &SelectArgs, spans: bool) -> Result<Vec<Chosen>, Failure> {
+pub(crate) fn choose(
+    assembled: Assembled,
+    sel: &SelectArgs,
+    spans: bool,
+    counts: bool,
+) -> Result<Vec<Chosen>, Failure> {
     let wanted = sel.thread.as_deref().map(ThreadSpec::parse).transpose().map_err(Failure::Usage)?;
     let mut chosen: Vec<Chosen> = Vec::new();
     assembled
@@ -123,7 +130,9 @@ pub(crate) fn choose(assembled: Assembled, sel: &SelectArgs, spans: bool) -> Res
                 (Some(w), true) => Stacks::from_samples_with_spans(&th, w),
             };
             let events = th.events().map(|(n, ts, dur)| (n.to_owned(), ts, dur)).collect();
-            chosen.push(Chosen { pid: th.pid(), tid: th.tid(), name, calls: th.len(), stacks, spans, events });
+            let samples = counts
+                .then(|| crate::cli::export::sample_stacks(Stacks::from_samples(&th, Weight::Samples), sel.js_only));
+            chosen.push(Chosen { pid: th.pid(), tid: th.tid(), name, calls: th.len(), stacks, spans, samples, events });
             Ok(())
         })
         .map_err(Failure::Input)?;
@@ -168,7 +177,7 @@ pub(crate) fn render(
     input: &str,
     engine: EngineVersion,
 ) -> Result<String, Failure> {
-    let kept = choose(assembled, &args.select, false)?;
+    let kept = choose(assembled, &args.select, false, false)?;
     let shown = Shown {
         min_percent: args.min_percent.unwrap_or(if to_terminal && args.format == TreeFormat::Text { 0.5 } else { 0.0 }),
         max_depth: args.depth.unwrap_or(usize::MAX),

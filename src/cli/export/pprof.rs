@@ -1,0 +1,365 @@
+//! pprof's `profile.proto` (what `go tool pprof`, Pyroscope, Parca and Cloud Profiler read):
+//! every chosen thread's stacks as samples, one profile for all, each sample labelled with its
+//! thread. The messages below are the schema's (vendor/pprof/profile.proto), declared for
+//! prost; fields jscalls does not write are left out, as protobuf allows.
+//!
+//! A function is named by its label (`name url:line:column`), as `tree` names it, with its
+//! file and first line beside it for `pprof -list`. With the default weight a sample has two
+//! values: the CPU profile's samples on its stack
+//! (`samples`/`count`) and the estimated calls' self time there (`cpu`/`nanoseconds`, the
+//! default). Stacks of trace events inside calls (Layout, GC, …) have self time and no
+//! samples of their own. `--transform` shapes the calls' stacks only, so with it the profile
+//! has the self time alone, as with `--weight samples|sample-time` the one weight asked for.
+
+use jscalls::tree::{Func, StackId, Stacks, Transform};
+use prost::Message;
+
+use super::{thread_label, Format, Rendered};
+use crate::cli::args::{ExportArgs, WeightArg};
+use crate::cli::tree::{Chosen, Failure};
+
+pub(super) const FORMAT: Format = Format {
+    name: "pprof",
+    what: "a pprof profile",
+    help: "pprof's profile.proto (gzipped when OUT ends in .gz), for go tool pprof, Pyroscope, Parca: \
+           every thread's stacks, labelled with their thread",
+    suffix: ".pb.gz",
+    endings: &[".pb", ".pprof"],
+    spans: false,
+    counts: true,
+    render,
+};
+
+#[derive(Clone, PartialEq, Message)]
+pub(crate) struct Profile {
+    #[prost(message, repeated, tag = "1")]
+    pub(crate) sample_type: Vec<ValueType>,
+    #[prost(message, repeated, tag = "2")]
+    pub(crate) sample: Vec<Sample>,
+    #[prost(message, repeated, tag = "3")]
+    pub(crate) mapping: Vec<Mapping>,
+    #[prost(message, repeated, tag = "4")]
+    pub(crate) location: Vec<Location>,
+    #[prost(message, repeated, tag = "5")]
+    pub(crate) function: Vec<Function>,
+    #[prost(string, repeated, tag = "6")]
+    pub(crate) string_table: Vec<String>,
+    #[prost(message, optional, tag = "11")]
+    pub(crate) period_type: Option<ValueType>,
+    #[prost(int64, repeated, tag = "13")]
+    pub(crate) comment: Vec<i64>,
+    #[prost(int64, tag = "14")]
+    pub(crate) default_sample_type: i64,
+}
+
+#[derive(Clone, PartialEq, Message)]
+pub(crate) struct ValueType {
+    #[prost(int64, tag = "1")]
+    pub(crate) r#type: i64,
+    #[prost(int64, tag = "2")]
+    pub(crate) unit: i64,
+}
+
+#[derive(Clone, PartialEq, Message)]
+pub(crate) struct Sample {
+    /// Leaf first.
+    #[prost(uint64, repeated, tag = "1")]
+    pub(crate) location_id: Vec<u64>,
+    #[prost(int64, repeated, tag = "2")]
+    pub(crate) value: Vec<i64>,
+    #[prost(message, repeated, tag = "3")]
+    pub(crate) label: Vec<Label>,
+}
+
+#[derive(Clone, PartialEq, Message)]
+pub(crate) struct Label {
+    #[prost(int64, tag = "1")]
+    pub(crate) key: i64,
+    #[prost(int64, tag = "2")]
+    pub(crate) str: i64,
+    #[prost(int64, tag = "3")]
+    pub(crate) num: i64,
+}
+
+#[derive(Clone, PartialEq, Message)]
+pub(crate) struct Mapping {
+    #[prost(uint64, tag = "1")]
+    pub(crate) id: u64,
+    #[prost(int64, tag = "5")]
+    pub(crate) filename: i64,
+    #[prost(bool, tag = "7")]
+    pub(crate) has_functions: bool,
+    #[prost(bool, tag = "8")]
+    pub(crate) has_filenames: bool,
+    #[prost(bool, tag = "9")]
+    pub(crate) has_line_numbers: bool,
+}
+
+#[derive(Clone, PartialEq, Message)]
+pub(crate) struct Location {
+    #[prost(uint64, tag = "1")]
+    pub(crate) id: u64,
+    #[prost(uint64, tag = "2")]
+    pub(crate) mapping_id: u64,
+    #[prost(message, repeated, tag = "4")]
+    pub(crate) line: Vec<Line>,
+}
+
+#[derive(Clone, PartialEq, Message)]
+pub(crate) struct Line {
+    #[prost(uint64, tag = "1")]
+    pub(crate) function_id: u64,
+    #[prost(int64, tag = "2")]
+    pub(crate) line: i64,
+    #[prost(int64, tag = "3")]
+    pub(crate) column: i64,
+}
+
+#[derive(Clone, PartialEq, Message)]
+pub(crate) struct Function {
+    #[prost(uint64, tag = "1")]
+    pub(crate) id: u64,
+    #[prost(int64, tag = "2")]
+    pub(crate) name: i64,
+    #[prost(int64, tag = "3")]
+    pub(crate) system_name: i64,
+    #[prost(int64, tag = "4")]
+    pub(crate) filename: i64,
+    #[prost(int64, tag = "5")]
+    pub(crate) start_line: i64,
+}
+
+/// The profile being built: strings and functions shared by every thread.
+#[derive(Default)]
+struct Builder {
+    profile: Profile,
+    strings: rustc_hash::FxHashMap<String, i64>,
+    /// Each function's location id (one location per function: the trees know functions).
+    locations: rustc_hash::FxHashMap<Func, u64>,
+    /// The current thread's samples by their locations: the self time and the samples on one
+    /// stack make one sample.
+    by_path: rustc_hash::FxHashMap<Vec<u64>, usize>,
+}
+
+impl Builder {
+    fn string(&mut self, s: &str) -> i64 {
+        if let Some(&k) = self.strings.get(s) {
+            return k;
+        }
+        let k = self.profile.string_table.len() as i64;
+        self.profile.string_table.push(s.to_owned());
+        self.strings.insert(s.to_owned(), k);
+        k
+    }
+
+    fn value_type(&mut self, kind: &str, unit: &str) -> ValueType {
+        ValueType { r#type: self.string(kind), unit: self.string(unit) }
+    }
+
+    /// The location of `f`: made with its function on first use. Lines are 1-based, 0 unknown.
+    fn location(&mut self, f: &Func) -> u64 {
+        if let Some(&id) = self.locations.get(f) {
+            return id;
+        }
+        let id = self.profile.location.len() as u64 + 1;
+        // The label (`name url:line:column`), as `tree` and the collapsed stacks name it:
+        // pprof merges functions by name, and scripts have many `(anonymous)` ones.
+        let label = f.label();
+        let function = Function {
+            id,
+            name: self.string(&label),
+            system_name: self.string(&f.name),
+            filename: self.string(&f.url),
+            start_line: f.line.map_or(0, |l| l + 1),
+        };
+        self.profile.function.push(function);
+        let line = Line { function_id: id, line: f.line.map_or(0, |l| l + 1), column: f.column.map_or(0, |c| c + 1) };
+        self.profile.location.push(Location { id, mapping_id: 1, line: vec![line] });
+        self.locations.insert(f.clone(), id);
+        id
+    }
+
+    /// Adds `stacks`' samples with their weight (scaled by `scale`, rounded) as value `slot` of
+    /// `n_values`, each labelled with the thread.
+    fn add(&mut self, stacks: &Stacks, slot: usize, n_values: usize, scale: f64, labels: &[Label]) {
+        // Each function's location, looked up once per thread (not once per frame).
+        let mut location_of: Vec<u64> = vec![0; stacks.funcs.len()];
+        let mut root = None;
+        for &(stack, w) in &stacks.samples {
+            let v = (w * scale).round() as i64;
+            if v == 0 {
+                continue;
+            }
+            let location_id = if stack == StackId::ROOT {
+                let root_func =
+                    Func { name: "(root)".into(), url: String::new(), script: String::new(), line: None, column: None };
+                vec![*root.get_or_insert_with(|| self.location(&root_func))]
+            } else {
+                // Leaf first, as pprof keeps them.
+                let funcs = stacks.funcs_of(stack);
+                let mut ids = Vec::with_capacity(funcs.len());
+                for &f in funcs.iter().rev() {
+                    let id = &mut location_of[f.index()];
+                    if *id == 0 {
+                        *id = self.location(&stacks.funcs[f.index()]);
+                    }
+                    ids.push(*id);
+                }
+                ids
+            };
+            if let Some(&k) = self.by_path.get(&location_id) {
+                self.profile.sample[k].value[slot] += v;
+                continue;
+            }
+            let mut value = vec![0; n_values];
+            value[slot] = v;
+            if n_values > 1 {
+                self.by_path.insert(location_id.clone(), self.profile.sample.len());
+            }
+            self.profile.sample.push(Sample { location_id, value, label: labels.to_vec() });
+        }
+    }
+}
+
+fn render(kept: &[Chosen], args: &ExportArgs, input: &str, _threads: usize) -> Result<Rendered, Failure> {
+    let mut b = Builder::default();
+    b.string("");
+    let counts = args.select.weight == WeightArg::SelfTime && args.select.transforms.is_empty();
+    let (types, scale) = match args.select.weight {
+        WeightArg::SelfTime if counts => {
+            (vec![b.value_type("samples", "count"), b.value_type("cpu", "nanoseconds")], 1000.0)
+        }
+        WeightArg::SelfTime => (vec![b.value_type("cpu", "nanoseconds")], 1000.0),
+        WeightArg::Samples => (vec![b.value_type("samples", "count")], 1.0),
+        WeightArg::SampleTime => (vec![b.value_type("sample-time", "nanoseconds")], 1000.0),
+    };
+    b.profile.default_sample_type = types.last().map_or(0, |t| t.r#type);
+    b.profile.period_type = types.last().cloned();
+    b.profile.sample_type = types;
+    let file = b.string(input);
+    b.profile.mapping.push(Mapping {
+        id: 1,
+        filename: file,
+        has_functions: true,
+        has_filenames: true,
+        has_line_numbers: true,
+    });
+    let comment = b.string(&format!("jscalls export of {input}"));
+    b.profile.comment.push(comment);
+    let n_values = b.profile.sample_type.len();
+    let (thread_key, pid_key, tid_key) = (b.string("thread"), b.string("pid"), b.string("tid"));
+    for c in kept {
+        let labels = [
+            Label { key: thread_key, str: b.string(&thread_label(c)), num: 0 },
+            Label { key: pid_key, str: 0, num: c.pid },
+            Label { key: tid_key, str: 0, num: c.tid },
+        ];
+        b.by_path.clear();
+        b.add(&c.stacks, n_values - 1, n_values, scale, &labels);
+        if counts {
+            if let Some(samples) = &c.samples {
+                b.add(samples, 0, n_values, 1.0, &labels);
+            }
+        }
+    }
+    Ok(Rendered::Bytes(b.profile.encode_to_vec()))
+}
+
+/// The stacks of the thread's samples, shaped as `--js-only` shapes the calls' (for the
+/// `samples` values beside the self time).
+pub(crate) fn sample_stacks(samples: Stacks, js_only: bool) -> Stacks {
+    if js_only {
+        Transform::JsOnly.apply(&samples)
+    } else {
+        samples
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+    use jscalls::tree::CallTree;
+    use jscalls::{assemble, Config, Source};
+
+    use super::*;
+    use crate::cli::args::{Cli, Command};
+
+    fn export_args(extra: &[&str]) -> ExportArgs {
+        let mut argv = vec!["jscalls", "export", "x", "--to", "pprof"];
+        argv.extend_from_slice(extra);
+        match Cli::parse_from(argv).command {
+            Command::Export(a) => a,
+            _ => unreachable!("an export command line"),
+        }
+    }
+
+    /// Each function's value `slot`, summed over the samples where it is the leaf (its self
+    /// value), by name.
+    fn self_by_name(p: &Profile, slot: usize) -> std::collections::BTreeMap<String, i64> {
+        let mut out = std::collections::BTreeMap::new();
+        for s in &p.sample {
+            let leaf = &p.location[s.location_id[0] as usize - 1];
+            let f = &p.function[leaf.line[0].function_id as usize - 1];
+            *out.entry(p.string_table[f.name as usize].clone()).or_insert(0) += s.value[slot];
+        }
+        out.retain(|_, v| *v != 0);
+        out
+    }
+
+    /// The profile read back has the trees' functions, self times and sample counts.
+    #[test]
+    fn a_pprof_profile_reads_back_as_the_trees_it_was_made_of() {
+        let mut cfg = Config::default();
+        cfg.keep_event_names = true;
+        let (_, assembled) = assemble(&Source::file("fixtures/chrome-ui.json.gz"), &cfg).unwrap();
+        let args = export_args(&[]);
+        let kept = crate::cli::tree::choose(assembled, &args.select, false, true).unwrap_or_else(|_| panic!("chosen"));
+        let Ok(Rendered::Bytes(bytes)) = render(&kept, &args, "chrome-ui.json.gz", 1) else { panic!("rendered") };
+        let p = Profile::decode(&bytes[..]).unwrap();
+        let types: Vec<(&str, &str)> = p
+            .sample_type
+            .iter()
+            .map(|t| (p.string_table[t.r#type as usize].as_str(), p.string_table[t.unit as usize].as_str()))
+            .collect();
+        assert_eq!(types, [("samples", "count"), ("cpu", "nanoseconds")]);
+        assert_eq!(p.string_table[p.default_sample_type as usize], "cpu");
+        // One thread has calls: every sample carries its label.
+        assert_eq!(kept.len(), 1);
+        let thread = p.string_table.iter().position(|s| s == "thread").unwrap() as i64;
+        assert!(p.sample.iter().all(|s| s.label.iter().any(|l| l.key == thread)));
+        // Self time: the flat tree's, in ns rounded per stack.
+        let c = &kept[0];
+        let mut want = std::collections::BTreeMap::new();
+        for (f, own, _) in CallTree::functions(&c.stacks) {
+            *want.entry(c.stacks.funcs[f.index()].label()).or_insert(0.0) += own * 1000.0;
+        }
+        let got = self_by_name(&p, 1);
+        assert_eq!(got.keys().collect::<Vec<_>>(), want.keys().filter(|k| want[*k] >= 0.5).collect::<Vec<_>>());
+        for (name, ns) in &got {
+            // Rounded per stack: off by under 1 ns a stack.
+            assert!((*ns as f64 - want[name]).abs() < c.stacks.samples.len() as f64, "{name}: {ns} vs {}", want[name]);
+        }
+        let total: i64 = p.sample.iter().map(|s| s.value[1]).sum();
+        assert!((total as f64 - c.stacks.total() * 1000.0).abs() < c.stacks.samples.len() as f64);
+        // Counts: the CPU profile's samples, every one on some stack.
+        let samples = c.samples.as_ref().unwrap();
+        let counted: i64 = p.sample.iter().map(|s| s.value[0]).sum();
+        assert_eq!(counted as f64, samples.total());
+        // Functions keep their file and first line for `pprof -list`.
+        let relayout = p.function.iter().find(|f| p.string_table[f.system_name as usize] == "relayout").unwrap();
+        assert_eq!(p.string_table[relayout.filename as usize], "http://127.0.0.1:40017/ui.js");
+        assert_eq!(relayout.start_line, 9);
+    }
+
+    /// With a transform the profile weighs the calls' self time alone.
+    #[test]
+    fn a_transform_leaves_the_self_time_alone() {
+        let (_, assembled) = assemble(&Source::file("fixtures/chrome-ui.json.gz"), &Config::default()).unwrap();
+        let args = export_args(&["--transform", "focus-function:relayout"]);
+        let kept = crate::cli::tree::choose(assembled, &args.select, false, true).unwrap_or_else(|_| panic!("chosen"));
+        let Ok(Rendered::Bytes(bytes)) = render(&kept, &args, "x", 1) else { panic!("rendered") };
+        let p = Profile::decode(&bytes[..]).unwrap();
+        assert_eq!(p.sample_type.len(), 1);
+        assert!(self_by_name(&p, 0).keys().all(|k| !k.starts_with("(program)")));
+    }
+}
