@@ -42,9 +42,11 @@ measure() { # name, command...
 median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 
 DEVTOOLS=0
-if [ "$BYTES" -lt 536870000 ] && command -v node > /dev/null; then
+SHARED="${JSCALLS_SHARED:-$ROOT/../shared}"
+if [ ! -d "$SHARED/oracle" ]; then
+  echo "compare.sh: no DevTools oracle in $SHARED/oracle (set JSCALLS_SHARED): jscalls alone" >&2
+elif [ "$BYTES" -lt 536870000 ] && command -v node > /dev/null; then
   DEVTOOLS=1
-  SHARED="${JSCALLS_SHARED:-$ROOT/../shared}"
   mkdir -p target/oracle
   cp "$SHARED"/oracle/*.mjs "$SHARED"/oracle/package.json "$SHARED"/oracle/package-lock.json target/oracle/
   [ -d target/oracle/node_modules/@paulirish/trace_engine ] || (cd target/oracle && npm ci --no-audit --no-fund > /dev/null)

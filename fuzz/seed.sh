@@ -29,4 +29,18 @@ d = json.load(open(sys.argv[1]))
 body = json.dumps({k: d[k] for k in ("nodes", "samples", "timeDeltas")}, separators=(",", ":"))[1:-1]
 open(sys.argv[2], "w").write(body)
 PY
-ls "$T" "$P" "$G" | wc -l
+# diff: two inputs joined by a 0xFF byte (a recording and itself, two rules, a calls document).
+D="$HERE/corpus/diff"; S="$HERE/corpus/symbols"
+mkdir -p "$D" "$S"
+rules=()
+for f in "$ROOT"/fixtures/rules/*.json; do case "$f" in *.oracle*) ;; *) rules+=("$f") ;; esac; done
+for k in 0 1 2 3; do
+  a=${rules[$k]}; b=${rules[$((k + 1))]}
+  { cat "$a"; printf '\xff'; cat "$a"; } > "$D/same-$k"
+  { cat "$a"; printf '\xff'; cat "$b"; } > "$D/two-$k"
+done
+{ cat "$ROOT"/fixtures/rules/be-pairing.oracle.json; printf '\xff'; cat "$ROOT"/fixtures/rules/be-pairing.json; } > "$D/calls-doc"
+# symbols: nm tables.
+printf '0000000000001000 T main\n0000000000001040 T doSomething\n00000000000010a0 t someInterlude\n                 U printf\n' > "$S/nm"
+printf '0000000000001000 T main\n0000000000001000 W alias\nzz T bad\n' > "$S/bad-line"
+ls "$T" "$P" "$G" "$D" "$S" | wc -l

@@ -329,7 +329,7 @@ pub fn assemble(source: &Source, cfg: &Config) -> Result<(Diagnostics, Assembled
     let mut stages = Vec::new();
     let t = Instant::now();
     let mut w = source.window(cfg.window_options())?;
-    w.progress = cfg.progress.clone();
+    w.set_progress(cfg.progress.clone());
     let mut builder = TraceBuilder::new(cfg.limits, cfg.engine);
     builder.keep_names = cfg.keep_event_names;
     let doc = read_document(&mut w, &mut builder, &mut diag, cfg.threads)?;

@@ -58,6 +58,12 @@ impl<'a> Thread<'a> {
         self.t.thread_name.as_deref().or(self.t.profile_name.as_deref())
     }
 
+    /// Whether [`Thread::name`] is the recording's own name for the thread (a trace's), not a
+    /// stand-in for one (a `.cpuprofile`'s file name).
+    pub fn is_named_by_recording(&self) -> bool {
+        self.t.thread_name.is_some()
+    }
+
     /// Why DevTools computes no calls for this thread's profile, when it does not (Chromium's
     /// first about:blank renderer, …).
     pub fn skipped(&self) -> Option<&'static str> {

@@ -16,7 +16,7 @@ pub fn run(data: &[u8]) {
         cfg.limits.max_extra_nodes = 20_000;
         let Ok(a) = analyze(&src, &cfg) else { continue };
         // A duration is unknown (null) only where DevTools leaves it so, and then with a warning.
-        let no_end = a.diagnostics.warnings().iter().any(|w| w.kind == WarningKind::NoEndTime);
+        let no_end = a.diagnostics().warnings().iter().any(|w| w.kind == WarningKind::NoEndTime);
         for t in a.threads() {
             for c in t.calls() {
                 assert!(c.ts().is_finite(), "a call with a non-finite start");

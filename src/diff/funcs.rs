@@ -242,6 +242,8 @@ pub fn diff<R: AsRef<[ThreadEstimate]>>(base: &[R], new: &[R]) -> FuncDiff {
     // program): the threads are one, whatever each format names them.
     let with_calls = |run: &[ThreadEstimate]| run.iter().filter(|t| !t.calls.is_empty()).count();
     let one_thread = base.iter().chain(new).all(|r| with_calls(r.as_ref()) <= 1);
+    // Per thread pair, whether its name is a recording's own.
+    let mut recorded: Vec<bool> = Vec::new();
     for (runs, is_new) in sides {
         for (r, run) in runs.iter().enumerate() {
             for (t, rank) in ranked(run.as_ref()) {
@@ -254,9 +256,14 @@ pub fn diff<R: AsRef<[ThreadEstimate]>>(base: &[R], new: &[R]) -> FuncDiff {
                 let pair = *thread_ids.entry((key, rank)).or_insert(next);
                 if pair == next {
                     d.threads.push(ThreadPair { name, rank, base: None, new: None });
-                } else if t.name.is_some() && d.threads[pair].name == "thread" {
-                    // Paired as the one thread: named as a side that names it.
+                    recorded.push(t.named_by_recording);
+                } else if t.name.is_some()
+                    && (d.threads[pair].name == "thread" || (t.named_by_recording && !recorded[pair]))
+                {
+                    // Paired as the one thread: named as a side that names it, a recording's
+                    // own name before a profile's file name.
                     d.threads[pair].name = name;
+                    recorded[pair] = t.named_by_recording;
                 }
                 let slot = if is_new { &mut d.threads[pair].new } else { &mut d.threads[pair].base };
                 slot.get_or_insert((t.pid, t.tid));

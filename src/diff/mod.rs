@@ -47,6 +47,8 @@ pub struct ThreadEstimate {
     pub tid: i64,
     /// The thread's name, when the input gives one.
     pub name: Option<String>,
+    /// Whether `name` is the recording's own (a trace's), not a stand-in (a profile's file name).
+    pub named_by_recording: bool,
     /// How many samples its profile has.
     pub sample_count: u64,
     /// The calls.
@@ -74,6 +76,7 @@ impl ThreadEstimate {
             pid: th.pid(),
             tid: th.tid(),
             name: th.name().map(str::to_owned),
+            named_by_recording: th.is_named_by_recording(),
             sample_count: th.sample_count() as u64,
             calls,
             stacks: Stacks::from_calls(th),
@@ -201,6 +204,7 @@ impl ThreadEstimate {
             out.push(ThreadEstimate {
                 pid: p.pid,
                 tid: p.tid,
+                named_by_recording: p.thread_name.is_some(),
                 name: p.thread_name,
                 sample_count: p.sample_count,
                 calls,

@@ -32,7 +32,7 @@ pub(crate) struct Window {
     /// Bytes read ahead (see [`Window::split`]), not yet part of `text`.
     ahead: Vec<u8>,
     /// Where the window's start is told, for a progress display ([`crate::Config::progress`]).
-    pub(crate) progress: Option<Arc<std::sync::atomic::AtomicU64>>,
+    progress: Option<Arc<std::sync::atomic::AtomicU64>>,
 }
 
 /// The window's bytes and what is known of the bytes before them: enough to give any position
@@ -62,6 +62,9 @@ pub(crate) struct Input {
     cut_stream: bool,
     /// A read error met while reading ahead, not reported yet.
     failed: Option<Error>,
+    /// Bytes read so far, told to `progress` as they come (a read may wait on a slow stream).
+    read: u64,
+    progress: Option<Arc<std::sync::atomic::AtomicU64>>,
 }
 
 /// The bytes of a [`Text`]: read into memory, or a range of a file mapped whole.
@@ -146,7 +149,7 @@ impl Window {
                 max_value,
                 newlines_memo: Default::default(),
             },
-            input: Input { src, eof: false, name, cut_stream: false, failed: None },
+            input: Input { src, eof: false, name, cut_stream: false, failed: None, read: 0, progress: None },
             ahead: Vec::new(),
             progress: None,
         }
@@ -169,7 +172,15 @@ impl Window {
                 max_value,
                 newlines_memo: Default::default(),
             },
-            input: Input { src: Box::new(io::empty()), eof: true, name, cut_stream: false, failed: None },
+            input: Input {
+                src: Box::new(io::empty()),
+                eof: true,
+                name,
+                cut_stream: false,
+                failed: None,
+                read: 0,
+                progress: None,
+            },
             ahead: Vec::new(),
             progress: None,
         }
@@ -229,6 +240,7 @@ impl Window {
             Bytes::Read(v) => v,
             Bytes::Mapped(m) => {
                 m.end = m.end.saturating_add(want).min(m.map.len());
+                self.tell_progress();
                 return Ok(true);
             }
         };
@@ -242,7 +254,24 @@ impl Window {
         if buf.len() < target {
             got_any |= self.input.read_to(buf, target)?;
         }
+        self.tell_progress();
         Ok(got_any)
+    }
+
+    /// Where reading tells how far it is, for a progress display: as each read returns, and as
+    /// the window moves on.
+    pub(crate) fn set_progress(&mut self, progress: Option<Arc<std::sync::atomic::AtomicU64>>) {
+        self.input.progress = progress.clone();
+        self.progress = progress;
+    }
+
+    /// Tells the progress display how far the input is read: a top-level value (a Firefox
+    /// profile's, a `.cpuprofile`'s) is read by growing the window, an event array a region at
+    /// a time ([`Window::advance_to`]). Never backwards.
+    fn tell_progress(&self) {
+        if let Some(p) = &self.progress {
+            p.fetch_max(self.end_offset(), std::sync::atomic::Ordering::Relaxed);
+        }
     }
 
     /// Moves the window to start at `abs` (inside it), onto the bytes read ahead: returns the
@@ -253,7 +282,7 @@ impl Window {
     /// n)`: the window's bytes from `buf[from]` to `abs` hold `n` newlines.
     pub(crate) fn advance_to(&mut self, abs: u64, spare: Option<Text>, counted: (usize, u64)) -> Text {
         if let Some(p) = &self.progress {
-            p.store(abs, std::sync::atomic::Ordering::Relaxed);
+            p.fetch_max(abs, std::sync::atomic::Ordering::Relaxed);
         }
         let rel = (abs - self.text.base) as usize;
         let (buf, pos) = match &mut self.text.buf {
@@ -367,6 +396,10 @@ impl Input {
                 Ok(n) => {
                     buf.truncate(start + n);
                     got_any = true;
+                    self.read += n as u64;
+                    if let Some(p) = &self.progress {
+                        p.fetch_max(self.read, std::sync::atomic::Ordering::Relaxed);
+                    }
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => buf.truncate(start),
                 Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {

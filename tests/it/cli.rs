@@ -468,6 +468,29 @@ fn progress_shows_on_a_terminal_only() {
     assert_eq!(String::from_utf8_lossy(&out.stderr), no_profile);
 }
 
+/// A Firefox profile is one top-level object, not an event array: the progress line counts
+/// its bytes as they are read (it said "0 B" until the end).
+#[test]
+fn progress_counts_a_firefox_profiles_bytes() {
+    let d = tmpdir("progress-gecko");
+    let hand = std::fs::read_to_string("fixtures/gecko/hand.json").unwrap();
+    // The same profile with 300 KB of spaces inside it, fed in two parts a second apart.
+    let padded = hand.replacen('{', &format!("{{{}", " ".repeat(300_000)), 1);
+    std::fs::write(d.join("p.json"), &padded).unwrap();
+    let cmd = format!(
+        "(head -c 250000 {0}; sleep 1; tail -c +250001 {0}) | JSCALLS_PROGRESS_AFTER_MS=0 {1} calls -o /dev/null",
+        d.join("p.json").display(),
+        env!("CARGO_BIN_EXE_jscalls")
+    );
+    let Ok(out) = Command::new("script").args(["-qec", &cmd, "/dev/null"]).stdin(Stdio::null()).output() else {
+        return skipped("progress_counts_a_firefox_profiles_bytes", "util-linux `script` is not installed");
+    };
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(shown.contains("jscalls: reading"), "{shown}");
+    // While the second part waits, the line has counted the first.
+    assert!(shown.contains(" KiB (") || shown.contains(" MiB ("), "{shown}");
+}
+
 /// The temporary files left in `d`.
 fn temporaries(d: &Path) -> Vec<String> {
     files_in(d).into_iter().filter(|f| f.starts_with(".jscalls-")).collect()

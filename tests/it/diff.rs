@@ -409,8 +409,29 @@ fn a_cpuprofile_and_a_trace_of_one_program_pair_their_thread_and_functions() {
     let threads = d["threads"].as_array().unwrap();
     assert_eq!(threads.len(), 1, "{threads:?}");
     assert!(threads[0]["base"].is_array() && threads[0]["new"].is_array(), "{threads:?}");
-    // Named as the base side names it: a `.cpuprofile`'s thread after its file.
-    assert_eq!(threads[0]["name"], "node-mixed.cpuprofile.gz");
+    // Named as the trace names it, either way round: a `.cpuprofile` has no thread name (its
+    // thread goes by the file's name only when nothing else names it).
+    assert_eq!(threads[0]["name"], "JavaScriptMainThread");
+    let o = jscalls(&[
+        "diff",
+        &fixture("node-trace-mixed.json.gz"),
+        &fixture("node-mixed.cpuprofile.gz"),
+        "--level",
+        "functions",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(json(&o)["threads"][0]["name"], "JavaScriptMainThread");
+    let o = jscalls(&[
+        "diff",
+        &fixture("node-mixed.cpuprofile.gz"),
+        &fixture("node-mixed.cpuprofile.gz"),
+        "--level",
+        "functions",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(json(&o)["threads"][0]["name"], "node-mixed.cpuprofile.gz");
     let main = d["functions"]
         .as_array()
         .unwrap()

@@ -1,0 +1,46 @@
+#![no_main]
+// `diff`'s library side: the bytes are two inputs (split at the first 0xFF byte, or halved), each
+// read as a calls document when it says it is one and analyzed otherwise; the two estimates are
+// compared call by call and function by function, both ways. Nothing may panic, and the
+// comparisons must be symmetric where they promise to be.
+use jscalls::diff::{calls, funcs, ThreadEstimate};
+use jscalls::{analyze, Config, Source};
+use libfuzzer_sys::fuzz_target;
+
+fn side(bytes: &[u8]) -> Option<Vec<ThreadEstimate>> {
+    if ThreadEstimate::is_calls_document(bytes) {
+        return ThreadEstimate::read_calls_document(bytes).ok();
+    }
+    let mut cfg = Config::default();
+    cfg.threads = 1;
+    cfg.keep_event_names = true;
+    cfg.limits.max_depth = 2_000;
+    cfg.limits.max_extra_nodes = 20_000;
+    let a = analyze(&Source::Memory(bytes.into()), &cfg).ok()?;
+    let mut out = Vec::new();
+    for t in a.threads() {
+        out.push(ThreadEstimate::of_thread(&t));
+    }
+    // An estimate written as a calls document reads back as the same calls.
+    let mut doc = Vec::new();
+    a.write_calls(&mut doc, "fuzz").unwrap();
+    let back = ThreadEstimate::read_calls_document(&doc).expect("jscalls' own calls document reads back");
+    assert_eq!(back.iter().map(|t| t.calls.len()).sum::<usize>(), out.iter().map(|t| t.calls.len()).sum::<usize>());
+    Some(out)
+}
+
+fuzz_target!(|data: &[u8]| {
+    let cut = data.iter().position(|&b| b == 0xFF).unwrap_or(data.len() / 2);
+    let (a, b) = (&data[..cut], &data[(cut + 1).min(data.len())..]);
+    let (Some(a), Some(b)) = (side(a), side(b)) else { return };
+    let ab = calls::diff(&a, &b);
+    let ba = calls::diff(&b, &a);
+    assert_eq!(
+        ab.iter().map(|t| t.changes.len()).sum::<usize>(),
+        ba.iter().map(|t| t.changes.len()).sum::<usize>(),
+        "a call-by-call diff has as many changes both ways"
+    );
+    let _ = funcs::diff(&[&a[..]], &[&b[..]]);
+    let _ = funcs::diff(&[&a[..], &b[..]], &[&b[..]]);
+    let _ = ThreadEstimate::same_recording(&a, &b);
+});
