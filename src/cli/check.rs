@@ -34,13 +34,13 @@ struct RuleToml {
     thread: Option<String>,
     function: Option<String>,
     #[serde(rename = "self")]
-    self_time: Option<Amount>,
-    total: Option<Amount>,
+    self_time: Option<toml::Spanned<Amount>>,
+    total: Option<toml::Spanned<Amount>>,
     calls: Option<u64>,
-    longest_call: Option<Amount>,
-    js: Option<Amount>,
+    longest_call: Option<toml::Spanned<Amount>>,
+    js: Option<toml::Spanned<Amount>>,
     long_tasks: Option<u64>,
-    long_task: Option<Amount>,
+    long_task: Option<toml::Spanned<Amount>>,
     /// A rule that measures nothing (its function or thread is not in the recording) passes.
     #[serde(default)]
     allow_missing: bool,
@@ -137,7 +137,14 @@ fn read_budget(path: &Path) -> Result<Vec<Rule>, Failed> {
     let at = |span: Option<Range<usize>>| span.map_or((1, 1), |s| line_col(&line_starts, s.start.min(text.len())));
     let file: BudgetFile = toml::from_str(&text).map_err(|e| {
         let (l, c) = at(e.span());
-        Failed::Usage(format!("{name}:{l}:{c}: {}", e.message().trim_end()))
+        let message = e.message().trim_end();
+        // `[rule]` makes one table where the rules are an array of them.
+        let message = if message == "invalid type: map, expected a sequence" {
+            "rules are written [[rule]] (each one a table of the array `rule`), not [rule]"
+        } else {
+            message
+        };
+        Failed::Usage(format!("{name}:{l}:{c}: {message}"))
     })?;
     if file.rules.is_empty() {
         return Err(Failed::Usage(format!("{name}: no [[rule]] in the budget")));
@@ -147,7 +154,13 @@ fn read_budget(path: &Path) -> Result<Vec<Rule>, Failed> {
         let (line, _) = at(Some(spanned.span()));
         let r = spanned.into_inner();
         let bad = |m: &str| Failed::Usage(format!("{name}:{line}: {m}"));
-        let time = |a: &Amount| a.micros().map_err(|m| bad(&m));
+        // A time that cannot be read is named at its own place.
+        let time = |a: &toml::Spanned<Amount>| {
+            a.get_ref().micros().map_err(|m| {
+                let (l, c) = at(Some(a.span()));
+                Failed::Usage(format!("{name}:{l}:{c}: {m}"))
+            })
+        };
         let mut found: Vec<(Measure, f64)> = Vec::new();
         if let Some(a) = &r.self_time {
             found.push((Measure::SelfTime, time(a)?));

@@ -172,7 +172,9 @@ fn bad_budgets_are_usage_errors_that_name_the_line() {
             "[[rule]]\nfunction = \"f\"\nself = \"1ms\"\n\n[[rule]]\nfunction = \"g\"\nself = \"1ms\"\ncalls = 3\n",
             ":5: a rule measures one thing",
         ),
-        ("[[rule]]\nfunction = \"f\"\nself = \"5 parsecs\"\n", ":1: '5 parsecs': unknown unit 'parsecs'"),
+        // A time is named at its own place.
+        ("[[rule]]\nfunction = \"f\"\nself = \"5 parsecs\"\n", ":3:8: '5 parsecs': unknown unit 'parsecs'"),
+        ("[rule]\nfunction = \"f\"\nself = \"5ms\"\n", ":1:1: rules are written [[rule]]"),
         ("[[rule]]\nself = \"5ms\"\n", ":1: self needs a function"),
         ("[[rule]]\nfunction = \"f\"\njs = \"5ms\"\n", ":1: js is measured on threads"),
         ("[[rule]]\nfunction = \"f\"\nself = \"5ms\"\nlong-task = \"5ms\"\n", ":1: long-task"),

@@ -199,3 +199,20 @@ fn the_engine_label_is_the_references() {
         assert_eq!(ours["engine"], theirs["engine"], "--engine {engine}");
     }
 }
+
+/// Help on a terminal is coloured unless `NO_COLOR` is set (errors are never coloured).
+#[test]
+fn no_color_turns_help_plain_on_a_terminal() {
+    let on_terminal = |no_color: bool| {
+        let cmd =
+            format!("{}{} export --help", if no_color { "NO_COLOR=1 " } else { "" }, env!("CARGO_BIN_EXE_jscalls"));
+        Command::new("script").args(["-qec", &cmd, "/dev/null"]).stdin(std::process::Stdio::null()).output().ok()
+    };
+    let (Some(coloured), Some(plain)) = (on_terminal(false), on_terminal(true)) else {
+        eprintln!("\nSKIPPED no_color_turns_help_plain_on_a_terminal: util-linux `script` is not installed");
+        return;
+    };
+    assert!(coloured.stdout.contains(&0x1b), "help on a terminal is coloured");
+    assert!(!plain.stdout.contains(&0x1b), "{}", String::from_utf8_lossy(&plain.stdout));
+    assert!(String::from_utf8_lossy(&plain.stdout).contains("--to <TO>"));
+}
