@@ -2,7 +2,6 @@
 //! tid), its profile node and the sample that opened it; calls that share these (frames from
 //! `sampleTraceId`s, whose sample index is −1) are paired in time order.
 
-use rustc_hash::FxHashMap as HashMap;
 
 use super::{CallRecord, ThreadEstimate};
 use crate::tree::Func;
@@ -100,8 +99,8 @@ fn pair_in_time(
     bts: impl Fn(usize) -> f64,
     nts: impl Fn(usize) -> f64,
 ) -> Vec<(Option<usize>, Option<usize>)> {
-    if bs.len() == 1 && ns.len() == 1 {
-        return vec![(Some(bs[0]), Some(ns[0]))];
+    if bs.len() <= 1 && ns.len() <= 1 {
+        return vec![(bs.first().copied(), ns.first().copied())];
     }
     let (mut b_used, mut n_used) = (vec![false; bs.len()], vec![false; ns.len()]);
     let mut out = Vec::new();
@@ -154,24 +153,32 @@ pub fn diff(base: &[ThreadEstimate], new: &[ThreadEstimate]) -> Vec<ThreadDiff> 
 }
 
 fn thread_changes(base: Option<&ThreadEstimate>, new: Option<&ThreadEstimate>) -> Vec<CallChange> {
-    // Each (node, sample) key's calls in time order, per side.
-    fn index(t: Option<&ThreadEstimate>) -> HashMap<(i64, i64), Vec<usize>> {
-        let mut m: HashMap<(i64, i64), Vec<usize>> = HashMap::default();
-        for (k, c) in t.map_or(&[][..], |t| &t.calls[..]).iter().enumerate() {
-            m.entry((c.node_id, c.sample_index)).or_default().push(k);
-        }
-        m
+    // Each side's calls by (node, sample), in time order within a key (a stable sort of the
+    // calls, which are in time order): runs of one key, walked side by side in key order. (A
+    // map of lists held ~100 bytes a call.)
+    fn by_key(t: Option<&ThreadEstimate>) -> (Vec<usize>, Vec<(i64, i64)>) {
+        let calls = t.map_or(&[][..], |t| &t.calls[..]);
+        let mut order: Vec<usize> = (0..calls.len()).collect();
+        order.sort_by_key(|&k| (calls[k].node_id, calls[k].sample_index));
+        let keys = order.iter().map(|&k| (calls[k].node_id, calls[k].sample_index)).collect();
+        (order, keys)
     }
-    let (bi, ni) = (index(base), index(new));
+    let ((bo, bk), (no, nk)) = (by_key(base), by_key(new));
     let func = |t: &ThreadEstimate, k: usize| t.stacks.funcs[(t.func_of(k)).index()].clone();
     let mut out = Vec::new();
-    let empty = Vec::new();
-    let mut keys: Vec<&(i64, i64)> = bi.keys().chain(ni.keys()).collect();
-    keys.sort_unstable();
-    keys.dedup();
-    for key in keys {
-        let bs = bi.get(key).unwrap_or(&empty);
-        let ns = ni.get(key).unwrap_or(&empty);
+    let (mut i, mut j) = (0, 0);
+    while i < bo.len() || j < no.len() {
+        // The next key of either side, and its run on each.
+        let key = match (bk.get(i), nk.get(j)) {
+            (Some(a), Some(b)) => *a.min(b),
+            (Some(a), None) => *a,
+            (None, Some(b)) => *b,
+            (None, None) => break,
+        };
+        let run = |keys: &[(i64, i64)], from: usize| from + keys[from..].iter().take_while(|k| **k == key).count();
+        let (i2, j2) = (run(&bk, i), run(&nk, j));
+        let (bs, ns) = (&bo[i..i2], &no[j..j2]);
+        (i, j) = (i2, j2);
         let pairs = pair_in_time(bs, ns, |k| base.expect("indexed").calls[k].ts, |k| new.expect("indexed").calls[k].ts);
         for (b, n) in pairs {
             let b = b.map(|k| (base.expect("indexed"), k));

@@ -72,6 +72,9 @@ impl ThreadEstimate {
                 sample_index: c.sample_index(),
             })
             .collect();
+        let mut stacks = Stacks::from_calls(th);
+        // Kept while the other side is read: only what the comparison reads.
+        stacks.compact();
         ThreadEstimate {
             pid: th.pid(),
             tid: th.tid(),
@@ -79,7 +82,7 @@ impl ThreadEstimate {
             named_by_recording: th.is_named_by_recording(),
             sample_count: th.sample_count() as u64,
             calls,
-            stacks: Stacks::from_calls(th),
+            stacks,
         }
     }
 

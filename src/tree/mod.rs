@@ -166,6 +166,10 @@ impl Stacks {
 
     /// The stack `parent` + `func`, added on first use.
     pub fn stack(&mut self, parent: Option<StackId>, func: FuncId) -> StackId {
+        if self.stack_index.len() != self.prefix.len() {
+            // Let go by `compact`: made again.
+            self.stack_index = self.prefix.iter().enumerate().map(|(k, &pf)| (pf, StackId::new(k))).collect();
+        }
         let n = StackId::new(self.prefix.len());
         let id = *self.stack_index.entry((parent, func)).or_insert(n);
         if id == n {
@@ -177,6 +181,15 @@ impl Stacks {
     /// The stack of `funcs`, outermost first (None for an empty list).
     pub fn stack_of(&mut self, funcs: &[FuncId]) -> Option<StackId> {
         funcs.iter().fold(None, |parent, &f| Some(self.stack(parent, f)))
+    }
+
+    /// Lets go of what only adding stacks needs (the index that finds a stack by its parent
+    /// and function; made again if one is added) and of spare capacity: for stacks kept
+    /// while other work is done.
+    pub fn compact(&mut self) {
+        self.stack_index = HashMap::default();
+        self.prefix.shrink_to_fit();
+        self.samples.shrink_to_fit();
     }
 
     /// Adds a sample of `weight` on `stack`.

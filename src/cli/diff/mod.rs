@@ -141,7 +141,9 @@ fn load(side: &Side, spec: &SideSpec, global: &Global, threads: usize) -> Result
     Ok(out)
 }
 
-/// Both sides at once, each on half the cores.
+/// The two sides, one after the other, each on every core, the memory the first one's
+/// reading freed handed back before the second is read: only one side's model is in memory at
+/// a time, beside the other's estimate (a tenth of it).
 fn load_both(
     base: &Side,
     new: &Side,
@@ -149,13 +151,11 @@ fn load_both(
     global: &Global,
 ) -> Result<(Vec<ThreadEstimate>, Vec<ThreadEstimate>), Failed> {
     let cores = specs.0.cfg.threads.max(1);
-    let half = (cores / 2).max(1);
-    let (b, n) = std::thread::scope(|s| {
-        let b = s.spawn(|| load(base, &specs.0, global, half));
-        let n = load(new, &specs.1, global, cores.saturating_sub(half).max(1));
-        (b.join().expect("the BASE side does not panic"), n)
-    });
-    Ok((b?, n?))
+    crate::cli::alloc::return_freed_memory_at_once();
+    let b = load(base, &specs.0, global, cores)?;
+    crate::cli::alloc::release_free_memory();
+    let n = load(new, &specs.1, global, cores)?;
+    Ok((b, n))
 }
 
 /// The inputs a folder holds (traces, profiles and calls outputs), by name.
