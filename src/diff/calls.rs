@@ -2,7 +2,6 @@
 //! tid), its profile node and the sample that opened it; calls that share these (frames from
 //! `sampleTraceId`s, whose sample index is −1) are paired in time order.
 
-
 use super::{CallRecord, ThreadEstimate};
 use crate::tree::Func;
 

@@ -447,15 +447,7 @@ fn progress_shows_on_a_terminal_only() {
         "jscalls: warning: {0}: no CPU profile to estimate calls from (no usable Profile and ProfileChunk events): record the trace with the disabled-by-default-v8.cpu_profiler category (README, \"Recording\") [no-cpu-profile]\njscalls: {0}: 1 warning(s): no-cpu-profile ×1\n",
         d.join("t.json").display()
     );
-    let cmd = format!(
-        "(head -c 300000 {0}; sleep 1; cat {0} | tail -c +300001) | JSCALLS_PROGRESS_AFTER_MS=0 {1} calls -o /dev/null",
-        d.join("t.json").display(),
-        env!("CARGO_BIN_EXE_jscalls")
-    );
-    let Ok(out) = Command::new("script").args(["-qec", &cmd, "/dev/null"]).stdin(Stdio::null()).output() else {
-        return skipped("progress_shows_on_a_terminal_only", "util-linux `script` is not installed");
-    };
-    let shown = String::from_utf8_lossy(&out.stdout);
+    let Some(shown) = progress_shown(&d.join("t.json"), 300_000, "progress_shows_on_a_terminal_only") else { return };
     assert!(shown.contains("jscalls: reading"), "{shown}");
     // Not on a pipe.
     let out = jscalls()
@@ -468,6 +460,24 @@ fn progress_shows_on_a_terminal_only() {
     assert_eq!(String::from_utf8_lossy(&out.stderr), no_profile);
 }
 
+/// What a terminal shows while `calls` reads `file` from a pipe that gives its first `first`
+/// bytes, then waits a second, then the rest (None, said skipped, without `script`).
+fn progress_shown(file: &Path, first: usize, test: &str) -> Option<String> {
+    let cmd = format!(
+        "(head -c {first} {0}; sleep 1; tail -c +{1} {0}) | JSCALLS_PROGRESS_AFTER_MS=0 {2} calls -o /dev/null",
+        file.display(),
+        first + 1,
+        env!("CARGO_BIN_EXE_jscalls")
+    );
+    match Command::new("script").args(["-qec", &cmd, "/dev/null"]).stdin(Stdio::null()).output() {
+        Ok(out) => Some(String::from_utf8_lossy(&out.stdout).into_owned()),
+        Err(_) => {
+            skipped(test, "util-linux `script` is not installed");
+            None
+        }
+    }
+}
+
 /// A Firefox profile is one top-level object, not an event array: the progress line counts
 /// its bytes as they are read (it said "0 B" until the end).
 #[test]
@@ -477,15 +487,9 @@ fn progress_counts_a_firefox_profiles_bytes() {
     // The same profile with 300 KB of spaces inside it, fed in two parts a second apart.
     let padded = hand.replacen('{', &format!("{{{}", " ".repeat(300_000)), 1);
     std::fs::write(d.join("p.json"), &padded).unwrap();
-    let cmd = format!(
-        "(head -c 250000 {0}; sleep 1; tail -c +250001 {0}) | JSCALLS_PROGRESS_AFTER_MS=0 {1} calls -o /dev/null",
-        d.join("p.json").display(),
-        env!("CARGO_BIN_EXE_jscalls")
-    );
-    let Ok(out) = Command::new("script").args(["-qec", &cmd, "/dev/null"]).stdin(Stdio::null()).output() else {
-        return skipped("progress_counts_a_firefox_profiles_bytes", "util-linux `script` is not installed");
+    let Some(shown) = progress_shown(&d.join("p.json"), 250_000, "progress_counts_a_firefox_profiles_bytes") else {
+        return;
     };
-    let shown = String::from_utf8_lossy(&out.stdout);
     assert!(shown.contains("jscalls: reading"), "{shown}");
     // While the second part waits, the line has counted the first.
     assert!(shown.contains(" KiB (") || shown.contains(" MiB ("), "{shown}");
