@@ -23,7 +23,6 @@ mod speedscope;
 mod svg;
 
 use firefox::{write_profile, write_threads, ThreadPart};
-pub(crate) use pprof::sample_stacks;
 
 /// One output format: what `--to` calls it, the file names that say it, and its writer.
 pub(crate) struct Format {

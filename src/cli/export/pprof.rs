@@ -11,7 +11,7 @@
 //! samples of their own. `--transform` shapes the calls' stacks only, so with it the profile
 //! has the self time alone, as with `--weight samples|sample-time` the one weight asked for.
 
-use jscalls::tree::{Func, StackId, Stacks, Transform};
+use jscalls::tree::{Func, StackId, Stacks};
 use prost::Message;
 
 use super::{thread_label, Format, Rendered};
@@ -263,16 +263,6 @@ fn render(kept: &[Chosen], args: &ExportArgs, input: &str, _threads: usize) -> R
         }
     }
     Ok(Rendered::Bytes(b.profile.encode_to_vec()))
-}
-
-/// The stacks of the thread's samples, shaped as `--js-only` shapes the calls' (for the
-/// `samples` values beside the self time).
-pub(crate) fn sample_stacks(samples: Stacks, js_only: bool) -> Stacks {
-    if js_only {
-        Transform::JsOnly.apply(&samples)
-    } else {
-        samples
-    }
 }
 
 #[cfg(test)]

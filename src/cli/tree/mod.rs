@@ -130,8 +130,15 @@ pub(crate) fn choose(
                 (Some(w), true) => Stacks::from_samples_with_spans(&th, w),
             };
             let events = th.events().map(|(n, ts, dur)| (n.to_owned(), ts, dur)).collect();
-            let samples = counts
-                .then(|| crate::cli::export::sample_stacks(Stacks::from_samples(&th, Weight::Samples), sel.js_only));
+            // Shaped as --js-only shapes the calls' stacks (transforms name the calls' tree).
+            let samples = counts.then(|| {
+                let samples = Stacks::from_samples(&th, Weight::Samples);
+                if sel.js_only {
+                    Transform::JsOnly.apply(&samples)
+                } else {
+                    samples
+                }
+            });
             chosen.push(Chosen { pid: th.pid(), tid: th.tid(), name, calls: th.len(), stacks, spans, samples, events });
             Ok(())
         })
