@@ -216,3 +216,15 @@ fn no_color_turns_help_plain_on_a_terminal() {
     assert!(!plain.stdout.contains(&0x1b), "{}", String::from_utf8_lossy(&plain.stdout));
     assert!(String::from_utf8_lossy(&plain.stdout).contains("--to <TO>"));
 }
+
+/// The README's summary is what `calls` prints, line for line, up to its `...`.
+#[test]
+fn the_readmes_summary_is_the_commands() {
+    let readme = std::fs::read_to_string("README.md").unwrap();
+    let block = readme.split("$ jscalls calls fixtures/chrome-ui.json.gz\n").nth(1).expect("the README's example");
+    let shown: Vec<&str> = block.lines().take_while(|l| l.trim() != "...").collect();
+    let o = jscalls(&["calls", "fixtures/chrome-ui.json.gz", "--format", "summary", "-q"]);
+    let text = String::from_utf8(o.stdout).unwrap();
+    let printed: Vec<&str> = text.lines().take(shown.len()).collect();
+    assert_eq!(shown, printed);
+}
