@@ -35,6 +35,12 @@ fn main() -> ExitCode {
             return ExitCode::SUCCESS;
         }
     };
+    // Made from the command line alone: no option applies.
+    match &command {
+        Command::Completions(a) => return cli::exit(cli::completions::completions(a)),
+        Command::Man => return cli::exit(cli::completions::man()),
+        _ => {}
+    }
     let result = cli::config(&global).and_then(|(cfg, reads)| match &command {
         Command::Calls(a) => cli::calls::run(a, &global, &cfg, reads),
         Command::Timeline(a) => cli::timeline::run(a, &global, &cfg, reads),
@@ -42,6 +48,7 @@ fn main() -> ExitCode {
         Command::Export(a) => cli::export::run(a, &global, &cfg, reads),
         Command::Diff(a) => cli::diff::run(a, &global, &cfg, reads),
         Command::Check(a) => cli::check::run(a, &global, &cfg, reads),
+        Command::Completions(_) | Command::Man => unreachable!("answered above"),
     });
     cli::exit(result)
 }

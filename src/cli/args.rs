@@ -69,7 +69,7 @@ A path names functions from a root, separated by '>'; a function is its name, or
 as the text tree prints it (`name url:line:column`) when several share the name.")]
     Tree(TreeArgs),
     /// The calls (or samples) for other tools: speedscope, the Firefox Profiler, collapsed
-    /// stacks for flame-graph tools, an SVG flame graph. `--thread`, `--js-only`, `--transform`
+    /// stacks for flame-graph tools, an SVG flame graph, pprof. `--thread`, `--js-only`, `--transform`
     /// and `--weight` act as in `tree`.
     #[command(after_help = "Examples:
   jscalls export trace.json.gz -o trace.speedscope.json       open in https://www.speedscope.app
@@ -126,6 +126,14 @@ A budget file:
 Exit status: 0 every rule holds, 1 bad input, 2 bad budget or usage, 3 a rule fails, 4 a rule
 measured nothing (not allowed by allow-missing).")]
     Check(CheckArgs),
+    /// A completion script for SHELL, on standard output.
+    #[command(after_help = "Examples:
+  jscalls completions bash > ~/.local/share/bash-completion/completions/jscalls
+  jscalls completions zsh > ~/.zfunc/_jscalls        (with fpath+=~/.zfunc in .zshrc)
+  jscalls completions fish > ~/.config/fish/completions/jscalls.fish")]
+    Completions(CompletionsArgs),
+    /// The manual page (roff), on standard output: `jscalls man > jscalls.1; man ./jscalls.1`.
+    Man,
 }
 
 #[derive(Debug, Args)]
@@ -222,6 +230,13 @@ pub(crate) enum DiffFormat {
     Json,
     /// The top changes and a folded section with the rest.
     Markdown,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct CompletionsArgs {
+    /// The shell.
+    #[arg(value_enum)]
+    pub(crate) shell: clap_complete::Shell,
 }
 
 #[derive(Debug, Args)]

@@ -18,6 +18,7 @@ pub(crate) mod alloc;
 pub(crate) mod args;
 pub(crate) mod calls;
 pub(crate) mod check;
+pub(crate) mod completions;
 pub(crate) mod diff;
 pub(crate) mod each;
 pub(crate) mod export;

@@ -668,3 +668,41 @@ fn a_stream_that_starts_slowly_is_kept_whole() {
     let file = jscalls().args(["timeline", "fixtures/rules/be-pairing.json", "-q"]).output().unwrap();
     assert!(piped.stdout == file.stdout, "the timeline of the stream differs");
 }
+
+/// Completions and the manual page come from the command line's definition: every command
+/// and its options are in them.
+#[test]
+fn completions_and_the_manual_list_every_command() {
+    let commands = ["calls", "timeline", "tree", "export", "diff", "check", "completions", "man"];
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        let o = jscalls().args(["completions", shell]).output().unwrap();
+        assert!(o.status.success(), "{shell}: {}", String::from_utf8_lossy(&o.stderr));
+        let script = String::from_utf8(o.stdout).unwrap();
+        for c in commands {
+            assert!(script.contains(c), "{shell}: no {c}");
+        }
+        assert!(script.contains("transform") && script.contains("fail-on"), "{shell}");
+    }
+    assert_eq!(jscalls().args(["completions", "tcsh"]).output().unwrap().status.code(), Some(2));
+    let o = jscalls().arg("man").output().unwrap();
+    assert!(o.status.success());
+    let page = String::from_utf8(o.stdout).unwrap();
+    assert!(page.starts_with(".ie") && page.contains(".TH jscalls 1"), "{}", &page[..200]);
+    for c in &commands[..6] {
+        assert!(page.contains(&format!(".SH \"COMMAND {}\"", c.to_uppercase())), "no section for {c}");
+    }
+    assert!(page.contains("fail\\-on") && page.contains("\\-\\-budget"));
+    // Formatted by groff (UTF-8 read through preconv) where it is installed: no warnings.
+    let Ok(mut groff) = Command::new("groff")
+        .args(["-k", "-ww", "-man", "-Tutf8", "-z"])
+        .stdin(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+    else {
+        return skipped("completions_and_the_manual_list_every_command (groff)", "groff is not installed");
+    };
+    use std::io::Write;
+    groff.stdin.take().unwrap().write_all(page.as_bytes()).unwrap();
+    let out = groff.wait_with_output().unwrap();
+    assert!(out.status.success() && out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+}
