@@ -69,8 +69,8 @@ A path names functions from a root, separated by '>'; a function is its name, or
 as the text tree prints it (`name url:line:column`) when several share the name.")]
     Tree(TreeArgs),
     /// The calls (or samples) for other tools: speedscope, the Firefox Profiler, collapsed
-    /// stacks for flame-graph tools, an SVG flame graph, pprof. `--thread`, `--js-only`, `--transform`
-    /// and `--weight` act as in `tree`.
+    /// stacks for flame-graph tools, an SVG flame graph, pprof. `--thread`, `--js-only`,
+    /// `--transform` and `--weight` act as in `tree`.
     #[command(after_help = "Examples:
   jscalls export trace.json.gz -o trace.speedscope.json       open in https://www.speedscope.app
   jscalls export trace.json.gz -o trace.json.gz               open in https://profiler.firefox.com
