@@ -397,7 +397,7 @@ fn corpus(
         }
     }
     let regressions: usize = drifts.iter().map(|d| d.regressions).sum();
-    let out = corpus_report(dir, specs, args, !rules.is_empty(), &drifts, failed);
+    let out = corpus_report(dir, specs, args, (!rules.is_empty()).then_some(regressions), &drifts, failed);
     write_out(args, &out)?;
     if failed > 0 {
         Err(Failed::Reported)
@@ -466,7 +466,8 @@ fn corpus_report(
     dir: &Path,
     specs: &(SideSpec, SideSpec),
     args: &DiffArgs,
-    has_rules: bool,
+    // The --fail-on regressions found, when there are rules.
+    regressions: Option<usize>,
     drifts: &[Drift],
     failed: usize,
 ) -> String {
@@ -477,7 +478,6 @@ fn corpus_report(
     worst.sort_by(|a, b| {
         b.sum_abs_dur.total_cmp(&a.sum_abs_dur).then(b.changed.cmp(&a.changed)).then(a.input.cmp(&b.input))
     });
-    let regressions: usize = drifts.iter().map(|d| d.regressions).sum();
     let mut out = String::new();
     let (bo, no) = (&specs.0.options, &specs.1.options);
     match args.format {
@@ -486,7 +486,7 @@ fn corpus_report(
                 "format": "jscalls-diff/1", "level": "corpus", "corpus": dir.display().to_string(),
                 "baseOptions": bo, "newOptions": no, "inputs": drifts.len(), "failed": failed,
                 "inputsChanged": changed_inputs, "callsChanged": calls_changed, "sumAbsDurChange": sum,
-                "regressions": regressions,
+                "regressions": regressions.unwrap_or(0),
                 "perInput": drifts.iter().map(|d| serde_json::json!({
                     "input": d.input.display().to_string(), "baseCalls": d.calls.0, "newCalls": d.calls.1,
                     "changed": d.changed, "sumAbsDurChange": d.sum_abs_dur, "regressions": d.regressions,
@@ -541,7 +541,7 @@ fn corpus_report(
                     }
                 }
             }
-            if has_rules {
+            if let Some(regressions) = regressions {
                 let _ = writeln!(out, "fail-on: {regressions} regression(s) over the corpus");
             }
         }

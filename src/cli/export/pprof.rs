@@ -191,9 +191,15 @@ impl Builder {
                 continue;
             }
             let location_id = if stack == StackId::ROOT {
-                let root_func =
-                    Func { name: "(root)".into(), url: String::new(), script: String::new(), line: None, column: None };
-                vec![*root.get_or_insert_with(|| self.location(&root_func))]
+                vec![*root.get_or_insert_with(|| {
+                    self.location(&Func {
+                        name: "(root)".into(),
+                        url: String::new(),
+                        script: String::new(),
+                        line: None,
+                        column: None,
+                    })
+                })]
             } else {
                 // Leaf first, as pprof keeps them.
                 let funcs = stacks.funcs_of(stack);
