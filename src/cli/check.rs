@@ -297,7 +297,7 @@ fn measure(rule: &Rule, threads: &[Seen]) -> Outcome {
                         if rule.measure == Measure::Calls {
                             value += 1.0;
                         } else {
-                            value = f64::max(value, c.dur);
+                            value = f64::max(value, c.dur());
                         }
                     }
                 }

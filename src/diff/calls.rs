@@ -27,42 +27,43 @@ impl ChangeKind {
     }
 }
 
-/// One call that differs.
-#[derive(Debug, Clone)]
-pub struct CallChange {
+/// One call that differs, borrowed from the estimates compared (a diff of two estimates of a
+/// large trace may change every call: owned copies doubled the command's memory).
+#[derive(Debug, Clone, Copy)]
+pub struct CallChange<'a> {
     /// What happened.
     pub kind: ChangeKind,
     /// The call's function.
-    pub func: Func,
+    pub func: &'a Func,
     /// The call in BASE.
-    pub base: Option<CallRecord>,
+    pub base: Option<&'a CallRecord>,
     /// The call in NEW.
-    pub new: Option<CallRecord>,
+    pub new: Option<&'a CallRecord>,
 }
 
-impl CallChange {
+impl CallChange<'_> {
     /// How much it moved, µs: the largest change of start, end or self time; an added or
     /// removed call's duration.
     pub fn size(&self) -> f64 {
         match (&self.base, &self.new) {
             (Some(b), Some(n)) => {
-                let d_self = (n.self_time.unwrap_or(0.0) - b.self_time.unwrap_or(0.0)).abs();
-                (n.ts - b.ts).abs().max((n.ts + n.dur - b.ts - b.dur).abs()).max(d_self)
+                let d_self = (n.self_time().unwrap_or(0.0) - b.self_time().unwrap_or(0.0)).abs();
+                (n.ts() - b.ts()).abs().max((n.ts() + n.dur() - b.ts() - b.dur()).abs()).max(d_self)
             }
-            (Some(c), None) | (None, Some(c)) => c.dur,
+            (Some(c), None) | (None, Some(c)) => c.dur(),
             (None, None) => 0.0,
         }
     }
 
     fn key(&self) -> (i64, i64, f64) {
         let c = self.base.or(self.new).expect("a change has a side");
-        (c.node_id, c.sample_index, c.ts)
+        (c.node_id(), c.sample_index(), c.ts())
     }
 }
 
 /// One thread's differences.
 #[derive(Debug, Clone)]
-pub struct ThreadDiff {
+pub struct ThreadDiff<'a> {
     /// Process id.
     pub pid: i64,
     /// Thread id.
@@ -74,10 +75,10 @@ pub struct ThreadDiff {
     /// Calls in NEW.
     pub new_calls: usize,
     /// The calls that differ, largest change first.
-    pub changes: Vec<CallChange>,
+    pub changes: Vec<CallChange<'a>>,
 }
 
-impl ThreadDiff {
+impl ThreadDiff<'_> {
     /// How many changes are of `kind`.
     pub fn count(&self, kind: ChangeKind) -> usize {
         self.changes.iter().filter(|c| c.kind == kind).count()
@@ -85,7 +86,7 @@ impl ThreadDiff {
 
     /// The sum over matched calls of |Δduration|, µs.
     pub fn sum_abs_dur(&self) -> f64 {
-        self.changes.iter().filter_map(|c| Some((c.new?.dur - c.base?.dur).abs())).fold(0.0, |a, b| a + b)
+        self.changes.iter().filter_map(|c| Some((c.new?.dur() - c.base?.dur()).abs())).fold(0.0, |a, b| a + b)
     }
 }
 
@@ -126,7 +127,7 @@ fn pair_in_time(
 }
 
 /// The threads of both sides, by (pid, tid), with their differences.
-pub fn diff(base: &[ThreadEstimate], new: &[ThreadEstimate]) -> Vec<ThreadDiff> {
+pub fn diff<'a>(base: &'a [ThreadEstimate], new: &'a [ThreadEstimate]) -> Vec<ThreadDiff<'a>> {
     let mut ids: Vec<(i64, i64)> = base.iter().chain(new).map(|t| (t.pid, t.tid)).collect();
     ids.sort_unstable();
     ids.dedup();
@@ -151,19 +152,20 @@ pub fn diff(base: &[ThreadEstimate], new: &[ThreadEstimate]) -> Vec<ThreadDiff> 
         .collect()
 }
 
-fn thread_changes(base: Option<&ThreadEstimate>, new: Option<&ThreadEstimate>) -> Vec<CallChange> {
+fn thread_changes<'a>(base: Option<&'a ThreadEstimate>, new: Option<&'a ThreadEstimate>) -> Vec<CallChange<'a>> {
     // Each side's calls by (node, sample), in time order within a key (a stable sort of the
     // calls, which are in time order): runs of one key, walked side by side in key order. (A
     // map of lists held ~100 bytes a call.)
     fn by_key(t: Option<&ThreadEstimate>) -> (Vec<usize>, Vec<(i64, i64)>) {
         let calls = t.map_or(&[][..], |t| &t.calls[..]);
         let mut order: Vec<usize> = (0..calls.len()).collect();
-        order.sort_by_key(|&k| (calls[k].node_id, calls[k].sample_index));
-        let keys = order.iter().map(|&k| (calls[k].node_id, calls[k].sample_index)).collect();
+        let key = |k: usize| (calls[k].node_id(), calls[k].sample_index());
+        order.sort_by_key(|&k| key(k));
+        let keys = order.iter().map(|&k| key(k)).collect();
         (order, keys)
     }
     let ((bo, bk), (no, nk)) = (by_key(base), by_key(new));
-    let func = |t: &ThreadEstimate, k: usize| t.stacks.funcs[(t.func_of(k)).index()].clone();
+    let func = |t: &'a ThreadEstimate, k: usize| &t.stacks.funcs[(t.func_of(k)).index()];
     let mut out = Vec::new();
     let (mut i, mut j) = (0, 0);
     while i < bo.len() || j < no.len() {
@@ -178,23 +180,23 @@ fn thread_changes(base: Option<&ThreadEstimate>, new: Option<&ThreadEstimate>) -
         let (i2, j2) = (run(&bk, i), run(&nk, j));
         let (bs, ns) = (&bo[i..i2], &no[j..j2]);
         (i, j) = (i2, j2);
-        let pairs = pair_in_time(bs, ns, |k| base.expect("indexed").calls[k].ts, |k| new.expect("indexed").calls[k].ts);
+        let pairs = pair_in_time(bs, ns, |k| base.expect("indexed").calls[k].ts(), |k| new.expect("indexed").calls[k].ts());
         for (b, n) in pairs {
             let b = b.map(|k| (base.expect("indexed"), k));
             let n = n.map(|k| (new.expect("indexed"), k));
             let change = match (b, n) {
                 (Some((bt, bk)), Some((nt, nk))) => {
-                    let (bc, nc) = (bt.calls[bk], nt.calls[nk]);
-                    if (bc.ts, bc.dur, bc.self_time, bc.depth) == (nc.ts, nc.dur, nc.self_time, nc.depth) {
+                    let (bc, nc) = (&bt.calls[bk], &nt.calls[nk]);
+                    if bc.same_times(nc) {
                         continue;
                     }
                     CallChange { kind: ChangeKind::Changed, func: func(nt, nk), base: Some(bc), new: Some(nc) }
                 }
                 (Some((bt, bk)), None) => {
-                    CallChange { kind: ChangeKind::Removed, func: func(bt, bk), base: Some(bt.calls[bk]), new: None }
+                    CallChange { kind: ChangeKind::Removed, func: func(bt, bk), base: Some(&bt.calls[bk]), new: None }
                 }
                 (None, Some((nt, nk))) => {
-                    CallChange { kind: ChangeKind::Added, func: func(nt, nk), base: None, new: Some(nt.calls[nk]) }
+                    CallChange { kind: ChangeKind::Added, func: func(nt, nk), base: None, new: Some(&nt.calls[nk]) }
                 }
                 (None, None) => unreachable!("j < the longer list"),
             };

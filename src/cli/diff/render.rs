@@ -59,7 +59,7 @@ pub(super) fn thread_name(t: &ThreadDiff) -> String {
 
 /// Where a thread's times are shown from: its first call on either side.
 pub(super) fn origin(t: &ThreadDiff) -> f64 {
-    t.changes.iter().filter_map(|c| c.base.or(c.new)).map(|c| c.ts).fold(f64::INFINITY, f64::min)
+    t.changes.iter().filter_map(|c| c.base.or(c.new)).map(|c| c.ts()).fold(f64::INFINITY, f64::min)
 }
 
 pub(super) fn calls_text(out: &mut String, h: &Header, threads: &[ThreadDiff], top: usize) {
@@ -102,19 +102,19 @@ pub(super) fn calls_text(out: &mut String, h: &Header, threads: &[ThreadDiff], t
 
 pub(super) fn call_row(c: &calls::CallChange, origin: f64) -> String {
     let first = c.base.or(c.new).expect("a change has a side");
-    let dur = |x: Option<CallRecord>| x.map_or("-".to_owned(), |c| ms(c.dur));
+    let dur = |x: Option<&CallRecord>| x.map_or("-".to_owned(), |c| ms(c.dur()));
     let (d_start, d_self, depth) = match (c.base, c.new) {
         (Some(b), Some(n)) => (
-            signed_ms(n.ts - b.ts),
-            signed_ms(n.self_time.unwrap_or(0.0) - b.self_time.unwrap_or(0.0)),
-            if b.depth == n.depth { opt(n.depth) } else { format!("{}>{}", opt(b.depth), opt(n.depth)) },
+            signed_ms(n.ts() - b.ts()),
+            signed_ms(n.self_time().unwrap_or(0.0) - b.self_time().unwrap_or(0.0)),
+            if b.depth() == n.depth() { opt(n.depth()) } else { format!("{}>{}", opt(b.depth()), opt(n.depth())) },
         ),
-        (_, _) => (String::new(), String::new(), opt(first.depth)),
+        (_, _) => (String::new(), String::new(), opt(first.depth())),
     };
     format!(
         "{:<8} {:>11} {:>21} {:>9} {:>9} {:>7}  {}",
         c.kind.as_str(),
-        ms(first.ts - origin),
+        ms(first.ts() - origin),
         format!("{} -> {}", dur(c.base), dur(c.new)),
         d_start,
         d_self,
@@ -156,11 +156,11 @@ pub(super) fn calls_markdown(out: &mut String, h: &Header, threads: &[ThreadDiff
         let o = origin(t);
         let row = |c: &calls::CallChange| {
             let first = c.base.or(c.new).expect("a side");
-            let dur = |x: Option<CallRecord>| x.map_or("–".to_owned(), |c| ms(c.dur));
+            let dur = |x: Option<&CallRecord>| x.map_or("–".to_owned(), |c| ms(c.dur()));
             format!(
                 "| {} | {} | {} → {} | {} |",
                 c.kind.as_str(),
-                ms(first.ts - o),
+                ms(first.ts() - o),
                 dur(c.base),
                 dur(c.new),
                 md_cell(&c.func.label())
