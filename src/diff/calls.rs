@@ -180,7 +180,8 @@ fn thread_changes<'a>(base: Option<&'a ThreadEstimate>, new: Option<&'a ThreadEs
         let (i2, j2) = (run(&bk, i), run(&nk, j));
         let (bs, ns) = (&bo[i..i2], &no[j..j2]);
         (i, j) = (i2, j2);
-        let pairs = pair_in_time(bs, ns, |k| base.expect("indexed").calls[k].ts(), |k| new.expect("indexed").calls[k].ts());
+        let pairs =
+            pair_in_time(bs, ns, |k| base.expect("indexed").calls[k].ts(), |k| new.expect("indexed").calls[k].ts());
         for (b, n) in pairs {
             let b = b.map(|k| (base.expect("indexed"), k));
             let n = n.map(|k| (new.expect("indexed"), k));

@@ -113,17 +113,31 @@ pub struct Row {
     pub thread: usize,
     /// The function or CallNode.
     pub subject: Subject,
-    /// BASE's runs.
-    pub base: Vec<Figures>,
-    /// NEW's runs.
-    pub new: Vec<Figures>,
+    /// BASE's runs, then NEW's: one allocation a row (a diff of two large recordings has
+    /// hundreds of thousands of rows).
+    figures: Box<[Figures]>,
+    base_runs: u32,
 }
 
 impl Row {
+    fn new(thread: usize, subject: Subject, runs: (usize, usize)) -> Row {
+        Row { thread, subject, figures: vec![Figures::default(); runs.0 + runs.1].into(), base_runs: runs.0 as u32 }
+    }
+
+    /// BASE's runs.
+    pub fn base(&self) -> &[Figures] {
+        &self.figures[..self.base_runs as usize]
+    }
+
+    /// NEW's runs.
+    pub fn new_runs(&self) -> &[Figures] {
+        &self.figures[self.base_runs as usize..]
+    }
+
     /// The median of `m` in BASE and in NEW.
     pub fn medians(&self, m: Metric) -> (f64, f64) {
         let of = |v: &[Figures]| stats::median(&v.iter().map(|f| f.get(m)).collect::<Vec<_>>());
-        (of(&self.base), of(&self.new))
+        (of(self.base()), of(self.new_runs()))
     }
 
     /// NEW's median less BASE's.
@@ -134,18 +148,18 @@ impl Row {
 
     /// The smallest and largest value of `m` on one side.
     pub fn range(&self, m: Metric, new: bool) -> (f64, f64) {
-        let v: Vec<f64> = (if new { &self.new } else { &self.base }).iter().map(|f| f.get(m)).collect();
+        let v: Vec<f64> = (if new { self.new_runs() } else { self.base() }).iter().map(|f| f.get(m)).collect();
         stats::range(&v)
     }
 
     /// The one-sided Mann–Whitney p-value that NEW's `m` is larger (`greater`) or smaller
     /// than BASE's; None with a single run on either side.
     pub fn p_value(&self, m: Metric, greater: bool) -> Option<f64> {
-        if self.base.len() < 2 || self.new.len() < 2 {
+        if self.base().len() < 2 || self.new_runs().len() < 2 {
             return None;
         }
-        let b: Vec<f64> = self.base.iter().map(|f| f.get(m)).collect();
-        let n: Vec<f64> = self.new.iter().map(|f| f.get(m)).collect();
+        let b: Vec<f64> = self.base().iter().map(|f| f.get(m)).collect();
+        let n: Vec<f64> = self.new_runs().iter().map(|f| f.get(m)).collect();
         Some(stats::mann_whitney(&b, &n, greater))
     }
 }
@@ -181,7 +195,8 @@ pub struct FuncDiff {
     pub threads: Vec<ThreadPair>,
     /// Functions, by [`Subject::Function`] index.
     pub funcs: Vec<FuncKey>,
-    /// CallNodes as (parent, function), by [`Subject::Node`] index; parents first.
+    /// CallNodes as (parent, function), by [`Subject::Node`] index; parents first. A CallNode
+    /// is one thread pair's: the same path on two threads is two CallNodes.
     pub nodes: Vec<(Option<u32>, u32)>,
     /// A row per function of each thread pair, largest self-time change first.
     pub functions: Vec<Row>,
@@ -232,22 +247,24 @@ impl FuncDiff {
 pub fn diff<R: AsRef<[ThreadEstimate]>>(base: &[R], new: &[R]) -> FuncDiff {
     let mut d = FuncDiff { runs: (base.len(), new.len()), ..FuncDiff::default() };
     let mut func_ids: HashMap<FuncKey, u32> = HashMap::default();
-    let mut node_ids: HashMap<(Option<u32>, u32), u32> = HashMap::default();
+    // A CallNode is one thread pair's: its id is its row in `call_nodes`. Keyed by its parent
+    // (a root's by `u32::MAX - pair`) and function in one word: there are hundreds of thousands.
+    let mut node_ids: HashMap<u64, u32> = HashMap::default();
     let mut thread_ids: HashMap<(String, usize), usize> = HashMap::default();
-    // (thread pair, subject) → row index, per kind.
-    let mut rows: HashMap<(usize, Subject), usize> = HashMap::default();
-    let mut all: Vec<Row> = Vec::new();
+    // (thread pair, function) → row in `functions`.
+    let mut rows: HashMap<(usize, u32), usize> = HashMap::default();
+    let (mut functions, mut call_nodes): (Vec<Row>, Vec<Row>) = (Vec::new(), Vec::new());
     let sides = [(base, false), (new, true)];
     // One thread with calls in every recording (a .cpuprofile against a trace of the same
     // program): the threads are one, whatever each format names them.
-    let with_calls = |run: &[ThreadEstimate]| run.iter().filter(|t| !t.calls.is_empty()).count();
+    let with_calls = |run: &[ThreadEstimate]| run.iter().filter(|t| t.call_count() > 0).count();
     let one_thread = base.iter().chain(new).all(|r| with_calls(r.as_ref()) <= 1);
     // Per thread pair, whether its name is a recording's own.
     let mut recorded: Vec<bool> = Vec::new();
     for (runs, is_new) in sides {
         for (r, run) in runs.iter().enumerate() {
             for (t, rank) in ranked(run.as_ref()) {
-                if one_thread && t.calls.is_empty() {
+                if one_thread && t.call_count() == 0 {
                     continue;
                 }
                 let name = t.label().to_owned();
@@ -282,22 +299,12 @@ pub fn diff<R: AsRef<[ThreadEstimate]>>(base: &[R], new: &[R]) -> FuncDiff {
                     })
                     .collect();
                 let mut calls = vec![0.0; gid.len()];
-                for k in 0..t.calls.len() {
+                for k in 0..t.call_count() {
                     calls[(t.func_of(k)).index()] += 1.0;
                 }
-                let mut record = |subject: Subject, fig: Figures| {
-                    let next = all.len();
-                    let k = *rows.entry((pair, subject)).or_insert(next);
-                    if k == next {
-                        all.push(Row {
-                            thread: pair,
-                            subject,
-                            base: vec![Figures::default(); base.len()],
-                            new: vec![Figures::default(); new.len()],
-                        });
-                    }
-                    let side = if is_new { &mut all[k].new } else { &mut all[k].base };
-                    let f = &mut side[r];
+                let side = if is_new { base.len() + r } else { r };
+                let add = |row: &mut Row, fig: Figures| {
+                    let f = &mut row.figures[side];
                     // Two local functions can share a key (scripts told apart by id alone).
                     f.self_time += fig.self_time;
                     f.total += fig.total;
@@ -305,7 +312,12 @@ pub fn diff<R: AsRef<[ThreadEstimate]>>(base: &[R], new: &[R]) -> FuncDiff {
                 };
                 for (f, s, tot) in CallTree::functions(&t.stacks) {
                     let fig = Figures { self_time: s, total: tot, calls: calls[f.index()] };
-                    record(Subject::Function(gid[f.index()]), fig);
+                    let next = functions.len();
+                    let k = *rows.entry((pair, gid[f.index()])).or_insert(next);
+                    if k == next {
+                        functions.push(Row::new(pair, Subject::Function(gid[f.index()]), d.runs));
+                    }
+                    add(&mut functions[k], fig);
                 }
                 // A CallNode per stack: the stacks of calls are a prefix tree already.
                 let n = t.stacks.len();
@@ -325,46 +337,77 @@ pub fn diff<R: AsRef<[ThreadEstimate]>>(base: &[R], new: &[R]) -> FuncDiff {
                     let (parent, f) = t.stacks.frame(StackId::new(x));
                     let key = (parent.map(|p| global[p.index()]), gid[f.index()]);
                     let next = node_ids.len() as u32;
-                    let id = *node_ids.entry(key).or_insert(next);
+                    let parent = key.0.unwrap_or(u32::MAX - pair as u32);
+                    let id = *node_ids.entry(u64::from(parent) << 32 | u64::from(key.1)).or_insert(next);
                     if id == next {
                         d.nodes.push(key);
+                        call_nodes.push(Row::new(pair, Subject::Node(id), d.runs));
                     }
                     global[x] = id;
-                    record(Subject::Node(id), Figures { self_time: own[x], total: below[x], calls: count[x] });
+                    add(&mut call_nodes[id as usize], Figures { self_time: own[x], total: below[x], calls: count[x] });
                 }
             }
         }
     }
-    let (functions, call_nodes): (Vec<Row>, Vec<Row>) =
-        all.into_iter().partition(|r| matches!(r.subject, Subject::Function(_)));
-    let functions = sorted(&d, functions);
-    let call_nodes = sorted(&d, call_nodes);
+    drop((rows, node_ids, func_ids, thread_ids));
+    let (func_rank, node_rank) = ranks(&d);
+    sort(&mut functions, |f| func_rank[f as usize]);
+    sort(&mut call_nodes, |n| node_rank[n as usize]);
     d.functions = functions;
     d.call_nodes = call_nodes;
     d
 }
 
+/// Each function's place in [`FuncKey`] order, and each CallNode's in the order of its path of
+/// functions (a pre-order walk of the nodes with children in function order: a path sorts
+/// before its extensions, and a subtree before its next sibling's).
+fn ranks(d: &FuncDiff) -> (Vec<u32>, Vec<u32>) {
+    let mut order: Vec<u32> = (0..d.funcs.len() as u32).collect();
+    order.sort_unstable_by(|&a, &b| d.funcs[a as usize].cmp(&d.funcs[b as usize]));
+    let mut func_rank = vec![0u32; d.funcs.len()];
+    for (r, &f) in order.iter().enumerate() {
+        func_rank[f as usize] = r as u32;
+    }
+    // Children grouped by parent (roots under `n`), each group in function order.
+    let n = d.nodes.len();
+    let mut by_parent: Vec<(u32, u32, u32)> = d
+        .nodes
+        .iter()
+        .enumerate()
+        .map(|(k, &(p, f))| (p.unwrap_or(n as u32), func_rank[f as usize], k as u32))
+        .collect();
+    by_parent.sort_unstable();
+    let mut first = vec![0u32; n + 2];
+    for &(p, _, _) in &by_parent {
+        first[p as usize + 1] += 1;
+    }
+    for k in 1..first.len() {
+        first[k] += first[k - 1];
+    }
+    let children = |p: usize| by_parent[first[p] as usize..first[p + 1] as usize].iter().map(|x| x.2);
+    let mut node_rank = vec![0u32; n];
+    let mut next = 0u32;
+    // Children pushed in reverse, so the first is walked first; no recursion on deep trees.
+    let mut stack: Vec<u32> = children(n).rev().collect();
+    while let Some(k) = stack.pop() {
+        node_rank[k as usize] = next;
+        next += 1;
+        stack.extend(children(k as usize).rev());
+    }
+    (func_rank, node_rank)
+}
+
 /// Rows by largest self-time change, then total-time change, then thread and subject (the
 /// keys computed once: a median per comparison would dominate the diff).
-fn sorted(d: &FuncDiff, rows: Vec<Row>) -> Vec<Row> {
-    let mut keyed: Vec<(f64, f64, usize, Vec<u32>, Row)> = rows
-        .into_iter()
-        .map(|r| {
-            let path = match r.subject {
-                Subject::Function(f) => vec![f],
-                Subject::Node(n) => d.path(n),
-            };
-            (r.change(Metric::SelfTime).abs(), r.change(Metric::Total).abs(), r.thread, path, r)
-        })
-        .collect();
-    keyed.sort_by(|a, b| {
-        b.0.total_cmp(&a.0).then(b.1.total_cmp(&a.1)).then(a.2.cmp(&b.2)).then_with(|| {
-            let fa = a.3.iter().map(|&f| &d.funcs[f as usize]);
-            let fb = b.3.iter().map(|&f| &d.funcs[f as usize]);
-            fa.cmp(fb)
-        })
+fn sort(rows: &mut [Row], rank: impl Fn(u32) -> u32) {
+    // The changes are magnitudes (or NaN, largest as `total_cmp` has it): their bits sort as they do.
+    rows.sort_by_cached_key(|r| {
+        let subject = match r.subject {
+            Subject::Function(k) | Subject::Node(k) => rank(k),
+        };
+        let (s, t) = (r.change(Metric::SelfTime).abs(), r.change(Metric::Total).abs());
+        (std::cmp::Reverse(s.to_bits()), std::cmp::Reverse(t.to_bits()), r.thread, subject)
     });
-    keyed.into_iter().map(|k| k.4).collect()
 }
 
 /// The threads of a run with their rank among threads of the same name, busiest first.
@@ -380,4 +423,34 @@ fn ranked(run: &[ThreadEstimate]) -> Vec<(&ThreadEstimate, usize)> {
         out.push((*t, rank));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn estimate() -> Vec<ThreadEstimate> {
+        // m [0, 100] holds z [10, 50] (which holds q [20, 30]) and then b [60, 90]: seen in the
+        // order m, z, q, b; named so that name order differs.
+        let call = |ts: f64, dur: f64, depth: i32, name: &str| {
+            serde_json::json!({"ts": ts, "dur": dur, "selfTime": 1.0, "depth": depth, "nodeDepth": depth,
+                "nodeId": depth, "sampleIndex": ts as i64, "functionName": name, "url": "", "scriptId": "1",
+                "lineNumber": null, "columnNumber": null})
+        };
+        let doc = serde_json::json!({"profiles": [{"pid": 1, "tid": 1, "calls": [
+            call(0.0, 100.0, 0, "m"), call(10.0, 40.0, 1, "z"), call(20.0, 10.0, 2, "q"), call(60.0, 30.0, 1, "b"),
+        ]}]});
+        ThreadEstimate::read_calls_document(doc.to_string().as_bytes()).unwrap()
+    }
+
+    #[test]
+    fn rows_that_tie_are_in_function_and_path_order() {
+        let (b, n) = (estimate(), estimate());
+        let d = diff(&[b], &[n]);
+        let names: Vec<String> = d.functions.iter().map(|r| d.subject_label(r.subject)).collect();
+        assert_eq!(names, ["b", "m", "q", "z"]);
+        // A path before its extensions, a subtree before its next sibling.
+        let paths: Vec<String> = d.call_nodes.iter().map(|r| d.subject_label(r.subject)).collect();
+        assert_eq!(paths, ["m", "m>b", "m>z", "m>z>q"]);
+    }
 }

@@ -99,7 +99,9 @@ impl CallRecord {
 
 impl PartialEq for CallRecord {
     fn eq(&self, other: &CallRecord) -> bool {
-        self.same_times(other) && (self.node_depth, self.node_id, self.sample_index) == (other.node_depth, other.node_id, other.sample_index)
+        self.same_times(other)
+            && (self.node_depth, self.node_id, self.sample_index)
+                == (other.node_depth, other.node_id, other.sample_index)
     }
 }
 
@@ -132,19 +134,28 @@ pub struct ThreadEstimate {
     pub named_by_recording: bool,
     /// How many samples its profile has.
     pub sample_count: u64,
-    /// The calls.
+    /// The calls (none left after [`ThreadEstimate::shed_calls`]).
     pub calls: Vec<CallRecord>,
     /// The calls' stacks of functions.
     pub stacks: Stacks,
+    call_count: usize,
 }
 
 impl ThreadEstimate {
     /// The calls of an estimated thread.
     pub fn of_thread(th: &Thread<'_>) -> ThreadEstimate {
-        let calls = th
+        let calls: Vec<CallRecord> = th
             .calls_sorted()
             .map(|c| {
-                CallRecord::new(c.ts(), c.dur(), c.self_time(), c.depth(), c.node_depth(), c.node_id(), c.sample_index())
+                CallRecord::new(
+                    c.ts(),
+                    c.dur(),
+                    c.self_time(),
+                    c.depth(),
+                    c.node_depth(),
+                    c.node_id(),
+                    c.sample_index(),
+                )
             })
             .collect();
         let mut stacks = Stacks::from_calls(th);
@@ -156,9 +167,21 @@ impl ThreadEstimate {
             name: th.name().map(str::to_owned),
             named_by_recording: th.is_named_by_recording(),
             sample_count: th.sample_count() as u64,
+            call_count: calls.len(),
             calls,
             stacks,
         }
+    }
+
+    /// How many calls there are (or were, before [`ThreadEstimate::shed_calls`]).
+    pub fn call_count(&self) -> usize {
+        self.call_count
+    }
+
+    /// Frees the calls' records, keeping their count and stacks: all a comparison of two
+    /// recordings function by function reads (the records are most of an estimate's memory).
+    pub fn shed_calls(&mut self) {
+        self.calls = Vec::new();
     }
 
     /// The function of call `k`.
@@ -257,15 +280,7 @@ impl ThreadEstimate {
                     ));
                 }
                 last = (c.ts, c.dur);
-                calls.push(CallRecord::new(
-                    c.ts,
-                    c.dur,
-                    c.self_time,
-                    c.depth,
-                    c.node_depth,
-                    c.node_id,
-                    c.sample_index,
-                ));
+                calls.push(CallRecord::new(c.ts, c.dur, c.self_time, c.depth, c.node_depth, c.node_id, c.sample_index));
                 let script = match c.script_id {
                     Scalar::Text(s) => s,
                     Scalar::Int(n) => n.to_string(),
@@ -285,6 +300,7 @@ impl ThreadEstimate {
                 named_by_recording: p.thread_name.is_some(),
                 name: p.thread_name,
                 sample_count: p.sample_count,
+                call_count: calls.len(),
                 calls,
                 stacks,
             });

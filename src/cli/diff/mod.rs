@@ -222,14 +222,14 @@ pub(crate) fn run(args: &DiffArgs, global: &Global, cfg: &Config, mut reads: Rea
     let (rows_diff, header) = match (args.runs, args.inputs.as_slice()) {
         (true, [b, n]) => {
             let (bs, ns) = (runs_of(b)?, runs_of(n)?);
-            let mut base_runs = Vec::new();
-            for p in &bs {
-                base_runs.push(load(&Side::new(p)?, &specs.0, global, specs.0.cfg.threads)?);
-            }
-            let mut new_runs = Vec::new();
-            for p in &ns {
-                new_runs.push(load(&Side::new(p)?, &specs.1, global, specs.1.cfg.threads)?);
-            }
+            // Runs compare function by function: each run's stacks are kept, not its calls.
+            let load_run = |p: &PathBuf, spec: &SideSpec| {
+                let mut run = load(&Side::new(p)?, spec, global, spec.cfg.threads)?;
+                run.iter_mut().for_each(ThreadEstimate::shed_calls);
+                Ok::<_, Failed>(run)
+            };
+            let base_runs = bs.iter().map(|p| load_run(p, &specs.0)).collect::<Result<Vec<_>, _>>()?;
+            let new_runs = ns.iter().map(|p| load_run(p, &specs.1)).collect::<Result<Vec<_>, _>>()?;
             let d = funcs::diff(&base_runs, &new_runs);
             let header =
                 Header { base: describe_runs(b, bs.len(), &specs.0), new: describe_runs(n, ns.len(), &specs.1) };
@@ -253,7 +253,7 @@ pub(crate) fn run(args: &DiffArgs, global: &Global, cfg: &Config, mut reads: Rea
             if args.level != Some(Level::Functions) {
                 return call_level(args, global, &header, &b, &n, &rules, gate);
             }
-            (funcs::diff(&[b], &[n]), header)
+            (functions_of(b, n), header)
         }
         (false, [b, n]) => {
             let (bt, nt) = load_both(&Side::new(b)?, &Side::new(n)?, &specs, global)?;
@@ -266,7 +266,7 @@ pub(crate) fn run(args: &DiffArgs, global: &Global, cfg: &Config, mut reads: Rea
             if level == Level::Calls {
                 return call_level(args, global, &header, &bt, &nt, &rules, gate);
             }
-            (funcs::diff(&[bt], &[nt]), header)
+            (functions_of(bt, nt), header)
         }
         _ => return Err(Failed::Usage("diff takes BASE and NEW, or one input with --base-opt/--new-opt".to_owned())),
     };
@@ -275,10 +275,15 @@ pub(crate) fn run(args: &DiffArgs, global: &Global, cfg: &Config, mut reads: Rea
     match args.format {
         DiffFormat::Text => function_text(&mut text, &header, &rows_diff, args.top),
         DiffFormat::Markdown => function_markdown(&mut text, &header, &rows_diff, args.top),
-        DiffFormat::Json => function_json(&mut text, &header, &rows_diff),
+        // Streamed to the output below.
+        DiffFormat::Json => {}
     }
     gate_report(&mut text, args.format, &rules, &violations, &rows_diff);
-    write_out(args, &text)?;
+    if args.format == DiffFormat::Json {
+        write_with(args, |w| function_json(w, &header, &rows_diff))?;
+    } else {
+        write_out(args, &text)?;
+    }
     if violations.is_empty() {
         Ok(())
     } else {
@@ -290,6 +295,12 @@ pub(crate) fn run(args: &DiffArgs, global: &Global, cfg: &Config, mut reads: Rea
 struct Header {
     base: String,
     new: String,
+}
+
+/// Two recordings function by function, their calls' records freed first.
+fn functions_of(mut base: Vec<ThreadEstimate>, mut new: Vec<ThreadEstimate>) -> funcs::FuncDiff {
+    base.iter_mut().chain(&mut new).for_each(ThreadEstimate::shed_calls);
+    funcs::diff(&[base], &[new])
 }
 
 fn describe(p: &Path, spec: &SideSpec) -> String {

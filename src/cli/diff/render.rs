@@ -253,7 +253,7 @@ pub(super) fn row_cells(d: &FuncDiff, r: &Row) -> [String; 8] {
     let p = r.p_value(Metric::SelfTime, ns > bs).map_or(String::new(), |p| format!("{p:.3}"));
     // With runs: each median with the range of its runs.
     let spread = |median: f64, new: bool| {
-        let n = if new { r.new.len() } else { r.base.len() };
+        let n = if new { r.new_runs().len() } else { r.base().len() };
         if n < 2 {
             return ms(median);
         }
@@ -326,49 +326,102 @@ pub(super) fn function_markdown(out: &mut String, h: &Header, d: &FuncDiff, top:
     md_table(out, head, &d.functions, top, row, "more functions");
 }
 
-pub(super) fn function_json(out: &mut String, h: &Header, d: &FuncDiff) {
-    let figures = |v: &[funcs::Figures]| {
-        v.iter()
-            .map(|f| serde_json::json!({"self": f.self_time, "total": f.total, "calls": f.calls}))
-            .collect::<Vec<_>>()
+/// The function-level `jscalls-diff/1` document, serialized as it is written: a diff of two
+/// large recordings has hundreds of thousands of CallNodes, each with its path (the document
+/// built whole took 20 times the memory of the comparison). Members in name order.
+pub(super) fn function_json(w: &mut dyn Write, h: &Header, d: &FuncDiff) -> io::Result<()> {
+    use serde::ser::{SerializeStruct, Serializer};
+
+    struct Rows<'a>(&'a FuncDiff, &'a [Row]);
+    impl serde::Serialize for Rows<'_> {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            s.collect_seq(self.1.iter().map(|r| RowJson(self.0, r)))
+        }
+    }
+    struct RowJson<'a>(&'a FuncDiff, &'a Row);
+    impl serde::Serialize for RowJson<'_> {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            let (d, r) = (self.0, self.1);
+            let (bs, ns) = r.medians(Metric::SelfTime);
+            let (bt, nt) = r.medians(Metric::Total);
+            let (bc, nc) = r.medians(Metric::Calls);
+            let mut st = s.serialize_struct("Row", 7)?;
+            st.serialize_field("base", &FiguresJson(funcs::Figures { self_time: bs, total: bt, calls: bc }))?;
+            st.serialize_field("baseRuns", &FigureRuns(r.base()))?;
+            if let Subject::Function(f) = r.subject {
+                st.serialize_field("function", &FuncJson(&d.funcs[f as usize]))?;
+            }
+            st.serialize_field("new", &FiguresJson(funcs::Figures { self_time: ns, total: nt, calls: nc }))?;
+            st.serialize_field("newRuns", &FigureRuns(r.new_runs()))?;
+            st.serialize_field("pSelf", &r.p_value(Metric::SelfTime, ns > bs))?;
+            if let Subject::Node(n) = r.subject {
+                st.serialize_field("path", &PathJson(d, n))?;
+            }
+            st.serialize_field("thread", &d.threads[r.thread].label())?;
+            st.end()
+        }
+    }
+    struct FiguresJson(funcs::Figures);
+    impl serde::Serialize for FiguresJson {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            let mut st = s.serialize_struct("Figures", 3)?;
+            st.serialize_field("calls", &self.0.calls)?;
+            st.serialize_field("self", &self.0.self_time)?;
+            st.serialize_field("total", &self.0.total)?;
+            st.end()
+        }
+    }
+    struct FigureRuns<'a>(&'a [funcs::Figures]);
+    impl serde::Serialize for FigureRuns<'_> {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            s.collect_seq(self.0.iter().map(|&f| FiguresJson(f)))
+        }
+    }
+    struct FuncJson<'a>(&'a funcs::FuncKey);
+    impl serde::Serialize for FuncJson<'_> {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            let mut st = s.serialize_struct("Function", 4)?;
+            st.serialize_field("column", &self.0.column)?;
+            st.serialize_field("line", &self.0.line)?;
+            st.serialize_field("name", &self.0.name)?;
+            st.serialize_field("url", &self.0.url)?;
+            st.end()
+        }
+    }
+    struct PathJson<'a>(&'a FuncDiff, u32);
+    impl serde::Serialize for PathJson<'_> {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            s.collect_seq(self.0.path(self.1).iter().map(|&f| self.0.funcs[f as usize].label()))
+        }
+    }
+    struct Threads<'a>(&'a FuncDiff);
+    impl serde::Serialize for Threads<'_> {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            s.collect_seq(self.0.threads.iter().map(|t| {
+                serde_json::json!({
+                    "name": t.label(), "base": t.base.map(|(p, t)| [p, t]), "new": t.new.map(|(p, t)| [p, t]),
+                })
+            }))
+        }
+    }
+
+    let mut w = io::BufWriter::with_capacity(1 << 16, w);
+    let mut ser = serde_json::Serializer::pretty(&mut w);
+    let mut st = ser.serialize_struct("Diff", 8).map_err(io::Error::from)?;
+    let doc = || -> Result<(), serde_json::Error> {
+        st.serialize_field("base", &h.base)?;
+        st.serialize_field("callNodes", &Rows(d, &d.call_nodes))?;
+        st.serialize_field("format", "jscalls-diff/1")?;
+        st.serialize_field("functions", &Rows(d, &d.functions))?;
+        st.serialize_field("level", "functions")?;
+        st.serialize_field("new", &h.new)?;
+        st.serialize_field("runs", &[d.runs.0, d.runs.1])?;
+        st.serialize_field("threads", &Threads(d))?;
+        SerializeStruct::end(st)
     };
-    let rows = |rows: &[Row]| {
-        rows.iter()
-            .map(|r| {
-                let (bs, ns) = r.medians(Metric::SelfTime);
-                let (bt, nt) = r.medians(Metric::Total);
-                let (bc, nc) = r.medians(Metric::Calls);
-                let subject = match r.subject {
-                    Subject::Function(f) => {
-                        let k = &d.funcs[f as usize];
-                        serde_json::json!({"function": {"name": k.name, "url": k.url, "line": k.line, "column": k.column}})
-                    }
-                    Subject::Node(n) => serde_json::json!({"path": d.path(n).iter().map(|&f| d.funcs[f as usize].label()).collect::<Vec<_>>()}),
-                };
-                let mut v = serde_json::json!({
-                    "thread": d.threads[r.thread].label(),
-                    "base": {"self": bs, "total": bt, "calls": bc},
-                    "new": {"self": ns, "total": nt, "calls": nc},
-                    "pSelf": r.p_value(Metric::SelfTime, ns > bs),
-                    "baseRuns": figures(&r.base), "newRuns": figures(&r.new),
-                });
-                if let (Some(o), Some(s)) = (v.as_object_mut(), subject.as_object()) {
-                    o.extend(s.clone());
-                }
-                v
-            })
-            .collect::<Vec<_>>()
-    };
-    let doc = serde_json::json!({
-        "format": "jscalls-diff/1", "level": "functions", "base": h.base, "new": h.new,
-        "runs": [d.runs.0, d.runs.1],
-        "threads": d.threads.iter().map(|t| serde_json::json!({
-            "name": t.label(), "base": t.base.map(|(p, t)| [p, t]), "new": t.new.map(|(p, t)| [p, t]),
-        })).collect::<Vec<_>>(),
-        "functions": rows(&d.functions), "callNodes": rows(&d.call_nodes),
-    });
-    out.push_str(&serde_json::to_string_pretty(&doc).expect("JSON values serialize"));
-    out.push('\n');
+    doc().map_err(io::Error::from)?;
+    w.write_all(b"\n")?;
+    w.flush()
 }
 
 /// The verdict of `--fail-on`, after the report (on stderr for JSON, which stays one document).
