@@ -8,6 +8,8 @@
 #                                 for `--engine latest`
 #   NAME.oracle-tree*.json.gz     the same three, with --tree: DevTools' Call tree and Bottom-up
 #                                 (`jscalls tree --format devtools`)
+#   NAME.oracle-lines.json.gz     with --lines: the Sources panel's time per line
+#                                 (`jscalls lines --format devtools`); also for fixtures/lines/
 # It runs ../shared/oracle (oracle.mjs, patch-v6.mjs) from a scratch copy in target/oracle, so the
 # oracle's npm install never touches ../shared. Needs node 20 and npm.
 # With --shared, it writes instead the newest DevTools' answers for the public inputs of
@@ -20,7 +22,7 @@ ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 SHARED="${JSCALLS_SHARED:-$ROOT/../shared}"
 RUN="$ROOT/target/oracle"
 mkdir -p "$RUN"
-cp "$SHARED"/oracle/{oracle.mjs,tree.mjs,patch-v6.mjs,compare.mjs,compare-tree.mjs,package.json,package-lock.json} "$RUN/"
+cp "$SHARED"/oracle/{oracle.mjs,tree.mjs,lines.mjs,patch-v6.mjs,compare.mjs,compare-tree.mjs,compare-lines.mjs,package.json,package-lock.json} "$RUN/"
 [ -d "$RUN/node_modules/@paulirish/trace_engine" ] || (cd "$RUN" && npm ci --no-audit --no-fund >/dev/null)
 [ -f "$RUN/engine-v6/PATCHED-V6.json" ] || (cd "$RUN" && node patch-v6.mjs >/dev/null)
 
@@ -44,13 +46,17 @@ fi
 
 if [ $# -gt 0 ]; then files=("$@"); else
   shopt -s nullglob
-  files=("$ROOT"/fixtures/*.json.gz "$ROOT"/fixtures/*.cpuprofile.gz "$ROOT"/fixtures/rules/*.json "$ROOT"/fixtures/rules/*.cpuprofile)
+  files=("$ROOT"/fixtures/*.json.gz "$ROOT"/fixtures/*.cpuprofile.gz "$ROOT"/fixtures/rules/*.json "$ROOT"/fixtures/rules/*.cpuprofile
+         "$ROOT"/fixtures/lines/*.json "$ROOT"/fixtures/lines/*.cpuprofile)
 fi
 for f in "${files[@]}"; do
   case "$f" in *.oracle*) continue ;; esac
   base="${f%.gz}"; base="${base%.json}"
   echo "oracle: $(basename "$f")" >&2
   rm -f "$base".oracle*.json "$base".oracle*.json.gz
+  node "$RUN/oracle.mjs" "$f" --lines --quiet-engine --out "$base.oracle-lines.json"
+  # The line-time inputs have no other answers to give.
+  if [[ "$f" == */fixtures/lines/* ]]; then continue; fi
   for tree in "" "--tree"; do
     t="${tree:+-tree}"
     node "$RUN/oracle.mjs" "$f" $tree --quiet-engine --out "$base.oracle$t.json"

@@ -132,6 +132,11 @@ pub enum WarningKind {
     NoEndTime,
     /// The input has no CPU profile: nothing to estimate calls from.
     NoCpuProfile,
+    /// Line data DevTools would read oddly or not at all: `lines` not as long as the samples,
+    /// lines that are not whole positive numbers, `positionTicks` entries that are not numbers.
+    /// (Nodes of native code with ticks but no URL are usual in Node's profiles: DevTools
+    /// leaves them out, and so does jscalls, without a warning.)
+    BadLineData,
     /// Something else that does not fit a category.
     Other,
 }
@@ -165,6 +170,7 @@ impl WarningKind {
             WarningKind::DuplicateNodeId => "duplicate-node-id",
             WarningKind::NoEndTime => "no-end-time",
             WarningKind::NoCpuProfile => "no-cpu-profile",
+            WarningKind::BadLineData => "bad-line-data",
             WarningKind::Other => "other",
         }
     }

@@ -34,6 +34,7 @@ mod exec;
 mod input;
 #[cfg_attr(not(feature = "internals"), allow(unreachable_pub))]
 mod js;
+pub mod lines;
 mod model;
 mod output;
 #[cfg_attr(not(feature = "cli"), allow(unreachable_pub))]
@@ -101,6 +102,9 @@ pub struct Config {
     /// ([`Assembled::write_devtools_tree`]). Default: false (names cost a second read of each
     /// plain event and 8 bytes an event).
     pub keep_event_names: bool,
+    /// Keep the samples' lines and the nodes' `positionTicks` for [`Assembled::line_times`].
+    /// Default: false (a trace's `lines` cost 4 bytes a sample, and their reading).
+    pub keep_lines: bool,
     /// Symbols of the libraries a Firefox profile's native frames are in, by library name (as
     /// the profile's `libs` name it). Default: none (such frames stay `lib+0xOFFSET`).
     pub symbols: std::collections::BTreeMap<String, std::sync::Arc<Symbols>>,
@@ -123,6 +127,7 @@ impl Default for Config {
             mmap: true,
             progress: None,
             keep_event_names: false,
+            keep_lines: false,
             symbols: std::collections::BTreeMap::new(),
             estimator: Estimator::DevTools,
             bounds: false,
@@ -138,7 +143,12 @@ impl Config {
 
     /// What reading the input into the model takes from the options.
     fn read_options(&self) -> model::ReadOptions<'_> {
-        model::ReadOptions { cpuprofile_mode: self.cpuprofile_mode, limits: self.limits, symbols: &self.symbols }
+        model::ReadOptions {
+            cpuprofile_mode: self.cpuprofile_mode,
+            limits: self.limits,
+            symbols: &self.symbols,
+            keep_lines: self.keep_lines,
+        }
     }
 
     fn integrator(&self) -> IntegratorConfig {
@@ -263,6 +273,12 @@ impl Assembled {
         self.n_events
     }
 
+    /// Time per line of every profile, as DevTools' Sources panel has it: no estimate needed.
+    /// Empty unless the input was read with [`Config::keep_lines`].
+    pub fn line_times(&self) -> lines::LineTimes {
+        lines::LineTimes::of(&self.threads, &self.strings)
+    }
+
     /// The wall time of each stage so far, for measurements.
     pub fn stage_times(&self) -> &[(&'static str, Duration)] {
         &self.stages
@@ -332,6 +348,7 @@ pub fn assemble(source: &Source, cfg: &Config) -> Result<(Diagnostics, Assembled
     w.set_progress(cfg.progress.clone());
     let mut builder = TraceBuilder::new(cfg.limits, cfg.engine);
     builder.keep_names = cfg.keep_event_names;
+    builder.keep_lines = cfg.keep_lines;
     let doc = read_document(&mut w, &mut builder, &mut diag, cfg.threads)?;
     stages.push(("read", t.elapsed()));
     let cfg = cfg.clone();

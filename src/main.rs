@@ -45,6 +45,7 @@ fn main() -> ExitCode {
         Command::Calls(a) => cli::calls::run(a, &global, &cfg, reads),
         Command::Timeline(a) => cli::timeline::run(a, &global, &cfg, reads),
         Command::Tree(a) => cli::tree::run(a, &global, &cfg, reads),
+        Command::Lines(a) => cli::lines::run(a, &global, &cfg, reads),
         Command::Export(a) => cli::export::run(a, &global, &cfg, reads),
         Command::Diff(a) => cli::diff::run(a, &global, &cfg, reads),
         Command::Check(a) => cli::check::run(a, &global, &cfg, reads),

@@ -68,6 +68,14 @@ Transforms (applied in order, each to the tree the ones before it made):
 A path names functions from a root, separated by '>'; a function is its name, or its label
 as the text tree prints it (`name url:line:column`) when several share the name.")]
     Tree(TreeArgs),
+    /// Time per line of source, as DevTools' Sources panel shows it: from the line each sample
+    /// recorded (Chrome and Node traces) or the nodes' positionTicks (Node's --cpu-prof).
+    #[command(after_help = "Examples:
+  jscalls lines trace.json.gz                          the hottest lines of each thread
+  jscalls lines app.cpuprofile --top 40
+  jscalls lines trace.json.gz --format json -o lines.json
+  jscalls lines trace.json.gz --format devtools        DevTools' own per-line times (devtools-lines/1)")]
+    Lines(LinesArgs),
     /// The calls (or samples) for other tools: speedscope, the Firefox Profiler, collapsed
     /// stacks for flame-graph tools, an SVG flame graph, pprof. `--thread`, `--js-only`,
     /// `--transform` and `--weight` act as in `tree`.
@@ -278,6 +286,33 @@ pub(crate) struct TreeArgs {
     pub(crate) depth: Option<usize>,
     #[command(flatten)]
     pub(crate) select: SelectArgs,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct LinesArgs {
+    #[command(flatten)]
+    pub(crate) out: OutputArgs,
+    /// `text` (the default), `json` (`jscalls-lines/1`) or `devtools` (the Sources panel's own
+    /// sums, `devtools-lines/1`).
+    #[arg(long, value_enum, default_value = "text")]
+    pub(crate) format: LinesFormat,
+    /// Lines shown per thread in the text view.
+    #[arg(long, value_name = "N", default_value = "20")]
+    pub(crate) top: usize,
+    /// Only this thread: `PID:TID` or its name.
+    #[arg(long, value_name = "PID:TID|NAME")]
+    pub(crate) thread: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum LinesFormat {
+    /// Per thread, its hottest lines: self time (ms and %), file:line and the function.
+    Text,
+    /// `jscalls-lines/1`: per thread its lines (url, scriptId, line, ms, samples, function),
+    /// most time first, and the sums over every thread.
+    Json,
+    /// DevTools' own per-line sums (`devtools-lines/1`, the oracle's `--lines` document).
+    Devtools,
 }
 
 /// What `tree` and `export` take from each thread: which threads, and the stacks' shape.

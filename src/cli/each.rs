@@ -31,6 +31,10 @@ pub(crate) trait PerInput {
     fn keeps_event_names(&self) -> bool {
         false
     }
+    /// Whether the profiles' line data is kept for the writer.
+    fn keeps_lines(&self) -> bool {
+        false
+    }
     /// Writes one input's output; errors are printed under the input's name.
     fn write(&self, input: Estimated<'_>, output: Output) -> Result<(), Failed>;
 }
@@ -176,6 +180,7 @@ fn run_one(
     let mut cfg = cfg.clone();
     cfg.progress = progress.as_ref().map(|p| p.bytes.clone());
     cfg.keep_event_names = job.keeps_event_names();
+    cfg.keep_lines = job.keeps_lines();
     let timing = Timing::start();
     let assembled = assemble(&source, &cfg);
     drop(progress);

@@ -24,6 +24,7 @@ pub(crate) mod each;
 pub(crate) mod export;
 pub(crate) mod files;
 pub(crate) mod gzip;
+pub(crate) mod lines;
 pub(crate) mod output;
 #[cfg(unix)]
 pub(crate) mod process;

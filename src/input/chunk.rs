@@ -45,7 +45,7 @@ pub fn chunk_args_at<'a>(
 
 fn chunk_data<'a>(b: &'a [u8], i: usize, stack: &mut Vec<u8>, no_trace_ids: bool) -> Option<(ChunkData<'a>, usize)> {
     let mut d = ChunkData::default();
-    let end = object(b, i, &["cpuProfile", "timeDeltas", "source"], |k, key, i| {
+    let end = object(b, i, &["cpuProfile", "timeDeltas", "source", "lines"], |k, key, i| {
         match k {
             Some(0) => {
                 let (p, e) = chunk_profile(b, i, stack)?;
@@ -59,6 +59,12 @@ fn chunk_data<'a>(b: &'a [u8], i: usize, stack: &mut Vec<u8>, no_trace_ids: bool
                     v.map(|values| NumArray { n_non_numbers: values.iter().filter(|x| x.is_nan()).count(), values });
                 Some(e)
             }
+            Some(3) => {
+                // Skipped, as most commands do not read them; kept for one that does.
+                let e = skip_value(b, i, stack)?;
+                d.lines_bytes = Some(&b[i..e]);
+                Some(e)
+            }
             Some(_) => {
                 let (v, e) = json::leaf(b, i, stack).ok()?;
                 d.source = v;
@@ -69,6 +75,13 @@ fn chunk_data<'a>(b: &'a [u8], i: usize, stack: &mut Vec<u8>, no_trace_ids: bool
         }
     })?;
     Some((d, end))
+}
+
+/// A `lines` value's numbers (`Some(None)` for `null`), NaN for elements that are not
+/// numbers; None for any other value.
+pub fn numbers_of(b: &[u8]) -> Option<Option<NumArray>> {
+    let (v, _) = numbers(b, json::ws(b, 0), &mut Vec::new(), |n| n, f64::NAN)?;
+    Some(v.map(|values| NumArray { n_non_numbers: values.iter().filter(|x| x.is_nan()).count(), values }))
 }
 
 fn chunk_profile<'a>(b: &'a [u8], i: usize, stack: &mut Vec<u8>) -> Option<(ChunkProfile<'a>, usize)> {
@@ -175,6 +188,7 @@ fn node<'a>(b: &'a [u8], i: usize, stack: &mut Vec<u8>) -> Option<(NodeJson<'a>,
         url,
         line_number,
         column_number,
+        ..
     } = &mut n;
     let mut slots = [id, parent, hit_count, function_name, script_id, url, line_number, column_number];
     let end = object(b, i, &KEYS, |k, _, i| match k {

@@ -109,6 +109,12 @@ pub struct ChunkData<'a> {
     /// `timeDeltas`, µs.
     #[serde(default, rename = "timeDeltas")]
     pub time_deltas: Option<NumArray>,
+    /// `lines`: the 1-based line each sample ran (0: none), when serde read the args.
+    #[serde(default)]
+    pub lines: Option<NumArray>,
+    /// The bytes of `lines`, unread, when the scan read the args.
+    #[serde(skip)]
+    pub lines_bytes: Option<&'a [u8]>,
     /// `source`.
     #[serde(default, borrow)]
     pub source: Leaf<'a>,
@@ -183,7 +189,31 @@ pub struct NodeJson<'a> {
     pub line_number: Leaf<'a>,
     /// Legacy (1-based).
     pub column_number: Leaf<'a>,
+    /// `positionTicks`: samples per 1-based line of the node's function.
+    pub position_ticks: Option<PositionTicksJson<'a>>,
 }
+
+/// A node's `positionTicks`: an array of `{line, ticks}`, or any other value, which DevTools
+/// reads as no ticks (its loop runs to an undefined length).
+#[derive(Debug, DeriveDeserialize)]
+#[serde(untagged)]
+pub enum PositionTicksJson<'a> {
+    /// An array; an element that is not an object has neither field.
+    List(#[serde(borrow)] Vec<MaybeObj<PositionTickJson<'a>>>),
+    /// Anything else.
+    Other(IgnoredAny),
+}
+
+/// One entry of a node's `positionTicks`.
+#[derive(Debug, Default)]
+pub struct PositionTickJson<'a> {
+    /// `line`, 1-based.
+    pub line: Leaf<'a>,
+    /// `ticks`: how many samples.
+    pub ticks: Leaf<'a>,
+}
+
+last_wins!(PositionTickJson { line: "line", ticks: "ticks" });
 
 last_wins!(NodeJson {
     id: "id",
@@ -196,6 +226,7 @@ last_wins!(NodeJson {
     url: "url",
     line_number: "lineNumber",
     column_number: "columnNumber",
+    position_ticks: "positionTicks",
 });
 
 /// A `callFrame`.
@@ -242,6 +273,9 @@ pub struct CpuProfileJson<'a> {
     /// The legacy nested-tree format.
     #[serde(default, rename = "head")]
     pub head: Option<IgnoredAny>,
+    /// `lines`: the 1-based line each sample ran (0: none).
+    #[serde(default)]
+    pub lines: Option<NumArray>,
 }
 
 /// `args.data` of a `Profile` event.

@@ -29,7 +29,8 @@ pub(crate) fn thread_work(
             *v = fixed;
         }
     }
-    let raw = read_fields(&fields, nodes, location, strings)?;
+    let mut raw = read_fields(&fields, nodes, location, strings)?;
+    raw.keep(cfg.keep_lines);
     // The members' bytes (as large as the input) go before the model is built.
     drop(fields);
     *bounds = profile_bounds(raw.start_time, raw.end_time, cfg.cpuprofile_mode);
@@ -48,6 +49,7 @@ pub(crate) fn thread_work(
         pid: 1,
         tid: 1,
         profile_id: "\"0x1\"".to_owned(),
+        profile_order: 0,
         thread_name: None,
         profile_name: None,
         model,
@@ -92,6 +94,7 @@ fn read_fields(
             "nodes" => nodes = parse_nodes(raw, location, strings)?,
             "samples" => json.samples = serde_json::from_slice::<Option<IdArray>>(raw).map_err(fail)?,
             "timeDeltas" => json.time_deltas = serde_json::from_slice::<Option<NumArray>>(raw).map_err(fail)?,
+            "lines" => json.lines = serde_json::from_slice::<Option<NumArray>>(raw).map_err(fail)?,
             "startTime" => json.start_time = serde_json::from_slice::<Leaf>(raw).map_err(fail)?,
             "endTime" => json.end_time = serde_json::from_slice::<Leaf>(raw).map_err(fail)?,
             "head" => json.head = Some(serde::de::IgnoredAny),

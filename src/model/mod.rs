@@ -54,6 +54,8 @@ pub(crate) struct ReadOptions<'a> {
     pub(crate) cpuprofile_mode: CpuProfileMode,
     /// Depth and size guards.
     pub(crate) limits: profile::Limits,
+    /// Keep the line data ([`crate::Config::keep_lines`]).
+    pub(crate) keep_lines: bool,
     /// Symbols of a Firefox profile's native libraries, by library name.
     pub(crate) symbols: &'a std::collections::BTreeMap<String, std::sync::Arc<gecko::Symbols>>,
 }
@@ -145,6 +147,9 @@ pub(crate) struct ThreadWork {
     pub tid: i64,
     /// The profile id, as JSON.
     pub profile_id: String,
+    /// The profile's place in DevTools' order of profiles (`profilesInProcess`), in which the
+    /// Sources panel sums their line times.
+    pub profile_order: u32,
     /// The thread's name, from `thread_name` metadata.
     pub thread_name: Option<String>,
     /// A `.cpuprofile`'s file name, which names its thread for a person (the calls output keeps
@@ -175,6 +180,38 @@ pub(crate) fn entry_order(a: &Entry, b: &Entry) -> std::cmp::Ordering {
     a.ts.partial_cmp(&b.ts)
         .unwrap_or(std::cmp::Ordering::Equal)
         .then_with(|| b.end().partial_cmp(&a.end()).unwrap_or(std::cmp::Ordering::Equal))
+}
+
+/// Line data the Sources panel would misread, as warnings (DevTools' reading is kept).
+fn report_line_data(model: &ProfileModel, what: &str, at: Location, diag: &mut Diagnostics) {
+    let mut say = |m: String| diag.push(WarningKind::BadLineData, Some(at), format!("{what}: {m}"));
+    if let Some(lines) = &model.lines {
+        // A trace's chunks without lines add a zero per sample: only recorded arrays can differ
+        // (samples that differ from the times have a warning of their own).
+        let (n, samples) = (lines.len(), model.raw_sample_count);
+        if n != samples {
+            say(format!("lines has {n} entries for {samples} samples; DevTools pairs them by position"));
+        }
+        let (mut not_numbers, mut odd) = (0u64, 0u64);
+        for l in lines.iter() {
+            if l.is_nan() {
+                not_numbers += 1;
+            } else if l < 0.0 || l.fract() != 0.0 {
+                odd += 1;
+            }
+        }
+        if not_numbers > 0 {
+            say(format!("{not_numbers} sample line(s) are not numbers; left out of the line times"));
+        }
+        if odd > 0 {
+            say(format!("{odd} sample line(s) are negative or not whole; counted as DevTools counts them"));
+        }
+    }
+    let bad_ticks: usize =
+        model.position_ticks.iter().map(|(_, t)| t.iter().filter(|(l, n)| l.is_nan() || n.is_nan()).count()).sum();
+    if bad_ticks > 0 {
+        say(format!("{bad_ticks} positionTicks entr(ies) have a line or ticks that is not a number; left out"));
+    }
 }
 
 /// Counts what the model dropped, as warnings.
@@ -209,6 +246,7 @@ pub(crate) fn report_model(model: &ProfileModel, what: &str, at: Location, diag:
             ),
         );
     }
+    report_line_data(model, what, at, diag);
     if model.n_shared > 0 {
         diag.push(
             WarningKind::SharedNode,

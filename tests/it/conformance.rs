@@ -4,7 +4,8 @@
 //! shipped in `../shared/conformance`) is compared with `jscalls calls` on that input:
 //! `.oracle` with the defaults, `.oracle-devtools` with `--cpuprofile-mode performance-panel`,
 //! `.oracle-v6` with `--engine latest`; `.oracle-tree*` likewise with `jscalls tree --format
-//! devtools`, node for node (times within the oracle's tolerance, 0.001 µs).
+//! devtools`, node for node (times within the oracle's tolerance, 0.001 µs); `.oracle-lines`
+//! with `jscalls lines --format devtools`, row for row, bit for bit.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -35,6 +36,7 @@ fn golden_name(name: &str) -> Option<(&str, &'static str)> {
         (".oracle-tree.json", "tree"),
         (".oracle-tree-devtools.json", "tree-panel"),
         (".oracle-tree-v6.json", "tree-latest"),
+        (".oracle-lines.json", "lines"),
     ]
     .into_iter()
     .find_map(|(suffix, kind)| name.strip_suffix(suffix).map(|b| (b, kind)))
@@ -84,6 +86,9 @@ fn check(input: &Path, golden: &Path, kind: &str) -> Result<usize, String> {
     }
     if kind.starts_with("tree") {
         return check_tree(input, golden, kind, cfg);
+    }
+    if kind == "lines" {
+        return check_lines(input, golden, cfg);
     }
     let a = analyze(&Source::file(input), &cfg).map_err(|e| format!("{}: {e}", input.display()))?;
     let mut buf = Vec::new();
@@ -208,6 +213,63 @@ fn same_node(a: &Value, b: &Value, at: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// The fields of a profile's entry in `devtools-lines/1` that jscalls writes (the oracle's
+/// others count what its model's sort moved: helper figures, not DevTools').
+const LINE_PROFILE_FIELDS: [&str; 15] = [
+    "order",
+    "pid",
+    "tid",
+    "profileId",
+    "path",
+    "samples",
+    "added",
+    "rows",
+    "sumMs",
+    "skippedNoLine",
+    "skippedNoNode",
+    "skippedNoKey",
+    "nodesWithTicks",
+    "totalHitCount",
+    "sampleDuration",
+];
+
+/// `jscalls lines --format devtools` against the oracle's `--lines` document: every profile's
+/// figures, and every row of each profile's sums and of the merged sums, equal (times bit for
+/// bit, as written by both in shortest round-trip form).
+fn check_lines(input: &Path, golden: &Path, mut cfg: Config) -> Result<usize, String> {
+    cfg.keep_lines = true;
+    let (_, a) = jscalls::assemble(&Source::file(input), &cfg).map_err(|e| format!("{}: {e}", input.display()))?;
+    let doc = a.line_times().devtools_document("x", a.kind());
+    let ours: Value = serde_json::from_str(&doc).map_err(|e| format!("our document is not JSON: {e}"))?;
+    let want: Value = serde_json::from_slice(&read_golden(golden)).unwrap();
+    let what = format!("{} [lines]", input.display());
+    let (op, wp) = (ours["profiles"].as_array().unwrap(), want["profiles"].as_array().unwrap());
+    if op.len() != wp.len() {
+        return Err(format!("{what}: {} profiles, DevTools {}", op.len(), wp.len()));
+    }
+    for (o, w) in op.iter().zip(wp) {
+        for f in LINE_PROFILE_FIELDS {
+            if o[f] != w[f] {
+                return Err(format!("{what}: profile {}: {f} is {}, DevTools {}", w["order"], o[f], w[f]));
+            }
+        }
+    }
+    let mut n = 0;
+    for section in ["lines", "merged"] {
+        let (o, w) = (ours[section].as_array().unwrap(), want[section].as_array().unwrap());
+        if o.len() != w.len() {
+            return Err(format!("{what}: {section}: {} rows, DevTools {}", o.len(), w.len()));
+        }
+        for (a, b) in o.iter().zip(w) {
+            if a != b {
+                return Err(format!("{what}: {section}: row differs\n  ours     {a}\n  DevTools {b}"));
+            }
+            n += 1;
+        }
+    }
+    Ok(n)
+}
+
 /// Checks every golden in `dir` against its input in `inputs`.
 fn check_dir(dir: &Path, inputs: &Path) -> usize {
     let mut total = 0;
@@ -221,7 +283,7 @@ fn check_dir(dir: &Path, inputs: &Path) -> usize {
         }
     }
     assert!(failures.is_empty(), "{} of {} differ:\n{}", failures.len(), all.len(), failures.join("\n"));
-    eprintln!("{}: {} goldens, {total} calls equal to DevTools", dir.display(), all.len());
+    eprintln!("{}: {} goldens, {total} calls, tree nodes and line rows equal to DevTools", dir.display(), all.len());
     total
 }
 
@@ -238,6 +300,15 @@ fn recorded_fixtures_equal_devtools() {
     assert!(n > 5_000, "only {n} calls compared");
     let n = refined_keep_their_flame_charts(Path::new("fixtures"), Path::new("fixtures"));
     assert!(n > 5_000, "only {n} refined calls compared");
+}
+
+#[test]
+fn line_fixtures_equal_devtools() {
+    // DevTools' own unit cases of the line times (`../shared/oracle/lines-selftest.mjs`): lines
+    // with zeros, scriptId "0" with a url, a repaired (program) sample, positionTicks, an empty
+    // lines array, a negative delta, a chunk without lines, non-exact µs sums.
+    let n = check_dir(Path::new("fixtures/lines"), Path::new("fixtures/lines"));
+    assert!(n >= 30, "only {n} rows compared");
 }
 
 #[test]

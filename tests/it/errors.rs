@@ -213,6 +213,15 @@ warning: 1:2 (event 0): thread 1:1: 1 node(s) are listed under more than one par
 calls: 1"#,
         },
         Case {
+            name: "line data DevTools misreads (`jscalls lines`): `lines` longer than the samples, not numbers, negative, fractions",
+            input: br#"{"nodes":[{"id":1,"callFrame":{"functionName":"(root)"},"children":[2]},{"id":2,"callFrame":{"functionName":"a","scriptId":"1","url":"a.js"}}],"samples":[2,2,2],"timeDeltas":[0,100,100],"lines":[1,"x",2.5,-1],"startTime":0,"endTime":300}"#.to_vec(),
+            cfg: |c| c.keep_lines = true,
+            want: r#"warning: 1:1: profile: lines has 4 entries for 3 samples; DevTools pairs them by position [bad-line-data]
+warning: 1:1: profile: 1 sample line(s) are not numbers; left out of the line times [bad-line-data]
+warning: 1:1: profile: 2 sample line(s) are negative or not whole; counted as DevTools counts them [bad-line-data]
+calls: 1"#,
+        },
+        Case {
             name: "a node that is its own parent",
             input: chunk_trace(
                 r#"{"nodes":[{"id":1,"callFrame":{"functionName":"(root)"}},{"id":2,"parent":1,"callFrame":{"functionName":"a"}},{"id":3,"parent":3,"callFrame":{"functionName":"self"}}],"samples":[2,3]}"#,

@@ -12,6 +12,7 @@ mod files;
 mod first_hour;
 mod gecko;
 mod layers;
+mod lines;
 mod pipeline;
 mod properties;
 mod regressions;

@@ -67,6 +67,9 @@ impl NodeIn {
             children: self.children,
             frame,
             hit_count_is_number: self.hit_count_is_number,
+            // A trace's profile always takes the `lines` path: no hit counts or ticks are read.
+            hit_count: 0.0,
+            position_ticks: None,
         })
     }
 }
@@ -104,6 +107,18 @@ pub(crate) fn node_from_json(
         children,
         frame,
         hit_count_is_number: matches!(n.hit_count, Leaf::Num(_)),
+        hit_count: n.hit_count.num().unwrap_or(0.0),
+        position_ticks: match &n.position_ticks {
+            Some(shapes::PositionTicksJson::List(t)) => Some(
+                t.iter()
+                    .map(|p| match p {
+                        MaybeObj::Obj(p) => (p.line.num().unwrap_or(f64::NAN), p.ticks.num().unwrap_or(f64::NAN)),
+                        _ => (f64::NAN, f64::NAN),
+                    })
+                    .collect(),
+            ),
+            _ => None,
+        },
     })
 }
 
@@ -262,6 +277,9 @@ fn finish_raw(
         frames,
         samples: json.samples.as_ref().map(|s| Ids::from_slice(&s.0)),
         time_deltas: json.time_deltas.as_ref().map(|d| Deltas::from_slice(&d.values)),
+        lines: json.lines.as_ref().map(|l| Deltas::from_slice(&l.values)),
+        // Decided by the caller ([`RawProfile::keep`]).
+        keep_lines: true,
         trace_ids: None,
     })
 }

@@ -100,7 +100,14 @@ pub(crate) struct RawNode {
     pub frame: u32,
     /// Whether `hitCount` is a number (DevTools refuses a profile with neither hit counts nor samples).
     pub hit_count_is_number: bool,
+    /// `hitCount` when it is a number, else 0 (`hitCount || 0`).
+    pub hit_count: f64,
+    /// `positionTicks`, NaN where an entry's value is not a number.
+    pub position_ticks: Option<Ticks>,
 }
+
+/// A node's `positionTicks`: (line, ticks) entries.
+pub(crate) type Ticks = Box<[(f64, f64)]>;
 
 /// A CPU profile before the model is built: what the input says.
 #[derive(Debug, Clone, Default)]
@@ -117,10 +124,26 @@ pub(crate) struct RawProfile {
     pub samples: Option<Ids>,
     /// µs between samples; None when absent.
     pub time_deltas: Option<Deltas>,
+    /// The line of each sample, in the order recorded (not sorted with the samples, as DevTools
+    /// leaves them); NaN for a value that is not a number. None when absent.
+    pub lines: Option<Deltas>,
+    /// Whether the line data is wanted ([`crate::Config::keep_lines`]): the model keeps
+    /// neither `lines` nor `positionTicks` without.
+    pub keep_lines: bool,
     /// `trace_ids` from the chunks: trace-id key code (see [`Entry::trace`](super::Entry::trace))
     /// → value. [`TraceBuilder::finish`](super::trace::TraceBuilder::finish) takes them out to
     /// look up the thread's events in them; the model does not keep them.
     pub trace_ids: Option<FxHashMap<u64, Scalar>>,
+}
+
+impl RawProfile {
+    /// Keeps the line data, or drops it ([`RawProfile::keep_lines`]).
+    pub(crate) fn keep(&mut self, keep_lines: bool) {
+        self.keep_lines = keep_lines;
+        if !keep_lines {
+            self.lines = None;
+        }
+    }
 }
 
 /// The samples' times, as `CPUProfileDataModel.timestamps` has them.
@@ -177,6 +200,32 @@ impl Times {
             Times::Ms(us.into_iter().map(|t| t / 1000.0).collect())
         }
     }
+}
+
+/// What `appendLegacyCPUProfile` reads: each parsed node's `positionTicks` (its protocol node is
+/// the last with its id), and `totalHitCount`.
+fn legacy_line_data(raw: &[RawNode], parsed: &[Node], samples: Option<&Ids>) -> (Vec<(u32, Ticks)>, f64) {
+    let mut by_id: FxHashMap<i64, usize> = FxHashMap::default();
+    for (k, n) in raw.iter().enumerate() {
+        by_id.insert(n.id, k);
+    }
+    let ticks = if !raw.iter().any(|n| n.position_ticks.is_some()) {
+        Vec::new()
+    } else {
+        parsed
+            .iter()
+            .enumerate()
+            .skip(1)
+            .filter_map(|(k, n)| Some((k as u32, raw[*by_id.get(&n.id)?].position_ticks.clone()?)))
+            .collect()
+    };
+    let total = if raw[0].hit_count_is_number {
+        raw.iter().fold(0.0, |sum, n| sum + n.hit_count)
+    } else {
+        // buildHitCountFromSamples: a sample of a known id counts once.
+        samples.map_or(0, |s| s.iter().filter(|id| by_id.contains_key(id)).count()) as f64
+    };
+    (ticks, total)
 }
 
 /// `sortSamples`: a stable sort of the samples by time. Recorded samples are nearly in order
@@ -286,6 +335,17 @@ pub(crate) struct ProfileModel {
     pub n_duplicate_ids: u64,
     /// Nodes not reachable from the root: unknown, cyclic or self parents (ignored).
     pub n_unreachable: u64,
+    /// The samples' lines as recorded ([`RawProfile::lines`]): `lines[i]` goes with sample `i`
+    /// of the sorted samples, as DevTools pairs them.
+    pub lines: Option<Deltas>,
+    /// How many samples the input gave (before `sortSamples` made them as many as the times).
+    pub raw_sample_count: usize,
+    /// Without `lines`: the parsed nodes that have `positionTicks` (from the protocol node their
+    /// id names, the last of that id), in parsed order.
+    pub position_ticks: Vec<(u32, Ticks)>,
+    /// Without `lines`: `totalHitCount`, the protocol nodes' `hitCount`s summed (counted from
+    /// the samples when the first node has none).
+    pub total_hit_count: f64,
 }
 
 /// Interns the call frames of one profile by the fields `framesAreEqual` compares.
@@ -389,7 +449,8 @@ impl ProfileModel {
         location: Option<Location>,
     ) -> Result<ProfileModel, Error> {
         let fail = |msg: String| Error::input(location, format!("{what}: {msg}"));
-        let RawProfile { start_time, end_time, nodes, frames, samples, time_deltas, trace_ids: _ } = raw;
+        let RawProfile { start_time, end_time, nodes, frames, samples, time_deltas, lines, keep_lines, trace_ids: _ } =
+            raw;
         let frames = frames.list;
         if nodes.is_empty() {
             return Err(fail("the profile has no nodes".into()));
@@ -400,6 +461,12 @@ impl ProfileModel {
             return Err(fail("neither hitCount nor samples are present in the profile".into()));
         }
         let tree = ParsedTree::new(&nodes, &frames, strings, limits, &fail)?;
+        let (position_ticks, total_hit_count) = match lines {
+            None if keep_lines => legacy_line_data(&nodes, &tree.nodes, samples.as_ref()),
+            _ => (Vec::new(), f64::NAN),
+        };
+        let raw_sample_count = samples.as_ref().map_or(0, |s| s.len());
+
         let (gc, program, idle) = meta_nodes(&tree.nodes, &tree.root_children, &frames, strings);
         let mut model = ProfileModel {
             nodes: tree.nodes,
@@ -418,6 +485,10 @@ impl ProfileModel {
             repaired: Vec::new(),
             n_duplicate_ids: tree.n_duplicate_ids,
             n_unreachable: tree.n_unreachable,
+            lines,
+            raw_sample_count,
+            position_ticks,
+            total_hit_count,
         };
         model.take_samples(samples, start_time, time_deltas, in_order);
         Ok(model)

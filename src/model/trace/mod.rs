@@ -98,6 +98,8 @@ pub(crate) struct TraceBuilder {
     started_at: f64,
     /// Keep each entry's name ([`crate::Config::keep_event_names`]).
     pub(crate) keep_names: bool,
+    /// Keep the profiles' line data ([`crate::Config::keep_lines`]).
+    pub(crate) keep_lines: bool,
 }
 
 impl TraceBuilder {
@@ -153,6 +155,7 @@ impl TraceBuilder {
             bounds: (f64::INFINITY, f64::NEG_INFINITY),
             started_at: -1.0,
             keep_names: false,
+            keep_lines: false,
             last_thread: None,
         }
     }
@@ -243,8 +246,8 @@ impl TraceBuilder {
         let strings = std::mem::take(&mut self.strings);
         let (models, events) = self.build_threads(&chosen, &strings, exec);
         let mut threads = Vec::with_capacity(chosen.len());
-        for (((pid, tid, pick), model), Events { entries, names, trace_values }) in
-            chosen.into_iter().zip(models).zip(events)
+        for (profile_order, (((pid, tid, pick), model), Events { entries, names, trace_values })) in
+            chosen.into_iter().zip(models).zip(events).enumerate()
         {
             let model = model.expect("a model per thread")?;
             let p = &self.profiles[pick];
@@ -260,6 +263,7 @@ impl TraceBuilder {
                 pid,
                 tid,
                 profile_id: p.id.to_json(),
+                profile_order: profile_order as u32,
                 thread_name,
                 profile_name: None,
                 model,
@@ -437,7 +441,7 @@ impl TraceBuilder {
         let done = exec.map(jobs, |(slot, job)| {
             let d = match job {
                 Job::Model(raw, what, location) => {
-                    Done::Model(ProfileModel::new(raw, strings, limits, &what, Some(location)))
+                    Done::Model(Box::new(ProfileModel::new(raw, strings, limits, &what, Some(location))))
                 }
                 Job::Entries(log, names, ids) => {
                     let mut entries = log.into_vec();
@@ -462,7 +466,7 @@ impl TraceBuilder {
         let mut events: Vec<Events> = (0..chosen.len()).map(|_| Events::default()).collect();
         for (slot, d) in done {
             match d {
-                Done::Model(m) => models[slot] = Some(m),
+                Done::Model(m) => models[slot] = Some(*m),
                 Done::Events(e) => events[slot] = e,
             }
         }
@@ -535,7 +539,7 @@ impl Job {
 
 /// What a [`Job`] made.
 enum Done {
-    Model(Result<ProfileModel, Error>),
+    Model(Box<Result<ProfileModel, Error>>),
     Events(Events),
 }
 

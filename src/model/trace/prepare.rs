@@ -330,6 +330,10 @@ pub struct ChunkIn {
     pub(crate) trace_ids: Option<Vec<(TraceKey, Leaf<'static>)>>,
     /// `args.data.timeDeltas`.
     pub(crate) time_deltas: Option<NumArray>,
+    /// `args.data.lines`, when serde read the args.
+    pub(crate) lines: Option<NumArray>,
+    /// The bytes of `args.data.lines`, unread, when the scan read the args.
+    pub(crate) lines_bytes: Option<Box<[u8]>>,
     /// `args.data.source`, when it names one.
     pub(crate) source: Option<Source>,
 }
@@ -341,6 +345,8 @@ impl ChunkIn {
         let mut c = ChunkIn::default();
         let MaybeObj::Obj(data) = a.data else { return c };
         c.time_deltas = data.time_deltas;
+        c.lines = data.lines;
+        c.lines_bytes = data.lines_bytes.map(Box::from);
         c.source = source_of(&data.source);
         let MaybeObj::Obj(cpu) = data.cpu_profile else { return c };
         c.samples = cpu.samples;

@@ -43,6 +43,9 @@ impl TraceBuilder {
             raw: RawProfile {
                 samples: Some(Ids::default()),
                 time_deltas: Some(Deltas::default()),
+                // The SamplesHandler starts every chunked profile with `lines: []`.
+                lines: self.keep_lines.then(Deltas::default),
+                keep_lines: self.keep_lines,
                 ..RawProfile::default()
             },
             frame_cache: FrameCache::default(),
@@ -115,7 +118,8 @@ impl TraceBuilder {
                 let Some(json) = a.data.obj().and_then(|d| d.cpu_profile.obj()) else {
                     return Err(Error::input(Some(ctx.location()), "CpuProfile event without args.data.cpuProfile"));
                 };
-                let raw = raw_from_cpuprofile(json, &mut self.strings, Some(ctx.location()))?;
+                let mut raw = raw_from_cpuprofile(json, &mut self.strings, Some(ctx.location()))?;
+                raw.keep(self.keep_lines);
                 let i = self.profile(pid, &ev.id, || ctx.location());
                 self.profiles[i].raw = raw;
                 self.profiles[i].thread = Some(tid);
@@ -140,10 +144,20 @@ impl TraceBuilder {
             );
             return Ok(());
         };
-        let a = match parsed {
+        let mut a = match parsed {
             Some(p) => p.map_err(|e| args_error(args, ctx, "ProfileChunk args", &e))?,
             None => ChunkIn::new(parse_args::<shapes::ChunkArgs>(args, ctx, "ProfileChunk args")?),
         };
+        if self.keep_lines && a.lines.is_none() {
+            // The scan kept the bytes of `lines`, unread: read only when wanted.
+            if let Some(bytes) = a.lines_bytes.take() {
+                a.lines = match crate::input::chunk::numbers_of(&bytes) {
+                    Some(lines) => lines,
+                    None => serde_json::from_slice(&bytes)
+                        .map_err(|e| Error::input(Some(ctx.location()), format!("ProfileChunk: lines: {e}")))?,
+                };
+            }
+        }
         let mut new_nodes = Vec::new();
         // The profile is made before its nodes are read, as their frames go in its table (an
         // error here ends the run, so a profile made for nothing does not matter).
@@ -175,6 +189,13 @@ impl TraceBuilder {
         }
         if let (Some(t), Some(d)) = (p.raw.time_deltas.as_mut(), deltas) {
             t.extend(&d.values);
+        }
+        if let Some(l) = p.raw.lines.as_mut() {
+            // A chunk without lines adds a 0 per sample it has.
+            match &a.lines {
+                Some(lines) => l.extend(&lines.values),
+                None => l.extend(&vec![0.0; a.samples.as_ref().map_or(0, |s| s.0.len())]),
+            }
         }
         if let Some(ids) = a.trace_ids {
             let mut keyed = Vec::with_capacity(ids.len());

@@ -1,0 +1,205 @@
+//! `jscalls lines`: time per line of source, as DevTools' Sources panel shows it: a text view
+//! (the hottest lines of each thread, with their function), `jscalls-lines/1` JSON, or the
+//! DevTools oracle's own `devtools-lines/1` document.
+
+use std::fmt::Write as _;
+
+use jscalls::lines::{LinePath, LineRow, LineTimes, ProfileLines, ScriptKey};
+use jscalls::Error;
+
+use super::args::{Global, LinesArgs, LinesFormat};
+use super::each::{self, Estimated, PerInput};
+use super::files::Reads;
+use super::output::Output;
+use super::report::failure;
+use super::tree::ThreadSpec;
+use super::Failed;
+use jscalls::Config;
+
+struct Lines<'a>(&'a LinesArgs);
+
+impl PerInput for Lines<'_> {
+    fn suffix(&self) -> &'static str {
+        match self.0.format {
+            LinesFormat::Text => ".lines.txt",
+            LinesFormat::Json => ".lines.json",
+            LinesFormat::Devtools => ".devtools-lines.json",
+        }
+    }
+
+    fn shares_stdout(&self) -> bool {
+        true
+    }
+
+    fn keeps_lines(&self) -> bool {
+        true
+    }
+
+    fn write(&self, e: Estimated<'_>, output: Output) -> Result<(), Failed> {
+        let Estimated { assembled, label, name, .. } = e;
+        let args = self.0;
+        let times = assembled.line_times();
+        let wanted = args.thread.as_deref().map(ThreadSpec::parse).transpose().map_err(Failed::Usage)?;
+        let text = match args.format {
+            LinesFormat::Devtools => times.devtools_document(label, assembled.kind()),
+            LinesFormat::Json => json(&times, label, wanted.as_ref()),
+            LinesFormat::Text => text(&times, args.top, wanted.as_ref()),
+        };
+        output
+            .write(|w| w.write_all(text.as_bytes()).map_err(|err| Error::io("cannot write the line times", err)))
+            .map_err(|err| failure(name, err))
+    }
+}
+
+pub(crate) fn run(args: &LinesArgs, global: &Global, cfg: &Config, reads: Reads) -> Result<(), Failed> {
+    super::no_bounds(global, "lines")?;
+    if args.format == LinesFormat::Devtools && args.thread.is_some() {
+        return Err(Failed::Usage(
+            "--thread picks threads of jscalls' own views; --format devtools writes every profile, as DevTools sums them"
+                .to_owned(),
+        ));
+    }
+    each::run(&args.out, &Lines(args), global, cfg, reads)
+}
+
+fn push_num(out: &mut String, n: f64) {
+    jscalls::lines::write_number(out, n);
+}
+
+fn push_str(out: &mut String, s: &str) {
+    jscalls::tree::write_json_str(out, s);
+}
+
+/// Rows by time, most first; then by script and line.
+fn by_time(rows: &[LineRow]) -> Vec<&LineRow> {
+    let mut v: Vec<&LineRow> = rows.iter().collect();
+    v.sort_by(|a, b| b.ms.total_cmp(&a.ms).then(a.key.cmp_js(&b.key)).then(a.line.total_cmp(&b.line)));
+    v
+}
+
+fn shown(p: &ProfileLines, wanted: Option<&ThreadSpec>) -> bool {
+    wanted.is_none_or(|w| w.matches(p.pid, p.tid, p.thread_name.as_deref()))
+}
+
+/// `jscalls-lines/1`: per thread its lines, most time first, and the sums of every thread.
+fn json(t: &LineTimes, label: &str, wanted: Option<&ThreadSpec>) -> String {
+    let row = |out: &mut String, r: &LineRow| {
+        out.push_str("{\"url\":");
+        push_str(out, &r.url);
+        out.push_str(",\"scriptId\":");
+        match &r.key {
+            ScriptKey::Id(n) => push_num(out, *n),
+            ScriptKey::Url(_) => out.push_str("null"),
+        }
+        out.push_str(",\"line\":");
+        push_num(out, r.line);
+        out.push_str(",\"ms\":");
+        push_num(out, r.ms);
+        let _ = write!(out, ",\"samples\":{},\"function\":", r.n);
+        push_str(out, &r.function);
+        out.push('}');
+    };
+    let mut out = String::from("{\"format\":\"jscalls-lines/1\",\"input\":");
+    push_str(&mut out, label);
+    out.push_str(",\"units\":\"ms\",\"threads\":[");
+    let mut first = true;
+    for p in t.profiles.iter().filter(|p| shown(p, wanted)) {
+        if !std::mem::take(&mut first) {
+            out.push(',');
+        }
+        let _ = write!(out, "\n{{\"pid\":{},\"tid\":{},\"name\":", p.pid, p.tid);
+        match &p.thread_name {
+            Some(n) => push_str(&mut out, n),
+            None => out.push_str("null"),
+        }
+        let _ = write!(
+            out,
+            ",\"profileId\":{},\"from\":\"{}\",\"samples\":{},\"ms\":",
+            p.profile_id,
+            p.path.as_str(),
+            p.samples
+        );
+        push_num(&mut out, p.sum_ms);
+        out.push_str(",\"lines\":[");
+        for (i, r) in by_time(&p.rows).into_iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            out.push_str("\n  ");
+            row(&mut out, r);
+        }
+        out.push_str("]}");
+    }
+    out.push_str("\n],\"merged\":[");
+    if wanted.is_none() {
+        for (i, r) in by_time(&t.merged).into_iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            out.push('\n');
+            row(&mut out, r);
+        }
+    }
+    out.push_str("\n]}\n");
+    out
+}
+
+/// Each thread with line times: its hottest lines, with the function each belongs to.
+fn text(t: &LineTimes, top: usize, wanted: Option<&ThreadSpec>) -> String {
+    let mut out = String::new();
+    let mut any = false;
+    for p in t.profiles.iter().filter(|p| !p.rows.is_empty() && shown(p, wanted)) {
+        any = true;
+        let name = p.thread_name.as_deref().unwrap_or("thread");
+        let _ = writeln!(
+            out,
+            "{} (pid {}, tid {}): {} ms on {} line{}, from {}",
+            super::report::printable(name),
+            p.pid,
+            p.tid,
+            ms(p.sum_ms),
+            p.rows.len(),
+            if p.rows.len() == 1 { "" } else { "s" },
+            if p.path == LinePath::Lines { "the samples' lines" } else { "positionTicks" }
+        );
+        let _ = writeln!(out, "  {:>10} {:>6}  line", "self ms", "%");
+        let rows = by_time(&p.rows);
+        for r in rows.iter().take(top) {
+            let share = if p.sum_ms > 0.0 { 100.0 * r.ms / p.sum_ms } else { 0.0 };
+            let place = format!(
+                "{}:{}",
+                if r.url.is_empty() { "(no url)" } else { &r.url },
+                crate::cli::lines::line_text(r.line)
+            );
+            let function = if r.function.is_empty() { "(anonymous)" } else { &r.function };
+            let _ = writeln!(
+                out,
+                "  {:>10} {:>5.1}%  {}  {}",
+                ms(r.ms),
+                share,
+                super::report::printable(&place),
+                super::report::printable(function)
+            );
+        }
+        if rows.len() > top {
+            let _ = writeln!(out, "  ... {} more (--top N, or --format json for all)", rows.len() - top);
+        }
+        out.push('\n');
+    }
+    if !any {
+        out.push_str(
+            "no line times: the profiles record no lines (Chrome traces carry them per sample; a .cpuprofile needs positionTicks or lines)\n",
+        );
+    }
+    out
+}
+
+fn line_text(line: f64) -> String {
+    let mut s = String::new();
+    push_num(&mut s, line);
+    s
+}
+
+fn ms(x: f64) -> String {
+    format!("{x:.3}")
+}

@@ -1,0 +1,554 @@
+//! Time per line, as DevTools' Sources panel shows it in its gutter once a trace or a
+//! `.cpuprofile` is loaded (`LineLevelProfile.ts`: `appendCPUProfile`,
+//! `appendLegacyCPUProfile`, `Helper.addLineData`), with the same floating-point operations in
+//! the same order.
+//!
+//! - With a `lines` array (every trace's profile has one; a `.cpuprofile` when it has the
+//!   field): sample `i ≥ 1` adds `timestamps[i] − timestamps[i−1]` (ms) to (its script, line
+//!   `lines[i]`). `lines` keeps its recorded order while the samples are sorted by time, so a
+//!   line can go with another sample's node, as in DevTools. A falsy line, a sample without
+//!   node and a node without script id or URL add nothing.
+//! - Without: each node's `positionTicks` add `ticks × (end − start) / totalHitCount`, keyed by
+//!   its URL.
+//!
+//! A script is its id when `Number(scriptId)` is non-zero, else its URL. DevTools sums every
+//! profile into one table ([`LineTimes::merged`], profiles in its order); each profile's own
+//! sums are kept too.
+
+use std::fmt::Write as _;
+
+use rustc_hash::FxHashMap;
+
+use crate::input::InputKind;
+use crate::js::{write_json_string, write_number as write_js_number};
+
+use crate::js::{string_to_number, Scalar};
+use crate::model::profile::{CallFrame, ProfileModel, NONE};
+use crate::model::ThreadWork;
+use crate::strings::Strings;
+
+/// Which of DevTools' two ways a profile's line times came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LinePath {
+    /// The samples and their `lines`.
+    Lines,
+    /// The nodes' `positionTicks` (a `.cpuprofile` without `lines`).
+    PositionTicks,
+}
+
+impl LinePath {
+    /// `lines` or `positionTicks`, as DevTools' oracle names them.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LinePath::Lines => "lines",
+            LinePath::PositionTicks => "positionTicks",
+        }
+    }
+}
+
+/// What identifies a script: its id, or its URL when the id is not a non-zero number.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ScriptKey {
+    /// `Number(scriptId)`.
+    Id(f64),
+    /// The URL.
+    Url(String),
+}
+
+impl ScriptKey {
+    /// Ids first, ascending; then URLs in JavaScript's string order (UTF-16 code units).
+    pub fn cmp_js(&self, other: &ScriptKey) -> std::cmp::Ordering {
+        match (self, other) {
+            (ScriptKey::Id(a), ScriptKey::Id(b)) => a.total_cmp(b),
+            (ScriptKey::Id(_), ScriptKey::Url(_)) => std::cmp::Ordering::Less,
+            (ScriptKey::Url(_), ScriptKey::Id(_)) => std::cmp::Ordering::Greater,
+            (ScriptKey::Url(a), ScriptKey::Url(b)) => a.encode_utf16().cmp(b.encode_utf16()),
+        }
+    }
+}
+
+/// The time of one line of one script.
+#[derive(Debug, Clone)]
+pub struct LineRow {
+    /// The script.
+    pub key: ScriptKey,
+    /// Its URL (for an id: the first, in string order, of the URLs its nodes have).
+    pub url: String,
+    /// All its nodes' URLs, when there are several.
+    pub urls: Vec<String>,
+    /// The line, 1-based.
+    pub line: f64,
+    /// ms.
+    pub ms: f64,
+    /// How many additions made it (samples, or `positionTicks` entries).
+    pub n: u64,
+    /// The function that spent the most of it there.
+    pub function: String,
+}
+
+/// One profile's line times and how they were found.
+#[derive(Debug, Clone)]
+pub struct ProfileLines {
+    /// Process id.
+    pub pid: i64,
+    /// Thread id.
+    pub tid: i64,
+    /// The profile's id, as JSON.
+    pub profile_id: String,
+    /// The thread's name, when the recording names it.
+    pub thread_name: Option<String>,
+    /// Its place in DevTools' order of profiles.
+    pub order: u32,
+    /// Lines or positionTicks.
+    pub path: LinePath,
+    /// Samples in the profile.
+    pub samples: usize,
+    /// Additions made.
+    pub added: u64,
+    /// Samples with no line (0, or past the end of `lines`).
+    pub skipped_no_line: u64,
+    /// Samples with a line but no node.
+    pub skipped_no_node: u64,
+    /// Samples whose node has neither a script id nor a URL.
+    pub skipped_no_key: u64,
+    /// Samples whose line is not a number (DevTools would key them by the value itself).
+    pub bad_lines: u64,
+    /// `positionTicks` path: nodes with a URL and ticks.
+    pub nodes_with_ticks: u64,
+    /// `positionTicks` path: the profile's `totalHitCount`.
+    pub total_hit_count: f64,
+    /// `positionTicks` path: ms a tick.
+    pub sample_duration: f64,
+    /// `positionTicks` entries whose line or ticks are not numbers (skipped).
+    pub bad_ticks: u64,
+    /// The rows, by script then line.
+    pub rows: Vec<LineRow>,
+    /// The sum of every addition, in order, ms.
+    pub sum_ms: f64,
+    /// (script, line, ms, function) of each addition, in order.
+    additions: Vec<(u32, f64, f64, u32)>,
+}
+
+/// Every profile's line times, and the sums DevTools shows.
+#[derive(Debug, Clone)]
+pub struct LineTimes {
+    /// Per profile, by (pid, tid).
+    pub profiles: Vec<ProfileLines>,
+    /// All profiles summed into one table, in DevTools' order: what the Sources panel shows.
+    pub merged: Vec<LineRow>,
+}
+
+/// Interned scripts and functions shared by the profiles.
+#[derive(Default)]
+struct Tables {
+    keys: Vec<ScriptKey>,
+    key_index: FxHashMap<KeyBits, u32>,
+    /// Per script: the URLs of its nodes (ids only), per profile and over all.
+    functions: Vec<String>,
+    function_index: FxHashMap<String, u32>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum KeyBits {
+    Id(u64),
+    Url(String),
+}
+
+impl Tables {
+    fn key(&mut self, k: ScriptKey) -> u32 {
+        let bits = match &k {
+            // SameValueZero: -0 is 0 (never a key: 0 is falsy), every NaN is one.
+            ScriptKey::Id(n) => KeyBits::Id(if n.is_nan() { f64::NAN.to_bits() } else { n.to_bits() }),
+            ScriptKey::Url(s) => KeyBits::Url(s.clone()),
+        };
+        let next = self.keys.len() as u32;
+        *self.key_index.entry(bits).or_insert_with(|| {
+            self.keys.push(k);
+            next
+        })
+    }
+
+    fn function(&mut self, name: String) -> u32 {
+        let next = self.functions.len() as u32;
+        *self.function_index.entry(name.clone()).or_insert_with(|| {
+            self.functions.push(name);
+            next
+        })
+    }
+}
+
+/// `Number(x)` for a frame's field.
+fn js_number(s: Scalar, strings: &Strings) -> f64 {
+    match s {
+        Scalar::Str(id) => string_to_number(strings.get(id)),
+        Scalar::Num(n) => n,
+        Scalar::Null => 0.0,
+        Scalar::Bool(b) => f64::from(u8::from(b)),
+        Scalar::Undefined => f64::NAN,
+    }
+}
+
+/// `Number(node.scriptId) || node.url`.
+fn key_of(f: &CallFrame, strings: &Strings) -> Option<ScriptKey> {
+    let id = js_number(f.script_id, strings);
+    if id != 0.0 && !id.is_nan() {
+        return Some(ScriptKey::Id(id));
+    }
+    url_key(f.url, strings)
+}
+
+/// A truthy URL as a key.
+fn url_key(url: Scalar, strings: &Strings) -> Option<ScriptKey> {
+    match url {
+        Scalar::Str(s) if !strings.get(s).is_empty() => Some(ScriptKey::Url(strings.get(s).to_owned())),
+        Scalar::Num(n) if n != 0.0 && !n.is_nan() => Some(ScriptKey::Id(n)),
+        Scalar::Bool(true) => Some(ScriptKey::Url("true".to_owned())),
+        _ => None,
+    }
+}
+
+/// A line value as a map key: SameValueZero.
+fn line_bits(line: f64) -> u64 {
+    if line == 0.0 {
+        0
+    } else if line.is_nan() {
+        f64::NAN.to_bits()
+    } else {
+        line.to_bits()
+    }
+}
+
+/// The URLs of each script id among a profile's parsed nodes (`node.url ?? ''`).
+fn urls_by_script(m: &ProfileModel, strings: &Strings, into: &mut FxHashMap<u64, Vec<String>>) {
+    let mut seen = vec![false; m.frames.len()];
+    for n in &m.nodes {
+        let f = n.frame as usize;
+        if std::mem::replace(&mut seen[f], true) {
+            continue;
+        }
+        let frame = &m.frames[f];
+        let id = js_number(frame.script_id, strings);
+        if id == 0.0 || id.is_nan() {
+            continue;
+        }
+        let url = match frame.url {
+            Scalar::Undefined | Scalar::Null => String::new(),
+            u => u.to_js_string(strings),
+        };
+        let list = into.entry(id.to_bits()).or_default();
+        if !list.contains(&url) {
+            list.push(url);
+        }
+    }
+}
+
+fn sort_js(v: &mut [String]) {
+    v.sort_by(|a, b| a.encode_utf16().cmp(b.encode_utf16()));
+}
+
+impl LineTimes {
+    /// The line times of every profile of an input, as DevTools computes them.
+    pub(crate) fn of(threads: &[ThreadWork], strings: &Strings) -> LineTimes {
+        let mut tables = Tables::default();
+        let mut profiles: Vec<ProfileLines> = threads.iter().map(|t| profile_lines(t, strings, &mut tables)).collect();
+        let mut merged_urls: FxHashMap<u64, Vec<String>> = FxHashMap::default();
+        for t in threads {
+            urls_by_script(&t.model, strings, &mut merged_urls);
+        }
+        for (p, t) in profiles.iter_mut().zip(threads) {
+            let mut urls = FxHashMap::default();
+            urls_by_script(&t.model, strings, &mut urls);
+            let own = rows(&[&*p], &tables, &urls);
+            p.rows = own;
+        }
+        let mut in_order: Vec<&ProfileLines> = profiles.iter().collect();
+        in_order.sort_by_key(|p| p.order);
+        let merged = rows(&in_order, &tables, &merged_urls);
+        profiles.sort_by_key(|p| (p.pid, p.tid));
+        LineTimes { profiles, merged }
+    }
+}
+
+/// One profile's additions, in DevTools' order.
+fn profile_lines(t: &ThreadWork, strings: &Strings, tables: &mut Tables) -> ProfileLines {
+    let m = &t.model;
+    let mut p = ProfileLines {
+        pid: t.pid,
+        tid: t.tid,
+        profile_id: t.profile_id.clone(),
+        thread_name: t.thread_name.clone(),
+        order: t.profile_order,
+        path: if m.lines.is_some() { LinePath::Lines } else { LinePath::PositionTicks },
+        samples: m.n_samples(),
+        added: 0,
+        skipped_no_line: 0,
+        skipped_no_node: 0,
+        skipped_no_key: 0,
+        bad_lines: 0,
+        nodes_with_ticks: 0,
+        total_hit_count: f64::NAN,
+        sample_duration: f64::NAN,
+        bad_ticks: 0,
+        rows: Vec::new(),
+        sum_ms: 0.0,
+        additions: Vec::new(),
+    };
+    // The script key and function of each frame, found once.
+    let mut frame_key: Vec<Option<Option<(u32, u32)>>> = vec![None; m.frames.len()];
+    let mut key_of_node = |node: u32, tables: &mut Tables| {
+        let f = m.nodes[node as usize].frame as usize;
+        *frame_key[f].get_or_insert_with(|| {
+            let frame = &m.frames[f];
+            let key = key_of(frame, strings)?;
+            Some((tables.key(key), tables.function(frame.function_name.to_js_string(strings))))
+        })
+    };
+    match &m.lines {
+        Some(lines) => {
+            let times: Vec<f64> = m.sample_times().collect();
+            let mut lines = lines.iter();
+            lines.next();
+            for i in 1..p.samples {
+                let line = lines.next().unwrap_or(0.0);
+                if line.is_nan() {
+                    p.bad_lines += 1;
+                    continue;
+                }
+                if line == 0.0 {
+                    p.skipped_no_line += 1;
+                    continue;
+                }
+                let node = m.sample_nodes[i];
+                if node == NONE {
+                    p.skipped_no_node += 1;
+                    continue;
+                }
+                let Some((key, function)) = key_of_node(node, tables) else {
+                    p.skipped_no_key += 1;
+                    continue;
+                };
+                let time = times[i] - times[i - 1];
+                p.additions.push((key, line, time, function));
+            }
+        }
+        None => {
+            let duration = (m.profile_end - m.profile_start) / m.total_hit_count;
+            p.total_hit_count = m.total_hit_count;
+            p.sample_duration = duration;
+            // The parsed tree's children in order; the walk pops the last pushed node first.
+            let mut first_child = vec![NONE; m.nodes.len()];
+            let mut next_sibling = vec![NONE; m.nodes.len()];
+            for k in (1..m.nodes.len()).rev() {
+                let parent = m.nodes[k].parent as usize;
+                next_sibling[k] = first_child[parent];
+                first_child[parent] = k as u32;
+            }
+            let ticks: FxHashMap<u32, &[(f64, f64)]> = m.position_ticks.iter().map(|(n, t)| (*n, &t[..])).collect();
+            let mut todo = vec![0u32];
+            while let Some(n) = todo.pop() {
+                let mut c = first_child[n as usize];
+                while c != NONE {
+                    todo.push(c);
+                    let frame = m.frame(c);
+                    if let (Some(key), Some(entries)) = (url_key(frame.url, strings), ticks.get(&c)) {
+                        p.nodes_with_ticks += 1;
+                        let key = tables.key(key);
+                        let function = tables.function(frame.function_name.to_js_string(strings));
+                        for &(line, n_ticks) in entries.iter() {
+                            if line.is_nan() || n_ticks.is_nan() {
+                                p.bad_ticks += 1;
+                                continue;
+                            }
+                            p.additions.push((key, line, n_ticks * duration, function));
+                        }
+                    }
+                    c = next_sibling[c as usize];
+                }
+            }
+        }
+    }
+    p.added = p.additions.len() as u64;
+    p.sum_ms = p.additions.iter().fold(0.0, |s, a| s + a.2);
+    p
+}
+
+/// The rows of `profiles` summed in the given order (`(get(line) || 0) + data`), by script and
+/// line.
+fn rows(profiles: &[&ProfileLines], tables: &Tables, urls: &FxHashMap<u64, Vec<String>>) -> Vec<LineRow> {
+    struct Sum {
+        line: f64,
+        ms: f64,
+        n: u64,
+        /// ms per function.
+        functions: Vec<(u32, f64)>,
+    }
+    let mut sums: FxHashMap<(u32, u64), Sum> = FxHashMap::default();
+    for p in profiles {
+        for &(key, line, time, function) in &p.additions {
+            let e = sums.entry((key, line_bits(line))).or_insert(Sum { line, ms: 0.0, n: 0, functions: Vec::new() });
+            e.ms += time;
+            e.n += 1;
+            match e.functions.iter_mut().find(|f| f.0 == function) {
+                Some(f) => f.1 += time,
+                None => e.functions.push((function, time)),
+            }
+        }
+    }
+    let mut out: Vec<LineRow> = sums
+        .into_iter()
+        .map(|((key, _), Sum { line, ms, n, functions })| {
+            let k = tables.keys[key as usize].clone();
+            let (url, urls) = match &k {
+                ScriptKey::Url(u) => (u.clone(), Vec::new()),
+                ScriptKey::Id(id) => {
+                    let mut list = urls.get(&id.to_bits()).cloned().unwrap_or_default();
+                    sort_js(&mut list);
+                    let url = list.first().cloned().unwrap_or_default();
+                    (url, if list.len() > 1 { list } else { Vec::new() })
+                }
+            };
+            // The function with the most time; the first seen among equals.
+            let best = functions.iter().fold(None::<(u32, f64)>, |b, &f| match b {
+                Some(b) if b.1 >= f.1 => Some(b),
+                _ => Some(f),
+            });
+            let function = best.map_or_else(String::new, |f| tables.functions[f.0 as usize].clone());
+            LineRow { key: k, url, urls, line, ms, n, function }
+        })
+        .collect();
+    out.sort_by(|a, b| a.key.cmp_js(&b.key).then(a.line.total_cmp(&b.line)));
+    out
+}
+
+/// Appends `n` as the oracle writes a number: as `JSON.stringify` does, and what JSON cannot
+/// hold (NaN, infinities) as a string.
+pub fn write_number(out: &mut String, n: f64) {
+    if n.is_finite() {
+        write_js_number(out, n);
+    } else {
+        let _ = write!(
+            out,
+            "\"{}\"",
+            if n.is_nan() {
+                "NaN"
+            } else if n > 0.0 {
+                "Infinity"
+            } else {
+                "-Infinity"
+            }
+        );
+    }
+}
+
+fn push_str(out: &mut String, s: &str) {
+    write_json_string(out, s);
+}
+
+fn push_num(out: &mut String, n: f64) {
+    write_number(out, n);
+}
+
+fn push_key(out: &mut String, k: &ScriptKey) {
+    match k {
+        ScriptKey::Id(n) => push_num(out, *n),
+        ScriptKey::Url(u) => push_str(out, u),
+    }
+}
+
+/// `{…, "key":…, "url":…, ["urls":[…],] "line":…, "ms":…, "n":…}`, after `prefix`.
+fn devtools_row(out: &mut String, prefix: &str, r: &LineRow) {
+    out.push('{');
+    out.push_str(prefix);
+    out.push_str("\"key\":");
+    push_key(out, &r.key);
+    out.push_str(",\"url\":");
+    push_str(out, &r.url);
+    if !r.urls.is_empty() {
+        out.push_str(",\"urls\":[");
+        for (i, u) in r.urls.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            push_str(out, u);
+        }
+        out.push(']');
+    }
+    out.push_str(",\"line\":");
+    push_num(out, r.line);
+    out.push_str(",\"ms\":");
+    push_num(out, r.ms);
+    let _ = write!(out, ",\"n\":{}}}", r.n);
+}
+
+impl LineTimes {
+    /// The DevTools oracle's `devtools-lines/1` document (`oracle.mjs INPUT --lines`), one row
+    /// per line: what `compare-lines.mjs` compares. `input` names the input file.
+    pub fn devtools_document(&self, input: &str, kind: InputKind) -> String {
+        let mut out =
+            String::from("{\n\"format\":\"devtools-lines/1\",\n\"engine\":\"@paulirish/trace_engine@0.0.65\",\n");
+        out.push_str("\"input\":");
+        push_str(&mut out, input.rsplit('/').next().unwrap_or(input));
+        let (kind, mode) = if kind == InputKind::CpuProfile { ("cpuprofile", "devtools") } else { ("trace", "trace") };
+        let _ = write!(out, ",\n\"kind\":\"{kind}\",\n\"mode\":\"{mode}\",\n");
+        if kind == "cpuprofile" {
+            out.push_str("\"dataOrigin\":\"CPUProfile\",\n");
+        }
+        out.push_str("\"units\":\"ms\",\n\"source\":\"front_end/ui/legacy/components/perf_ui/LineLevelProfile.ts + panels/timeline/TimelinePanel.ts (devtools-frontend ab6b6d7, 2025-09-10)\",\n");
+        out.push_str("\"sort\":\"profiles/lines: pid,tid; lines/merged: key (numbers, then strings), line\",\n");
+        out.push_str("\"profiles\":[\n");
+        for (i, p) in self.profiles.iter().enumerate() {
+            if i > 0 {
+                out.push_str(",\n");
+            }
+            let _ = write!(
+                out,
+                "{{\"order\":{},\"pid\":{},\"tid\":{},\"profileId\":{},\"path\":\"{}\",\"samples\":{},\"added\":{},\"rows\":{},\"sumMs\":",
+                p.order,
+                p.pid,
+                p.tid,
+                p.profile_id,
+                p.path.as_str(),
+                p.samples,
+                p.added,
+                p.rows.len()
+            );
+            push_num(&mut out, p.sum_ms);
+            match p.path {
+                LinePath::Lines => {
+                    let _ = write!(
+                        out,
+                        ",\"skippedNoLine\":{},\"skippedNoNode\":{},\"skippedNoKey\":{}}}",
+                        p.skipped_no_line, p.skipped_no_node, p.skipped_no_key
+                    );
+                }
+                LinePath::PositionTicks => {
+                    let _ = write!(out, ",\"nodesWithTicks\":{},\"totalHitCount\":", p.nodes_with_ticks);
+                    push_num(&mut out, p.total_hit_count);
+                    out.push_str(",\"sampleDuration\":");
+                    push_num(&mut out, p.sample_duration);
+                    out.push('}');
+                }
+            }
+        }
+        out.push_str("\n],\n\"lines\":[\n");
+        let mut first = true;
+        for p in &self.profiles {
+            let prefix = format!("\"pid\":{},\"tid\":{},\"profileId\":{},", p.pid, p.tid, p.profile_id);
+            for r in &p.rows {
+                if !std::mem::take(&mut first) {
+                    out.push_str(",\n");
+                }
+                devtools_row(&mut out, &prefix, r);
+            }
+        }
+        out.push_str("\n],\n\"merged\":[\n");
+        for (i, r) in self.merged.iter().enumerate() {
+            if i > 0 {
+                out.push_str(",\n");
+            }
+            devtools_row(&mut out, "", r);
+        }
+        out.push_str("\n]\n}\n");
+        out
+    }
+}

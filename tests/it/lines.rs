@@ -1,0 +1,117 @@
+//! `jscalls lines`: time per line, worked out by hand on small profiles, and the views of a
+//! real recording. (Parity with DevTools on every fixture is in `conformance.rs`.)
+
+use serde_json::Value;
+
+use crate::support::{jscalls, tmpdir};
+
+/// root(1) > f(2, script 5, a.js) > g(3, script "0", b.js): script "0" is keyed by its URL.
+/// Samples 2, 3, 3, 2 at 0, 100, 150, 400 µs with lines 4, 7, 0, 9.
+const PROFILE: &str = r#"{"nodes":[
+ {"id":1,"callFrame":{"functionName":"(root)","scriptId":"0","url":"","lineNumber":-1,"columnNumber":-1},"children":[2]},
+ {"id":2,"callFrame":{"functionName":"f","scriptId":"5","url":"a.js","lineNumber":0,"columnNumber":0},"children":[3]},
+ {"id":3,"callFrame":{"functionName":"g","scriptId":"0","url":"b.js","lineNumber":3,"columnNumber":0},"children":[]}],
+ "samples":[2,3,3,2],"timeDeltas":[0,100,50,250],"lines":[4,7,0,9],"startTime":0,"endTime":500}"#;
+
+fn json_of(args: &[&str]) -> Value {
+    let o = jscalls(args);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+#[test]
+fn each_sample_gives_its_line_the_time_since_the_sample_before() {
+    let d = tmpdir("lines", "by-hand");
+    let p = d.join("p.cpuprofile");
+    std::fs::write(&p, PROFILE).unwrap();
+    let doc = json_of(&["lines", p.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(doc["format"], "jscalls-lines/1");
+    let t = &doc["threads"][0];
+    assert_eq!(t["from"], "lines");
+    // Sample 0 counts nothing; sample 1 (g, line 7): 0.1 ms; sample 2 has line 0: nothing;
+    // sample 3 (f, line 9): 0.4 − 0.15 = 0.25 ms. Most time first.
+    let rows: Vec<(String, Value, f64, f64, String)> = t["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["url"].as_str().unwrap().to_owned(),
+                r["scriptId"].clone(),
+                r["line"].as_f64().unwrap(),
+                r["ms"].as_f64().unwrap(),
+                r["function"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        vec![
+            ("a.js".to_owned(), Value::from(5), 9.0, 0.4 - 0.15, "f".to_owned()),
+            ("b.js".to_owned(), Value::Null, 7.0, 0.1 - 0.0, "g".to_owned()),
+        ]
+    );
+    assert_eq!(t["ms"].as_f64().unwrap(), (0.4 - 0.15) + 0.1);
+}
+
+#[test]
+fn position_ticks_share_the_profile_by_hit_count() {
+    // No `lines`: each tick is (end − start) / totalHitCount ms, the end one mean interval
+    // after the last sample (0.4 + 0.4 / 3 ms), the hit count the 4 samples'.
+    let d = tmpdir("lines", "ticks");
+    let p = d.join("p.cpuprofile");
+    let profile = PROFILE
+        .replace(r#","lines":[4,7,0,9]"#, "")
+        .replace(r#""children":[3]}"#, r#""children":[3],"positionTicks":[{"line":2,"ticks":3}]}"#);
+    std::fs::write(&p, profile).unwrap();
+    let doc = json_of(&["lines", p.to_str().unwrap(), "--format", "json"]);
+    let t = &doc["threads"][0];
+    assert_eq!(t["from"], "positionTicks");
+    let r = &t["lines"][0];
+    assert_eq!(
+        (r["url"].as_str(), r["line"].as_f64(), r["ms"].as_f64()),
+        (Some("a.js"), Some(2.0), Some(3.0 * ((0.4 + 0.4 / 3.0) / 4.0)))
+    );
+    assert_eq!(t["lines"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn odd_line_data_is_a_counted_warning_and_fails_strict() {
+    let d = tmpdir("lines", "odd");
+    let p = d.join("p.cpuprofile");
+    std::fs::write(&p, PROFILE.replace("[4,7,0,9]", r#"[4,"x",-2]"#)).unwrap();
+    let o = jscalls(&["lines", p.to_str().unwrap(), "--format", "json"]);
+    assert!(o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("lines has 3 entries for 4 samples; DevTools pairs them by position [bad-line-data]"),
+        "{err}"
+    );
+    assert!(err.contains("1 sample line(s) are not numbers; left out of the line times [bad-line-data]"), "{err}");
+    assert!(err.contains("1 sample line(s) are negative or not whole; counted as DevTools counts them"), "{err}");
+    // The line "x" is left out; -2 counts as DevTools counts it (sample 2: 0.15 − 0.1 ms).
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let lines = doc["threads"][0]["lines"].as_array().unwrap();
+    assert_eq!(lines.len(), 1);
+    assert_eq!((lines[0]["line"].as_f64(), lines[0]["ms"].as_f64()), (Some(-2.0), Some(0.15 - 0.1)));
+    let o = jscalls(&["lines", p.to_str().unwrap(), "--strict"]);
+    assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+#[test]
+fn the_text_view_lists_the_hottest_lines_with_their_functions() {
+    let o = jscalls(&["lines", "fixtures/chrome-ui.json.gz", "--top", "3", "--thread", "CrRendererMain"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8(o.stdout).unwrap();
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path("../../snapshots");
+    settings.set_prepend_module_to_snapshot(false);
+    settings.bind(|| insta::assert_snapshot!("lines_text_chrome_ui", text));
+}
+
+#[test]
+fn devtools_format_takes_every_profile() {
+    let o = jscalls(&["lines", "fixtures/chrome-ui.json.gz", "--format", "devtools", "--thread", "1:1"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--format devtools writes every profile"));
+}
