@@ -136,6 +136,24 @@ pub struct LineTimes {
     pub profiles: Vec<ProfileLines>,
     /// All profiles summed into one table, in DevTools' order: what the Sources panel shows.
     pub merged: Vec<LineRow>,
+    /// The scripts and functions the additions refer to.
+    keys: Vec<ScriptKey>,
+    functions: Vec<String>,
+}
+
+/// One function's lines in one profile: what a listing of its source shows.
+#[derive(Debug, Clone)]
+pub struct FunctionLines {
+    /// Its script.
+    pub key: ScriptKey,
+    /// The script's URL (as the profile's rows label it).
+    pub url: String,
+    /// The function's name.
+    pub function: String,
+    /// Its lines' time, ms.
+    pub ms: f64,
+    /// (line, ms) of each of its lines, by line.
+    pub lines: Vec<(f64, f64)>,
 }
 
 /// Interned scripts and functions shared by the profiles.
@@ -247,6 +265,32 @@ fn sort_js(v: &mut [String]) {
 }
 
 impl LineTimes {
+    /// The functions of profile `k` (an index into [`LineTimes::profiles`]) with their lines,
+    /// most time first: a line's time goes to the function of the sample that added it.
+    pub fn functions_of(&self, k: usize) -> Vec<FunctionLines> {
+        let p = &self.profiles[k];
+        let mut by: FxHashMap<(u32, u32), FxHashMap<u64, (f64, f64)>> = FxHashMap::default();
+        for &(key, line, time, function) in &p.additions {
+            let e = by.entry((key, function)).or_default().entry(line_bits(line)).or_insert((line, 0.0));
+            e.1 += time;
+        }
+        let mut out: Vec<FunctionLines> = by
+            .into_iter()
+            .map(|((key, function), lines)| {
+                let key = self.keys[key as usize].clone();
+                let url = p.rows.iter().find(|r| r.key == key).map_or_else(String::new, |r| r.url.clone());
+                let mut lines: Vec<(f64, f64)> = lines.into_values().collect();
+                lines.sort_by(|a, b| a.0.total_cmp(&b.0));
+                let ms = lines.iter().fold(0.0, |s, l| s + l.1);
+                FunctionLines { key, url, function: self.functions[function as usize].clone(), ms, lines }
+            })
+            .collect();
+        out.sort_by(|a, b| {
+            b.ms.total_cmp(&a.ms).then_with(|| a.key.cmp_js(&b.key)).then_with(|| a.function.cmp(&b.function))
+        });
+        out
+    }
+
     /// The line times of every profile of an input, as DevTools computes them.
     pub(crate) fn of(threads: &[ThreadWork], strings: &Strings) -> LineTimes {
         let mut tables = Tables::default();
@@ -265,7 +309,7 @@ impl LineTimes {
         in_order.sort_by_key(|p| p.order);
         let merged = rows(&in_order, &tables, &merged_urls);
         profiles.sort_by_key(|p| (p.pid, p.tid));
-        LineTimes { profiles, merged }
+        LineTimes { profiles, merged, keys: tables.keys, functions: tables.functions }
     }
 }
 

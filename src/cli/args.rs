@@ -73,6 +73,7 @@ as the text tree prints it (`name url:line:column`) when several share the name.
     #[command(after_help = "Examples:
   jscalls lines trace.json.gz                          the hottest lines of each thread
   jscalls lines app.cpuprofile --top 40
+  jscalls lines trace.json.gz --source dist/               the hottest functions' source, time per line
   jscalls lines trace.json.gz --format json -o lines.json
   jscalls lines trace.json.gz --format devtools        DevTools' own per-line times (devtools-lines/1)")]
     Lines(LinesArgs),
@@ -296,9 +297,14 @@ pub(crate) struct LinesArgs {
     /// sums, `devtools-lines/1`).
     #[arg(long, value_enum, default_value = "text")]
     pub(crate) format: LinesFormat,
-    /// Lines shown per thread in the text view.
-    #[arg(long, value_name = "N", default_value = "20")]
-    pub(crate) top: usize,
+    /// Lines shown per thread in the text view (default 20); with --source, functions listed
+    /// (default 3).
+    #[arg(long, value_name = "N")]
+    pub(crate) top: Option<usize>,
+    /// List the source of each thread's hottest functions with the time of each line, the
+    /// scripts found in DIR by their URL (repeatable; nothing outside DIR is read).
+    #[arg(long = "source", value_name = "DIR")]
+    pub(crate) sources: Vec<PathBuf>,
     /// Only this thread: `PID:TID` or its name.
     #[arg(long, value_name = "PID:TID|NAME")]
     pub(crate) thread: Option<String>,

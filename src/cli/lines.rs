@@ -10,8 +10,10 @@ use jscalls::Error;
 use super::args::{Global, LinesArgs, LinesFormat};
 use super::each::{self, Estimated, PerInput};
 use super::files::Reads;
+use super::output::same_file;
 use super::output::Output;
 use super::report::failure;
+use super::sources::{read_lines, SourceDirs};
 use super::tree::ThreadSpec;
 use super::Failed;
 use jscalls::Config;
@@ -43,7 +45,11 @@ impl PerInput for Lines<'_> {
         let text = match args.format {
             LinesFormat::Devtools => times.devtools_document(label, assembled.kind()),
             LinesFormat::Json => json(&times, label, wanted.as_ref()),
-            LinesFormat::Text => text(&times, args.top, wanted.as_ref()),
+            LinesFormat::Text if !args.sources.is_empty() => {
+                let dirs = SourceDirs::new(&args.sources).map_err(Failed::Usage)?;
+                listing(&times, args.top.unwrap_or(3), wanted.as_ref(), &dirs, output.target())?
+            }
+            LinesFormat::Text => text(&times, args.top.unwrap_or(20), wanted.as_ref()),
         };
         output
             .write(|w| w.write_all(text.as_bytes()).map_err(|err| Error::io("cannot write the line times", err)))
@@ -53,6 +59,9 @@ impl PerInput for Lines<'_> {
 
 pub(crate) fn run(args: &LinesArgs, global: &Global, cfg: &Config, reads: Reads) -> Result<(), Failed> {
     super::no_bounds(global, "lines")?;
+    if args.format != LinesFormat::Text && !args.sources.is_empty() {
+        return Err(Failed::Usage("--source lists sources in the text view: it takes no --format".to_owned()));
+    }
     if args.format == LinesFormat::Devtools && args.thread.is_some() {
         return Err(Failed::Usage(
             "--thread picks threads of jscalls' own views; --format devtools writes every profile, as DevTools sums them"
@@ -192,6 +201,92 @@ fn text(t: &LineTimes, top: usize, wanted: Option<&ThreadSpec>) -> String {
         );
     }
     out
+}
+
+/// A listing of each thread's hottest functions, `pprof -list` style: the function's lines
+/// with the time of each, from its first line with time to its last, two lines around (or,
+/// when that spans more than 40 lines, each line with time and two around it).
+fn listing(
+    t: &LineTimes,
+    top: usize,
+    wanted: Option<&ThreadSpec>,
+    dirs: &SourceDirs,
+    output: Option<&std::path::Path>,
+) -> Result<String, Failed> {
+    let mut out = String::new();
+    let mut read: Vec<(String, Option<Vec<String>>)> = Vec::new();
+    for (k, p) in t.profiles.iter().enumerate().filter(|(_, p)| !p.rows.is_empty() && shown(p, wanted)) {
+        let name = p.thread_name.as_deref().unwrap_or("thread");
+        let _ = writeln!(
+            out,
+            "{} (pid {}, tid {}): {} ms on lines",
+            super::report::printable(name),
+            p.pid,
+            p.tid,
+            ms(p.sum_ms)
+        );
+        for f in t.functions_of(k).iter().take(top) {
+            let share = if p.sum_ms > 0.0 { 100.0 * f.ms / p.sum_ms } else { 0.0 };
+            let function = if f.function.is_empty() { "(anonymous)" } else { &f.function };
+            let _ = writeln!(
+                out,
+                "\nROUTINE {}  {}  {} ms, {share:.1}% of the thread's",
+                super::report::printable(function),
+                super::report::printable(if f.url.is_empty() { "(no url)" } else { &f.url }),
+                ms(f.ms)
+            );
+            // Each script read once.
+            let source = match read.iter().position(|(u, _)| *u == f.url) {
+                Some(i) => &read[i].1,
+                None => {
+                    let lines = match dirs.find(&f.url) {
+                        Some(path) => {
+                            if output.is_some_and(|o| same_file(&path, o)) {
+                                return Err(Failed::Usage(format!(
+                                    "the output {} is the source of {}; refusing to overwrite it",
+                                    path.display(),
+                                    f.url
+                                )));
+                            }
+                            Some(read_lines(&path).map_err(|e| failure(&f.url, e))?)
+                        }
+                        None => None,
+                    };
+                    read.push((f.url.clone(), lines));
+                    &read.last().expect("pushed").1
+                }
+            };
+            let _ = writeln!(out, "  {:>10}  {:>6}  source", "self ms", "line");
+            let whole: Vec<f64> = f.lines.iter().map(|l| l.0).filter(|l| l.fract() == 0.0 && *l >= 1.0).collect();
+            let (Some(&first), Some(&last)) = (whole.first(), whole.last()) else { continue };
+            let n = source.as_ref().map_or(last as usize + 2, Vec::len);
+            let from = (first as usize).saturating_sub(2).max(1);
+            let to = (last as usize + 2).min(n.max(last as usize));
+            let near = |l: usize| whole.iter().any(|&w| (w as usize).abs_diff(l) <= 2);
+            let mut gap = false;
+            for l in from..=to {
+                if to - from > 40 && !near(l) {
+                    if !gap {
+                        out.push_str("           ...\n");
+                        gap = true;
+                    }
+                    continue;
+                }
+                gap = false;
+                let time = f.lines.iter().find(|x| x.0 == l as f64).map_or_else(|| ".".to_owned(), |x| ms(x.1));
+                let text = source.as_ref().and_then(|s| s.get(l - 1)).map_or("", String::as_str);
+                let _ = writeln!(out, "  {time:>10}  {l:>6}  {}", super::report::printable(text));
+            }
+            if source.is_none() {
+                let _ = writeln!(out, "  (no file for {} under --source)", super::report::printable(&f.url));
+            }
+        }
+        out.push('\n');
+    }
+    if out.is_empty() {
+        out.push_str("no line times: the profiles record no lines\n");
+    }
+    Ok(out)
 }
 
 fn line_text(line: f64) -> String {

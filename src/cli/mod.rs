@@ -29,6 +29,7 @@ pub(crate) mod output;
 #[cfg(unix)]
 pub(crate) mod process;
 pub(crate) mod report;
+pub(crate) mod sources;
 pub(crate) mod summary;
 pub(crate) mod timeline;
 pub(crate) mod tree;

@@ -131,6 +131,15 @@ impl Output {
         Ok(Output::Temp { file: EarlyWriteback::new(tmp, fsync), target, gzip })
     }
 
+    /// The file written (None: standard output).
+    pub(crate) fn target(&self) -> Option<&Path> {
+        match self {
+            Output::Stdout => None,
+            Output::Direct(_, p) => Some(p),
+            Output::Temp { target, .. } => Some(target),
+        }
+    }
+
     /// Writes with `f` and, for a file, renames it into place; on failure nothing is left.
     pub(crate) fn write(self, f: impl FnOnce(&mut dyn Write) -> Result<(), Error>) -> Result<(), Error> {
         match self {

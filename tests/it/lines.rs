@@ -115,3 +115,52 @@ fn devtools_format_takes_every_profile() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--format devtools writes every profile"));
 }
+
+#[test]
+fn a_listing_shows_the_hot_functions_source_with_time_per_line() {
+    // The recording's URLs are file:///…/fixtures/record/workloads/mixed.js of the machine
+    // that made it: found in --source by their last parts.
+    let o =
+        jscalls(&["lines", "fixtures/node-mixed.cpuprofile.gz", "--source", "fixtures/record/workloads", "--top", "2"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8(o.stdout).unwrap();
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path("../../snapshots");
+    settings.set_prepend_module_to_snapshot(false);
+    settings.bind(|| insta::assert_snapshot!("lines_listing_node_mixed", text));
+}
+
+#[test]
+fn a_listing_reads_nothing_outside_the_source_folders_and_never_writes_a_source() {
+    let d = tmpdir("lines", "outside");
+    std::fs::create_dir_all(d.join("src")).unwrap();
+    let app = "// app\n".repeat(7) + "function f() {\n  return 1;\n}\n";
+    std::fs::write(d.join("src/app.js"), &app).unwrap();
+    std::fs::write(d.join("secret.js"), "the secret\nthe secret\nthe secret\n").unwrap();
+    // Scripts named by a URL whose path is in the folder, by a path that climbs out of it, and
+    // by an absolute file URL outside it.
+    let outside = format!("file://{}", d.join("secret.js").display());
+    let profile = PROFILE
+        .replace(r#""url":"a.js""#, r#""url":"https://cdn.example/app.js""#)
+        .replace(r#""url":"b.js""#, r#""url":"../secret.js""#);
+    let p = d.join("p.cpuprofile");
+    std::fs::write(&p, &profile).unwrap();
+    let src = d.join("src");
+    let o = jscalls(&["lines", p.to_str().unwrap(), "--source", src.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(text.contains("return 1;"), "{text}");
+    assert!(!text.contains("the secret"), "{text}");
+    assert!(text.contains("(no file for ../secret.js under --source)"), "{text}");
+    let p2 = d.join("p2.cpuprofile");
+    std::fs::write(&p2, profile.replace("../secret.js", &outside)).unwrap();
+    let o = jscalls(&["lines", p2.to_str().unwrap(), "--source", src.to_str().unwrap()]);
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(!text.contains("the secret"), "{text}");
+    // The output may not be a source the listing reads.
+    let target = src.join("app.js");
+    let o = jscalls(&["lines", p.to_str().unwrap(), "--source", src.to_str().unwrap(), "-o", target.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("is the source of https://cdn.example/app.js"));
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), app);
+}

@@ -1,0 +1,100 @@
+//! Script sources on disk, found by the URL a profile gives them, and only inside the folders
+//! the user named: a recording never makes the command read a file elsewhere.
+
+use std::path::{Component, Path, PathBuf};
+
+use super::files::read_option_file;
+
+/// The largest source file read for a listing.
+pub(crate) const SOURCE_LIMIT: u64 = 64 << 20;
+
+/// The folders sources are looked up in, canonical.
+pub(crate) struct SourceDirs {
+    dirs: Vec<PathBuf>,
+}
+
+impl SourceDirs {
+    /// The folders; one that does not exist is a usage error (the message names it).
+    pub(crate) fn new(dirs: &[PathBuf]) -> Result<SourceDirs, String> {
+        let dirs = dirs
+            .iter()
+            .map(|d| match std::fs::canonicalize(d) {
+                Ok(c) if c.is_dir() => Ok(c),
+                Ok(_) => Err(format!("--source {}: not a directory", d.display())),
+                Err(e) => Err(format!("--source {}: {e}", d.display())),
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(SourceDirs { dirs })
+    }
+
+    /// The file of a script URL inside one of the folders: `file:///a/b.js` when it lies in
+    /// one; `https://host/a/b.js`, `/a/b.js` and `a/b.js` as `a/b.js` under each (then by the
+    /// path's last parts: `b.js`). None when no such file exists there.
+    pub(crate) fn find(&self, url: &str) -> Option<PathBuf> {
+        // A URL's query and fragment are no part of the file's name.
+        let url = url.split(['?', '#']).next().unwrap_or("");
+        let path = match url.split_once("://") {
+            Some(("file", rest)) => {
+                let p = PathBuf::from(percent_decoded(rest.trim_start_matches("localhost")));
+                if let Some(found) = std::fs::canonicalize(&p).ok().filter(|c| self.contains(c) && c.is_file()) {
+                    return Some(found);
+                }
+                p
+            }
+            Some((_, rest)) => PathBuf::from(percent_decoded(rest.split_once('/').map_or("", |(_, p)| p))),
+            None => PathBuf::from(url),
+        };
+        // Only plain names: no `..`, no root, nothing a URL could use to leave the folder.
+        let parts: Vec<&str> = path
+            .components()
+            .filter_map(|c| match c {
+                Component::Normal(s) => s.to_str(),
+                _ => None,
+            })
+            .collect();
+        for skip in 0..parts.len() {
+            let rel: PathBuf = parts[skip..].iter().collect();
+            for d in &self.dirs {
+                let candidate = d.join(&rel);
+                if let Ok(c) = std::fs::canonicalize(&candidate) {
+                    // A symbolic link out of the folder is not followed.
+                    if self.contains(&c) && c.is_file() {
+                        return Some(c);
+                    }
+                }
+            }
+        }
+        None
+    }
+
+    fn contains(&self, p: &Path) -> bool {
+        self.dirs.iter().any(|d| p.starts_with(d))
+    }
+}
+
+/// The source's lines (at most [`SOURCE_LIMIT`] bytes, invalid UTF-8 replaced).
+pub(crate) fn read_lines(path: &Path) -> Result<Vec<String>, jscalls::Error> {
+    let bytes = read_option_file(path, "the source", SOURCE_LIMIT)?;
+    Ok(String::from_utf8_lossy(&bytes).lines().map(str::to_owned).collect())
+}
+
+/// `%XX` escapes decoded (a URL's path as a file's name); anything malformed kept as it is.
+fn percent_decoded(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let hex = |c: u8| (c as char).to_digit(16);
+        match (b[i], b.get(i + 1).copied().and_then(hex), b.get(i + 2).copied().and_then(hex)) {
+            (b'%', Some(h), Some(l)) => {
+                out.push((h * 16 + l) as u8);
+                i += 3;
+            }
+            (c, _, _) => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
