@@ -187,8 +187,8 @@ pub(crate) struct DiffArgs {
     /// Options that estimate NEW.
     #[arg(long, value_name = "OPTIONS", allow_hyphen_values = true)]
     pub(crate) new_opt: Option<String>,
-    /// Compare calls (default for one recording) or functions and call-tree nodes (default
-    /// for two recordings).
+    /// Compare calls (default for one recording), functions and call-tree nodes (default for
+    /// two recordings), or lines (the time DevTools' Sources panel gives each line).
     #[arg(long, value_enum)]
     pub(crate) level: Option<Level>,
     /// BASE and NEW are groups of runs: medians per function, and a change counts for
@@ -229,6 +229,8 @@ pub(crate) enum Level {
     Calls,
     /// Per function and per call-tree node: self, total, calls.
     Functions,
+    /// Per line of each script: the time `jscalls lines` gives it.
+    Lines,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

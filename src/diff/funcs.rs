@@ -46,7 +46,7 @@ impl FuncKey {
 /// A URL without its scheme and host (`http://127.0.0.1:41437/app.js` → `/app.js`): a page
 /// served locally gets another port on every run, and a script is `file:///app.js` in one
 /// format and `/app.js` in another.
-fn without_origin(url: &str) -> &str {
+pub fn without_origin(url: &str) -> &str {
     match url.split_once("://") {
         Some(("http" | "https" | "file", rest)) => rest.find('/').map_or("/", |k| &rest[k..]),
         _ => url,

@@ -164,3 +164,35 @@ fn a_listing_reads_nothing_outside_the_source_folders_and_never_writes_a_source(
     assert!(String::from_utf8_lossy(&o.stderr).contains("is the source of https://cdn.example/app.js"));
     assert_eq!(std::fs::read_to_string(&target).unwrap(), app);
 }
+
+#[test]
+fn diff_by_line_puts_each_sides_line_times_side_by_side() {
+    let (a, b) = ("fixtures/chrome-worker-run1.json.gz", "fixtures/chrome-worker-run2.json.gz");
+    let d = json_of(&["diff", a, b, "--level", "lines", "--format", "json"]);
+    assert_eq!(d["level"], "lines");
+    // Each side's time of /worker.js:2 on the worker, as `jscalls lines` gives it.
+    let ms_of = |input: &str| -> f64 {
+        let doc = json_of(&["lines", input, "--format", "json", "--thread", "DedicatedWorker thread"]);
+        doc["threads"][0]["lines"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["url"].as_str().unwrap().ends_with("/worker.js") && r["line"] == 2)
+            .map(|r| r["ms"].as_f64().unwrap())
+            .sum()
+    };
+    let worker = d["threads"].as_array().unwrap().iter().find(|t| t["name"] == "DedicatedWorker thread").unwrap();
+    let row = worker["lines"].as_array().unwrap().iter().find(|r| r["url"] == "/worker.js" && r["line"] == 2).unwrap();
+    assert_eq!((row["base"].as_f64().unwrap(), row["new"].as_f64().unwrap()), (ms_of(a), ms_of(b)));
+    assert!(ms_of(a) > 10.0, "a hot line");
+    // Largest change first.
+    let changes: Vec<f64> = worker["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["new"].as_f64().unwrap() - r["base"].as_f64().unwrap()).abs())
+        .collect();
+    assert!(changes.windows(2).all(|w| w[0] >= w[1]), "{changes:?}");
+    let o = jscalls(&["diff", a, "--level", "lines", "--new-opt=--engine 0.0.65"]);
+    assert_eq!(o.status.code(), Some(2));
+}

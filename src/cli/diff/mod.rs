@@ -21,6 +21,7 @@ use super::output::{spill_stream, Output};
 use super::report::{assemble_file, failure, md_cell};
 use super::Failed;
 
+mod lines;
 mod render;
 mod rule;
 
@@ -220,6 +221,19 @@ pub(crate) fn run(args: &DiffArgs, global: &Global, cfg: &Config, mut reads: Rea
     }
     let mut text = String::new();
     let (rows_diff, header) = match (args.runs, args.inputs.as_slice()) {
+        (false, [b, n]) if args.level == Some(Level::Lines) => {
+            if !rules.is_empty() || args.base_opt.is_some() || args.new_opt.is_some() {
+                return Err(Failed::Usage(
+                    "--level lines compares the line times of two recordings: it takes no --fail-on, --base-opt or --new-opt"
+                        .to_owned(),
+                ));
+            }
+            let header = Header { base: describe(b, &specs.0), new: describe(n, &specs.1) };
+            return lines::line_level(args, global, cfg, &header, (&Side::new(b)?, &Side::new(n)?));
+        }
+        _ if args.level == Some(Level::Lines) => {
+            return Err(Failed::Usage("--level lines takes BASE and NEW, two recordings".to_owned()))
+        }
         (true, [b, n]) => {
             let (bs, ns) = (runs_of(b)?, runs_of(n)?);
             // Runs compare function by function: each run's stacks are kept, not its calls.
