@@ -196,3 +196,21 @@ fn diff_by_line_puts_each_sides_line_times_side_by_side() {
     let o = jscalls(&["diff", a, "--level", "lines", "--new-opt=--engine 0.0.65"]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+#[test]
+fn a_firefox_profiles_frame_lines_give_the_line_times() {
+    // GeckoMain's samples, 1 ms apart: stack 5 (render, its frame at line 10) at 8 and 11 ms,
+    // stack 6 (the function at line 20) at 9 and 10 ms: each line gets the 2 ms since the
+    // samples before them.
+    let doc = json_of(&["lines", "fixtures/gecko/hand.json", "--format", "json", "--thread", "GeckoMain"]);
+    let rows: Vec<(String, f64, f64)> = doc["threads"][0]["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["url"].as_str().unwrap().to_owned(), r["line"].as_f64().unwrap(), r["ms"].as_f64().unwrap()))
+        .collect();
+    assert_eq!(
+        rows,
+        vec![("http://a.test/app.js".to_owned(), 10.0, 2.0), ("http://a.test/app.js".to_owned(), 20.0, 2.0)]
+    );
+}

@@ -149,7 +149,13 @@ fn thread(
     let stack_frame = stacks.column("frame", at)?;
     let prefix = stacks.column("prefix", at).ok();
     let offset = if prefix.is_none() { Some(stacks.column("prefixOffset", at)?) } else { None };
-    let mut sampled = Sampled { stacks: Vec::with_capacity(stacks.len), samples: Vec::new(), end_us: f64::NAN };
+    let frame_line = frames.has("line").then(|| frames.column("line", at)).transpose()?;
+    let mut sampled = Sampled {
+        stacks: Vec::with_capacity(stacks.len),
+        stack_lines: Vec::with_capacity(stacks.len),
+        samples: Vec::new(),
+        end_us: f64::NAN,
+    };
     for s in 0..stacks.len {
         let frame = stacks.index(stack_frame, "frame", s, at)?.filter(|&k| k < frames.len).ok_or_else(|| {
             at.err(&format!("{}.frame[{s}]", stacks.path), format!("expected a frame index below {}", frames.len))
@@ -169,6 +175,7 @@ fn thread(
             (None, None) => None,
         };
         sampled.stacks.push((parent, frame_of_func[frame]));
+        sampled.stack_lines.push(frame_line.and_then(|l| l[frame].as_f64()).unwrap_or(0.0));
     }
     let stack_cells = samples.column("stack", at)?;
     let (cells, name, deltas) = if samples.has("time") {

@@ -274,7 +274,12 @@ fn thread(
         frame_json.push(call_frame_json(&out));
     }
     let n_stacks = stacks.rows.len();
-    let mut sampled = Sampled { stacks: Vec::with_capacity(n_stacks), samples: Vec::new(), end_us: f64::NAN };
+    let mut sampled = Sampled {
+        stacks: Vec::with_capacity(n_stacks),
+        stack_lines: Vec::with_capacity(n_stacks),
+        samples: Vec::new(),
+        end_us: f64::NAN,
+    };
     for s in 0..n_stacks {
         let spath = format!("{}.data[{s}]", stacks.path);
         stacks.row_is_array(s, at)?;
@@ -287,6 +292,11 @@ fn thread(
             return Err(at.err(&spath, format!("frame {frame} is not in frameTable ({} rows)", frame_json.len())));
         }
         sampled.stacks.push((prefix, frame));
+        sampled.stack_lines.push(if frames.has("line") {
+            frames.cell(frame, "line").as_f64().unwrap_or(0.0)
+        } else {
+            0.0
+        });
     }
     let time_column = if samples.has("time") {
         "time"

@@ -62,6 +62,8 @@ pub(super) fn thread_id(t: &Value, key: &str) -> Option<i64> {
 pub(super) struct Sampled {
     /// Each stack's prefix stack and frame (an index into the frames' call frames).
     pub(super) stacks: Vec<(Option<usize>, usize)>,
+    /// Each stack's line: where in its function the sample was, 1-based (0: not known).
+    pub(super) stack_lines: Vec<f64>,
     /// Each sample's stack (None: no stack, an idle sample) and time, µs on the root clock.
     pub(super) samples: Vec<(Option<u64>, f64)>,
     /// When the last sample ends, µs.
@@ -143,13 +145,26 @@ impl Sampled {
         }
         ids.push(']');
         deltas.push(']');
-        let fields = vec![
+        let mut fields = vec![
             ("nodes".to_owned(), nodes.into_bytes()),
             ("samples".to_owned(), ids.into_bytes()),
             ("timeDeltas".to_owned(), deltas.into_bytes()),
             ("startTime".to_owned(), number(first).into_bytes()),
             ("endTime".to_owned(), number(self.end_us).into_bytes()),
         ];
+        if r.cfg.keep_lines {
+            // Each sample's line: its stack's (a V8 profile's `lines`).
+            let mut lines = String::from("[");
+            for (k, &(stack, _)) in self.samples.iter().enumerate() {
+                if k > 0 {
+                    lines.push(',');
+                }
+                let line = stack.and_then(|s| self.stack_lines.get(s as usize)).copied().unwrap_or(0.0);
+                crate::js::write_number(&mut lines, line);
+            }
+            lines.push(']');
+            fields.push(("lines".to_owned(), lines.into_bytes()));
+        }
         let mut b = (f64::INFINITY, f64::NEG_INFINITY);
         let mut works =
             crate::model::cpuprofile::thread_work(fields, None, at.location, r.strings, r.cfg, r.diag, &mut b)?;
