@@ -341,6 +341,10 @@ pub(crate) struct SelectArgs {
     /// counting 1, or the time to the next sample).
     #[arg(long, value_enum, default_value = "self-time")]
     pub(crate) weight: WeightArg,
+    /// Split each sample's function by the line it recorded: a `line N` frame under it (with
+    /// --weight samples or sample-time).
+    #[arg(long)]
+    pub(crate) by_line: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -468,17 +468,25 @@ impl Stacks {
     /// sample's node and its ancestors (the root aside), weighing 1 each, or the time to the
     /// next sample (µs; the last one, to the profile's end) with [`Weight::SampleTime`].
     pub fn from_samples(thread: &Thread<'_>, weight: Weight) -> Stacks {
-        Stacks::samples(thread, weight, None)
+        Stacks::samples(thread, weight, false, None)
     }
 
     /// [`Stacks::from_samples`], and each sample as a [`Span`] to the next sample, in time order.
     pub fn from_samples_with_spans(thread: &Thread<'_>, weight: Weight) -> (Stacks, Vec<Span>) {
         let mut spans = Vec::new();
-        let st = Stacks::samples(thread, weight, Some(&mut spans));
+        let st = Stacks::samples(thread, weight, false, Some(&mut spans));
         (st, spans)
     }
 
-    fn samples(thread: &Thread<'_>, weight: Weight, mut spans: Option<&mut Vec<Span>>) -> Stacks {
+    /// [`Stacks::from_samples`] with one more frame under each sample's function: the line it
+    /// recorded (`line N` of the function's script), as DevTools pairs `lines` with the sorted
+    /// samples. Needs the line data ([`crate::Config::keep_lines`]); a sample without a line
+    /// stays on its function.
+    pub fn from_samples_by_line(thread: &Thread<'_>, weight: Weight, spans: Option<&mut Vec<Span>>) -> Stacks {
+        Stacks::samples(thread, weight, true, spans)
+    }
+
+    fn samples(thread: &Thread<'_>, weight: Weight, by_line: bool, mut spans: Option<&mut Vec<Span>>) -> Stacks {
         let (t, strings) = thread.inner();
         let m = &t.model;
         let mut st = Stacks::new();
@@ -488,6 +496,12 @@ impl Stacks {
             *root = Some(None);
         }
         let times = if weight == Weight::SampleTime || spans.is_some() { m.timestamps() } else { Vec::new() };
+        let lines: Vec<f64> = match &m.lines {
+            Some(l) if by_line => l.iter().collect(),
+            _ => Vec::new(),
+        };
+        // Each (function's stack, line) as its own stack, made once.
+        let mut line_stack: HashMap<(StackId, u64), StackId> = HashMap::default();
         let mut chain: Vec<u32> = Vec::new();
         for (k, &n) in m.sample_nodes.iter().enumerate() {
             if n as usize >= m.nodes.len() {
@@ -507,7 +521,21 @@ impl Stacks {
                 stack_of[y as usize] = Some(Some(s));
                 parent = Some(s);
             }
-            let Some(stack) = stack_of[n as usize].expect("made") else { continue };
+            let Some(mut stack) = stack_of[n as usize].expect("made") else { continue };
+            if let Some(&line) = lines.get(k).filter(|l| **l != 0.0 && !l.is_nan()) {
+                stack = *line_stack.entry((stack, line.to_bits())).or_insert_with(|| {
+                    let f = m.frame(n);
+                    let frame = crate::view::Frame::new(f, strings);
+                    let func = st.func(Func::of_frame(
+                        format!("line {}", crate::js::number_to_string(line)),
+                        frame.url().into_owned(),
+                        frame.script_id().into_owned(),
+                        Some(line as i64 - 1),
+                        None,
+                    ));
+                    st.stack(Some(stack), func)
+                });
+            }
             let w = match weight {
                 Weight::SampleTime => match (times.get(k), times.get(k + 1)) {
                     (Some(a), Some(b)) => (b - a) * 1000.0,

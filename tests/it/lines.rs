@@ -214,3 +214,41 @@ fn a_firefox_profiles_frame_lines_give_the_line_times() {
         vec![("http://a.test/app.js".to_owned(), 10.0, 2.0), ("http://a.test/app.js".to_owned(), 20.0, 2.0)]
     );
 }
+
+#[test]
+fn by_line_puts_each_sample_under_a_frame_of_its_line() {
+    // The samples on relayout's line 11 in a flat tree by line are the samples DevTools adds to
+    // ui.js:11 (jscalls lines' count), sample 0 aside (DevTools adds nothing for it).
+    let tree = json_of(&[
+        "tree",
+        "fixtures/chrome-ui.json.gz",
+        "--thread",
+        "CrRendererMain",
+        "--weight",
+        "samples",
+        "--by-line",
+        "--flat",
+        "--format",
+        "json",
+    ]);
+    let lines = json_of(&["lines", "fixtures/chrome-ui.json.gz", "--thread", "CrRendererMain", "--format", "json"]);
+    let in_tree = tree["threads"][0]["functions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["func"]["name"] == "line 11" && f["func"]["url"].as_str().unwrap().ends_with("/ui.js"))
+        .map(|f| f["self"].as_f64().unwrap())
+        .unwrap();
+    let in_lines = lines["threads"][0]["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["url"].as_str().unwrap().ends_with("/ui.js") && r["line"] == 11)
+        .map(|r| r["samples"].as_f64().unwrap())
+        .unwrap();
+    assert_eq!(in_tree, in_lines);
+    assert!(in_tree > 50.0);
+    let o = jscalls(&["tree", "fixtures/chrome-ui.json.gz", "--by-line"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("give --weight samples or sample-time"));
+}

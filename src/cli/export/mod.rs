@@ -109,6 +109,10 @@ impl PerInput for Export<'_> {
         true
     }
 
+    fn keeps_lines(&self) -> bool {
+        self.args.select.by_line
+    }
+
     fn write(&self, e: Estimated<'_>, output: Output) -> Result<(), Failed> {
         let Estimated { assembled, cfg, label, name, timing, .. } = e;
         let rendered = render(assembled, self.args, self.format, label, cfg.threads).map_err(|f| match f {

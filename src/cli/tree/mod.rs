@@ -36,6 +36,10 @@ impl PerInput for Tree<'_> {
         true
     }
 
+    fn keeps_lines(&self) -> bool {
+        self.0.select.by_line
+    }
+
     fn write(&self, e: Estimated<'_>, output: Output) -> Result<(), Failed> {
         let Estimated { assembled, cfg, label, name, to_terminal, .. } = e;
         let args = self.0;
@@ -96,6 +100,7 @@ pub(crate) fn devtools_conflicts(args: &TreeArgs) -> Option<&'static str> {
         (args.select.js_only, "--js-only"),
         (!args.select.transforms.is_empty(), "--transform"),
         (args.select.weight != WeightArg::SelfTime, "--weight"),
+        (args.select.by_line, "--by-line"),
     ]
     .into_iter()
     .find(|c| c.0)
@@ -111,6 +116,11 @@ pub(crate) fn choose(
     counts: bool,
 ) -> Result<Vec<Chosen>, Failure> {
     let wanted = sel.thread.as_deref().map(ThreadSpec::parse).transpose().map_err(Failure::Usage)?;
+    if sel.by_line && sel.weight == WeightArg::SelfTime {
+        return Err(Failure::Usage(
+            "--by-line splits the samples by their line: give --weight samples or sample-time".to_owned(),
+        ));
+    }
     let mut chosen: Vec<Chosen> = Vec::new();
     assembled
         .for_each_thread(|th| {
@@ -124,6 +134,10 @@ pub(crate) fn choose(
                 WeightArg::SampleTime => Some(Weight::SampleTime),
             };
             let (stacks, spans) = match (weight, spans) {
+                (Some(w), _) if sel.by_line => {
+                    let mut s = Vec::new();
+                    (Stacks::from_samples_by_line(&th, w, spans.then_some(&mut s)), s)
+                }
                 (None, false) => (Stacks::from_calls(&th), Vec::new()),
                 (None, true) => Stacks::from_calls_with_spans(&th),
                 (Some(w), false) => (Stacks::from_samples(&th, w), Vec::new()),
