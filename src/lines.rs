@@ -161,7 +161,7 @@ pub struct FunctionLines {
 struct Tables {
     keys: Vec<ScriptKey>,
     key_index: FxHashMap<KeyBits, u32>,
-    /// Per script: the URLs of its nodes (ids only), per profile and over all.
+    /// The functions' names, by index.
     functions: Vec<String>,
     function_index: FxHashMap<String, u32>,
 }

@@ -18,11 +18,17 @@ use super::tree::ThreadSpec;
 use super::Failed;
 use jscalls::Config;
 
-struct Lines<'a>(&'a LinesArgs);
+struct Lines<'a> {
+    args: &'a LinesArgs,
+    /// `--thread`.
+    wanted: Option<ThreadSpec>,
+    /// `--source`.
+    dirs: Option<SourceDirs>,
+}
 
 impl PerInput for Lines<'_> {
     fn suffix(&self) -> &'static str {
-        match self.0.format {
+        match self.args.format {
             LinesFormat::Text => ".lines.txt",
             LinesFormat::Json => ".lines.json",
             LinesFormat::Devtools => ".devtools-lines.json",
@@ -39,17 +45,24 @@ impl PerInput for Lines<'_> {
 
     fn write(&self, e: Estimated<'_>, output: Output) -> Result<(), Failed> {
         let Estimated { assembled, label, name, .. } = e;
-        let args = self.0;
+        let args = self.args;
         let times = assembled.line_times();
-        let wanted = args.thread.as_deref().map(ThreadSpec::parse).transpose().map_err(Failed::Usage)?;
-        let text = match args.format {
-            LinesFormat::Devtools => times.devtools_document(label, assembled.kind()),
-            LinesFormat::Json => json(&times, label, wanted.as_ref()),
-            LinesFormat::Text if !args.sources.is_empty() => {
-                let dirs = SourceDirs::new(&args.sources).map_err(Failed::Usage)?;
-                listing(&times, args.top.unwrap_or(3), wanted.as_ref(), &dirs, output.target())?
+        let wanted = self.wanted.as_ref();
+        if let (Some(w), Some(t)) = (wanted, &args.thread) {
+            if !times.profiles.iter().any(|p| w.matches(p.pid, p.tid, p.thread_name.as_deref())) {
+                let have: Vec<String> = times
+                    .profiles
+                    .iter()
+                    .map(|p| format!("{}:{} {}", p.pid, p.tid, p.thread_name.as_deref().unwrap_or("(unnamed)")))
+                    .collect();
+                return Err(Failed::Usage(format!("--thread {t}: {name} has no such thread ({})", have.join(", "))));
             }
-            LinesFormat::Text => text(&times, args.top.unwrap_or(20), wanted.as_ref()),
+        }
+        let text = match (args.format, &self.dirs) {
+            (LinesFormat::Devtools, _) => times.devtools_document(label, assembled.kind()),
+            (LinesFormat::Json, _) => json(&times, label, wanted),
+            (LinesFormat::Text, Some(dirs)) => listing(&times, args.top.unwrap_or(3), wanted, dirs, output.target())?,
+            (LinesFormat::Text, None) => text(&times, args.top.unwrap_or(20), wanted),
         };
         output
             .write(|w| w.write_all(text.as_bytes()).map_err(|err| Error::io("cannot write the line times", err)))
@@ -68,7 +81,9 @@ pub(crate) fn run(args: &LinesArgs, global: &Global, cfg: &Config, reads: Reads)
                 .to_owned(),
         ));
     }
-    each::run(&args.out, &Lines(args), global, cfg, reads)
+    let wanted = args.thread.as_deref().map(ThreadSpec::parse).transpose().map_err(Failed::Usage)?;
+    let dirs = (!args.sources.is_empty()).then(|| SourceDirs::new(&args.sources)).transpose().map_err(Failed::Usage)?;
+    each::run(&args.out, &Lines { args, wanted, dirs }, global, cfg, reads)
 }
 
 fn push_num(out: &mut String, n: f64) {

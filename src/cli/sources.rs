@@ -21,7 +21,10 @@ impl SourceDirs {
             .map(|d| match std::fs::canonicalize(d) {
                 Ok(c) if c.is_dir() => Ok(c),
                 Ok(_) => Err(format!("--source {}: not a directory", d.display())),
-                Err(e) => Err(format!("--source {}: {e}", d.display())),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    Err(format!("--source {}: no such directory", d.display()))
+                }
+                Err(e) => Err(format!("--source {}: cannot read it ({})", d.display(), e.kind())),
             })
             .collect::<Result<_, _>>()?;
         Ok(SourceDirs { dirs })
