@@ -241,6 +241,9 @@ pub(crate) enum DiffFormat {
     Json,
     /// The top changes and a folded section with the rest.
     Markdown,
+    /// A differential flame graph: NEW's stacks, red where they grew from BASE, blue where
+    /// they shrank.
+    Svg,
 }
 
 #[derive(Debug, Args)]

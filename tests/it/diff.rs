@@ -440,3 +440,56 @@ fn a_cpuprofile_and_a_trace_of_one_program_pair_their_thread_and_functions() {
         .unwrap_or_else(|| panic!("main is paired"));
     assert!(main["base"]["calls"].as_f64().unwrap() > 0.0 && main["new"]["calls"].as_f64().unwrap() > 0.0, "{main}");
 }
+
+#[test]
+fn a_differential_flame_graph_draws_the_grown_function_red() {
+    let dir = temp_dir("svg");
+    let (base, new) = two_profiles(&dir);
+    let out = dir.join("d.svg");
+    let o = jscalls(&[
+        "diff",
+        base.to_str().unwrap(),
+        new.to_str().unwrap(),
+        "--level",
+        "functions",
+        "--format",
+        "svg",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let svg = std::fs::read_to_string(&out).unwrap();
+    let opt = roxmltree::ParsingOptions { allow_dtd: true, ..Default::default() };
+    let doc = roxmltree::Document::parse_with_options(&svg, opt).expect("well-formed XML");
+    // Each frame: a <g> with a <title> ("slow a.js (400 µs, …)") and a <rect fill="rgb(r,g,b)">.
+    let fill = |name: &str| -> (u8, u8, u8) {
+        let g = doc
+            .descendants()
+            .filter(|n| n.has_tag_name("g"))
+            .find(|g| {
+                g.children()
+                    .any(|c| c.has_tag_name("title") && c.text().is_some_and(|t| t.starts_with(&format!("{name} "))))
+            })
+            .unwrap_or_else(|| panic!("no frame {name}"));
+        let rect = g.children().find(|c| c.has_tag_name("rect")).unwrap();
+        let v: Vec<u8> = rect
+            .attribute("fill")
+            .unwrap()
+            .trim_start_matches("rgb(")
+            .trim_end_matches(')')
+            .split(',')
+            .map(|x| x.trim().parse().unwrap())
+            .collect();
+        (v[0], v[1], v[2])
+    };
+    // slow's self time went 200 → 400 µs: red (full red, less green and blue); fast's stayed
+    // 200 µs: neither red nor blue.
+    let (r, g, b) = fill("slow");
+    assert!(r == 255 && g < 255 && g == b, "slow is {:?}", (r, g, b));
+    let (r, g, b) = fill("fast");
+    assert!(r == g && g == b, "fast is {:?}", (r, g, b));
+    assert!(svg.contains("red: more self time than in BASE"));
+    let o =
+        jscalls(&["diff", base.to_str().unwrap(), new.to_str().unwrap(), "--format", "svg", "--fail-on", "self>+1%"]);
+    assert_eq!(o.status.code(), Some(2));
+}

@@ -1,0 +1,96 @@
+//! `jscalls diff --format svg`: a differential flame graph (inferno's), NEW's stacks drawn by
+//! their self time and colored by how they changed from BASE.
+
+use jscalls::diff::funcs::without_origin;
+use jscalls::diff::ThreadEstimate;
+use jscalls::tree::CollapsedTree;
+use jscalls::Error;
+
+use super::{write_with, DiffArgs, Header};
+use crate::cli::report::failure;
+use crate::cli::Failed;
+
+/// Each thread with calls and the name its stacks go under: its name, `#2` for the second
+/// busiest of that name (threads pair across recordings as `diff` pairs them), or `one` when
+/// each side has one thread (a .cpuprofile is named after its file).
+fn named<'a>(side: &'a [ThreadEstimate], one: Option<&str>) -> Vec<(&'a ThreadEstimate, String)> {
+    let mut v: Vec<&ThreadEstimate> = side.iter().filter(|t| t.call_count() > 0).collect();
+    v.sort_by(|a, b| {
+        a.label().cmp(b.label()).then(b.busy().total_cmp(&a.busy())).then((a.pid, a.tid).cmp(&(b.pid, b.tid)))
+    });
+    let mut out: Vec<(&ThreadEstimate, String)> = Vec::with_capacity(v.len());
+    let mut rank = 0;
+    for (i, t) in v.iter().enumerate() {
+        rank = if i > 0 && v[i - 1].label() == t.label() { rank + 1 } else { 0 };
+        let name = match one {
+            Some(n) => n.to_owned(),
+            None if rank == 0 => t.label().to_owned(),
+            None => format!("{} #{}", t.label(), rank + 1),
+        };
+        out.push((t, name));
+    }
+    out
+}
+
+/// The collapsed stacks of one side, µs of self time, each under its thread's name (see
+/// [`named`]); scripts by path (a local server's port changes between recordings).
+fn collapsed(side: &[ThreadEstimate], one: Option<&str>) -> String {
+    let mut lines = Vec::new();
+    for (t, name) in named(side, one) {
+        let mut stacks = t.stacks.clone();
+        for f in &mut stacks.funcs {
+            f.url = without_origin(&f.url).to_owned();
+        }
+        CollapsedTree::new(&stacks, Some(&CollapsedTree::escape(&name))).write(&mut lines, 0);
+    }
+    let mut text = lines.join("\n");
+    text.push('\n');
+    text
+}
+
+/// The differential flame graph of BASE and NEW.
+pub(super) fn differential(
+    args: &DiffArgs,
+    header: &Header,
+    base: &[ThreadEstimate],
+    new: &[ThreadEstimate],
+) -> Result<(), Failed> {
+    let with_calls = |s: &[ThreadEstimate]| s.iter().filter(|t| t.call_count() > 0).count();
+    let one = (with_calls(base) <= 1 && with_calls(new) <= 1)
+        .then(|| new.iter().chain(base).find(|t| t.call_count() > 0).map(|t| t.label().to_owned()))
+        .flatten();
+    let (before, after) = (collapsed(base, one.as_deref()), collapsed(new, one.as_deref()));
+    let mut folded = Vec::new();
+    inferno::differential::from_readers(
+        inferno::differential::Options::default(),
+        before.as_bytes(),
+        after.as_bytes(),
+        &mut folded,
+    )
+    .map_err(|e| failure("the differential flame graph", Error::io("cannot fold the stacks", e)))?;
+    if folded.is_empty() {
+        return Err(failure(
+            "the differential flame graph",
+            Error::input(None, "nothing to draw: no stack weighs 1 µs"),
+        ));
+    }
+    let mut opt = inferno::flamegraph::Options::default();
+    opt.title = format!(
+        "{} → {}: differential flame graph",
+        CollapsedTree::escape(&header.base),
+        CollapsedTree::escape(&header.new)
+    );
+    opt.subtitle = Some(
+        "widths: NEW's self time (µs); red: more self time than in BASE, blue: less (the deeper, the larger the change); \
+         a function BASE has and NEW lacks is not drawn"
+            .to_owned(),
+    );
+    opt.count_name = "µs".to_owned();
+    opt.name_type = "Function:".to_owned();
+    opt.deterministic = true;
+    opt.text_truncate_direction = inferno::flamegraph::TextTruncateDirection::Right;
+    let mut svg = Vec::new();
+    inferno::flamegraph::from_reader(&mut opt, &folded[..], &mut svg)
+        .map_err(|e| failure("the differential flame graph", Error::io("cannot draw it", e)))?;
+    write_with(args, |w| w.write_all(&svg))
+}
