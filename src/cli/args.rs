@@ -244,6 +244,8 @@ pub(crate) enum DiffFormat {
     /// A differential flame graph: NEW's stacks, red where they grew from BASE, blue where
     /// they shrank.
     Svg,
+    /// A pprof profile of NEW's self time minus BASE's, per stack (gzipped when OUT ends in .gz).
+    Pprof,
 }
 
 #[derive(Debug, Args)]

@@ -493,3 +493,44 @@ fn a_differential_flame_graph_draws_the_grown_function_red() {
         jscalls(&["diff", base.to_str().unwrap(), new.to_str().unwrap(), "--format", "svg", "--fail-on", "self>+1%"]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+#[test]
+fn a_pprof_difference_is_new_minus_base_per_function() {
+    if crate::support::go("a_pprof_difference_is_new_minus_base_per_function").is_none() {
+        return;
+    }
+    let dir = temp_dir("pprof");
+    let (base, new) = two_profiles(&dir);
+    let pb = dir.join("d.pb.gz");
+    let o = jscalls(&[
+        "diff",
+        base.to_str().unwrap(),
+        new.to_str().unwrap(),
+        "--format",
+        "pprof",
+        "-o",
+        pb.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let top = std::process::Command::new("go")
+        .args(["tool", "pprof", "-top", pb.to_str().unwrap()])
+        .env("HOME", &dir)
+        .output()
+        .unwrap();
+    assert!(top.status.success(), "{}", String::from_utf8_lossy(&top.stderr));
+    let text = String::from_utf8_lossy(&top.stdout);
+    let rows: Vec<(String, f64)> = text
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with("flat"))
+        .skip(1)
+        .map(|l| {
+            let cells: Vec<&str> = l.split_whitespace().collect();
+            (cells[5..].join(" "), crate::support::pprof_ms(cells[0]))
+        })
+        .collect();
+    // slow's self time went 200 → 400 µs; fast's and main's did not change: fast's stack is
+    // left out, main is there as slow's caller only (0 of its own).
+    let names: Vec<&str> = rows.iter().map(|r| r.0.as_str()).collect();
+    assert_eq!(names, ["slow a.js", "main a.js"], "{text}");
+    assert!((rows[0].1 - 0.2).abs() < 1e-9 && rows[1].1 == 0.0, "{text}");
+}

@@ -476,38 +476,11 @@ fn collapsed_self_times_are_the_trees() {
     assert!(compared > 50, "{compared}");
 }
 
-/// `go tool pprof`, when Go is here; otherwise the test says it is skipped (and fails when
-/// `JSCALLS_REQUIRE_GO=1`, as `.ci/run` sets where it could install Go).
-fn go() -> Option<()> {
-    if Command::new("go").arg("version").output().is_ok_and(|o| o.status.success()) {
-        return Some(());
-    }
-    assert!(std::env::var("JSCALLS_REQUIRE_GO").map_or(true, |v| v != "1"), "no go and JSCALLS_REQUIRE_GO is set");
-    eprintln!("\nSKIPPED pprof_top_lists_the_flat_trees_functions: no go (apt-get install golang-go)");
-    None
-}
-
-/// A pprof duration (`15.96ms`, `1.20s`, `950us`, `0`) in ms.
-fn pprof_ms(v: &str) -> f64 {
-    let (n, scale) = if let Some(n) = v.strip_suffix("ms") {
-        (n, 1.0)
-    } else if let Some(n) = v.strip_suffix("us") {
-        (n, 1e-3)
-    } else if let Some(n) = v.strip_suffix("ns") {
-        (n, 1e-6)
-    } else if let Some(n) = v.strip_suffix('s') {
-        (n, 1e3)
-    } else {
-        (v, 0.0)
-    };
-    n.parse::<f64>().unwrap() * scale
-}
-
 /// `go tool pprof -top` on the export lists the functions `tree --flat` lists, with the same
 /// self times (within pprof's rounding to 3-4 digits).
 #[test]
 fn pprof_top_lists_the_flat_trees_functions() {
-    if go().is_none() {
+    if crate::support::go("pprof_top_lists_the_flat_trees_functions").is_none() {
         return;
     }
     let dir = crate::support::tmpdir("export", "pprof");
@@ -528,7 +501,7 @@ fn pprof_top_lists_the_flat_trees_functions() {
         .skip(1)
         .map(|l| {
             let cells: Vec<&str> = l.split_whitespace().collect();
-            (cells[5..].join(" "), pprof_ms(cells[0]))
+            (cells[5..].join(" "), crate::support::pprof_ms(cells[0]))
         })
         .collect();
     assert_eq!(rows.len(), 12, "{text}");

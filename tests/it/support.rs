@@ -196,3 +196,30 @@ pub fn tmpdir(scope: &str, name: &str) -> std::path::PathBuf {
     std::fs::create_dir_all(&d).unwrap();
     d
 }
+
+/// `go tool pprof`, when Go is here; otherwise the test says it is skipped (and fails when
+/// `JSCALLS_REQUIRE_GO=1`, as `.ci/run` sets where it could install Go).
+pub fn go(test: &str) -> Option<()> {
+    if std::process::Command::new("go").arg("version").output().is_ok_and(|o| o.status.success()) {
+        return Some(());
+    }
+    assert!(std::env::var("JSCALLS_REQUIRE_GO").map_or(true, |v| v != "1"), "no go and JSCALLS_REQUIRE_GO is set");
+    eprintln!("\nSKIPPED {test}: no go (apt-get install golang-go)");
+    None
+}
+
+/// A pprof duration (`15.96ms`, `1.20s`, `950us`, `0`) in ms.
+pub fn pprof_ms(v: &str) -> f64 {
+    let (n, scale) = if let Some(n) = v.strip_suffix("ms") {
+        (n, 1.0)
+    } else if let Some(n) = v.strip_suffix("us") {
+        (n, 1e-3)
+    } else if let Some(n) = v.strip_suffix("ns") {
+        (n, 1e-6)
+    } else if let Some(n) = v.strip_suffix('s') {
+        (n, 1e3)
+    } else {
+        (v, 0.0)
+    };
+    n.parse::<f64>().unwrap() * scale
+}

@@ -190,7 +190,7 @@ pub(super) fn line_level(
                 }
             }
         }
-        DiffFormat::Svg => unreachable!("--level lines with --format svg is refused before"),
+        DiffFormat::Svg | DiffFormat::Pprof => unreachable!("--level lines with --format svg is refused before"),
         DiffFormat::Json => {
             let js = |out: &mut String, s: &str| jscalls::tree::write_json_str(out, s);
             out.push_str("{\"format\":\"jscalls-diff/1\",\"level\":\"lines\",\"units\":\"ms\",\"base\":");

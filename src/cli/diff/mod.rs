@@ -24,7 +24,7 @@ use super::Failed;
 mod lines;
 mod render;
 mod rule;
-mod svg;
+mod stacks;
 
 use render::{call_level, function_json, function_markdown, function_text, gate_report};
 use rule::{Gate, Rule};
@@ -209,7 +209,7 @@ pub(crate) fn run(args: &DiffArgs, global: &Global, cfg: &Config, mut reads: Rea
     }
     reads.refuse(args.output.as_deref())?;
     let gate = Gate { min_time: args.min_time * 1000.0, alpha: args.alpha };
-    if args.format == DiffFormat::Svg
+    if matches!(args.format, DiffFormat::Svg | DiffFormat::Pprof)
         && (args.runs || args.corpus.is_some() || !rules.is_empty() || args.level == Some(Level::Lines))
     {
         return Err(Failed::Usage(
@@ -273,8 +273,10 @@ pub(crate) fn run(args: &DiffArgs, global: &Global, cfg: &Config, mut reads: Rea
             let side = Side::new(one)?;
             let (b, n) = load_both(&side, &side, &specs, global)?;
             let header = Header { base: describe(one, &specs.0), new: describe(one, &specs.1) };
-            if args.format == DiffFormat::Svg {
-                return svg::differential(args, &header, &b, &n);
+            match args.format {
+                DiffFormat::Svg => return stacks::differential(args, &header, &b, &n),
+                DiffFormat::Pprof => return stacks::pprof_difference(args, &header, &b, &n),
+                _ => {}
             }
             if args.level != Some(Level::Functions) {
                 return call_level(args, global, &header, &b, &n, &rules, gate);
@@ -284,8 +286,10 @@ pub(crate) fn run(args: &DiffArgs, global: &Global, cfg: &Config, mut reads: Rea
         (false, [b, n]) => {
             let (bt, nt) = load_both(&Side::new(b)?, &Side::new(n)?, &specs, global)?;
             let header = Header { base: describe(b, &specs.0), new: describe(n, &specs.1) };
-            if args.format == DiffFormat::Svg {
-                return svg::differential(args, &header, &bt, &nt);
+            match args.format {
+                DiffFormat::Svg => return stacks::differential(args, &header, &bt, &nt),
+                DiffFormat::Pprof => return stacks::pprof_difference(args, &header, &bt, &nt),
+                _ => {}
             }
             let level = args.level.unwrap_or(if ThreadEstimate::same_recording(&bt, &nt) {
                 Level::Calls
@@ -304,7 +308,7 @@ pub(crate) fn run(args: &DiffArgs, global: &Global, cfg: &Config, mut reads: Rea
     match args.format {
         DiffFormat::Text => function_text(&mut text, &header, &rows_diff, args.top),
         DiffFormat::Markdown => function_markdown(&mut text, &header, &rows_diff, args.top),
-        DiffFormat::Svg => unreachable!("an SVG is drawn before the function level is reached"),
+        DiffFormat::Svg | DiffFormat::Pprof => unreachable!("an SVG is drawn before the function level is reached"),
         // Streamed to the output below.
         DiffFormat::Json => {}
     }
@@ -522,7 +526,7 @@ fn corpus_report(
     let mut out = String::new();
     let (bo, no) = (&specs.0.options, &specs.1.options);
     match args.format {
-        DiffFormat::Svg => unreachable!("--corpus with --format svg is refused before"),
+        DiffFormat::Svg | DiffFormat::Pprof => unreachable!("--corpus with --format svg is refused before"),
         DiffFormat::Json => {
             let doc = serde_json::json!({
                 "format": "jscalls-diff/1", "level": "corpus", "corpus": dir.display().to_string(),

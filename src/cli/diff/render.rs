@@ -30,7 +30,7 @@ pub(super) fn call_level(
     match args.format {
         DiffFormat::Text => calls_text(&mut text, header, &threads, args.top),
         DiffFormat::Markdown => calls_markdown(&mut text, header, &threads, args.top),
-        DiffFormat::Svg => unreachable!("an SVG is drawn before the call level is reached"),
+        DiffFormat::Svg | DiffFormat::Pprof => unreachable!("an SVG is drawn before the call level is reached"),
         // Streamed to the output below.
         DiffFormat::Json => {}
     }
@@ -455,7 +455,7 @@ pub(super) fn gate_report(out: &mut String, format: DiffFormat, rules: &[Rule], 
         }
     }
     match format {
-        DiffFormat::Svg => unreachable!("--fail-on with --format svg is refused before"),
+        DiffFormat::Svg | DiffFormat::Pprof => unreachable!("--fail-on with --format svg is refused before"),
         DiffFormat::Json => {
             let _ = io::stderr().write_all(s.as_bytes());
         }

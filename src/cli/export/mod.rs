@@ -18,7 +18,7 @@ use super::Failed;
 
 mod collapsed;
 mod firefox;
-mod pprof;
+pub(crate) mod pprof;
 mod speedscope;
 mod svg;
 

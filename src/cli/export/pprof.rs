@@ -181,7 +181,7 @@ impl Builder {
 
     /// Adds `stacks`' samples with their weight (scaled by `scale`, rounded) as value `slot` of
     /// `n_values`, each labelled with the thread.
-    fn add(&mut self, stacks: &Stacks, slot: usize, n_values: usize, scale: f64, labels: &[Label]) {
+    fn add(&mut self, stacks: &Stacks, slot: usize, n_values: usize, scale: f64, labels: &[Label], merge: bool) {
         // Each function's location, looked up once per thread (not once per frame).
         let mut location_of: Vec<u64> = vec![0; stacks.funcs.len()];
         let mut root = None;
@@ -219,12 +219,56 @@ impl Builder {
             }
             let mut value = vec![0; n_values];
             value[slot] = v;
-            if n_values > 1 {
+            if n_values > 1 || merge {
                 self.by_path.insert(location_id.clone(), self.profile.sample.len());
             }
             self.profile.sample.push(Sample { location_id, value, label: labels.to_vec() });
         }
     }
+}
+
+/// One thread of `diff --format pprof`: its name, and its stacks in BASE and in NEW.
+pub(crate) struct ThreadDelta<'a> {
+    pub(crate) name: String,
+    pub(crate) base: Option<&'a Stacks>,
+    pub(crate) new: Option<&'a Stacks>,
+}
+
+/// `diff --format pprof`: one profile of NEW's self time minus BASE's, per stack (`cpu`,
+/// nanoseconds, negative where it shrank), each sample labelled with its thread: what
+/// `go tool pprof -diff_base BASE NEW` shows, from one file. Stacks equal on both sides are left
+/// out.
+pub(crate) fn difference(threads: &[ThreadDelta<'_>], comment: &str) -> Vec<u8> {
+    let mut b = Builder::default();
+    b.string("");
+    let cpu = b.value_type("cpu", "nanoseconds");
+    b.profile.default_sample_type = cpu.r#type;
+    b.profile.period_type = Some(cpu.clone());
+    b.profile.sample_type = vec![cpu];
+    // pprof shows the mapping's file by its last path component: a name, not the inputs.
+    let file = b.string("jscalls-diff");
+    b.profile.mapping.push(Mapping {
+        id: 1,
+        filename: file,
+        has_functions: true,
+        has_filenames: true,
+        has_line_numbers: true,
+    });
+    let comment = b.string(comment);
+    b.profile.comment.push(comment);
+    let thread_key = b.string("thread");
+    for t in threads {
+        let labels = [Label { key: thread_key, str: b.string(&t.name), num: 0 }];
+        b.by_path.clear();
+        if let Some(s) = t.new {
+            b.add(s, 0, 1, 1000.0, &labels, true);
+        }
+        if let Some(s) = t.base {
+            b.add(s, 0, 1, -1000.0, &labels, true);
+        }
+    }
+    b.profile.sample.retain(|s| s.value.iter().any(|&v| v != 0));
+    b.profile.encode_to_vec()
 }
 
 fn render(kept: &[Chosen], args: &ExportArgs, input: &str, _threads: usize) -> Result<Rendered, Failure> {
@@ -261,10 +305,10 @@ fn render(kept: &[Chosen], args: &ExportArgs, input: &str, _threads: usize) -> R
             Label { key: tid_key, str: 0, num: c.tid },
         ];
         b.by_path.clear();
-        b.add(&c.stacks, n_values - 1, n_values, scale, &labels);
+        b.add(&c.stacks, n_values - 1, n_values, scale, &labels, false);
         if counts {
             if let Some(samples) = &c.samples {
-                b.add(samples, 0, n_values, 1.0, &labels);
+                b.add(samples, 0, n_values, 1.0, &labels, false);
             }
         }
     }

@@ -1,9 +1,10 @@
-//! `jscalls diff --format svg`: a differential flame graph (inferno's), NEW's stacks drawn by
-//! their self time and colored by how they changed from BASE.
+//! The two sides' stacks compared: `jscalls diff --format svg`, a differential flame graph
+//! (inferno's), NEW's stacks drawn by their self time and colored by how they changed from
+//! BASE; and `--format pprof`, NEW minus BASE as one pprof profile.
 
 use jscalls::diff::funcs::without_origin;
 use jscalls::diff::ThreadEstimate;
-use jscalls::tree::CollapsedTree;
+use jscalls::tree::{CollapsedTree, Stacks};
 use jscalls::Error;
 
 use super::{write_with, DiffArgs, Header};
@@ -13,7 +14,7 @@ use crate::cli::Failed;
 /// Each thread with calls and the name its stacks go under: its name, `#2` for the second
 /// busiest of that name (threads pair across recordings as `diff` pairs them), or `one` when
 /// each side has one thread (a .cpuprofile is named after its file).
-fn named<'a>(side: &'a [ThreadEstimate], one: Option<&str>) -> Vec<(&'a ThreadEstimate, String)> {
+pub(super) fn named<'a>(side: &'a [ThreadEstimate], one: Option<&str>) -> Vec<(&'a ThreadEstimate, String)> {
     let mut v: Vec<&ThreadEstimate> = side.iter().filter(|t| t.call_count() > 0).collect();
     v.sort_by(|a, b| {
         a.label().cmp(b.label()).then(b.busy().total_cmp(&a.busy())).then((a.pid, a.tid).cmp(&(b.pid, b.tid)))
@@ -32,16 +33,29 @@ fn named<'a>(side: &'a [ThreadEstimate], one: Option<&str>) -> Vec<(&'a ThreadEs
     out
 }
 
+/// A thread's stacks with scripts by path: a local server's port changes between recordings.
+pub(super) fn by_path(t: &ThreadEstimate) -> Stacks {
+    let mut stacks = t.stacks.clone();
+    for f in &mut stacks.funcs {
+        f.url = without_origin(&f.url).to_owned();
+    }
+    stacks
+}
+
+/// The name both sides' threads go under when each side has one thread with calls.
+pub(super) fn one_name(base: &[ThreadEstimate], new: &[ThreadEstimate]) -> Option<String> {
+    let with_calls = |s: &[ThreadEstimate]| s.iter().filter(|t| t.call_count() > 0).count();
+    (with_calls(base) <= 1 && with_calls(new) <= 1)
+        .then(|| new.iter().chain(base).find(|t| t.call_count() > 0).map(|t| t.label().to_owned()))
+        .flatten()
+}
+
 /// The collapsed stacks of one side, µs of self time, each under its thread's name (see
-/// [`named`]); scripts by path (a local server's port changes between recordings).
+/// [`named`]).
 fn collapsed(side: &[ThreadEstimate], one: Option<&str>) -> String {
     let mut lines = Vec::new();
     for (t, name) in named(side, one) {
-        let mut stacks = t.stacks.clone();
-        for f in &mut stacks.funcs {
-            f.url = without_origin(&f.url).to_owned();
-        }
-        CollapsedTree::new(&stacks, Some(&CollapsedTree::escape(&name))).write(&mut lines, 0);
+        CollapsedTree::new(&by_path(t), Some(&CollapsedTree::escape(&name))).write(&mut lines, 0);
     }
     let mut text = lines.join("\n");
     text.push('\n');
@@ -55,10 +69,7 @@ pub(super) fn differential(
     base: &[ThreadEstimate],
     new: &[ThreadEstimate],
 ) -> Result<(), Failed> {
-    let with_calls = |s: &[ThreadEstimate]| s.iter().filter(|t| t.call_count() > 0).count();
-    let one = (with_calls(base) <= 1 && with_calls(new) <= 1)
-        .then(|| new.iter().chain(base).find(|t| t.call_count() > 0).map(|t| t.label().to_owned()))
-        .flatten();
+    let one = one_name(base, new);
     let (before, after) = (collapsed(base, one.as_deref()), collapsed(new, one.as_deref()));
     let mut folded = Vec::new();
     inferno::differential::from_readers(
@@ -93,4 +104,30 @@ pub(super) fn differential(
     inferno::flamegraph::from_reader(&mut opt, &folded[..], &mut svg)
         .map_err(|e| failure("the differential flame graph", Error::io("cannot draw it", e)))?;
     write_with(args, |w| w.write_all(&svg))
+}
+
+/// `diff --format pprof`: NEW minus BASE as one pprof profile (see
+/// [`crate::cli::export::pprof::difference`]).
+pub(super) fn pprof_difference(
+    args: &DiffArgs,
+    header: &Header,
+    base: &[ThreadEstimate],
+    new: &[ThreadEstimate],
+) -> Result<(), Failed> {
+    use crate::cli::export::pprof::{difference, ThreadDelta};
+    let one = one_name(base, new);
+    let (b, n) = (named(base, one.as_deref()), named(new, one.as_deref()));
+    let mut names: Vec<&String> = b.iter().chain(&n).map(|(_, name)| name).collect();
+    names.sort();
+    names.dedup();
+    let stacks =
+        |side: &[(&ThreadEstimate, String)], name: &str| side.iter().find(|(_, k)| k == name).map(|(t, _)| by_path(t));
+    let held: Vec<(String, Option<Stacks>, Option<Stacks>)> =
+        names.into_iter().map(|name| (name.clone(), stacks(&b, name), stacks(&n, name))).collect();
+    let threads: Vec<ThreadDelta<'_>> = held
+        .iter()
+        .map(|(name, base, new)| ThreadDelta { name: name.clone(), base: base.as_ref(), new: new.as_ref() })
+        .collect();
+    let bytes = difference(&threads, &format!("jscalls diff: {} minus {}", header.new, header.base));
+    write_with(args, |w| w.write_all(&bytes))
 }
