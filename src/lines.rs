@@ -466,7 +466,7 @@ fn rows(profiles: &[&ProfileLines], tables: &Tables, urls: &FxHashMap<u64, Vec<S
 
 /// Appends `n` as the oracle writes a number: as `JSON.stringify` does, and what JSON cannot
 /// hold (NaN, infinities) as a string.
-pub fn write_number(out: &mut String, n: f64) {
+fn write_number(out: &mut String, n: f64) {
     if n.is_finite() {
         write_js_number(out, n);
     } else {

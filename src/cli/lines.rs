@@ -87,7 +87,7 @@ pub(crate) fn run(args: &LinesArgs, global: &Global, cfg: &Config, reads: Reads)
 }
 
 fn push_num(out: &mut String, n: f64) {
-    jscalls::lines::write_number(out, n);
+    jscalls::tree::write_json_number(out, n);
 }
 
 fn push_str(out: &mut String, s: &str) {

@@ -26,6 +26,13 @@ pub struct FuncKey {
 }
 
 impl FuncKey {
+    /// A URL without its scheme and host (`http://127.0.0.1:41437/app.js` → `/app.js`), as
+    /// scripts are matched across recordings: a page served locally gets another port on every
+    /// run, and a script is `file:///app.js` in one format and `/app.js` in another.
+    pub fn script_path(url: &str) -> &str {
+        without_origin(url)
+    }
+
     fn of(f: &Func) -> FuncKey {
         FuncKey { name: f.name.clone(), url: without_origin(&f.url).to_owned(), line: f.line, column: f.column }
     }
@@ -43,10 +50,8 @@ impl FuncKey {
     }
 }
 
-/// A URL without its scheme and host (`http://127.0.0.1:41437/app.js` → `/app.js`): a page
-/// served locally gets another port on every run, and a script is `file:///app.js` in one
-/// format and `/app.js` in another.
-pub fn without_origin(url: &str) -> &str {
+/// A URL without its scheme and host (see [`FuncKey::script_path`]).
+fn without_origin(url: &str) -> &str {
     match url.split_once("://") {
         Some(("http" | "https" | "file", rest)) => rest.find('/').map_or("/", |k| &rest[k..]),
         _ => url,

@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use jscalls::diff::funcs::without_origin;
+use jscalls::diff::funcs::FuncKey;
 use jscalls::lines::{LineTimes, ProfileLines};
 
 use super::{ms, percent, signed_ms, write_out, Header, Side};
@@ -79,7 +79,7 @@ fn pairs(base: &LineTimes, new: &LineTimes) -> Vec<Pair> {
                 pair.base = Some((p.pid, p.tid));
             }
             for r in &p.rows {
-                let url = without_origin(&r.url).to_owned();
+                let url = FuncKey::script_path(&r.url).to_owned();
                 let at = pair.lines.iter().position(|l| l.url == url && l.line == r.line);
                 let l = match at {
                     Some(i) => &mut pair.lines[i],
@@ -122,7 +122,7 @@ fn function(l: &LineChange) -> &str {
 
 fn place(l: &LineChange) -> String {
     let mut s = format!("{}:", if l.url.is_empty() { "(no url)" } else { &l.url });
-    jscalls::lines::write_number(&mut s, l.line);
+    jscalls::tree::write_json_number(&mut s, l.line);
     s
 }
 
@@ -209,13 +209,13 @@ pub(super) fn line_level(
                     out.push_str("{\"url\":");
                     js(&mut out, &l.url);
                     out.push_str(",\"line\":");
-                    jscalls::lines::write_number(&mut out, l.line);
+                    jscalls::tree::write_json_number(&mut out, l.line);
                     out.push_str(",\"function\":");
                     js(&mut out, &l.function);
                     out.push_str(",\"base\":");
-                    jscalls::lines::write_number(&mut out, l.base);
+                    jscalls::tree::write_json_number(&mut out, l.base);
                     out.push_str(",\"new\":");
-                    jscalls::lines::write_number(&mut out, l.new);
+                    jscalls::tree::write_json_number(&mut out, l.new);
                     out.push('}');
                 }
                 out.push_str("]}");

@@ -2,7 +2,7 @@
 //! (inferno's), NEW's stacks drawn by their self time and colored by how they changed from
 //! BASE; and `--format pprof`, NEW minus BASE as one pprof profile.
 
-use jscalls::diff::funcs::without_origin;
+use jscalls::diff::funcs::FuncKey;
 use jscalls::diff::ThreadEstimate;
 use jscalls::tree::{CollapsedTree, Stacks};
 use jscalls::Error;
@@ -37,7 +37,7 @@ pub(super) fn named<'a>(side: &'a [ThreadEstimate], one: Option<&str>) -> Vec<(&
 pub(super) fn by_path(t: &ThreadEstimate) -> Stacks {
     let mut stacks = t.stacks.clone();
     for f in &mut stacks.funcs {
-        f.url = without_origin(&f.url).to_owned();
+        f.url = FuncKey::script_path(&f.url).to_owned();
     }
     stacks
 }
