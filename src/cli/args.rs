@@ -91,6 +91,17 @@ as the text tree prints it (`name url:line:column`) when several share the name.
 The format is --to, or else guessed from OUT: *.speedscope.json; *.json or *.json.gz (the
 Firefox Profiler); *.collapsed / *.folded; *.svg; *.pb.gz / *.pprof (pprof).")]
     Export(ExportArgs),
+    /// One command to a viewer: the export served once from 127.0.0.1 and opened in the
+    /// Firefox Profiler (or speedscope) in your browser; the URL is printed to open by hand.
+    #[command(after_help = "Examples:
+  jscalls view trace.json.gz                                   the Firefox Profiler
+  jscalls view trace.json.gz --viewer speedscope --thread CrRendererMain
+  jscalls view trace.json.gz --viewer-url http://localhost:4242  a self-hosted Firefox Profiler
+  jscalls view trace.json.gz --no-open                         print the URL only
+
+Only the profile's random path is answered, only to 127.0.0.1, and only the viewer's origin
+may read it; the server stops once the viewer has the profile (or at --timeout, or Ctrl-C).")]
+    View(ViewArgs),
     /// Compares two estimates: call by call (two estimators on one input, or two versions'
     /// calls outputs), or function by function (two recordings, or two groups of --runs);
     /// --fail-on turns it into a CI gate (exit 3 on a regression).
@@ -328,8 +339,45 @@ pub(crate) enum LinesFormat {
     Devtools,
 }
 
-/// What `tree` and `export` take from each thread: which threads, and the stacks' shape.
 #[derive(Debug, Args)]
+pub(crate) struct ViewArgs {
+    /// A trace, .cpuprofile or Firefox profile (or, for speedscope, a *.speedscope.json export).
+    pub(crate) input: PathBuf,
+    /// Which viewer.
+    #[arg(long, value_enum, default_value = "firefox")]
+    pub(crate) viewer: ViewerArg,
+    /// The viewer's address, for a self-hosted copy (default: https://profiler.firefox.com or
+    /// https://www.speedscope.app).
+    #[arg(long, value_name = "URL")]
+    pub(crate) viewer_url: Option<String>,
+    /// Print the URL; do not start a browser.
+    #[arg(long)]
+    pub(crate) no_open: bool,
+    /// Stop serving after this many seconds if the viewer has not fetched the profile.
+    #[arg(long, value_name = "SECONDS", default_value_t = 300.0, value_parser = parse_seconds)]
+    pub(crate) timeout: f64,
+    #[command(flatten)]
+    pub(crate) select: SelectArgs,
+}
+
+/// A positive number of seconds.
+fn parse_seconds(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(x) if x > 0.0 && x.is_finite() && x <= 86_400.0 => Ok(x),
+        _ => Err(format!("'{s}': expected a number of seconds above 0 (at most a day)")),
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum ViewerArg {
+    /// The Firefox Profiler (its `from-url`).
+    Firefox,
+    /// speedscope (its `#profileURL=`).
+    Speedscope,
+}
+
+/// What `tree` and `export` take from each thread: which threads, and the stacks' shape.
+#[derive(Debug, Clone, Args)]
 pub(crate) struct SelectArgs {
     /// Only this thread: `PID:TID` or its name (default: every thread with calls, busiest first).
     #[arg(long, value_name = "PID:TID|NAME")]

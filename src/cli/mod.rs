@@ -33,6 +33,7 @@ pub(crate) mod sources;
 pub(crate) mod summary;
 pub(crate) mod timeline;
 pub(crate) mod tree;
+pub(crate) mod view;
 
 use std::io::{self, Write};
 use std::process::ExitCode;

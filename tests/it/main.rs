@@ -21,3 +21,4 @@ mod spec_tables;
 mod support;
 mod timeline;
 mod tree;
+mod view;

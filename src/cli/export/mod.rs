@@ -160,6 +160,11 @@ pub(crate) fn run(args: &ExportArgs, global: &Global, cfg: &Config, reads: Reads
     each::run(&args.out, &Export { args, format }, global, cfg, reads)
 }
 
+/// The format `--to NAME` names.
+pub(crate) fn format_named(name: &str) -> Option<&'static Format> {
+    FORMATS.iter().map(|f| f.0).find(|f| f.name == name)
+}
+
 /// A thread's name as the exports show it.
 pub(super) fn thread_label(c: &Chosen) -> String {
     format!("{} (pid {}, tid {})", c.name.as_deref().unwrap_or("thread"), c.pid, c.tid)
