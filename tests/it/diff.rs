@@ -512,22 +512,7 @@ fn a_pprof_difference_is_new_minus_base_per_function() {
         pb.to_str().unwrap(),
     ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let top = std::process::Command::new("go")
-        .args(["tool", "pprof", "-top", pb.to_str().unwrap()])
-        .env("HOME", &dir)
-        .output()
-        .unwrap();
-    assert!(top.status.success(), "{}", String::from_utf8_lossy(&top.stderr));
-    let text = String::from_utf8_lossy(&top.stdout);
-    let rows: Vec<(String, f64)> = text
-        .lines()
-        .skip_while(|l| !l.trim_start().starts_with("flat"))
-        .skip(1)
-        .map(|l| {
-            let cells: Vec<&str> = l.split_whitespace().collect();
-            (cells[5..].join(" "), crate::support::pprof_ms(cells[0]))
-        })
-        .collect();
+    let (text, rows) = crate::support::pprof_top(&pb, &dir, &[]);
     // slow's self time went 200 → 400 µs; fast's and main's did not change: fast's stack is
     // left out, main is there as slow's caller only (0 of its own).
     let names: Vec<&str> = rows.iter().map(|r| r.0.as_str()).collect();

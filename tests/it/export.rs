@@ -487,23 +487,7 @@ fn pprof_top_lists_the_flat_trees_functions() {
     let pb = dir.join("ui.pb.gz");
     let o = jscalls(&["export", "fixtures/chrome-ui.json.gz", "-o", pb.to_str().unwrap()]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let top = Command::new("go")
-        .args(["tool", "pprof", "-top", "-nodecount=12", pb.to_str().unwrap()])
-        .env("HOME", &dir)
-        .output()
-        .unwrap();
-    assert!(top.status.success(), "{}", String::from_utf8_lossy(&top.stderr));
-    let text = String::from_utf8_lossy(&top.stdout);
-    // `flat flat% sum% cum cum% name` after the header.
-    let rows: Vec<(String, f64)> = text
-        .lines()
-        .skip_while(|l| !l.trim_start().starts_with("flat"))
-        .skip(1)
-        .map(|l| {
-            let cells: Vec<&str> = l.split_whitespace().collect();
-            (cells[5..].join(" "), crate::support::pprof_ms(cells[0]))
-        })
-        .collect();
+    let (text, rows) = crate::support::pprof_top(&pb, &dir, &["-nodecount=12"]);
     assert_eq!(rows.len(), 12, "{text}");
     let flat: std::collections::HashMap<String, f64> =
         flat_self_by_label().into_iter().map(|(k, us)| (k, us / 1000.0)).collect();

@@ -223,3 +223,27 @@ pub fn pprof_ms(v: &str) -> f64 {
     };
     n.parse::<f64>().unwrap() * scale
 }
+
+/// `go tool pprof -top [ARGS] FILE` (HOME in `dir`): its text, and its rows as (name, flat ms).
+pub fn pprof_top(file: &std::path::Path, dir: &std::path::Path, args: &[&str]) -> (String, Vec<(String, f64)>) {
+    let top = std::process::Command::new("go")
+        .args(["tool", "pprof", "-top"])
+        .args(args)
+        .arg(file)
+        .env("HOME", dir)
+        .output()
+        .unwrap();
+    assert!(top.status.success(), "{}", String::from_utf8_lossy(&top.stderr));
+    let text = String::from_utf8_lossy(&top.stdout).into_owned();
+    // `flat flat% sum% cum cum% name` after the header.
+    let rows = text
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with("flat"))
+        .skip(1)
+        .map(|l| {
+            let cells: Vec<&str> = l.split_whitespace().collect();
+            (cells[5..].join(" "), pprof_ms(cells[0]))
+        })
+        .collect();
+    (text, rows)
+}

@@ -156,6 +156,23 @@ impl Builder {
         ValueType { r#type: self.string(kind), unit: self.string(unit) }
     }
 
+    /// The sample types (the last the default), the one mapping (named `file`) and a comment.
+    fn head(&mut self, types: Vec<ValueType>, file: &str, comment: &str) {
+        self.profile.default_sample_type = types.last().map_or(0, |t| t.r#type);
+        self.profile.period_type = types.last().cloned();
+        self.profile.sample_type = types;
+        let filename = self.string(file);
+        self.profile.mapping.push(Mapping {
+            id: 1,
+            filename,
+            has_functions: true,
+            has_filenames: true,
+            has_line_numbers: true,
+        });
+        let comment = self.string(comment);
+        self.profile.comment.push(comment);
+    }
+
     /// The location of `f`: made with its function on first use. Lines are 1-based, 0 unknown.
     fn location(&mut self, f: &Func) -> u64 {
         if let Some(&id) = self.locations.get(f) {
@@ -242,20 +259,8 @@ pub(crate) fn difference(threads: &[ThreadDelta<'_>], comment: &str) -> Vec<u8> 
     let mut b = Builder::default();
     b.string("");
     let cpu = b.value_type("cpu", "nanoseconds");
-    b.profile.default_sample_type = cpu.r#type;
-    b.profile.period_type = Some(cpu.clone());
-    b.profile.sample_type = vec![cpu];
     // pprof shows the mapping's file by its last path component: a name, not the inputs.
-    let file = b.string("jscalls-diff");
-    b.profile.mapping.push(Mapping {
-        id: 1,
-        filename: file,
-        has_functions: true,
-        has_filenames: true,
-        has_line_numbers: true,
-    });
-    let comment = b.string(comment);
-    b.profile.comment.push(comment);
+    b.head(vec![cpu], "jscalls-diff", comment);
     let thread_key = b.string("thread");
     for t in threads {
         let labels = [Label { key: thread_key, str: b.string(&t.name), num: 0 }];
@@ -283,19 +288,7 @@ fn render(kept: &[Chosen], args: &ExportArgs, input: &str, _threads: usize) -> R
         WeightArg::Samples => (vec![b.value_type("samples", "count")], 1.0),
         WeightArg::SampleTime => (vec![b.value_type("sample-time", "nanoseconds")], 1000.0),
     };
-    b.profile.default_sample_type = types.last().map_or(0, |t| t.r#type);
-    b.profile.period_type = types.last().cloned();
-    b.profile.sample_type = types;
-    let file = b.string(input);
-    b.profile.mapping.push(Mapping {
-        id: 1,
-        filename: file,
-        has_functions: true,
-        has_filenames: true,
-        has_line_numbers: true,
-    });
-    let comment = b.string(&format!("jscalls export of {input}"));
-    b.profile.comment.push(comment);
+    b.head(types, input, &format!("jscalls export of {input}"));
     let n_values = b.profile.sample_type.len();
     let (thread_key, pid_key, tid_key) = (b.string("thread"), b.string("pid"), b.string("tid"));
     for c in kept {
