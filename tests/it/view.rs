@@ -40,6 +40,18 @@ fn the_server_answers_only_the_viewer_at_its_path_then_stops() {
     let (port, path) = rest.split_once('/').unwrap();
     let (port, path): (u16, String) = (port.parse().unwrap(), format!("/{path}"));
     let host = format!("Host: 127.0.0.1:{port}\r\n");
+    // It listens on loopback only: /proc/net/tcp lists the socket as 127.0.0.1 (0100007F).
+    if let Ok(table) = std::fs::read_to_string("/proc/net/tcp") {
+        let listening: Vec<&str> = table
+            .lines()
+            .skip(1)
+            .filter_map(|l| {
+                let cells: Vec<&str> = l.split_whitespace().collect();
+                (cells.get(3) == Some(&"0A") && cells[1].ends_with(&format!(":{port:04X}"))).then_some(cells[1])
+            })
+            .collect();
+        assert_eq!(listening, [format!("0100007F:{port:04X}")]);
+    }
     // A guessed path, another host name (DNS rebinding), a preflight from another origin.
     let guess = "/00000000000000000000000000000000/profile.json";
     assert_eq!(request(port, &format!("GET {guess} HTTP/1.1\r\n{host}\r\n")).0, "HTTP/1.1 404 Not Found");

@@ -1,8 +1,9 @@
 // `jscalls view` end to end: the Firefox Profiler (the built app of ../shared/viewers, served
 // here) opened at the URL `jscalls view --no-open` prints, in headless Chromium, shows the
-// profile; a client that guesses a path gets 404; the command ends once the viewer has it.
+// profile in its Call Tree and draws its Flame Graph; a client that guesses a path gets 404;
+// the command ends once the viewer has it.
 // usage: node view.mjs JSCALLS INPUT VIEWERS_DIR [--shot PNG]
-// Prints one JSON line {outcome, rows, guessed, exit}; exits 0 when the profile is shown.
+// Prints one JSON line {outcome, rows, flame, guessed, exit}; exits 0 when all hold.
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
@@ -49,10 +50,20 @@ for (const deadline = Date.now() + 30000; Date.now() < deadline;) {
   if (rows > 0) { outcome = 'shown'; break; }
   await page.waitForTimeout(250);
 }
+// The flame graph: its tab drawn on a canvas.
+let flame = false;
+if (outcome === 'shown') {
+  await page.click('text=Flame Graph');
+  for (const deadline = Date.now() + 10000; Date.now() < deadline && !flame;) {
+    flame = await page.evaluate(() => [...document.querySelectorAll('.flameGraphContent canvas, .chartCanvas')]
+      .some(c => c.width > 0 && c.height > 0));
+    if (!flame) await page.waitForTimeout(250);
+  }
+}
 if (shot) await page.screenshot({path: shot});
 await browser.close();
 server.close();
 const exit = await Promise.race([exited, new Promise(r => setTimeout(() => r('running'), 10000))]);
 if (exit === 'running') child.kill();
-console.log(JSON.stringify({outcome, rows, guessed, exit}));
-process.exit(outcome === 'shown' && guessed === 404 && exit === 0 ? 0 : 1);
+console.log(JSON.stringify({outcome, rows, flame, guessed, exit}));
+process.exit(outcome === 'shown' && flame && guessed === 404 && exit === 0 ? 0 : 1);
