@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 
 use jscalls::diff::funcs::FuncKey;
 use jscalls::lines::{LineTimes, ProfileLines};
+use rustc_hash::FxHashMap;
 
 use super::{ms, percent, signed_ms, write_out, Header, Side};
 use crate::cli::args::{DiffArgs, DiffFormat, Global};
@@ -28,6 +29,8 @@ struct Pair {
     base: Option<(i64, i64)>,
     new: Option<(i64, i64)>,
     lines: Vec<LineChange>,
+    /// Each line's place in `lines`, by (script, line's bits).
+    index: FxHashMap<(String, u64), usize>,
 }
 
 /// Line times of one side (the input read again with its line data).
@@ -68,7 +71,13 @@ fn pairs(base: &LineTimes, new: &LineTimes) -> Vec<Pair> {
                 None => {
                     keys.push(key);
                     let label = if *rank == 0 { name.clone() } else { format!("{name} #{}", rank + 1) };
-                    out.push(Pair { name: label, base: None, new: None, lines: Vec::new() });
+                    out.push(Pair {
+                        name: label,
+                        base: None,
+                        new: None,
+                        lines: Vec::new(),
+                        index: FxHashMap::default(),
+                    });
                     out.len() - 1
                 }
             };
@@ -80,14 +89,13 @@ fn pairs(base: &LineTimes, new: &LineTimes) -> Vec<Pair> {
             }
             for r in &p.rows {
                 let url = FuncKey::script_path(&r.url).to_owned();
-                let at = pair.lines.iter().position(|l| l.url == url && l.line == r.line);
-                let l = match at {
-                    Some(i) => &mut pair.lines[i],
-                    None => {
-                        pair.lines.push(LineChange { url, line: r.line, function: String::new(), base: 0.0, new: 0.0 });
-                        pair.lines.last_mut().expect("pushed")
-                    }
-                };
+                // Found by a map: a recording has thousands of lines.
+                let next = pair.lines.len();
+                let i = *pair.index.entry((url.clone(), r.line.to_bits())).or_insert(next);
+                if i == next {
+                    pair.lines.push(LineChange { url, line: r.line, function: String::new(), base: 0.0, new: 0.0 });
+                }
+                let l = &mut pair.lines[i];
                 // Two scripts of one path (told apart by id alone) are one script here.
                 if side {
                     l.new += r.ms;
