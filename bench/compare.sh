@@ -2,7 +2,7 @@
 # Times, in one run on one file: the DevTools engine (../shared/oracle: read + JSON.parse +
 # Model.parse with all handlers), the bare-parse floor (serde_json into IgnoredAny), and
 # `jscalls calls` (also with --bounds, --estimator midway and log-midway) / `timeline` / `tree` /
-# `export` (speedscope, firefox, collapsed, svg) / `diff`
+# `export` (speedscope, firefox, collapsed, svg, pprof) / `lines` / `diff`
 # (FILE against itself, call by call; with DIFF_WITH=FILE2 also FILE against FILE2, function by
 # function) end to end; prints medians, ratios and peak memory.
 #
@@ -54,14 +54,14 @@ fi
 
 # Rounds are interleaved (floor, calls, timeline, DevTools, then again), so that the host's
 # drift over the run falls on all of them alike.
-for name in floor calls bounds midway logmid timeline tree speedscope firefox collapsed svg diff diff2 dt; do : > "$OUT/$name.s"; : > "$OUT/$name.m"; done
+for name in floor calls bounds midway logmid timeline tree speedscope firefox collapsed svg pprof lines diff diff2 dt; do : > "$OUT/$name.s"; : > "$OUT/$name.m"; done
 for _ in $(seq "$RUNS"); do
   measure floor "$ROOT/target/release/examples/bareparse" "$FILE"
   # Each run writes a new file: replacing the previous run's output would time the file system
   # freeing that file's blocks inside jscalls' final rename (5-9 ms for the 30 MB calls of a
   # 100 MB trace on this machine's ext4, mounted with online discard), a cost of this loop,
   # not of the conversion. (DevTools' figure leaves out writing altogether.)
-  rm -f "$OUT/calls.json" "$OUT/bounds.json" "$OUT/midway.json" "$OUT/logmid.json" "$OUT/timeline.json" "$OUT/tree.json" "$OUT/x.speedscope.json" "$OUT/x.json.gz" "$OUT/x.collapsed" "$OUT/x.svg"
+  rm -f "$OUT/calls.json" "$OUT/bounds.json" "$OUT/midway.json" "$OUT/logmid.json" "$OUT/timeline.json" "$OUT/tree.json" "$OUT/x.speedscope.json" "$OUT/x.json.gz" "$OUT/x.collapsed" "$OUT/x.svg" "$OUT/x.pb.gz" "$OUT/lines.json"
   measure calls "$J" calls "$FILE" --engine 0.0.65 -q -o "$OUT/calls.json"
   measure bounds "$J" calls "$FILE" --engine 0.0.65 --bounds -q -o "$OUT/bounds.json"
   measure midway "$J" calls "$FILE" --engine 0.0.65 --estimator midway -q -o "$OUT/midway.json"
@@ -72,6 +72,8 @@ for _ in $(seq "$RUNS"); do
   measure firefox "$J" export "$FILE" --engine 0.0.65 -q -o "$OUT/x.json.gz"
   measure collapsed "$J" export "$FILE" --engine 0.0.65 -q -o "$OUT/x.collapsed"
   measure svg "$J" export "$FILE" --engine 0.0.65 -q -o "$OUT/x.svg"
+  measure pprof "$J" export "$FILE" --engine 0.0.65 -q -o "$OUT/x.pb.gz"
+  measure lines "$J" lines "$FILE" --engine 0.0.65 -q --format json -o "$OUT/lines.json"
   rm -f "$OUT/diff.txt" "$OUT/diff2.txt"
   measure diff "$J" diff "$FILE" "$FILE" --engine 0.0.65 -q -o "$OUT/diff.txt"
   if [ -n "${DIFF_WITH:-}" ]; then
@@ -85,7 +87,7 @@ for _ in $(seq "$RUNS"); do
   fi
 done
 declare -A SECS RSS
-KEYS="floor calls bounds midway logmid timeline tree speedscope firefox collapsed svg diff"
+KEYS="floor calls bounds midway logmid timeline tree speedscope firefox collapsed svg pprof lines diff"
 [ -n "${DIFF_WITH:-}" ] && KEYS="$KEYS diff2"
 for k in $KEYS; do
   SECS[$k]=$(median < "$OUT/$k.s"); RSS[$k]=$(sort -n "$OUT/$k.m" | tail -1)
@@ -97,7 +99,7 @@ if [ "$DEVTOOLS" = 1 ]; then
   PARITY=$(node target/oracle/compare.mjs "$OUT/oracle.json" "$OUT/calls.json" --tree --tol 0 | tail -1)
 fi
 # Every run, for a reader who wants more than the median.
-for k in floor calls bounds midway logmid timeline tree speedscope firefox collapsed svg diff diff2 dt; do
+for k in floor calls bounds midway logmid timeline tree speedscope firefox collapsed svg pprof lines diff diff2 dt; do
   if [ -s "$OUT/$k.s" ]; then echo "runs $k: $(cut -d' ' -f1 "$OUT/$k.s" | tr '\n' ' ')"; fi
 done
 
@@ -121,9 +123,10 @@ for k in bounds midway logmid; do
   echo "calls $opt / calls: $(awk -v t="${SECS[$k]}" -v c="${SECS[calls]}" 'BEGIN{printf "%.2f", t/c}') of the time"
 done
 echo "tree / calls: $(awk -v t="${SECS[tree]}" -v c="${SECS[calls]}" 'BEGIN{printf "%.2f", t/c}') of the time; peak memory / input size (tree): $(awk -v m="${RSS[tree]}" -v b="$BYTES" 'BEGIN{printf "%.2f", m*1024/b}')"
-for k in speedscope firefox collapsed svg; do
+for k in speedscope firefox collapsed svg pprof; do
   echo "export $k / calls: $(awk -v t="${SECS[$k]}" -v c="${SECS[calls]}" 'BEGIN{printf "%.2f", t/c}') of the time; peak memory / input size: $(awk -v m="${RSS[$k]}" -v b="$BYTES" 'BEGIN{printf "%.2f", m*1024/b}')"
 done
+echo "lines / calls: $(awk -v t="${SECS[lines]}" -v c="${SECS[calls]}" 'BEGIN{printf "%.2f", t/c}') of the time"
 echo "diff of FILE with itself / calls: $(awk -v t="${SECS[diff]}" -v c="${SECS[calls]}" 'BEGIN{printf "%.2f", t/c}') of the time; peak memory / input size: $(awk -v m="${RSS[diff]}" -v b="$BYTES" 'BEGIN{printf "%.2f", m*1024/b}')"
 if [ -n "${DIFF_WITH:-}" ]; then
   echo "diff of FILE with $DIFF_WITH / calls: $(awk -v t="${SECS[diff2]}" -v c="${SECS[calls]}" 'BEGIN{printf "%.2f", t/c}') of the time; peak memory / input size: $(awk -v m="${RSS[diff2]}" -v b="$BYTES" 'BEGIN{printf "%.2f", m*1024/b}')"

@@ -136,9 +136,11 @@ struct Builder {
     strings: rustc_hash::FxHashMap<String, i64>,
     /// Each function's location id (one location per function: the trees know functions).
     locations: rustc_hash::FxHashMap<Func, u64>,
-    /// The current thread's samples by their locations: the self time and the samples on one
-    /// stack make one sample.
-    by_path: rustc_hash::FxHashMap<Vec<u64>, usize>,
+    /// The current thread's paths (a location and the path it was called from): the self
+    /// time and the samples on one path make one sample.
+    paths: rustc_hash::FxHashMap<(u32, u64), u32>,
+    /// Each path's sample (`usize::MAX` for none yet).
+    sample_of_path: Vec<usize>,
 }
 
 impl Builder {
@@ -196,52 +198,124 @@ impl Builder {
         id
     }
 
+    /// The location of samples on no function (the tree's root, after transforms).
+    fn root_location(&mut self) -> u64 {
+        self.location(&Func {
+            name: "(root)".into(),
+            url: String::new(),
+            script: String::new(),
+            line: None,
+            column: None,
+        })
+    }
+
+    /// The profile's bytes: its samples (most of them) encoded on up to `threads` threads,
+    /// byte-identical to `encode_to_vec` (protobuf writes fields in the order of their numbers,
+    /// and a repeated field's entries one after another, so the parts are spliced).
+    fn encode(self, threads: usize) -> Vec<u8> {
+        let piece = self.profile.sample.len().div_ceil(threads.max(1) * 4).max(1024);
+        encode_in_parts(self.profile, threads, piece)
+    }
+
+    /// Starts a thread: its samples are not merged with the previous thread's.
+    fn new_thread(&mut self) {
+        self.paths.clear();
+        self.sample_of_path.clear();
+    }
+
+    /// The path of `location` called from path `parent` (`u32::MAX` for none), numbered on
+    /// first use.
+    fn path(&mut self, parent: u32, location: u64) -> u32 {
+        let next = self.sample_of_path.len() as u32;
+        let id = *self.paths.entry((parent, location)).or_insert(next);
+        if id == next {
+            self.sample_of_path.push(usize::MAX);
+        }
+        id
+    }
+
     /// Adds `stacks`' samples with their weight (scaled by `scale`, rounded) as value `slot` of
-    /// `n_values`, each labelled with the thread.
-    fn add(&mut self, stacks: &Stacks, slot: usize, n_values: usize, scale: f64, labels: &[Label], merge: bool) {
-        // Each function's location, looked up once per thread (not once per frame).
-        let mut location_of: Vec<u64> = vec![0; stacks.funcs.len()];
-        let mut root = None;
+    /// `n_values`, each labelled with the thread. Samples on one stack make one pprof sample,
+    /// and so do stacks of one path through every `Stacks` added since `new_thread`.
+    fn add(&mut self, stacks: &Stacks, slot: usize, n_values: usize, scale: f64, labels: &[Label]) {
+        // Summed per stack first, in a table by stack id (the last slot for the root): one pass
+        // over the samples in memory order.
+        let root = stacks.len();
+        let mut sums: Vec<i64> = vec![0; root + 1];
         for &(stack, w) in &stacks.samples {
-            let v = (w * scale).round() as i64;
+            let k = if stack == StackId::ROOT { root } else { stack.index() };
+            sums[k] += (w * scale).round() as i64;
+        }
+        // Each stack's path, from its parent's (parents come first): O(1) a stack, where
+        // hashing each stack's list of locations would cost its depth.
+        let mut location_of: Vec<u64> = vec![0; stacks.funcs.len()];
+        let mut path_of: Vec<u32> = Vec::with_capacity(root + 1);
+        for k in 0..root {
+            let (parent, f) = stacks.frame(StackId::new(k));
+            let location = match location_of[f.index()] {
+                0 => {
+                    let id = self.location(&stacks.funcs[f.index()]);
+                    location_of[f.index()] = id;
+                    id
+                }
+                id => id,
+            };
+            let p = self.path(parent.map_or(u32::MAX, |p| path_of[p.index()]), location);
+            path_of.push(p);
+        }
+        if sums[root] != 0 {
+            let location = self.root_location();
+            let p = self.path(u32::MAX, location);
+            path_of.push(p);
+        }
+        for (k, &v) in sums.iter().enumerate() {
             if v == 0 {
                 continue;
             }
-            let location_id = if stack == StackId::ROOT {
-                vec![*root.get_or_insert_with(|| {
-                    self.location(&Func {
-                        name: "(root)".into(),
-                        url: String::new(),
-                        script: String::new(),
-                        line: None,
-                        column: None,
-                    })
-                })]
+            let p = path_of[k] as usize;
+            if let Some(&at) = self.sample_of_path.get(p).filter(|&&at| at != usize::MAX) {
+                self.profile.sample[at].value[slot] += v;
+                continue;
+            }
+            // Leaf first, as pprof keeps them.
+            let location_id = if k == root {
+                vec![self.root_location()]
             } else {
-                // Leaf first, as pprof keeps them.
-                let funcs = stacks.funcs_of(stack);
-                let mut ids = Vec::with_capacity(funcs.len());
-                for &f in funcs.iter().rev() {
-                    let id = &mut location_of[f.index()];
-                    if *id == 0 {
-                        *id = self.location(&stacks.funcs[f.index()]);
-                    }
-                    ids.push(*id);
+                let mut ids = Vec::new();
+                let mut s = Some(StackId::new(k));
+                while let Some(at) = s {
+                    let (parent, f) = stacks.frame(at);
+                    ids.push(location_of[f.index()]);
+                    s = parent;
                 }
                 ids
             };
-            if let Some(&k) = self.by_path.get(&location_id) {
-                self.profile.sample[k].value[slot] += v;
-                continue;
-            }
             let mut value = vec![0; n_values];
             value[slot] = v;
-            if n_values > 1 || merge {
-                self.by_path.insert(location_id.clone(), self.profile.sample.len());
-            }
+            self.sample_of_path[p] = self.profile.sample.len();
             self.profile.sample.push(Sample { location_id, value, label: labels.to_vec() });
         }
     }
+}
+
+/// `profile`'s bytes, its samples encoded `piece` at a time on up to `threads` threads.
+fn encode_in_parts(mut rest: Profile, threads: usize, piece: usize) -> Vec<u8> {
+    let samples = std::mem::take(&mut rest.sample);
+    let head = Profile { sample_type: std::mem::take(&mut rest.sample_type), ..Profile::default() };
+    let parts = jscalls::threads::map(samples.chunks(piece.max(1)).collect(), threads, |part: &[Sample]| {
+        let mut buf = Vec::with_capacity(part.iter().map(|s| s.encoded_len() + 4).sum());
+        for s in part {
+            prost::encoding::message::encode(2, s, &mut buf);
+        }
+        buf
+    });
+    let mut out = head.encode_to_vec();
+    out.reserve(parts.iter().map(Vec::len).sum::<usize>() + rest.encoded_len());
+    for p in parts {
+        out.extend_from_slice(&p);
+    }
+    rest.encode(&mut out).expect("a Vec grows as needed");
+    out
 }
 
 /// One thread of `diff --format pprof`: its name, and its stacks in BASE and in NEW.
@@ -264,19 +338,20 @@ pub(crate) fn difference(threads: &[ThreadDelta<'_>], comment: &str) -> Vec<u8> 
     let thread_key = b.string("thread");
     for t in threads {
         let labels = [Label { key: thread_key, str: b.string(&t.name), num: 0 }];
-        b.by_path.clear();
+        b.new_thread();
         if let Some(s) = t.new {
-            b.add(s, 0, 1, 1000.0, &labels, true);
+            b.add(s, 0, 1, 1000.0, &labels);
         }
         if let Some(s) = t.base {
-            b.add(s, 0, 1, -1000.0, &labels, true);
+            b.add(s, 0, 1, -1000.0, &labels);
         }
     }
     b.profile.sample.retain(|s| s.value.iter().any(|&v| v != 0));
-    b.profile.encode_to_vec()
+    // Here, after both sides' estimates, encoding is a small part of the run.
+    b.encode(1)
 }
 
-fn render(kept: &[Chosen], args: &ExportArgs, input: &str, _threads: usize) -> Result<Rendered, Failure> {
+fn render(kept: &[Chosen], args: &ExportArgs, input: &str, threads: usize) -> Result<Rendered, Failure> {
     let mut b = Builder::default();
     b.string("");
     let counts = args.select.weight == WeightArg::SelfTime && args.select.transforms.is_empty();
@@ -297,15 +372,15 @@ fn render(kept: &[Chosen], args: &ExportArgs, input: &str, _threads: usize) -> R
             Label { key: pid_key, str: 0, num: c.pid },
             Label { key: tid_key, str: 0, num: c.tid },
         ];
-        b.by_path.clear();
-        b.add(&c.stacks, n_values - 1, n_values, scale, &labels, false);
+        b.new_thread();
+        b.add(&c.stacks, n_values - 1, n_values, scale, &labels);
         if counts {
             if let Some(samples) = &c.samples {
-                b.add(samples, 0, n_values, 1.0, &labels, false);
+                b.add(samples, 0, n_values, 1.0, &labels);
             }
         }
     }
-    Ok(Rendered::Bytes(b.profile.encode_to_vec()))
+    Ok(Rendered::Bytes(b.encode(threads)))
 }
 
 #[cfg(test)]
@@ -382,6 +457,22 @@ mod tests {
         let relayout = p.function.iter().find(|f| p.string_table[f.system_name as usize] == "relayout").unwrap();
         assert_eq!(p.string_table[relayout.filename as usize], "http://127.0.0.1:40017/ui.js");
         assert_eq!(relayout.start_line, 9);
+    }
+
+    /// Encoded in parts on several threads, the profile is the bytes prost writes for it whole.
+    #[test]
+    fn the_parts_encoded_apart_are_the_whole_profile() {
+        let (_, assembled) = assemble(&Source::file("fixtures/node-mixed.cpuprofile.gz"), &Config::default()).unwrap();
+        let args = export_args(&[]);
+        let kept = crate::cli::tree::choose(assembled, &args.select, false, true).unwrap_or_else(|_| panic!("chosen"));
+        let Ok(Rendered::Bytes(bytes)) = render(&kept, &args, "x", 4) else { panic!("rendered") };
+        let p = Profile::decode(&bytes[..]).unwrap();
+        let whole = p.encode_to_vec();
+        assert_eq!(bytes, whole);
+        assert!(p.sample.len() > 20, "{} samples: too few for several parts", p.sample.len());
+        for piece in [1, 7, p.sample.len()] {
+            assert_eq!(encode_in_parts(p.clone(), 2, piece), whole, "{piece} a part");
+        }
     }
 
     /// With a transform the profile weighs the calls' self time alone.

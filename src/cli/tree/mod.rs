@@ -107,6 +107,12 @@ pub(crate) fn devtools_conflicts(args: &TreeArgs) -> Option<&'static str> {
     .map(|c| c.1)
 }
 
+/// What [`choose`] makes of a thread, in parallel.
+enum Made {
+    Stacks((Stacks, Vec<Span>)),
+    Samples(Stacks),
+}
+
 /// Each chosen thread's stacks (and spans, when `spans`), through `--js-only` and the
 /// transforms, busiest first. A transform that fits no thread is a usage error.
 pub(crate) fn choose(
@@ -121,6 +127,8 @@ pub(crate) fn choose(
             "--by-line splits the samples by their line: give --weight samples or sample-time".to_owned(),
         ));
     }
+    // Only the formats that draw spans show the trace events (as markers).
+    let with_events = spans;
     let mut chosen: Vec<Chosen> = Vec::new();
     assembled
         .for_each_thread(|th| {
@@ -133,26 +141,37 @@ pub(crate) fn choose(
                 WeightArg::Samples => Some(Weight::Samples),
                 WeightArg::SampleTime => Some(Weight::SampleTime),
             };
-            let (stacks, spans) = match (weight, spans) {
-                (Some(w), _) if sel.by_line => {
-                    let mut s = Vec::new();
-                    (Stacks::from_samples_by_line(&th, w, spans.then_some(&mut s)), s)
+            let made = |first: bool| -> Made {
+                if !first {
+                    // Shaped as --js-only shapes the calls' stacks (transforms name the calls' tree).
+                    let samples = Stacks::from_samples(&th, Weight::Samples);
+                    return Made::Samples(if sel.js_only { Transform::JsOnly.apply(&samples) } else { samples });
                 }
-                (None, false) => (Stacks::from_calls(&th), Vec::new()),
-                (None, true) => Stacks::from_calls_with_spans(&th),
-                (Some(w), false) => (Stacks::from_samples(&th, w), Vec::new()),
-                (Some(w), true) => Stacks::from_samples_with_spans(&th, w),
+                Made::Stacks(match (weight, spans) {
+                    (Some(w), _) if sel.by_line => {
+                        let mut s = Vec::new();
+                        (Stacks::from_samples_by_line(&th, w, spans.then_some(&mut s)), s)
+                    }
+                    (None, false) => (Stacks::from_calls(&th), Vec::new()),
+                    (None, true) => Stacks::from_calls_with_spans(&th),
+                    (Some(w), false) => (Stacks::from_samples(&th, w), Vec::new()),
+                    (Some(w), true) => Stacks::from_samples_with_spans(&th, w),
+                })
             };
-            let events = th.events().map(|(n, ts, dur)| (n.to_owned(), ts, dur)).collect();
-            // Shaped as --js-only shapes the calls' stacks (transforms name the calls' tree).
-            let samples = counts.then(|| {
-                let samples = Stacks::from_samples(&th, Weight::Samples);
-                if sel.js_only {
-                    Transform::JsOnly.apply(&samples)
-                } else {
-                    samples
+            // The sample counts' stacks beside the calls', on another core when there is one.
+            let (mut stacks, mut samples) = ((Stacks::new(), Vec::new()), None);
+            for m in jscalls::threads::map(if counts { vec![true, false] } else { vec![true] }, 2, made) {
+                match m {
+                    Made::Stacks(s) => stacks = s,
+                    Made::Samples(s) => samples = Some(s),
                 }
-            });
+            }
+            let (stacks, spans) = stacks;
+            let events = if with_events {
+                th.events().map(|(n, ts, dur)| (n.to_owned(), ts, dur)).collect()
+            } else {
+                Vec::new()
+            };
             chosen.push(Chosen { pid: th.pid(), tid: th.tid(), name, calls: th.len(), stacks, spans, samples, events });
             Ok(())
         })
