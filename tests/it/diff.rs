@@ -441,6 +441,28 @@ fn a_cpuprofile_and_a_trace_of_one_program_pair_their_thread_and_functions() {
     assert!(main["base"]["calls"].as_f64().unwrap() > 0.0 && main["new"]["calls"].as_f64().unwrap() > 0.0, "{main}");
 }
 
+/// Each frame of an SVG flame graph: the name its `<title>` starts with (up to ` (`) and its
+/// `<rect>`'s fill (`rgb(r,g,b)`).
+fn frame_fills(svg: &str) -> Vec<(String, (u8, u8, u8))> {
+    let opt = roxmltree::ParsingOptions { allow_dtd: true, ..Default::default() };
+    let doc = roxmltree::Document::parse_with_options(svg, opt).expect("well-formed XML");
+    doc.descendants()
+        .filter(|n| n.has_tag_name("g"))
+        .filter_map(|g| {
+            let title = g.children().find(|c| c.has_tag_name("title"))?.text()?;
+            let name = title.rsplit_once(" (").map_or(title, |t| t.0);
+            let fill = g.children().find(|c| c.has_tag_name("rect"))?.attribute("fill")?;
+            let v: Vec<u8> = fill
+                .trim_start_matches("rgb(")
+                .trim_end_matches(')')
+                .split(',')
+                .map(|x| x.trim().parse().unwrap())
+                .collect();
+            Some((name.to_owned(), (v[0], v[1], v[2])))
+        })
+        .collect()
+}
+
 #[test]
 fn a_differential_flame_graph_draws_the_grown_function_red() {
     let dir = temp_dir("svg");
@@ -459,28 +481,9 @@ fn a_differential_flame_graph_draws_the_grown_function_red() {
     ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let svg = std::fs::read_to_string(&out).unwrap();
-    let opt = roxmltree::ParsingOptions { allow_dtd: true, ..Default::default() };
-    let doc = roxmltree::Document::parse_with_options(&svg, opt).expect("well-formed XML");
-    // Each frame: a <g> with a <title> ("slow a.js (400 µs, …)") and a <rect fill="rgb(r,g,b)">.
-    let fill = |name: &str| -> (u8, u8, u8) {
-        let g = doc
-            .descendants()
-            .filter(|n| n.has_tag_name("g"))
-            .find(|g| {
-                g.children()
-                    .any(|c| c.has_tag_name("title") && c.text().is_some_and(|t| t.starts_with(&format!("{name} "))))
-            })
-            .unwrap_or_else(|| panic!("no frame {name}"));
-        let rect = g.children().find(|c| c.has_tag_name("rect")).unwrap();
-        let v: Vec<u8> = rect
-            .attribute("fill")
-            .unwrap()
-            .trim_start_matches("rgb(")
-            .trim_end_matches(')')
-            .split(',')
-            .map(|x| x.trim().parse().unwrap())
-            .collect();
-        (v[0], v[1], v[2])
+    let fills = frame_fills(&svg);
+    let fill = |name: &str| {
+        fills.iter().find(|f| f.0.starts_with(&format!("{name} "))).unwrap_or_else(|| panic!("no frame {name}")).1
     };
     // slow's self time went 200 → 400 µs: red (full red, less green and blue); fast's stayed
     // 200 µs: neither red nor blue.
@@ -518,4 +521,103 @@ fn a_pprof_difference_is_new_minus_base_per_function() {
     let names: Vec<&str> = rows.iter().map(|r| r.0.as_str()).collect();
     assert_eq!(names, ["slow a.js", "main a.js"], "{text}");
     assert!((rows[0].1 - 0.2).abs() < 1e-9 && rows[1].1 == 0.0, "{text}");
+}
+
+/// The slowed build (`fixtures/record/workloads/slowed.js` with SLOWED=1: its hottest function,
+/// parseRecords, does its work twice, 320 → 551 ms of self time) against the base build.
+const SLOWED: [&str; 2] = ["fixtures/node-slowed-base.cpuprofile.gz", "fixtures/node-slowed-new.cpuprofile.gz"];
+
+#[test]
+fn the_slowed_function_is_the_reddest_frame_of_the_differential_flame_graph() {
+    let dir = temp_dir("slowed-svg");
+    let out = dir.join("d.svg");
+    let o = jscalls(&["diff", SLOWED[0], SLOWED[1], "--format", "svg", "-o", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let fills = frame_fills(&std::fs::read_to_string(&out).unwrap());
+    // Red is full red with green and blue taken away as the growth is larger.
+    let parse = fills.iter().find(|f| f.0.starts_with("parseRecords ")).expect("parseRecords is drawn");
+    let (r, g, b) = parse.1;
+    assert!(r == 255 && g == b && g < 128, "parseRecords is {:?}", parse.1);
+    let reddest = fills.iter().filter(|f| f.1 .0 == 255).min_by_key(|f| f.1 .1).unwrap();
+    assert_eq!(reddest.0, parse.0);
+}
+
+#[test]
+fn pprof_diff_base_puts_the_slowed_function_first() {
+    if crate::support::go("pprof_diff_base_puts_the_slowed_function_first").is_none() {
+        return;
+    }
+    let dir = temp_dir("slowed-pprof");
+    let [base, new] = [("base", SLOWED[0]), ("new", SLOWED[1])].map(|(name, input)| {
+        let pb = dir.join(format!("{name}.pb.gz"));
+        let o = jscalls(&["export", input, "-o", pb.to_str().unwrap()]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        pb
+    });
+    // The self time that grew, as `diff` reports it.
+    let o = jscalls(&["diff", SLOWED[0], SLOWED[1], "--format", "json", "--level", "functions"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let grown = report["functions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["function"]["name"] == "parseRecords")
+        .unwrap_or_else(|| panic!("parseRecords in {report}"));
+    // µs in the report.
+    let delta_ms = (grown["new"]["self"].as_f64().unwrap() - grown["base"]["self"].as_f64().unwrap()) / 1000.0;
+    assert!(delta_ms > 150.0, "{grown}");
+    // pprof's own difference of the two exports, and jscalls' difference profile, alike.
+    let (text, rows) = crate::support::pprof_top(&new, &dir, &["-diff_base", base.to_str().unwrap()]);
+    assert!(rows[0].0.starts_with("parseRecords "), "{text}");
+    assert!((rows[0].1 - delta_ms).abs() < 0.01, "{text}\n{delta_ms}");
+    let d = dir.join("d.pb.gz");
+    let o = jscalls(&["diff", SLOWED[0], SLOWED[1], "--format", "pprof", "-o", d.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let (text, rows) = crate::support::pprof_top(&d, &dir, &[]);
+    assert!(rows[0].0.starts_with("parseRecords "), "{text}");
+    assert!((rows[0].1 - delta_ms).abs() < 0.01, "{text}\n{delta_ms}");
+}
+
+/// Drawn by Chromium (headless, `tests/browser/svg-frames.mjs`), the differential flame graph
+/// of the slowed build paints parseRecords red, the reddest of the frames, and wide. Skipped,
+/// and said so, without a browser or the viewers' packages.
+#[test]
+fn chromium_paints_the_slowed_function_red() {
+    let Some(viewers) = crate::support::viewers("chromium_paints_the_slowed_function_red") else {
+        return;
+    };
+    let dir = temp_dir("slowed-chromium");
+    let out = dir.join("d.svg");
+    let o = jscalls(&["diff", SLOWED[0], SLOWED[1], "--format", "svg", "-o", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let run = std::process::Command::new("node")
+        .arg("tests/browser/svg-frames.mjs")
+        .args([out.as_os_str(), dir.join("d.png").as_os_str(), viewers.as_os_str()])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&run.stdout);
+    assert!(run.status.success(), "{said}{}", String::from_utf8_lossy(&run.stderr));
+    let v: serde_json::Value = serde_json::from_str(said.trim()).unwrap();
+    // [name, "rgb(r, g, b)", width px, height px] per frame, as painted.
+    let frames: Vec<(String, Vec<u32>, u64)> = v["frames"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            let rgb = f[1].as_str().unwrap().trim_start_matches("rgb(").trim_end_matches(')');
+            (
+                f[0].as_str().unwrap().to_owned(),
+                rgb.split(", ").map(|x| x.parse().unwrap()).collect(),
+                f[2].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let parse = frames.iter().find(|f| f.0.starts_with("parseRecords ")).unwrap_or_else(|| panic!("{said}"));
+    assert!(parse.1[0] == 255 && parse.1[1] == parse.1[2] && parse.1[1] < 128, "{parse:?}");
+    // Over half the width: 551 of the 1,009 ms NEW spent.
+    assert!(parse.2 > 500, "{parse:?}");
+    let reddest = frames.iter().filter(|f| f.1[0] == 255).min_by_key(|f| f.1[1]).unwrap();
+    assert_eq!(reddest.0, parse.0);
+    assert!(std::fs::metadata(dir.join("d.png")).unwrap().len() > 10_000, "a screenshot");
 }
