@@ -97,6 +97,29 @@ fn profile(args: &ViewArgs, viewer: &str, name: &str, global: &Global, cfg: &Con
     Ok(body)
 }
 
+/// Waits until `listener` has a connection to accept or `limit` has passed (at once, not on
+/// the next tick of a polling loop: the viewer's request is answered as it comes).
+#[cfg(unix)]
+fn wait_readable(listener: &TcpListener, limit: Duration) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let mut fd = libc::pollfd { fd: listener.as_raw_fd(), events: libc::POLLIN, revents: 0 };
+    let ms = limit.as_millis().clamp(1, 1000) as libc::c_int;
+    // SAFETY: one pollfd, valid for the call.
+    if unsafe { libc::poll(&mut fd, 1, ms) } < 0 {
+        let e = io::Error::last_os_error();
+        if e.kind() != io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+    Ok(())
+}
+
+#[cfg(not(unix))]
+fn wait_readable(_: &TcpListener, limit: Duration) -> io::Result<()> {
+    std::thread::sleep(limit.min(Duration::from_millis(5)));
+    Ok(())
+}
+
 /// 128 random bits, as hex.
 fn token() -> io::Result<String> {
     let mut b = [0u8; 16];
@@ -145,10 +168,11 @@ impl Server {
                     }
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    if Instant::now() >= deadline {
+                    let left = deadline.saturating_duration_since(Instant::now());
+                    if left.is_zero() {
                         return Ok(false);
                     }
-                    std::thread::sleep(Duration::from_millis(20));
+                    wait_readable(listener, left)?;
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(e),

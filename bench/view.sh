@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# `jscalls view` against the export it serves, in one run: the time from starting `view
+# --no-open` until a client (curl, as the viewer would fetch it) has the whole profile and
+# view has exited, beside `export --to firefox` of the same input to a file.
+#
+# usage: bash bench/view.sh FILE [RUNS]      (RUNS default 5; medians)
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+FILE="${1:?usage: bench/view.sh FILE [RUNS]}"
+RUNS="${2:-5}"
+cd "$ROOT"
+cargo build --quiet --release --bin jscalls
+J="$ROOT/target/release/jscalls"
+OUT="$(mktemp -d)"
+trap 'rm -rf "$OUT"' EXIT
+median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+for _ in $(seq "$RUNS"); do
+  rm -f "$OUT/x.json"
+  t0=$EPOCHREALTIME
+  "$J" export "$FILE" --to firefox -q -o "$OUT/x.json"
+  t1=$EPOCHREALTIME
+  echo "$t1 - $t0" | bc >> "$OUT/export.s"
+  t0=$EPOCHREALTIME
+  # view's messages through a pipe, read as they come (polling for them would take CPU from it).
+  exec 3< <("$J" view "$FILE" --no-open --timeout 60 2>&1 > /dev/null)
+  url=""
+  while IFS= read -r line <&3; do
+    case "$line" in *from-url/*) url=$(printf '%s' "${line#*from-url/}" | sed 's|/$||; s|%3A|:|g; s|%2F|/|g'); break ;; esac
+  done
+  curl -s -H 'Origin: https://profiler.firefox.com' -o "$OUT/served" "$url"
+  # Until view has exited (its end of the pipe closed).
+  cat <&3 > /dev/null
+  exec 3<&-
+  t1=$EPOCHREALTIME
+  echo "$t1 - $t0" | bc >> "$OUT/view.s"
+done
+E=$(median < "$OUT/export.s"); V=$(median < "$OUT/view.s")
+echo "runs export: $(tr '\n' ' ' < "$OUT/export.s")"
+echo "runs view:   $(tr '\n' ' ' < "$OUT/view.s")"
+echo "export --to firefox: $E s; view until served and exited: $V s; view / export: $(awk -v v="$V" -v e="$E" 'BEGIN{printf "%.2f", v/e}')"
+echo "served $(wc -c < "$OUT/served") bytes; the export wrote $(wc -c < "$OUT/x.json")"
