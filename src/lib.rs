@@ -41,6 +41,7 @@ mod output;
 mod parallel;
 mod reread;
 mod schedule;
+pub mod sourcemap;
 #[cfg_attr(not(feature = "internals"), allow(unreachable_pub))]
 mod strings;
 mod sys;

@@ -1,0 +1,435 @@
+//! A source map as DevTools' `SDK.SourceMap` reads it: its sources resolved against the map's
+//! URL, its mappings decoded (sections of an index map one after another) and sorted, and
+//! `find_entry`, the lookup behind every name and place DevTools shows.
+
+use serde_json::Value;
+
+use super::url::{complete_url, is_relative_url};
+
+/// No source or name (an entry of one or four fields).
+const NONE: u32 = u32::MAX;
+
+/// One mapping: a generated position and, when it has them, its source, original position and
+/// name (indexes into the map's sources and names).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Entry {
+    pub line: i64,
+    pub column: i64,
+    source: u32,
+    pub source_line: i64,
+    pub source_column: i64,
+    name: u32,
+}
+
+/// One of the map's sources.
+#[derive(Debug, Clone)]
+struct Source {
+    url: String,
+    content: Option<String>,
+    ignored: bool,
+}
+
+/// Why a map was not used: said in a warning, the frames keep their recorded names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum MapError {
+    /// Not JSON (serde_json's message).
+    Json(String),
+    /// JSON, but DevTools could not make a map of it (what it lacked).
+    Shape(&'static str),
+}
+
+impl std::fmt::Display for MapError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            MapError::Json(m) => write!(f, "not JSON: {m}"),
+            MapError::Shape(m) => f.write_str(m),
+        }
+    }
+}
+
+/// A parsed source map.
+#[derive(Debug, Clone)]
+pub(crate) struct SourceMap {
+    sources: Vec<Source>,
+    names: Vec<Option<String>>,
+    entries: Vec<Entry>,
+    /// Why the mappings were dropped, when they were (DevTools then has no entry at all).
+    pub mappings_error: Option<String>,
+    /// Whether the map has scope data (the scopes proposal or Bloomberg's), which jscalls does
+    /// not read yet: names may then differ from DevTools'.
+    pub has_scopes: bool,
+}
+
+/// `parseSourceMap`: a leading `)]}` line and a byte-order mark are dropped, then JSON.
+pub(crate) fn parse_text(text: &[u8]) -> Result<Value, MapError> {
+    let mut t = text;
+    if t.starts_with(b")]}") {
+        // `content.substring(content.indexOf('\n'))`: from the newline on, or all of it.
+        if let Some(i) = memchr::memchr(b'\n', t) {
+            t = &t[i..];
+        }
+    }
+    if let Some(rest) = t.strip_prefix("\u{FEFF}".as_bytes()) {
+        t = rest;
+    }
+    serde_json::from_slice(t).map_err(|e| MapError::Json(e.to_string()))
+}
+
+/// JavaScript's `String(v)` for the JSON values a map may hold where a string belongs.
+fn js_string(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Null => "null".to_owned(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => n.as_f64().map_or_else(|| n.to_string(), crate::js::number_to_string),
+        Value::Array(a) => a.iter().map(|x| if x.is_null() { String::new() } else { js_string(x) }).collect::<Vec<_>>().join(","),
+        Value::Object(_) => "[object Object]".to_owned(),
+    }
+}
+
+impl SourceMap {
+    /// The map of `json`, for the script at `compiled_url`, loaded from `map_url` (the base of
+    /// its relative sources; a `data:` map's base is the script's URL).
+    pub(crate) fn new(compiled_url: &str, map_url: &str, json: &Value) -> Result<SourceMap, MapError> {
+        let base = if map_url.starts_with("data:") { compiled_url } else { map_url };
+        let mut map = SourceMap { sources: Vec::new(), names: Vec::new(), entries: Vec::new(), mappings_error: None, has_scopes: false };
+        let sections = Self::sections(json)?;
+        for (part, _, _) in &sections {
+            map.add_sources(part, base)?;
+        }
+        let mut first_source = 0usize;
+        let mut error = None;
+        for (part, line, column) in &sections {
+            if error.is_none() {
+                if let Err(e) = map.add_mappings(part, first_source, *line, *column) {
+                    error = Some(e);
+                }
+            }
+            map.has_scopes |= part.get("scopes").is_some_and(|s| !s.is_null())
+                || part.get("x_com_bloomberg_sourcesFunctionMappings").is_some_and(|s| !s.is_null());
+            first_source += part.get("sources").and_then(Value::as_array).map_or(0, Vec::len);
+        }
+        if let Some(e) = error {
+            // DevTools drops every mapping when one part fails to decode.
+            map.entries.clear();
+            map.mappings_error = Some(e);
+        }
+        // "As per spec, mappings are not necessarily sorted": a stable sort by position.
+        map.entries.sort_by(|a, b| (a.line, a.column).cmp(&(b.line, b.column)));
+        map.entries.shrink_to_fit();
+        Ok(map)
+    }
+
+    /// The map itself, or the maps of its sections with their offsets (sections given by `url`
+    /// are skipped, as DevTools skips them).
+    fn sections(json: &Value) -> Result<Vec<(&Value, i64, i64)>, MapError> {
+        let Some(obj) = json.as_object() else { return Err(MapError::Shape("not a JSON object")) };
+        let Some(sections) = obj.get("sections") else { return Ok(vec![(json, 0, 0)]) };
+        let Some(list) = sections.as_array() else { return Err(MapError::Shape("\"sections\" is not an array")) };
+        let mut out = Vec::new();
+        for s in list {
+            let Some(map) = s.get("map") else { continue };
+            let offset = s.get("offset").ok_or(MapError::Shape("a section has no \"offset\""))?;
+            let num = |k: &str| offset.get(k).and_then(Value::as_f64).map_or(0, |v| v as i64);
+            out.push((map, num("line"), num("column")));
+        }
+        Ok(out)
+    }
+
+    /// `parseSources`: each source's URL (the source root prepended to a relative one, then
+    /// completed against `base`), its embedded content and ignore-list hint.
+    fn add_sources(&mut self, part: &Value, base: &str) -> Result<(), MapError> {
+        let Some(sources) = part.get("sources").and_then(Value::as_array) else {
+            return Err(MapError::Shape("a map has no \"sources\" array"));
+        };
+        let root = match part.get("sourceRoot") {
+            None | Some(Value::Null) => String::new(),
+            Some(v) => js_string(v),
+        };
+        let ignore = part.get("ignoreList").filter(|v| !v.is_null()).or_else(|| part.get("x_google_ignoreList"));
+        let ignored: Vec<f64> = ignore.and_then(Value::as_array).map_or(Vec::new(), |l| l.iter().filter_map(Value::as_f64).collect());
+        let contents = part.get("sourcesContent").and_then(Value::as_array);
+        for (i, s) in sources.iter().enumerate() {
+            let mut href = js_string(s);
+            if is_relative_url(&href) {
+                href = if !root.is_empty() && !root.ends_with('/') && !href.is_empty() && !href.starts_with('/') {
+                    format!("{root}/{href}")
+                } else {
+                    format!("{root}{href}")
+                };
+            }
+            let url = complete_url(base, &href).unwrap_or(href);
+            let content = contents.and_then(|c| c.get(i)).and_then(Value::as_str).map(str::to_owned);
+            self.sources.push(Source { url, content, ignored: ignored.contains(&(i as f64)) });
+        }
+        Ok(())
+    }
+
+    /// `parseMap`: one part's mappings, its lines from `line` and first line's columns from
+    /// `column`, its sources from `first_source`.
+    fn add_mappings(&mut self, part: &Value, first_source: usize, line: i64, column: i64) -> Result<(), String> {
+        let Some(text) = part.get("mappings").and_then(Value::as_str) else {
+            return Err("no \"mappings\" string".to_owned());
+        };
+        if let Some(names) = part.get("names").and_then(Value::as_array) {
+            // Names are numbered per part: a part's name index 0 is its own first name.
+            self.names.reserve(names.len());
+        }
+        let name_base = self.names.len();
+        if let Some(names) = part.get("names").and_then(Value::as_array) {
+            self.names.extend(names.iter().map(|n| n.as_str().map(str::to_owned)));
+        }
+        let n_names = self.names.len() - name_base;
+        let mut it = Units::new(text);
+        let (mut line, mut column) = (line, column);
+        let (mut source, mut source_line, mut source_column, mut name) = (first_source as i64, 0i64, 0i64, 0i64);
+        let source_of = |k: i64| if k >= 0 && (k as usize) < self.sources.len() { k as u32 } else { NONE };
+        let mut out = Vec::new();
+        loop {
+            if it.peek() == Some(u16::from(b',')) {
+                it.next();
+            } else {
+                while it.peek() == Some(u16::from(b';')) {
+                    line += 1;
+                    column = 0;
+                    it.next();
+                }
+                if it.peek().is_none() {
+                    break;
+                }
+            }
+            column += it.vlq()?;
+            if it.at_separator() {
+                out.push(Entry { line, column, source: NONE, source_line: 0, source_column: 0, name: NONE });
+                continue;
+            }
+            let delta = it.vlq()?;
+            if delta != 0 {
+                source += delta;
+            }
+            source_line += it.vlq()?;
+            source_column += it.vlq()?;
+            let src = source_of(source);
+            if it.at_separator() {
+                out.push(Entry { line, column, source: src, source_line, source_column, name: NONE });
+                continue;
+            }
+            name += it.vlq()?;
+            let nm = if name >= 0 && (name as usize) < n_names { (name_base + name as usize) as u32 } else { NONE };
+            out.push(Entry { line, column, source: src, source_line, source_column, name: nm });
+        }
+        self.entries.extend(out);
+        Ok(())
+    }
+
+    /// `findEntry`: the last mapping at or before (`line`, `column`), 0-based.
+    pub(crate) fn find_entry(&self, line: i64, column: i64) -> Option<&Entry> {
+        let k = self.entries.partition_point(|e| (e.line, e.column) <= (line, column));
+        k.checked_sub(1).map(|k| &self.entries[k])
+    }
+
+    /// The source URL of `e`, when it has a source.
+    pub(crate) fn source_url(&self, e: &Entry) -> Option<&str> {
+        self.sources.get(e.source as usize).map(|s| s.url.as_str())
+    }
+
+    /// The name of `e`, when it has one.
+    pub(crate) fn name(&self, e: &Entry) -> Option<&str> {
+        self.names.get(e.name as usize).and_then(|n| n.as_deref())
+    }
+
+    /// The distinct source URLs, in the map's order (`sourceURLs()`).
+    pub(crate) fn source_urls(&self) -> Vec<&str> {
+        let mut seen = std::collections::HashSet::new();
+        self.sources.iter().map(|s| s.url.as_str()).filter(|u| seen.insert(*u)).collect()
+    }
+
+    /// The first source of that URL (as DevTools keeps it by URL).
+    fn source_by_url(&self, url: &str) -> Option<&Source> {
+        self.sources.iter().find(|s| s.url == url)
+    }
+
+    /// `compatibleForURL`: the same embedded text and ignore-list hint for `url` in both.
+    pub(crate) fn compatible_for(&self, url: &str, other: &SourceMap) -> bool {
+        let (a, b) = (self.source_by_url(url), other.source_by_url(url));
+        a.and_then(|s| s.content.as_deref()) == b.and_then(|s| s.content.as_deref())
+            && a.is_some_and(|s| s.ignored) == b.is_some_and(|s| s.ignored)
+    }
+
+    /// How many mappings it has.
+    pub(crate) fn len(&self) -> usize {
+        self.entries.len()
+    }
+}
+
+/// The mappings string as JavaScript reads it: UTF-16 code units, one at a time.
+struct Units<'a> {
+    chars: std::str::Chars<'a>,
+    /// The low half of a pair whose high half was taken.
+    pending: Option<u16>,
+    peeked: Option<Option<u16>>,
+}
+
+impl<'a> Units<'a> {
+    fn new(s: &'a str) -> Units<'a> {
+        Units { chars: s.chars(), pending: None, peeked: None }
+    }
+
+    fn pull(&mut self) -> Option<u16> {
+        if let Some(u) = self.pending.take() {
+            return Some(u);
+        }
+        let c = self.chars.next()?;
+        let mut buf = [0u16; 2];
+        let units = c.encode_utf16(&mut buf);
+        if units.len() == 2 {
+            self.pending = Some(units[1]);
+        }
+        Some(units[0])
+    }
+
+    fn peek(&mut self) -> Option<u16> {
+        if self.peeked.is_none() {
+            self.peeked = Some(self.pull());
+        }
+        self.peeked.expect("just set")
+    }
+
+    fn next(&mut self) -> Option<u16> {
+        match self.peeked.take() {
+            Some(u) => u,
+            None => self.pull(),
+        }
+    }
+
+    /// At the end, or at `,` or `;`.
+    fn at_separator(&mut self) -> bool {
+        matches!(self.peek(), None | Some(0x2C) | Some(0x3B))
+    }
+
+    /// `TokenIterator.nextVLQ`, with JavaScript's arithmetic: digits summed as 32-bit shifts
+    /// (a shift past 31 wraps), the sign taken from the 32-bit value. A unit outside the
+    /// table's 123 codes ends the number; a unit inside it that is no Base64 digit (but `A`)
+    /// is an error.
+    fn vlq(&mut self) -> Result<i64, String> {
+        let mut result = 0f64;
+        let mut shift = 0u32;
+        loop {
+            let Some(u) = self.next() else { return Err("unexpected end of input while decoding VLQ number".to_owned()) };
+            let digit = match base64(u) {
+                Some(d) => d,
+                None if u < 123 => return Err(format!("unexpected char {:?} encountered while decoding", char::from_u32(u32::from(u)).unwrap_or('?'))),
+                None => 0,
+            };
+            result += f64::from(((digit & 31) as i32).wrapping_shl(shift & 31));
+            shift += 5;
+            if digit & 32 == 0 {
+                break;
+            }
+        }
+        let v = to_int32(result);
+        let magnitude = i64::from(v >> 1);
+        Ok(if v & 1 == 1 { -magnitude } else { magnitude })
+    }
+}
+
+/// The Base64 digit of a code unit (`A` is 0).
+fn base64(u: u16) -> Option<u32> {
+    let c = u8::try_from(u).ok()?;
+    Some(match c {
+        b'A'..=b'Z' => u32::from(c - b'A'),
+        b'a'..=b'z' => u32::from(c - b'a') + 26,
+        b'0'..=b'9' => u32::from(c - b'0') + 52,
+        b'+' => 62,
+        b'/' => 63,
+        _ => return None,
+    })
+}
+
+/// ECMAScript's ToInt32.
+fn to_int32(x: f64) -> i32 {
+    if !x.is_finite() {
+        return 0;
+    }
+    let m = x.trunc().rem_euclid(4_294_967_296.0);
+    (m as u64 as u32) as i32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn map(json: &str) -> SourceMap {
+        SourceMap::new("http://x.com/dist/app.js", "http://x.com/dist/app.js.map", &parse_text(json.as_bytes()).unwrap()).unwrap()
+    }
+
+    /// The first example of the Source Map v3 proposal's mappings, decoded by hand.
+    #[test]
+    fn mappings_decode_to_positions_sources_and_names() {
+        let m = map(r#"{"version":3,"sources":["../src/a.ts","b.ts"],"names":["foo","bar"],"mappings":"AAAAA,IAAI;ACCAC,EAAE,C"}"#);
+        let got: Vec<(i64, i64, Option<&str>, i64, i64, Option<&str>)> = m
+            .entries
+            .iter()
+            .map(|e| (e.line, e.column, m.source_url(e), e.source_line, e.source_column, m.name(e)))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (0, 0, Some("http://x.com/src/a.ts"), 0, 0, Some("foo")),
+                (0, 4, Some("http://x.com/src/a.ts"), 0, 4, None),
+                (1, 0, Some("http://x.com/dist/b.ts"), 1, 4, Some("bar")),
+                (1, 2, Some("http://x.com/dist/b.ts"), 1, 6, None),
+                (1, 3, None, 0, 0, None),
+            ]
+        );
+        assert_eq!(m.find_entry(0, 3).map(|e| e.column), Some(0));
+        assert_eq!(m.find_entry(1, 100).map(|e| e.column), Some(3));
+        assert!(m.find_entry(-1, -1).is_none());
+    }
+
+    #[test]
+    fn a_bad_digit_drops_every_mapping_as_devtools_does() {
+        let m = map(r#"{"version":3,"sources":["a.js"],"mappings":"AAAA;AA!A"}"#);
+        assert_eq!(m.len(), 0);
+        assert!(m.mappings_error.as_deref().unwrap().contains("unexpected char"));
+        // A trailing comma asks for one more number.
+        assert_eq!(map(r#"{"version":3,"sources":["a.js"],"mappings":"AAAA,"}"#).len(), 0);
+    }
+
+    #[test]
+    fn sections_shift_lines_and_number_sources_on() {
+        let m = map(
+            r#"{"version":3,"sections":[
+              {"offset":{"line":0,"column":0},"map":{"version":3,"sources":["a.js"],"names":["f"],"mappings":"AAAAA"}},
+              {"offset":{"line":10,"column":5},"map":{"version":3,"sources":["b.js"],"names":["g"],"mappings":"AAAAA;AACA"}}]}"#,
+        );
+        let e = m.find_entry(10, 7).unwrap();
+        assert_eq!((e.line, e.column, m.source_url(e), m.name(e)), (10, 5, Some("http://x.com/dist/b.js"), Some("g")));
+        let e = m.find_entry(11, 0).unwrap();
+        assert_eq!((e.source_line, m.source_url(e)), (1, Some("http://x.com/dist/b.js")));
+    }
+
+    #[test]
+    fn a_source_root_is_prepended_to_relative_sources() {
+        let m = map(r#"{"version":3,"sourceRoot":"webpack://app","sources":["./src/x.js","/abs.js","https://h/y.js"],"mappings":""}"#);
+        assert_eq!(m.source_urls(), ["webpack://app/src/x.js", "webpack://app/abs.js", "https://h/y.js"]);
+    }
+
+    /// Answers of DevTools' own `TokenIterator.nextVLQ` (run in Node).
+    #[test]
+    fn vlq_follows_javascripts_32_bit_arithmetic() {
+        for (s, want) in [
+            ("+///D", 2_097_151),
+            ("////D", -2_097_151),
+            // A unit past the table's 123 codes ends a number without an error.
+            ("i~", 1),
+            ("C~", 1),
+            // Shifts past 31 wrap, and the sign is the 32-bit value's.
+            ("gggggggB", 4),
+            ("+/////H", -1),
+            ("//////H", 1),
+        ] {
+            assert_eq!(Units::new(s).vlq(), Ok(want), "{s}");
+        }
+    }
+}

@@ -1,0 +1,10 @@
+//! Source maps, read and applied exactly as Chrome DevTools applies them to a CPU profile's
+//! call frames: the original function name (`NamesResolver.resolveProfileFrameFunctionName`)
+//! and the original place (`CompilerScriptMapping`). Maps and scripts come from the user
+//! (pairs, folders) through a [`Loader`]; nothing is fetched.
+
+mod map;
+mod resolve;
+mod url;
+
+pub use resolve::{resolve, FrameAt, FrameKey, Loader, MapProblem, Resolution, Resolved, ScriptSummary};
