@@ -15,12 +15,36 @@
 # With --shared, it writes instead the newest DevTools' answers for the public inputs of
 # ../shared/conformance (which has the 0.0.65 answers) into conformance/latest/, plain JSON when
 # under 64 KB (a diff shows a change), gzipped otherwise.
+# With --sourcemaps, it writes the source-map oracle's answers (../shared/smoracle, DevTools' own
+# source-map code) for each bundle of fixtures/sourcemaps/: app.smoracle.json(.gz), both name states
+# (before and after DevTools' AST scopes fallback), the bundle's folder given as --maps and its
+# script as --script.
 # usage: bash conformance/regenerate.sh [FIXTURE...]
 #        bash conformance/regenerate.sh --shared
+#        bash conformance/regenerate.sh --sourcemaps
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 SHARED="${JSCALLS_SHARED:-$ROOT/../shared}"
 RUN="$ROOT/target/oracle"
+if [ "${1:-}" = --sourcemaps ]; then
+  SM="$ROOT/target/smoracle"
+  mkdir -p "$SM"
+  cp -r "$SHARED"/smoracle/{*.mjs,package.json,package-lock.json,src} "$SM/"
+  [ -d "$SM/node_modules/chrome-devtools-frontend" ] || (cd "$SM" && npm ci --no-audit --no-fund >/dev/null)
+  for d in "$ROOT"/fixtures/sourcemaps/*/; do
+    tmp="$(mktemp -d)"
+    for f in "$d"*.gz; do gzip -dc "$f" > "$tmp/$(basename "${f%.gz}")"; done
+    # The script's URL as the profile recorded it.
+    url="$(node -e 'const p=JSON.parse(require("fs").readFileSync(process.argv[1]));console.log(p.nodes.map(n=>n.callFrame.url).find(u=>u.endsWith("/app.js")))' "$tmp/app.cpuprofile")"
+    echo "smoracle: $(basename "$d")" >&2
+    rm -f "$d"app.smoracle.json*
+    node "$SM/oracle.mjs" "$tmp/app.cpuprofile" --maps "$tmp" --script "$url=$tmp/app.js" --out "$d/app.smoracle.json"
+    if [ "$(stat -c %s "$d/app.smoracle.json")" -gt 65536 ]; then gzip -9n "$d/app.smoracle.json"; fi
+    rm -rf "$tmp"
+  done
+  exit 0
+fi
+
 mkdir -p "$RUN"
 cp "$SHARED"/oracle/{oracle.mjs,tree.mjs,lines.mjs,patch-v6.mjs,compare.mjs,compare-tree.mjs,compare-lines.mjs,package.json,package-lock.json} "$RUN/"
 [ -d "$RUN/node_modules/@paulirish/trace_engine" ] || (cd "$RUN" && npm ci --no-audit --no-fund >/dev/null)

@@ -280,6 +280,30 @@ impl Assembled {
         lines::LineTimes::of(&self.threads, &self.strings)
     }
 
+    /// Every distinct call frame of every profile's nodes, with the process and thread of the
+    /// profile it was last seen in (in DevTools' order of profiles): what source maps apply to
+    /// ([`sourcemap::resolve`]).
+    pub fn frames(&self) -> Vec<(sourcemap::FrameKey, sourcemap::FrameAt)> {
+        let mut order: Vec<&ThreadWork> = self.threads.iter().collect();
+        order.sort_by_key(|t| t.profile_order);
+        let mut out = Vec::new();
+        for t in order {
+            let at = sourcemap::FrameAt { pid: t.pid, tid: t.tid };
+            for f in &t.model.frames {
+                let v = Frame::new(f, &self.strings);
+                let key = sourcemap::FrameKey {
+                    url: v.url().into_owned(),
+                    script_id: v.script_id().into_owned(),
+                    name: v.function_name().into_owned(),
+                    line: v.line(),
+                    column: v.column(),
+                };
+                out.push((key, at));
+            }
+        }
+        out
+    }
+
     /// The wall time of each stage so far, for measurements.
     pub fn stage_times(&self) -> &[(&'static str, Duration)] {
         &self.stages

@@ -77,6 +77,16 @@ as the text tree prints it (`name url:line:column`) when several share the name.
   jscalls lines trace.json.gz --format json -o lines.json
   jscalls lines trace.json.gz --format devtools        DevTools' own per-line times (devtools-lines/1)")]
     Lines(LinesArgs),
+    /// Each call frame's name and original place as DevTools shows them once source maps
+    /// apply: maps the user gives (pairs, a build folder) or a script's own inline map.
+    #[command(after_help = "Examples:
+  jscalls frames app.cpuprofile --source-maps dist/            maps and scripts of a build folder
+  jscalls frames trace.json.gz --source-map https://cdn.example.com/app.js=dist/app.js.map \\
+                               --script https://cdn.example.com/app.js=dist/app.js
+  jscalls frames app.cpuprofile --source-maps dist/ --format smoracle   the source-map oracle's own form
+
+Maps and scripts are read only from the files and folders given; nothing is fetched.")]
+    Frames(FramesArgs),
     /// The calls (or samples) for other tools: speedscope, the Firefox Profiler, collapsed
     /// stacks for flame-graph tools, an SVG flame graph, pprof. `--thread`, `--js-only`,
     /// `--transform` and `--weight` act as in `tree`.
@@ -326,6 +336,45 @@ pub(crate) struct LinesArgs {
     /// Only this thread: `PID:TID` or its name.
     #[arg(long, value_name = "PID:TID|NAME")]
     pub(crate) thread: Option<String>,
+}
+
+/// Where source maps and generated scripts come from (never the network).
+#[derive(Debug, Clone, Default, Args)]
+pub(crate) struct SourceMapArgs {
+    /// The map of the script at URL (repeatable).
+    #[arg(long = "source-map", value_name = "URL=FILE")]
+    pub(crate) maps: Vec<String>,
+    /// A build folder: a script's map found by the name its `sourceMappingURL` comment gives,
+    /// or as NAME.js.map; a script's text found by its URL (repeatable; nothing outside DIR is
+    /// read).
+    #[arg(long = "source-maps", value_name = "DIR")]
+    pub(crate) dirs: Vec<PathBuf>,
+    /// The generated text of the script at URL, for its `sourceMappingURL` comment and the
+    /// check DevTools makes before it takes a mapping's name (repeatable).
+    #[arg(long = "script", value_name = "URL=FILE")]
+    pub(crate) scripts: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct FramesArgs {
+    #[command(flatten)]
+    pub(crate) out: OutputArgs,
+    /// `text` (the default), `json` (`jscalls-frames/1`) or `smoracle` (the source-map
+    /// oracle's own document, for its compare.mjs).
+    #[arg(long, value_enum, default_value = "text")]
+    pub(crate) format: FramesFormat,
+    #[command(flatten)]
+    pub(crate) maps: SourceMapArgs,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum FramesFormat {
+    /// The frames a map renamed or placed, then the scripts and what was found for them.
+    Text,
+    /// `jscalls-frames/1`: every frame, recorded and resolved.
+    Json,
+    /// `smoracle/1`, as `../shared/smoracle/oracle.mjs` writes it.
+    Smoracle,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -82,7 +82,10 @@ pub(crate) fn run(args: &LinesArgs, global: &Global, cfg: &Config, reads: Reads)
         ));
     }
     let wanted = args.thread.as_deref().map(ThreadSpec::parse).transpose().map_err(Failed::Usage)?;
-    let dirs = (!args.sources.is_empty()).then(|| SourceDirs::new(&args.sources)).transpose().map_err(Failed::Usage)?;
+    let dirs = (!args.sources.is_empty())
+        .then(|| SourceDirs::new(&args.sources, "--source"))
+        .transpose()
+        .map_err(Failed::Usage)?;
     each::run(&args.out, &Lines { args, wanted, dirs }, global, cfg, reads)
 }
 

@@ -23,6 +23,7 @@ pub(crate) mod diff;
 pub(crate) mod each;
 pub(crate) mod export;
 pub(crate) mod files;
+pub(crate) mod frames;
 pub(crate) mod gzip;
 pub(crate) mod lines;
 pub(crate) mod output;

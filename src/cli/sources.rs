@@ -14,17 +14,18 @@ pub(crate) struct SourceDirs {
 }
 
 impl SourceDirs {
-    /// The folders; one that does not exist is a usage error (the message names it).
-    pub(crate) fn new(dirs: &[PathBuf]) -> Result<SourceDirs, String> {
+    /// The folders of option `flag`; one that does not exist is a usage error (the message
+    /// names it).
+    pub(crate) fn new(dirs: &[PathBuf], flag: &str) -> Result<SourceDirs, String> {
         let dirs = dirs
             .iter()
             .map(|d| match std::fs::canonicalize(d) {
                 Ok(c) if c.is_dir() => Ok(c),
-                Ok(_) => Err(format!("--source {}: not a directory", d.display())),
+                Ok(_) => Err(format!("{flag} {}: not a directory", d.display())),
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                    Err(format!("--source {}: no such directory", d.display()))
+                    Err(format!("{flag} {}: no such directory", d.display()))
                 }
-                Err(e) => Err(format!("--source {}: cannot read it ({})", d.display(), e.kind())),
+                Err(e) => Err(format!("{flag} {}: cannot read it ({})", d.display(), e.kind())),
             })
             .collect::<Result<_, _>>()?;
         Ok(SourceDirs { dirs })

@@ -82,7 +82,9 @@ fn js_string(v: &Value) -> String {
         Value::Null => "null".to_owned(),
         Value::Bool(b) => b.to_string(),
         Value::Number(n) => n.as_f64().map_or_else(|| n.to_string(), crate::js::number_to_string),
-        Value::Array(a) => a.iter().map(|x| if x.is_null() { String::new() } else { js_string(x) }).collect::<Vec<_>>().join(","),
+        Value::Array(a) => {
+            a.iter().map(|x| if x.is_null() { String::new() } else { js_string(x) }).collect::<Vec<_>>().join(",")
+        }
         Value::Object(_) => "[object Object]".to_owned(),
     }
 }
@@ -92,7 +94,13 @@ impl SourceMap {
     /// its relative sources; a `data:` map's base is the script's URL).
     pub(crate) fn new(compiled_url: &str, map_url: &str, json: &Value) -> Result<SourceMap, MapError> {
         let base = if map_url.starts_with("data:") { compiled_url } else { map_url };
-        let mut map = SourceMap { sources: Vec::new(), names: Vec::new(), entries: Vec::new(), mappings_error: None, has_scopes: false };
+        let mut map = SourceMap {
+            sources: Vec::new(),
+            names: Vec::new(),
+            entries: Vec::new(),
+            mappings_error: None,
+            has_scopes: false,
+        };
         let sections = Self::sections(json)?;
         for (part, _, _) in &sections {
             map.add_sources(part, base)?;
@@ -115,7 +123,7 @@ impl SourceMap {
             map.mappings_error = Some(e);
         }
         // "As per spec, mappings are not necessarily sorted": a stable sort by position.
-        map.entries.sort_by(|a, b| (a.line, a.column).cmp(&(b.line, b.column)));
+        map.entries.sort_by_key(|e| (e.line, e.column));
         map.entries.shrink_to_fit();
         Ok(map)
     }
@@ -147,7 +155,8 @@ impl SourceMap {
             Some(v) => js_string(v),
         };
         let ignore = part.get("ignoreList").filter(|v| !v.is_null()).or_else(|| part.get("x_google_ignoreList"));
-        let ignored: Vec<f64> = ignore.and_then(Value::as_array).map_or(Vec::new(), |l| l.iter().filter_map(Value::as_f64).collect());
+        let ignored: Vec<f64> =
+            ignore.and_then(Value::as_array).map_or(Vec::new(), |l| l.iter().filter_map(Value::as_f64).collect());
         let contents = part.get("sourcesContent").and_then(Value::as_array);
         for (i, s) in sources.iter().enumerate() {
             let mut href = js_string(s);
@@ -255,11 +264,6 @@ impl SourceMap {
         a.and_then(|s| s.content.as_deref()) == b.and_then(|s| s.content.as_deref())
             && a.is_some_and(|s| s.ignored) == b.is_some_and(|s| s.ignored)
     }
-
-    /// How many mappings it has.
-    pub(crate) fn len(&self) -> usize {
-        self.entries.len()
-    }
 }
 
 /// The mappings string as JavaScript reads it: UTF-16 code units, one at a time.
@@ -315,10 +319,17 @@ impl<'a> Units<'a> {
         let mut result = 0f64;
         let mut shift = 0u32;
         loop {
-            let Some(u) = self.next() else { return Err("unexpected end of input while decoding VLQ number".to_owned()) };
+            let Some(u) = self.next() else {
+                return Err("unexpected end of input while decoding VLQ number".to_owned());
+            };
             let digit = match base64(u) {
                 Some(d) => d,
-                None if u < 123 => return Err(format!("unexpected char {:?} encountered while decoding", char::from_u32(u32::from(u)).unwrap_or('?'))),
+                None if u < 123 => {
+                    return Err(format!(
+                        "unexpected char {:?} encountered while decoding",
+                        char::from_u32(u32::from(u)).unwrap_or('?')
+                    ))
+                }
                 None => 0,
             };
             result += f64::from(((digit & 31) as i32).wrapping_shl(shift & 31));
@@ -360,14 +371,21 @@ mod tests {
     use super::*;
 
     fn map(json: &str) -> SourceMap {
-        SourceMap::new("http://x.com/dist/app.js", "http://x.com/dist/app.js.map", &parse_text(json.as_bytes()).unwrap()).unwrap()
+        SourceMap::new(
+            "http://x.com/dist/app.js",
+            "http://x.com/dist/app.js.map",
+            &parse_text(json.as_bytes()).unwrap(),
+        )
+        .unwrap()
     }
 
     /// The first example of the Source Map v3 proposal's mappings, decoded by hand.
     #[test]
     fn mappings_decode_to_positions_sources_and_names() {
-        let m = map(r#"{"version":3,"sources":["../src/a.ts","b.ts"],"names":["foo","bar"],"mappings":"AAAAA,IAAI;ACCAC,EAAE,C"}"#);
-        let got: Vec<(i64, i64, Option<&str>, i64, i64, Option<&str>)> = m
+        let m = map(
+            r#"{"version":3,"sources":["../src/a.ts","b.ts"],"names":["foo","bar"],"mappings":"AAAAA,IAAI;ACCAC,EAAE,C"}"#,
+        );
+        let got: Vec<_> = m
             .entries
             .iter()
             .map(|e| (e.line, e.column, m.source_url(e), e.source_line, e.source_column, m.name(e)))
@@ -390,19 +408,17 @@ mod tests {
     #[test]
     fn a_bad_digit_drops_every_mapping_as_devtools_does() {
         let m = map(r#"{"version":3,"sources":["a.js"],"mappings":"AAAA;AA!A"}"#);
-        assert_eq!(m.len(), 0);
+        assert!(m.entries.is_empty());
         assert!(m.mappings_error.as_deref().unwrap().contains("unexpected char"));
         // A trailing comma asks for one more number.
-        assert_eq!(map(r#"{"version":3,"sources":["a.js"],"mappings":"AAAA,"}"#).len(), 0);
+        assert!(map(r#"{"version":3,"sources":["a.js"],"mappings":"AAAA,"}"#).entries.is_empty());
     }
 
     #[test]
     fn sections_shift_lines_and_number_sources_on() {
-        let m = map(
-            r#"{"version":3,"sections":[
+        let m = map(r#"{"version":3,"sections":[
               {"offset":{"line":0,"column":0},"map":{"version":3,"sources":["a.js"],"names":["f"],"mappings":"AAAAA"}},
-              {"offset":{"line":10,"column":5},"map":{"version":3,"sources":["b.js"],"names":["g"],"mappings":"AAAAA;AACA"}}]}"#,
-        );
+              {"offset":{"line":10,"column":5},"map":{"version":3,"sources":["b.js"],"names":["g"],"mappings":"AAAAA;AACA"}}]}"#);
         let e = m.find_entry(10, 7).unwrap();
         assert_eq!((e.line, e.column, m.source_url(e), m.name(e)), (10, 5, Some("http://x.com/dist/b.js"), Some("g")));
         let e = m.find_entry(11, 0).unwrap();
@@ -411,7 +427,9 @@ mod tests {
 
     #[test]
     fn a_source_root_is_prepended_to_relative_sources() {
-        let m = map(r#"{"version":3,"sourceRoot":"webpack://app","sources":["./src/x.js","/abs.js","https://h/y.js"],"mappings":""}"#);
+        let m = map(
+            r#"{"version":3,"sourceRoot":"webpack://app","sources":["./src/x.js","/abs.js","https://h/y.js"],"mappings":""}"#,
+        );
         assert_eq!(m.source_urls(), ["webpack://app/src/x.js", "webpack://app/abs.js", "https://h/y.js"]);
     }
 

@@ -312,11 +312,12 @@ pub fn resolve(frames: &[(FrameKey, FrameAt)], loader: &dyn Loader) -> Resolutio
         }
         project_of.insert(s, project);
     }
-    for (k, _) in &distinct {
+    for k in distinct.keys() {
         let mut r = Resolved::default();
         if let Some(&fs) = frame_script.get(k) {
             let group = scripts[fs].group.as_str();
-            if let (Some(&s), Some(line), Some(column)) = (by_id.get(&(group, k.script_id.as_str())), k.line, k.column) {
+            if let (Some(&s), Some(line), Some(column)) = (by_id.get(&(group, k.script_id.as_str())), k.line, k.column)
+            {
                 let sc = &scripts[s];
                 if let Some(map) = &sc.map {
                     // Scripts known from a profile start at 0:0: no inline offset to take off.
@@ -371,6 +372,9 @@ fn origin_part(url: &str) -> String {
     }
 }
 
+/// A map's bytes (or why they could not be read), its URL, and how it was found.
+type Found = (Result<Vec<u8>, String>, Option<String>, &'static str);
+
 /// Finds `s`'s text and map, in the oracle's order: the user's map for its URL, an inline
 /// `data:` map, a map of the comment's file name in the user's folders, then `NAME.map` there.
 fn attach(s: &mut Script, loader: &dyn Loader, problems: &mut Vec<MapProblem>) {
@@ -386,7 +390,7 @@ fn attach(s: &mut Script, loader: &dyn Loader, problems: &mut Vec<MapProblem>) {
     let resolved_comment = comment.as_deref().and_then(|c| complete_url(&compiled, c));
     let default_map_url =
         resolved_comment.clone().or_else(|| complete_url(&compiled, &format!("{}.map", file_name(&compiled))));
-    let mut found: Option<(Result<Vec<u8>, String>, Option<String>, &'static str)> = None;
+    let mut found: Option<Found> = None;
     if let Some(bytes) = loader.map_for(&s.url) {
         found = Some((bytes, default_map_url.clone(), "map-file"));
     }
@@ -397,7 +401,9 @@ fn attach(s: &mut Script, loader: &dyn Loader, problems: &mut Vec<MapProblem>) {
         }
     }
     if found.is_none() {
-        if let Some(rc) = resolved_comment.as_deref().filter(|_| !comment.as_deref().is_some_and(|c| c.starts_with("data:"))) {
+        if let Some(rc) =
+            resolved_comment.as_deref().filter(|_| !comment.as_deref().is_some_and(|c| c.starts_with("data:")))
+        {
             if let Some(bytes) = loader.map_named(file_name(rc)) {
                 found = Some((bytes, resolved_comment.clone(), "maps-dir-by-comment"));
             }

@@ -6,7 +6,8 @@
 use std::sync::OnceLock;
 
 /// JavaScript's `\s` (WhiteSpace and LineTerminator), which the URL pattern and `trim` use.
-const JS_SPACE: &str = r"\t\n\x0B\x0C\r \u{A0}\u{1680}\u{2000}-\u{200A}\u{2028}\u{2029}\u{202F}\u{205F}\u{3000}\u{FEFF}";
+const JS_SPACE: &str =
+    r"\t\n\x0B\x0C\r \u{A0}\u{1680}\u{2000}-\u{200A}\u{2028}\u{2029}\u{202F}\u{205F}\u{3000}\u{FEFF}";
 
 fn url_pattern() -> &'static regex::Regex {
     static RE: OnceLock<regex::Regex> = OnceLock::new();
@@ -182,7 +183,8 @@ pub(crate) fn is_relative_url(url: &str) -> bool {
     let scheme_len = b.iter().position(|&c| c == b':');
     let has_scheme = match scheme_len {
         Some(n) if n > 0 => {
-            b[0].is_ascii_alphabetic() && b[1..n].iter().all(|&c| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'.' | b'-'))
+            b[0].is_ascii_alphabetic()
+                && b[1..n].iter().all(|&c| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'.' | b'-'))
         }
         _ => false,
     };
@@ -225,7 +227,10 @@ mod tests {
         assert_eq!(complete_url("/home/u/app.js", "app.js.map"), None);
         // Nor does a data: base (the pattern wants `scheme://`).
         assert_eq!(complete_url("data:text/javascript,x", "a.js"), None);
-        assert_eq!(complete_url("file:///home/u/dist/app.js", "app.js.map").as_deref(), Some("file:///home/u/dist/app.js.map"));
+        assert_eq!(
+            complete_url("file:///home/u/dist/app.js", "app.js.map").as_deref(),
+            Some("file:///home/u/dist/app.js.map")
+        );
     }
 
     #[test]

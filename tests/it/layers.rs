@@ -6,8 +6,23 @@ use std::path::Path;
 
 /// The library's top-level modules, lowest first: each may use only those before it.
 const LAYERS: &[&str] = &[
-    "strings", "js", "error", "sys", "parallel", "exec", "input", "model", "lines", "estimate", "schedule", "view",
-    "tree", "diff", "output", "reread",
+    "strings",
+    "js",
+    "error",
+    "sys",
+    "parallel",
+    "exec",
+    "input",
+    "model",
+    "lines",
+    "sourcemap",
+    "estimate",
+    "schedule",
+    "view",
+    "tree",
+    "diff",
+    "output",
+    "reread",
 ];
 
 type Module = Vec<String>;

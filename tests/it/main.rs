@@ -17,6 +17,7 @@ mod pipeline;
 mod properties;
 mod regressions;
 mod selftime;
+mod sourcemaps;
 mod spec_tables;
 mod support;
 mod timeline;

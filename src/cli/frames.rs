@@ -1,0 +1,320 @@
+//! `jscalls frames`: each call frame's name and original place as DevTools shows them once
+//! source maps apply, with where each script's map came from; `--format smoracle` writes the
+//! source-map oracle's own document, so its `compare.mjs` checks jscalls directly.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use jscalls::sourcemap::{self, FrameKey, Loader, Resolution};
+use jscalls::{Config, Error, InputKind};
+
+use super::args::{FramesArgs, FramesFormat, Global, SourceMapArgs};
+use super::each::{self, Estimated, PerInput};
+use super::files::{read_option_file, Reads};
+use super::output::Output;
+use super::report::failure;
+use super::sources::SourceDirs;
+use super::Failed;
+
+/// The largest map or script read (a larger one is a warning, its frames keep their names).
+const MAP_LIMIT: u64 = 256 << 20;
+
+/// The maps and scripts the user gave: `--source-map`, `--script`, `--source-maps`.
+pub(crate) struct UserMaps {
+    maps: Vec<(String, PathBuf)>,
+    scripts: Vec<(String, PathBuf)>,
+    dirs: Option<SourceDirs>,
+}
+
+impl UserMaps {
+    /// The options' files and folders; a malformed pair or a missing folder is a usage error.
+    pub(crate) fn new(args: &SourceMapArgs) -> Result<UserMaps, Failed> {
+        let pairs = |specs: &[String], flag: &str| -> Result<Vec<(String, PathBuf)>, Failed> {
+            specs
+                .iter()
+                .map(|s| match s.rsplit_once('=') {
+                    Some((u, f)) if !u.is_empty() && !f.is_empty() => Ok((u.to_owned(), PathBuf::from(f))),
+                    _ => Err(Failed::Usage(format!("{flag} '{s}': expected URL=FILE"))),
+                })
+                .collect()
+        };
+        let dirs = (!args.dirs.is_empty()).then(|| SourceDirs::new(&args.dirs, "--source-maps")).transpose();
+        Ok(UserMaps {
+            maps: pairs(&args.maps, "--source-map")?,
+            scripts: pairs(&args.scripts, "--script")?,
+            dirs: dirs.map_err(Failed::Usage)?,
+        })
+    }
+
+    fn read(path: &std::path::Path, what: &str) -> Result<Vec<u8>, String> {
+        read_option_file(path, what, MAP_LIMIT).map_err(|e| e.to_string())
+    }
+}
+
+impl Loader for UserMaps {
+    fn script(&self, url: &str) -> Option<String> {
+        let path = match self.scripts.iter().find(|(u, _)| u == url) {
+            Some((_, p)) => p.clone(),
+            None => self.dirs.as_ref()?.find(url)?,
+        };
+        let bytes = Self::read(&path, "the script").ok()?;
+        Some(String::from_utf8_lossy(&bytes).into_owned())
+    }
+
+    fn map_for(&self, url: &str) -> Option<Result<Vec<u8>, String>> {
+        let (_, path) = self.maps.iter().find(|(u, _)| u == url)?;
+        Some(Self::read(path, "the source map"))
+    }
+
+    fn map_named(&self, name: &str) -> Option<Result<Vec<u8>, String>> {
+        // Only a plain file name: a comment's path never leads out of the folders.
+        if name.is_empty() || name == "." || name == ".." || name.contains(['/', '\\']) {
+            return None;
+        }
+        let dirs = self.dirs.as_ref()?;
+        let path = dirs.find(name).or_else(|| dirs.find(&format!("{name}.gz")))?;
+        Some(Self::read(&path, "the source map"))
+    }
+}
+
+struct Frames<'a> {
+    args: &'a FramesArgs,
+    maps: UserMaps,
+}
+
+impl PerInput for Frames<'_> {
+    fn suffix(&self) -> &'static str {
+        match self.args.format {
+            FramesFormat::Text => ".frames.txt",
+            FramesFormat::Json => ".frames.json",
+            FramesFormat::Smoracle => ".smoracle.json",
+        }
+    }
+
+    fn shares_stdout(&self) -> bool {
+        true
+    }
+
+    fn write(&self, e: Estimated<'_>, output: Output) -> Result<(), Failed> {
+        let Estimated { assembled, label, name, .. } = e;
+        let frames = assembled.frames();
+        let res = sourcemap::resolve(&frames, &self.maps);
+        for p in &res.problems {
+            say!("jscalls: warning: {name}: the map of {}: {}", p.script, p.what);
+        }
+        let kind = assembled.kind();
+        let text = match self.args.format {
+            FramesFormat::Smoracle => smoracle(&res, label, kind),
+            FramesFormat::Json => json(&res, label),
+            FramesFormat::Text => text(&res),
+        };
+        output
+            .write(|w| w.write_all(text.as_bytes()).map_err(|err| Error::io("cannot write the frames", err)))
+            .map_err(|err| failure(name, err))
+    }
+}
+
+pub(crate) fn run(args: &FramesArgs, global: &Global, cfg: &Config, reads: Reads) -> Result<(), Failed> {
+    super::no_bounds(global, "frames")?;
+    let maps = UserMaps::new(&args.maps)?;
+    each::run(&args.out, &Frames { args, maps }, global, cfg, reads)
+}
+
+fn push_str(out: &mut String, s: &str) {
+    jscalls::tree::write_json_str(out, s);
+}
+
+fn push_opt(out: &mut String, s: Option<&str>) {
+    match s {
+        Some(s) => push_str(out, s),
+        None => out.push_str("null"),
+    }
+}
+
+/// A line or column as the oracle writes it: a trace's missing one as -1 (as DevTools'
+/// SamplesHandler normalises it), a `.cpuprofile`'s as null.
+fn push_pos(out: &mut String, v: Option<i64>, kind: InputKind) {
+    match (v, kind) {
+        (Some(v), _) => {
+            let _ = write!(out, "{v}");
+        }
+        (None, InputKind::Trace) => out.push_str("-1"),
+        (None, _) => out.push_str("null"),
+    }
+}
+
+/// JavaScript's order of the oracle's rows: url, scriptId (numerically when both are
+/// numbers), line, column, name.
+fn oracle_order(res: &Resolution) -> Vec<(&FrameKey, &sourcemap::Resolved)> {
+    let mut rows: Vec<_> = res.frames.iter().collect();
+    let id = |s: &str| s.bytes().all(|b| b.is_ascii_digit()).then(|| s.parse::<f64>().ok()).flatten();
+    let js = |a: &str, b: &str| a.encode_utf16().cmp(b.encode_utf16());
+    rows.sort_by(|(a, _), (b, _)| {
+        js(&a.url, &b.url)
+            .then_with(|| match (id(&a.script_id), id(&b.script_id)) {
+                (Some(x), Some(y)) => x.total_cmp(&y).then_with(|| js(&a.script_id, &b.script_id)),
+                _ => js(&a.script_id, &b.script_id),
+            })
+            .then_with(|| a.line.unwrap_or(-1).cmp(&b.line.unwrap_or(-1)))
+            .then_with(|| a.column.unwrap_or(-1).cmp(&b.column.unwrap_or(-1)))
+            .then_with(|| js(&a.name, &b.name))
+    });
+    rows
+}
+
+/// `smoracle/1`: the header, the scripts, then one frame a line.
+fn smoracle(res: &Resolution, label: &str, kind: InputKind) -> String {
+    let mut out = String::from("{\"smoracle\":1,\"devtools\":\"jscalls\",\"input\":");
+    push_str(&mut out, label);
+    out.push_str(",\"kind\":");
+    out.push_str(if kind == InputKind::Trace { "\"trace\"" } else { "\"cpuprofile\"" });
+    out.push_str(",\"ast\":false,\n\"scripts\":[\n");
+    for (k, s) in res.scripts.iter().enumerate() {
+        if k > 0 {
+            out.push_str(",\n");
+        }
+        out.push_str("{\"url\":");
+        push_str(&mut out, &s.url);
+        out.push_str(",\"scriptId\":");
+        push_str(&mut out, &s.script_id);
+        let _ = write!(out, ",\"pid\":{},\"text\":", s.pid);
+        push_opt(&mut out, s.text);
+        out.push_str(",\"map\":");
+        push_opt(&mut out, s.map);
+        out.push_str(",\"mapURL\":");
+        push_opt(&mut out, s.map_url.as_deref());
+        out.push('}');
+    }
+    out.push_str("\n],\n\"frames\":[\n");
+    for (k, (f, r)) in oracle_order(res).into_iter().enumerate() {
+        if k > 0 {
+            out.push_str(",\n");
+        }
+        out.push_str("{\"url\":");
+        push_str(&mut out, &f.url);
+        out.push_str(",\"scriptId\":");
+        push_str(&mut out, &f.script_id);
+        out.push_str(",\"line\":");
+        push_pos(&mut out, f.line, kind);
+        out.push_str(",\"column\":");
+        push_pos(&mut out, f.column, kind);
+        out.push_str(",\"name\":");
+        push_str(&mut out, &f.name);
+        out.push_str(",\"resolvedName\":");
+        push_opt(&mut out, r.name.as_deref());
+        match &r.original {
+            Some((url, line, column)) => {
+                out.push_str(",\"originalUrl\":");
+                push_str(&mut out, url);
+                let _ = write!(out, ",\"originalLine\":{line},\"originalColumn\":{column}}}");
+            }
+            None => out.push_str(",\"originalUrl\":null,\"originalLine\":null,\"originalColumn\":null}"),
+        }
+    }
+    out.push_str("\n]}\n");
+    out
+}
+
+/// `jscalls-frames/1`.
+fn json(res: &Resolution, label: &str) -> String {
+    let mut out = String::from("{\"format\":\"jscalls-frames/1\",\"input\":");
+    push_str(&mut out, label);
+    out.push_str(",\"scripts\":[");
+    for (k, s) in res.scripts.iter().enumerate() {
+        out.push_str(if k == 0 { "\n  " } else { ",\n  " });
+        out.push_str("{\"url\":");
+        push_str(&mut out, &s.url);
+        out.push_str(",\"scriptId\":");
+        push_str(&mut out, &s.script_id);
+        let _ = write!(out, ",\"pid\":{},\"text\":", s.pid);
+        push_opt(&mut out, s.text);
+        out.push_str(",\"map\":");
+        push_opt(&mut out, s.map);
+        out.push_str(",\"mapUrl\":");
+        push_opt(&mut out, s.map_url.as_deref());
+        out.push('}');
+    }
+    out.push_str("\n],\"problems\":[");
+    for (k, p) in res.problems.iter().enumerate() {
+        out.push_str(if k == 0 { "\n  " } else { ",\n  " });
+        out.push_str("{\"script\":");
+        push_str(&mut out, &p.script);
+        out.push_str(",\"what\":");
+        push_str(&mut out, &p.what);
+        out.push('}');
+    }
+    out.push_str("\n],\"frames\":[");
+    for (k, (f, r)) in oracle_order(res).into_iter().enumerate() {
+        out.push_str(if k == 0 { "\n  " } else { ",\n  " });
+        out.push_str("{\"url\":");
+        push_str(&mut out, &f.url);
+        out.push_str(",\"scriptId\":");
+        push_str(&mut out, &f.script_id);
+        let num = |v: Option<i64>| v.map_or("null".to_owned(), |v| v.to_string());
+        let _ = write!(out, ",\"line\":{},\"column\":{},\"name\":", num(f.line), num(f.column));
+        push_str(&mut out, &f.name);
+        out.push_str(",\"shownName\":");
+        push_str(&mut out, &shown_name(f, r));
+        out.push_str(",\"resolvedName\":");
+        push_opt(&mut out, r.name.as_deref());
+        out.push_str(",\"original\":");
+        match &r.original {
+            Some((url, line, column)) => {
+                out.push_str("{\"url\":");
+                push_str(&mut out, url);
+                let _ = write!(out, ",\"line\":{line},\"column\":{column}}}");
+            }
+            None => out.push_str("null"),
+        }
+        out.push('}');
+    }
+    out.push_str("\n]}\n");
+    out
+}
+
+/// The name DevTools displays: its resolved name when not empty, else the recorded one, else
+/// `(anonymous)`.
+fn shown_name(f: &FrameKey, r: &sourcemap::Resolved) -> String {
+    let n = r.name.as_deref().filter(|n| !n.is_empty()).unwrap_or(&f.name);
+    if n.is_empty() {
+        "(anonymous)".to_owned()
+    } else {
+        n.to_owned()
+    }
+}
+
+/// The frames a map changed, then the scripts and their maps.
+fn text(res: &Resolution) -> String {
+    let mut out = String::new();
+    let named = res.frames.values().filter(|r| r.name.as_deref().is_some_and(|n| !n.is_empty())).count();
+    let placed = res.frames.values().filter(|r| r.original.is_some()).count();
+    let mapped = res.scripts.iter().filter(|s| s.map.is_some()).count();
+    let _ = writeln!(
+        out,
+        "{} frames: {named} renamed and {placed} placed by source maps; {mapped} of {} scripts have a map",
+        res.frames.len(),
+        res.scripts.len()
+    );
+    let changed: Vec<_> =
+        oracle_order(res).into_iter().filter(|(_, r)| r.name.is_some() || r.original.is_some()).collect();
+    if !changed.is_empty() {
+        out.push('\n');
+    }
+    for (f, r) in changed {
+        let place = r
+            .original
+            .as_ref()
+            .map_or_else(|| "(no original place)".to_owned(), |(u, l, c)| format!("{u}:{}:{}", l + 1, c + 1));
+        let at = format!("{}:{}:{}", f.url, f.line.map_or(0, |l| l + 1), f.column.map_or(0, |c| c + 1));
+        let recorded = if f.name.is_empty() { "(anonymous)" } else { f.name.as_str() };
+        let _ = writeln!(out, "  {:<28} {place}  (was {recorded} {at})", shown_name(f, r));
+    }
+    let unmapped: Vec<&str> = res.scripts.iter().filter(|s| s.map.is_none()).map(|s| s.url.as_str()).collect();
+    if !unmapped.is_empty() {
+        let _ = writeln!(out, "\nscripts without a map ({}):", unmapped.len());
+        for u in unmapped {
+            let _ = writeln!(out, "  {u}");
+        }
+    }
+    out
+}

@@ -1,0 +1,143 @@
+//! Source maps: each call frame's name and original place equal to DevTools' own source-map
+//! code (`../shared/smoracle`, answers in fixtures/sourcemaps/*/app.smoracle.json.gz) on real
+//! bundles of real npm packages (fixtures/record/sourcemaps/record.sh).
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::support::{jscalls, tmpdir};
+
+const BUNDLES: [&str; 5] = ["esbuild", "esbuild-inline", "terser", "rollup", "webpack"];
+
+fn gunzip(path: &Path) -> Vec<u8> {
+    let mut out = Vec::new();
+    flate2::read::GzDecoder::new(std::fs::File::open(path).unwrap()).read_to_end(&mut out).unwrap();
+    out
+}
+
+/// The bundle's files, inflated into a folder of their own (the build folder a user has).
+fn build_folder(bundle: &str, test: &str) -> PathBuf {
+    let dir = tmpdir("sourcemaps", &format!("{test}-{bundle}"));
+    for e in std::fs::read_dir(Path::new("fixtures/sourcemaps").join(bundle)).unwrap() {
+        let p = e.unwrap().path();
+        let name = p.file_name().unwrap().to_str().unwrap();
+        if name.starts_with("app.smoracle") {
+            continue;
+        }
+        std::fs::write(dir.join(name.strip_suffix(".gz").unwrap()), gunzip(&p)).unwrap();
+    }
+    dir
+}
+
+/// Frames by their key (url, scriptId, name, line, column), as compare.mjs matches them.
+fn frames(doc: &Value) -> BTreeMap<String, Value> {
+    doc["frames"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                serde_json::to_string(&[&f["url"], &f["scriptId"], &f["name"], &f["line"], &f["column"]]).unwrap(),
+                f.clone(),
+            )
+        })
+        .collect()
+}
+
+/// `jscalls frames --format smoracle` of one bundle's profile, with its build folder.
+fn resolved(bundle: &str) -> Value {
+    let dir = build_folder(bundle, "parity");
+    let profile = dir.join("app.cpuprofile");
+    let o =
+        jscalls(&["frames", profile.to_str().unwrap(), "--source-maps", dir.to_str().unwrap(), "--format", "smoracle"]);
+    assert!(o.status.success(), "{bundle}: {}", String::from_utf8_lossy(&o.stderr));
+    let _ = std::fs::remove_dir_all(&dir);
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+/// Every frame of every bundle: DevTools' name (before its AST scopes fallback has run) and
+/// original URL, line and column, equal; the same frames, none missing, none extra.
+#[test]
+fn every_frame_of_five_bundles_is_named_and_placed_as_devtools_does() {
+    let mut compared = 0;
+    let mut renamed = 0;
+    let mut placed = 0;
+    for bundle in BUNDLES {
+        let want: Value = serde_json::from_slice(&gunzip(
+            &Path::new("fixtures/sourcemaps").join(bundle).join("app.smoracle.json.gz"),
+        ))
+        .unwrap();
+        let got = resolved(bundle);
+        let (want, got) = (frames(&want), frames(&got));
+        assert_eq!(want.keys().collect::<Vec<_>>(), got.keys().collect::<Vec<_>>(), "{bundle}: the frames");
+        for (k, w) in &want {
+            let g = &got[k];
+            for field in ["resolvedName", "originalUrl", "originalLine", "originalColumn"] {
+                assert_eq!(w[field], g[field], "{bundle}: {field} of {k}");
+            }
+            renamed += usize::from(w["resolvedName"].is_string() && w["resolvedName"] != w["name"]);
+            placed += usize::from(w["originalUrl"].is_string());
+            compared += 1;
+        }
+    }
+    // Real work was compared: most bundle frames are placed, and minified names are restored.
+    assert!(compared > 1000 && placed > 600 && renamed > 40, "{compared} frames, {placed} placed, {renamed} renamed");
+}
+
+/// The text view names what the maps restored, in original files.
+#[test]
+fn the_text_view_shows_original_names_and_files() {
+    let dir = build_folder("esbuild", "text");
+    let profile = dir.join("app.cpuprofile");
+    let o = jscalls(&["frames", profile.to_str().unwrap(), "--source-maps", dir.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8(o.stdout).unwrap();
+    let first = text.lines().next().unwrap();
+    assert!(first.contains("1 of ") && first.contains("scripts have a map"), "{first}");
+    // marked's `escape` helper, minified to a one-letter name, is shown by its own name at its
+    // own place.
+    let escape = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("escape ") && l.contains("marked/src/helpers.ts"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(escape.contains("(was "), "{escape}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A map named by a script's comment is looked up by its file name in the folders given,
+/// never by its path: `../../etc/passwd` finds nothing.
+#[test]
+fn a_comment_never_leads_out_of_the_folders() {
+    let dir = tmpdir("sourcemaps", "escape");
+    let inner = dir.join("dist");
+    std::fs::create_dir_all(&inner).unwrap();
+    // A profile of one function in dist/app.js, whose comment points outside dist/.
+    std::fs::write(inner.join("app.js"), "function a(){}\n//# sourceMappingURL=../secret.map\n").unwrap();
+    std::fs::write(dir.join("secret.map"), r#"{"version":3,"sources":["x.ts"],"names":["leaked"],"mappings":"AAAAA"}"#)
+        .unwrap();
+    let url = format!("file://{}", inner.join("app.js").display());
+    let profile = format!(
+        r#"{{"nodes":[{{"id":1,"callFrame":{{"functionName":"(root)","scriptId":"0","url":"","lineNumber":-1,"columnNumber":-1}},"children":[2]}},
+        {{"id":2,"callFrame":{{"functionName":"a","scriptId":"3","url":"{url}","lineNumber":0,"columnNumber":10}}}}],
+        "startTime":0,"endTime":100,"samples":[2,2],"timeDeltas":[0,50]}}"#
+    );
+    let p = dir.join("app.cpuprofile");
+    std::fs::write(&p, profile).unwrap();
+    let o = jscalls(&["frames", p.to_str().unwrap(), "--source-maps", inner.to_str().unwrap(), "--format", "json"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let a = doc["frames"].as_array().unwrap().iter().find(|f| f["name"] == "a").unwrap();
+    assert_eq!(a["resolvedName"], Value::Null, "{doc}");
+    assert_eq!(doc["scripts"][0]["map"], Value::Null, "{doc}");
+    // The same map given in the folder is used.
+    std::fs::copy(dir.join("secret.map"), inner.join("secret.map")).unwrap();
+    let o = jscalls(&["frames", p.to_str().unwrap(), "--source-maps", inner.to_str().unwrap(), "--format", "json"]);
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let a = doc["frames"].as_array().unwrap().iter().find(|f| f["name"] == "a").unwrap();
+    assert_eq!(a["resolvedName"], "leaked", "{doc}");
+    assert_eq!(doc["scripts"][0]["map"], "maps-dir-by-comment", "{doc}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
