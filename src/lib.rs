@@ -304,6 +304,38 @@ impl Assembled {
         out
     }
 
+    /// Applies source maps to every frame of every profile, as DevTools does (see
+    /// [`sourcemap::resolve`]): from then on calls, trees and exports show each function under
+    /// its original name and at its original place, and the calls' JSON carries both. The
+    /// maps and scripts come from `loader`; the answer says which frames were resolved, which
+    /// scripts had a map and which maps could not be used.
+    pub fn apply_source_maps(&mut self, loader: &dyn sourcemap::Loader) -> sourcemap::Resolution {
+        let frames = self.frames();
+        let res = sourcemap::resolve(&frames, loader);
+        if res.frames.values().all(|r| r.name.is_none() && r.original.is_none()) {
+            return res;
+        }
+        for t in &mut self.threads {
+            for f in &mut t.model.frames {
+                let v = Frame::new(f, &self.strings);
+                let key = sourcemap::FrameKey {
+                    url: v.url().into_owned(),
+                    script_id: v.script_id().into_owned(),
+                    name: v.function_name().into_owned(),
+                    line: v.line(),
+                    column: v.column(),
+                };
+                let Some(r) = res.frames.get(&key) else { continue };
+                let name = r.name.as_deref().filter(|n| !n.is_empty()).map(|n| self.strings.intern(n));
+                let place = r.original.as_ref().map(|(u, l, c)| (self.strings.intern(u), *l, *c));
+                if name.is_some() || place.is_some() {
+                    f.original = Some(model::profile::Original { name, place });
+                }
+            }
+        }
+        res
+    }
+
     /// The wall time of each stage so far, for measurements.
     pub fn stage_times(&self) -> &[(&'static str, Duration)] {
         &self.stages

@@ -260,6 +260,22 @@ impl<'a> Frame<'a> {
     pub fn column(&self) -> Option<i64> {
         integer(self.f.column_number)
     }
+
+    /// The name DevTools shows once source maps apply (the map's name for the function when
+    /// it gives one), else the recorded [`Frame::function_name`].
+    pub fn shown_name(&self) -> Cow<'a, str> {
+        match self.f.original.and_then(|o| o.name) {
+            Some(id) => Cow::Borrowed(self.strings.get(id)),
+            None => self.function_name(),
+        }
+    }
+
+    /// The original source's URL and 0-based line and column, when a source map places the
+    /// frame.
+    pub fn original_place(&self) -> Option<(&'a str, i64, i64)> {
+        let (url, line, column) = self.f.original?.place?;
+        Some((self.strings.get(url), line, column))
+    }
 }
 
 fn integer(s: Scalar) -> Option<i64> {

@@ -342,17 +342,28 @@ pub(crate) struct LinesArgs {
 #[derive(Debug, Clone, Default, Args)]
 pub(crate) struct SourceMapArgs {
     /// The map of the script at URL (repeatable).
-    #[arg(long = "source-map", value_name = "URL=FILE")]
+    #[arg(long = "source-map", value_name = "URL=FILE", global = true)]
     pub(crate) maps: Vec<String>,
     /// A build folder: a script's map found by the name its `sourceMappingURL` comment gives,
     /// or as NAME.js.map; a script's text found by its URL (repeatable; nothing outside DIR is
     /// read).
-    #[arg(long = "source-maps", value_name = "DIR")]
+    #[arg(long = "source-maps", value_name = "DIR", global = true)]
     pub(crate) dirs: Vec<PathBuf>,
     /// The generated text of the script at URL, for its `sourceMappingURL` comment and the
     /// check DevTools makes before it takes a mapping's name (repeatable).
-    #[arg(long = "script", value_name = "URL=FILE")]
+    #[arg(long = "script", value_name = "URL=FILE", global = true)]
     pub(crate) scripts: Vec<String>,
+    /// Show every frame as recorded: no source map is applied.
+    #[arg(long, global = true)]
+    pub(crate) no_source_maps: bool,
+}
+
+impl SourceMapArgs {
+    /// Whether maps are to be applied: some were given, and not turned off.
+    pub(crate) fn wanted(&self) -> bool {
+        let given = !(self.maps.is_empty() && self.dirs.is_empty() && self.scripts.is_empty());
+        given && !self.no_source_maps
+    }
 }
 
 #[derive(Debug, Args)]
@@ -363,8 +374,6 @@ pub(crate) struct FramesArgs {
     /// oracle's own document, for its compare.mjs).
     #[arg(long, value_enum, default_value = "text")]
     pub(crate) format: FramesFormat,
-    #[command(flatten)]
-    pub(crate) maps: SourceMapArgs,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -518,6 +527,8 @@ pub(crate) struct Global {
     /// `nm --defined-only` prints it, gzipped or not (repeatable).
     #[arg(long = "symbols", value_name = "LIB=FILE", global = true)]
     pub(crate) symbols: Vec<String>,
+    #[command(flatten)]
+    pub(crate) source_maps: SourceMapArgs,
 }
 
 #[derive(Debug, Args)]

@@ -9,6 +9,7 @@ use jscalls::{assemble, Assembled, Config, Diagnostics, Error, Source};
 
 use super::args::{Global, OutputArgs};
 use super::files::Reads;
+use super::frames::UserMaps;
 use super::output::{same_file, spill_stream, stem, Output};
 use super::report::{failure, report, strict, Progress, Timing};
 use super::Failed;
@@ -34,6 +35,11 @@ pub(crate) trait PerInput {
     /// Whether the profiles' line data is kept for the writer.
     fn keeps_lines(&self) -> bool {
         false
+    }
+    /// Whether the source maps given are applied before the writer sees the input (its
+    /// functions then named and placed as DevTools shows them).
+    fn applies_source_maps(&self) -> bool {
+        true
     }
     /// Writes one input's output; errors are printed under the input's name.
     fn write(&self, input: Estimated<'_>, output: Output) -> Result<(), Failed>;
@@ -84,6 +90,7 @@ pub(crate) fn run(
     for o in &outputs {
         reads.refuse(o.as_deref())?;
     }
+    let maps = if job.applies_source_maps() { UserMaps::wanted(&global.source_maps)? } else { None };
     let mut failed = false;
     for (input, output) in inputs.iter().zip(&outputs) {
         let name = input.map_or_else(|| "<stdin>".to_owned(), |p| p.display().to_string());
@@ -92,7 +99,7 @@ pub(crate) fn run(
             let mut stdout = io::stdout().lock();
             let _ = writeln!(stdout, "{name}");
         }
-        match run_one(*input, output.as_deref(), job, global, cfg, args.fsync) {
+        match run_one(*input, output.as_deref(), job, global, cfg, args.fsync, maps.as_ref()) {
             Ok(()) => {}
             Err(Failed::Usage(m)) => return Err(Failed::Usage(m)),
             Err(Failed::Pipe) => return Ok(()),
@@ -157,6 +164,7 @@ fn run_one(
     global: &Global,
     cfg: &Config,
     fsync: bool,
+    maps: Option<&UserMaps>,
 ) -> Result<(), Failed> {
     let name = input.map_or_else(|| "<stdin>".to_owned(), |p| p.display().to_string());
     let fail = |e: Error| failure(&name, e);
@@ -184,12 +192,15 @@ fn run_one(
     let timing = Timing::start();
     let assembled = assemble(&source, &cfg);
     drop(progress);
-    let (diagnostics, assembled) = assembled.map_err(fail)?;
+    let (diagnostics, mut assembled) = assembled.map_err(fail)?;
     if let Some(t) = &timing {
         t.report_stages(&assembled);
     }
     report(&name, &diagnostics, global.quiet, global.verbose);
     strict(global, &name, &diagnostics)?;
+    if let Some(maps) = maps {
+        super::frames::apply(&mut assembled, maps, &name, global)?;
+    }
     let label = match input {
         Some(p) => p.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_else(|| name.clone()),
         None => "-".to_owned(),

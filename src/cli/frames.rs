@@ -46,6 +46,26 @@ impl UserMaps {
         })
     }
 
+    /// Notes the maps and scripts given by name as files the command reads.
+    pub(crate) fn note_reads(&self, reads: &mut Reads) {
+        for (url, path) in &self.maps {
+            reads.add(path, &format!("the source map of {url}"));
+        }
+        for (url, path) in &self.scripts {
+            reads.add(path, &format!("the script {url}"));
+        }
+    }
+
+    /// The maps to apply to each input, when the command line gives some (see
+    /// [`SourceMapArgs::wanted`]).
+    pub(crate) fn wanted(args: &SourceMapArgs) -> Result<Option<UserMaps>, Failed> {
+        if args.wanted() {
+            UserMaps::new(args).map(Some)
+        } else {
+            Ok(None)
+        }
+    }
+
     fn read(path: &std::path::Path, what: &str) -> Result<Vec<u8>, String> {
         read_option_file(path, what, MAP_LIMIT).map_err(|e| e.to_string())
     }
@@ -66,20 +86,16 @@ impl Loader for UserMaps {
         Some(Self::read(path, "the source map"))
     }
 
-    fn map_named(&self, name: &str) -> Option<Result<Vec<u8>, String>> {
-        // Only a plain file name: a comment's path never leads out of the folders.
-        if name.is_empty() || name == "." || name == ".." || name.contains(['/', '\\']) {
-            return None;
-        }
+    fn map_at(&self, url: &str) -> Option<Result<Vec<u8>, String>> {
         let dirs = self.dirs.as_ref()?;
-        let path = dirs.find(name).or_else(|| dirs.find(&format!("{name}.gz")))?;
+        let path = dirs.find(url).or_else(|| dirs.find(&format!("{url}.gz")))?;
         Some(Self::read(&path, "the source map"))
     }
 }
 
 struct Frames<'a> {
     args: &'a FramesArgs,
-    maps: UserMaps,
+    maps: Option<UserMaps>,
 }
 
 impl PerInput for Frames<'_> {
@@ -95,10 +111,16 @@ impl PerInput for Frames<'_> {
         true
     }
 
+    fn applies_source_maps(&self) -> bool {
+        // It resolves the recorded frames itself, to show both.
+        false
+    }
+
     fn write(&self, e: Estimated<'_>, output: Output) -> Result<(), Failed> {
         let Estimated { assembled, label, name, .. } = e;
         let frames = assembled.frames();
-        let res = sourcemap::resolve(&frames, &self.maps);
+        let none = UserMaps { maps: Vec::new(), scripts: Vec::new(), dirs: None };
+        let res = sourcemap::resolve(&frames, self.maps.as_ref().unwrap_or(&none));
         for p in &res.problems {
             say!("jscalls: warning: {name}: the map of {}: {}", p.script, p.what);
         }
@@ -114,9 +136,40 @@ impl PerInput for Frames<'_> {
     }
 }
 
+/// Applies `maps` to an input's frames; each map that cannot be used is a warning (with
+/// `--strict`, an error), and the frames it would have named keep their recorded names.
+pub(crate) fn apply(
+    assembled: &mut jscalls::Assembled,
+    maps: &UserMaps,
+    name: &str,
+    global: &Global,
+) -> Result<(), Failed> {
+    let res = assembled.apply_source_maps(maps);
+    if !global.quiet {
+        for p in &res.problems {
+            say!("jscalls: warning: {name}: the map of {}: {}", p.script, p.what);
+        }
+    }
+    if global.strict && !res.problems.is_empty() {
+        say!("jscalls: error: {name}: {} source map(s) could not be used and --strict is set", res.problems.len());
+        return Err(Failed::Reported);
+    }
+    if global.verbose {
+        let named = res.frames.values().filter(|r| r.name.as_deref().is_some_and(|n| !n.is_empty())).count();
+        let placed = res.frames.values().filter(|r| r.original.is_some()).count();
+        let mapped = res.scripts.iter().filter(|s| s.map.is_some()).count();
+        say!(
+            "jscalls: {name}: source maps: {named} of {} frames renamed, {placed} placed; {mapped} of {} scripts have a map",
+            res.frames.len(),
+            res.scripts.len()
+        );
+    }
+    Ok(())
+}
+
 pub(crate) fn run(args: &FramesArgs, global: &Global, cfg: &Config, reads: Reads) -> Result<(), Failed> {
     super::no_bounds(global, "frames")?;
-    let maps = UserMaps::new(&args.maps)?;
+    let maps = UserMaps::wanted(&global.source_maps)?;
     each::run(&args.out, &Frames { args, maps }, global, cfg, reads)
 }
 

@@ -64,6 +64,9 @@ pub(crate) fn config(global: &Global) -> Result<(Config, files::Reads), Failed> 
     let mut cfg = global.config();
     let mut reads = files::Reads::default();
     cfg.symbols = files::read_symbols(&global.symbols, &mut reads)?;
+    // Checked before any work: pairs well formed, folders there; the files given by name are
+    // inputs an output may not overwrite.
+    frames::UserMaps::new(&global.source_maps)?.note_reads(&mut reads);
     if args::refines_panel_calls(&cfg) {
         return Err(Failed::Usage(
             "--bounds and --estimator (midway, log-midway) work on the integrator's calls: leave out --cpuprofile-mode performance-panel"

@@ -32,9 +32,15 @@ pub(crate) fn failure(name: &str, e: Error) -> Failed {
 /// Reads and estimates one input file for `diff` and `check`, with its warnings printed
 /// (and turned into an error by --strict) under `name`.
 pub(crate) fn assemble_file(path: &Path, name: &str, global: &Global, cfg: &Config) -> Result<Assembled, Failed> {
-    let (diagnostics, assembled) = assemble(&Source::file(path), cfg).map_err(|e| failure(name, e))?;
+    let (diagnostics, mut assembled) = assemble(&Source::file(path), cfg).map_err(|e| failure(name, e))?;
     report(name, &diagnostics, global.quiet, global.verbose);
     strict(global, name, &diagnostics)?;
+    // Functions under their original names (line times stay on the generated scripts).
+    if !cfg.keep_lines {
+        if let Some(maps) = super::frames::UserMaps::wanted(&global.source_maps)? {
+            super::frames::apply(&mut assembled, &maps, name, global)?;
+        }
+    }
     Ok(assembled)
 }
 

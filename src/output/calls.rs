@@ -7,6 +7,7 @@ use std::io::{self, Write};
 
 use crate::estimate::{Estimates, ThreadCalls};
 use crate::js::{write_int, write_json_string, write_number, Scalar};
+use crate::model::profile::CallFrame;
 use crate::parallel;
 use crate::strings::Strings;
 
@@ -155,6 +156,25 @@ pub(crate) fn write_field(s: &mut String, v: Scalar, empty_string: bool, strings
     }
 }
 
+/// Once source maps apply, a frame's DevTools name and original place, beside its recorded
+/// fields (`,"originalName":…,"originalUrl":…,"originalLineNumber":…,"originalColumnNumber":…`,
+/// each only when the map gives it).
+pub(crate) fn write_original(text: &mut String, f: &CallFrame, strings: &Strings) {
+    let Some(o) = f.original else { return };
+    if let Some(name) = o.name {
+        text.push_str(",\"originalName\":");
+        write_json_string(text, strings.get(name));
+    }
+    if let Some((url, line, column)) = o.place {
+        text.push_str(",\"originalUrl\":");
+        write_json_string(text, strings.get(url));
+        text.push_str(",\"originalLineNumber\":");
+        write_int(text, line);
+        text.push_str(",\"originalColumnNumber\":");
+        write_int(text, column);
+    }
+}
+
 /// The per-node parts of a call row, rendered once: per node, the fields that are the node's
 /// own (`,"nodeDepth":…,"nodeId":…,"sampleIndex":`), and per distinct frame, the frame fields
 /// (`,"functionName":…,"columnNumber":…}`).
@@ -187,6 +207,7 @@ impl NodeFragments {
             write_field(&mut text, f.line_number, false, strings);
             text.push_str(",\"columnNumber\":");
             write_field(&mut text, f.column_number, false, strings);
+            write_original(&mut text, f, strings);
             text.push('}');
             ends.push(text.len());
         }

@@ -142,7 +142,8 @@ pub(crate) fn write_call_event(s: &mut String, th: &ThreadCalls, i: usize, tid: 
     let c = &th.calls[i];
     let node = &th.model.nodes[c.node as usize];
     let f = th.model.frame(c.node);
-    let name = match f.function_name {
+    // The event's name is the one DevTools shows (source-mapped when a map names it).
+    let name = match f.original.and_then(|o| o.name).map_or(f.function_name, Scalar::Str) {
         Scalar::Str(id) if !strings.get(id).is_empty() => strings.get(id).to_owned(),
         Scalar::Str(_) => "(anonymous)".to_owned(),
         other => other.to_js_string(strings),
@@ -169,6 +170,7 @@ pub(crate) fn write_call_event(s: &mut String, th: &ThreadCalls, i: usize, tid: 
     write_field(s, f.line_number, false, strings);
     s.push_str(",\"columnNumber\":");
     write_field(s, f.column_number, false, strings);
+    super::calls::write_original(s, f, strings);
     s.push_str("},\"nodeId\":");
     s.push_str(&node.id.to_string());
     s.push_str(",\"sampleIndex\":");

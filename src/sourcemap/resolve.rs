@@ -51,8 +51,10 @@ pub trait Loader {
     fn script(&self, url: &str) -> Option<String>;
     /// The map the user gave for the script at `url` (`--source-map URL=FILE`).
     fn map_for(&self, url: &str) -> Option<Result<Vec<u8>, String>>;
-    /// A map file of that name in the user's folders (`--source-maps DIR`), with `.gz` too.
-    fn map_named(&self, name: &str) -> Option<Result<Vec<u8>, String>>;
+    /// The map at `url` (a comment's URL resolved against its script's, or the script's URL
+    /// and `.map`), when the user's folders (`--source-maps DIR`) hold it: found there by the
+    /// URL's path, its last parts first, never outside them.
+    fn map_at(&self, url: &str) -> Option<Result<Vec<u8>, String>>;
 }
 
 /// A problem with one map or script: the frames it would have named keep their names.
@@ -376,7 +378,8 @@ fn origin_part(url: &str) -> String {
 type Found = (Result<Vec<u8>, String>, Option<String>, &'static str);
 
 /// Finds `s`'s text and map, in the oracle's order: the user's map for its URL, an inline
-/// `data:` map, a map of the comment's file name in the user's folders, then `NAME.map` there.
+/// `data:` map, the map the comment names in the user's folders, then the script's `.map`
+/// there.
 fn attach(s: &mut Script, loader: &dyn Loader, problems: &mut Vec<MapProblem>) {
     if let Some(t) = loader.script(&s.url) {
         s.summary.text = Some("script-file");
@@ -404,13 +407,13 @@ fn attach(s: &mut Script, loader: &dyn Loader, problems: &mut Vec<MapProblem>) {
         if let Some(rc) =
             resolved_comment.as_deref().filter(|_| !comment.as_deref().is_some_and(|c| c.starts_with("data:")))
         {
-            if let Some(bytes) = loader.map_named(file_name(rc)) {
+            if let Some(bytes) = loader.map_at(rc) {
                 found = Some((bytes, resolved_comment.clone(), "maps-dir-by-comment"));
             }
         }
     }
     if found.is_none() && !s.url.is_empty() {
-        if let Some(bytes) = loader.map_named(&format!("{}.map", file_name(&s.url))) {
+        if let Some(bytes) = loader.map_at(&format!("{}.map", s.url.split(['?', '#']).next().unwrap_or(""))) {
             found = Some((bytes, default_map_url, "maps-dir-by-name"));
         }
     }

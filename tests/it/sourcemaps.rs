@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use crate::support::{jscalls, tmpdir};
 
-const BUNDLES: [&str; 5] = ["esbuild", "esbuild-inline", "terser", "rollup", "webpack"];
+const BUNDLES: [&str; 6] = ["esbuild", "esbuild-inline", "esbuild-es2017", "terser", "rollup", "webpack"];
 
 fn gunzip(path: &Path) -> Vec<u8> {
     let mut out = Vec::new();
@@ -30,6 +30,14 @@ fn build_folder(bundle: &str, test: &str) -> PathBuf {
         std::fs::write(dir.join(name.strip_suffix(".gz").unwrap()), gunzip(&p)).unwrap();
     }
     dir
+}
+
+/// The oracle's answer for a bundle (gzipped when over 64 KB).
+fn answer(bundle: &str) -> Value {
+    let dir = Path::new("fixtures/sourcemaps").join(bundle);
+    let gz = dir.join("app.smoracle.json.gz");
+    let bytes = if gz.exists() { gunzip(&gz) } else { std::fs::read(dir.join("app.smoracle.json")).unwrap() };
+    serde_json::from_slice(&bytes).unwrap()
 }
 
 /// Frames by their key (url, scriptId, name, line, column), as compare.mjs matches them.
@@ -61,15 +69,12 @@ fn resolved(bundle: &str) -> Value {
 /// Every frame of every bundle: DevTools' name (before its AST scopes fallback has run) and
 /// original URL, line and column, equal; the same frames, none missing, none extra.
 #[test]
-fn every_frame_of_five_bundles_is_named_and_placed_as_devtools_does() {
+fn every_frame_of_six_bundles_is_named_and_placed_as_devtools_does() {
     let mut compared = 0;
     let mut renamed = 0;
     let mut placed = 0;
     for bundle in BUNDLES {
-        let want: Value = serde_json::from_slice(&gunzip(
-            &Path::new("fixtures/sourcemaps").join(bundle).join("app.smoracle.json.gz"),
-        ))
-        .unwrap();
+        let want = answer(bundle);
         let got = resolved(bundle);
         let (want, got) = (frames(&want), frames(&got));
         assert_eq!(want.keys().collect::<Vec<_>>(), got.keys().collect::<Vec<_>>(), "{bundle}: the frames");
@@ -140,4 +145,74 @@ fn a_comment_never_leads_out_of_the_folders() {
     assert_eq!(a["resolvedName"], "leaked", "{doc}");
     assert_eq!(doc["scripts"][0]["map"], "maps-dir-by-comment", "{doc}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The recorded (minified) name of the frame DevTools names `original` in `bundle`.
+fn minified_name(bundle: &str, original: &str) -> String {
+    let doc = resolved(bundle);
+    let f = doc["frames"].as_array().unwrap().iter().find(|f| f["resolvedName"] == original).unwrap();
+    f["name"].as_str().unwrap().to_owned()
+}
+
+/// A budget written against original names holds on two builds of the same code whose
+/// minified names differ (esbuild for Node and for ES2017), with each build's maps; without
+/// them the functions are not found, and the check says so (exit 4), never a silent pass.
+#[test]
+fn a_budget_on_original_names_survives_a_rebuild() {
+    let (a, b) = (minified_name("esbuild", "outputLink"), minified_name("esbuild-es2017", "outputLink"));
+    assert_ne!(a, b, "the two builds name outputLink alike");
+    let dir = tmpdir("sourcemaps", "budget");
+    let budget = dir.join("budget.toml");
+    std::fs::write(
+        &budget,
+        "[[rule]]\nfunction = \"outputLink\"\nself = \"5s\"\n\n[[rule]]\nfunction = \"escape\"\ncalls = 100000\n",
+    )
+    .unwrap();
+    for bundle in ["esbuild", "esbuild-es2017"] {
+        let build = build_folder(bundle, "budget");
+        let profile = build.join("app.cpuprofile");
+        let (p, bd, d) = (profile.to_str().unwrap(), budget.to_str().unwrap(), build.to_str().unwrap());
+        let o = jscalls(&["check", p, "--budget", bd, "--source-maps", d]);
+        let said = String::from_utf8_lossy(&o.stdout);
+        assert_eq!(o.status.code(), Some(0), "{bundle}: {said}{}", String::from_utf8_lossy(&o.stderr));
+        assert!(said.contains("2 passed, 0 failed, 0 not measured"), "{bundle}: {said}");
+        let o = jscalls(&["check", p, "--budget", bd]);
+        assert_eq!(o.status.code(), Some(4), "{bundle} without maps: {}", String::from_utf8_lossy(&o.stdout));
+        let _ = std::fs::remove_dir_all(&build);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `diff` pairs a function of two builds by its original name and place, though its
+/// minified names differ. Both builds' folders are given, under one folder as they were
+/// built (`out/esbuild/app.js`, `out/esbuild-es2017/app.js`): each script is found by its
+/// URL's path, the longest tail first, and its map beside it.
+#[test]
+fn diff_pairs_functions_of_two_builds_by_their_original_names() {
+    let out = tmpdir("sourcemaps", "diff-out");
+    for bundle in ["esbuild", "esbuild-es2017"] {
+        let built = build_folder(bundle, "diff");
+        std::fs::rename(&built, out.join(bundle)).unwrap();
+    }
+    let (pa, pb) = (out.join("esbuild/app.cpuprofile"), out.join("esbuild-es2017/app.cpuprofile"));
+    let o = jscalls(&[
+        "diff",
+        pa.to_str().unwrap(),
+        pb.to_str().unwrap(),
+        "--source-maps",
+        out.to_str().unwrap(),
+        "--format",
+        "json",
+        "--level",
+        "functions",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let rows: Vec<&Value> =
+        doc["functions"].as_array().unwrap().iter().filter(|f| f["function"]["name"] == "outputLink").collect();
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    let r = rows[0];
+    assert!(r["base"]["calls"].as_f64().unwrap() > 0.0 && r["new"]["calls"].as_f64().unwrap() > 0.0, "{r}");
+    assert!(r["function"]["url"].as_str().unwrap().ends_with("marked/src/Tokenizer.ts"), "{r}");
+    let _ = std::fs::remove_dir_all(&out);
 }

@@ -98,6 +98,7 @@ pub(crate) fn node_from_json(
             url: n.url.scalar(strings).unwrap_or(Scalar::Undefined),
             line_number: Scalar::Num(js_minus_one(&n.line_number)),
             column_number: Scalar::Num(js_minus_one(&n.column_number)),
+            original: None,
         }),
     };
     let children = n.children.as_ref().map(|c| c.iter().map(|v| v.int().unwrap_or(UNKNOWN_ID)).collect());

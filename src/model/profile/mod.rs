@@ -32,6 +32,18 @@ pub(crate) struct CallFrame {
     pub line_number: Scalar,
     /// `columnNumber`, 0-based.
     pub column_number: Scalar,
+    /// What DevTools shows for the frame once source maps apply (set after assembly, when
+    /// the command applies maps); the fields above stay as recorded.
+    pub original: Option<Original>,
+}
+
+/// A frame's source-mapped name and place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct Original {
+    /// DevTools' name, when a map gives one that is not empty.
+    pub name: Option<StrId>,
+    /// The original source's URL and 0-based line and column.
+    pub place: Option<(StrId, i64, i64)>,
 }
 
 /// A [`CallFrame`] compared and hashed bit for bit (`-0` is not `0`, a NaN is itself).
@@ -748,7 +760,7 @@ pub(crate) fn frame_from_json(
         };
         let sid = f.script_id.scalar(strings)?.to_js_string(strings);
         let script_id = Scalar::Str(strings.intern(&sid));
-        Some(CallFrame { function_name, script_id, url, line_number, column_number })
+        Some(CallFrame { function_name, script_id, url, line_number, column_number, original: None })
     } else {
         Some(CallFrame {
             function_name,
@@ -756,6 +768,7 @@ pub(crate) fn frame_from_json(
             url: f.url.scalar(strings)?,
             line_number: f.line_number.scalar(strings)?,
             column_number: f.column_number.scalar(strings)?,
+            original: None,
         })
     }
 }
