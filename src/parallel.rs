@@ -44,6 +44,15 @@ pub(crate) fn spawn_named<F: FnOnce() + Send + 'static>(
     std::thread::Builder::new().name(name.into()).spawn(f)
 }
 
+/// `f` on a thread of its own with a stack of `bytes` (for a recursive parser), waited for;
+/// None when the system would not start the thread.
+pub(crate) fn on_stack<R: Send>(bytes: usize, f: impl FnOnce() -> R + Send) -> Option<R> {
+    std::thread::scope(|s| {
+        let h = std::thread::Builder::new().name("jscalls-parse".into()).stack_size(bytes).spawn_scoped(s, f).ok()?;
+        h.join().ok()
+    })
+}
+
 /// A helper thread of its own for a pipeline that hands it one job at a time, every
 /// millisecond or so ([`with_relay`], [`ScanHelper::run`]).
 ///

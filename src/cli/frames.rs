@@ -221,7 +221,7 @@ fn smoracle(res: &Resolution, label: &str, kind: InputKind) -> String {
     push_str(&mut out, label);
     out.push_str(",\"kind\":");
     out.push_str(if kind == InputKind::Trace { "\"trace\"" } else { "\"cpuprofile\"" });
-    out.push_str(",\"ast\":false,\n\"scripts\":[\n");
+    out.push_str(",\"ast\":true,\n\"scripts\":[\n");
     for (k, s) in res.scripts.iter().enumerate() {
         if k > 0 {
             out.push_str(",\n");
@@ -253,8 +253,12 @@ fn smoracle(res: &Resolution, label: &str, kind: InputKind) -> String {
         push_pos(&mut out, f.column, kind);
         out.push_str(",\"name\":");
         push_str(&mut out, &f.name);
+        // The name DevTools shows once it has finished, for `compare.mjs --ast`; the first
+        // pass's beside it.
         out.push_str(",\"resolvedName\":");
         push_opt(&mut out, r.name.as_deref());
+        out.push_str(",\"resolvedNameFirst\":");
+        push_opt(&mut out, r.first_name.as_deref());
         match &r.original {
             Some((url, line, column)) => {
                 out.push_str(",\"originalUrl\":");

@@ -242,6 +242,11 @@ impl SourceMap {
         self.sources.get(e.source as usize).map(|s| s.url.as_str())
     }
 
+    /// The index of `e`'s source among the map's sources, when it has one.
+    pub(crate) fn source_index(&self, e: &Entry) -> Option<usize> {
+        (e.source != NONE).then_some(e.source as usize)
+    }
+
     /// The name of `e`, when it has one.
     pub(crate) fn name(&self, e: &Entry) -> Option<&str> {
         self.names.get(e.name as usize).and_then(|n| n.as_deref())

@@ -5,6 +5,7 @@
 
 mod map;
 mod resolve;
+mod scopes;
 mod url;
 
 pub use resolve::{resolve, FrameAt, FrameKey, Loader, MapProblem, Resolution, Resolved, ScriptSummary};

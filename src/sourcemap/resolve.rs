@@ -8,6 +8,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use super::map::{parse_text, SourceMap};
+use super::scopes::AstScopes;
 use super::url::{complete_url, file_name, ParsedUrl};
 
 /// A call frame of a profile node, as recorded (0-based line and column; None where the
@@ -38,9 +39,11 @@ pub struct FrameAt {
 /// What DevTools shows for a frame.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Resolved {
-    /// DevTools' name, or None (the recorded name stays). May be empty: DevTools then shows
-    /// the recorded name too.
+    /// DevTools' name once it has finished (with its AST scopes fallback), or None (the
+    /// recorded name stays). May be empty: DevTools then shows the recorded name too.
     pub name: Option<String>,
+    /// DevTools' name before its AST scopes fallback has run (its first pass).
+    pub first_name: Option<String>,
     /// The original source's URL and 0-based line and column.
     pub original: Option<(String, i64, i64)>,
 }
@@ -104,6 +107,9 @@ struct Script {
     source_url: Option<String>,
     text: Option<Arc<str>>,
     map: Option<Arc<SourceMap>>,
+    /// The scopes of the script's text, made original by its map, when the map has no scope
+    /// data of its own (made on first use).
+    ast: std::cell::OnceCell<Option<AstScopes>>,
     summary: ScriptSummary,
 }
 
@@ -270,6 +276,7 @@ pub fn resolve(frames: &[(FrameKey, FrameAt)], loader: &dyn Loader) -> Resolutio
                 source_url: None,
                 text: None,
                 map: None,
+                ast: std::cell::OnceCell::new(),
                 summary: ScriptSummary {
                     url: k.url.clone(),
                     script_id: k.script_id.clone(),
@@ -323,11 +330,25 @@ pub fn resolve(frames: &[(FrameKey, FrameAt)], loader: &dyn Loader) -> Resolutio
                 let sc = &scripts[s];
                 if let Some(map) = &sc.map {
                     // Scripts known from a profile start at 0:0: no inline offset to take off.
+                    // Scope data (here: the script's scopes) names the function first.
+                    let ast = sc.ast.get_or_init(|| match (&sc.text, map.has_scopes) {
+                        (Some(text), false) => match AstScopes::new(map, text, false) {
+                            Ok(a) => Some(a),
+                            Err(why) => {
+                                if let Some(why) = why {
+                                    res.problems.push(MapProblem { script: sc.url.clone(), what: why });
+                                }
+                                None
+                            }
+                        },
+                        _ => None,
+                    });
+                    let scope_name = ast.as_ref().and_then(|a| a.function_name(line, column));
                     if let Some(e) = map.find_entry(line, column) {
                         if let Some(source) = map.source_url(e) {
                             if let Some(name) = map.name(e).filter(|n| !n.is_empty()) {
                                 if sc.text.as_deref().is_some_and(|t| opens_paren(t, line, column)) {
-                                    r.name = Some(name.to_owned());
+                                    r.first_name = Some(name.to_owned());
                                 }
                             }
                             let bound = project_of.get(&s).and_then(|p| projects.get(p)).and_then(|p| p.get(source));
@@ -336,6 +357,7 @@ pub fn resolve(frames: &[(FrameKey, FrameAt)], loader: &dyn Loader) -> Resolutio
                             }
                         }
                     }
+                    r.name = scope_name.or_else(|| r.first_name.clone());
                 }
             }
         }
@@ -432,6 +454,11 @@ fn attach(s: &mut Script, loader: &dyn Loader, problems: &mut Vec<MapProblem>) {
         Ok(m) => {
             if let Some(e) = &m.mappings_error {
                 problems.push(problem(format!("{origin}: its mappings are unreadable ({e}): none used")));
+            }
+            if m.has_scopes {
+                problems.push(problem(format!(
+                    "{origin}: it has scope data (the scopes proposal), which is not read: its functions are named by the mappings and the script's scopes, where DevTools reads that data"
+                )));
             }
             s.summary.map = Some(origin);
             s.summary.map_url = Some(if map_url.starts_with("data:") { "data:…".to_owned() } else { map_url });

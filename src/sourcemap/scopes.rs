@@ -1,0 +1,514 @@
+//! DevTools' fallback for a map without scope data: the generated script's function and block
+//! scopes, as its formatter worker's `ScopeParser` finds them (with acorn; here with oxc's
+//! parser, the same spans), made into original scopes through the mappings
+//! (`SourceMapScopesInfo.createFromAst`), and the innermost function around a position named
+//! from them (`findOriginalFunctionName`).
+
+use oxc_allocator::Allocator;
+use oxc_ast::ast::{
+    ArrowFunctionExpression, AssignmentTargetPropertyIdentifier, BlockStatement, CatchClause, Expression,
+    ForInStatement, ForOfStatement, ForStatement, Function, MethodDefinition, ObjectProperty, PropertyKey,
+};
+use oxc_ast_visit::{walk, Visit};
+use oxc_span::{GetSpan, SourceType};
+use oxc_syntax::scope::ScopeFlags;
+
+use super::map::SourceMap;
+
+/// What a scope is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Global,
+    Function,
+    Arrow,
+    Block,
+}
+
+/// A scope of the generated script (byte offsets into its text).
+#[derive(Debug, Clone)]
+struct Scope {
+    start: u32,
+    end: u32,
+    kind: Kind,
+    name: Option<String>,
+    /// Where a named mapping may name the function (its identifier, `(`, `=>`).
+    name_at: Vec<u32>,
+    children: Vec<usize>,
+}
+
+/// Brackets nested deeper than this are not parsed (the parser recurses per level); DevTools'
+/// own parser stops near 10,000 levels of its stack. Real scripts stay under a hundred.
+pub(crate) const MAX_NESTING: usize = 1000;
+
+/// The deepest nesting of brackets in `text` (strings and comments counted too: an upper
+/// bound of the syntax's).
+fn nesting(text: &str) -> usize {
+    let (mut depth, mut max) = (0usize, 0usize);
+    for &b in text.as_bytes() {
+        match b {
+            b'(' | b'[' | b'{' => {
+                depth += 1;
+                max = max.max(depth);
+            }
+            b')' | b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    max
+}
+
+/// `ScopeParser.parseScopes`: the scopes of `text` in pre-order (0 the whole script), or None
+/// when it does not parse.
+fn parse_scopes(text: &str, module: bool) -> Option<Vec<Scope>> {
+    // On a stack of its own: the parser and the walk recurse once per level of nesting.
+    crate::parallel::on_stack(64 << 20, || parse_scopes_here(text, module)).flatten()
+}
+
+fn parse_scopes_here(text: &str, module: bool) -> Option<Vec<Scope>> {
+    let allocator = Allocator::default();
+    let source_type = if module { SourceType::mjs() } else { SourceType::cjs() };
+    let options = oxc_parser::ParseOptions { preserve_parens: false, ..oxc_parser::ParseOptions::default() };
+    let ret = oxc_parser::Parser::new(&allocator, text, source_type).with_options(options).parse();
+    // A classic script with imports, exports or `import.meta` does not parse for acorn.
+    if ret.panicked || !ret.errors.is_empty() || (!module && ret.module_record.has_module_syntax) {
+        return None;
+    }
+    let root = Scope {
+        start: 0,
+        end: text.len() as u32,
+        kind: Kind::Global,
+        name: None,
+        name_at: Vec::new(),
+        children: Vec::new(),
+    };
+    let mut v = Scopes { text: text.as_bytes(), scopes: vec![root], open: vec![0], method: None };
+    v.visit_program(&ret.program);
+    Some(v.scopes)
+}
+
+struct Scopes<'t> {
+    text: &'t [u8],
+    scopes: Vec<Scope>,
+    /// The scopes entered and not left.
+    open: Vec<usize>,
+    /// A method's or property's name and key offset, for the function that is its value.
+    method: Option<(Option<String>, Vec<u32>)>,
+}
+
+impl Scopes<'_> {
+    fn push(&mut self, start: u32, end: u32, kind: Kind, name: Option<String>, name_at: Vec<u32>) {
+        let k = self.scopes.len();
+        self.scopes.push(Scope { start, end, kind, name, name_at, children: Vec::new() });
+        let parent = *self.open.last().expect("the global scope stays open");
+        self.scopes[parent].children.push(k);
+        self.open.push(k);
+    }
+
+    fn pop(&mut self) {
+        self.open.pop();
+    }
+
+    /// `indexOfCharInBounds`.
+    fn find(&self, c: u8, from: u32, to: u32) -> Option<u32> {
+        (from..to).find(|&i| self.text.get(i as usize) == Some(&c))
+    }
+}
+
+/// The name a method's key gives its function (`#x` for a private one).
+fn key_name(key: &PropertyKey<'_>) -> (Option<String>, Vec<u32>) {
+    match key {
+        PropertyKey::StaticIdentifier(id) => (Some(id.name.to_string()), vec![id.span.start]),
+        PropertyKey::PrivateIdentifier(id) => (Some(format!("#{}", id.name)), vec![id.span.start]),
+        _ => (None, Vec::new()),
+    }
+}
+
+impl<'a> Visit<'a> for Scopes<'_> {
+    fn visit_function(&mut self, it: &Function<'a>, flags: ScopeFlags) {
+        let method = self.method.take();
+        let params_start =
+            it.params.items.first().map(|p| p.span.start).or_else(|| it.params.rest.as_ref().map(|r| r.span.start));
+        let body_start = it.body.as_ref().map_or(it.span.end, |b| b.span.start);
+        let until = params_start.unwrap_or(body_start);
+        let start = it.id.as_ref().map_or(it.span.start, |id| id.span.end);
+        let (name, mut name_at) = if it.is_declaration() {
+            (it.id.as_ref().map(|id| id.name.to_string()), Vec::new())
+        } else {
+            match method {
+                Some((n, at)) => (n, at),
+                None => (it.id.as_ref().map(|id| id.name.to_string()), Vec::new()),
+            }
+        };
+        if let Some(id) = &it.id {
+            name_at.push(id.span.start);
+        }
+        if let Some(p) = self.find(b'(', it.id.as_ref().map_or(it.span.start, |id| id.span.end), until) {
+            name_at.push(p);
+        }
+        self.push(start, it.span.end, Kind::Function, name, name_at);
+        walk::walk_function(self, it, flags);
+        self.pop();
+    }
+
+    fn visit_arrow_function_expression(&mut self, it: &ArrowFunctionExpression<'a>) {
+        self.method = None;
+        let mut name_at = Vec::new();
+        let first =
+            it.params.items.first().map(|p| p.span.start).or_else(|| it.params.rest.as_ref().map(|r| r.span.start));
+        let last = it.params.rest.as_ref().map(|r| r.span.end).or_else(|| it.params.items.last().map(|p| p.span.end));
+        let from = if it.r#async { it.span.start + 5 } else { it.span.start };
+        if let Some(p) = self.find(b'(', from, first.unwrap_or(it.body.span().start)) {
+            name_at.push(p);
+        }
+        if let Some(p) = self.find(b'=', last.unwrap_or(it.span.start), it.body.span().start) {
+            if self.text.get(p as usize + 1) == Some(&b'>') {
+                name_at.push(p);
+            }
+        }
+        self.push(it.span.start, it.span.end, Kind::Arrow, None, name_at);
+        walk::walk_arrow_function_expression(self, it);
+        self.pop();
+    }
+
+    fn visit_method_definition(&mut self, it: &MethodDefinition<'a>) {
+        if it.computed {
+            self.visit_property_key(&it.key);
+            self.method = None;
+        } else {
+            self.method = Some(key_name(&it.key));
+        }
+        self.visit_function(&it.value, ScopeFlags::Function);
+    }
+
+    fn visit_object_property(&mut self, it: &ObjectProperty<'a>) {
+        if it.shorthand {
+            return;
+        }
+        if it.computed {
+            self.visit_property_key(&it.key);
+        } else if matches!(it.value, Expression::FunctionExpression(_)) {
+            self.method = Some(key_name(&it.key));
+        }
+        self.visit_expression(&it.value);
+    }
+
+    fn visit_block_statement(&mut self, it: &BlockStatement<'a>) {
+        self.push(it.span.start, it.span.end, Kind::Block, None, Vec::new());
+        walk::walk_block_statement(self, it);
+        self.pop();
+    }
+
+    fn visit_catch_clause(&mut self, it: &CatchClause<'a>) {
+        self.push(it.span.start, it.span.end, Kind::Block, None, Vec::new());
+        walk::walk_catch_clause(self, it);
+        self.pop();
+    }
+
+    fn visit_for_statement(&mut self, it: &ForStatement<'a>) {
+        self.push(it.span.start, it.span.end, Kind::Block, None, Vec::new());
+        walk::walk_for_statement(self, it);
+        self.pop();
+    }
+
+    fn visit_for_in_statement(&mut self, it: &ForInStatement<'a>) {
+        self.push(it.span.start, it.span.end, Kind::Block, None, Vec::new());
+        walk::walk_for_in_statement(self, it);
+        self.pop();
+    }
+
+    fn visit_for_of_statement(&mut self, it: &ForOfStatement<'a>) {
+        self.push(it.span.start, it.span.end, Kind::Block, None, Vec::new());
+        walk::walk_for_of_statement(self, it);
+        self.pop();
+    }
+
+    // What ScopeParser does not look into: a shorthand property's default in an assignment
+    // pattern, static blocks, accessor properties, `import()`, imports and exports.
+    fn visit_assignment_target_property_identifier(&mut self, _: &AssignmentTargetPropertyIdentifier<'a>) {}
+    fn visit_static_block(&mut self, _: &oxc_ast::ast::StaticBlock<'a>) {}
+    fn visit_accessor_property(&mut self, _: &oxc_ast::ast::AccessorProperty<'a>) {}
+    fn visit_import_expression(&mut self, _: &oxc_ast::ast::ImportExpression<'a>) {}
+    fn visit_import_declaration(&mut self, _: &oxc_ast::ast::ImportDeclaration<'a>) {}
+    fn visit_export_named_declaration(&mut self, _: &oxc_ast::ast::ExportNamedDeclaration<'a>) {}
+    fn visit_export_default_declaration(&mut self, _: &oxc_ast::ast::ExportDefaultDeclaration<'a>) {}
+    fn visit_export_all_declaration(&mut self, _: &oxc_ast::ast::ExportAllDeclaration<'a>) {}
+}
+
+/// A position: 0-based line, and column in UTF-16 units.
+type Pos = (i64, i64);
+
+/// Byte offsets of `text` as (line, UTF-16 column), as `Text.positionFromOffset` gives them.
+struct Lines<'t> {
+    text: &'t str,
+    starts: Vec<usize>,
+}
+
+impl<'t> Lines<'t> {
+    fn new(text: &'t str) -> Lines<'t> {
+        let mut starts = vec![0];
+        starts.extend(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| i + 1));
+        Lines { text, starts }
+    }
+
+    fn pos(&self, offset: u32) -> Pos {
+        let offset = offset as usize;
+        let line = self.starts.partition_point(|&s| s <= offset) - 1;
+        let start = self.starts[line];
+        let prefix = &self.text[start..offset.min(self.text.len())];
+        let col = if prefix.is_ascii() { prefix.len() } else { prefix.encode_utf16().count() };
+        (line as i64, col as i64)
+    }
+}
+
+/// An original scope (`ScopesCodec.OriginalScope`), in an arena.
+#[derive(Debug)]
+struct Original {
+    start: Pos,
+    end: Pos,
+    name: Option<String>,
+    stack_frame: bool,
+    parent: Option<usize>,
+    children: Vec<usize>,
+}
+
+/// A generated range (`ScopesCodec.GeneratedRange`): where a scope is in the generated script
+/// and its original scope.
+#[derive(Debug)]
+struct Range {
+    start: Pos,
+    end: Pos,
+    original: Option<usize>,
+    children: Vec<usize>,
+}
+
+/// `SourceMapScopesInfo` made from the script's scopes.
+#[derive(Debug)]
+pub(crate) struct AstScopes {
+    originals: Vec<Original>,
+    ranges: Vec<Range>,
+}
+
+impl AstScopes {
+    /// `createFromAst` for `map` and the generated `text`; Err when the text does not parse
+    /// (as for DevTools: None), or is nested too deeply to be parsed here (Some: why).
+    pub(crate) fn new(map: &SourceMap, text: &str, module: bool) -> Result<AstScopes, Option<String>> {
+        let deepest = nesting(text);
+        if deepest > MAX_NESTING {
+            return Err(Some(format!(
+                "its script nests brackets {deepest} deep (over {MAX_NESTING}): its functions are named by the mappings alone"
+            )));
+        }
+        let scopes = parse_scopes(text, module).ok_or(None)?;
+        let lines = Lines::new(text);
+        let n_urls = map.source_urls().len();
+        let mut originals: Vec<Original> = (0..n_urls)
+            .map(|_| Original {
+                start: (0, 0),
+                end: (i64::MAX, i64::MAX),
+                name: None,
+                stack_frame: false,
+                parent: None,
+                children: Vec::new(),
+            })
+            .collect();
+        let mut ranges: Vec<Range> = Vec::with_capacity(scopes.len());
+        // (scope, its parent range, the parent's original scope as a hint)
+        let mut stack: Vec<(usize, Option<usize>, Option<usize>)> = vec![(0, None, None)];
+        while let Some((node, parent_range, hint)) = stack.pop() {
+            let s = &scopes[node];
+            let (start, end) = (lines.pos(s.start), lines.pos(s.end));
+            let (se, ee) = (map.find_entry(start.0, start.1), map.find_entry(end.0, end.1));
+            let source = se.and_then(|e| map.source_index(e));
+            let mappable = match (se, ee, source) {
+                (Some(_), Some(e), Some(k)) => map.source_index(e) == Some(k) && k < n_urls,
+                _ => false,
+            };
+            let stack_frame = matches!(s.kind, Kind::Function | Kind::Arrow);
+            let name = s
+                .name_at
+                .iter()
+                .find_map(|&at| {
+                    let (l, c) = lines.pos(at);
+                    map.find_entry(l, c)
+                        .filter(|e| (e.line, e.column) == (l, c))
+                        .and_then(|e| map.name(e).map(str::to_owned))
+                })
+                .or_else(|| s.name.clone());
+            let mut scope = None;
+            if mappable {
+                let (se, ee) = (se.expect("mappable"), ee.expect("mappable"));
+                let k = originals.len();
+                originals.push(Original {
+                    start: (se.source_line, se.source_column),
+                    end: (ee.source_line, ee.source_column),
+                    name,
+                    stack_frame,
+                    parent: None,
+                    children: Vec::new(),
+                });
+                scope = Some(k);
+            }
+            let r = ranges.len();
+            ranges.push(Range { start, end, original: scope, children: Vec::new() });
+            if let Some(p) = parent_range {
+                ranges[p].children.push(r);
+            }
+            let mut next_hint = hint;
+            if let (Some(k), Some(source)) = (scope, source) {
+                let from = match hint {
+                    Some(h) if contains_original(&originals[h], &originals[k]) => h,
+                    _ => source,
+                };
+                insert_in_scope(&mut originals, from, k);
+                next_hint = Some(k);
+            }
+            for &c in s.children.iter().rev() {
+                stack.push((c, Some(r), next_hint));
+            }
+        }
+        Ok(AstScopes { originals, ranges })
+    }
+
+    /// `findOriginalFunctionName`: the name of the innermost original function around the
+    /// generated position (`""` for one without a name), or None when none is known.
+    pub(crate) fn function_name(&self, line: i64, column: i64) -> Option<String> {
+        // The innermost generated range around the position (the last one met walking in).
+        let mut last = None;
+        let mut todo: Vec<usize> = if self.ranges.is_empty() { Vec::new() } else { vec![0] };
+        // Depth first, children in order, as the recursive walk meets them.
+        while let Some(r) = todo.pop() {
+            let range = &self.ranges[r];
+            if !range_contains(range.start, range.end, (line, column)) {
+                continue;
+            }
+            last = Some(r);
+            todo.extend(range.children.iter().rev());
+        }
+        let mut scope = self.ranges[last?].original;
+        while let Some(k) = scope {
+            let o = &self.originals[k];
+            if o.stack_frame {
+                return Some(o.name.clone().unwrap_or_default());
+            }
+            scope = o.parent;
+        }
+        None
+    }
+}
+
+fn cmp(a: Pos, b: Pos) -> std::cmp::Ordering {
+    a.cmp(&b)
+}
+
+fn contains_original(outer: &Original, inner: &Original) -> bool {
+    cmp(outer.start, inner.start).is_le() && cmp(outer.end, inner.end).is_ge()
+}
+
+/// `contains`: start ≤ position < end.
+fn range_contains(start: Pos, end: Pos, p: Pos) -> bool {
+    cmp(start, p).is_le() && cmp(p, end).is_lt()
+}
+
+/// `insertInScope`: `new` placed under the deepest scope of `root`'s tree that holds it, taking
+/// over the children it holds, in order of their starts.
+fn insert_in_scope(originals: &mut [Original], root: usize, new: usize) {
+    let mut parent = root;
+    while let Some(&deeper) =
+        originals[parent].children.iter().find(|&&c| contains_original(&originals[c], &originals[new]))
+    {
+        parent = deeper;
+    }
+    let children = std::mem::take(&mut originals[parent].children);
+    let mut keep = Vec::with_capacity(children.len() + 1);
+    for c in children {
+        if contains_original(&originals[new], &originals[c]) {
+            originals[new].children.push(c);
+            originals[c].parent = Some(new);
+        } else {
+            keep.push(c);
+        }
+    }
+    let at = keep.iter().position(|&c| cmp(originals[new].start, originals[c].start).is_lt()).unwrap_or(keep.len());
+    keep.insert(at, new);
+    originals[parent].children = keep;
+    originals[new].parent = Some(parent);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each scope as `kind start-end name [name mapping places]`, positions as line:column.
+    fn dump(text: &str) -> String {
+        let scopes = parse_scopes(text, false).expect("it parses");
+        let lines = Lines::new(text);
+        let at = |b: u32| {
+            let (l, c) = lines.pos(b);
+            format!("{l}:{c}")
+        };
+        let mut out = String::new();
+        let mut todo = vec![0];
+        while let Some(k) = todo.pop() {
+            let x = &scopes[k];
+            let places: Vec<String> = x.name_at.iter().map(|&b| at(b)).collect();
+            let name = x.name.as_ref().map_or("None".to_owned(), |n| format!("Some({n:?})"));
+            out.push_str(&format!("{:?} {}-{} {name} [{}]\n", x.kind, at(x.start), at(x.end), places.join(",")));
+            todo.extend(x.children.iter().rev());
+        }
+        out
+    }
+
+    /// DevTools' own `ScopeParser.parseScopes` on this script (run in Node): methods named by
+    /// their keys (a private one with `#`, a string key not), a named function expression by
+    /// its name, arrows by `(` and `=>`, catch and loop blocks; a static block and an arrow in
+    /// a shorthand property's default of an assignment pattern not looked into.
+    #[test]
+    fn scopes_are_devtools_scopes() {
+        let text = r##"function outer(a, b = () => 1) {
+  const o = { m() { return 1; }, get g() { return 2; }, 'q': function () {}, n: async (x) => x, [k]: function named() {} };
+  class C { constructor() {} #p() {} static { (() => 0)(); } f = function () {}; }
+  try { for (const x of y) { z(); } } catch (e) { ({ a = () => 2 } = e); }
+  return async x => { for (;;) {} };
+}
+"##;
+        let want = r##"Global 0:0-6:0 None []
+Function 0:14-5:1 Some("outer") [0:9,0:14]
+Arrow 0:22-0:29 None [0:22,0:25]
+Function 1:15-1:31 Some("m") [1:14,1:15]
+Function 1:38-1:54 Some("g") [1:37,1:38]
+Function 1:61-1:75 None [1:70]
+Arrow 1:80-1:94 None [1:86,1:90]
+Function 1:115-1:120 Some("named") [1:110,1:115]
+Function 2:23-2:28 Some("constructor") [2:12,2:23]
+Function 2:31-2:36 Some("#p") [2:29,2:31]
+Function 2:65-2:79 None [2:74]
+Block 3:6-3:37 None []
+Block 3:8-3:35 None []
+Block 3:27-3:35 None []
+Block 3:38-3:74 None []
+Block 3:48-3:74 None []
+Arrow 4:9-4:35 None [4:17]
+Block 4:22-4:33 None []
+Block 4:31-4:33 None []"##;
+        assert_eq!(dump(text).trim_end(), want);
+    }
+
+    /// Nesting past the limit is refused before the parser recurses into it; up to it, the
+    /// parse runs on a stack of its own, whatever the caller's.
+    #[test]
+    fn deep_nesting_is_refused_not_a_crash() {
+        let n = MAX_NESTING;
+        let text = format!("{}{}", "function f(){".repeat(n), "}".repeat(n));
+        assert_eq!(parse_scopes(&text, false).map(|s| s.len()), Some(n + 1));
+        let text = format!("{}1{}", "(".repeat(50_000), ")".repeat(50_000));
+        assert_eq!(nesting(&text), 50_000);
+    }
+
+    /// A script that does not parse has no scopes (DevTools then names by the mapping alone).
+    #[test]
+    fn a_script_that_does_not_parse_has_none() {
+        assert!(parse_scopes("function (", false).is_none());
+        assert!(parse_scopes("export const a = 1;", false).is_none());
+        assert!(parse_scopes("export const a = 1;", true).is_some());
+    }
+}
