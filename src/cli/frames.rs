@@ -39,11 +39,16 @@ impl UserMaps {
                 .collect()
         };
         let dirs = (!args.dirs.is_empty()).then(|| SourceDirs::new(&args.dirs, "--source-maps")).transpose();
-        Ok(UserMaps {
-            maps: pairs(&args.maps, "--source-map")?,
-            scripts: pairs(&args.scripts, "--script")?,
-            dirs: dirs.map_err(Failed::Usage)?,
-        })
+        let (maps, scripts) = (pairs(&args.maps, "--source-map")?, pairs(&args.scripts, "--script")?);
+        // A file named on the command line is there before any work.
+        for (flag, (url, path)) in
+            maps.iter().map(|m| ("--source-map", m)).chain(scripts.iter().map(|s| ("--script", s)))
+        {
+            if !path.exists() {
+                return Err(Failed::Usage(format!("{flag} {url}={}: no such file", path.display())));
+            }
+        }
+        Ok(UserMaps { maps, scripts, dirs: dirs.map_err(Failed::Usage)? })
     }
 
     /// Notes the maps and scripts given by name as files the command reads.

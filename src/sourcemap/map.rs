@@ -58,6 +58,9 @@ pub(crate) struct SourceMap {
     /// Whether the map has scope data (the scopes proposal or Bloomberg's), which jscalls does
     /// not read yet: names may then differ from DevTools'.
     pub has_scopes: bool,
+    /// Mappings naming a source or a name the map does not have (DevTools ignores those
+    /// parts, as jscalls does).
+    pub out_of_range: usize,
 }
 
 /// `parseSourceMap`: a leading `)]}` line and a byte-order mark are dropped, then JSON.
@@ -100,6 +103,7 @@ impl SourceMap {
             entries: Vec::new(),
             mappings_error: None,
             has_scopes: false,
+            out_of_range: 0,
         };
         let sections = Self::sections(json)?;
         for (part, _, _) in &sections {
@@ -220,11 +224,13 @@ impl SourceMap {
             source_column += it.vlq()?;
             let src = source_of(source);
             if it.at_separator() {
+                self.out_of_range += usize::from(src == NONE);
                 out.push(Entry { line, column, source: src, source_line, source_column, name: NONE });
                 continue;
             }
             name += it.vlq()?;
             let nm = if name >= 0 && (name as usize) < n_names { (name_base + name as usize) as u32 } else { NONE };
+            self.out_of_range += usize::from(src == NONE || nm == NONE);
             out.push(Entry { line, column, source: src, source_line, source_column, name: nm });
         }
         self.entries.extend(out);
@@ -240,6 +246,11 @@ impl SourceMap {
     /// The source URL of `e`, when it has a source.
     pub(crate) fn source_url(&self, e: &Entry) -> Option<&str> {
         self.sources.get(e.source as usize).map(|s| s.url.as_str())
+    }
+
+    /// The last generated line a mapping is on (-1 for none).
+    pub(crate) fn last_line(&self) -> i64 {
+        self.entries.last().map_or(-1, |e| e.line)
     }
 
     /// The index of `e`'s source among the map's sources, when it has one.

@@ -455,6 +455,21 @@ fn attach(s: &mut Script, loader: &dyn Loader, problems: &mut Vec<MapProblem>) {
             if let Some(e) = &m.mappings_error {
                 problems.push(problem(format!("{origin}: its mappings are unreadable ({e}): none used")));
             }
+            if m.out_of_range > 0 {
+                problems.push(problem(format!(
+                    "{origin}: {} mappings name a source or a name it does not have (those parts are ignored, as DevTools ignores them)",
+                    m.out_of_range
+                )));
+            }
+            if let Some(t) = s.text.as_deref() {
+                let lines = memchr::memchr_iter(b'\n', t.as_bytes()).count() as i64 + 1;
+                if m.last_line() >= lines {
+                    problems.push(problem(format!(
+                        "{origin}: its mappings reach line {}, past the script's {lines} lines: is it the map of another build?",
+                        m.last_line() + 1
+                    )));
+                }
+            }
             if m.has_scopes {
                 problems.push(problem(format!(
                     "{origin}: it has scope data (the scopes proposal), which is not read: its functions are named by the mappings and the script's scopes, where DevTools reads that data"

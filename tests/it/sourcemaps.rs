@@ -223,3 +223,110 @@ fn diff_pairs_functions_of_two_builds_by_their_original_names() {
     assert!(r["function"]["url"].as_str().unwrap().ends_with("marked/src/Tokenizer.ts"), "{r}");
     let _ = std::fs::remove_dir_all(&out);
 }
+
+/// A folder with `dist/app.js` (one function, `a`, whose map is `app.js.map` by its comment)
+/// and a profile of it; `map` is written as the map (None: nothing).
+fn one_function(test: &str, map: Option<&[u8]>) -> (PathBuf, PathBuf, String) {
+    let dir = tmpdir("sourcemaps", test);
+    let dist = dir.join("dist");
+    std::fs::create_dir_all(&dist).unwrap();
+    std::fs::write(dist.join("app.js"), "function a(){}\n//# sourceMappingURL=app.js.map\n").unwrap();
+    if let Some(m) = map {
+        std::fs::write(dist.join("app.js.map"), m).unwrap();
+    }
+    let url = format!("file://{}", dist.join("app.js").display());
+    let profile = format!(
+        r#"{{"nodes":[{{"id":1,"callFrame":{{"functionName":"(root)","scriptId":"0","url":"","lineNumber":-1,"columnNumber":-1}},"children":[2]}},
+        {{"id":2,"callFrame":{{"functionName":"a","scriptId":"3","url":"{url}","lineNumber":0,"columnNumber":10}}}}],
+        "startTime":0,"endTime":100,"samples":[2,2],"timeDeltas":[0,50]}}"#
+    );
+    let p = dir.join("app.cpuprofile");
+    std::fs::write(&p, profile).unwrap();
+    (dir, dist, url)
+}
+
+/// Each bad map is a warning naming the script and the reason (`--strict`: an error, exit
+/// 1), the function keeps its recorded name, and the message is the one docs/errors.md lists.
+#[test]
+fn bad_maps_are_warnings_named_as_the_catalogue_says() {
+    let doc = std::fs::read_to_string("docs/errors.md").unwrap();
+    let cases: Vec<(&str, Option<&[u8]>, &str)> = vec![
+        ("json", Some(b"{\"version\":3,"), "maps-dir-by-comment: not JSON: EOF while parsing a value at line 1 column 13"),
+        ("array", Some(b"[1]"), "maps-dir-by-comment: not a JSON object"),
+        ("sources", Some(br#"{"version":3,"mappings":"AAAA"}"#), "maps-dir-by-comment: a map has no \"sources\" array"),
+        (
+            "vlq",
+            Some(br#"{"version":3,"sources":["x.ts"],"mappings":"AA!A"}"#),
+            "maps-dir-by-comment: its mappings are unreadable (unexpected char '!' encountered while decoding): none used",
+        ),
+        (
+            "range",
+            Some(br#"{"version":3,"sources":["x.ts"],"names":[],"mappings":"AAAAA,ACAA"}"#),
+            "maps-dir-by-comment: 2 mappings name a source or a name it does not have (those parts are ignored, as DevTools ignores them)",
+        ),
+        (
+            "past",
+            Some(br#"{"version":3,"sources":["x.ts"],"mappings":"AAAA;;;;;AAAA"}"#),
+            "maps-dir-by-comment: its mappings reach line 6, past the script's 3 lines: is it the map of another build?",
+        ),
+    ];
+    for (name, map, want) in cases {
+        let (dir, dist, url) = one_function(&format!("bad-{name}"), map);
+        let p = dir.join("app.cpuprofile");
+        let args = ["tree", p.to_str().unwrap(), "--flat", "--source-maps", dist.to_str().unwrap()];
+        let o = jscalls(&args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "{name}: {err}");
+        assert!(err.contains(&format!("the map of {url}: {want}")), "{name}: {err}");
+        assert!(doc.contains(want.split_once(": ").unwrap().1), "docs/errors.md lacks the {name} case: {want}");
+        if name != "range" && name != "past" {
+            assert!(String::from_utf8_lossy(&o.stdout).contains("  a file://"), "{name}: the recorded name stays");
+        }
+        let o = jscalls(&[&args[..], &["--strict"]].concat());
+        assert_eq!(o.status.code(), Some(1), "{name} with --strict");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+/// A map too large to read (here a gzip bomb: 300 MiB inflated from 1.3 MB) is a warning; a
+/// FIFO or a directory where the map should be is no map (never read: nothing to wait for); a
+/// file named on the command line that is not there is a usage error before any work.
+#[test]
+fn maps_that_cannot_be_read_are_warnings() {
+    use std::io::Write;
+    let (dir, dist, url) = one_function("bomb", None);
+    let mut gz = flate2::write::GzEncoder::new(
+        std::fs::File::create(dist.join("app.js.map.gz")).unwrap(),
+        flate2::Compression::fast(),
+    );
+    let zeros = vec![b' '; 1 << 20];
+    for _ in 0..300 {
+        gz.write_all(&zeros).unwrap();
+    }
+    gz.finish().unwrap();
+    let p = dir.join("app.cpuprofile");
+    let o = jscalls(&["tree", p.to_str().unwrap(), "--source-maps", dist.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains(&format!("the map of {url}: maps-dir-by-comment: cannot read the source map")), "{err}");
+    assert!(err.contains("it is larger than 256 MiB"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+
+    let (dir, dist, url) = one_function("fifo", None);
+    let made = std::process::Command::new("mkfifo").arg(dist.join("app.js.map")).status().is_ok_and(|s| s.success());
+    std::fs::create_dir_all(dist.join("app.js.map.gz")).unwrap();
+    let p = dir.join("app.cpuprofile");
+    let o = jscalls(&["frames", p.to_str().unwrap(), "--source-maps", dist.to_str().unwrap(), "--format", "json"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(doc["scripts"][0]["map"], Value::Null, "a FIFO ({made}) or a directory is no map: {doc}");
+
+    let o = jscalls(&["tree", p.to_str().unwrap(), "--source-map", &format!("{url}=/nowhere/app.js.map")]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("--source-map file://"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
