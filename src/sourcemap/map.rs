@@ -10,15 +10,54 @@ use super::url::{complete_url, is_relative_url};
 const NONE: u32 = u32::MAX;
 
 /// One mapping: a generated position and, when it has them, its source, original position and
-/// name (indexes into the map's sources and names).
+/// name (indexes into the map's sources and names). 24 bytes: a 10 MB map has millions.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct Entry {
-    pub line: i64,
-    pub column: i64,
+    line: i32,
+    column: i32,
     source: u32,
-    pub source_line: i64,
-    pub source_column: i64,
+    source_line: i32,
+    source_column: i32,
     name: u32,
+}
+
+/// A position decoded as a JavaScript number, held in 32 bits (saturated: positions past 2^31
+/// name nothing in any script).
+fn narrow(v: i64) -> i32 {
+    v.clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32
+}
+
+impl Entry {
+    fn new(line: i64, column: i64, source: u32, source_line: i64, source_column: i64, name: u32) -> Entry {
+        Entry {
+            line: narrow(line),
+            column: narrow(column),
+            source,
+            source_line: narrow(source_line),
+            source_column: narrow(source_column),
+            name,
+        }
+    }
+
+    /// The generated line, 0-based.
+    pub(crate) fn line(&self) -> i64 {
+        i64::from(self.line)
+    }
+
+    /// The generated column, 0-based.
+    pub(crate) fn column(&self) -> i64 {
+        i64::from(self.column)
+    }
+
+    /// The original line, 0-based.
+    pub(crate) fn source_line(&self) -> i64 {
+        i64::from(self.source_line)
+    }
+
+    /// The original column, 0-based.
+    pub(crate) fn source_column(&self) -> i64 {
+        i64::from(self.source_column)
+    }
 }
 
 /// One of the map's sources.
@@ -213,7 +252,7 @@ impl SourceMap {
             }
             column += it.vlq()?;
             if it.at_separator() {
-                out.push(Entry { line, column, source: NONE, source_line: 0, source_column: 0, name: NONE });
+                out.push(Entry::new(line, column, NONE, 0, 0, NONE));
                 continue;
             }
             let delta = it.vlq()?;
@@ -225,13 +264,13 @@ impl SourceMap {
             let src = source_of(source);
             if it.at_separator() {
                 self.out_of_range += usize::from(src == NONE);
-                out.push(Entry { line, column, source: src, source_line, source_column, name: NONE });
+                out.push(Entry::new(line, column, src, source_line, source_column, NONE));
                 continue;
             }
             name += it.vlq()?;
             let nm = if name >= 0 && (name as usize) < n_names { (name_base + name as usize) as u32 } else { NONE };
             self.out_of_range += usize::from(src == NONE || nm == NONE);
-            out.push(Entry { line, column, source: src, source_line, source_column, name: nm });
+            out.push(Entry::new(line, column, src, source_line, source_column, nm));
         }
         self.entries.extend(out);
         Ok(())
@@ -239,7 +278,7 @@ impl SourceMap {
 
     /// `findEntry`: the last mapping at or before (`line`, `column`), 0-based.
     pub(crate) fn find_entry(&self, line: i64, column: i64) -> Option<&Entry> {
-        let k = self.entries.partition_point(|e| (e.line, e.column) <= (line, column));
+        let k = self.entries.partition_point(|e| (e.line(), e.column()) <= (line, column));
         k.checked_sub(1).map(|k| &self.entries[k])
     }
 
@@ -250,7 +289,7 @@ impl SourceMap {
 
     /// The last generated line a mapping is on (-1 for none).
     pub(crate) fn last_line(&self) -> i64 {
-        self.entries.last().map_or(-1, |e| e.line)
+        self.entries.last().map_or(-1, Entry::line)
     }
 
     /// The index of `e`'s source among the map's sources, when it has one.
@@ -404,7 +443,7 @@ mod tests {
         let got: Vec<_> = m
             .entries
             .iter()
-            .map(|e| (e.line, e.column, m.source_url(e), e.source_line, e.source_column, m.name(e)))
+            .map(|e| (e.line(), e.column(), m.source_url(e), e.source_line(), e.source_column(), m.name(e)))
             .collect();
         assert_eq!(
             got,
@@ -416,8 +455,8 @@ mod tests {
                 (1, 3, None, 0, 0, None),
             ]
         );
-        assert_eq!(m.find_entry(0, 3).map(|e| e.column), Some(0));
-        assert_eq!(m.find_entry(1, 100).map(|e| e.column), Some(3));
+        assert_eq!(m.find_entry(0, 3).map(Entry::column), Some(0));
+        assert_eq!(m.find_entry(1, 100).map(Entry::column), Some(3));
         assert!(m.find_entry(-1, -1).is_none());
     }
 
@@ -436,9 +475,12 @@ mod tests {
               {"offset":{"line":0,"column":0},"map":{"version":3,"sources":["a.js"],"names":["f"],"mappings":"AAAAA"}},
               {"offset":{"line":10,"column":5},"map":{"version":3,"sources":["b.js"],"names":["g"],"mappings":"AAAAA;AACA"}}]}"#);
         let e = m.find_entry(10, 7).unwrap();
-        assert_eq!((e.line, e.column, m.source_url(e), m.name(e)), (10, 5, Some("http://x.com/dist/b.js"), Some("g")));
+        assert_eq!(
+            (e.line(), e.column(), m.source_url(e), m.name(e)),
+            (10, 5, Some("http://x.com/dist/b.js"), Some("g"))
+        );
         let e = m.find_entry(11, 0).unwrap();
-        assert_eq!((e.source_line, m.source_url(e)), (1, Some("http://x.com/dist/b.js")));
+        assert_eq!((e.source_line(), m.source_url(e)), (1, Some("http://x.com/dist/b.js")));
     }
 
     #[test]

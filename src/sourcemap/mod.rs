@@ -6,6 +6,7 @@
 mod map;
 mod resolve;
 mod scopes;
+mod text;
 mod url;
 
 pub use resolve::{resolve, FrameAt, FrameKey, Loader, MapProblem, Resolution, Resolved, ScriptSummary};

@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use super::map::{parse_text, SourceMap};
 use super::scopes::AstScopes;
+use super::text::Lines;
 use super::url::{complete_url, file_name, ParsedUrl};
 
 /// A call frame of a profile node, as recorded (0-based line and column; None where the
@@ -110,10 +111,18 @@ struct Script {
     /// The scopes of the script's text, made original by its map, when the map has no scope
     /// data of its own (made on first use).
     ast: std::cell::OnceCell<Option<AstScopes>>,
+    /// The text's lines (made on first use).
+    lines: std::cell::OnceCell<Lines>,
     summary: ScriptSummary,
 }
 
 impl Script {
+    /// The character of the script's text at (line, UTF-16 column), as DevTools reads it.
+    fn text_char_at(&self, line: i64, column: i64) -> Option<char> {
+        let text = self.text.as_deref()?;
+        self.lines.get_or_init(|| Lines::new(text)).char_at(text, line, column)
+    }
+
     /// The URL DevTools knows the script by (`sourceURL` or the recorded one).
     fn compiled_url(&self) -> &str {
         self.source_url.as_deref().unwrap_or(&self.url)
@@ -216,38 +225,6 @@ fn base64_decode(s: &[u8]) -> Option<Vec<u8>> {
     Some(out)
 }
 
-/// The character at (`line`, `column`) of `text`, counted as JavaScript counts (lines split at
-/// `\n`, columns in UTF-16 units from the line's start, running on into later lines), is `(`.
-fn opens_paren(text: &str, line: i64, column: i64) -> bool {
-    if line < 0 || column < 0 {
-        return false;
-    }
-    let mut start = 0usize;
-    for _ in 0..line {
-        match memchr::memchr(b'\n', &text.as_bytes()[start..]) {
-            Some(i) => start += i + 1,
-            None => return false,
-        }
-    }
-    let rest = &text[start..];
-    // ASCII up to the column: the byte there.
-    let col = column as usize;
-    if rest.as_bytes().iter().take(col + 1).all(u8::is_ascii) {
-        return rest.as_bytes().get(col) == Some(&b'(');
-    }
-    let mut units = 0usize;
-    for c in rest.chars() {
-        if units == col {
-            return c == '(';
-        }
-        units += c.len_utf16();
-        if units > col {
-            return false;
-        }
-    }
-    false
-}
-
 /// Resolves `frames` (each distinct frame with the place of its last node), the way DevTools
 /// does once the maps `loader` finds are attached.
 pub fn resolve(frames: &[(FrameKey, FrameAt)], loader: &dyn Loader) -> Resolution {
@@ -277,6 +254,7 @@ pub fn resolve(frames: &[(FrameKey, FrameAt)], loader: &dyn Loader) -> Resolutio
                 text: None,
                 map: None,
                 ast: std::cell::OnceCell::new(),
+                lines: std::cell::OnceCell::new(),
                 summary: ScriptSummary {
                     url: k.url.clone(),
                     script_id: k.script_id.clone(),
@@ -347,13 +325,14 @@ pub fn resolve(frames: &[(FrameKey, FrameAt)], loader: &dyn Loader) -> Resolutio
                     if let Some(e) = map.find_entry(line, column) {
                         if let Some(source) = map.source_url(e) {
                             if let Some(name) = map.name(e).filter(|n| !n.is_empty()) {
-                                if sc.text.as_deref().is_some_and(|t| opens_paren(t, line, column)) {
+                                // The generated text there must be `(` (DevTools' check).
+                                if sc.text_char_at(line, column) == Some('(') {
                                     r.first_name = Some(name.to_owned());
                                 }
                             }
                             let bound = project_of.get(&s).and_then(|p| projects.get(p)).and_then(|p| p.get(source));
                             if bound.is_some_and(|b| b.contains(&s)) {
-                                r.original = Some((source.to_owned(), e.source_line, e.source_column));
+                                r.original = Some((source.to_owned(), e.source_line(), e.source_column()));
                             }
                         }
                     }
@@ -500,17 +479,5 @@ mod tests {
     fn data_urls_decode() {
         assert_eq!(data_url_payload("data:application/json;base64,eyJhIjoxfQ==").unwrap(), br#"{"a":1}"#);
         assert_eq!(data_url_payload("data:application/json,%7B%22a%22%3A1%7D").unwrap(), br#"{"a":1}"#);
-    }
-
-    #[test]
-    fn the_paren_check_counts_utf16_units() {
-        assert!(opens_paren("function f(a) {}", 0, 10));
-        assert!(!opens_paren("function f(a) {}", 0, 9));
-        assert!(opens_paren("x\n  g(1)", 1, 3));
-        // "é" is one unit, "😀" two.
-        assert!(opens_paren("é(", 0, 1));
-        assert!(opens_paren("😀(", 0, 2));
-        assert!(!opens_paren("😀(", 0, 1));
-        assert!(!opens_paren("a(", 3, 0));
     }
 }

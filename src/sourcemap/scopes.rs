@@ -14,6 +14,7 @@ use oxc_span::{GetSpan, SourceType};
 use oxc_syntax::scope::ScopeFlags;
 
 use super::map::SourceMap;
+use super::text::Lines;
 
 /// What a scope is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -237,29 +238,6 @@ impl<'a> Visit<'a> for Scopes<'_> {
 /// A position: 0-based line, and column in UTF-16 units.
 type Pos = (i64, i64);
 
-/// Byte offsets of `text` as (line, UTF-16 column), as `Text.positionFromOffset` gives them.
-struct Lines<'t> {
-    text: &'t str,
-    starts: Vec<usize>,
-}
-
-impl<'t> Lines<'t> {
-    fn new(text: &'t str) -> Lines<'t> {
-        let mut starts = vec![0];
-        starts.extend(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| i + 1));
-        Lines { text, starts }
-    }
-
-    fn pos(&self, offset: u32) -> Pos {
-        let offset = offset as usize;
-        let line = self.starts.partition_point(|&s| s <= offset) - 1;
-        let start = self.starts[line];
-        let prefix = &self.text[start..offset.min(self.text.len())];
-        let col = if prefix.is_ascii() { prefix.len() } else { prefix.encode_utf16().count() };
-        (line as i64, col as i64)
-    }
-}
-
 /// An original scope (`ScopesCodec.OriginalScope`), in an arena.
 #[derive(Debug)]
 struct Original {
@@ -269,6 +247,10 @@ struct Original {
     stack_frame: bool,
     parent: Option<usize>,
     children: Vec<usize>,
+    /// Whether the children are sorted by start, none ends before it starts, and each ends
+    /// where or before the next starts: then the one that may hold a scope is found by
+    /// bisection.
+    tidy: bool,
 }
 
 /// A generated range (`ScopesCodec.GeneratedRange`): where a scope is in the generated script
@@ -309,6 +291,7 @@ impl AstScopes {
                 stack_frame: false,
                 parent: None,
                 children: Vec::new(),
+                tidy: true,
             })
             .collect();
         let mut ranges: Vec<Range> = Vec::with_capacity(scopes.len());
@@ -330,7 +313,7 @@ impl AstScopes {
                 .find_map(|&at| {
                     let (l, c) = lines.pos(at);
                     map.find_entry(l, c)
-                        .filter(|e| (e.line, e.column) == (l, c))
+                        .filter(|e| (e.line(), e.column()) == (l, c))
                         .and_then(|e| map.name(e).map(str::to_owned))
                 })
                 .or_else(|| s.name.clone());
@@ -339,12 +322,13 @@ impl AstScopes {
                 let (se, ee) = (se.expect("mappable"), ee.expect("mappable"));
                 let k = originals.len();
                 originals.push(Original {
-                    start: (se.source_line, se.source_column),
-                    end: (ee.source_line, ee.source_column),
+                    start: (se.source_line(), se.source_column()),
+                    end: (ee.source_line(), ee.source_column()),
                     name,
                     stack_frame,
                     parent: None,
                     children: Vec::new(),
+                    tidy: true,
                 });
                 scope = Some(k);
             }
@@ -410,28 +394,79 @@ fn range_contains(start: Pos, end: Pos, p: Pos) -> bool {
 }
 
 /// `insertInScope`: `new` placed under the deepest scope of `root`'s tree that holds it, taking
-/// over the children it holds, in order of their starts.
+/// over the children it holds, in order of their starts. The first child that holds a scope
+/// is found by bisection while a scope's children are tidy (sorted, none overlapping the
+/// next), else by DevTools' own scan: the same scope either way, without its quadratic cost
+/// on the thousands of top-level functions of a large bundle.
 fn insert_in_scope(originals: &mut [Original], root: usize, new: usize) {
     let mut parent = root;
-    while let Some(&deeper) =
-        originals[parent].children.iter().find(|&&c| contains_original(&originals[c], &originals[new]))
-    {
+    while let Some(deeper) = first_holder(originals, parent, new) {
         parent = deeper;
     }
     let children = std::mem::take(&mut originals[parent].children);
+    let n = &originals[new];
+    let (lo, hi) = if originals[parent].tidy {
+        // Held children: those starting at or after it (a suffix) that end by its end (a
+        // prefix, the ends being sorted too).
+        let lo = children.partition_point(|&c| cmp(originals[c].start, n.start).is_lt());
+        let hi = lo + children[lo..].partition_point(|&c| cmp(originals[c].end, n.end).is_le());
+        (lo, hi)
+    } else {
+        (0, 0)
+    };
     let mut keep = Vec::with_capacity(children.len() + 1);
-    for c in children {
-        if contains_original(&originals[new], &originals[c]) {
+    if originals[parent].tidy {
+        keep.extend_from_slice(&children[..lo]);
+        keep.extend_from_slice(&children[hi..]);
+        for &c in &children[lo..hi] {
             originals[new].children.push(c);
             originals[c].parent = Some(new);
-        } else {
-            keep.push(c);
+        }
+    } else {
+        for c in children {
+            if contains_original(&originals[new], &originals[c]) {
+                originals[new].children.push(c);
+                originals[c].parent = Some(new);
+                // Taken from an untidy list: no longer known to be in order.
+                originals[new].tidy = false;
+            } else {
+                keep.push(c);
+            }
         }
     }
-    let at = keep.iter().position(|&c| cmp(originals[new].start, originals[c].start).is_lt()).unwrap_or(keep.len());
+    let at = if originals[parent].tidy {
+        keep.partition_point(|&c| !cmp(originals[new].start, originals[c].start).is_lt())
+    } else {
+        keep.iter().position(|&c| cmp(originals[new].start, originals[c].start).is_lt()).unwrap_or(keep.len())
+    };
+    // Still tidy when it fits between its neighbours (and does not end before it starts).
+    let fits = cmp(originals[new].start, originals[new].end).is_le()
+        && at.checked_sub(1).is_none_or(|p| cmp(originals[keep[p]].end, originals[new].start).is_le())
+        && keep.get(at).is_none_or(|&nx| cmp(originals[new].end, originals[nx].start).is_le());
     keep.insert(at, new);
+    originals[parent].tidy &= fits;
     originals[parent].children = keep;
     originals[new].parent = Some(parent);
+}
+
+/// The first child of `parent` that holds `new` (`containsOriginal`).
+fn first_holder(originals: &[Original], parent: usize, new: usize) -> Option<usize> {
+    let children = &originals[parent].children;
+    let n = &originals[new];
+    if !originals[parent].tidy {
+        return children.iter().copied().find(|&c| contains_original(&originals[c], n));
+    }
+    // Only a child starting at or before it can hold it; walking back from the last such,
+    // the ends only shrink: stop at the first that ends before it.
+    let mut k = children.partition_point(|&c| cmp(originals[c].start, n.start).is_le());
+    let mut found = None;
+    while k > 0 && cmp(originals[children[k - 1]].end, n.end).is_ge() {
+        k -= 1;
+        if contains_original(&originals[children[k]], n) {
+            found = Some(children[k]);
+        }
+    }
+    found
 }
 
 #[cfg(test)]
@@ -510,5 +545,78 @@ Block 4:31-4:33 None []"##;
         assert!(parse_scopes("function (", false).is_none());
         assert!(parse_scopes("export const a = 1;", false).is_none());
         assert!(parse_scopes("export const a = 1;", true).is_some());
+    }
+
+    /// DevTools' `insertInScope` as written: a scan of every child at every step.
+    fn insert_as_devtools(originals: &mut [Original], root: usize, new: usize) {
+        let mut parent = root;
+        while let Some(&d) =
+            originals[parent].children.iter().find(|&&c| contains_original(&originals[c], &originals[new]))
+        {
+            parent = d;
+        }
+        let children = std::mem::take(&mut originals[parent].children);
+        let mut keep = Vec::new();
+        for c in children {
+            if contains_original(&originals[new], &originals[c]) {
+                originals[new].children.push(c);
+                originals[c].parent = Some(new);
+            } else {
+                keep.push(c);
+            }
+        }
+        let at = keep.iter().position(|&c| cmp(originals[new].start, originals[c].start).is_lt()).unwrap_or(keep.len());
+        keep.insert(at, new);
+        originals[parent].children = keep;
+        originals[new].parent = Some(parent);
+    }
+
+    /// The bisection of tidy children builds the same trees as DevTools' scans: random
+    /// scopes (nested, adjacent, overlapping, empty, reversed, repeated), inserted in random
+    /// order under random hints.
+    #[test]
+    fn tidy_insertion_builds_devtools_trees() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |n: i64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as i64
+        };
+        for round in 0..2000 {
+            let n = 1 + next(40) as usize;
+            let root = || Original {
+                start: (0, 0),
+                end: (i64::MAX, i64::MAX),
+                name: None,
+                stack_frame: false,
+                parent: None,
+                children: Vec::new(),
+                tidy: true,
+            };
+            let (mut a, mut b) = (vec![root()], vec![root()]);
+            for k in 1..=n {
+                let (l1, c1) = (next(6), next(8));
+                let (l2, c2) = if next(10) == 0 { (next(6), next(8)) } else { (l1 + next(3), c1 + next(8)) };
+                let scope = || Original {
+                    start: (l1, c1),
+                    end: (l2, c2),
+                    name: None,
+                    stack_frame: false,
+                    parent: None,
+                    children: Vec::new(),
+                    tidy: true,
+                };
+                a.push(scope());
+                b.push(scope());
+                let hint = next(k as i64) as usize;
+                let from = if contains_original(&a[hint], &a[k]) { hint } else { 0 };
+                insert_in_scope(&mut a, from, k);
+                insert_as_devtools(&mut b, from, k);
+            }
+            for k in 0..=n {
+                assert_eq!((a[k].parent, &a[k].children), (b[k].parent, &b[k].children), "round {round}, scope {k}");
+            }
+        }
     }
 }
