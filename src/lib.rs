@@ -289,17 +289,7 @@ impl Assembled {
         let mut out = Vec::new();
         for t in order {
             let at = sourcemap::FrameAt { pid: t.pid, tid: t.tid };
-            for f in &t.model.frames {
-                let v = Frame::new(f, &self.strings);
-                let key = sourcemap::FrameKey {
-                    url: v.url().into_owned(),
-                    script_id: v.script_id().into_owned(),
-                    name: v.function_name().into_owned(),
-                    line: v.line(),
-                    column: v.column(),
-                };
-                out.push((key, at));
-            }
+            out.extend(t.model.frames.iter().map(|f| (Frame::new(f, &self.strings).key(), at)));
         }
         out
     }
@@ -317,15 +307,7 @@ impl Assembled {
         }
         for t in &mut self.threads {
             for f in &mut t.model.frames {
-                let v = Frame::new(f, &self.strings);
-                let key = sourcemap::FrameKey {
-                    url: v.url().into_owned(),
-                    script_id: v.script_id().into_owned(),
-                    name: v.function_name().into_owned(),
-                    line: v.line(),
-                    column: v.column(),
-                };
-                let Some(r) = res.frames.get(&key) else { continue };
+                let Some(r) = res.frames.get(&Frame::new(f, &self.strings).key()) else { continue };
                 let name = r.name.as_deref().filter(|n| !n.is_empty()).map(|n| self.strings.intern(n));
                 let place = r.original.as_ref().map(|(u, l, c)| (self.strings.intern(u), *l, *c));
                 if name.is_some() || place.is_some() {

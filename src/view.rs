@@ -261,6 +261,17 @@ impl<'a> Frame<'a> {
         integer(self.f.column_number)
     }
 
+    /// The frame as recorded, as source maps are looked up for it.
+    pub fn key(&self) -> crate::sourcemap::FrameKey {
+        crate::sourcemap::FrameKey {
+            url: self.url().into_owned(),
+            script_id: self.script_id().into_owned(),
+            name: self.function_name().into_owned(),
+            line: self.line(),
+            column: self.column(),
+        }
+    }
+
     /// The name DevTools shows once source maps apply (the map's name for the function when
     /// it gives one), else the recorded [`Frame::function_name`].
     pub fn shown_name(&self) -> Cow<'a, str> {

@@ -189,6 +189,21 @@ fn push_opt(out: &mut String, s: Option<&str>) {
     }
 }
 
+/// A script and where its text and map came from, its map's URL under `map_key`.
+fn push_script(out: &mut String, s: &sourcemap::ScriptSummary, map_key: &str) {
+    out.push_str("{\"url\":");
+    push_str(out, &s.url);
+    out.push_str(",\"scriptId\":");
+    push_str(out, &s.script_id);
+    let _ = write!(out, ",\"pid\":{},\"text\":", s.pid);
+    push_opt(out, s.text);
+    out.push_str(",\"map\":");
+    push_opt(out, s.map);
+    let _ = write!(out, ",\"{map_key}\":");
+    push_opt(out, s.map_url.as_deref());
+    out.push('}');
+}
+
 /// A line or column as the oracle writes it: a trace's missing one as -1 (as DevTools'
 /// SamplesHandler normalises it), a `.cpuprofile`'s as null.
 fn push_pos(out: &mut String, v: Option<i64>, kind: InputKind) {
@@ -231,17 +246,7 @@ fn smoracle(res: &Resolution, label: &str, kind: InputKind) -> String {
         if k > 0 {
             out.push_str(",\n");
         }
-        out.push_str("{\"url\":");
-        push_str(&mut out, &s.url);
-        out.push_str(",\"scriptId\":");
-        push_str(&mut out, &s.script_id);
-        let _ = write!(out, ",\"pid\":{},\"text\":", s.pid);
-        push_opt(&mut out, s.text);
-        out.push_str(",\"map\":");
-        push_opt(&mut out, s.map);
-        out.push_str(",\"mapURL\":");
-        push_opt(&mut out, s.map_url.as_deref());
-        out.push('}');
+        push_script(&mut out, s, "mapURL");
     }
     out.push_str("\n],\n\"frames\":[\n");
     for (k, (f, r)) in oracle_order(res).into_iter().enumerate() {
@@ -284,17 +289,7 @@ fn json(res: &Resolution, label: &str) -> String {
     out.push_str(",\"scripts\":[");
     for (k, s) in res.scripts.iter().enumerate() {
         out.push_str(if k == 0 { "\n  " } else { ",\n  " });
-        out.push_str("{\"url\":");
-        push_str(&mut out, &s.url);
-        out.push_str(",\"scriptId\":");
-        push_str(&mut out, &s.script_id);
-        let _ = write!(out, ",\"pid\":{},\"text\":", s.pid);
-        push_opt(&mut out, s.text);
-        out.push_str(",\"map\":");
-        push_opt(&mut out, s.map);
-        out.push_str(",\"mapUrl\":");
-        push_opt(&mut out, s.map_url.as_deref());
-        out.push('}');
+        push_script(&mut out, s, "mapUrl");
     }
     out.push_str("\n],\"problems\":[");
     for (k, p) in res.problems.iter().enumerate() {

@@ -109,6 +109,13 @@ impl Scopes<'_> {
         self.open.pop();
     }
 
+    /// A block scope over `span` around what `walk` visits.
+    fn block(&mut self, span: oxc_span::Span, walk: impl FnOnce(&mut Self)) {
+        self.push(span.start, span.end, Kind::Block, None, Vec::new());
+        walk(self);
+        self.pop();
+    }
+
     /// `indexOfCharInBounds`.
     fn find(&self, c: u8, from: u32, to: u32) -> Option<u32> {
         (from..to).find(|&i| self.text.get(i as usize) == Some(&c))
@@ -194,33 +201,23 @@ impl<'a> Visit<'a> for Scopes<'_> {
     }
 
     fn visit_block_statement(&mut self, it: &BlockStatement<'a>) {
-        self.push(it.span.start, it.span.end, Kind::Block, None, Vec::new());
-        walk::walk_block_statement(self, it);
-        self.pop();
+        self.block(it.span, |v| walk::walk_block_statement(v, it));
     }
 
     fn visit_catch_clause(&mut self, it: &CatchClause<'a>) {
-        self.push(it.span.start, it.span.end, Kind::Block, None, Vec::new());
-        walk::walk_catch_clause(self, it);
-        self.pop();
+        self.block(it.span, |v| walk::walk_catch_clause(v, it));
     }
 
     fn visit_for_statement(&mut self, it: &ForStatement<'a>) {
-        self.push(it.span.start, it.span.end, Kind::Block, None, Vec::new());
-        walk::walk_for_statement(self, it);
-        self.pop();
+        self.block(it.span, |v| walk::walk_for_statement(v, it));
     }
 
     fn visit_for_in_statement(&mut self, it: &ForInStatement<'a>) {
-        self.push(it.span.start, it.span.end, Kind::Block, None, Vec::new());
-        walk::walk_for_in_statement(self, it);
-        self.pop();
+        self.block(it.span, |v| walk::walk_for_in_statement(v, it));
     }
 
     fn visit_for_of_statement(&mut self, it: &ForOfStatement<'a>) {
-        self.push(it.span.start, it.span.end, Kind::Block, None, Vec::new());
-        walk::walk_for_of_statement(self, it);
-        self.pop();
+        self.block(it.span, |v| walk::walk_for_of_statement(v, it));
     }
 
     // What ScopeParser does not look into: a shorthand property's default in an assignment
@@ -253,6 +250,13 @@ struct Original {
     tidy: bool,
 }
 
+impl Original {
+    /// A scope from `start` to `end`, no function, in no tree yet.
+    fn new(start: Pos, end: Pos) -> Original {
+        Original { start, end, name: None, stack_frame: false, parent: None, children: Vec::new(), tidy: true }
+    }
+}
+
 /// A generated range (`ScopesCodec.GeneratedRange`): where a scope is in the generated script
 /// and its original scope.
 #[derive(Debug)]
@@ -283,17 +287,8 @@ impl AstScopes {
         let scopes = parse_scopes(text, module).ok_or(None)?;
         let lines = Lines::new(text);
         let n_urls = map.source_urls().len();
-        let mut originals: Vec<Original> = (0..n_urls)
-            .map(|_| Original {
-                start: (0, 0),
-                end: (i64::MAX, i64::MAX),
-                name: None,
-                stack_frame: false,
-                parent: None,
-                children: Vec::new(),
-                tidy: true,
-            })
-            .collect();
+        // One root per source, over all of it.
+        let mut originals: Vec<Original> = (0..n_urls).map(|_| Original::new((0, 0), (i64::MAX, i64::MAX))).collect();
         let mut ranges: Vec<Range> = Vec::with_capacity(scopes.len());
         // (scope, its parent range, the parent's original scope as a hint)
         let mut stack: Vec<(usize, Option<usize>, Option<usize>)> = vec![(0, None, None)];
@@ -322,13 +317,9 @@ impl AstScopes {
                 let (se, ee) = (se.expect("mappable"), ee.expect("mappable"));
                 let k = originals.len();
                 originals.push(Original {
-                    start: (se.source_line(), se.source_column()),
-                    end: (ee.source_line(), ee.source_column()),
                     name,
                     stack_frame,
-                    parent: None,
-                    children: Vec::new(),
-                    tidy: true,
+                    ..Original::new((se.source_line(), se.source_column()), (ee.source_line(), ee.source_column()))
                 });
                 scope = Some(k);
             }
@@ -585,28 +576,12 @@ Block 4:31-4:33 None []"##;
         };
         for round in 0..2000 {
             let n = 1 + next(40) as usize;
-            let root = || Original {
-                start: (0, 0),
-                end: (i64::MAX, i64::MAX),
-                name: None,
-                stack_frame: false,
-                parent: None,
-                children: Vec::new(),
-                tidy: true,
-            };
+            let root = || Original::new((0, 0), (i64::MAX, i64::MAX));
             let (mut a, mut b) = (vec![root()], vec![root()]);
             for k in 1..=n {
                 let (l1, c1) = (next(6), next(8));
                 let (l2, c2) = if next(10) == 0 { (next(6), next(8)) } else { (l1 + next(3), c1 + next(8)) };
-                let scope = || Original {
-                    start: (l1, c1),
-                    end: (l2, c2),
-                    name: None,
-                    stack_frame: false,
-                    parent: None,
-                    children: Vec::new(),
-                    tidy: true,
-                };
+                let scope = || Original::new((l1, c1), (l2, c2));
                 a.push(scope());
                 b.push(scope());
                 let hint = next(k as i64) as usize;

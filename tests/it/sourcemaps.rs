@@ -119,35 +119,26 @@ fn the_text_view_shows_original_names_and_files() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// A map named by a script's comment is looked up by its file name in the folders given,
-/// never by its path: `../../etc/passwd` finds nothing.
+/// A map named by a script's comment is looked up in the folders given, never outside them:
+/// `../secret.map` from `dist/app.js` finds nothing until a `secret.map` is in `dist/`.
 #[test]
 fn a_comment_never_leads_out_of_the_folders() {
-    let dir = tmpdir("sourcemaps", "escape");
-    let inner = dir.join("dist");
-    std::fs::create_dir_all(&inner).unwrap();
-    // A profile of one function in dist/app.js, whose comment points outside dist/.
-    std::fs::write(inner.join("app.js"), "function a(){}\n//# sourceMappingURL=../secret.map\n").unwrap();
+    let (dir, dist, _) = one_function("escape", "function a(){}\n//# sourceMappingURL=../secret.map\n", None);
     std::fs::write(dir.join("secret.map"), r#"{"version":3,"sources":["x.ts"],"names":["leaked"],"mappings":"AAAAA"}"#)
         .unwrap();
-    let url = format!("file://{}", inner.join("app.js").display());
-    let profile = format!(
-        r#"{{"nodes":[{{"id":1,"callFrame":{{"functionName":"(root)","scriptId":"0","url":"","lineNumber":-1,"columnNumber":-1}},"children":[2]}},
-        {{"id":2,"callFrame":{{"functionName":"a","scriptId":"3","url":"{url}","lineNumber":0,"columnNumber":10}}}}],
-        "startTime":0,"endTime":100,"samples":[2,2],"timeDeltas":[0,50]}}"#
-    );
     let p = dir.join("app.cpuprofile");
-    std::fs::write(&p, profile).unwrap();
-    let o = jscalls(&["frames", p.to_str().unwrap(), "--source-maps", inner.to_str().unwrap(), "--format", "json"]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let frames = || {
+        let o = jscalls(&["frames", p.to_str().unwrap(), "--source-maps", dist.to_str().unwrap(), "--format", "json"]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        serde_json::from_slice::<Value>(&o.stdout).unwrap()
+    };
+    let doc = frames();
     let a = doc["frames"].as_array().unwrap().iter().find(|f| f["name"] == "a").unwrap();
     assert_eq!(a["original"], Value::Null, "{doc}");
     assert_eq!(doc["scripts"][0]["map"], Value::Null, "{doc}");
     // The same map given in the folder is used.
-    std::fs::copy(dir.join("secret.map"), inner.join("secret.map")).unwrap();
-    let o = jscalls(&["frames", p.to_str().unwrap(), "--source-maps", inner.to_str().unwrap(), "--format", "json"]);
-    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    std::fs::copy(dir.join("secret.map"), dist.join("secret.map")).unwrap();
+    let doc = frames();
     let a = doc["frames"].as_array().unwrap().iter().find(|f| f["name"] == "a").unwrap();
     assert!(a["original"]["url"].as_str().unwrap().ends_with("/x.ts"), "{doc}");
     assert_eq!(doc["scripts"][0]["map"], "maps-dir-by-comment", "{doc}");
@@ -224,13 +215,16 @@ fn diff_pairs_functions_of_two_builds_by_their_original_names() {
     let _ = std::fs::remove_dir_all(&out);
 }
 
-/// A folder with `dist/app.js` (one function, `a`, whose map is `app.js.map` by its comment)
-/// and a profile of it; `map` is written as the map (None: nothing).
-fn one_function(test: &str, map: Option<&[u8]>) -> (PathBuf, PathBuf, String) {
+/// The script of [`one_function`]: one function, `a`, whose map is `app.js.map`.
+const ONE_FUNCTION: &str = "function a(){}\n//# sourceMappingURL=app.js.map\n";
+
+/// A folder with `dist/app.js` (`script`, whose function `a` starts at 0:10) and a profile of
+/// it; `map` is written as `dist/app.js.map` (None: nothing).
+fn one_function(test: &str, script: &str, map: Option<&[u8]>) -> (PathBuf, PathBuf, String) {
     let dir = tmpdir("sourcemaps", test);
     let dist = dir.join("dist");
     std::fs::create_dir_all(&dist).unwrap();
-    std::fs::write(dist.join("app.js"), "function a(){}\n//# sourceMappingURL=app.js.map\n").unwrap();
+    std::fs::write(dist.join("app.js"), script).unwrap();
     if let Some(m) = map {
         std::fs::write(dist.join("app.js.map"), m).unwrap();
     }
@@ -271,7 +265,7 @@ fn bad_maps_are_warnings_named_as_the_catalogue_says() {
         ),
     ];
     for (name, map, want) in cases {
-        let (dir, dist, url) = one_function(&format!("bad-{name}"), map);
+        let (dir, dist, url) = one_function(&format!("bad-{name}"), ONE_FUNCTION, map);
         let p = dir.join("app.cpuprofile");
         let args = ["tree", p.to_str().unwrap(), "--flat", "--source-maps", dist.to_str().unwrap()];
         let o = jscalls(&args);
@@ -294,7 +288,7 @@ fn bad_maps_are_warnings_named_as_the_catalogue_says() {
 #[test]
 fn maps_that_cannot_be_read_are_warnings() {
     use std::io::Write;
-    let (dir, dist, url) = one_function("bomb", None);
+    let (dir, dist, url) = one_function("bomb", ONE_FUNCTION, None);
     let mut gz = flate2::write::GzEncoder::new(
         std::fs::File::create(dist.join("app.js.map.gz")).unwrap(),
         flate2::Compression::fast(),
@@ -312,7 +306,7 @@ fn maps_that_cannot_be_read_are_warnings() {
     assert!(err.contains("it is larger than 256 MiB"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 
-    let (dir, dist, url) = one_function("fifo", None);
+    let (dir, dist, url) = one_function("fifo", ONE_FUNCTION, None);
     let made = std::process::Command::new("mkfifo").arg(dist.join("app.js.map")).status().is_ok_and(|s| s.success());
     std::fs::create_dir_all(dist.join("app.js.map.gz")).unwrap();
     let p = dir.join("app.cpuprofile");
