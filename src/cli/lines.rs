@@ -43,6 +43,11 @@ impl PerInput for Lines<'_> {
         true
     }
 
+    fn applies_source_maps(&self) -> bool {
+        // Line times stay on the generated scripts, as the Sources panel keeps them.
+        false
+    }
+
     fn write(&self, e: Estimated<'_>, output: Output) -> Result<(), Failed> {
         let Estimated { assembled, label, name, .. } = e;
         let args = self.args;
