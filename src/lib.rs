@@ -281,9 +281,8 @@ impl Assembled {
     }
 
     /// Every distinct call frame of every profile's nodes, with the process and thread of the
-    /// profile it was last seen in (in DevTools' order of profiles): what source maps apply to
-    /// ([`sourcemap::resolve`]).
-    pub fn frames(&self) -> Vec<(sourcemap::FrameKey, sourcemap::FrameAt)> {
+    /// profile it was last seen in (in DevTools' order of profiles): what source maps apply to.
+    fn frames(&self) -> Vec<(sourcemap::FrameKey, sourcemap::FrameAt)> {
         let mut order: Vec<&ThreadWork> = self.threads.iter().collect();
         order.sort_by_key(|t| t.profile_order);
         let mut out = Vec::new();
@@ -294,14 +293,20 @@ impl Assembled {
         out
     }
 
+    /// What DevTools shows for every frame of every profile once the source maps `loader`
+    /// finds apply (each distinct frame's name and original place, the scripts and their
+    /// maps, the maps that could not be used), without changing the input.
+    pub fn resolve_source_maps(&self, loader: &dyn sourcemap::Loader) -> sourcemap::Resolution {
+        sourcemap::resolve(&self.frames(), loader)
+    }
+
     /// Applies source maps to every frame of every profile, as DevTools does (see
-    /// [`sourcemap::resolve`]): from then on calls, trees and exports show each function under
+    /// [`Assembled::resolve_source_maps`]): from then on calls, trees and exports show each function under
     /// its original name and at its original place, and the calls' JSON carries both. The
     /// maps and scripts come from `loader`; the answer says which frames were resolved, which
     /// scripts had a map and which maps could not be used.
     pub fn apply_source_maps(&mut self, loader: &dyn sourcemap::Loader) -> sourcemap::Resolution {
-        let frames = self.frames();
-        let res = sourcemap::resolve(&frames, loader);
+        let res = self.resolve_source_maps(loader);
         if res.frames.values().all(|r| r.name.is_none() && r.original.is_none()) {
             return res;
         }

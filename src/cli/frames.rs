@@ -123,9 +123,8 @@ impl PerInput for Frames<'_> {
 
     fn write(&self, e: Estimated<'_>, output: Output) -> Result<(), Failed> {
         let Estimated { assembled, label, name, .. } = e;
-        let frames = assembled.frames();
         let none = UserMaps { maps: Vec::new(), scripts: Vec::new(), dirs: None };
-        let res = sourcemap::resolve(&frames, self.maps.as_ref().unwrap_or(&none));
+        let res = assembled.resolve_source_maps(self.maps.as_ref().unwrap_or(&none));
         for p in &res.problems {
             say!("jscalls: warning: {name}: the map of {}: {}", p.script, p.what);
         }

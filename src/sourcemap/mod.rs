@@ -9,4 +9,5 @@ mod scopes;
 mod text;
 mod url;
 
-pub use resolve::{resolve, FrameAt, FrameKey, Loader, MapProblem, Resolution, Resolved, ScriptSummary};
+pub(crate) use resolve::{resolve, FrameAt};
+pub use resolve::{FrameKey, Loader, MapProblem, Resolution, Resolved, ScriptSummary};

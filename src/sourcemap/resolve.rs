@@ -30,7 +30,7 @@ pub struct FrameKey {
 
 /// Where the frame's node was recorded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FrameAt {
+pub(crate) struct FrameAt {
     /// The process.
     pub pid: i64,
     /// The thread.
@@ -227,7 +227,7 @@ fn base64_decode(s: &[u8]) -> Option<Vec<u8>> {
 
 /// Resolves `frames` (each distinct frame with the place of its last node), the way DevTools
 /// does once the maps `loader` finds are attached.
-pub fn resolve(frames: &[(FrameKey, FrameAt)], loader: &dyn Loader) -> Resolution {
+pub(crate) fn resolve(frames: &[(FrameKey, FrameAt)], loader: &dyn Loader) -> Resolution {
     let mut res = Resolution::default();
     // DevTools keeps one answer per frame key: a later node with the key overwrites.
     let mut distinct: BTreeMap<&FrameKey, FrameAt> = BTreeMap::new();
