@@ -158,12 +158,17 @@ pub(crate) fn apply(
         say!("jscalls: error: {name}: {} source map(s) could not be used and --strict is set", res.problems.len());
         return Err(Failed::Reported);
     }
-    if global.verbose {
+    // What the maps did, so that a map that matched nothing is not silent.
+    if !global.quiet {
         let named = res.frames.values().filter(|r| r.name.as_deref().is_some_and(|n| !n.is_empty())).count();
         let placed = res.frames.values().filter(|r| r.original.is_some()).count();
         let mapped = res.scripts.iter().filter(|s| s.map.is_some()).count();
+        let without: Vec<&str> = res.scripts.iter().filter(|s| s.map.is_none()).map(|s| s.url.as_str()).collect();
+        let shown: Vec<&str> = without.iter().take(3).copied().collect();
+        let more = if without.len() > 3 { format!(", … {} more", without.len() - 3) } else { String::new() };
+        let list = if without.is_empty() { String::new() } else { format!(" (without: {}{more})", shown.join(", ")) };
         say!(
-            "jscalls: {name}: source maps: {named} of {} frames renamed, {placed} placed; {mapped} of {} scripts have a map",
+            "jscalls: {name}: source maps: {named} of {} frames renamed, {placed} placed; {mapped} of {} scripts have a map{list}",
             res.frames.len(),
             res.scripts.len()
         );

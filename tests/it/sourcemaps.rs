@@ -172,8 +172,11 @@ fn a_budget_on_original_names_survives_a_rebuild() {
         let (p, bd, d) = (profile.to_str().unwrap(), budget.to_str().unwrap(), build.to_str().unwrap());
         let o = jscalls(&["check", p, "--budget", bd, "--source-maps", d]);
         let said = String::from_utf8_lossy(&o.stdout);
-        assert_eq!(o.status.code(), Some(0), "{bundle}: {said}{}", String::from_utf8_lossy(&o.stderr));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(0), "{bundle}: {said}{err}");
         assert!(said.contains("2 passed, 0 failed, 0 not measured"), "{bundle}: {said}");
+        // What the maps did is said, with the scripts they left as recorded.
+        assert!(err.contains("source maps: ") && err.contains("1 of ") && err.contains("(without: node:"), "{err}");
         let o = jscalls(&["check", p, "--budget", bd]);
         assert_eq!(o.status.code(), Some(4), "{bundle} without maps: {}", String::from_utf8_lossy(&o.stdout));
         let _ = std::fs::remove_dir_all(&build);
