@@ -160,9 +160,7 @@ pub(crate) fn apply(
     }
     // What the maps did, so that a map that matched nothing is not silent.
     if !global.quiet {
-        let named = res.frames.values().filter(|r| r.name.as_deref().is_some_and(|n| !n.is_empty())).count();
-        let placed = res.frames.values().filter(|r| r.original.is_some()).count();
-        let mapped = res.scripts.iter().filter(|s| s.map.is_some()).count();
+        let (named, placed, mapped) = (res.renamed(), res.placed(), res.mapped_scripts());
         let without: Vec<&str> = res.scripts.iter().filter(|s| s.map.is_none()).map(|s| s.url.as_str()).collect();
         let shown: Vec<&str> = without.iter().take(3).copied().collect();
         let more = if without.len() > 3 { format!(", … {} more", without.len() - 3) } else { String::new() };
@@ -347,9 +345,7 @@ fn shown_name(f: &FrameKey, r: &sourcemap::Resolved) -> String {
 /// The frames a map changed, then the scripts and their maps.
 fn text(res: &Resolution) -> String {
     let mut out = String::new();
-    let named = res.frames.values().filter(|r| r.name.as_deref().is_some_and(|n| !n.is_empty())).count();
-    let placed = res.frames.values().filter(|r| r.original.is_some()).count();
-    let mapped = res.scripts.iter().filter(|s| s.map.is_some()).count();
+    let (named, placed, mapped) = (res.renamed(), res.placed(), res.mapped_scripts());
     let _ = writeln!(
         out,
         "{} frames: {named} renamed and {placed} placed by source maps; {mapped} of {} scripts have a map",

@@ -81,6 +81,23 @@ pub struct Resolution {
     pub problems: Vec<MapProblem>,
 }
 
+impl Resolution {
+    /// Frames a map gave a name that is not empty.
+    pub fn renamed(&self) -> usize {
+        self.frames.values().filter(|r| r.name.as_deref().is_some_and(|n| !n.is_empty())).count()
+    }
+
+    /// Frames a map gave an original place.
+    pub fn placed(&self) -> usize {
+        self.frames.values().filter(|r| r.original.is_some()).count()
+    }
+
+    /// Scripts that have a map.
+    pub fn mapped_scripts(&self) -> usize {
+        self.scripts.iter().filter(|s| s.map.is_some()).count()
+    }
+}
+
 /// One script and where its text and map came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ScriptSummary {
@@ -117,10 +134,16 @@ struct Script {
 }
 
 impl Script {
+    /// The script's text and its lines (made on first use, for both name rules).
+    fn text_lines(&self) -> Option<(&str, &Lines)> {
+        let text = self.text.as_deref()?;
+        Some((text, self.lines.get_or_init(|| Lines::new(text))))
+    }
+
     /// The character of the script's text at (line, UTF-16 column), as DevTools reads it.
     fn text_char_at(&self, line: i64, column: i64) -> Option<char> {
-        let text = self.text.as_deref()?;
-        self.lines.get_or_init(|| Lines::new(text)).char_at(text, line, column)
+        let (text, lines) = self.text_lines()?;
+        lines.char_at(text, line, column)
     }
 
     /// The URL DevTools knows the script by (`sourceURL` or the recorded one).
@@ -309,8 +332,8 @@ pub(crate) fn resolve(frames: &[(FrameKey, FrameAt)], loader: &dyn Loader) -> Re
                 if let Some(map) = &sc.map {
                     // Scripts known from a profile start at 0:0: no inline offset to take off.
                     // Scope data (here: the script's scopes) names the function first.
-                    let ast = sc.ast.get_or_init(|| match (&sc.text, map.has_scopes) {
-                        (Some(text), false) => match AstScopes::new(map, text, false) {
+                    let ast = sc.ast.get_or_init(|| match (sc.text_lines(), map.has_scopes) {
+                        (Some((text, lines)), false) => match AstScopes::new(map, text, lines, false) {
                             Ok(a) => Some(a),
                             Err(why) => {
                                 if let Some(why) = why {

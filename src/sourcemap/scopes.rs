@@ -277,7 +277,7 @@ pub(crate) struct AstScopes {
 impl AstScopes {
     /// `createFromAst` for `map` and the generated `text`; Err when the text does not parse
     /// (as for DevTools: None), or is nested too deeply to be parsed here (Some: why).
-    pub(crate) fn new(map: &SourceMap, text: &str, module: bool) -> Result<AstScopes, Option<String>> {
+    pub(crate) fn new(map: &SourceMap, text: &str, lines: &Lines, module: bool) -> Result<AstScopes, Option<String>> {
         let deepest = nesting(text);
         if deepest > MAX_NESTING {
             return Err(Some(format!(
@@ -285,7 +285,6 @@ impl AstScopes {
             )));
         }
         let scopes = parse_scopes(text, module).ok_or(None)?;
-        let lines = Lines::new(text);
         let n_urls = map.source_urls().len();
         // One root per source, over all of it.
         let mut originals: Vec<Original> = (0..n_urls).map(|_| Original::new((0, 0), (i64::MAX, i64::MAX))).collect();
