@@ -18,7 +18,9 @@
 # With --sourcemaps, it writes the source-map oracle's answers (../shared/smoracle, DevTools' own
 # source-map code) for each bundle of fixtures/sourcemaps/: app.smoracle.json(.gz), both name states
 # (before and after DevTools' AST scopes fallback), the bundle's folder given as --maps and its
-# script as --script.
+# script as --script; app.trace.smoracle.json for a node trace of the bundle; and for the
+# Chromium page, trace.smoracle.json (the folder as --maps) and trace-saved.smoracle.json (the
+# trace's own maps only).
 # usage: bash conformance/regenerate.sh [FIXTURE...]
 #        bash conformance/regenerate.sh --shared
 #        bash conformance/regenerate.sh --sourcemaps
@@ -34,12 +36,29 @@ if [ "${1:-}" = --sourcemaps ]; then
   for d in "$ROOT"/fixtures/sourcemaps/*/; do
     tmp="$(mktemp -d)"
     for f in "$d"*.gz; do gzip -dc "$f" > "$tmp/$(basename "${f%.gz}")"; done
-    # The script's URL as the profile recorded it.
-    url="$(node -e 'const p=JSON.parse(require("fs").readFileSync(process.argv[1]));console.log(p.nodes.map(n=>n.callFrame.url).find(u=>u.endsWith("/app.js")))' "$tmp/app.cpuprofile")"
     echo "smoracle: $(basename "$d")" >&2
-    rm -f "$d"app.smoracle.json*
-    node "$SM/oracle.mjs" "$tmp/app.cpuprofile" --maps "$tmp" --script "$url=$tmp/app.js" --out "$d/app.smoracle.json"
-    if [ "$(stat -c %s "$d/app.smoracle.json")" -gt 65536 ]; then gzip -9n "$d/app.smoracle.json"; fi
+    rm -f "$d"*.smoracle.json*
+    if [ -f "$tmp/app.cpuprofile" ]; then
+      # The script's URL as the profile recorded it.
+      url="$(node -e 'const p=JSON.parse(require("fs").readFileSync(process.argv[1]));console.log(p.nodes.map(n=>n.callFrame.url).find(u=>u.endsWith("/app.js")))' "$tmp/app.cpuprofile")"
+      node "$SM/oracle.mjs" "$tmp/app.cpuprofile" --maps "$tmp" --script "$url=$tmp/app.js" --out "$d/app.smoracle.json"
+    fi
+    if [ -f "$tmp/app.trace.json" ]; then
+      # Node's trace names the script by its path, against which DevTools completes no map
+      # URL; jscalls takes the path's file: URL, given here as the map's URL.
+      path="$(node -e 'const t=JSON.parse(require("fs").readFileSync(process.argv[1]));for(const e of t.traceEvents)for(const n of e.args?.data?.cpuProfile?.nodes??[])if((n.callFrame.url??"").endsWith("/app.js")){console.log(n.callFrame.url);process.exit()}' "$tmp/app.trace.json")"
+      node "$SM/oracle.mjs" "$tmp/app.trace.json" --maps "$tmp" --script "$path=$tmp/app.js" \
+        --map-url "$path=file://$path.map" --out "$d/app.trace.smoracle.json"
+    fi
+    if [ -f "$tmp/trace.json" ]; then
+      # The page's trace carries the scripts' text; the external map is in the folder.
+      node "$SM/oracle.mjs" "$tmp/trace.json" --maps "$tmp" --out "$d/trace.smoracle.json"
+      # Saved with its maps: nothing else given.
+      node "$SM/oracle.mjs" "$tmp/trace-saved.json" --out "$d/trace-saved.smoracle.json"
+    fi
+    for f in "$d"*.smoracle.json; do
+      if [ "$(stat -c %s "$f")" -gt 65536 ]; then gzip -9n "$f"; fi
+    done
     rm -rf "$tmp"
   done
   exit 0

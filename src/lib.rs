@@ -106,6 +106,11 @@ pub struct Config {
     /// Keep the samples' lines and the nodes' `positionTicks` for [`Assembled::line_times`].
     /// Default: false (a trace's `lines` cost 4 bytes a sample, and their reading).
     pub keep_lines: bool,
+    /// Keep what a trace says of its scripts (the `v8-source-rundown` events: URLs, source map
+    /// URLs, text) and the maps in its `metadata.sourceMaps`, for
+    /// [`Assembled::apply_source_maps`]. Default: true (costs the scripts' text in memory, when
+    /// the trace carries it).
+    pub keep_scripts: bool,
     /// Symbols of the libraries a Firefox profile's native frames are in, by library name (as
     /// the profile's `libs` name it). Default: none (such frames stay `lib+0xOFFSET`).
     pub symbols: std::collections::BTreeMap<String, std::sync::Arc<Symbols>>,
@@ -129,6 +134,7 @@ impl Default for Config {
             progress: None,
             keep_event_names: false,
             keep_lines: false,
+            keep_scripts: true,
             symbols: std::collections::BTreeMap::new(),
             estimator: Estimator::DevTools,
             bounds: false,
@@ -261,6 +267,8 @@ pub struct Assembled {
     bounds: (f64, f64),
     /// A trace DevTools reads as a browser's recording.
     browser: bool,
+    /// The scripts and maps the trace carries.
+    embedded: sourcemap::Embedded,
 }
 
 impl Assembled {
@@ -297,7 +305,14 @@ impl Assembled {
     /// finds apply (each distinct frame's name and original place, the scripts and their
     /// maps, the maps that could not be used), without changing the input.
     pub fn resolve_source_maps(&self, loader: &dyn sourcemap::Loader) -> sourcemap::Resolution {
-        sourcemap::resolve(&self.frames(), loader)
+        sourcemap::resolve(&self.frames(), &self.embedded, loader)
+    }
+
+    /// What the trace says of its scripts and carries of their maps (read with
+    /// [`Config::keep_scripts`]); [`sourcemap::Embedded::has_maps`] says whether
+    /// [`Assembled::apply_source_maps`] has anything to apply without maps from the user.
+    pub fn embedded(&self) -> &sourcemap::Embedded {
+        &self.embedded
     }
 
     /// Applies source maps to every frame of every profile, as DevTools does (see
@@ -393,6 +408,7 @@ pub fn assemble(source: &Source, cfg: &Config) -> Result<(Diagnostics, Assembled
     let mut builder = TraceBuilder::new(cfg.limits, cfg.engine);
     builder.keep_names = cfg.keep_event_names;
     builder.keep_lines = cfg.keep_lines;
+    builder.rundown = cfg.keep_scripts.then(Default::default);
     let doc = read_document(&mut w, &mut builder, &mut diag, cfg.threads)?;
     stages.push(("read", t.elapsed()));
     let cfg = cfg.clone();
@@ -424,6 +440,7 @@ pub fn assemble(source: &Source, cfg: &Config) -> Result<(Diagnostics, Assembled
                     stages,
                     bounds,
                     browser: tm.browser,
+                    embedded: tm.embedded,
                 },
             ))
         }
@@ -452,7 +469,8 @@ pub fn assemble(source: &Source, cfg: &Config) -> Result<(Diagnostics, Assembled
                 CpuProfileMode::Integrator => Mode::Integrator,
                 CpuProfileMode::PerformancePanel => Mode::PerformancePanel,
             };
-            Ok((diag, Assembled { kind, n_events: 0, threads, mode, strings, cfg, stages, bounds, browser: false }))
+            let embedded = sourcemap::Embedded::default();
+            Ok((diag, Assembled { kind, n_events: 0, threads, mode, strings, cfg, stages, bounds, browser: false, embedded }))
         }
     }
 }

@@ -358,14 +358,6 @@ pub(crate) struct SourceMapArgs {
     pub(crate) no_source_maps: bool,
 }
 
-impl SourceMapArgs {
-    /// Whether maps are to be applied: some were given, and not turned off.
-    pub(crate) fn wanted(&self) -> bool {
-        let given = !(self.maps.is_empty() && self.dirs.is_empty() && self.scripts.is_empty());
-        given && !self.no_source_maps
-    }
-}
-
 #[derive(Debug, Args)]
 pub(crate) struct FramesArgs {
     #[command(flatten)]
@@ -646,6 +638,8 @@ impl Global {
         cfg.bounds = self.bounds;
         cfg.limits.max_depth = self.max_depth;
         cfg.max_event_bytes = self.max_event_bytes;
+        // A trace's own scripts and maps apply unless maps are turned off.
+        cfg.keep_scripts = !self.source_maps.no_source_maps;
         if let Some(n) = self.threads {
             cfg.threads = usize::from(n);
         }

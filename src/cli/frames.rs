@@ -61,14 +61,24 @@ impl UserMaps {
         }
     }
 
-    /// The maps to apply to each input, when the command line gives some (see
-    /// [`SourceMapArgs::wanted`]).
+    /// The maps to apply to each input: the user's, and a trace's own (None with
+    /// `--no-source-maps`).
     pub(crate) fn wanted(args: &SourceMapArgs) -> Result<Option<UserMaps>, Failed> {
-        if args.wanted() {
-            UserMaps::new(args).map(Some)
-        } else {
+        if args.no_source_maps {
             Ok(None)
+        } else {
+            UserMaps::new(args).map(Some)
         }
+    }
+
+    /// No maps, scripts or folders.
+    pub(crate) fn none() -> UserMaps {
+        UserMaps { maps: Vec::new(), scripts: Vec::new(), dirs: None }
+    }
+
+    /// Whether the user gave no map, script or folder.
+    fn is_empty(&self) -> bool {
+        self.maps.is_empty() && self.scripts.is_empty() && self.dirs.is_none()
     }
 
     fn read(path: &std::path::Path, what: &str) -> Result<Vec<u8>, String> {
@@ -123,7 +133,7 @@ impl PerInput for Frames<'_> {
 
     fn write(&self, e: Estimated<'_>, output: Output) -> Result<(), Failed> {
         let Estimated { assembled, label, name, .. } = e;
-        let none = UserMaps { maps: Vec::new(), scripts: Vec::new(), dirs: None };
+        let none = UserMaps::none();
         let res = assembled.resolve_source_maps(self.maps.as_ref().unwrap_or(&none));
         for p in &res.problems {
             say!("jscalls: warning: {name}: the map of {}: {}", p.script, p.what);
@@ -140,14 +150,18 @@ impl PerInput for Frames<'_> {
     }
 }
 
-/// Applies `maps` to an input's frames; each map that cannot be used is a warning (with
-/// `--strict`, an error), and the frames it would have named keep their recorded names.
+/// Applies `maps` and the trace's own to an input's frames; each map that cannot be used is a
+/// warning (with `--strict`, an error), and the frames it would have named keep their recorded
+/// names. Without either, nothing is done or said.
 pub(crate) fn apply(
     assembled: &mut jscalls::Assembled,
     maps: &UserMaps,
     name: &str,
     global: &Global,
 ) -> Result<(), Failed> {
+    if maps.is_empty() && !assembled.embedded().has_maps() {
+        return Ok(());
+    }
     let res = assembled.apply_source_maps(maps);
     if !global.quiet {
         for p in &res.problems {
@@ -197,6 +211,10 @@ fn push_script(out: &mut String, s: &sourcemap::ScriptSummary, map_key: &str) {
     push_str(out, &s.url);
     out.push_str(",\"scriptId\":");
     push_str(out, &s.script_id);
+    if let Some(isolate) = &s.isolate {
+        out.push_str(",\"isolate\":");
+        push_str(out, isolate);
+    }
     let _ = write!(out, ",\"pid\":{},\"text\":", s.pid);
     push_opt(out, s.text);
     out.push_str(",\"map\":");

@@ -1,7 +1,8 @@
 //! Source maps, read and applied exactly as Chrome DevTools applies them to a CPU profile's
 //! call frames: the original function name (`NamesResolver.resolveProfileFrameFunctionName`)
 //! and the original place (`CompilerScriptMapping`). Maps and scripts come from the user
-//! (pairs, folders) through a [`Loader`]; nothing is fetched.
+//! (pairs, folders) through a [`Loader`], and from the trace itself ([`Embedded`]); nothing is
+//! fetched.
 
 mod map;
 mod resolve;
@@ -10,4 +11,5 @@ mod text;
 mod url;
 
 pub(crate) use resolve::{resolve, FrameAt};
+pub use crate::model::trace::scripts::Embedded;
 pub use resolve::{FrameKey, Loader, MapProblem, Resolution, Resolved, ScriptSummary};

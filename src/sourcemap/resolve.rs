@@ -7,6 +7,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
+use crate::model::trace::scripts::{Embedded, MetaMap, TraceScript};
 use super::map::{parse_text, SourceMap};
 use super::scopes::AstScopes;
 use super::text::Lines;
@@ -105,12 +106,15 @@ pub struct ScriptSummary {
     pub url: String,
     /// Its id.
     pub script_id: String,
+    /// Its isolate, for a script the trace describes.
+    pub isolate: Option<String>,
     /// Its process.
     pub pid: i64,
-    /// `script-file` when the user gave its text.
+    /// `trace` when the trace carries its text, `script-file` when the user gave it.
     pub text: Option<&'static str>,
-    /// How the map was found (`map-file`, `script-data-url`, `maps-dir-by-comment`,
-    /// `maps-dir-by-name`).
+    /// How the map was found (`map-file`, `script-data-url`, `trace-rundown-data-url`,
+    /// `trace-metadata-by-sourceMapUrl`, `trace-metadata-by-url(elided data url)`,
+    /// `maps-dir-by-comment`, `maps-dir-by-name`, `trace-metadata-by-url`).
     pub map: Option<&'static str>,
     /// The map's own URL (`data:…` for an inline map).
     pub map_url: Option<String>,
@@ -119,11 +123,10 @@ pub struct ScriptSummary {
 /// A script as the resolver models it (DevTools' `SDK.Script` and its map).
 struct Script {
     group: String,
-    script_id: String,
-    url: String,
-    /// The `//# sourceURL=` name, when the text names the script by its own URL.
-    source_url: Option<String>,
-    text: Option<Arc<str>>,
+    /// What the trace says of it, or (for a script known only from the profile) the same
+    /// fields filled in from its frames and text.
+    desc: TraceScript,
+    from_trace: bool,
     map: Option<Arc<SourceMap>>,
     /// The scopes of the script's text, made original by its map, when the map has no scope
     /// data of its own (made on first use).
@@ -134,9 +137,30 @@ struct Script {
 }
 
 impl Script {
+    fn new(group: String, desc: TraceScript, from_trace: bool) -> Script {
+        let summary = ScriptSummary {
+            url: desc.url.clone(),
+            script_id: desc.script_id.clone(),
+            isolate: from_trace.then(|| desc.isolate.clone()),
+            pid: desc.pid,
+            text: None,
+            map: None,
+            map_url: None,
+        };
+        Script {
+            group,
+            desc,
+            from_trace,
+            map: None,
+            ast: std::cell::OnceCell::new(),
+            lines: std::cell::OnceCell::new(),
+            summary,
+        }
+    }
+
     /// The script's text and its lines (made on first use, for both name rules).
     fn text_lines(&self) -> Option<(&str, &Lines)> {
-        let text = self.text.as_deref()?;
+        let text = self.desc.text.as_deref()?;
         Some((text, self.lines.get_or_init(|| Lines::new(text))))
     }
 
@@ -144,11 +168,6 @@ impl Script {
     fn text_char_at(&self, line: i64, column: i64) -> Option<char> {
         let (text, lines) = self.text_lines()?;
         lines.char_at(text, line, column)
-    }
-
-    /// The URL DevTools knows the script by (`sourceURL` or the recorded one).
-    fn compiled_url(&self) -> &str {
-        self.source_url.as_deref().unwrap_or(&self.url)
     }
 }
 
@@ -249,55 +268,63 @@ fn base64_decode(s: &[u8]) -> Option<Vec<u8>> {
 }
 
 /// Resolves `frames` (each distinct frame with the place of its last node), the way DevTools
-/// does once the maps `loader` finds are attached.
-pub(crate) fn resolve(frames: &[(FrameKey, FrameAt)], loader: &dyn Loader) -> Resolution {
+/// does once the maps `loader` finds and the trace carries (`embedded`) are attached.
+pub(crate) fn resolve(frames: &[(FrameKey, FrameAt)], embedded: &Embedded, loader: &dyn Loader) -> Resolution {
     let mut res = Resolution::default();
     // DevTools keeps one answer per frame key: a later node with the key overwrites.
     let mut distinct: BTreeMap<&FrameKey, FrameAt> = BTreeMap::new();
     for (k, at) in frames {
         distinct.insert(k, *at);
     }
-    // One script per (pid, scriptId, url) of the frames: the profile is all there is.
+    // The trace's scripts by (pid, id); a frame takes the one with its URL, then its thread.
+    let mut by_pid_id: HashMap<(i64, &str), Vec<usize>> = HashMap::new();
+    for (i, t) in embedded.scripts.iter().enumerate() {
+        by_pid_id.entry((t.pid, t.script_id.as_str())).or_default().push(i);
+    }
     let mut scripts: Vec<Script> = Vec::new();
-    let mut index: HashMap<(i64, String, String), usize> = HashMap::new();
+    let mut of_trace: HashMap<usize, usize> = HashMap::new();
+    // Otherwise one script per (pid, scriptId, url) of the frames: the profile is all there is.
+    let mut of_profile: HashMap<(i64, String, String), usize> = HashMap::new();
     let mut frame_script: HashMap<&FrameKey, usize> = HashMap::new();
     for (k, at) in &distinct {
-        if k.url.is_empty() || k.script_id == "0" {
+        let candidates = by_pid_id.get(&(at.pid, k.script_id.as_str())).map_or(&[][..], Vec::as_slice);
+        let mut best: Option<(usize, (bool, bool))> = None;
+        for &i in candidates {
+            let t = &embedded.scripts[i];
+            let url_match = t.url == k.url || (t.has_source_url && t.source_url.as_deref() == Some(k.url.as_str()));
+            let rank = (url_match, t.tids.contains(&at.tid));
+            if best.is_none_or(|(_, r)| rank > r) {
+                best = Some((i, rank));
+            }
+        }
+        let s = if let Some((i, _)) = best {
+            *of_trace.entry(i).or_insert_with(|| {
+                let t = &embedded.scripts[i];
+                scripts.push(Script::new(format!("{}|{}", t.pid, t.isolate), t.clone(), true));
+                scripts.len() - 1
+            })
+        } else if k.url.is_empty() || k.script_id == "0" {
             continue;
-        }
-        let key = (at.pid, k.script_id.clone(), k.url.clone());
-        let n = scripts.len();
-        let s = *index.entry(key).or_insert(n);
-        if s == n {
-            scripts.push(Script {
-                group: format!("{}|user", at.pid),
-                script_id: k.script_id.clone(),
-                url: k.url.clone(),
-                source_url: None,
-                text: None,
-                map: None,
-                ast: std::cell::OnceCell::new(),
-                lines: std::cell::OnceCell::new(),
-                summary: ScriptSummary {
-                    url: k.url.clone(),
-                    script_id: k.script_id.clone(),
-                    pid: at.pid,
-                    text: None,
-                    map: None,
-                    map_url: None,
-                },
-            });
-        }
+        } else {
+            *of_profile.entry((at.pid, k.script_id.clone(), k.url.clone())).or_insert_with(|| {
+                let desc =
+                    TraceScript { pid: at.pid, script_id: k.script_id.clone(), url: k.url.clone(), ..TraceScript::default() };
+                scripts.push(Script::new(format!("{}|user", at.pid), desc, false));
+                scripts.len() - 1
+            })
+        };
         frame_script.insert(k, s);
     }
     // Maps attach in parse order (scriptId order within a target).
     let mut order: Vec<usize> = (0..scripts.len()).collect();
     order.sort_by(|&a, &b| {
         let (x, y) = (&scripts[a], &scripts[b]);
-        x.group.cmp(&y.group).then_with(|| numeric_id(&x.script_id).total_cmp(&numeric_id(&y.script_id)))
+        x.group
+            .cmp(&y.group)
+            .then_with(|| numeric_id(&x.desc.script_id).total_cmp(&numeric_id(&y.desc.script_id)))
     });
     for &s in &order {
-        attach(&mut scripts[s], loader, &mut res.problems);
+        attach(&mut scripts[s], &embedded.maps, loader, &mut res.problems);
     }
     // The targets: per group, scripts by id (a later one with the same id replaces), and per
     // project the maps each source URL is bound to.
@@ -306,9 +333,9 @@ pub(crate) fn resolve(frames: &[(FrameKey, FrameAt)], loader: &dyn Loader) -> Re
     let mut project_of: HashMap<usize, String> = HashMap::new();
     for &s in &order {
         let sc = &scripts[s];
-        by_id.insert((sc.group.as_str(), sc.script_id.as_str()), s);
+        by_id.insert((sc.group.as_str(), sc.desc.script_id.as_str()), s);
         let Some(map) = &sc.map else { continue };
-        let project = format!("{}{}", sc.group, origin_part(&sc.url));
+        let project = format!("{}{}", sc.group, origin_part(&sc.desc.url));
         let bound_urls = projects.entry(project.clone()).or_default();
         for url in map.source_urls() {
             let mut bound = vec![s];
@@ -330,14 +357,15 @@ pub(crate) fn resolve(frames: &[(FrameKey, FrameAt)], loader: &dyn Loader) -> Re
             {
                 let sc = &scripts[s];
                 if let Some(map) = &sc.map {
-                    // Scripts known from a profile start at 0:0: no inline offset to take off.
+                    // The map and the text count from the script's own start.
+                    let (line, column) = sc.desc.relative(line, column);
                     // Scope data (here: the script's scopes) names the function first.
                     let ast = sc.ast.get_or_init(|| match (sc.text_lines(), map.has_scopes) {
-                        (Some((text, lines)), false) => match AstScopes::new(map, text, lines, false) {
+                        (Some((text, lines)), false) => match AstScopes::new(map, text, lines, sc.desc.is_module) {
                             Ok(a) => Some(a),
                             Err(why) => {
                                 if let Some(why) = why {
-                                    res.problems.push(MapProblem { script: sc.url.clone(), what: why });
+                                    res.problems.push(MapProblem { script: sc.desc.url.clone(), what: why });
                                 }
                                 None
                             }
@@ -398,51 +426,108 @@ fn origin_part(url: &str) -> String {
     }
 }
 
-/// A map's bytes (or why they could not be read), its URL, and how it was found.
-type Found = (Result<Vec<u8>, String>, Option<String>, &'static str);
+/// A map (its bytes, or why they could not be read; or a map the trace carries), its URL,
+/// and how it was found.
+type Found = (Result<MapBytes, String>, Option<String>, &'static str);
+
+/// A map's text: read from a file, or carried by the trace.
+enum MapBytes {
+    Read(Vec<u8>),
+    Carried(Arc<serde_json::value::RawValue>),
+}
+
+/// The URL a map carried in `metadata.sourceMaps` without one of its own goes by: a `data:`
+/// URL (its sources then resolve against the script's URL, as an inline map's do).
+const CARRIED_MAP_URL: &str = "data:application/json;charset=utf-8,";
 
 /// Finds `s`'s text and map, in the oracle's order: the user's map for its URL, an inline
-/// `data:` map, the map the comment names in the user's folders, then the script's `.map`
-/// there.
-fn attach(s: &mut Script, loader: &dyn Loader, problems: &mut Vec<MapProblem>) {
-    if let Some(t) = loader.script(&s.url) {
+/// `data:` map, the trace's map for its `sourceMappingURL`, the trace's map for a script whose
+/// inline map Chrome elided, the map the `sourceMappingURL` names in the user's folders, the
+/// script's `.map` there, and last the trace's map for its URL.
+fn attach(s: &mut Script, carried: &[MetaMap], loader: &dyn Loader, problems: &mut Vec<MapProblem>) {
+    let url = s.desc.url.clone();
+    if s.desc.text.is_some() {
+        s.summary.text = Some("trace");
+    } else if let Some(t) = loader.script(&url).or_else(|| s.desc.source_url.as_deref().and_then(|u| loader.script(u)))
+    {
         s.summary.text = Some("script-file");
-        if source_url_comment(&t) == Some(s.url.as_str()) {
-            s.source_url = Some(s.url.clone());
-        }
-        s.text = Some(Arc::from(t));
+        s.desc.text = Some(Arc::from(t));
     }
-    let compiled = s.compiled_url().to_owned();
-    let comment = s.text.as_deref().and_then(source_mapping_url).map(str::to_owned);
+    if !s.from_trace {
+        if let Some(su) = s.desc.text.as_deref().and_then(source_url_comment).filter(|su| *su == url) {
+            s.desc.has_source_url = true;
+            s.desc.source_url = Some(su.to_owned());
+        }
+        s.desc.map_url = s.desc.text.as_deref().and_then(source_mapping_url).map(str::to_owned);
+    }
+    let compiled = s.desc.compiled_url().to_owned();
+    // Node's traces name a script by its path, which DevTools cannot resolve a map's URL
+    // against (it attaches nothing): the map's URL is then made from the path's `file:` URL,
+    // as if the script had been recorded by that URL (as `--cpu-prof` records it).
+    let base = if compiled.starts_with('/') { format!("file://{compiled}") } else { compiled.clone() };
+    let comment = s.desc.map_url.clone();
+    let is_data = comment.as_deref().is_some_and(|c| c.starts_with("data:"));
     let resolved_comment = comment.as_deref().and_then(|c| complete_url(&compiled, c));
-    let default_map_url =
-        resolved_comment.clone().or_else(|| complete_url(&compiled, &format!("{}.map", file_name(&compiled))));
+    // For a script named by its path, the comment against its `file:` URL (looked up last).
+    let file_comment = comment.as_deref().filter(|_| resolved_comment.is_none()).and_then(|c| complete_url(&base, c));
+    let default_map_url = resolved_comment
+        .clone()
+        .or_else(|| file_comment.clone())
+        .or_else(|| complete_url(&base, &format!("{}.map", file_name(&base))));
+    let read = |r: Result<Vec<u8>, String>| r.map(MapBytes::Read);
+    let by_url = |u: &str| carried.iter().find(|m| m.url.as_deref() == Some(u));
     let mut found: Option<Found> = None;
-    if let Some(bytes) = loader.map_for(&s.url) {
-        found = Some((bytes, default_map_url.clone(), "map-file"));
+    if let Some(bytes) =
+        loader.map_for(&url).or_else(|| s.desc.source_url.as_deref().and_then(|u| loader.map_for(u)))
+    {
+        found = Some((read(bytes), default_map_url.clone(), "map-file"));
     }
-    if found.is_none() {
-        if let Some(c) = comment.as_deref().filter(|c| c.starts_with("data:")) {
-            let payload = data_url_payload(c).ok_or_else(|| "an inline map that is no data: URL".to_owned());
-            found = Some((payload, Some(c.to_owned()), "script-data-url"));
-        }
+    if found.is_none() && is_data {
+        let c = comment.as_deref().unwrap_or_default();
+        let payload = data_url_payload(c).ok_or_else(|| "an inline map that is no data: URL".to_owned());
+        let origin = if s.from_trace { "trace-rundown-data-url" } else { "script-data-url" };
+        found = Some((read(payload), Some(c.to_owned()), origin));
     }
-    if found.is_none() {
-        if let Some(rc) =
-            resolved_comment.as_deref().filter(|_| !comment.as_deref().is_some_and(|c| c.starts_with("data:")))
-        {
-            if let Some(bytes) = loader.map_at(rc) {
-                found = Some((bytes, resolved_comment.clone(), "maps-dir-by-comment"));
+    if found.is_none() && !is_data {
+        if let Some(rc) = resolved_comment.as_deref() {
+            if let Some(m) = carried.iter().find(|m| m.map_url.as_deref() == Some(rc)) {
+                found = Some((Ok(MapBytes::Carried(m.map.clone())), Some(rc.to_owned()), "trace-metadata-by-sourceMapUrl"));
             }
         }
     }
-    if found.is_none() && !s.url.is_empty() {
-        if let Some(bytes) = loader.map_at(&format!("{}.map", s.url.split(['?', '#']).next().unwrap_or(""))) {
-            found = Some((bytes, default_map_url, "maps-dir-by-name"));
+    if found.is_none() && s.desc.map_url_elided {
+        if let Some(m) = by_url(&url) {
+            let origin = "trace-metadata-by-url(elided data url)";
+            found = Some((Ok(MapBytes::Carried(m.map.clone())), Some(CARRIED_MAP_URL.to_owned()), origin));
+        }
+    }
+    if found.is_none() && !is_data {
+        if let Some(rc) = resolved_comment.as_deref() {
+            if let Some(bytes) = loader.map_at(rc) {
+                found = Some((read(bytes), resolved_comment.clone(), "maps-dir-by-comment"));
+            }
+        }
+    }
+    if found.is_none() && !url.is_empty() {
+        if let Some(bytes) = loader.map_at(&format!("{}.map", url.split(['?', '#']).next().unwrap_or(""))) {
+            found = Some((read(bytes), default_map_url, "maps-dir-by-name"));
+        }
+    }
+    if found.is_none() && !is_data {
+        if let Some(fc) = file_comment.as_deref() {
+            if let Some(bytes) = loader.map_at(fc) {
+                found = Some((read(bytes), file_comment.clone(), "maps-dir-by-comment"));
+            }
+        }
+    }
+    if found.is_none() && !url.is_empty() {
+        if let Some(m) = by_url(&url) {
+            let map_url = m.map_url.clone().filter(|u| !u.is_empty()).unwrap_or_else(|| CARRIED_MAP_URL.to_owned());
+            found = Some((Ok(MapBytes::Carried(m.map.clone())), Some(map_url), "trace-metadata-by-url"));
         }
     }
     let Some((bytes, map_url, origin)) = found else { return };
-    let problem = |what: String| MapProblem { script: s.url.clone(), what };
+    let problem = |what: String| MapProblem { script: url.clone(), what };
     let Some(map_url) = map_url else {
         // DevTools attaches nothing when the map's URL cannot be made absolute.
         problems.push(problem(format!("{origin}: no absolute URL for the map (the script's URL is no URL)")));
@@ -450,7 +535,13 @@ fn attach(s: &mut Script, loader: &dyn Loader, problems: &mut Vec<MapProblem>) {
     };
     let map = bytes
         .map_err(|e| format!("{origin}: {e}"))
-        .and_then(|b| parse_text(&b).map_err(|e| format!("{origin}: {e}")))
+        .and_then(|b| {
+            match b {
+                MapBytes::Read(b) => parse_text(&b),
+                MapBytes::Carried(raw) => parse_text(raw.get().as_bytes()),
+            }
+            .map_err(|e| format!("{origin}: {e}"))
+        })
         .and_then(|json| SourceMap::new(&compiled, &map_url, &json).map_err(|e| format!("{origin}: {e}")));
     match map {
         Ok(m) => {
@@ -463,7 +554,7 @@ fn attach(s: &mut Script, loader: &dyn Loader, problems: &mut Vec<MapProblem>) {
                     m.out_of_range
                 )));
             }
-            if let Some(t) = s.text.as_deref() {
+            if let Some(t) = s.desc.text.as_deref() {
                 let lines = memchr::memchr_iter(b'\n', t.as_bytes()).count() as i64 + 1;
                 if m.last_line() >= lines {
                     problems.push(problem(format!(

@@ -1,6 +1,8 @@
 //! Source maps: each call frame's name and original place equal to DevTools' own source-map
 //! code (`../shared/smoracle`, answers in fixtures/sourcemaps/*/app.smoracle.json.gz) on real
-//! bundles of real npm packages (fixtures/record/sourcemaps/record.sh).
+//! bundles of real npm packages (fixtures/record/sourcemaps/record.sh): their `.cpuprofile`s,
+//! a node trace, and a headless-Chromium trace of a page (with the maps in the folder, and
+//! saved with its maps as DevTools saves it).
 
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -24,7 +26,7 @@ fn build_folder(bundle: &str, test: &str) -> PathBuf {
     for e in std::fs::read_dir(Path::new("fixtures/sourcemaps").join(bundle)).unwrap() {
         let p = e.unwrap().path();
         let name = p.file_name().unwrap().to_str().unwrap();
-        if name.starts_with("app.smoracle") {
+        if name.contains(".smoracle.") {
             continue;
         }
         std::fs::write(dir.join(name.strip_suffix(".gz").unwrap()), gunzip(&p)).unwrap();
@@ -32,11 +34,17 @@ fn build_folder(bundle: &str, test: &str) -> PathBuf {
     dir
 }
 
-/// The oracle's answer for a bundle (gzipped when over 64 KB).
+/// The oracle's answer for a bundle's profile (gzipped when over 64 KB).
 fn answer(bundle: &str) -> Value {
+    answer_for(bundle, "app")
+}
+
+/// The oracle's answer `STEM.smoracle.json(.gz)` in a fixture's folder.
+fn answer_for(bundle: &str, stem: &str) -> Value {
     let dir = Path::new("fixtures/sourcemaps").join(bundle);
-    let gz = dir.join("app.smoracle.json.gz");
-    let bytes = if gz.exists() { gunzip(&gz) } else { std::fs::read(dir.join("app.smoracle.json")).unwrap() };
+    let gz = dir.join(format!("{stem}.smoracle.json.gz"));
+    let bytes =
+        if gz.exists() { gunzip(&gz) } else { std::fs::read(dir.join(format!("{stem}.smoracle.json"))).unwrap() };
     serde_json::from_slice(&bytes).unwrap()
 }
 
@@ -66,37 +74,109 @@ fn resolved(bundle: &str) -> Value {
     serde_json::from_slice(&o.stdout).unwrap()
 }
 
-/// Every frame of every bundle: DevTools' name in both its states (its first pass, and once
-/// its AST scopes fallback has run: what users see) and the original URL, line and column,
-/// equal; the same frames, none missing, none extra.
+/// Frames compared, renamed and placed.
+#[derive(Default)]
+struct Tally {
+    compared: usize,
+    renamed: usize,
+    placed: usize,
+}
+
+/// Every frame of `got` equal to the oracle's `want`: DevTools' name in both its states (its
+/// first pass, and once its AST scopes fallback has run: what users see) and the original
+/// URL, line and column; the same frames, none missing, none extra.
+fn same_frames(what: &str, want: &Value, got: &Value, tally: &mut Tally) {
+    let (want, got) = (frames(want), frames(got));
+    assert_eq!(want.keys().collect::<Vec<_>>(), got.keys().collect::<Vec<_>>(), "{what}: the frames");
+    for (k, w) in &want {
+        let g = &got[k];
+        for (want_field, got_field) in [
+            ("resolvedNameAst", "resolvedName"),
+            ("resolvedName", "resolvedNameFirst"),
+            ("originalUrl", "originalUrl"),
+            ("originalLine", "originalLine"),
+            ("originalColumn", "originalColumn"),
+        ] {
+            assert_eq!(w[want_field], g[got_field], "{what}: {want_field} of {k}");
+        }
+        let shown = if w["resolvedNameAst"].is_string() { &w["resolvedNameAst"] } else { &w["resolvedName"] };
+        tally.renamed += usize::from(shown.is_string() && shown != "" && *shown != w["name"]);
+        tally.placed += usize::from(w["originalUrl"].is_string());
+        tally.compared += 1;
+    }
+}
+
 #[test]
 fn every_frame_of_six_bundles_is_named_and_placed_as_devtools_does() {
-    let mut compared = 0;
-    let mut renamed = 0;
-    let mut placed = 0;
+    let mut tally = Tally::default();
     for bundle in BUNDLES {
-        let want = answer(bundle);
-        let got = resolved(bundle);
-        let (want, got) = (frames(&want), frames(&got));
-        assert_eq!(want.keys().collect::<Vec<_>>(), got.keys().collect::<Vec<_>>(), "{bundle}: the frames");
-        for (k, w) in &want {
-            let g = &got[k];
-            for (want_field, got_field) in [
-                ("resolvedNameAst", "resolvedName"),
-                ("resolvedName", "resolvedNameFirst"),
-                ("originalUrl", "originalUrl"),
-                ("originalLine", "originalLine"),
-                ("originalColumn", "originalColumn"),
-            ] {
-                assert_eq!(w[want_field], g[got_field], "{bundle}: {want_field} of {k}");
-            }
-            renamed += usize::from(w["resolvedName"].is_string() && w["resolvedName"] != w["name"]);
-            placed += usize::from(w["originalUrl"].is_string());
-            compared += 1;
-        }
+        same_frames(bundle, &answer(bundle), &resolved(bundle), &mut tally);
     }
     // Real work was compared: most bundle frames are placed, and minified names are restored.
+    let Tally { compared, renamed, placed } = tally;
     assert!(compared > 1000 && placed > 600 && renamed > 40, "{compared} frames, {placed} placed, {renamed} renamed");
+}
+
+/// `jscalls frames --format smoracle` of `input` in a fixture's folder (inflated), with `args`
+/// (`{dir}` stands for the folder).
+fn resolved_trace(fixture: &str, input: &str, args: &[&str]) -> Value {
+    let dir = build_folder(fixture, &format!("trace-{input}"));
+    let input = dir.join(input);
+    let args: Vec<String> = args.iter().map(|a| a.replace("{dir}", dir.to_str().unwrap())).collect();
+    let mut all = vec!["frames", input.to_str().unwrap(), "--format", "smoracle"];
+    all.extend(args.iter().map(String::as_str));
+    let o = jscalls(&all);
+    assert!(o.status.success(), "{fixture}: {}", String::from_utf8_lossy(&o.stderr));
+    let _ = std::fs::remove_dir_all(&dir);
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+/// Traces: a node trace (its scripts named by path), and a Chromium page's trace with the
+/// scripts' text in it, once with the maps in a folder and once saved with its maps (an
+/// external map found by its URL, an inline one Chrome elided found by the script's URL): the
+/// scripts the trace describes, where each map came from, and every frame as DevTools has it.
+#[test]
+fn every_frame_of_node_and_chromium_traces_is_named_and_placed_as_devtools_does() {
+    let mut tally = Tally::default();
+    for (fixture, input, stem, args) in [
+        ("terser", "app.trace.json", "app.trace", &["--source-maps", "{dir}"][..]),
+        ("chromium-page", "trace.json", "trace", &["--source-maps", "{dir}"][..]),
+        ("chromium-page", "trace-saved.json", "trace-saved", &[][..]),
+    ] {
+        let (want, got) = (answer_for(fixture, stem), resolved_trace(fixture, input, args));
+        assert_eq!(want["scripts"], got["scripts"], "{fixture}/{input}: the scripts");
+        same_frames(&format!("{fixture}/{input}"), &want, &got, &mut tally);
+    }
+    let maps: Vec<Value> =
+        answer_for("chromium-page", "trace-saved")["scripts"].as_array().unwrap().iter().map(|s| s["map"].clone()).collect();
+    assert_eq!(maps[..2], ["trace-metadata-by-sourceMapUrl", "trace-metadata-by-url(elided data url)"]);
+    let Tally { compared, renamed, placed } = tally;
+    assert!(compared >= 1000 && placed > 400 && renamed > 50, "{compared} frames, {placed} placed, {renamed} renamed");
+}
+
+/// A trace saved with its maps is shown under original names by every command without being
+/// asked, says so, and `--no-source-maps` keeps the recorded names.
+#[test]
+fn a_trace_saved_with_its_maps_shows_original_names_unasked() {
+    let dir = build_folder("chromium-page", "saved");
+    let trace = dir.join("trace-saved.json");
+    let tree = |extra: &[&str]| {
+        let mut args = vec!["export", trace.to_str().unwrap(), "--to", "collapsed"];
+        args.extend_from_slice(extra);
+        let o = jscalls(&args);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        (String::from_utf8(o.stdout).unwrap(), String::from_utf8(o.stderr).unwrap())
+    };
+    let (stacks, said) = tree(&[]);
+    assert!(said.contains("source maps: ") && said.contains("2 of 6 scripts have a map"), "{said}");
+    // The job's functions and acorn's, by their own names.
+    for name in ["renderAll", "countNodes", "isIdentifierChar"] {
+        assert!(stacks.contains(name), "{name} missing: {}", &stacks[..stacks.len().min(2000)]);
+    }
+    let (plain, said) = tree(&["--no-source-maps"]);
+    assert!(!said.contains("source maps"), "{said}");
+    assert!(!plain.contains("renderAll") && !plain.contains("isIdentifierChar"), "{plain}");
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// The text view names what the maps restored, in original files.

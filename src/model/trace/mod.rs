@@ -15,6 +15,7 @@
 mod prepare;
 mod renderer;
 mod samples;
+pub(crate) mod scripts;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
@@ -61,6 +62,8 @@ pub(crate) struct TraceModel {
     /// Whether DevTools reads the trace as a browser's recording, not a generic trace (an event
     /// of its MetaHandler's list: `TracingStartedInBrowser`, `CpuProfile`, …).
     pub browser: bool,
+    /// The scripts and maps the trace carries (when kept).
+    pub embedded: scripts::Embedded,
 }
 
 /// Consumes trace events (a [`Sink`]) and builds the [`TraceModel`].
@@ -100,6 +103,8 @@ pub(crate) struct TraceBuilder {
     pub(crate) keep_names: bool,
     /// Keep the profiles' line data ([`crate::Config::keep_lines`]).
     pub(crate) keep_lines: bool,
+    /// The scripts' rundown events, when kept ([`crate::Config::keep_scripts`]).
+    pub(crate) rundown: Option<scripts::Rundown>,
 }
 
 impl TraceBuilder {
@@ -155,6 +160,7 @@ impl TraceBuilder {
             bounds: (f64::INFINITY, f64::NEG_INFINITY),
             started_at: -1.0,
             keep_names: false,
+            rundown: None,
             keep_lines: false,
             last_thread: None,
         }
@@ -240,6 +246,22 @@ impl TraceBuilder {
     ) -> Result<TraceModel, Error> {
         let cpu_profile_origin = cpu_profile_origin(metadata);
         self.warn_unclosed(diag);
+        let embedded = match self.rundown.take() {
+            Some(r) => {
+                if r.unreadable > 0 {
+                    diag.push(
+                        WarningKind::Other,
+                        None,
+                        format!(
+                            "{} script rundown event(s) whose args.data is not an object; skipped (no script from them)",
+                            r.unreadable
+                        ),
+                    );
+                }
+                r.finish(metadata)
+            }
+            None => scripts::Embedded::default(),
+        };
         let chosen = self.choose_profiles(cpu_profile_origin, diag);
         let kept = self.kept_processes();
         self.free_unused_threads(&chosen);
@@ -278,7 +300,7 @@ impl TraceBuilder {
         if self.started_at >= 0.0 {
             bounds.0 = self.started_at;
         }
-        Ok(TraceModel { strings, threads, cpu_profile_origin, bounds, browser: !self.generic })
+        Ok(TraceModel { strings, threads, cpu_profile_origin, bounds, browser: !self.generic, embedded })
     }
 
     /// Each `B` event never closed is a warning.
@@ -670,6 +692,13 @@ impl TraceBuilder {
                 self.frame_event(name, ev, ctx, diag)?;
             }
             "TracingStartedInPage" | "TracingSessionIdForWorker" => self.generic = false,
+            "ScriptCatchup" | "LargeScriptCatchup" => {
+                if let (Some(r), Some(pid), Some(tid), Some(args)) =
+                    (self.rundown.as_mut(), ev.pid.int(), ev.tid.int(), ev.args)
+                {
+                    r.event(name, ev.cat.str(), pid, tid, args);
+                }
+            }
             "FrameCommittedInBrowser" | "CommitLoad" => self.frame_event(name, ev, ctx, diag)?,
             "thread_name" => {
                 if let (Some(pid), Some(tid), Some(a)) = (ev.pid.int(), ev.tid.int(), ev.args) {

@@ -19,6 +19,8 @@ pub(crate) fn maybe_special(name: &str) -> bool {
         (name.len(), name.as_bytes().first()),
         (7, Some(b'P')) // Profile
             | (12, Some(b'P')) // ProfileChunk
+            | (13, Some(b'S')) // ScriptCatchup
+            | (18, Some(b'L')) // LargeScriptCatchup
             | (10, Some(b'C' | b'c')) // CpuProfile, CommitLoad
             | (11, Some(b't')) // thread_name
             | (20, Some(b'T')) // TracingStartedInPage
