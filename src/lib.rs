@@ -470,7 +470,10 @@ pub fn assemble(source: &Source, cfg: &Config) -> Result<(Diagnostics, Assembled
                 CpuProfileMode::PerformancePanel => Mode::PerformancePanel,
             };
             let embedded = sourcemap::Embedded::default();
-            Ok((diag, Assembled { kind, n_events: 0, threads, mode, strings, cfg, stages, bounds, browser: false, embedded }))
+            Ok((
+                diag,
+                Assembled { kind, n_events: 0, threads, mode, strings, cfg, stages, bounds, browser: false, embedded },
+            ))
         }
     }
 }

@@ -330,8 +330,9 @@ pub(crate) struct LinesArgs {
     #[arg(long, value_name = "N")]
     pub(crate) top: Option<usize>,
     /// List the source of each thread's hottest functions with the time of each line, the
-    /// scripts found in DIR by their URL (repeatable; nothing outside DIR is read).
-    #[arg(long = "source", value_name = "DIR")]
+    /// scripts found in DIR by their URL (repeatable; nothing outside DIR is read; `PREFIX=DIR`:
+    /// the URLs under PREFIX are the files under DIR).
+    #[arg(long = "source", value_name = "[PREFIX=]DIR")]
     pub(crate) sources: Vec<PathBuf>,
     /// Only this thread: `PID:TID` or its name.
     #[arg(long, value_name = "PID:TID|NAME")]
@@ -346,8 +347,9 @@ pub(crate) struct SourceMapArgs {
     pub(crate) maps: Vec<String>,
     /// A build folder: a script's map found by the name its `sourceMappingURL` comment gives,
     /// or as NAME.js.map; a script's text found by its URL (repeatable; nothing outside DIR is
-    /// read).
-    #[arg(long = "source-maps", value_name = "DIR", global = true)]
+    /// read). `PREFIX=DIR`: the URLs under PREFIX are the files under DIR
+    /// (`https://cdn.example.com/assets/=dist/`).
+    #[arg(long = "source-maps", value_name = "[PREFIX=]DIR", global = true)]
     pub(crate) dirs: Vec<PathBuf>,
     /// The generated text of the script at URL, for its `sourceMappingURL` comment and the
     /// check DevTools makes before it takes a mapping's name (repeatable).

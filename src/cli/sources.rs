@@ -8,39 +8,58 @@ use super::files::read_option_file;
 /// The largest source file read for a listing.
 pub(crate) const SOURCE_LIMIT: u64 = 64 << 20;
 
-/// The folders sources are looked up in, canonical.
+/// The folders sources are looked up in, canonical; each for every URL, or for the URLs under
+/// a prefix (`https://cdn.example.com/assets/=dist/`).
 pub(crate) struct SourceDirs {
-    dirs: Vec<PathBuf>,
+    dirs: Vec<(Option<String>, PathBuf)>,
 }
 
 impl SourceDirs {
-    /// The folders of option `flag`; one that does not exist is a usage error (the message
-    /// names it).
+    /// The folders of option `flag` (`DIR`, or `PREFIX=DIR` where DIR is no folder by the
+    /// whole name); one that does not exist is a usage error (the message names it).
     pub(crate) fn new(dirs: &[PathBuf], flag: &str) -> Result<SourceDirs, String> {
         let dirs = dirs
             .iter()
-            .map(|d| match std::fs::canonicalize(d) {
-                Ok(c) if c.is_dir() => Ok(c),
-                Ok(_) => Err(format!("{flag} {}: not a directory", d.display())),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                    Err(format!("{flag} {}: no such directory", d.display()))
+            .map(|given| {
+                let (prefix, d) = match given.to_str().and_then(|g| g.rsplit_once('=')) {
+                    Some((p, d)) if !given.is_dir() && !p.is_empty() && !d.is_empty() => {
+                        (Some(p.to_owned()), Path::new(d))
+                    }
+                    _ => (None, given.as_path()),
+                };
+                match std::fs::canonicalize(d) {
+                    Ok(c) if c.is_dir() => Ok((prefix, c)),
+                    Ok(_) => Err(format!("{flag} {}: not a directory", d.display())),
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                        Err(format!("{flag} {}: no such directory", d.display()))
+                    }
+                    Err(e) => Err(format!("{flag} {}: cannot read it ({})", d.display(), e.kind())),
                 }
-                Err(e) => Err(format!("{flag} {}: cannot read it ({})", d.display(), e.kind())),
             })
             .collect::<Result<_, _>>()?;
         Ok(SourceDirs { dirs })
     }
 
-    /// The file of a script URL inside one of the folders: `file:///a/b.js` when it lies in
-    /// one; `https://host/a/b.js`, `/a/b.js` and `a/b.js` as `a/b.js` under each (then by the
-    /// path's last parts: `b.js`). None when no such file exists there.
+    /// The file of a script URL inside one of the folders: under a folder given with a prefix,
+    /// the rest of a URL that starts with it, exactly; else `file:///a/b.js` when it lies in a
+    /// folder, and `https://host/a/b.js`, `/a/b.js` and `a/b.js` as `a/b.js` under each (then
+    /// by the path's last parts: `b.js`). None when no such file exists there.
     pub(crate) fn find(&self, url: &str) -> Option<PathBuf> {
         // A URL's query and fragment are no part of the file's name.
         let url = url.split(['?', '#']).next().unwrap_or("");
+        for (prefix, d) in &self.dirs {
+            if let Some(rest) = prefix.as_deref().and_then(|p| url.strip_prefix(p)) {
+                let rest = percent_decoded(rest);
+                let rel: PathBuf = plain_parts(Path::new(&rest)).into_iter().collect();
+                if let Some(found) = self.inside(&d.join(rel)) {
+                    return Some(found);
+                }
+            }
+        }
         let path = match url.split_once("://") {
             Some(("file", rest)) => {
                 let p = PathBuf::from(percent_decoded(rest.trim_start_matches("localhost")));
-                if let Some(found) = std::fs::canonicalize(&p).ok().filter(|c| self.contains(c) && c.is_file()) {
+                if let Some(found) = self.inside(&p) {
                     return Some(found);
                 }
                 p
@@ -48,32 +67,37 @@ impl SourceDirs {
             Some((_, rest)) => PathBuf::from(percent_decoded(rest.split_once('/').map_or("", |(_, p)| p))),
             None => PathBuf::from(url),
         };
-        // Only plain names: no `..`, no root, nothing a URL could use to leave the folder.
-        let parts: Vec<&str> = path
-            .components()
-            .filter_map(|c| match c {
-                Component::Normal(s) => s.to_str(),
-                _ => None,
-            })
-            .collect();
+        let parts = plain_parts(&path);
         for skip in 0..parts.len() {
             let rel: PathBuf = parts[skip..].iter().collect();
-            for d in &self.dirs {
-                let candidate = d.join(&rel);
-                if let Ok(c) = std::fs::canonicalize(&candidate) {
-                    // A symbolic link out of the folder is not followed.
-                    if self.contains(&c) && c.is_file() {
-                        return Some(c);
-                    }
+            for (_, d) in self.dirs.iter().filter(|(p, _)| p.is_none()) {
+                if let Some(found) = self.inside(&d.join(&rel)) {
+                    return Some(found);
                 }
             }
         }
         None
     }
 
-    fn contains(&self, p: &Path) -> bool {
-        self.dirs.iter().any(|d| p.starts_with(d))
+    /// The file at `candidate`, when it is one inside the folders (a symbolic link out of
+    /// them is not followed).
+    fn inside(&self, candidate: &Path) -> Option<PathBuf> {
+        std::fs::canonicalize(candidate).ok().filter(|c| self.contains(c) && c.is_file())
     }
+
+    fn contains(&self, p: &Path) -> bool {
+        self.dirs.iter().any(|(_, d)| p.starts_with(d))
+    }
+}
+
+/// Only a path's plain names: no `..`, no root, nothing a URL could use to leave a folder.
+fn plain_parts(path: &Path) -> Vec<&str> {
+    path.components()
+        .filter_map(|c| match c {
+            Component::Normal(s) => s.to_str(),
+            _ => None,
+        })
+        .collect()
 }
 
 /// The source's lines (at most [`SOURCE_LIMIT`] bytes, invalid UTF-8 replaced).

@@ -10,6 +10,6 @@ mod scopes;
 mod text;
 mod url;
 
-pub(crate) use resolve::{resolve, FrameAt};
 pub use crate::model::trace::scripts::Embedded;
+pub(crate) use resolve::{resolve, FrameAt};
 pub use resolve::{FrameKey, Loader, MapProblem, Resolution, Resolved, ScriptSummary};

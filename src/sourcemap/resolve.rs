@@ -7,11 +7,11 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-use crate::model::trace::scripts::{Embedded, MetaMap, TraceScript};
 use super::map::{parse_text, SourceMap};
 use super::scopes::AstScopes;
 use super::text::Lines;
 use super::url::{complete_url, file_name, ParsedUrl};
+use crate::model::trace::scripts::{Embedded, MetaMap, TraceScript};
 
 /// A call frame of a profile node, as recorded (0-based line and column; None where the
 /// profile has none).
@@ -307,8 +307,12 @@ pub(crate) fn resolve(frames: &[(FrameKey, FrameAt)], embedded: &Embedded, loade
             continue;
         } else {
             *of_profile.entry((at.pid, k.script_id.clone(), k.url.clone())).or_insert_with(|| {
-                let desc =
-                    TraceScript { pid: at.pid, script_id: k.script_id.clone(), url: k.url.clone(), ..TraceScript::default() };
+                let desc = TraceScript {
+                    pid: at.pid,
+                    script_id: k.script_id.clone(),
+                    url: k.url.clone(),
+                    ..TraceScript::default()
+                };
                 scripts.push(Script::new(format!("{}|user", at.pid), desc, false));
                 scripts.len() - 1
             })
@@ -319,9 +323,7 @@ pub(crate) fn resolve(frames: &[(FrameKey, FrameAt)], embedded: &Embedded, loade
     let mut order: Vec<usize> = (0..scripts.len()).collect();
     order.sort_by(|&a, &b| {
         let (x, y) = (&scripts[a], &scripts[b]);
-        x.group
-            .cmp(&y.group)
-            .then_with(|| numeric_id(&x.desc.script_id).total_cmp(&numeric_id(&y.desc.script_id)))
+        x.group.cmp(&y.group).then_with(|| numeric_id(&x.desc.script_id).total_cmp(&numeric_id(&y.desc.script_id)))
     });
     for &s in &order {
         attach(&mut scripts[s], &embedded.maps, loader, &mut res.problems);
@@ -477,9 +479,7 @@ fn attach(s: &mut Script, carried: &[MetaMap], loader: &dyn Loader, problems: &m
     let read = |r: Result<Vec<u8>, String>| r.map(MapBytes::Read);
     let by_url = |u: &str| carried.iter().find(|m| m.url.as_deref() == Some(u));
     let mut found: Option<Found> = None;
-    if let Some(bytes) =
-        loader.map_for(&url).or_else(|| s.desc.source_url.as_deref().and_then(|u| loader.map_for(u)))
-    {
+    if let Some(bytes) = loader.map_for(&url).or_else(|| s.desc.source_url.as_deref().and_then(|u| loader.map_for(u))) {
         found = Some((read(bytes), default_map_url.clone(), "map-file"));
     }
     if found.is_none() && is_data {
@@ -491,7 +491,8 @@ fn attach(s: &mut Script, carried: &[MetaMap], loader: &dyn Loader, problems: &m
     if found.is_none() && !is_data {
         if let Some(rc) = resolved_comment.as_deref() {
             if let Some(m) = carried.iter().find(|m| m.map_url.as_deref() == Some(rc)) {
-                found = Some((Ok(MapBytes::Carried(m.map.clone())), Some(rc.to_owned()), "trace-metadata-by-sourceMapUrl"));
+                found =
+                    Some((Ok(MapBytes::Carried(m.map.clone())), Some(rc.to_owned()), "trace-metadata-by-sourceMapUrl"));
             }
         }
     }

@@ -147,8 +147,12 @@ fn every_frame_of_node_and_chromium_traces_is_named_and_placed_as_devtools_does(
         assert_eq!(want["scripts"], got["scripts"], "{fixture}/{input}: the scripts");
         same_frames(&format!("{fixture}/{input}"), &want, &got, &mut tally);
     }
-    let maps: Vec<Value> =
-        answer_for("chromium-page", "trace-saved")["scripts"].as_array().unwrap().iter().map(|s| s["map"].clone()).collect();
+    let maps: Vec<Value> = answer_for("chromium-page", "trace-saved")["scripts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["map"].clone())
+        .collect();
     assert_eq!(maps[..2], ["trace-metadata-by-sourceMapUrl", "trace-metadata-by-url(elided data url)"]);
     let Tally { compared, renamed, placed } = tally;
     assert!(compared >= 1000 && placed > 400 && renamed > 50, "{compared} frames, {placed} placed, {renamed} renamed");
@@ -223,6 +227,47 @@ fn a_comment_never_leads_out_of_the_folders() {
     assert!(a["original"]["url"].as_str().unwrap().ends_with("/x.ts"), "{doc}");
     assert_eq!(doc["scripts"][0]["map"], "maps-dir-by-comment", "{doc}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A deployed URL's prefix names the folder that has its files: the profile's script is
+/// `https://cdn.example.com/assets/app.js`, its build in `dist/`; another folder has an
+/// `assets/app.js` of another build, which the script's path alone would find first.
+#[test]
+fn a_url_prefix_names_the_folder_of_a_deployed_script() {
+    let dir = build_folder("esbuild", "prefix");
+    let other = build_folder("esbuild-es2017", "prefix");
+    std::fs::create_dir_all(other.join("assets")).unwrap();
+    for f in ["app.js", "app.js.map"] {
+        std::fs::rename(other.join(f), other.join("assets").join(f)).unwrap();
+    }
+    let recorded = std::fs::read_to_string(dir.join("app.cpuprofile")).unwrap();
+    let deployed =
+        recorded.replace("file:///tmp/jscalls-sourcemaps/out/esbuild/app.js", "https://cdn.example.com/assets/app.js");
+    assert_ne!(recorded, deployed);
+    let profile = dir.join("deployed.cpuprofile");
+    std::fs::write(&profile, deployed).unwrap();
+    let names = |maps: &[String]| {
+        let mut args = vec!["frames", profile.to_str().unwrap(), "--format", "smoracle"];
+        for m in maps {
+            args.extend(["--source-maps", m.as_str()]);
+        }
+        let o = jscalls(&args);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+        frames(&doc)
+            .into_values()
+            .map(|f| (f["line"].clone(), f["column"].clone(), f["resolvedName"].clone()))
+            .collect::<Vec<_>>()
+    };
+    let want: Vec<_> = frames(&answer("esbuild"))
+        .into_values()
+        .map(|f| (f["line"].clone(), f["column"].clone(), f["resolvedNameAst"].clone()))
+        .collect();
+    let (other_s, dir_s) = (other.to_str().unwrap().to_owned(), dir.to_str().unwrap().to_owned());
+    assert_eq!(names(&[other_s.clone(), format!("https://cdn.example.com/assets/={dir_s}")]), want);
+    assert_ne!(names(&[other_s, dir_s]), want, "the other build's assets/app.js is found by the path");
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(&other);
 }
 
 /// The recorded (minified) name of the frame DevTools names `original` in `bundle`.

@@ -250,11 +250,30 @@ mod tests {
     #[test]
     fn scripts_gather_their_description_and_text() {
         let mut r = Rundown::default();
-        let d = br#"{"data":{"isolate":"7","scriptId":4,"url":"http://x/a.js","sourceMapUrl":"a.js.map","isModule":true}}"#;
+        let d =
+            br#"{"data":{"isolate":"7","scriptId":4,"url":"http://x/a.js","sourceMapUrl":"a.js.map","isModule":true}}"#;
         r.event("ScriptCatchup", Some(RUNDOWN), 1, 2, d);
-        r.event("ScriptCatchup", Some(RUNDOWN_SOURCES), 1, 3, br#"{"data":{"isolate":"7","scriptId":4,"sourceText":"f()"}}"#);
-        r.event("LargeScriptCatchup", Some(RUNDOWN_SOURCES), 1, 2, br#"{"data":{"isolate":"7","scriptId":5,"splitIndex":1,"splitCount":2,"sourceText":"b"}}"#);
-        r.event("LargeScriptCatchup", Some(RUNDOWN_SOURCES), 1, 2, br#"{"data":{"isolate":"7","scriptId":5,"splitIndex":0,"splitCount":2,"sourceText":"a"}}"#);
+        r.event(
+            "ScriptCatchup",
+            Some(RUNDOWN_SOURCES),
+            1,
+            3,
+            br#"{"data":{"isolate":"7","scriptId":4,"sourceText":"f()"}}"#,
+        );
+        r.event(
+            "LargeScriptCatchup",
+            Some(RUNDOWN_SOURCES),
+            1,
+            2,
+            br#"{"data":{"isolate":"7","scriptId":5,"splitIndex":1,"splitCount":2,"sourceText":"b"}}"#,
+        );
+        r.event(
+            "LargeScriptCatchup",
+            Some(RUNDOWN_SOURCES),
+            1,
+            2,
+            br#"{"data":{"isolate":"7","scriptId":5,"splitIndex":0,"splitCount":2,"sourceText":"a"}}"#,
+        );
         r.event("ScriptCatchup", Some("other"), 1, 2, br#"{"data":{"isolate":"7","scriptId":6}}"#);
         let e = r.finish(Some(br#"{"sourceMaps":[{"url":"http://x/b.js","sourceMap":{"version":3}},{"url":1}]}"#));
         assert_eq!(e.scripts.len(), 2);
