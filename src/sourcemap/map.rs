@@ -114,7 +114,88 @@ pub(crate) fn parse_text(text: &[u8]) -> Result<Value, MapError> {
     if let Some(rest) = t.strip_prefix("\u{FEFF}".as_bytes()) {
         t = rest;
     }
-    serde_json::from_slice(t).map_err(|e| MapError::Json(e.to_string()))
+    let mut de = serde_json::Deserializer::from_slice(t);
+    let v = serde::de::DeserializeSeed::deserialize(Lean::Plain, &mut de).and_then(|v| de.end().map(|()| v));
+    v.map_err(|e| MapError::Json(e.to_string()))
+}
+
+/// A map's JSON as a [`Value`], each string of a `sourcesContent` array replaced by a digest
+/// of it: the sources' text only ever decides whether two maps embed the same source
+/// (`compatibleForURL`), and copying it was most of a large map's reading.
+#[derive(Clone, Copy)]
+enum Lean {
+    Plain,
+    /// The value of a `sourcesContent` key.
+    Contents,
+    /// An element of it.
+    Content,
+}
+
+/// The digest that stands for a source's text: its length and a 64-bit SipHash.
+fn digest(text: &str) -> Value {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::hash::DefaultHasher::new();
+    text.hash(&mut h);
+    Value::String(format!("{}:{:016x}", text.len(), h.finish()))
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for Lean {
+    type Value = Value;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Lean {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E>(self, b: bool) -> Result<Value, E> {
+        Ok(Value::Bool(b))
+    }
+    fn visit_i64<E>(self, n: i64) -> Result<Value, E> {
+        Ok(Value::from(n))
+    }
+    fn visit_u64<E>(self, n: u64) -> Result<Value, E> {
+        Ok(Value::from(n))
+    }
+    fn visit_f64<E>(self, n: f64) -> Result<Value, E> {
+        Ok(serde_json::Number::from_f64(n).map_or(Value::Null, Value::Number))
+    }
+    fn visit_str<E>(self, s: &str) -> Result<Value, E> {
+        Ok(match self {
+            Lean::Content => digest(s),
+            _ => Value::String(s.to_owned()),
+        })
+    }
+    fn visit_string<E>(self, s: String) -> Result<Value, E> {
+        Ok(match self {
+            Lean::Content => digest(&s),
+            _ => Value::String(s),
+        })
+    }
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let element = if matches!(self, Lean::Contents) { Lean::Content } else { Lean::Plain };
+        let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(4096));
+        while let Some(v) = seq.next_element_seed(element)? {
+            out.push(v);
+        }
+        Ok(Value::Array(out))
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut out = serde_json::Map::new();
+        while let Some(k) = map.next_key::<String>()? {
+            let seed = if k == "sourcesContent" { Lean::Contents } else { Lean::Plain };
+            out.insert(k, map.next_value_seed(seed)?);
+        }
+        Ok(Value::Object(out))
+    }
 }
 
 /// JavaScript's `String(v)` for the JSON values a map may hold where a string belongs.
@@ -166,7 +247,9 @@ impl SourceMap {
             map.mappings_error = Some(e);
         }
         // "As per spec, mappings are not necessarily sorted": a stable sort by position.
-        map.entries.sort_by_key(|e| (e.line, e.column));
+        if !map.entries.is_sorted_by_key(|e| (e.line, e.column)) {
+            map.entries.sort_by_key(|e| (e.line, e.column));
+        }
         map.entries.shrink_to_fit();
         Ok(map)
     }
@@ -232,11 +315,14 @@ impl SourceMap {
             self.names.extend(names.iter().map(|n| n.as_str().map(str::to_owned)));
         }
         let n_names = self.names.len() - name_base;
+        // One entry per segment: as many as separators, give or take one a line.
+        let segments = memchr::memchr2_iter(b',', b';', text.as_bytes()).count() + 1;
+        self.entries.reserve(segments);
         let mut it = Units::new(text);
         let (mut line, mut column) = (line, column);
         let (mut source, mut source_line, mut source_column, mut name) = (first_source as i64, 0i64, 0i64, 0i64);
         let source_of = |k: i64| if k >= 0 && (k as usize) < self.sources.len() { k as u32 } else { NONE };
-        let mut out = Vec::new();
+        let out = &mut self.entries;
         loop {
             if it.peek() == Some(u16::from(b',')) {
                 it.next();
@@ -272,7 +358,6 @@ impl SourceMap {
             self.out_of_range += usize::from(src == NONE || nm == NONE);
             out.push(Entry::new(line, column, src, source_line, source_column, nm));
         }
-        self.entries.extend(out);
         Ok(())
     }
 
@@ -432,6 +517,19 @@ mod tests {
             &parse_text(json.as_bytes()).unwrap(),
         )
         .unwrap()
+    }
+
+    #[test]
+    fn sources_compare_by_their_decoded_text() {
+        let with = |content: &str| {
+            map(&format!(r#"{{"version":3,"sources":["a.ts"],"sourcesContent":[{content}],"mappings":"AAAA"}}"#))
+        };
+        let (plain, escaped, other) =
+            (with(r#""let ab = 1;\n""#), with(r#""let a\u0062 = 1;\u000a""#), with(r#""let b;""#));
+        let url = "http://x.com/dist/a.ts";
+        assert!(plain.compatible_for(url, &escaped));
+        assert!(!plain.compatible_for(url, &other));
+        assert!(!plain.compatible_for(url, &with("null")));
     }
 
     /// The first example of the Source Map v3 proposal's mappings, decoded by hand.

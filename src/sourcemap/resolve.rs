@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use super::map::{parse_text, SourceMap};
-use super::scopes::AstScopes;
+use super::scopes::{self, AstScopes, Scope};
 use super::text::Lines;
 use super::url::{complete_url, file_name, ParsedUrl};
 use crate::model::trace::scripts::{Embedded, MetaMap, TraceScript};
@@ -131,6 +131,8 @@ struct Script {
     /// The scopes of the script's text, made original by its map, when the map has no scope
     /// data of its own (made on first use).
     ast: std::cell::OnceCell<Option<AstScopes>>,
+    /// The text's own scopes, found while its map was read.
+    generated: Option<Result<Vec<Scope>, Option<String>>>,
     /// The text's lines (made on first use).
     lines: std::cell::OnceCell<Lines>,
     summary: ScriptSummary,
@@ -153,6 +155,7 @@ impl Script {
             from_trace,
             map: None,
             ast: std::cell::OnceCell::new(),
+            generated: None,
             lines: std::cell::OnceCell::new(),
             summary,
         }
@@ -363,7 +366,10 @@ pub(crate) fn resolve(frames: &[(FrameKey, FrameAt)], embedded: &Embedded, loade
                     let (line, column) = sc.desc.relative(line, column);
                     // Scope data (here: the script's scopes) names the function first.
                     let ast = sc.ast.get_or_init(|| match (sc.text_lines(), map.has_scopes) {
-                        (Some((text, lines)), false) => match AstScopes::new(map, text, lines, sc.desc.is_module) {
+                        (Some((text, lines)), false) => match match &sc.generated {
+                            Some(g) => g.as_ref().map(|g| AstScopes::of(map, lines, g)).map_err(Clone::clone),
+                            None => AstScopes::new(map, text, lines, sc.desc.is_module),
+                        } {
                             Ok(a) => Some(a),
                             Err(why) => {
                                 if let Some(why) = why {
@@ -534,16 +540,30 @@ fn attach(s: &mut Script, carried: &[MetaMap], loader: &dyn Loader, problems: &m
         problems.push(problem(format!("{origin}: no absolute URL for the map (the script's URL is no URL)")));
         return;
     };
-    let map = bytes
-        .map_err(|e| format!("{origin}: {e}"))
-        .and_then(|b| {
-            match b {
-                MapBytes::Read(b) => parse_text(&b),
-                MapBytes::Carried(raw) => parse_text(raw.get().as_bytes()),
-            }
+    let read_map = || {
+        bytes
             .map_err(|e| format!("{origin}: {e}"))
-        })
-        .and_then(|json| SourceMap::new(&compiled, &map_url, &json).map_err(|e| format!("{origin}: {e}")));
+            .and_then(|b| {
+                match b {
+                    MapBytes::Read(b) => parse_text(&b),
+                    MapBytes::Carried(raw) => parse_text(raw.get().as_bytes()),
+                }
+                .map_err(|e| format!("{origin}: {e}"))
+            })
+            .and_then(|json| SourceMap::new(&compiled, &map_url, &json).map_err(|e| format!("{origin}: {e}")))
+    };
+    // The script's own scopes are found beside the map's reading (both take a while for a
+    // large bundle), on a stack of their own.
+    let (text, module) = (s.desc.text.clone(), s.desc.is_module);
+    let (map, generated) = std::thread::scope(|scope| {
+        let parse = text.as_deref().and_then(|t| {
+            let b = std::thread::Builder::new().name("jscalls-parse".into()).stack_size(scopes::PARSE_STACK);
+            b.spawn_scoped(scope, move || scopes::generated(t, module)).ok()
+        });
+        let map = read_map();
+        (map, parse.and_then(|h| h.join().ok()))
+    });
+    s.generated = generated;
     match map {
         Ok(m) => {
             if let Some(e) = &m.mappings_error {

@@ -27,7 +27,7 @@ enum Kind {
 
 /// A scope of the generated script (byte offsets into its text).
 #[derive(Debug, Clone)]
-struct Scope {
+pub(crate) struct Scope {
     start: u32,
     end: u32,
     kind: Kind,
@@ -60,9 +60,25 @@ fn nesting(text: &str) -> usize {
 
 /// `ScopeParser.parseScopes`: the scopes of `text` in pre-order (0 the whole script), or None
 /// when it does not parse.
+/// The stack the parse needs: the parser and the walk recurse once per level of nesting (at
+/// most [`MAX_NESTING`]).
+pub(crate) const PARSE_STACK: usize = 64 << 20;
+
+#[cfg(test)]
 fn parse_scopes(text: &str, module: bool) -> Option<Vec<Scope>> {
-    // On a stack of its own: the parser and the walk recurse once per level of nesting.
-    crate::parallel::on_stack(64 << 20, || parse_scopes_here(text, module)).flatten()
+    crate::parallel::on_stack(PARSE_STACK, || parse_scopes_here(text, module)).flatten()
+}
+
+/// A script's own scopes, in its text's positions, as DevTools' formatter finds them; an
+/// error says why not (None: it does not parse). To be run on a stack of [`PARSE_STACK`].
+pub(crate) fn generated(text: &str, module: bool) -> Result<Vec<Scope>, Option<String>> {
+    let deepest = nesting(text);
+    if deepest > MAX_NESTING {
+        return Err(Some(format!(
+            "its script nests brackets {deepest} deep (over {MAX_NESTING}): its functions are named by the mappings alone"
+        )));
+    }
+    parse_scopes_here(text, module).ok_or(None)
 }
 
 fn parse_scopes_here(text: &str, module: bool) -> Option<Vec<Scope>> {
@@ -278,13 +294,13 @@ impl AstScopes {
     /// `createFromAst` for `map` and the generated `text`; Err when the text does not parse
     /// (as for DevTools: None), or is nested too deeply to be parsed here (Some: why).
     pub(crate) fn new(map: &SourceMap, text: &str, lines: &Lines, module: bool) -> Result<AstScopes, Option<String>> {
-        let deepest = nesting(text);
-        if deepest > MAX_NESTING {
-            return Err(Some(format!(
-                "its script nests brackets {deepest} deep (over {MAX_NESTING}): its functions are named by the mappings alone"
-            )));
-        }
-        let scopes = parse_scopes(text, module).ok_or(None)?;
+        let scopes = crate::parallel::on_stack(PARSE_STACK, || generated(text, module)).unwrap_or(Err(None))?;
+        Ok(AstScopes::of(map, lines, &scopes))
+    }
+
+    /// The scopes of a script whose own scopes ([`generated`]) are `scopes`, made original
+    /// through `map`.
+    pub(crate) fn of(map: &SourceMap, lines: &Lines, scopes: &[Scope]) -> AstScopes {
         let n_urls = map.source_urls().len();
         // One root per source, over all of it.
         let mut originals: Vec<Original> = (0..n_urls).map(|_| Original::new((0, 0), (i64::MAX, i64::MAX))).collect();
@@ -340,7 +356,7 @@ impl AstScopes {
                 stack.push((c, Some(r), next_hint));
             }
         }
-        Ok(AstScopes { originals, ranges })
+        AstScopes { originals, ranges }
     }
 
     /// `findOriginalFunctionName`: the name of the innermost original function around the
