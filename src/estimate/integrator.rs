@@ -72,8 +72,27 @@ struct State<'m> {
     /// The candidate stack (nodes, outermost first); its calls would all start at the same
     /// sample and time, which [`State::reconcile`] is given.
     cand: Vec<u32>,
-    /// The [`State::keys`] of `cand`, once it is complete (after [`State::filter_natives`]).
+    /// The [`State::keys`] of `cand`, side by side with it.
     cand_keys: Vec<u32>,
+    /// The tree path of the node whose stack `cand` holds (the root left out): `path[d]` is
+    /// its ancestor at depth `d`; with `path_cand[d]`, the length of `cand` up to it (native
+    /// frames are left out of `cand`). A new stack keeps what it shares with the last one, so
+    /// a sample costs what its stack changes, not its depth.
+    path: Vec<u32>,
+    path_cand: Vec<u32>,
+    /// `cand` ends with a GC node put on top of its base's stack.
+    cand_gc: bool,
+    /// Room for [`State::set_path`]'s new frames.
+    scratch: Vec<u32>,
+    /// The length of the prefix where the JS stack and the candidate are known to be equal
+    /// (equal keys, none of them never equal): the comparison starts after it.
+    same: usize,
+    /// Where the JS stack has frames never equal to any (ascending).
+    nevers: Vec<usize>,
+    /// Build each stack from the root and compare from the bottom, as DevTools does (the
+    /// property tests compare the two).
+    #[cfg(test)]
+    from_root: bool,
     /// The seed's (node, GC base) whose stack `cand` holds, when it holds a seed's: a sample
     /// of the same node (most samples repeat the one before) has the same stack.
     cand_of: Option<(u32, u32)>,
@@ -224,8 +243,26 @@ fn run_part(
     seeds: impl Iterator<Item = Seed>,
     ends_at: Option<f64>,
 ) -> (Vec<ProfileCall>, u64) {
+    run_part_as(model, entries, trace_nodes, cfg, seeds, ends_at, false)
+}
+
+/// [`run_part`], with each stack built from the root and compared from the bottom when
+/// `from_root` (tests only: the walk DevTools does, for the property tests).
+fn run_part_as(
+    model: &ProfileModel,
+    entries: &[Entry],
+    trace_nodes: &[u32],
+    cfg: IntegratorConfig,
+    seeds: impl Iterator<Item = Seed>,
+    ends_at: Option<f64>,
+    #[cfg_attr(not(test), allow(unused_variables))] from_root: bool,
+) -> (Vec<ProfileCall>, u64) {
     let mut seeds = seeds.peekable();
     let mut st = State::new(model, trace_nodes, cfg);
+    #[cfg(test)]
+    {
+        st.from_root = from_root;
+    }
     // Recordings make a call for every 2.7 to 3.2 samples (Chromium, generated traces): room
     // for one per two is not grown (and copied) on the way. Room never written costs no memory.
     st.out.reserve(model.n_samples() / 2);
@@ -367,6 +404,14 @@ impl<'m> State<'m> {
             last_time: 0.0,
             cand: Vec::new(),
             cand_keys: Vec::new(),
+            path: Vec::new(),
+            path_cand: Vec::new(),
+            cand_gc: false,
+            scratch: Vec::new(),
+            same: 0,
+            nevers: Vec::new(),
+            #[cfg(test)]
+            from_root: false,
             cand_of: None,
             settled: None,
             meta_ids: [id(model.program), Some(model.nodes[0].id), id(model.idle), id(model.gc)],
@@ -422,12 +467,32 @@ impl<'m> State<'m> {
         // Otherwise the sample is ignored: a non-JS parent while JS frames are open.
     }
 
-    /// Empties the candidate for a new stack: what was known of the old one no longer holds.
+    /// Whether stacks are built from the root, as DevTools builds them (tests only).
+    #[inline]
+    fn from_root(&self) -> bool {
+        #[cfg(test)]
+        return self.from_root;
+        #[cfg(not(test))]
+        false
+    }
+
+    /// A new candidate is coming: the seed it was made for and the settled state no longer
+    /// hold (what it shares with the old one is kept by [`State::set_path`]).
     fn new_cand(&mut self) {
-        self.cand.clear();
-        self.cand_keys.clear();
         self.cand_of = None;
         self.settled = None;
+        if self.cand_gc {
+            self.cand.pop();
+            self.cand_keys.pop();
+            self.cand_gc = false;
+        }
+        if self.from_root() {
+            self.cand.clear();
+            self.cand_keys.clear();
+            self.path.clear();
+            self.path_cand.clear();
+        }
+        self.same = self.same.min(self.cand.len());
     }
 
     /// `#makeProfileCallsForStack` for a seed, into `self.cand`.
@@ -438,37 +503,62 @@ impl<'m> State<'m> {
         let is_gc = Some(model.nodes[s.node as usize].id) == gc_id;
         let base = if is_gc { s.gc_base } else { s.node };
         if base == NONE {
+            self.set_path(NONE);
             return;
         }
-        self.push_ancestors(base);
-        if is_gc {
+        self.set_path(base);
+        if is_gc && self.keeps(s.node) {
             self.cand.push(s.node);
+            self.cand_keys.push(self.keys[s.node as usize]);
+            self.cand_gc = true;
         }
     }
 
-    /// The node and its ancestors, outermost first, the root excluded.
-    fn push_ancestors(&mut self, node: u32) {
-        let start = self.cand.len();
+    /// Whether a node's frame is on the stacks (native frames are not, unless all events are
+    /// shown).
+    #[inline]
+    fn keeps(&self, node: u32) -> bool {
+        self.cfg.show_all_events || !self.model.nodes[node as usize].native
+    }
+
+    /// Makes the candidate the stack of `node` and its ancestors, outermost first, the root
+    /// and native frames left out ([`NONE`]: empty): the old stack's frames up to the deepest
+    /// ancestor the two share stay, the rest of the new one is pushed.
+    fn set_path(&mut self, node: u32) {
+        let nodes = &self.model.nodes;
+        // The frames the old stack lacks, innermost first.
+        let mut new = std::mem::take(&mut self.scratch);
+        new.clear();
         let mut n = node;
         while n != NONE {
-            let nd = &self.model.nodes[n as usize];
+            let nd = &nodes[n as usize];
             if nd.parent == NONE {
                 break; // the root
             }
-            self.cand.push(n);
+            let d = nd.depth as usize;
+            if self.path.get(d) == Some(&n) {
+                break; // shared with the old stack from here down
+            }
+            new.push(n);
             n = nd.parent;
         }
-        self.cand[start..].reverse();
-    }
-
-    /// Drops the native frames (unless all events are shown); the candidate is then complete.
-    fn filter_natives(&mut self) {
-        if !self.cfg.show_all_events {
-            let nodes = &self.model.nodes;
-            self.cand.retain(|&c| !nodes[c as usize].native);
+        let shared =
+            if n == NONE || nodes[n as usize].parent == NONE { 0 } else { nodes[n as usize].depth as usize + 1 };
+        self.path.truncate(shared);
+        self.path_cand.truncate(shared);
+        let len = self.path_cand.last().map_or(0, |&l| l as usize);
+        self.cand.truncate(len);
+        self.cand_keys.truncate(len);
+        self.same = self.same.min(len);
+        for &n in new.iter().rev() {
+            self.path.push(n);
+            if self.keeps(n) {
+                self.cand.push(n);
+                self.cand_keys.push(self.keys[n as usize]);
+            }
+            self.path_cand.push(self.cand.len() as u32);
         }
-        self.cand_keys.clear();
-        self.cand_keys.extend(self.cand.iter().map(|&c| self.keys[c as usize]));
+        self.scratch = new;
     }
 
     /// The stack for an event's `sampleTraceId`, when it resolves.
@@ -481,16 +571,16 @@ impl<'m> State<'m> {
         let model = self.model;
         let gc_id = model.gc.map(|g| model.nodes[g as usize].id);
         if Some(model.nodes[node as usize].id) == gc_id {
+            self.set_path(NONE);
             return true; // a GC node has no base here: an empty stack, which still overrides
         }
-        self.push_ancestors(node);
+        self.set_path(node);
         true
     }
 
     fn extract_for_seed(&mut self, s: &Seed) {
         if self.cand_of != Some((s.node, s.gc_base)) {
             self.fill_seed_stack(s);
-            self.filter_natives();
             self.cand_of = Some((s.node, s.gc_base));
         }
         self.reconcile(s.sample as i64, s.ts);
@@ -498,17 +588,27 @@ impl<'m> State<'m> {
 
     fn extract_for_event(&mut self, e: &Entry) {
         if e.trace != 0 && self.fill_trace_id_stack(e.trace) {
-            self.filter_natives();
             self.reconcile(-1, e.ts);
             return;
         }
         // The candidate is the live JS stack itself: compared with itself, it only differs
         // where a frame is never equal to anything (a NaN field).
-        let n = self.js.len();
-        let mut i = self.top_lock();
-        while i < n && self.js_keys[i] != NEVER {
-            i += 1;
-        }
+        let lock = self.top_lock();
+        let i = if self.from_root() {
+            let (n, mut i) = (self.js.len(), lock);
+            while i < n && self.js_keys[i] != NEVER {
+                i += 1;
+            }
+            i
+        } else {
+            // The first frame never equal from the lock up (past the stack: the lock itself).
+            let k = self.nevers.partition_point(|&p| p < lock);
+            if lock >= self.js.len() {
+                lock
+            } else {
+                self.nevers.get(k).copied().unwrap_or(self.js.len())
+            }
+        };
         self.truncate(i, e.ts);
     }
 
@@ -521,11 +621,17 @@ impl<'m> State<'m> {
             self.settled = Some(self.n_truncates);
             return;
         }
-        // framesEqual: equal keys, neither of them never equal.
+        // framesEqual: equal keys, neither of them never equal; the known-equal prefix is
+        // not compared again.
         let n = self.cand_keys.len().min(self.js_keys.len());
-        let mut i = self.top_lock();
+        let lock = self.top_lock();
+        let known = if self.from_root() { 0 } else { self.same.min(n) };
+        let mut i = lock.max(known);
         while i < n && self.cand_keys[i] == self.js_keys[i] && self.cand_keys[i] != NEVER {
             i += 1;
+        }
+        if known >= lock {
+            self.same = i;
         }
         let depth = self.truncate(i, ts);
         // Settled when the stack is now the candidate up to the meta frames it skips, and those
@@ -543,6 +649,12 @@ impl<'m> State<'m> {
             settled &= !skipped && key != NEVER;
             let idx = self.out.len() as u32;
             self.out.push(ProfileCall { node, sample_index: sample, ts, dur: 0.0 });
+            let at = self.js.len();
+            if key == NEVER {
+                self.nevers.push(at);
+            } else if self.same == at && at == j {
+                self.same += 1; // the frame pushed is the candidate's, at its place
+            }
             self.js.push((idx, self.n_truncates));
             self.js_keys.push(key);
         }
@@ -571,6 +683,10 @@ impl<'m> State<'m> {
         }
         self.js.truncate(depth);
         self.js_keys.truncate(depth);
+        self.same = self.same.min(depth);
+        while self.nevers.last().is_some_and(|&p| p >= depth) {
+            self.nevers.pop();
+        }
         depth
     }
 }
@@ -688,6 +804,183 @@ mod tests {
         // Trace indices 1..3: a node, a GC node, one that does not resolve.
         let trace_nodes = vec![m.node_by_index(0).unwrap_or(NO_NODE), m.gc.unwrap_or(NO_NODE), NO_NODE];
         (m, entries, trace_nodes)
+    }
+
+    /// The calls of a walk whose stacks are kept from one sample to the next, and of one whose
+    /// stacks are built from the root and compared from the bottom (DevTools' walk), bit for
+    /// bit, with the same console errors, for both engine versions and with native frames kept
+    /// or not.
+    fn same_as_from_root(what: &str, m: &ProfileModel, entries: &[Entry], trace_nodes: &[u32]) {
+        let bits = |calls: &[ProfileCall]| -> Vec<(u32, i64, u64, u64)> {
+            calls.iter().map(|c| (c.node, c.sample_index, c.ts.to_bits(), c.dur.to_bits())).collect()
+        };
+        for (show_all_events, version) in
+            [(false, EngineVersion::V0_0_65), (true, EngineVersion::V0_0_65), (false, EngineVersion::Latest)]
+        {
+            let cfg = IntegratorConfig { show_all_events, version, ..Default::default() };
+            let n = m.n_samples();
+            let run = |from_root| run_part_as(m, entries, trace_nodes, cfg, seeds(m, 0, n), None, from_root);
+            let ((want, want_errors), (got, errors)) = (run(true), run(false));
+            assert!(!want.is_empty(), "{what}: no calls");
+            assert!(bits(&got) == bits(&want), "{what}, {version:?}, show all {show_all_events}");
+            assert_eq!(errors, want_errors, "{what}, {version:?}");
+        }
+    }
+
+    /// A profile of `nodes` (id, name, url, children) sampled at `samples` (ids, 50-149 µs
+    /// apart), with tasks, calls, trace-id events and instants over it as `long_thread` makes
+    /// them (trace ids 1..3 resolve to the first sample's node, GC, nothing).
+    fn thread_of(r: &mut Lcg, nodes: &[String], samples: &[i64], events: bool) -> (ProfileModel, Vec<Entry>, Vec<u32>) {
+        let deltas: Vec<String> =
+            samples.iter().map(|_| (if r.below(50) == 0 { 0 } else { 50 + r.below(100) }).to_string()).collect();
+        let samples: Vec<String> = samples.iter().map(i64::to_string).collect();
+        let json = format!(
+            r#"{{"nodes":[{}],"samples":[{}],"timeDeltas":[{}],"startTime":0,"endTime":0}}"#,
+            nodes.join(","),
+            samples.join(","),
+            deltas.join(",")
+        );
+        let mut strings = Strings::default();
+        let j: CpuProfileJson = serde_json::from_str(&json).unwrap();
+        let raw = raw_from_cpuprofile(&j, &mut strings, None).unwrap();
+        let limits = Limits { max_depth: 1_000_000, ..Limits::default() };
+        let m = ProfileModel::new(raw, &strings, limits, "t", None).unwrap();
+        let times: Vec<f64> = m.sample_times().map(|ms| ms * 1000.0).collect();
+        let entry = |ts: f64, dur: f64, trace: u32, flags: u8| Entry { ts, dur, trace, flags };
+        let mut entries = Vec::new();
+        let mut t = times[1];
+        let last = times[times.len() - 1];
+        while events && t < last {
+            if r.below(4) == 0 {
+                t = times[times.partition_point(|&x| x < t).min(times.len() - 1)];
+            }
+            let dur = if r.below(6) == 0 { 0.0 } else { (100 + r.below(3000)) as f64 };
+            entries.push(entry(t, dur, 0, RESET));
+            if dur > 50.0 {
+                match r.below(5) {
+                    0 => entries.push(entry(t + 10.0, dur - 20.0, 0, INVOCATION)),
+                    1 => entries.push(entry(t + 5.0, dur / 2.0, 0, RESET | INVOCATION)),
+                    2 => entries.push(entry(t + 7.0, dur / 3.0, 1 + r.below(3) as u32, INVOCATION)),
+                    3 => entries.push(entry(t + 3.0, 0.0, 0, INSTANT)),
+                    _ => {}
+                }
+            }
+            if r.below(30) == 0 {
+                entries.push(entry(t + 1.0, 0.0, 1 + r.below(3) as u32, INSTANT));
+            }
+            t += dur + r.below(400) as f64;
+        }
+        crate::model::sort_entries(&mut entries);
+        let trace_nodes = vec![m.node_by_index(0).unwrap_or(NO_NODE), m.gc.unwrap_or(NO_NODE), NO_NODE];
+        (m, entries, trace_nodes)
+    }
+
+    fn node_json(id: i64, name: &str, url: &str, kids: &[i64]) -> String {
+        let kids: Vec<String> = kids.iter().map(|k| k.to_string()).collect();
+        format!(
+            r#"{{"id":{id},"callFrame":{{"functionName":"{name}","scriptId":"1","url":"{url}","lineNumber":1,"columnNumber":1}},"children":[{}]}}"#,
+            kids.join(",")
+        )
+    }
+
+    /// Random trees (equal frames under different parents, native frames, the meta nodes) and
+    /// random walks over them: to a child, to the parent, anywhere, (program), GC.
+    #[test]
+    fn kept_stacks_equal_devtools_walk_on_random_trees_and_walks() {
+        for seed in 1..=24 {
+            let mut r = Lcg(seed);
+            let n = 5 + r.below(60) as i64;
+            // Ids 1 root, 2 (program), 3 (idle), 4 GC, then n functions.
+            let mut parent = vec![0i64; (n + 5) as usize];
+            let mut kids: Vec<Vec<i64>> = vec![Vec::new(); (n + 5) as usize];
+            kids[1] = vec![2, 3, 4];
+            for id in 5..5 + n {
+                let p = if id == 5 || r.below(4) == 0 { 1 } else { 5 + r.below((id - 5) as u64) as i64 };
+                parent[id as usize] = p;
+                kids[p as usize].push(id);
+            }
+            let mut nodes = vec![
+                node_json(1, "(root)", "", &kids[1]),
+                node_json(2, "(program)", "", &[]),
+                node_json(3, "(idle)", "", &[]),
+                node_json(4, "(garbage collector)", "", &[]),
+            ];
+            for id in 5..5 + n {
+                let name = format!("f{}", r.below(6));
+                let url = if r.below(8) == 0 { "native V8Runtime" } else { "a.js" };
+                nodes.push(node_json(id, &name, url, &kids[id as usize]));
+            }
+            let mut at = 5i64;
+            let mut samples = Vec::new();
+            for _ in 0..3000 {
+                match r.below(10) {
+                    0..=2 => {
+                        if let Some(&k) = kids[at as usize].first() {
+                            at = kids[at as usize][r.below(kids[at as usize].len() as u64) as usize].max(k);
+                        }
+                    }
+                    3..=4 => at = if parent[at as usize] >= 5 { parent[at as usize] } else { at },
+                    5 => at = 5 + r.below(n as u64) as i64,
+                    6 => {
+                        samples.push(2);
+                        continue;
+                    }
+                    7 => {
+                        samples.push(4);
+                        continue;
+                    }
+                    _ => {}
+                }
+                samples.push(at);
+            }
+            let events = seed % 3 != 0;
+            let (m, entries, trace_nodes) = thread_of(&mut r, &nodes, &samples, events);
+            same_as_from_root(&format!("tree {seed}"), &m, &entries, &trace_nodes);
+        }
+    }
+
+    /// Deep chains (f0 > f1 > f2 > f0 > …, 3,000 levels) walked down one level a sample, back up
+    /// in jumps, with (program) and GC samples between, with and without tasks over them.
+    #[test]
+    fn kept_stacks_equal_devtools_walk_on_deep_chains() {
+        let depth = 3000i64;
+        let mut nodes = vec![
+            node_json(1, "(root)", "", &[2, 3, 4, 5]),
+            node_json(2, "(program)", "", &[]),
+            node_json(3, "(idle)", "", &[]),
+            node_json(4, "(garbage collector)", "", &[]),
+        ];
+        for d in 0..depth {
+            let id = 5 + d;
+            let kids: Vec<i64> = if d + 1 < depth { vec![id + 1] } else { Vec::new() };
+            let url = if d % 97 == 50 { "native V8Runtime" } else { "r.js" };
+            nodes.push(node_json(id, &format!("f{}", d % 3), url, &kids));
+        }
+        for seed in 1..=4 {
+            let mut r = Lcg(seed);
+            let mut samples = Vec::new();
+            let mut at = 5i64;
+            while samples.len() < 12_000 {
+                match r.below(20) {
+                    0 => samples.push(2),
+                    1 => samples.push(4),
+                    2 => at = (at - r.below(200) as i64).max(5),
+                    _ => at = (at + 1).min(4 + depth),
+                }
+                samples.push(at);
+            }
+            let (m, entries, trace_nodes) = thread_of(&mut r, &nodes, &samples, seed % 2 == 0);
+            same_as_from_root(&format!("chain {seed}"), &m, &entries, &trace_nodes);
+        }
+    }
+
+    /// The long threads of the cut tests, walked both ways.
+    #[test]
+    fn kept_stacks_equal_devtools_walk_on_long_threads() {
+        for seed in 1..=3 {
+            let (m, entries, trace_nodes) = long_thread(seed, 20_000);
+            same_as_from_root(&format!("long thread {seed}"), &m, &entries, &trace_nodes);
+        }
     }
 
     /// Cut at any qualifying task, the two halves give the calls of one walk, bit for bit, with
