@@ -469,7 +469,7 @@ impl<'m> State<'m> {
 
     /// Whether stacks are built from the root, as DevTools builds them (tests only).
     #[inline]
-    fn from_root(&self) -> bool {
+    fn walks_from_root(&self) -> bool {
         #[cfg(test)]
         return self.from_root;
         #[cfg(not(test))]
@@ -486,7 +486,7 @@ impl<'m> State<'m> {
             self.cand_keys.pop();
             self.cand_gc = false;
         }
-        if self.from_root() {
+        if self.walks_from_root() {
             self.cand.clear();
             self.cand_keys.clear();
             self.path.clear();
@@ -594,7 +594,7 @@ impl<'m> State<'m> {
         // The candidate is the live JS stack itself: compared with itself, it only differs
         // where a frame is never equal to anything (a NaN field).
         let lock = self.top_lock();
-        let i = if self.from_root() {
+        let i = if self.walks_from_root() {
             let (n, mut i) = (self.js.len(), lock);
             while i < n && self.js_keys[i] != NEVER {
                 i += 1;
@@ -625,7 +625,7 @@ impl<'m> State<'m> {
         // not compared again.
         let n = self.cand_keys.len().min(self.js_keys.len());
         let lock = self.top_lock();
-        let known = if self.from_root() { 0 } else { self.same.min(n) };
+        let known = if self.walks_from_root() { 0 } else { self.same.min(n) };
         let mut i = lock.max(known);
         while i < n && self.cand_keys[i] == self.js_keys[i] && self.cand_keys[i] != NEVER {
             i += 1;

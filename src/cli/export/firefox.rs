@@ -15,14 +15,141 @@ pub(crate) struct ThreadPart {
     profile: Box<fxprof_processed_profile::Profile>,
     pid: (u32, String),
     tid: (u32, String),
+    /// Where its functions are, written into its func table (see [`Places`]).
+    places: Option<Places>,
 }
 
+/// Each function of a thread's func table (in the writer's order) with its file, line and
+/// column (1-based), which the writer cannot write: the Firefox Profiler shows them, and its
+/// source view opens the file at the function. Source-mapped functions are at their original
+/// place.
+pub(crate) struct Places {
+    /// Per function: its file (an index into `files`), line and column.
+    funcs: Vec<(Option<u32>, Option<i64>, Option<i64>)>,
+    files: Vec<String>,
+}
+
+impl Places {
+    /// The places of `c`'s functions, in the order the writer makes its func table: a
+    /// function per distinct (label, flags), as the frames are interned.
+    fn of(c: &Chosen) -> Places {
+        let mut seen: std::collections::HashSet<(String, u32)> = std::collections::HashSet::new();
+        let mut files: Vec<String> = Vec::new();
+        let mut file_index: std::collections::HashMap<String, u32> = std::collections::HashMap::new();
+        let mut funcs = Vec::new();
+        for f in &c.stacks.funcs {
+            if !seen.insert((f.label(), frame_kind(f).1.bits())) {
+                continue;
+            }
+            let js = f.is_js() && !f.url.is_empty();
+            let file = js.then(|| {
+                *file_index.entry(f.url.clone()).or_insert_with(|| {
+                    files.push(f.url.clone());
+                    files.len() as u32 - 1
+                })
+            });
+            let plus_one = |v: Option<i64>| v.filter(|&v| js && v >= 0).map(|v| v + 1);
+            funcs.push((file, plus_one(f.line), plus_one(f.column)));
+        }
+        Places { funcs, files }
+    }
+
+    /// Writes the places into the bytes of a profile of one thread: the files at the end of
+    /// its string table, and the func table's `fileName`, `lineNumber` and `columnNumber`
+    /// (which the writer fills with nulls).
+    fn write_into(&self, bytes: &mut Vec<u8>) -> io::Result<()> {
+        if self.funcs.iter().all(|&(f, l, c)| f.is_none() && l.is_none() && c.is_none()) {
+            return Ok(());
+        }
+        let bad =
+            |what: &str| io::Error::other(format!("the Firefox profile's writer wrote its {what} unlike expected"));
+        // Keys found as keys only: a quote inside a string is escaped. Last in the bytes first,
+        // so that the places found before stay where they are.
+        let strings = find_array(bytes, b"\"stringArray\":[").ok_or_else(|| bad("string table"))?;
+        let n = json_strings(&bytes[strings.clone()]).ok_or_else(|| bad("string table"))?;
+        let mut added = String::new();
+        for (k, f) in self.files.iter().enumerate() {
+            if n + k > 0 {
+                added.push(',');
+            }
+            jscalls::tree::write_json_str(&mut added, f);
+        }
+        bytes.splice(strings.end..strings.end, added.into_bytes());
+        let column = |v: Option<i64>| v.map_or_else(|| "null".to_owned(), |v| v.to_string());
+        for (key, values) in [
+            (&b"\"columnNumber\":["[..], self.funcs.iter().map(|f| column(f.2)).collect::<Vec<_>>()),
+            (b"\"lineNumber\":[", self.funcs.iter().map(|f| column(f.1)).collect()),
+            (b"\"fileName\":[", self.funcs.iter().map(|f| column(f.0.map(|k| i64::from(k) + n as i64))).collect()),
+        ] {
+            let at = find_array(bytes, key).ok_or_else(|| bad("func table"))?;
+            let written = bytes[at.clone()].split(|&b| b == b',').filter(|p| !p.is_empty()).count();
+            if written != values.len() {
+                return Err(bad("func table"));
+            }
+            bytes.splice(at, values.join(",").into_bytes());
+        }
+        Ok(())
+    }
+}
+
+/// The bytes inside the array after `key` (which is written once), up to its `]`.
+fn find_array(bytes: &[u8], key: &[u8]) -> Option<std::ops::Range<usize>> {
+    let open = memchr::memmem::find(bytes, key)? + key.len();
+    let mut in_string = false;
+    let mut escaped = false;
+    for (i, &b) in bytes[open..].iter().enumerate() {
+        match (in_string, escaped, b) {
+            (true, true, _) => escaped = false,
+            (true, false, b'\\') => escaped = true,
+            (true, false, b'"') => in_string = false,
+            (false, _, b'"') => in_string = true,
+            (false, _, b']') => return Some(open..open + i),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The number of strings in the inside of a JSON array of strings.
+fn json_strings(inside: &[u8]) -> Option<usize> {
+    let (mut n, mut in_string, mut escaped) = (0, false, false);
+    for &b in inside {
+        match (in_string, escaped, b) {
+            (true, true, _) => escaped = false,
+            (true, false, b'\\') => escaped = true,
+            (true, false, b'"') => in_string = false,
+            (false, _, b'"') => {
+                in_string = true;
+                n += 1;
+            }
+            _ => {}
+        }
+    }
+    (!in_string).then_some(n)
+}
+
+/// A function's category (JavaScript, GC, idle, native) and frame flags in the profile.
+fn frame_kind(f: &jscalls::tree::Func) -> (usize, fxprof_processed_profile::FrameFlags) {
+    use fxprof_processed_profile::FrameFlags;
+    if f.is_js() {
+        (JS, FrameFlags::IS_JS)
+    } else if f.name == "(garbage collector)" {
+        (GC, FrameFlags::empty())
+    } else if matches!(f.name.as_str(), "(idle)" | "(program)" | "(root)") {
+        (IDLE, FrameFlags::empty())
+    } else {
+        (NATIVE, FrameFlags::IS_RELEVANT_FOR_JS)
+    }
+}
+
+/// The categories, in the order the profile adds them.
+const JS: usize = 0;
+const NATIVE: usize = 1;
+const GC: usize = 2;
+const IDLE: usize = 3;
+
 /// Writes a Firefox profile (see [`Rewrite`]).
-pub(super) fn write_profile(
-    profile: &fxprof_processed_profile::Profile,
-    tracing_ms: bool,
-    w: &mut dyn Write,
-) -> io::Result<()> {
+fn write_profile(profile: &fxprof_processed_profile::Profile, tracing_ms: bool, w: &mut dyn Write) -> io::Result<()> {
     // Buffered: the serializer writes token by token.
     let mut w = io::BufWriter::with_capacity(1 << 16, Rewrite::new(w, tracing_ms));
     serde_json::to_writer(&mut w, profile)?;
@@ -43,6 +170,9 @@ pub(super) fn write_threads(
     let serialize = |part: &ThreadPart| -> io::Result<Vec<u8>> {
         let mut bytes = Vec::new();
         write_profile(&part.profile, tracing_ms, &mut bytes)?;
+        if let Some(places) = &part.places {
+            places.write_into(&mut bytes)?;
+        }
         set_id(&mut bytes, "pid", part.pid.0, &part.pid.1)?;
         set_id(&mut bytes, "tid", part.tid.0, &part.tid.1)?;
         Ok(bytes)
@@ -177,10 +307,6 @@ fn firefox(kept: &[Chosen], weight: WeightArg, input: &str, threads: usize) -> R
     order.sort_by_key(|c| (c.pid, c.tid));
     let processes = Process::all(&order, &base);
     let process_of = |c: &Chosen| &processes[processes.partition_point(|p| p.pid < c.pid)];
-    if let [c] = order[..] {
-        let profile = Box::new(base.profile(&[(c, process_of(c))]));
-        return Rendered::Firefox { profile, tracing_ms: !counts };
-    }
     let tids = unique_ids(order.iter().map(|c| c.tid as u32));
     let mut order: Vec<(&Chosen, String)> = order.into_iter().zip(tids).collect();
     // The writer's order: processes by (start, pid), a process's threads main first, then by
@@ -199,6 +325,7 @@ fn firefox(kept: &[Chosen], weight: WeightArg, input: &str, threads: usize) -> R
             profile: Box::new(base.profile(&[(c, process)])),
             pid: (c.pid as u32, process.id.clone()),
             tid: (c.tid as u32, tid),
+            places: Some(Places::of(c)),
         }
     });
     // What the writer calls a profile with JavaScript: a JS frame in one of its threads (every
@@ -271,7 +398,7 @@ impl Base {
     /// A profile of `threads` (in pid, tid order), each with its process.
     fn profile(&self, threads: &[(&Chosen, &Process)]) -> fxprof_processed_profile::Profile {
         use fxprof_processed_profile::{
-            CategoryColor, CpuDelta, FrameFlags, FrameInfo, Profile, ReferenceTimestamp, SamplingInterval,
+            CategoryColor, CpuDelta, FrameInfo, Profile, ReferenceTimestamp, SamplingInterval,
         };
         let at = |us: f64| self.at(us);
         let mut profile = Profile::new(
@@ -279,10 +406,13 @@ impl Base {
             ReferenceTimestamp::from_millis_since_unix_epoch(self.zero / 1000.0),
             SamplingInterval::from_nanos(self.interval_ns),
         );
-        let js = profile.add_category("JavaScript", CategoryColor::Yellow);
-        let native = profile.add_category("Native", CategoryColor::Blue);
-        let gc = profile.add_category("GC / CC", CategoryColor::Orange);
-        let idle = profile.add_category("Idle", CategoryColor::Transparent);
+        // In the order of [`JS`], [`NATIVE`], [`GC`], [`IDLE`].
+        let categories = [
+            profile.add_category("JavaScript", CategoryColor::Yellow),
+            profile.add_category("Native", CategoryColor::Blue),
+            profile.add_category("GC / CC", CategoryColor::Orange),
+            profile.add_category("Idle", CategoryColor::Transparent),
+        ];
         let marker_type = profile.register_marker_type(fxprof_processed_profile::RuntimeSchemaMarkerSchema {
             type_name: MARKER_TYPE.to_owned(),
             description: Some("An event of the trace, at its recorded time".to_owned()),
@@ -312,15 +442,8 @@ impl Base {
                 .funcs
                 .iter()
                 .map(|f| {
-                    let (category, flags) = if f.is_js() {
-                        (js, FrameFlags::IS_JS)
-                    } else if f.name == "(garbage collector)" {
-                        (gc, FrameFlags::empty())
-                    } else if matches!(f.name.as_str(), "(idle)" | "(program)" | "(root)") {
-                        (idle, FrameFlags::empty())
-                    } else {
-                        (native, FrameFlags::IS_RELEVANT_FOR_JS)
-                    };
+                    let (category, flags) = frame_kind(f);
+                    let category = categories[category];
                     let label = profile.intern_string(&f.label());
                     profile.intern_frame(
                         thread,
@@ -651,6 +774,63 @@ mod tests {
         Chosen { pid, tid, name: Some(name.to_owned()), calls: 3, stacks, spans, samples: None, events }
     }
 
+    /// Each JavaScript function of the func table has its file (a string added to the
+    /// thread's table), line and column (1-based); other functions have none.
+    #[test]
+    fn functions_have_their_file_line_and_column() {
+        let mut c = thread(1, 1, "CrRendererMain", "https://x/app.ts", 0.0);
+        let g = c.stacks.func(Func {
+            name: "(garbage collector)".into(),
+            url: String::new(),
+            script: String::new(),
+            line: None,
+            column: None,
+        });
+        let at = |l, col| Func {
+            name: "b".into(),
+            url: "https://x/\"q\".ts".into(),
+            script: "3".into(),
+            line: Some(l),
+            column: Some(col),
+        };
+        let (b1, b2) = (c.stacks.func(at(9, 0)), c.stacks.func(at(19, 4)));
+        let a = c.stacks.funcs.iter().position(|f| f.name == "a").map(jscalls::tree::FuncId::new).unwrap();
+        for (path, w) in [(vec![a, b1], 5.0), (vec![a, b2], 6.0), (vec![g], 1.0)] {
+            let s = c.stacks.stack_of(&path).unwrap();
+            c.spans.push(Span { start: 70.0 + w, end: 71.0 + w, stack: s, weight: 1.0 });
+            c.stacks.add(s, 1.0);
+        }
+        let mut out = Vec::new();
+        super::firefox(&[c], WeightArg::SelfTime, "t.json", 1).write_to(&mut out).unwrap();
+        let p: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        let t = &p["threads"][0];
+        let (f, strings) = (&t["funcTable"], t["stringArray"].as_array().unwrap());
+        let rows: Vec<String> = (0..f["length"].as_u64().unwrap() as usize)
+            .map(|i| {
+                let s = |v: &serde_json::Value| {
+                    v.as_u64().map_or("-".to_owned(), |k| strings[k as usize].as_str().unwrap().to_owned())
+                };
+                format!(
+                    "{} | {} {} {}",
+                    s(&f["name"][i]),
+                    s(&f["fileName"][i]),
+                    f["lineNumber"][i],
+                    f["columnNumber"][i]
+                )
+            })
+            .collect();
+        assert_eq!(
+            rows,
+            [
+                "a https://x/app.ts | https://x/app.ts null null",
+                "b https://x/app.ts | https://x/app.ts null null",
+                "(garbage collector) | - null null",
+                "b https://x/\"q\".ts:10:1 | https://x/\"q\".ts 10 1",
+                "b https://x/\"q\".ts:20:5 | https://x/\"q\".ts 20 5",
+            ]
+        );
+    }
+
     #[test]
     fn threads_written_apart_make_the_one_profile_of_them_all() {
         // Two processes that both have a tid 1 (written "1" and "1.1"), a process whose main
@@ -686,7 +866,12 @@ mod tests {
             assert!(text.contains(r#""tid":"1.1""#) && text.contains(r#""usesOnlyOneStackType":false"#), "{text}");
             for threads in [1, 2, 3, 8] {
                 let mut apart = Vec::new();
-                super::firefox(&kept, weight, "t.json", threads).write_to(&mut apart).unwrap();
+                // The functions' places, which the one writer cannot write, left out.
+                let mut r = super::firefox(&kept, weight, "t.json", threads);
+                if let super::Rendered::FirefoxThreads { parts, .. } = &mut r {
+                    parts.iter_mut().for_each(|p| p.places = None);
+                }
+                r.write_to(&mut apart).unwrap();
                 assert_eq!(String::from_utf8(apart).unwrap(), text, "{threads} threads");
             }
         }

@@ -22,7 +22,7 @@ pub(crate) mod pprof;
 mod speedscope;
 mod svg;
 
-use firefox::{write_profile, write_threads, ThreadPart};
+use firefox::{write_threads, ThreadPart};
 
 /// One output format: what `--to` calls it, the file names that say it, and its writer.
 pub(crate) struct Format {
@@ -178,14 +178,9 @@ pub(crate) enum Rendered {
     Collapsed(Vec<CollapsedTree>),
     /// Lines, each written with its newline.
     Lines(Vec<String>),
-    /// The Firefox Profiler's profile, serialized as it is written (see [`Rewrite`]); with
-    /// `tracing_ms`, its weights are µs to be written as ms.
-    Firefox {
-        profile: Box<fxprof_processed_profile::Profile>,
-        tracing_ms: bool,
-    },
-    /// The same for several threads, a profile each, serialized in parallel and spliced into
-    /// one as they are written (see [`firefox`]).
+    /// The Firefox Profiler's profile: a profile per thread, serialized in parallel (each as
+    /// it is written, see [`Rewrite`]; with `tracing_ms`, its weights are µs to be written as
+    /// ms) and spliced into one as they are written (see [`firefox`]).
     FirefoxThreads {
         parts: Vec<ThreadPart>,
         /// Whether one of them has JavaScript (the whole's `meta.usesOnlyOneStackType`).
@@ -214,7 +209,6 @@ impl Rendered {
                 w.write_all(l.as_bytes())?;
                 w.write_all(b"\n")
             }),
-            Rendered::Firefox { profile, tracing_ms } => write_profile(&profile, tracing_ms, w),
             Rendered::FirefoxThreads { parts, js, tracing_ms, threads } => {
                 write_threads(&parts, js, tracing_ms, threads, w)
             }

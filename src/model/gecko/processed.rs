@@ -250,7 +250,7 @@ fn function_frames(funcs: &Columns<'_>, shared: Option<&Value>, text: &[Value], 
         let number = |c: Option<&[Value]>| c.and_then(|c| c[f].as_i64());
         let out = match file {
             Some(url) => FrameOut {
-                name: name.to_owned(),
+                name: own_name(name, url),
                 url: url.to_owned(),
                 line: number(lines).map(|l| l - 1),
                 column: number(columns).map(|c| (c - 1).max(0)),
@@ -262,6 +262,20 @@ fn function_frames(funcs: &Columns<'_>, shared: Option<&Value>, text: &[Value], 
         func_json.push(call_frame_json(&out));
     }
     Ok(func_json)
+}
+
+/// The name of a function whose file is `url`: jscalls' export names it by its label, `name
+/// url:line:column` (or `name url`), which has the name before the file.
+fn own_name(name: &str, url: &str) -> String {
+    let l = labelled(name);
+    if l.url == url {
+        return l.name;
+    }
+    match name.strip_suffix(url).and_then(|n| n.strip_suffix(' ')) {
+        Some("(anonymous)") => String::new(),
+        Some(n) => n.to_owned(),
+        None => name.to_owned(),
+    }
 }
 
 /// `name url:line:column` (1-based), as jscalls' export and the tree name a JS function; a
