@@ -24,6 +24,7 @@
 # usage: bash conformance/regenerate.sh [FIXTURE...]
 #        bash conformance/regenerate.sh --shared
 #        bash conformance/regenerate.sh --sourcemaps
+#        bash conformance/regenerate.sh --ranges   (fixtures/ranges/: conformance/ranges.tsv's windows)
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 SHARED="${JSCALLS_SHARED:-$ROOT/../shared}"
@@ -68,6 +69,26 @@ mkdir -p "$RUN"
 cp "$SHARED"/oracle/{oracle.mjs,tree.mjs,lines.mjs,patch-v6.mjs,compare.mjs,compare-tree.mjs,compare-lines.mjs,package.json,package-lock.json} "$RUN/"
 [ -d "$RUN/node_modules/@paulirish/trace_engine" ] || (cd "$RUN" && npm ci --no-audit --no-fund >/dev/null)
 [ -f "$RUN/engine-v6/PATCHED-V6.json" ] || (cd "$RUN" && node patch-v6.mjs >/dev/null)
+
+if [ "${1:-}" = --ranges ]; then
+  # DevTools' trees of each selected range of conformance/ranges.tsv, both engines:
+  # fixtures/ranges/NAME.rangeK.oracle-tree(-v6).json(.gz), K counted per input from 1.
+  rm -f "$ROOT"/fixtures/ranges/*.oracle-tree*.json*
+  declare -A seen
+  grep -v '^#' "$ROOT/conformance/ranges.tsv" | while IFS=$'\t' read -r input start end what; do
+    base="${input%.json.gz}"
+    seen[$base]=$(( ${seen[$base]:-0} + 1 ))
+    out="$ROOT/fixtures/ranges/$base.range${seen[$base]}"
+    echo "range: $input $start..$end ($what)" >&2
+    node "$RUN/oracle.mjs" "$ROOT/fixtures/$input" --tree-range "$start,$end" --quiet-engine --out "$out.oracle-tree.json"
+    node "$RUN/oracle.mjs" "$ROOT/fixtures/$input" --tree-range "$start,$end" --quiet-engine --engine v6 \
+      --out "$out.oracle-tree-v6.json"
+    for f in "$out".oracle-tree*.json; do
+      if [ "$(stat -c %s "$f")" -gt 65536 ]; then gzip -9n "$f"; fi
+    done
+  done
+  exit 0
+fi
 
 if [ "${1:-}" = --shared ]; then
   mkdir -p "$ROOT/conformance/latest"

@@ -220,9 +220,25 @@ impl Analysis {
     /// [`Assembled::write_devtools_tree`] does (the set of all events needs
     /// [`Config::keep_event_names`]).
     pub fn write_devtools_tree(&self, out: &mut dyn Write, input_label: &str) -> Result<(), Error> {
+        self.write_devtools_tree_of(out, input_label, None)
+    }
+
+    /// [`Analysis::write_devtools_tree`] over a selected time range (DevTools' trees of a range
+    /// selected in the Performance panel), or the whole trace with None.
+    pub fn write_devtools_tree_of(
+        &self,
+        out: &mut dyn Write,
+        input_label: &str,
+        range: Option<&tree::Selection>,
+    ) -> Result<(), Error> {
         names_kept(self.kind, &self.cfg)?;
-        tree::devtools::write(out, &self.all, self.bounds, input_label, self.cfg.engine.label())
+        tree::devtools::write(out, &self.all, self.bounds, range, input_label, self.cfg.engine.label())
             .map_err(|e| Error::io("cannot write the tree", e))
+    }
+
+    /// The trace's bounds (DevTools' MetaHandler): its first and last event's times, µs.
+    pub fn trace_bounds(&self) -> (f64, f64) {
+        self.bounds
     }
 
     /// Writes the timeline: `source`'s events (read again) and each thread's calls on a thread
@@ -384,11 +400,28 @@ impl Assembled {
     /// its calls and (with [`Config::keep_event_names`]) the set of all its events, as the
     /// `devtools-tree/1` document of the reference oracle.
     pub fn write_devtools_tree(self, out: &mut dyn Write, input_label: &str) -> Result<(), Error> {
+        self.write_devtools_tree_of(out, input_label, None)
+    }
+
+    /// [`Assembled::write_devtools_tree`] over a selected time range, or the whole trace with
+    /// None (see [`Analysis::write_devtools_tree_of`]).
+    pub fn write_devtools_tree_of(
+        self,
+        out: &mut dyn Write,
+        input_label: &str,
+        range: Option<&tree::Selection>,
+    ) -> Result<(), Error> {
         names_kept(self.kind, &self.cfg)?;
         let bounds = self.bounds;
         let (lazy, cfg) = self.lazy();
-        tree::devtools::write(out, lazy, bounds, input_label, cfg.engine.label())
+        tree::devtools::write(out, lazy, bounds, range, input_label, cfg.engine.label())
             .map_err(|e| Error::io("cannot write the tree", e))
+    }
+
+    /// The trace's bounds (DevTools' MetaHandler): its first and last event's times, µs (for a
+    /// profile, its samples' span).
+    pub fn trace_bounds(&self) -> (f64, f64) {
+        self.bounds
     }
 
     /// Estimates the threads one at a time, in (pid, tid) order, handing each to `f`.

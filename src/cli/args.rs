@@ -313,8 +313,73 @@ pub(crate) struct TreeArgs {
     /// Show nodes down to this depth (0: the roots only).
     #[arg(long, value_name = "N")]
     pub(crate) depth: Option<usize>,
+    /// Only the time from START to END, ms on the trace's clock (its events' `ts` / 1000), or
+    /// `+A..+B` ms from the recording's start: the trees DevTools shows for a range selected in
+    /// the Performance panel (with `--format devtools`).
+    #[arg(long, value_name = "START..END", value_parser = RangeArg::parse)]
+    pub(crate) range: Option<RangeArg>,
     #[command(flatten)]
     pub(crate) select: SelectArgs,
+}
+
+/// `--range START..END`: each end in ms on the trace's clock, or `+MS` from the recording's
+/// start.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct RangeArg {
+    pub(crate) text: String,
+    start: (bool, f64),
+    end: (bool, f64),
+}
+
+impl RangeArg {
+    pub(crate) fn parse(s: &str) -> Result<RangeArg, String> {
+        let bad =
+            || format!("'{s}': expected START..END in ms on the trace's clock, or +A..+B from the recording's start");
+        let (a, b) = s.split_once("..").ok_or_else(bad)?;
+        let end = |t: &str| -> Result<(bool, f64), String> {
+            let (rel, n) = match t.trim().strip_prefix('+') {
+                Some(n) => (true, n),
+                None => (false, t.trim()),
+            };
+            let v: f64 = n.parse().map_err(|_| bad())?;
+            if !v.is_finite() {
+                return Err(bad());
+            }
+            Ok((rel, v))
+        };
+        let (start, end) = (end(a)?, end(b)?);
+        if start.0 == end.0 && end.1 <= start.1 {
+            let why = if end.1 == start.1 { "it is empty" } else { "its end is before its start" };
+            return Err(format!("'{s}': {why}"));
+        }
+        Ok(RangeArg { text: s.to_owned(), start, end })
+    }
+
+    /// The window in µs in a recording that spans `bounds` (µs), or why there is none.
+    pub(crate) fn window(&self, bounds: (f64, f64)) -> Result<jscalls::tree::Selection, String> {
+        let at = |(rel, v): (bool, f64)| if rel { bounds.0 / 1000.0 + v } else { v };
+        let (start, end) = (at(self.start), at(self.end));
+        let span = || {
+            let ms = |us: f64| us / 1000.0;
+            format!("{}..{} ms", ms(bounds.0), ms(bounds.1))
+        };
+        if end <= start {
+            return Err(format!(
+                "--range {}: its end is not after its start (the recording spans {})",
+                self.text,
+                span()
+            ));
+        }
+        if end * 1000.0 < bounds.0 || start * 1000.0 > bounds.1 {
+            return Err(format!("--range {} lies outside the recording, which spans {}", self.text, span()));
+        }
+        Ok(jscalls::tree::Selection {
+            option: "--range".to_owned(),
+            arg: self.text.clone(),
+            min_us: start * 1000.0,
+            max_us: end * 1000.0,
+        })
+    }
 }
 
 #[derive(Debug, Args)]

@@ -35,11 +35,27 @@ enum What {
     Trace(u32),
 }
 
-/// Writes the document for every thread of `t` with calls.
+/// A selected time range, as the Performance panel's range selection gives it to its trees:
+/// a window in µs on the trace's clock (ms × 1000 for a range given in ms).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Selection {
+    /// How it was asked for (the option), for the document.
+    pub option: String,
+    /// With what (the option's argument).
+    pub arg: String,
+    /// The window's start, µs.
+    pub min_us: f64,
+    /// The window's end, µs.
+    pub max_us: f64,
+}
+
+/// Writes the document for every thread of `t` with calls, over the trace (`bounds`, µs) or
+/// the `range` selected in it.
 pub(crate) fn write(
     out: &mut dyn Write,
     mut t: impl Estimates,
     bounds: (f64, f64),
+    range: Option<&Selection>,
     input: &str,
     engine: &str,
 ) -> io::Result<()> {
@@ -55,7 +71,24 @@ pub(crate) fn write(
     write_number(&mut s, bounds.0);
     s.push_str(",\"max\":");
     write_number(&mut s, bounds.1);
-    s.push_str("},\n\"topDownDepth\":null,\n\"bottomUpLevels\":2,\n\"order\":\"children by id\",\n\"threads\":[");
+    s.push_str("},\n");
+    if let Some(r) = range {
+        s.push_str("\"range\":{\"option\":");
+        write_json_string(&mut s, &r.option);
+        s.push_str(",\"arg\":");
+        write_json_string(&mut s, &r.arg);
+        s.push_str(",\"startTime\":");
+        write_number(&mut s, r.min_us / 1000.0);
+        s.push_str(",\"endTime\":");
+        write_number(&mut s, r.max_us / 1000.0);
+        s.push_str(",\"windowUs\":{\"min\":");
+        write_number(&mut s, r.min_us);
+        s.push_str(",\"max\":");
+        write_number(&mut s, r.max_us);
+        s.push_str("}},\n");
+    }
+    let window = range.map_or(bounds, |r| (r.min_us, r.max_us));
+    s.push_str("\"topDownDepth\":null,\n\"bottomUpLevels\":2,\n\"order\":\"children by id\",\n\"threads\":[");
     out.write_all(s.as_bytes())?;
     let mut first = true;
     t.each(|th, strings| {
@@ -78,7 +111,7 @@ pub(crate) fn write(
         for (k, name) in ["calls", "all"].iter().enumerate() {
             let evs = set.select(k == 1);
             let _ = std::fmt::Write::write_fmt(&mut s, format_args!("\"{name}\":{{\"events\":{},", evs.len()));
-            set.tree(&evs, bounds, &mut s);
+            set.tree(&evs, window, &mut s);
             s.push_str(if k == 0 { "},\n" } else { "}\n}" });
         }
         out.write_all(s.as_bytes())

@@ -11,6 +11,7 @@
 
 mod call_tree;
 pub(crate) mod devtools;
+pub use devtools::Selection;
 pub(crate) mod export;
 mod json;
 mod transform;

@@ -49,6 +49,11 @@ fn goldens(dir: &Path, inputs: &Path) -> Vec<(PathBuf, PathBuf, &'static str)> {
     entries.sort();
     for g in &entries {
         let Some((base, kind)) = golden_name(g.file_name().unwrap().to_str().unwrap()) else { continue };
+        // A selected range's answer (`NAME.rangeK`) is of the input NAME.
+        let base = match base.rsplit_once(".range") {
+            Some((name, k)) if !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit()) => name,
+            _ => base,
+        };
         let input = [".json.gz", ".json", ".gz", ""]
             .iter()
             .map(|ext| inputs.join(format!("{base}{ext}")))
@@ -139,11 +144,27 @@ fn check(input: &Path, golden: &Path, kind: &str) -> Result<usize, String> {
 fn check_tree(input: &Path, golden: &Path, kind: &str, mut cfg: Config) -> Result<usize, String> {
     cfg.keep_event_names = true;
     let a = analyze(&Source::file(input), &cfg).map_err(|e| format!("{}: {e}", input.display()))?;
-    let mut buf = Vec::new();
-    a.write_devtools_tree(&mut buf, "x").unwrap();
-    let ours = deep_json(&buf).map_err(|e| format!("our tree is not JSON: {e}"))?;
     let want = deep_json(&read_golden(golden)).unwrap();
-    let what = format!("{} [{kind}]", input.display());
+    // A selected range's trees: the window the oracle's were built with.
+    let range = want.get("range").map(|r| jscalls::tree::Selection {
+        option: "--range".to_owned(),
+        arg: String::new(),
+        min_us: r["windowUs"]["min"].as_f64().unwrap(),
+        max_us: r["windowUs"]["max"].as_f64().unwrap(),
+    });
+    let mut buf = Vec::new();
+    a.write_devtools_tree_of(&mut buf, "x", range.as_ref()).unwrap();
+    let ours = deep_json(&buf).map_err(|e| format!("our tree is not JSON: {e}"))?;
+    let what = format!("{} [{kind}{}]", input.display(), if range.is_some() { ", range" } else { "" });
+    if let Some(r) = &range {
+        let (o, w) = (&ours["range"], &want["range"]);
+        for f in ["startTime", "endTime"] {
+            if o[f] != w[f] {
+                return Err(format!("{what}: range {f} is {}, DevTools {}", o[f], w[f]));
+            }
+        }
+        assert!(r.max_us > r.min_us);
+    }
     let (ot, wt) = (ours["threads"].as_array().unwrap(), want["threads"].as_array().unwrap());
     let key = |t: &Value| (t["pid"].as_i64(), t["tid"].as_i64(), t["threadName"].clone());
     if ot.iter().map(key).collect::<Vec<_>>() != wt.iter().map(key).collect::<Vec<_>>() {
@@ -300,6 +321,15 @@ fn recorded_fixtures_equal_devtools() {
     assert!(n > 5_000, "only {n} calls compared");
     let n = refined_keep_their_flame_charts(Path::new("fixtures"), Path::new("fixtures"));
     assert!(n > 5_000, "only {n} refined calls compared");
+}
+
+/// DevTools' Call tree and Bottom-up of selected ranges (conformance/ranges.tsv: windows over
+/// tasks, an interaction, a worker's call, one that starts before the recording, half a
+/// millisecond), both engines.
+#[test]
+fn range_fixtures_equal_devtools() {
+    let n = check_dir(Path::new("fixtures/ranges"), Path::new("fixtures"));
+    assert!(n > 2_000, "only {n} tree nodes compared");
 }
 
 #[test]

@@ -201,3 +201,40 @@ proptest::proptest! {
         }
     }
 }
+
+/// `tree --format devtools --range`: the document of a range given from the recording's start
+/// is the oracle's for the same window (fixtures/ranges/chrome-ui.range1, 1581800..1582000 ms:
+/// the recording starts at 1581520.625 ms), and bad ranges are one-line errors: malformed or
+/// backwards (exit 2), outside the recording (exit 1), or without `--format devtools` (exit 2).
+#[test]
+fn a_range_from_the_recordings_start_is_devtools_range() {
+    let run = |args: &[&str]| crate::support::jscalls(&[&["tree", "fixtures/chrome-ui.json.gz"][..], args].concat());
+    let o = run(&["--format", "devtools", "--range", "+279.375..+479.375", "--engine", "0.0.65"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let ours: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let want: serde_json::Value =
+        serde_json::from_slice(&std::fs::read("fixtures/ranges/chrome-ui.range1.oracle-tree.json").unwrap()).unwrap();
+    assert_eq!(
+        (&ours["range"]["startTime"], &ours["range"]["endTime"]),
+        (&want["range"]["startTime"], &want["range"]["endTime"])
+    );
+    let root = |d: &serde_json::Value| d["threads"][0]["all"]["topDown"].clone();
+    assert_eq!(root(&ours)["totalTime"], root(&want)["totalTime"]);
+    assert_eq!(root(&ours)["children"].as_array().unwrap().len(), root(&want)["children"].as_array().unwrap().len());
+    for (args, code, says) in [
+        (&["--format", "devtools", "--range", "5"][..], 2, "expected START..END"),
+        (&["--format", "devtools", "--range", "7..5"], 2, "its end is before its start"),
+        (&["--format", "devtools", "--range", "7..7"], 2, "it is empty"),
+        (
+            &["--format", "devtools", "--range", "10..20"],
+            1,
+            "lies outside the recording, which spans 1581520.625..1582564.098 ms",
+        ),
+        (&["--range", "+1..+2"], 2, "use it with --format devtools"),
+    ] {
+        let o = run(args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(code), "{args:?}: {err}");
+        assert!(err.lines().next().is_some_and(|l| l.contains(says)), "{args:?}: {err}");
+    }
+}

@@ -44,7 +44,16 @@ impl PerInput for Tree<'_> {
         let Estimated { assembled, cfg, label, name, to_terminal, .. } = e;
         let args = self.0;
         if args.format == TreeFormat::Devtools {
-            return output.write(|w| assembled.write_devtools_tree(w, label)).map_err(|err| failure(name, err));
+            let range = match &args.range {
+                Some(r) => Some(r.window(assembled.trace_bounds()).map_err(|m| {
+                    say!("jscalls: error: {name}: {m}");
+                    Failed::Reported
+                })?),
+                None => None,
+            };
+            return output
+                .write(|w| assembled.write_devtools_tree_of(w, label, range.as_ref()))
+                .map_err(|err| failure(name, err));
         }
         let text = render(assembled, args, to_terminal, label, cfg.engine).map_err(|f| match f {
             Failure::Usage(m) => Failed::Usage(m),
@@ -58,6 +67,11 @@ impl PerInput for Tree<'_> {
 
 pub(crate) fn run(args: &TreeArgs, global: &Global, cfg: &Config, reads: Reads) -> Result<(), Failed> {
     super::no_bounds(global, "tree")?;
+    if args.range.is_some() && args.format != TreeFormat::Devtools {
+        return Err(Failed::Usage(
+            "--range gives DevTools' trees of a selected range: use it with --format devtools".to_owned(),
+        ));
+    }
     if let (TreeFormat::Devtools, Some(opt)) = (args.format, devtools_conflicts(args)) {
         return Err(Failed::Usage(format!(
             "{opt} shapes jscalls' own trees; --format devtools writes DevTools' trees of every thread as they are"
