@@ -313,11 +313,6 @@ pub(crate) struct TreeArgs {
     /// Show nodes down to this depth (0: the roots only).
     #[arg(long, value_name = "N")]
     pub(crate) depth: Option<usize>,
-    /// Only the time from START to END, ms on the trace's clock (its events' `ts` / 1000), or
-    /// `+A..+B` ms from the recording's start: the trees DevTools shows for a range selected in
-    /// the Performance panel (with `--format devtools`).
-    #[arg(long, value_name = "START..END", value_parser = RangeArg::parse)]
-    pub(crate) range: Option<RangeArg>,
     #[command(flatten)]
     pub(crate) select: SelectArgs,
 }
@@ -515,6 +510,12 @@ pub(crate) struct SelectArgs {
     /// --weight samples or sample-time).
     #[arg(long)]
     pub(crate) by_line: bool,
+    /// Only the time from START to END, ms on the trace's clock (its events' `ts` / 1000), or
+    /// `+A..+B` ms from the recording's start: each call counts its self time inside (with
+    /// `tree --format devtools`, the trees DevTools shows for a range selected in the
+    /// Performance panel).
+    #[arg(long, value_name = "START..END", value_parser = RangeArg::parse)]
+    pub(crate) range: Option<RangeArg>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

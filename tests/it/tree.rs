@@ -205,7 +205,7 @@ proptest::proptest! {
 /// `tree --format devtools --range`: the document of a range given from the recording's start
 /// is the oracle's for the same window (fixtures/ranges/chrome-ui.range1, 1581800..1582000 ms:
 /// the recording starts at 1581520.625 ms), and bad ranges are one-line errors: malformed or
-/// backwards (exit 2), outside the recording (exit 1), or without `--format devtools` (exit 2).
+/// backwards (exit 2), outside the recording (exit 1), or weighing samples (exit 2).
 #[test]
 fn a_range_from_the_recordings_start_is_devtools_range() {
     let run = |args: &[&str]| crate::support::jscalls(&[&["tree", "fixtures/chrome-ui.json.gz"][..], args].concat());
@@ -230,11 +230,45 @@ fn a_range_from_the_recordings_start_is_devtools_range() {
             1,
             "lies outside the recording, which spans 1581520.625..1582564.098 ms",
         ),
-        (&["--range", "+1..+2"], 2, "use it with --format devtools"),
+        (&["--range", "+1..+2", "--weight", "samples"], 2, "leave out --weight"),
     ] {
         let o = run(args);
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(code), "{args:?}: {err}");
         assert!(err.lines().next().is_some_and(|l| l.contains(says)), "{args:?}: {err}");
+    }
+}
+
+/// `--range` on jscalls' own trees: each function's self time inside two adjoining ranges adds
+/// up to its self time inside both together, and a range over the whole recording is the
+/// whole tree.
+#[test]
+fn self_time_in_adjoining_ranges_adds_up() {
+    let flat = |range: Option<&str>| {
+        let mut args =
+            vec!["tree", "fixtures/chrome-ui.json.gz", "--flat", "--format", "json", "--thread", "CrRendererMain"];
+        if let Some(r) = range {
+            args.extend(["--range", r]);
+        }
+        let o = crate::support::jscalls(&args);
+        assert!(o.status.success(), "{range:?}: {}", String::from_utf8_lossy(&o.stderr));
+        let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let mut by: std::collections::BTreeMap<String, f64> = Default::default();
+        for f in doc["threads"][0]["functions"].as_array().unwrap() {
+            *by.entry(f["func"].to_string()).or_default() += f["self"].as_f64().unwrap();
+        }
+        by
+    };
+    let (a, b, ab) = (flat(Some("1581800..1582100")), flat(Some("1582100..1582400")), flat(Some("1581800..1582400")));
+    assert!(a.len() > 10 && b.len() > 10, "{} and {} functions", a.len(), b.len());
+    let keys: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).chain(ab.keys()).collect();
+    for k in keys {
+        let (x, y, z) = (a.get(k).unwrap_or(&0.0), b.get(k).unwrap_or(&0.0), ab.get(k).unwrap_or(&0.0));
+        assert!((x + y - z).abs() < 0.01, "{k}: {x} + {y} != {z}");
+    }
+    let (whole, all) = (flat(None), flat(Some("1581000..1583000")));
+    assert_eq!(whole.keys().collect::<Vec<_>>(), all.keys().collect::<Vec<_>>());
+    for (k, v) in &whole {
+        assert!((v - all[k]).abs() < 0.01, "{k}: {v} != {}", all[k]);
     }
 }

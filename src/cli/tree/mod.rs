@@ -44,7 +44,7 @@ impl PerInput for Tree<'_> {
         let Estimated { assembled, cfg, label, name, to_terminal, .. } = e;
         let args = self.0;
         if args.format == TreeFormat::Devtools {
-            let range = match &args.range {
+            let range = match &args.select.range {
                 Some(r) => Some(r.window(assembled.trace_bounds()).map_err(|m| {
                     say!("jscalls: error: {name}: {m}");
                     Failed::Reported
@@ -67,11 +67,6 @@ impl PerInput for Tree<'_> {
 
 pub(crate) fn run(args: &TreeArgs, global: &Global, cfg: &Config, reads: Reads) -> Result<(), Failed> {
     super::no_bounds(global, "tree")?;
-    if args.range.is_some() && args.format != TreeFormat::Devtools {
-        return Err(Failed::Usage(
-            "--range gives DevTools' trees of a selected range: use it with --format devtools".to_owned(),
-        ));
-    }
     if let (TreeFormat::Devtools, Some(opt)) = (args.format, devtools_conflicts(args)) {
         return Err(Failed::Usage(format!(
             "{opt} shapes jscalls' own trees; --format devtools writes DevTools' trees of every thread as they are"
@@ -141,8 +136,21 @@ pub(crate) fn choose(
             "--by-line splits the samples by their line: give --weight samples or sample-time".to_owned(),
         ));
     }
+    // A range keeps the self time inside it: the calls' spans, clipped.
+    let window = match &sel.range {
+        Some(r) => {
+            if sel.weight != WeightArg::SelfTime {
+                return Err(Failure::Usage(
+                    "--range weighs the calls' self time inside it: leave out --weight".to_owned(),
+                ));
+            }
+            Some(r.window(assembled.trace_bounds()).map_err(|m| Failure::Input(jscalls::Error::input(None, m)))?)
+        }
+        None => None,
+    };
     // Only the formats that draw spans show the trace events (as markers).
     let with_events = spans;
+    let spans = spans || window.is_some();
     let mut chosen: Vec<Chosen> = Vec::new();
     assembled
         .for_each_thread(|th| {
@@ -210,6 +218,12 @@ pub(crate) fn choose(
                 }
             }
         }
+        if let Some(w) = &window {
+            clip(&mut c, (w.min_us, w.max_us));
+            if c.spans.is_empty() {
+                continue;
+            }
+        }
         if fits {
             kept.push(c);
         }
@@ -221,6 +235,22 @@ pub(crate) fn choose(
     }
     kept.sort_by(|a, b| b.stacks.total().total_cmp(&a.stacks.total()).then((a.pid, a.tid).cmp(&(b.pid, b.tid))));
     Ok(kept)
+}
+
+/// Keeps what of `c` lies in the window (µs): its spans cut to it, its stacks weighing what is
+/// left of them, the trace events that overlap it (at their own times).
+fn clip(c: &mut Chosen, (lo, hi): (f64, f64)) {
+    c.spans.retain_mut(|s| {
+        let (a, b) = (s.start.max(lo), s.end.min(hi));
+        (b > a).then(|| *s = Span { start: a, end: b, weight: b - a, ..*s }).is_some()
+    });
+    c.stacks.samples.clear();
+    for s in &c.spans {
+        c.stacks.add(s.stack, s.weight);
+    }
+    c.events.retain(|&(_, ts, dur)| ts + dur >= lo && ts <= hi);
+    // The raw samples have no times here: counts of the whole thread would mislead.
+    c.samples = None;
 }
 
 /// The whole output for `assembled`.
