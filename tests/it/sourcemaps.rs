@@ -452,3 +452,25 @@ fn maps_that_cannot_be_read_are_warnings() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A trace's script events and saved maps of every odd shape (args.data not an object, keys of
+/// the wrong types, a split text at index 10^18, a negative index, a map that is an array, an
+/// entry that is no object) are skipped or counted, never a failure; `--strict` makes the
+/// count an error and writes nothing.
+#[test]
+fn odd_script_events_and_saved_maps_are_survived() {
+    let dir = tmpdir("sourcemaps", "odd-events");
+    let out = dir.join("calls.json");
+    let o = jscalls(&["calls", "fixtures/bad/script-events.json", "-o", out.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("1 script rundown event(s) whose args.data is not an object"), "{err}");
+    assert!(err.contains("1 of 1 scripts have a map"), "{err}");
+    let calls: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    assert_eq!(calls["profiles"][0]["calls"].as_array().map(Vec::len), Some(1), "{calls}");
+    std::fs::remove_file(&out).unwrap();
+    let o = jscalls(&["calls", "fixtures/bad/script-events.json", "--strict", "-o", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(!out.exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
