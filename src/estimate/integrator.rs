@@ -731,13 +731,7 @@ mod tests {
     /// (which no cut may fall inside).
     fn long_thread(seed: u64, n: usize) -> (ProfileModel, Vec<Entry>, Vec<u32>) {
         let mut r = Lcg(seed);
-        let node = |id: i64, name: &str, url: &str, kids: &[i64]| {
-            let kids: Vec<String> = kids.iter().map(|k| k.to_string()).collect();
-            format!(
-                r#"{{"id":{id},"callFrame":{{"functionName":"{name}","scriptId":"1","url":"{url}","lineNumber":1,"columnNumber":1}},"children":[{}]}}"#,
-                kids.join(",")
-            )
-        };
+        let node = node_json;
         let nodes = [
             node(1, "(root)", "", &[2, 3, 4, 5, 10]),
             node(2, "(program)", "", &[]),
@@ -761,6 +755,15 @@ mod tests {
             samples.push(id.to_string());
             deltas.push(if r.below(50) == 0 { 0 } else { 50 + r.below(100) }.to_string());
         }
+        let m = model_of(&nodes, &samples, &deltas, Limits::default());
+        let entries = random_entries(&mut r, &m, 5, true);
+        // Trace indices 1..3: a node, a GC node, one that does not resolve.
+        let trace_nodes = vec![m.node_by_index(0).unwrap_or(NO_NODE), m.gc.unwrap_or(NO_NODE), NO_NODE];
+        (m, entries, trace_nodes)
+    }
+
+    /// The model of a `.cpuprofile` of `nodes` (JSON), `samples` (ids) and `deltas` (µs).
+    fn model_of(nodes: &[String], samples: &[String], deltas: &[String], limits: Limits) -> ProfileModel {
         let json = format!(
             r#"{{"nodes":[{}],"samples":[{}],"timeDeltas":[{}],"startTime":0,"endTime":0}}"#,
             nodes.join(","),
@@ -770,11 +773,17 @@ mod tests {
         let mut strings = Strings::default();
         let j: CpuProfileJson = serde_json::from_str(&json).unwrap();
         let raw = raw_from_cpuprofile(&j, &mut strings, None).unwrap();
-        let m = ProfileModel::new(raw, &strings, Limits::default(), "t", None).unwrap();
+        ProfileModel::new(raw, &strings, limits, "t", None).unwrap()
+    }
+
+    /// A thread's sorted entries over `m`'s samples from sample `from` on: tasks (some lasting
+    /// 0, some starting exactly at a sample), function calls and microtasks inside them,
+    /// trace-id events, instants, and with `long`, long events over several tasks.
+    fn random_entries(r: &mut Lcg, m: &ProfileModel, from: usize, long: bool) -> Vec<Entry> {
         let times: Vec<f64> = m.sample_times().map(|ms| ms * 1000.0).collect();
         let entry = |ts: f64, dur: f64, trace: u32, flags: u8| Entry { ts, dur, trace, flags };
         let mut entries = Vec::new();
-        let mut t = times[5];
+        let mut t = times[from];
         let last = times[times.len() - 1];
         while t < last {
             // Sometimes exactly at a sample, sometimes lasting 0.
@@ -792,7 +801,7 @@ mod tests {
                     _ => {}
                 }
             }
-            if r.below(25) == 0 {
+            if long && r.below(25) == 0 {
                 entries.push(entry(t, dur + 5000.0, 0, 0)); // over the next tasks
             }
             if r.below(30) == 0 {
@@ -801,9 +810,7 @@ mod tests {
             t += dur + r.below(400) as f64;
         }
         crate::model::sort_entries(&mut entries);
-        // Trace indices 1..3: a node, a GC node, one that does not resolve.
-        let trace_nodes = vec![m.node_by_index(0).unwrap_or(NO_NODE), m.gc.unwrap_or(NO_NODE), NO_NODE];
-        (m, entries, trace_nodes)
+        entries
     }
 
     /// The calls of a walk whose stacks are kept from one sample to the next, and of one whose
@@ -834,43 +841,8 @@ mod tests {
         let deltas: Vec<String> =
             samples.iter().map(|_| (if r.below(50) == 0 { 0 } else { 50 + r.below(100) }).to_string()).collect();
         let samples: Vec<String> = samples.iter().map(i64::to_string).collect();
-        let json = format!(
-            r#"{{"nodes":[{}],"samples":[{}],"timeDeltas":[{}],"startTime":0,"endTime":0}}"#,
-            nodes.join(","),
-            samples.join(","),
-            deltas.join(",")
-        );
-        let mut strings = Strings::default();
-        let j: CpuProfileJson = serde_json::from_str(&json).unwrap();
-        let raw = raw_from_cpuprofile(&j, &mut strings, None).unwrap();
-        let limits = Limits { max_depth: 1_000_000, ..Limits::default() };
-        let m = ProfileModel::new(raw, &strings, limits, "t", None).unwrap();
-        let times: Vec<f64> = m.sample_times().map(|ms| ms * 1000.0).collect();
-        let entry = |ts: f64, dur: f64, trace: u32, flags: u8| Entry { ts, dur, trace, flags };
-        let mut entries = Vec::new();
-        let mut t = times[1];
-        let last = times[times.len() - 1];
-        while events && t < last {
-            if r.below(4) == 0 {
-                t = times[times.partition_point(|&x| x < t).min(times.len() - 1)];
-            }
-            let dur = if r.below(6) == 0 { 0.0 } else { (100 + r.below(3000)) as f64 };
-            entries.push(entry(t, dur, 0, RESET));
-            if dur > 50.0 {
-                match r.below(5) {
-                    0 => entries.push(entry(t + 10.0, dur - 20.0, 0, INVOCATION)),
-                    1 => entries.push(entry(t + 5.0, dur / 2.0, 0, RESET | INVOCATION)),
-                    2 => entries.push(entry(t + 7.0, dur / 3.0, 1 + r.below(3) as u32, INVOCATION)),
-                    3 => entries.push(entry(t + 3.0, 0.0, 0, INSTANT)),
-                    _ => {}
-                }
-            }
-            if r.below(30) == 0 {
-                entries.push(entry(t + 1.0, 0.0, 1 + r.below(3) as u32, INSTANT));
-            }
-            t += dur + r.below(400) as f64;
-        }
-        crate::model::sort_entries(&mut entries);
+        let m = model_of(nodes, &samples, &deltas, Limits { max_depth: 1_000_000, ..Limits::default() });
+        let entries = if events { random_entries(r, &m, 1, false) } else { Vec::new() };
         let trace_nodes = vec![m.node_by_index(0).unwrap_or(NO_NODE), m.gc.unwrap_or(NO_NODE), NO_NODE];
         (m, entries, trace_nodes)
     }
