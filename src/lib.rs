@@ -212,7 +212,19 @@ impl Analysis {
     /// Writes the calls JSON (the DevTools oracle's format and order); `input_label` is the
     /// input's name for its header.
     pub fn write_calls(&self, out: &mut dyn Write, input_label: &str) -> Result<(), Error> {
-        output::calls::write_calls_from(out, &self.all, input_label, self.cfg.engine.label(), self.cfg.threads)
+        self.write_calls_of(out, input_label, None)
+    }
+
+    /// [`Analysis::write_calls`] of the calls that overlap a selected time range (whole, with
+    /// their own times), or of every call with None; the document then gives the range.
+    pub fn write_calls_of(
+        &self,
+        out: &mut dyn Write,
+        input_label: &str,
+        range: Option<&tree::Selection>,
+    ) -> Result<(), Error> {
+        let (engine, threads) = (self.cfg.engine.label(), self.cfg.threads);
+        output::calls::write_calls_from(out, &self.all, input_label, engine, threads, range)
             .map_err(|e| Error::io("cannot write the calls", e))
     }
 
@@ -384,8 +396,19 @@ impl Assembled {
 
     /// Writes the calls JSON, as [`Analysis::write_calls`] does.
     pub fn write_calls(self, out: &mut dyn Write, input_label: &str) -> Result<(), Error> {
+        self.write_calls_of(out, input_label, None)
+    }
+
+    /// [`Assembled::write_calls`] of the calls that overlap a selected time range (see
+    /// [`Analysis::write_calls_of`]).
+    pub fn write_calls_of(
+        self,
+        out: &mut dyn Write,
+        input_label: &str,
+        range: Option<&tree::Selection>,
+    ) -> Result<(), Error> {
         let (lazy, cfg) = self.lazy();
-        output::calls::write_calls_from(out, lazy, input_label, cfg.engine.label(), cfg.threads)
+        output::calls::write_calls_from(out, lazy, input_label, cfg.engine.label(), cfg.threads, range)
             .map_err(|e| Error::io("cannot write the calls", e))
     }
 

@@ -618,6 +618,11 @@ pub(crate) struct CallsArgs {
     /// `summary` (the default on a terminal) or `json` (the default elsewhere).
     #[arg(long, value_enum)]
     pub(crate) format: Option<CallsFormat>,
+    /// Only the calls that overlap START..END (ms on the trace's clock, or `+A..+B` from the
+    /// recording's start), whole: a call keeps its own start and duration (with `--format
+    /// json`).
+    #[arg(long, value_name = "START..END", value_parser = RangeArg::parse)]
+    pub(crate) range: Option<RangeArg>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

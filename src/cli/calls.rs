@@ -6,16 +6,16 @@ use std::path::Path;
 
 use jscalls::{Assembled, Config, Diagnostics, EngineVersion, Error, Estimator};
 
-use super::args::{CallsArgs, CallsFormat, Global};
+use super::args::{CallsArgs, CallsFormat, Global, RangeArg};
 use super::each::{self, Estimated, PerInput};
 use super::files::Reads;
 use super::output::Output;
 use super::report::failure;
 use super::{summary, Failed};
 
-struct Calls(CallsFormat);
+struct Calls<'a>(CallsFormat, Option<&'a RangeArg>);
 
-impl PerInput for Calls {
+impl PerInput for Calls<'_> {
     fn suffix(&self) -> &'static str {
         match self.0 {
             CallsFormat::Json => ".calls.json",
@@ -27,15 +27,23 @@ impl PerInput for Calls {
         self.0 == CallsFormat::Summary
     }
 
-    /// The summary counts the trace events inside calls apart from the JS.
+    /// The summary counts the trace events inside calls apart from the JS; a range needs the
+    /// trace's bounds, which are found with the names.
     fn keeps_event_names(&self) -> bool {
-        self.0 == CallsFormat::Summary
+        self.0 == CallsFormat::Summary || self.1.is_some()
     }
 
     fn write(&self, e: Estimated<'_>, output: Output) -> Result<(), Failed> {
         let Estimated { assembled, diagnostics, cfg, label, name, .. } = e;
+        let range = match self.1 {
+            Some(r) => Some(r.window(assembled.trace_bounds()).map_err(|m| {
+                say!("jscalls: error: {name}: {m}");
+                Failed::Reported
+            })?),
+            None => None,
+        };
         let result = output.write(|w| match self.0 {
-            CallsFormat::Json => assembled.write_calls(w, label),
+            CallsFormat::Json => assembled.write_calls_of(w, label, range.as_ref()),
             CallsFormat::Summary => write_summary(w, assembled, diagnostics, cfg.engine, cfg.estimator),
         });
         result.map_err(|err| failure(name, err))
@@ -51,7 +59,10 @@ pub(crate) fn run(args: &CallsArgs, global: &Global, cfg: &Config, reads: Reads)
     }
     let to_terminal = args.out.output.as_deref().is_none_or(|o| o == Path::new("-")) && io::stdout().is_terminal();
     let format = args.format.unwrap_or(if to_terminal { CallsFormat::Summary } else { CallsFormat::Json });
-    each::run(&args.out, &Calls(format), global, cfg, reads)
+    if args.range.is_some() && format != CallsFormat::Json {
+        return Err(Failed::Usage("--range selects the calls of the JSON: give --format json".to_owned()));
+    }
+    each::run(&args.out, &Calls(format, args.range.as_ref()), global, cfg, reads)
 }
 
 /// The calls summary, thread by thread.

@@ -10,6 +10,7 @@ use crate::js::{write_int, write_json_string, write_number, Scalar};
 use crate::model::profile::CallFrame;
 use crate::parallel;
 use crate::strings::Strings;
+use crate::tree::Selection;
 
 /// The format tag written in the header.
 pub(crate) const FORMAT: &str = "jscalls-calls/1";
@@ -29,11 +30,13 @@ pub(crate) fn write_calls_from(
     input: &str,
     engine: &str,
     threads: usize,
+    range: Option<&Selection>,
 ) -> io::Result<()> {
-    write_calls_chunked(out, t, input, engine, threads, CHUNK)
+    write_calls_chunked(out, t, input, engine, threads, CHUNK, range)
 }
 
-/// [`write_calls_from`] with `chunk` calls rendered per job.
+/// [`write_calls_from`] with `chunk` calls rendered per job; with `range`, only the calls that
+/// overlap it (whole: a call is not cut at its edges).
 fn write_calls_chunked(
     out: &mut dyn Write,
     mut t: impl Estimates,
@@ -41,6 +44,7 @@ fn write_calls_chunked(
     engine: &str,
     threads: usize,
     chunk: usize,
+    range: Option<&Selection>,
 ) -> io::Result<()> {
     let mut line = String::with_capacity(1 << 16);
     line.push_str("{\n\"format\":\"");
@@ -51,6 +55,13 @@ fn write_calls_chunked(
     line.push_str(t.mode().name());
     line.push_str("\",\n\"input\":");
     write_json_string(&mut line, input);
+    if let Some(r) = range {
+        line.push_str(",\n\"range\":{\"startTime\":");
+        write_number(&mut line, r.min_us / 1000.0);
+        line.push_str(",\"endTime\":");
+        write_number(&mut line, r.max_us / 1000.0);
+        line.push('}');
+    }
     line.push_str(",\n\"sort\":\"ts,-dur,nodeDepth,sampleIndex,nodeId\",\n\"profiles\":[\n");
     out.write_all(line.as_bytes())?;
     let n_threads = t.len();
@@ -58,10 +69,22 @@ fn write_calls_chunked(
     let spare = std::cell::RefCell::new(Vec::<String>::new());
     t.each(|th, strings| {
         line.clear();
-        write_profile_head(&mut line, th);
+        let kept: Vec<u32>;
+        let order = match range {
+            None => th.canonical_order(),
+            Some(r) => {
+                // A call overlaps when it starts by the end and ends at the start or later (one
+                // still open at the end of the profile, by its start).
+                let overlaps = |c: &crate::estimate::ProfileCall| {
+                    c.ts <= r.max_us && c.ts + if c.dur.is_nan() { 0.0 } else { c.dur } >= r.min_us
+                };
+                kept = th.canonical_order().iter().copied().filter(|&k| overlaps(&th.calls[k as usize])).collect();
+                &kept
+            }
+        };
+        write_profile_head(&mut line, th, order.len());
         out.write_all(line.as_bytes())?;
         line.clear();
-        let order = th.canonical_order();
         let frags = NodeFragments::new(th, strings);
         let n = order.len();
         // Chunks are rendered on the workers, a few ahead of the one being written here, so
@@ -92,7 +115,7 @@ fn write_calls_chunked(
     out.write_all(b"]}\n")
 }
 
-fn write_profile_head(s: &mut String, th: &ThreadCalls) {
+fn write_profile_head(s: &mut String, th: &ThreadCalls, n_calls: usize) {
     s.push_str("{\"pid\":");
     write_int(s, th.pid);
     s.push_str(",\"tid\":");
@@ -109,7 +132,7 @@ fn write_profile_head(s: &mut String, th: &ThreadCalls) {
     s.push_str(",\"integrated\":");
     s.push_str(if th.skipped.is_none() { "true" } else { "false" });
     s.push_str(",\"callCount\":");
-    write_int(s, th.calls.len() as i64);
+    write_int(s, n_calls as i64);
     if let Some(note) = th.skipped {
         s.push_str(",\"note\":");
         write_json_string(s, note);
@@ -298,10 +321,10 @@ mod tests {
         let a = crate::analyze(&src, &crate::Config::default()).unwrap();
         assert!(a.all.n_calls() > 400, "{} calls", a.all.n_calls());
         let mut want = Vec::new();
-        write_calls_chunked(&mut want, &a.all, "x", "e", 1, CHUNK).unwrap();
+        write_calls_chunked(&mut want, &a.all, "x", "e", 1, CHUNK, None).unwrap();
         for (threads, chunk) in [(2, 7), (3, 100), (2, 1)] {
             let mut got = Vec::new();
-            write_calls_chunked(&mut got, &a.all, "x", "e", threads, chunk).unwrap();
+            write_calls_chunked(&mut got, &a.all, "x", "e", threads, chunk, None).unwrap();
             assert!(got == want, "{threads} threads, {chunk} calls a chunk: the bytes differ");
         }
     }

@@ -272,3 +272,40 @@ fn self_time_in_adjoining_ranges_adds_up() {
         assert!((v - all[k]).abs() < 0.01, "{k}: {v} != {}", all[k]);
     }
 }
+
+/// `calls --range`: the calls that overlap the range, whole (their own start and duration),
+/// each thread's `callCount` theirs, and the range in the document; exactly the whole
+/// document's calls that overlap it.
+#[test]
+fn calls_in_a_range_are_the_calls_that_overlap_it() {
+    let calls = |extra: &[&str]| {
+        let o = crate::support::jscalls(
+            &[&["calls", "fixtures/chrome-ui.json.gz", "--format", "json"][..], extra].concat(),
+        );
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        serde_json::from_slice::<serde_json::Value>(&o.stdout).unwrap()
+    };
+    let (whole, part) = (calls(&[]), calls(&["--range", "1581802.2..1582000"]));
+    assert_eq!(part["range"], serde_json::json!({"startTime": 1581802.2, "endTime": 1582000}));
+    let (mut crossing, mut kept) = (0, 0);
+    for (w, p) in whole["profiles"].as_array().unwrap().iter().zip(part["profiles"].as_array().unwrap()) {
+        let want: Vec<&serde_json::Value> = w["calls"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| {
+                let (ts, dur) = (c["ts"].as_f64().unwrap(), c["dur"].as_f64().unwrap_or(0.0));
+                // The calls' times are µs.
+                ts <= 1582000e3 && ts + dur >= 1581802.2e3
+            })
+            .collect();
+        crossing += want.iter().filter(|c| c["ts"].as_f64().unwrap() < 1581802.2e3).count();
+        let got: Vec<&serde_json::Value> = p["calls"].as_array().unwrap().iter().collect();
+        assert!(got == want, "thread {} {}: {} calls, {} overlap", w["pid"], w["tid"], got.len(), want.len());
+        assert_eq!(p["callCount"].as_u64(), Some(got.len() as u64));
+        kept += got.len();
+    }
+    assert!(kept > 100 && crossing > 0, "{kept} calls, {crossing} crossing the start");
+    let o = crate::support::jscalls(&["calls", "fixtures/chrome-ui.json.gz", "--format", "summary", "--range", "1..2"]);
+    assert_eq!(o.status.code(), Some(2));
+}
