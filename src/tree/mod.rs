@@ -102,6 +102,25 @@ impl Func {
         Func { name: name.to_owned(), url: String::new(), script: EVENT_SCRIPT.to_owned(), line: None, column: None }
     }
 
+    /// The frame [`Stacks::from_samples_by_line`] puts under a sample's function: `line N`
+    /// (1-based, as the profile recorded it) of the function's script.
+    pub fn line_frame(line: f64, url: String, script: String) -> Func {
+        Func {
+            name: format!("line {}", crate::js::number_to_string(line)),
+            url,
+            script,
+            line: Some(line as i64 - 1),
+            column: None,
+        }
+    }
+
+    /// The line (1-based) of a [`Func::line_frame`], for the exports that show a line as a
+    /// place in the function above it rather than as a frame of its own.
+    pub fn sample_line(&self) -> Option<u32> {
+        let l = self.line.filter(|&l| l >= 0 && l < i64::from(u32::MAX) && self.column.is_none())?;
+        (self.name.strip_prefix("line ")? == (l + 1).to_string()).then_some(l as u32 + 1)
+    }
+
     /// Whether this is a trace event's function ([`Func::event`]).
     pub fn is_event(&self) -> bool {
         self.script == EVENT_SCRIPT && self.url.is_empty()
@@ -527,13 +546,8 @@ impl Stacks {
                 stack = *line_stack.entry((stack, line.to_bits())).or_insert_with(|| {
                     let f = m.frame(n);
                     let frame = crate::view::Frame::new(f, strings);
-                    let func = st.func(Func::of_frame(
-                        format!("line {}", crate::js::number_to_string(line)),
-                        frame.url().into_owned(),
-                        frame.script_id().into_owned(),
-                        Some(line as i64 - 1),
-                        None,
-                    ));
+                    let func =
+                        st.func(Func::line_frame(line, frame.url().into_owned(), frame.script_id().into_owned()));
                     st.stack(Some(stack), func)
                 });
             }

@@ -162,11 +162,12 @@ fn svg_draws_every_frame_wide_enough_where_all_lines_would() {
     assert_eq!(drawn.len(), 3, "{drawn:?}");
 }
 
-/// A thread of a processed Firefox profile, read back table by table: each sample as
-/// (time ms, stack's function names outermost first, weight).
-fn firefox_samples(t: &serde_json::Value) -> Vec<(f64, Vec<String>, f64)> {
-    let strings: Vec<&str> = t["stringArray"].as_array().unwrap().iter().map(|s| s.as_str().unwrap()).collect();
-    let (stack, frame, func) = (&t["stackTable"], &t["frameTable"], &t["funcTable"]);
+/// A thread of a processed Firefox profile (the shared tables of version 60 on), read back
+/// table by table: each sample as (time ms, stack's function names outermost first, weight).
+fn firefox_samples(doc: &serde_json::Value, t: &serde_json::Value) -> Vec<(f64, Vec<String>, f64)> {
+    let sh = &doc["shared"];
+    let strings: Vec<&str> = sh["stringArray"].as_array().unwrap().iter().map(|s| s.as_str().unwrap()).collect();
+    let (stack, frame, func) = (&sh["stackTable"], &sh["frameTable"], &sh["funcTable"]);
     let n_stacks = stack["length"].as_u64().unwrap() as usize;
     let path = |mut s: Option<u64>| {
         let mut out = Vec::new();
@@ -177,9 +178,10 @@ fn firefox_samples(t: &serde_json::Value) -> Vec<(f64, Vec<String>, f64)> {
             assert!(fr < frame["length"].as_u64().unwrap() as usize);
             let fu = frame["func"][fr].as_u64().unwrap() as usize;
             out.push(strings[func["name"][fu].as_u64().unwrap() as usize].to_owned());
-            // A prefix always comes before the stack it is the prefix of.
-            s = stack["prefix"][k].as_u64();
-            assert!(s.is_none_or(|p| (p as usize) < k));
+            // A parent is an offset back (0: a root).
+            let back = stack["prefixOffset"][k].as_u64().unwrap() as usize;
+            assert!(back <= k);
+            s = (back > 0).then(|| (k - back) as u64);
         }
         out.reverse();
         out
@@ -237,9 +239,9 @@ fn firefox_profile_samples_each_call_at_its_estimated_times() {
     assert_eq!(doc["threads"].as_array().unwrap().len(), 1);
     assert_eq!(t["samples"]["weightType"], "tracing-ms");
     let got: Vec<String> =
-        firefox_samples(t).iter().map(|(at, stack, w)| format!("{at:.3} {} {w}", stack.join(">"))).collect();
+        firefox_samples(&doc, t).iter().map(|(at, stack, w)| format!("{at:.3} {} {w}", stack.join(">"))).collect();
     assert_eq!(got, ["0.000 a a.js 0.1", "0.100 a a.js>b a.js 0.2", "0.300 a a.js 0.1", "0.400  0"]);
-    let isjs = t["funcTable"]["isJS"].as_array().unwrap();
+    let isjs = doc["shared"]["funcTable"]["isJS"].as_array().unwrap();
     assert!(isjs.iter().all(|b| b == true), "{isjs:?}");
 }
 
@@ -256,7 +258,7 @@ fn firefox_profile_of_a_real_recording_keeps_self_times() {
         "CrRendererMain",
     ])))
     .unwrap();
-    let samples = firefox_samples(&doc["threads"][0]);
+    let samples = firefox_samples(&doc, &doc["threads"][0]);
     assert!(samples.windows(2).all(|w| w[0].0 <= w[1].0));
     // The trace events are markers: names resolved, intervals that end after they start.
     let t = &doc["threads"][0];
@@ -265,7 +267,7 @@ fn firefox_profile_of_a_real_recording_keeps_self_times() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|i| t["stringArray"][i.as_u64().unwrap() as usize].as_str().unwrap())
+        .map(|i| doc["shared"]["stringArray"][i.as_u64().unwrap() as usize].as_str().unwrap())
         .collect();
     assert!(m["length"].as_u64().unwrap() > 1000, "{}", m["length"]);
     for n in ["RunTask", "FunctionCall", "EvaluateScript"] {
@@ -281,7 +283,7 @@ fn firefox_profile_of_a_real_recording_keeps_self_times() {
     let zero = doc["meta"]["startTime"].as_f64().unwrap();
     assert_eq!(zero.fract(), 0.0);
     let first = |times: &mut dyn Iterator<Item = f64>| times.fold(f64::INFINITY, f64::min);
-    let evaluate = t["stringArray"].as_array().unwrap().iter().position(|n| n == "EvaluateScript").unwrap();
+    let evaluate = doc["shared"]["stringArray"].as_array().unwrap().iter().position(|n| n == "EvaluateScript").unwrap();
     let got = first(
         &mut (0..m["length"].as_u64().unwrap() as usize)
             .filter(|&i| m["name"][i] == evaluate)

@@ -363,11 +363,12 @@ fn flat_functions(input: &str, extra: &[&str]) -> (std::collections::BTreeMap<St
     (map.collect(), th["total"].as_f64().unwrap())
 }
 
-/// Processed Firefox Profiler profiles in: `export --to firefox` (format version 55) read back
+/// Processed Firefox Profiler profiles in: `export --to firefox` (format version 70) read back
 /// gives each function with a URL the self and total time the input gives it, and the thread
-/// the same total; the same profile in the layout of version 70 (what the Profiler downloads
-/// now: shared tables and strings, `sources`, `prefixOffset`; made from it by
-/// `fixtures/record/processed-upgrade.py`, which the Profiler loads) reads exactly as 55 does.
+/// the same total; a profile of version 55 (per-thread tables and strings, `fileName`,
+/// `prefix`: an earlier export of node-mixed) reads exactly as the same profile in the layout
+/// of version 70 (made from it by `fixtures/record/processed-upgrade.py`, which the Profiler
+/// loads).
 #[test]
 fn processed_profiles_round_trip_and_read_alike_in_versions_55_and_70() {
     let dir = tempfile::tempdir().unwrap();

@@ -22,8 +22,6 @@ pub(crate) mod pprof;
 mod speedscope;
 mod svg;
 
-use firefox::{write_threads, ThreadPart};
-
 /// One output format: what `--to` calls it, the file names that say it, and its writer.
 pub(crate) struct Format {
     /// What `--to` takes.
@@ -178,14 +176,11 @@ pub(crate) enum Rendered {
     Collapsed(Vec<CollapsedTree>),
     /// Lines, each written with its newline.
     Lines(Vec<String>),
-    /// The Firefox Profiler's profile: a profile per thread, serialized in parallel (each as
-    /// it is written, see [`Rewrite`]; with `tracing_ms`, its weights are µs to be written as
-    /// ms) and spliced into one as they are written (see [`firefox`]).
-    FirefoxThreads {
-        parts: Vec<ThreadPart>,
-        /// Whether one of them has JavaScript (the whole's `meta.usesOnlyOneStackType`).
-        js: bool,
-        tracing_ms: bool,
+    /// The Firefox Profiler's profile: each thread's tables, its samples and markers written
+    /// on up to `threads` threads.
+    Firefox {
+        head: firefox::Head,
+        parts: Vec<firefox::ThreadPart>,
         threads: usize,
     },
 }
@@ -209,9 +204,7 @@ impl Rendered {
                 w.write_all(l.as_bytes())?;
                 w.write_all(b"\n")
             }),
-            Rendered::FirefoxThreads { parts, js, tracing_ms, threads } => {
-                write_threads(&parts, js, tracing_ms, threads, w)
-            }
+            Rendered::Firefox { head, parts, threads } => firefox::write(&head, &parts, threads, w),
         }
     }
 }

@@ -2,7 +2,7 @@ use std::io::Write;
 
 use jscalls::tree::{Func, Span, Stacks};
 
-use super::{micros_as_millis, Rewrite};
+use super::write::push_ms;
 use crate::cli::args::WeightArg;
 use crate::cli::tree::Chosen;
 
@@ -29,8 +29,29 @@ fn thread(pid: i64, tid: i64, name: &str, url: &str, start: f64) -> Chosen {
     Chosen { pid, tid, name: Some(name.to_owned()), calls: 3, stacks, spans, samples: None, events }
 }
 
-/// Each JavaScript function of the func table has its file (a string added to the
-/// thread's table), line and column (1-based); other functions have none.
+/// The profile's function rows: name | file line column.
+fn func_rows(p: &serde_json::Value) -> Vec<String> {
+    let sh = &p["shared"];
+    let (f, strings) = (&sh["funcTable"], sh["stringArray"].as_array().unwrap());
+    let string =
+        |v: &serde_json::Value| v.as_u64().map_or("-".to_owned(), |k| strings[k as usize].as_str().unwrap().to_owned());
+    (0..f["length"].as_u64().unwrap() as usize)
+        .map(|i| {
+            let file =
+                f["source"][i].as_u64().map_or("-".to_owned(), |s| string(&sh["sources"]["filename"][s as usize]));
+            format!("{} | {} {} {}", string(&f["name"][i]), file, f["lineNumber"][i], f["columnNumber"][i])
+        })
+        .collect()
+}
+
+fn written(kept: &[Chosen], weight: WeightArg, by_line: bool, threads: usize) -> Vec<u8> {
+    let mut out = Vec::new();
+    super::firefox(kept, weight, by_line, "t.json", threads).write_to(&mut out).unwrap();
+    out
+}
+
+/// Each JavaScript function of the func table has its file (in the sources table), line and
+/// column (1-based); other functions have none.
 #[test]
 fn functions_have_their_file_line_and_column() {
     let mut c = thread(1, 1, "CrRendererMain", "https://x/app.ts", 0.0);
@@ -55,21 +76,10 @@ fn functions_have_their_file_line_and_column() {
         c.spans.push(Span { start: 70.0 + w, end: 71.0 + w, stack: s, weight: 1.0 });
         c.stacks.add(s, 1.0);
     }
-    let mut out = Vec::new();
-    super::firefox(&[c], WeightArg::SelfTime, "t.json", 1).write_to(&mut out).unwrap();
-    let p: serde_json::Value = serde_json::from_slice(&out).unwrap();
-    let t = &p["threads"][0];
-    let (f, strings) = (&t["funcTable"], t["stringArray"].as_array().unwrap());
-    let rows: Vec<String> = (0..f["length"].as_u64().unwrap() as usize)
-        .map(|i| {
-            let s = |v: &serde_json::Value| {
-                v.as_u64().map_or("-".to_owned(), |k| strings[k as usize].as_str().unwrap().to_owned())
-            };
-            format!("{} | {} {} {}", s(&f["name"][i]), s(&f["fileName"][i]), f["lineNumber"][i], f["columnNumber"][i])
-        })
-        .collect();
+    let p: serde_json::Value = serde_json::from_slice(&written(&[c], WeightArg::SelfTime, false, 1)).unwrap();
+    assert_eq!(p["meta"]["preprocessedProfileVersion"], super::write::VERSION);
     assert_eq!(
-        rows,
+        func_rows(&p),
         [
             "a https://x/app.ts | https://x/app.ts null null",
             "b https://x/app.ts | https://x/app.ts null null",
@@ -78,10 +88,14 @@ fn functions_have_their_file_line_and_column() {
             "b https://x/\"q\".ts:20:5 | https://x/\"q\".ts 20 5",
         ]
     );
+    assert_eq!(p["shared"]["sources"]["length"], 2);
 }
 
+/// Threads share the functions they have in common; each keeps its own stacks (a parent an
+/// offset back from its child) and samples; the bytes do not depend on how many threads write
+/// them.
 #[test]
-fn threads_written_apart_make_the_one_profile_of_them_all() {
+fn threads_share_functions_and_write_the_same_on_any_number_of_threads() {
     // Two processes that both have a tid 1 (written "1" and "1.1"), a process whose main
     // thread is not its first, threads that start together (ordered by name, then tid as
     // text: "12" before "7"), and a first thread without JavaScript.
@@ -94,36 +108,87 @@ fn threads_written_apart_make_the_one_profile_of_them_all() {
         thread(30, 30, "CrRendererMain", "b.js", 1700.0),
     ];
     for weight in [WeightArg::SelfTime, WeightArg::Samples] {
-        // The one profile, as one writer writes it.
-        let super::Rendered::FirefoxThreads { tracing_ms, .. } = super::firefox(&kept, weight, "t.json", 1) else {
-            panic!("several threads are written apart")
-        };
-        let mut order: Vec<&Chosen> = kept.iter().collect();
-        order.sort_by_key(|c| (c.pid, c.tid));
-        let base = super::Base {
-            product: "jscalls: t.json".to_owned(),
-            // With counts, the mean span: (10 + 20.5 + 9.5 + 8) / 4 = 12 µs.
-            interval_ns: if weight == WeightArg::Samples { 12_000 } else { 1000 },
-            zero: 1000.0,
-            counts: weight == WeightArg::Samples,
-        };
-        let processes = super::Process::all(&order, &base);
-        let with: Vec<_> = order.iter().map(|c| (*c, processes.iter().find(|p| p.pid == c.pid).unwrap())).collect();
-        let mut whole = Vec::new();
-        super::write_profile(&base.profile(&with), tracing_ms, &mut whole).unwrap();
-        let text = String::from_utf8(whole.clone()).unwrap();
-        assert!(text.contains(r#""tid":"1.1""#) && text.contains(r#""usesOnlyOneStackType":false"#), "{text}");
-        for threads in [1, 2, 3, 8] {
-            let mut apart = Vec::new();
-            // The functions' places, which the one writer cannot write, left out.
-            let mut r = super::firefox(&kept, weight, "t.json", threads);
-            if let super::Rendered::FirefoxThreads { parts, .. } = &mut r {
-                parts.iter_mut().for_each(|p| p.places = None);
-            }
-            r.write_to(&mut apart).unwrap();
-            assert_eq!(String::from_utf8(apart).unwrap(), text, "{threads} threads");
+        let one = written(&kept, weight, false, 1);
+        for threads in [2, 3, 8] {
+            assert!(written(&kept, weight, false, threads) == one, "{threads} threads, {weight:?}");
+        }
+        let p: serde_json::Value = serde_json::from_slice(&one).unwrap();
+        let order: Vec<String> = p["threads"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| {
+                format!("{}:{} {}", t["pid"].as_str().unwrap(), t["tid"].as_str().unwrap(), t["name"].as_str().unwrap())
+            })
+            .collect();
+        assert_eq!(
+            order,
+            [
+                "10:1 CrRendererMain",
+                "10:4 DedicatedWorker thread",
+                "30:30 CrRendererMain",
+                "30:1.1 Compositor",
+                "30:12 Worker",
+                "30:7 Worker"
+            ]
+        );
+        assert_eq!(p["meta"]["usesOnlyOneStackType"], false);
+        // a and b of a.js once, though two threads have them.
+        let rows = func_rows(&p);
+        assert_eq!(rows.iter().filter(|r| r.starts_with("a a.js |")).count(), 1, "{rows:?}");
+        let st = &p["shared"]["stackTable"];
+        assert_eq!(st["length"], 12);
+        let back: Vec<u64> = st["prefixOffset"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).collect();
+        assert_eq!(back, [0, 1].repeat(6));
+        // Each thread's samples point at its own stacks: the k-th thread's at 2k and 2k + 1.
+        for (k, t) in p["threads"].as_array().unwrap().iter().enumerate() {
+            let stacks: Vec<Option<u64>> =
+                t["samples"]["stack"].as_array().unwrap().iter().map(|v| v.as_u64()).collect();
+            let (a, b) = (Some(2 * k as u64), Some(2 * k as u64 + 1));
+            assert_eq!(stacks, [a, b, a, None, b, None], "thread {k}");
+            assert_eq!(t["samples"]["weightType"], if weight == WeightArg::Samples { "samples" } else { "tracing-ms" });
         }
     }
+}
+
+/// With `--by-line`, a line frame under a function of its script is that function's frame at
+/// the line; one under a function of another script stays a frame of its own.
+#[test]
+fn line_frames_become_the_line_of_their_function() {
+    let lined = || {
+        let mut c = thread(1, 1, "CrRendererMain", "a.js", 0.0);
+        let a = c.stacks.funcs.iter().position(|f| f.name == "a").map(jscalls::tree::FuncId::new).unwrap();
+        let line = |n: f64, url: &str| Func::line_frame(n, url.to_owned(), "7".to_owned());
+        let l3 = c.stacks.func(line(3.0, "a.js"));
+        let l9 = c.stacks.func(line(9.0, "a.js"));
+        let other = c.stacks.func(line(4.0, "b.js"));
+        for (k, f) in [l3, l9, l3, other].into_iter().enumerate() {
+            let s = c.stacks.stack_of(&[a, f]).unwrap();
+            c.spans.push(Span { start: 100.0 + k as f64, end: 101.0 + k as f64, stack: s, weight: 1.0 });
+            c.stacks.add(s, 1.0);
+        }
+        c
+    };
+    let p: serde_json::Value = serde_json::from_slice(&written(&[lined()], WeightArg::Samples, true, 1)).unwrap();
+    let sh = &p["shared"];
+    let (st, fr) = (&sh["stackTable"], &sh["frameTable"]);
+    let strings = sh["stringArray"].as_array().unwrap();
+    let t = &p["threads"][0]["samples"];
+    let leaves: Vec<String> = (6..10)
+        .map(|i| {
+            let s = t["stack"][i].as_u64().unwrap() as usize;
+            let f = st["frame"][s].as_u64().unwrap() as usize;
+            let name = strings
+                [sh["funcTable"]["name"][fr["func"][f].as_u64().unwrap() as usize].as_u64().unwrap() as usize]
+                .as_str()
+                .unwrap();
+            format!("{name} @{} back {}", fr["line"][f], st["prefixOffset"][s])
+        })
+        .collect();
+    assert_eq!(leaves, ["a a.js @3 back 0", "a a.js @9 back 0", "a a.js @3 back 0", "line 4 b.js:4 @null back 4"]);
+    // Without --by-line, the line frames stay frames.
+    let p: serde_json::Value = serde_json::from_slice(&written(&[lined()], WeightArg::Samples, false, 1)).unwrap();
+    assert!(p["shared"]["frameTable"]["line"].as_array().unwrap().iter().all(|l| l.is_null()));
 }
 
 /// A writer that fails once it has taken `left` bytes.
@@ -146,57 +211,39 @@ impl Write for FailAfter {
 }
 
 #[test]
-fn a_failing_output_fails_the_threads_written_apart() {
+fn a_failing_output_fails_the_threads_written_in_parallel() {
     // Failing in the head, in an early thread, and in the tail: the error comes back and the
     // helpers stop (the test would hang otherwise).
     let kept: Vec<Chosen> = (0..6).map(|t| thread(1, t, "Worker", "a.js", 1000.0 + t as f64)).collect();
     let mut whole = Vec::new();
-    super::firefox(&kept, WeightArg::SelfTime, "t.json", 1).write_to(&mut whole).unwrap();
+    super::firefox(&kept, WeightArg::SelfTime, false, "t.json", 1).write_to(&mut whole).unwrap();
     for left in [10, whole.len() / 3, whole.len() - 10] {
         for threads in [1, 2, 4] {
-            let r = super::firefox(&kept, WeightArg::SelfTime, "t.json", threads).write_to(&mut FailAfter { left });
+            let r =
+                super::firefox(&kept, WeightArg::SelfTime, false, "t.json", threads).write_to(&mut FailAfter { left });
             assert_eq!(r.unwrap_err().to_string(), "disk full", "{left} bytes, {threads} threads");
         }
     }
 }
 
 #[test]
-fn the_rewrite_does_not_depend_on_how_the_bytes_come() {
-    // Long enough runs of markers and weights to be cut by the writes and by the rewrite's
-    // own passes (every 64 KiB); a marker's name that looks like its data stays.
-    let (n_markers, n_weights) = (9_000, 30_000);
-    let markers = vec![r#"{"type":"TraceEvent"}"#; n_markers].join(",");
-    let weights: Vec<String> = (0..n_weights).map(|i| (i * 37 % 5003).to_string()).collect();
-    let millis: Vec<String> =
-        (0..n_weights).map(|i| ryu_js::Buffer::new().format((i * 37 % 5003) as f64 / 1000.0).to_owned()).collect();
-    let thread = |data: &str, ty: &str, w: &str| {
-        format!(
-            r#"{{"markers":{{"data":[{data}],"name":["{{\"type\":\"TraceEvent\"}}"]}},"samples":{{"weightType":"{ty}","stack":[1,2],"timeDeltas":[0.5,1500],"weight":[{w}]}}}}"#
-        )
-    };
-    let json = format!("[{},{}]", thread(&markers, "samples", &weights.join(",")), thread("", "samples", ""));
-    let nulls = vec!["null"; n_markers].join(",");
-    let want = format!("[{},{}]", thread(&nulls, "tracing-ms", &millis.join(",")), thread("", "tracing-ms", ""));
-    let counts = format!("[{},{}]", thread(&nulls, "samples", &weights.join(",")), thread("", "samples", ""));
-    for step in [1, 2, 7, 4093, 65_537, json.len()] {
-        for (tracing_ms, want) in [(true, &want), (false, &counts)] {
-            let mut out = Vec::new();
-            let mut w = Rewrite::new(&mut out, tracing_ms);
-            for bit in json.as_bytes().chunks(step) {
-                w.write_all(bit).unwrap();
-            }
-            w.finish().unwrap();
-            assert!(String::from_utf8(out).unwrap() == *want, "writes of {step} bytes, tracing_ms {tracing_ms}");
-        }
+fn nanoseconds_print_as_their_exact_millis() {
+    for (ns, want) in [
+        (0i64, "0"),
+        (1, "0.000001"),
+        (1_500_000, "1.5"),
+        (607_585_000, "607.585"),
+        (-7, "-0.000007"),
+        (12_000_001, "12.000001"),
+    ] {
+        let mut out = String::new();
+        push_ms(&mut out, ns);
+        assert_eq!(out, want);
     }
-}
-
-#[test]
-fn micros_print_as_javascript_prints_their_millis() {
-    for us in [0i64, 1, 7, 10, 100, 999, 1000, 1001, 1500, 12_345, 100_000, 2_147_483_647, -7, -1500, -1000] {
-        let mut out = Vec::new();
-        micros_as_millis(&mut out, us.to_string().as_bytes());
-        let want = ryu_js::Buffer::new().format(us as f64 / 1000.0).to_owned();
-        assert_eq!(String::from_utf8(out).unwrap(), want, "{us}");
+    // And read back, the double nearest to the quotient.
+    for ns in (0..2_000_000_000_000i64).step_by(7_777_777_777).chain([u32::MAX as i64, 999_999, 1_000_001]) {
+        let mut out = String::new();
+        push_ms(&mut out, ns);
+        assert_eq!(out.parse::<f64>().unwrap(), ns as f64 / 1e6, "{ns}: {out}");
     }
 }

@@ -1,0 +1,389 @@
+//! The Firefox Profiler's processed format, version [`VERSION`], written directly: every
+//! thread's functions, frames and stacks merged into the profile's shared tables, then each
+//! thread's samples and markers, serialized on several threads and written in order.
+//!
+//! Times are whole nanoseconds from the profile's start, written as ms with up to six decimals
+//! (exact, and the shortest text that reads back as the same double to 1 ns).
+
+use std::collections::HashMap;
+use std::io::{self, Write};
+
+/// The `preprocessedProfileVersion` written: the Firefox Profiler's own (shared tables, a
+/// stack's parent as an offset back, sources with their text).
+pub(crate) const VERSION: u32 = 70;
+
+/// The categories, in the profile's order (`frameTable.category` indexes them; 0 is "Other").
+pub(crate) const JS: u8 = 1;
+pub(crate) const NATIVE: u8 = 2;
+pub(crate) const GC: u8 = 3;
+pub(crate) const IDLE: u8 = 4;
+pub(crate) const TRACE_EVENT: u8 = 5;
+const CATEGORIES: [(&str, &str); 6] = [
+    ("Other", "grey"),
+    ("JavaScript", "yellow"),
+    ("Native", "blue"),
+    ("GC / CC", "orange"),
+    ("Idle", "transparent"),
+    ("Trace event", "grey"),
+];
+
+/// A function as the func table holds it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) struct FuncRow {
+    pub(crate) name: String,
+    pub(crate) is_js: bool,
+    pub(crate) relevant_for_js: bool,
+    /// Its source file.
+    pub(crate) file: Option<String>,
+    /// 1-based.
+    pub(crate) line: Option<u32>,
+    pub(crate) column: Option<u32>,
+}
+
+/// A frame: a function (an index into its thread's [`ThreadPart::funcs`]), its category and
+/// the line (1-based) it was at, when the samples say.
+pub(crate) type FrameRow = (u32, u8, Option<u32>);
+
+/// One thread of the profile, with indices into its own tables.
+#[derive(Debug, Default)]
+pub(crate) struct ThreadPart {
+    pub(crate) name: String,
+    pub(crate) process_name: String,
+    pub(crate) pid: String,
+    pub(crate) tid: String,
+    pub(crate) is_main: bool,
+    /// ns from the profile's start.
+    pub(crate) process_start: u64,
+    pub(crate) register: u64,
+    pub(crate) funcs: Vec<FuncRow>,
+    pub(crate) frames: Vec<FrameRow>,
+    /// (parent's offset back, 0 for a root; frame), parents first.
+    pub(crate) stacks: Vec<(u32, u32)>,
+    /// (time, stack, weight, CPU time in µs), in time order.
+    pub(crate) samples: Vec<(u64, Option<u32>, i64, u64)>,
+    /// (name, start, end for an interval), into `marker_names`.
+    pub(crate) markers: Vec<(u32, u64, Option<u64>)>,
+    pub(crate) marker_names: Vec<String>,
+}
+
+/// What the profile says of itself.
+pub(crate) struct Head {
+    pub(crate) product: String,
+    pub(crate) interval_ns: u64,
+    /// The profile's start, ms since the epoch.
+    pub(crate) start_ms: f64,
+    /// Sample weights are µs, written as ms ("tracing-ms"); else counts.
+    pub(crate) tracing_ms: bool,
+    /// Some thread has JavaScript.
+    pub(crate) js: bool,
+    /// Source files' text, by file name, for the source view.
+    pub(crate) sources: HashMap<String, String>,
+}
+
+/// The strings and rows every thread's tables merge into.
+#[derive(Default)]
+struct Shared {
+    strings: Vec<String>,
+    string_index: HashMap<String, u32>,
+    funcs: Vec<(u32, bool, bool, Option<u32>, Option<u32>, Option<u32>)>,
+    func_index: HashMap<FuncRow, u32>,
+    /// (file name's string, its text).
+    sources: Vec<(u32, Option<String>)>,
+    source_index: HashMap<String, u32>,
+    frames: Vec<(u32, u8, Option<u32>)>,
+    frame_index: HashMap<(u32, u8, Option<u32>), u32>,
+}
+
+impl Shared {
+    fn string(&mut self, s: &str) -> u32 {
+        if let Some(&k) = self.string_index.get(s) {
+            return k;
+        }
+        self.strings.push(s.to_owned());
+        self.string_index.insert(s.to_owned(), self.strings.len() as u32 - 1);
+        self.strings.len() as u32 - 1
+    }
+
+    fn func(&mut self, f: &FuncRow, texts: &HashMap<String, String>) -> u32 {
+        if let Some(&k) = self.func_index.get(f) {
+            return k;
+        }
+        let name = self.string(&f.name);
+        let source = f.file.as_deref().map(|file| match self.source_index.get(file) {
+            Some(&k) => k,
+            None => {
+                let s = self.string(file);
+                self.sources.push((s, texts.get(file).cloned()));
+                self.source_index.insert(file.to_owned(), self.sources.len() as u32 - 1);
+                self.sources.len() as u32 - 1
+            }
+        });
+        self.funcs.push((name, f.is_js, f.relevant_for_js, source, f.line, f.column));
+        self.func_index.insert(f.clone(), self.funcs.len() as u32 - 1);
+        self.funcs.len() as u32 - 1
+    }
+
+    fn frame(&mut self, row: (u32, u8, Option<u32>)) -> u32 {
+        let n = self.frames.len() as u32;
+        *self.frame_index.entry(row).or_insert_with(|| {
+            self.frames.push(row);
+            n
+        })
+    }
+}
+
+/// Where a thread's indices go in the shared tables.
+struct Placed {
+    frames: Vec<u32>,
+    names: Vec<u32>,
+    first_stack: u32,
+}
+
+/// Writes the profile of `parts` (in the order the profile lists its threads), their samples
+/// and markers serialized by up to `threads` threads.
+pub(crate) fn write(head: &Head, parts: &[ThreadPart], threads: usize, w: &mut dyn Write) -> io::Result<()> {
+    let mut shared = Shared::default();
+    let mut placed = Vec::with_capacity(parts.len());
+    let mut n_stacks = 0u32;
+    for p in parts {
+        let funcs: Vec<u32> = p.funcs.iter().map(|f| shared.func(f, &head.sources)).collect();
+        let frames = p.frames.iter().map(|&(f, c, l)| shared.frame((funcs[f as usize], c, l))).collect();
+        let names = p.marker_names.iter().map(|n| shared.string(n)).collect();
+        placed.push(Placed { frames, names, first_stack: n_stacks });
+        n_stacks += p.stacks.len() as u32;
+    }
+    let mut out = String::with_capacity(1 << 16);
+    meta(&mut out, head);
+    out.push_str(",\"libs\":[],\"pages\":[],\"counters\":[],\"profilerOverhead\":[],\"shared\":{");
+    stack_table(&mut out, parts, &placed, n_stacks);
+    w.write_all(out.as_bytes())?;
+    out.clear();
+    tables(&mut out, &shared);
+    out.push_str("},\"threads\":[");
+    w.write_all(out.as_bytes())?;
+    let mut first = true;
+    jscalls::threads::ordered(
+        parts.len(),
+        threads,
+        threads,
+        |k| (&parts[k], &placed[k]),
+        |(p, at)| {
+            let mut s = String::with_capacity(64 * (p.samples.len() + p.markers.len()) + 256);
+            thread(&mut s, p, at, head.tracing_ms);
+            s
+        },
+        |s| {
+            if !std::mem::take(&mut first) {
+                w.write_all(b",")?;
+            }
+            w.write_all(s.as_bytes())
+        },
+    )?;
+    w.write_all(b"]}\n")
+}
+
+fn meta(out: &mut String, head: &Head) {
+    out.push_str("{\"meta\":{\"interval\":");
+    push_ms(out, head.interval_ns as i64);
+    out.push_str(",\"startTime\":");
+    jscalls::tree::write_json_number(out, head.start_ms);
+    out.push_str(",\"processType\":0,\"product\":");
+    jscalls::tree::write_json_str(out, &head.product);
+    out.push_str(",\"stackwalk\":0,\"debug\":false,\"version\":24,\"preprocessedProfileVersion\":");
+    push_int(out, VERSION);
+    out.push_str(",\"symbolicated\":true,\"categories\":[");
+    for (k, (name, color)) in CATEGORIES.iter().enumerate() {
+        if k > 0 {
+            out.push(',');
+        }
+        out.push_str("{\"name\":");
+        jscalls::tree::write_json_str(out, name);
+        out.push_str(",\"color\":\"");
+        out.push_str(color);
+        out.push_str("\",\"subcategories\":[\"Other\"]}");
+    }
+    out.push_str(
+        "],\"markerSchema\":[],\"sampleUnits\":{\"time\":\"ms\",\"eventDelay\":\"ms\",\"threadCPUDelta\":\"µs\"}",
+    );
+    out.push_str(",\"usesOnlyOneStackType\":");
+    out.push_str(if head.js { "false" } else { "true" });
+    out.push_str(",\"sourceCodeIsNotOnSearchfox\":true}");
+}
+
+/// Every thread's stacks, one after the other: a parent's offset back stays what it was.
+fn stack_table(out: &mut String, parts: &[ThreadPart], placed: &[Placed], n: u32) {
+    out.push_str("\"stackTable\":{\"frame\":[");
+    let mut first = true;
+    for (p, at) in parts.iter().zip(placed) {
+        for &(_, frame) in &p.stacks {
+            comma(out, &mut first);
+            push_int(out, at.frames[frame as usize]);
+        }
+    }
+    out.push_str("],\"prefixOffset\":[");
+    let mut first = true;
+    for p in parts {
+        for &(back, _) in &p.stacks {
+            comma(out, &mut first);
+            push_int(out, back);
+        }
+    }
+    out.push_str("],\"length\":");
+    push_int(out, n);
+    out.push('}');
+}
+
+/// The shared tables but the stacks.
+fn tables(out: &mut String, s: &Shared) {
+    let n = s.frames.len();
+    out.push_str(",\"frameTable\":{");
+    column(out, "address", n, |o, _| o.push_str("-1"));
+    column(out, "lib", n, |o, _| o.push_str("-1"));
+    column(out, "inlineDepth", n, |o, _| o.push('0'));
+    column(out, "category", n, |o, k| push_int(o, u32::from(s.frames[k].1)));
+    column(out, "subcategory", n, |o, _| o.push('0'));
+    column(out, "func", n, |o, k| push_int(o, s.frames[k].0));
+    column(out, "nativeSymbol", n, |o, _| o.push_str("null"));
+    column(out, "innerWindowID", n, |o, _| o.push('0'));
+    column(out, "line", n, |o, k| push_opt(o, s.frames[k].2));
+    column(out, "column", n, |o, _| o.push_str("null"));
+    column(out, "originalLocation", n, |o, _| o.push_str("null"));
+    length(out, n);
+    let n = s.funcs.len();
+    out.push_str(",\"funcTable\":{");
+    column(out, "name", n, |o, k| push_int(o, s.funcs[k].0));
+    column(out, "isJS", n, |o, k| o.push_str(if s.funcs[k].1 { "true" } else { "false" }));
+    column(out, "relevantForJS", n, |o, k| o.push_str(if s.funcs[k].2 { "true" } else { "false" }));
+    column(out, "resource", n, |o, _| o.push_str("-1"));
+    column(out, "source", n, |o, k| push_opt(o, s.funcs[k].3));
+    column(out, "lineNumber", n, |o, k| push_opt(o, s.funcs[k].4));
+    column(out, "columnNumber", n, |o, k| push_opt(o, s.funcs[k].5));
+    column(out, "originalLocation", n, |o, _| o.push_str("null"));
+    length(out, n);
+    out.push_str(",\"resourceTable\":{\"name\":[],\"host\":[],\"type\":[],\"length\":0}");
+    out.push_str(",\"nativeSymbols\":{\"libIndex\":[],\"address\":[],\"name\":[],\"functionSize\":[],\"length\":0}");
+    let n = s.sources.len();
+    out.push_str(",\"sources\":{");
+    column(out, "id", n, |o, _| o.push_str("null"));
+    column(out, "filename", n, |o, k| push_int(o, s.sources[k].0));
+    column(out, "startLine", n, |o, _| o.push('1'));
+    column(out, "startColumn", n, |o, _| o.push('1'));
+    column(out, "sourceMapURL", n, |o, _| o.push_str("null"));
+    column(out, "content", n, |o, k| match &s.sources[k].1 {
+        Some(text) => jscalls::tree::write_json_str(o, text),
+        None => o.push_str("null"),
+    });
+    length(out, n);
+    out.push_str(",\"sourceLocationTable\":{\"source\":[],\"line\":[],\"column\":[],\"length\":0}");
+    out.push_str(",\"stringArray\":[");
+    for (k, text) in s.strings.iter().enumerate() {
+        if k > 0 {
+            out.push(',');
+        }
+        jscalls::tree::write_json_str(out, text);
+    }
+    out.push(']');
+}
+
+fn thread(out: &mut String, p: &ThreadPart, at: &Placed, tracing_ms: bool) {
+    out.push_str("{\"processType\":\"default\",\"processStartupTime\":");
+    push_ms(out, p.process_start as i64);
+    out.push_str(",\"processShutdownTime\":null,\"registerTime\":");
+    push_ms(out, p.register as i64);
+    out.push_str(",\"unregisterTime\":null,\"pausedRanges\":[],\"showMarkersInTimeline\":false,\"name\":");
+    jscalls::tree::write_json_str(out, &p.name);
+    out.push_str(",\"isMainThread\":");
+    out.push_str(if p.is_main { "true" } else { "false" });
+    out.push_str(",\"processName\":");
+    jscalls::tree::write_json_str(out, &p.process_name);
+    out.push_str(",\"pid\":");
+    jscalls::tree::write_json_str(out, &p.pid);
+    out.push_str(",\"tid\":");
+    jscalls::tree::write_json_str(out, &p.tid);
+    let s = &p.samples;
+    let n = s.len();
+    out.push_str(",\"samples\":{");
+    column(out, "stack", n, |o, k| push_opt(o, s[k].1.map(|x| x + at.first_stack)));
+    column(out, "timeDeltas", n, |o, k| push_ms(o, s[k].0 as i64 - if k > 0 { s[k - 1].0 as i64 } else { 0 }));
+    column(out, "weight", n, |o, k| if tracing_ms { push_ms(o, s[k].2 * 1000) } else { push_int(o, s[k].2) });
+    out.push_str("\"weightType\":");
+    out.push_str(if tracing_ms { "\"tracing-ms\"," } else { "\"samples\"," });
+    column(out, "threadCPUDelta", n, |o, k| push_int(o, s[k].3));
+    length(out, n);
+    let m = &p.markers;
+    let n = m.len();
+    out.push_str(",\"markers\":{");
+    column(out, "data", n, |o, _| o.push_str("null"));
+    column(out, "name", n, |o, k| push_int(o, at.names[m[k].0 as usize]));
+    column(out, "startTime", n, |o, k| push_ms(o, m[k].1 as i64));
+    column(out, "endTime", n, |o, k| match m[k].2 {
+        Some(e) => push_ms(o, e as i64),
+        None => o.push_str("null"),
+    });
+    column(out, "phase", n, |o, k| o.push(if m[k].2.is_some() { '1' } else { '0' }));
+    column(out, "category", n, |o, _| push_int(o, u32::from(TRACE_EVENT)));
+    length(out, n);
+    out.push('}');
+}
+
+/// `"key":[v0,…],` with each value written by `value`.
+fn column(out: &mut String, key: &str, n: usize, mut value: impl FnMut(&mut String, usize)) {
+    out.push('"');
+    out.push_str(key);
+    out.push_str("\":[");
+    for k in 0..n {
+        if k > 0 {
+            out.push(',');
+        }
+        value(out, k);
+    }
+    out.push_str("],");
+}
+
+fn length(out: &mut String, n: usize) {
+    out.push_str("\"length\":");
+    push_int(out, n);
+    out.push('}');
+}
+
+fn comma(out: &mut String, first: &mut bool) {
+    if !std::mem::take(first) {
+        out.push(',');
+    }
+}
+
+fn push_int(out: &mut String, n: impl itoa::Integer) {
+    out.push_str(itoa::Buffer::new().format(n));
+}
+
+fn push_opt(out: &mut String, n: Option<u32>) {
+    match n {
+        Some(n) => push_int(out, n),
+        None => out.push_str("null"),
+    }
+}
+
+/// `ns` nanoseconds as ms, exactly: the decimal point moved six places, trailing zeros
+/// dropped (`1500000` → `1.5`, `-7` → `-0.000007`).
+pub(crate) fn push_ms(out: &mut String, ns: i64) {
+    if ns < 0 {
+        out.push('-');
+    }
+    let ns = ns.unsigned_abs();
+    push_int(out, ns / 1_000_000);
+    let mut frac = ns % 1_000_000;
+    if frac == 0 {
+        return;
+    }
+    let mut digits = 6;
+    while frac % 10 == 0 {
+        frac /= 10;
+        digits -= 1;
+    }
+    out.push('.');
+    let text = itoa::Buffer::new().format(frac).to_owned();
+    for _ in text.len()..digits {
+        out.push('0');
+    }
+    out.push_str(&text);
+}
