@@ -85,7 +85,8 @@ pub(crate) struct Head {
 struct Shared {
     strings: Vec<String>,
     string_index: HashMap<String, u32>,
-    funcs: Vec<(u32, bool, bool, Option<u32>, Option<u32>, Option<u32>)>,
+    /// (name's string, source, the row).
+    funcs: Vec<(u32, Option<u32>, FuncRow)>,
     func_index: HashMap<FuncRow, u32>,
     /// (file name's string, its text).
     sources: Vec<(u32, Option<String>)>,
@@ -118,7 +119,7 @@ impl Shared {
                 self.sources.len() as u32 - 1
             }
         });
-        self.funcs.push((name, f.is_js, f.relevant_for_js, source, f.line, f.column));
+        self.funcs.push((name, source, f.clone()));
         self.func_index.insert(f.clone(), self.funcs.len() as u32 - 1);
         self.funcs.len() as u32 - 1
     }
@@ -252,12 +253,12 @@ fn tables(out: &mut String, s: &Shared) {
     let n = s.funcs.len();
     out.push_str(",\"funcTable\":{");
     column(out, "name", n, |o, k| push_int(o, s.funcs[k].0));
-    column(out, "isJS", n, |o, k| o.push_str(if s.funcs[k].1 { "true" } else { "false" }));
-    column(out, "relevantForJS", n, |o, k| o.push_str(if s.funcs[k].2 { "true" } else { "false" }));
+    column(out, "isJS", n, |o, k| o.push_str(if s.funcs[k].2.is_js { "true" } else { "false" }));
+    column(out, "relevantForJS", n, |o, k| o.push_str(if s.funcs[k].2.relevant_for_js { "true" } else { "false" }));
     column(out, "resource", n, |o, _| o.push_str("-1"));
-    column(out, "source", n, |o, k| push_opt(o, s.funcs[k].3));
-    column(out, "lineNumber", n, |o, k| push_opt(o, s.funcs[k].4));
-    column(out, "columnNumber", n, |o, k| push_opt(o, s.funcs[k].5));
+    column(out, "source", n, |o, k| push_opt(o, s.funcs[k].1));
+    column(out, "lineNumber", n, |o, k| push_opt(o, s.funcs[k].2.line));
+    column(out, "columnNumber", n, |o, k| push_opt(o, s.funcs[k].2.column));
     column(out, "originalLocation", n, |o, _| o.push_str("null"));
     length(out, n);
     out.push_str(",\"resourceTable\":{\"name\":[],\"host\":[],\"type\":[],\"length\":0}");
@@ -376,7 +377,7 @@ pub(crate) fn push_ms(out: &mut String, ns: i64) {
         return;
     }
     let mut digits = 6;
-    while frac % 10 == 0 {
+    while frac.is_multiple_of(10) {
         frac /= 10;
         digits -= 1;
     }
