@@ -289,6 +289,11 @@ pub(crate) struct ExportArgs {
     /// Draw the SVG top-down (an icicle graph).
     #[arg(long)]
     pub(crate) icicle: bool,
+    /// Firefox: put the text of each script found in DIR by its URL into the profile, for the
+    /// Profiler's source view (repeatable; nothing outside DIR is read; `PREFIX=DIR`: the URLs
+    /// under PREFIX are the files under DIR). Scripts whose text the trace carries need none.
+    #[arg(long = "source", value_name = "[PREFIX=]DIR")]
+    pub(crate) sources: Vec<PathBuf>,
     #[command(flatten)]
     pub(crate) select: SelectArgs,
 }

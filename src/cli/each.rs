@@ -36,6 +36,11 @@ pub(crate) trait PerInput {
     fn keeps_lines(&self) -> bool {
         false
     }
+    /// Whether the writer shows the scripts' text the trace carries (kept even with
+    /// `--no-source-maps`).
+    fn keeps_script_texts(&self) -> bool {
+        false
+    }
     /// Whether the source maps given are applied before the writer sees the input (its
     /// functions then named and placed as DevTools shows them).
     fn applies_source_maps(&self) -> bool {
@@ -189,6 +194,7 @@ fn run_one(
     cfg.progress = progress.as_ref().map(|p| p.bytes.clone());
     cfg.keep_event_names = job.keeps_event_names();
     cfg.keep_lines = job.keeps_lines();
+    cfg.keep_scripts |= job.keeps_script_texts();
     let timing = Timing::start();
     let assembled = assemble(&source, &cfg);
     drop(progress);

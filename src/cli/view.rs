@@ -80,18 +80,22 @@ fn profile(args: &ViewArgs, viewer: &str, name: &str, global: &Global, cfg: &Con
         to: None,
         by_time: false,
         icicle: false,
+        sources: Vec::new(),
         select: args.select.clone(),
     };
     let format = export::format_named(viewer).expect("the viewers' formats exist");
     let mut cfg = cfg.clone();
     cfg.keep_event_names = true;
     cfg.keep_lines = args.select.by_line;
+    cfg.keep_scripts |= viewer == "firefox";
     let assembled = assemble_file(input, name, global, &cfg)?;
     let label = Path::new(input).file_name().map_or(name.to_owned(), |f| f.to_string_lossy().into_owned());
-    let rendered = export::render(assembled, &export_args, format, &label, cfg.threads).map_err(|f| match f {
-        Failure::Usage(m) => Failed::Usage(m),
-        Failure::Input(e) => failure(name, e),
-    })?;
+    let rendered = export::render(assembled, &export_args, format, &label, cfg.threads, Default::default()).map_err(
+        |f| match f {
+            Failure::Usage(m) => Failed::Usage(m),
+            Failure::Input(e) => failure(name, e),
+        },
+    )?;
     let mut body = Vec::new();
     rendered.write_to(&mut body).map_err(|e| failure(name, Error::io("cannot write the export", e)))?;
     Ok(body)

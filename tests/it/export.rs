@@ -330,6 +330,8 @@ fn export_usage_errors() {
         (vec!["export", p, "--to", "collapsed", "--icicle"], "--icicle"),
         (vec!["export", p, "--to", "speedscope", "--by-time"], "--by-time"),
         (vec!["export", p, "--to", "svg", "--transform", "merge:nosuch"], "no function named 'nosuch'"),
+        (vec!["export", p, "--to", "collapsed", "--source", "fixtures"], "--to firefox"),
+        (vec!["export", p, "--to", "firefox", "--source", "no/such/dir"], "no such directory"),
     ] {
         let o = jscalls(&args);
         assert_eq!(o.status.code(), Some(2), "{args:?}");
@@ -452,6 +454,89 @@ fn the_real_viewers_show_the_exports() {
         .output()
         .unwrap();
     assert!(!check.status.success(), "{}", String::from_utf8_lossy(&check.stdout));
+}
+
+/// `--by-line` puts each sample's function at the line it recorded, and `--source` puts the
+/// script's text in the profile: the Firefox Profiler's source view, opened on `relayout` as a
+/// user opens it (double-click in the call tree), shows the code with each line's time, the
+/// times of the lines only `relayout` has being the flat tree's by line. Skipped, and said so,
+/// without a browser or the viewers.
+#[test]
+fn the_firefox_profilers_source_view_shows_the_time_of_each_line() {
+    let Some(viewers) = crate::support::viewers("the_firefox_profilers_source_view_shows_the_time_of_each_line") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("ui.json");
+    let pick = ["--thread", "CrRendererMain", "--weight", "sample-time", "--by-line"];
+    let mut args = vec!["export", "fixtures/chrome-ui.json.gz", "--to", "firefox", "--source", "fixtures/record/pages"];
+    args.extend(pick);
+    args.extend(["-o", out.to_str().unwrap()]);
+    stdout(&jscalls(&args));
+    let run = Command::new("node")
+        .arg("tests/browser/firefox-source-view.mjs")
+        .args([out.as_os_str(), "relayout".as_ref(), "".as_ref(), viewers.as_os_str()])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&run.stdout);
+    assert!(run.status.success(), "{said}{}", String::from_utf8_lossy(&run.stderr));
+    let v: serde_json::Value = serde_json::from_str(said.trim()).unwrap();
+    let line = |n: u64| {
+        v["lines"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|l| l[0] == n)
+            .unwrap_or_else(|| panic!("no time at line {n}: {said}"))
+    };
+    assert!(line(11)[3].as_str().unwrap().contains("grid.offsetHeight"), "{said}");
+    let mut flat = vec!["tree", "fixtures/chrome-ui.json.gz", "--flat", "--format", "json"];
+    flat.extend(pick);
+    let flat: serde_json::Value = serde_json::from_str(&stdout(&jscalls(&flat))).unwrap();
+    for n in [10, 11] {
+        let want: f64 = flat["threads"][0]["functions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| {
+                f["func"]["name"] == format!("line {n}").as_str()
+                    && f["func"]["url"].as_str().unwrap().ends_with("/ui.js")
+            })
+            .map(|f| f["self"].as_f64().unwrap() / 1000.0)
+            .sum();
+        let got = line(n);
+        assert!(want > 1.0, "line {n}: {want} ms");
+        for k in [1, 2] {
+            assert!((got[k].as_f64().unwrap() - want).abs() < 1e-3, "line {n}: shown {got}, flat tree {want} ms");
+        }
+    }
+}
+
+/// A trace that carries its scripts' text (Chrome's `v8-source-rundown-sources`) gives the
+/// Firefox export the code of its scripts, for the source view: the bundle as it was served.
+#[test]
+fn the_firefox_export_carries_the_scripts_text_the_trace_has() {
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&jscalls(&[
+        "export",
+        "fixtures/sourcemaps/chromium-page/trace.json.gz",
+        "--to",
+        "firefox",
+        "--no-source-maps",
+    ])))
+    .unwrap();
+    let sources = &doc["shared"]["sources"];
+    let strings = doc["shared"]["stringArray"].as_array().unwrap();
+    let app = (0..sources["length"].as_u64().unwrap() as usize)
+        .find(|&k| strings[sources["filename"][k].as_u64().unwrap() as usize].as_str().unwrap().ends_with("/app.js"))
+        .expect("app.js among the sources");
+    let mut want = String::new();
+    std::io::Read::read_to_string(
+        &mut flate2::read::GzDecoder::new(std::fs::File::open("fixtures/sourcemaps/chromium-page/app.js.gz").unwrap()),
+        &mut want,
+    )
+    .unwrap();
+    assert!(want.len() > 10_000);
+    assert_eq!(sources["content"][app].as_str().unwrap(), want);
 }
 
 /// Collapsed stacks give each function (by the last name of its lines) the self time

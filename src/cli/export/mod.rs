@@ -13,8 +13,10 @@ use super::each::{self, Estimated, PerInput};
 use super::files::Reads;
 use super::output::Output;
 use super::report::failure;
+use super::sources::SourceDirs;
 use super::tree::{self, Chosen, Failure};
 use super::Failed;
+use std::collections::HashMap;
 
 mod collapsed;
 mod firefox;
@@ -95,6 +97,9 @@ impl ExportTo {
 struct Export<'a> {
     args: &'a ExportArgs,
     format: &'static Format,
+    /// `--source`.
+    dirs: Option<SourceDirs>,
+    quiet: bool,
 }
 
 impl PerInput for Export<'_> {
@@ -111,12 +116,26 @@ impl PerInput for Export<'_> {
         self.args.select.by_line
     }
 
+    /// The Firefox Profiler's source view shows them.
+    fn keeps_script_texts(&self) -> bool {
+        std::ptr::eq(self.format, &firefox::FORMAT)
+    }
+
     fn write(&self, e: Estimated<'_>, output: Output) -> Result<(), Failed> {
         let Estimated { assembled, cfg, label, name, timing, .. } = e;
-        let rendered = render(assembled, self.args, self.format, label, cfg.threads).map_err(|f| match f {
+        let sources = Sources { dirs: self.dirs.as_ref(), output: output.target() };
+        let rendered = render(assembled, self.args, self.format, label, cfg.threads, sources).map_err(|f| match f {
             Failure::Usage(m) => Failed::Usage(m),
             Failure::Input(err) => failure(name, err),
         })?;
+        if let (Rendered::Firefox { missing, .. }, false) = (&rendered, self.quiet) {
+            if let Some(first) = missing.first() {
+                say!(
+                    "jscalls: {name}: --source: {} of the profile's scripts are not in the folders given (first: {first})",
+                    missing.len()
+                );
+            }
+        }
         if let Some(t) = timing {
             t.report("estimate+render");
         }
@@ -155,7 +174,16 @@ pub(crate) fn run(args: &ExportArgs, global: &Global, cfg: &Config, reads: Reads
     if std::ptr::eq(format, &speedscope::FORMAT) && args.by_time {
         return Err(Failed::Usage("--by-time is for collapsed stacks and SVG; speedscope has both views".to_owned()));
     }
-    each::run(&args.out, &Export { args, format }, global, cfg, reads)
+    let dirs = match (&args.sources[..], std::ptr::eq(format, &firefox::FORMAT)) {
+        ([], _) => None,
+        (_, false) => {
+            return Err(Failed::Usage(
+                "--source puts scripts' text into a Firefox profile, for its source view: --to firefox".to_owned(),
+            ))
+        }
+        (dirs, true) => Some(SourceDirs::new(dirs, "--source").map_err(Failed::Usage)?),
+    };
+    each::run(&args.out, &Export { args, format, dirs, quiet: global.quiet }, global, cfg, reads)
 }
 
 /// The format `--to NAME` names.
@@ -182,6 +210,8 @@ pub(crate) enum Rendered {
         head: firefox::Head,
         parts: Vec<firefox::ThreadPart>,
         threads: usize,
+        /// Scripts `--source` was asked for and does not have.
+        missing: Vec<String>,
     },
 }
 
@@ -204,7 +234,7 @@ impl Rendered {
                 w.write_all(l.as_bytes())?;
                 w.write_all(b"\n")
             }),
-            Rendered::Firefox { head, parts, threads } => firefox::write(&head, &parts, threads, w),
+            Rendered::Firefox { head, parts, threads, .. } => firefox::write(&head, &parts, threads, w),
         }
     }
 }
@@ -216,11 +246,31 @@ pub(crate) fn render(
     format: &Format,
     input: &str,
     threads: usize,
+    sources: Sources<'_>,
 ) -> Result<Rendered, Failure> {
+    let firefox = std::ptr::eq(format, &firefox::FORMAT);
+    let texts: HashMap<String, String> = if firefox {
+        assembled.embedded().script_texts().map(|(u, t)| (u.to_owned(), t.to_owned())).collect()
+    } else {
+        HashMap::new()
+    };
     let kept = tree::choose(assembled, &args.select, format.spans || args.by_time, format.counts)?;
     if kept.is_empty() {
         // The input's doing, not the command line's: exit 1, as for any input with nothing usable.
         return Err(Failure::Input(Error::input(None, "no thread has estimated calls to export")));
     }
-    (format.render)(&kept, args, input, threads)
+    let mut rendered = (format.render)(&kept, args, input, threads)?;
+    if let Rendered::Firefox { head, parts, missing, .. } = &mut rendered {
+        (head.sources, *missing) = firefox::sources(parts, texts, sources.dirs, sources.output)?;
+    }
+    Ok(rendered)
+}
+
+/// Where the Firefox export finds the text of scripts the trace does not carry.
+#[derive(Default, Clone, Copy)]
+pub(crate) struct Sources<'a> {
+    /// `--source`.
+    pub(crate) dirs: Option<&'a SourceDirs>,
+    /// The output, which is never read as a source.
+    pub(crate) output: Option<&'a std::path::Path>,
 }

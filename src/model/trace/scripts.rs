@@ -21,6 +21,17 @@ pub struct Embedded {
 }
 
 impl Embedded {
+    /// The scripts whose whole text the trace carries (its `v8-source-rundown-sources`
+    /// category), as (the URL DevTools knows the script by, its text); an inline `<script>`
+    /// is part of its document, not the document, and is left out.
+    pub fn script_texts(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.scripts.iter().filter_map(|s| {
+            let whole = s.has_source_url || (s.start_line == 0 && s.start_column == 0);
+            let url = s.compiled_url();
+            s.text.as_deref().filter(|_| whole && !url.is_empty()).map(|t| (url, t))
+        })
+    }
+
     /// Whether the trace carries maps of its own (`metadata.sourceMaps`, or a script whose
     /// `sourceMappingURL` is an inline `data:` URL): then they apply without being asked for.
     pub fn has_maps(&self) -> bool {

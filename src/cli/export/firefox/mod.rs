@@ -11,7 +11,13 @@ use crate::cli::tree::Chosen;
 pub(crate) use write::{write, Head, ThreadPart};
 use write::{FrameRow, FuncRow, GC, IDLE, JS, NATIVE};
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
+use std::path::Path;
+
+use crate::cli::files::read_option_file;
+use crate::cli::output::same_file;
+use crate::cli::sources::{SourceDirs, SOURCE_LIMIT};
+use crate::cli::tree::Failure;
 
 /// A function's category (JavaScript, GC, idle, native) and whether it is JavaScript, or
 /// native code that JavaScript's call tree keeps.
@@ -99,7 +105,7 @@ fn firefox(kept: &[Chosen], weight: WeightArg, by_line: bool, input: &str, threa
         js: kept.iter().any(|c| c.stacks.funcs.iter().any(Func::is_js)),
         sources: Default::default(),
     };
-    Rendered::Firefox { head, parts, threads }
+    Rendered::Firefox { head, parts, threads, missing: Vec::new() }
 }
 
 /// The ids the Firefox profile's writer gives these (u32 there), in the order they are added:
@@ -280,6 +286,39 @@ impl Base {
         }
         t
     }
+}
+
+/// The text of each script a function of `parts` is in, for the source view: the trace's own
+/// text of it, else the file `dirs` has at its URL (never the output); and the scripts that
+/// `dirs` were asked for and do not have.
+pub(crate) fn sources(
+    parts: &[ThreadPart],
+    mut texts: HashMap<String, String>,
+    dirs: Option<&SourceDirs>,
+    output: Option<&Path>,
+) -> Result<(HashMap<String, String>, Vec<String>), Failure> {
+    let files: BTreeSet<&str> = parts.iter().flat_map(|p| p.funcs.iter().filter_map(|f| f.file.as_deref())).collect();
+    let (mut found, mut missing) = (HashMap::new(), Vec::new());
+    for file in files {
+        if let Some(text) = texts.remove(file) {
+            found.insert(file.to_owned(), text);
+            continue;
+        }
+        let Some(dirs) = dirs else { continue };
+        let Some(path) = dirs.find(file) else {
+            missing.push(file.to_owned());
+            continue;
+        };
+        if output.is_some_and(|o| same_file(&path, o)) {
+            return Err(Failure::Usage(format!(
+                "the output {} is the source of {file}; refusing to overwrite it",
+                path.display()
+            )));
+        }
+        let bytes = read_option_file(&path, "the source", SOURCE_LIMIT).map_err(Failure::Input)?;
+        found.insert(file.to_owned(), String::from_utf8_lossy(&bytes).into_owned());
+    }
+    Ok((found, missing))
 }
 
 #[cfg(test)]
