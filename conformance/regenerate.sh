@@ -20,7 +20,8 @@
 # (before and after DevTools' AST scopes fallback), the bundle's folder given as --maps and its
 # script as --script; app.trace.smoracle.json for a node trace of the bundle; and for the
 # Chromium page, trace.smoracle.json (the folder as --maps) and trace-saved.smoracle.json (the
-# trace's own maps only).
+# trace's own maps only), and the same for the positions its samples recorded
+# (TRACE.positions.smoracle.json: fixtures/record/sourcemaps/positions.mjs makes them frames).
 # usage: bash conformance/regenerate.sh [FIXTURE...]
 #        bash conformance/regenerate.sh --shared
 #        bash conformance/regenerate.sh --sourcemaps
@@ -56,6 +57,12 @@ if [ "${1:-}" = --sourcemaps ]; then
       node "$SM/oracle.mjs" "$tmp/trace.json" --maps "$tmp" --out "$d/trace.smoracle.json"
       # Saved with its maps: nothing else given.
       node "$SM/oracle.mjs" "$tmp/trace-saved.json" --out "$d/trace-saved.smoracle.json"
+      # Where the Sources panel puts each sampled line: the samples' positions as frames.
+      for t in trace trace-saved; do
+        node "$ROOT/fixtures/record/sourcemaps/positions.mjs" "$tmp/$t.json" "$tmp/$t.positions.json"
+      done
+      node "$SM/oracle.mjs" "$tmp/trace.positions.json" --maps "$tmp" --out "$d/trace.positions.smoracle.json"
+      node "$SM/oracle.mjs" "$tmp/trace-saved.positions.json" --out "$d/trace-saved.positions.smoracle.json"
     fi
     for f in "$d"*.smoracle.json; do
       if [ "$(stat -c %s "$f")" -gt 65536 ]; then gzip -9n "$f"; fi

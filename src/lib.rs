@@ -316,6 +316,22 @@ impl Assembled {
         lines::LineTimes::of(&self.threads, &self.strings)
     }
 
+    /// [`Assembled::line_times`] at their original places once the source maps `loader` finds
+    /// and the trace carries apply, as the newest DevTools' Sources panel shows them: each
+    /// sample's line and column through its script's map (a line without a column from its
+    /// start), the lines no map covers on their script. With the maps' problems, as
+    /// [`Assembled::resolve_source_maps`] reports them.
+    pub fn original_line_times(
+        &self,
+        loader: &dyn sourcemap::Loader,
+    ) -> (lines::OriginalLines, Vec<sourcemap::MapProblem>) {
+        let times = self.line_times();
+        let mut frames = self.frames();
+        frames.extend(times.positions());
+        let res = sourcemap::resolve(&frames, &self.embedded, loader);
+        (times.through(&res), res.problems)
+    }
+
     /// Every distinct call frame of every profile's nodes, with the process and thread of the
     /// profile it was last seen in (in DevTools' order of profiles): what source maps apply to.
     fn frames(&self) -> Vec<(sourcemap::FrameKey, sourcemap::FrameAt)> {

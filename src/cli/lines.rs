@@ -10,6 +10,7 @@ use jscalls::Error;
 use super::args::{Global, LinesArgs, LinesFormat};
 use super::each::{self, Estimated, PerInput};
 use super::files::Reads;
+use super::frames::UserMaps;
 use super::output::same_file;
 use super::output::Output;
 use super::report::failure;
@@ -24,6 +25,9 @@ struct Lines<'a> {
     wanted: Option<ThreadSpec>,
     /// `--source`.
     dirs: Option<SourceDirs>,
+    /// The source maps to apply (None with `--no-source-maps`).
+    maps: Option<UserMaps>,
+    quiet: bool,
 }
 
 impl PerInput for Lines<'_> {
@@ -44,14 +48,35 @@ impl PerInput for Lines<'_> {
     }
 
     fn applies_source_maps(&self) -> bool {
-        // Line times stay on the generated scripts, as the Sources panel keeps them.
-        false
+        // DevTools' own sums (`--format devtools`) are the generated scripts'.
+        self.args.format != LinesFormat::Devtools
     }
 
     fn write(&self, e: Estimated<'_>, output: Output) -> Result<(), Failed> {
         let Estimated { assembled, label, name, .. } = e;
         let args = self.args;
-        let times = assembled.line_times();
+        let times = match &self.maps {
+            Some(maps)
+                if self.args.format != LinesFormat::Devtools
+                    && (!maps.is_empty() || assembled.embedded().has_maps()) =>
+            {
+                // The maps' problems were said as they applied to the frames.
+                let (o, _) = assembled.original_line_times(maps);
+                if !self.quiet {
+                    say!(
+                        "jscalls: {name}: source maps: {} of {} line samples at their original place{}",
+                        o.mapped,
+                        o.additions,
+                        match o.without_column {
+                            0 => String::new(),
+                            n => format!(" ({n} without a column, from their line's start)"),
+                        }
+                    );
+                }
+                o.times
+            }
+            _ => assembled.line_times(),
+        };
         let wanted = self.wanted.as_ref();
         if let (Some(w), Some(t)) = (wanted, &args.thread) {
             if !times.profiles.iter().any(|p| w.matches(p.pid, p.tid, p.thread_name.as_deref())) {
@@ -91,7 +116,8 @@ pub(crate) fn run(args: &LinesArgs, global: &Global, cfg: &Config, reads: Reads)
         .then(|| SourceDirs::new(&args.sources, "--source"))
         .transpose()
         .map_err(Failed::Usage)?;
-    each::run(&args.out, &Lines { args, wanted, dirs }, global, cfg, reads)
+    let maps = if args.format == LinesFormat::Devtools { None } else { UserMaps::wanted(&global.source_maps)? };
+    each::run(&args.out, &Lines { args, wanted, dirs, maps, quiet: global.quiet }, global, cfg, reads)
 }
 
 fn push_num(out: &mut String, n: f64) {

@@ -45,7 +45,7 @@ pub fn chunk_args_at<'a>(
 
 fn chunk_data<'a>(b: &'a [u8], i: usize, stack: &mut Vec<u8>, no_trace_ids: bool) -> Option<(ChunkData<'a>, usize)> {
     let mut d = ChunkData::default();
-    let end = object(b, i, &["cpuProfile", "timeDeltas", "source", "lines"], |k, key, i| {
+    let end = object(b, i, &["cpuProfile", "timeDeltas", "source", "lines", "columns"], |k, key, i| {
         match k {
             Some(0) => {
                 let (p, e) = chunk_profile(b, i, stack)?;
@@ -63,6 +63,11 @@ fn chunk_data<'a>(b: &'a [u8], i: usize, stack: &mut Vec<u8>, no_trace_ids: bool
                 // Skipped, as most commands do not read them; kept for one that does.
                 let e = skip_value(b, i, stack)?;
                 d.lines_bytes = Some(&b[i..e]);
+                Some(e)
+            }
+            Some(4) => {
+                let e = skip_value(b, i, stack)?;
+                d.columns_bytes = Some(&b[i..e]);
                 Some(e)
             }
             Some(_) => {

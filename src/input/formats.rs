@@ -41,7 +41,7 @@ pub(crate) const OBJECT_FORMATS: &[ObjectFormat] = &[
     },
     ObjectFormat {
         kind: InputKind::CpuProfile,
-        members: &["nodes", "samples", "timeDeltas", "startTime", "endTime", "head", "timestamps", "lines"],
+        members: &["nodes", "samples", "timeDeltas", "startTime", "endTime", "head", "timestamps", "lines", "columns"],
         // An empty `nodes` value is an array the sink took where it lay.
         is: |f| f.iter().any(|(k, v)| (k == "nodes" && matches!(v.first(), None | Some(b'['))) || k == "head"),
     },

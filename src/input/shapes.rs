@@ -115,6 +115,12 @@ pub struct ChunkData<'a> {
     /// The bytes of `lines`, unread, when the scan read the args.
     #[serde(skip)]
     pub lines_bytes: Option<&'a [u8]>,
+    /// `columns`: the 1-based column of each sample's line (0: none), when serde read the args.
+    #[serde(default)]
+    pub columns: Option<NumArray>,
+    /// The bytes of `columns`, unread, when the scan read the args.
+    #[serde(skip)]
+    pub columns_bytes: Option<&'a [u8]>,
     /// `source`.
     #[serde(default, borrow)]
     pub source: Leaf<'a>,
@@ -276,6 +282,9 @@ pub struct CpuProfileJson<'a> {
     /// `lines`: the 1-based line each sample ran (0: none).
     #[serde(default)]
     pub lines: Option<NumArray>,
+    /// `columns`: the 1-based column of each sample's line (0: none).
+    #[serde(default)]
+    pub columns: Option<NumArray>,
 }
 
 /// `args.data` of a `Profile` event.

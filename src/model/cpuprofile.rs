@@ -95,6 +95,7 @@ fn read_fields(
             "samples" => json.samples = serde_json::from_slice::<Option<IdArray>>(raw).map_err(fail)?,
             "timeDeltas" => json.time_deltas = serde_json::from_slice::<Option<NumArray>>(raw).map_err(fail)?,
             "lines" => json.lines = serde_json::from_slice::<Option<NumArray>>(raw).map_err(fail)?,
+            "columns" => json.columns = serde_json::from_slice::<Option<NumArray>>(raw).map_err(fail)?,
             "startTime" => json.start_time = serde_json::from_slice::<Leaf>(raw).map_err(fail)?,
             "endTime" => json.end_time = serde_json::from_slice::<Leaf>(raw).map_err(fail)?,
             "head" => json.head = Some(serde::de::IgnoredAny),

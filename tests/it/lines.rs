@@ -252,3 +252,56 @@ fn by_line_puts_each_sample_under_a_frame_of_its_line() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("give --weight samples or sample-time"));
 }
+
+/// Once a map applies, a line's time is at the original file and line of the sample's line
+/// and column (the newest DevTools' Sources panel); a sample without a column maps from its
+/// line's start. Worked out by hand: `gen.js`'s one line maps column 0 to src/a.ts:1 and
+/// column 17 to src/b.ts:5 (mappings `AAAA,iBCIE`); samples a, a, a, b, b, a 1 ms apart at
+/// columns 15, 15, 15, 31, 31 and none: sample 0 adds nothing, then a.ts:1 gets samples 1, 2
+/// and 5 (3 ms) and b.ts:5 samples 3 and 4 (2 ms). DevTools' own sums stay the script's.
+#[test]
+fn line_times_go_to_the_original_lines_once_a_map_applies() {
+    let d = tmpdir("lines", "mapped");
+    let url = "http://x.test/gen.js";
+    let profile = format!(
+        r#"{{"nodes":[
+ {{"id":1,"callFrame":{{"functionName":"(root)","scriptId":"0","url":"","lineNumber":-1,"columnNumber":-1}},"children":[2,3]}},
+ {{"id":2,"callFrame":{{"functionName":"a","scriptId":"7","url":"{url}","lineNumber":0,"columnNumber":10}}}},
+ {{"id":3,"callFrame":{{"functionName":"b","scriptId":"7","url":"{url}","lineNumber":0,"columnNumber":27}}}}],
+ "samples":[2,2,2,3,3,2],"timeDeltas":[1000,1000,1000,1000,1000,1000],"lines":[1,1,1,1,1,1],
+ "columns":[15,15,15,31,31,0],"startTime":0,"endTime":7000}}"#
+    );
+    let input = d.join("gen.cpuprofile");
+    std::fs::write(&input, profile).unwrap();
+    let map = d.join("gen.js.map");
+    std::fs::write(&map, r#"{"version":3,"sources":["src/a.ts","src/b.ts"],"names":[],"mappings":"AAAA,iBCIE"}"#)
+        .unwrap();
+    let pair = format!("{url}={}", map.display());
+    let input = input.to_str().unwrap();
+    let rows = |doc: &Value| -> Vec<(String, f64, f64)> {
+        doc["merged"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| (r["url"].as_str().unwrap().to_owned(), r["line"].as_f64().unwrap(), r["ms"].as_f64().unwrap()))
+            .collect()
+    };
+    let o = jscalls(&["lines", input, "--format", "json", "--source-map", &pair]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let said = String::from_utf8_lossy(&o.stderr);
+    assert!(said.contains("5 of 5 line samples at their original place (1 without a column"), "{said}");
+    let mapped: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        rows(&mapped),
+        [("http://x.test/src/a.ts".to_owned(), 1.0, 3.0), ("http://x.test/src/b.ts".to_owned(), 5.0, 2.0)]
+    );
+    let plain = json_of(&["lines", input, "--format", "json", "--no-source-maps"]);
+    assert_eq!(rows(&plain), [(url.to_owned(), 1.0, 5.0)]);
+    // DevTools' own document is the generated script's, maps or not.
+    let devtools = |extra: &[&str]| {
+        let mut args = vec!["lines", input, "--format", "devtools"];
+        args.extend(extra);
+        jscalls(&args).stdout
+    };
+    assert_eq!(devtools(&["--source-map", &pair]), devtools(&["--no-source-maps"]));
+}

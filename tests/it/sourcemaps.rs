@@ -121,13 +121,19 @@ fn every_frame_of_six_bundles_is_named_and_placed_as_devtools_does() {
 /// (`{dir}` stands for the folder).
 fn resolved_trace(fixture: &str, input: &str, args: &[&str]) -> Value {
     let dir = build_folder(fixture, &format!("trace-{input}"));
-    let input = dir.join(input);
+    let got = resolved_trace_in(&dir, input, args);
+    let _ = std::fs::remove_dir_all(&dir);
+    got
+}
+
+/// [`resolved_trace`] of `input` in `dir`.
+fn resolved_trace_in(dir: &Path, input: &str, args: &[&str]) -> Value {
+    let path = dir.join(input);
     let args: Vec<String> = args.iter().map(|a| a.replace("{dir}", dir.to_str().unwrap())).collect();
-    let mut all = vec!["frames", input.to_str().unwrap(), "--format", "smoracle"];
+    let mut all = vec!["frames", path.to_str().unwrap(), "--format", "smoracle"];
     all.extend(args.iter().map(String::as_str));
     let o = jscalls(&all);
-    assert!(o.status.success(), "{fixture}: {}", String::from_utf8_lossy(&o.stderr));
-    let _ = std::fs::remove_dir_all(&dir);
+    assert!(o.status.success(), "{input}: {}", String::from_utf8_lossy(&o.stderr));
     serde_json::from_slice(&o.stdout).unwrap()
 }
 
@@ -156,6 +162,97 @@ fn every_frame_of_node_and_chromium_traces_is_named_and_placed_as_devtools_does(
     assert_eq!(maps[..2], ["trace-metadata-by-sourceMapUrl", "trace-metadata-by-url(elided data url)"]);
     let Tally { compared, renamed, placed } = tally;
     assert!(compared >= 1000 && placed > 400 && renamed > 50, "{compared} frames, {placed} placed, {renamed} renamed");
+}
+
+/// The trace with each distinct (script, line, column) its samples recorded as a frame there
+/// (what `fixtures/record/sourcemaps/positions.mjs` made for the oracle): 0-based, a sample
+/// without a column at its line's start.
+fn positions_trace(trace: &Value) -> Value {
+    let events = trace["traceEvents"].as_array().unwrap();
+    let mut kept: Vec<Value> = Vec::new();
+    /// A profile: its first event's fields, its nodes by id, its positions in order.
+    struct Prof {
+        head: [Value; 4],
+        nodes: BTreeMap<String, Value>,
+        positions: Vec<Value>,
+    }
+    let mut profiles: Vec<((Value, Value), Prof)> = Vec::new();
+    for e in events {
+        if e["name"] != "Profile" && e["name"] != "ProfileChunk" {
+            kept.push(e.clone());
+            continue;
+        }
+        let key = (e["pid"].clone(), e["id"].clone());
+        let k = profiles.iter().position(|p| p.0 == key).unwrap_or_else(|| {
+            let head = ["pid", "tid", "id", "ts"].map(|f| e[f].clone());
+            profiles.push((key, Prof { head, nodes: BTreeMap::new(), positions: Vec::new() }));
+            profiles.len() - 1
+        });
+        let p = &mut profiles[k].1;
+        let d = &e["args"]["data"];
+        for n in d["cpuProfile"]["nodes"].as_array().into_iter().flatten() {
+            p.nodes.insert(n["id"].to_string(), n.clone());
+        }
+        for (i, id) in d["cpuProfile"]["samples"].as_array().into_iter().flatten().enumerate() {
+            let (line, column) = (d["lines"][i].as_i64().unwrap_or(0), d["columns"][i].as_i64().unwrap_or(0));
+            let Some(cf) = p.nodes.get(&id.to_string()).map(|n| &n["callFrame"]) else { continue };
+            let script_id = match &cf["scriptId"] {
+                Value::String(s) => s.clone(),
+                v => v.to_string(),
+            };
+            let url = cf["url"].as_str().unwrap_or("");
+            if line == 0 || (url.is_empty() && script_id.parse::<f64>().unwrap_or(0.0) == 0.0) {
+                continue;
+            }
+            let column = if column > 0 { column - 1 } else { 0 };
+            let pos =
+                serde_json::json!({"scriptId": script_id, "url": url, "lineNumber": line - 1, "columnNumber": column});
+            if !p.positions.contains(&pos) {
+                p.positions.push(pos);
+            }
+        }
+    }
+    for (_, Prof { head: [pid, tid, id, ts], positions, .. }) in profiles {
+        let mut nodes = vec![
+            serde_json::json!({"id": 1, "callFrame": {"functionName": "(root)", "scriptId": "0", "url": "", "lineNumber": -1, "columnNumber": -1}}),
+        ];
+        for pos in positions {
+            let mut cf = pos.clone();
+            cf["functionName"] = "".into();
+            nodes.push(serde_json::json!({"id": nodes.len() + 1, "parent": 1, "callFrame": cf}));
+        }
+        let samples: Vec<usize> = (2..=nodes.len()).collect();
+        let deltas = vec![1; samples.len()];
+        let cat = "disabled-by-default-v8.cpu_profiler";
+        kept.push(serde_json::json!({"name": "Profile", "ph": "P", "cat": cat, "pid": pid, "tid": tid, "id": id, "ts": ts, "args": {"data": {"startTime": ts}}}));
+        let ts = ts.as_f64().unwrap() + 1.0;
+        let data = serde_json::json!({"cpuProfile": {"nodes": nodes, "samples": samples}, "timeDeltas": deltas});
+        kept.push(serde_json::json!({"name": "ProfileChunk", "ph": "P", "cat": cat, "pid": pid, "tid": tid, "id": id, "ts": ts, "args": {"data": data}}));
+    }
+    let mut out = trace.clone();
+    out["traceEvents"] = Value::Array(kept);
+    out
+}
+
+/// Where a line's time goes once maps apply (`jscalls lines`, as the newest DevTools' Sources
+/// panel maps each sample's line and column): every position the Chromium page's samples
+/// recorded, with the maps in a folder and saved in the trace, is at the original URL, line and
+/// column DevTools' own code gives it.
+#[test]
+fn every_sampled_position_is_at_devtools_original_place() {
+    let mut tally = Tally::default();
+    for (input, stem, args) in
+        [("trace.json", "trace", &["--source-maps", "{dir}"][..]), ("trace-saved.json", "trace-saved", &[][..])]
+    {
+        let dir = build_folder("chromium-page", &format!("positions-{stem}"));
+        let trace: Value = serde_json::from_slice(&std::fs::read(dir.join(input)).unwrap()).unwrap();
+        let positions = format!("{stem}.positions.json");
+        std::fs::write(dir.join(&positions), serde_json::to_vec(&positions_trace(&trace)).unwrap()).unwrap();
+        let got = resolved_trace_in(&dir, &positions, args);
+        same_frames(&positions, &answer_for("chromium-page", &format!("{stem}.positions")), &got, &mut tally);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    assert!(tally.compared >= 1500 && tally.placed > 700, "{} positions, {} placed", tally.compared, tally.placed);
 }
 
 /// A trace saved with its maps is shown under original names by every command without being

@@ -139,6 +139,8 @@ pub(crate) struct RawProfile {
     /// The line of each sample, in the order recorded (not sorted with the samples, as DevTools
     /// leaves them); NaN for a value that is not a number. None when absent.
     pub lines: Option<Deltas>,
+    /// The column (1-based) of each sample's line, as `lines` (Chrome records them since 2024).
+    pub columns: Option<Deltas>,
     /// Whether the line data is wanted ([`crate::Config::keep_lines`]): the model keeps
     /// neither `lines` nor `positionTicks` without.
     pub keep_lines: bool,
@@ -154,6 +156,7 @@ impl RawProfile {
         self.keep_lines = keep_lines;
         if !keep_lines {
             self.lines = None;
+            self.columns = None;
         }
     }
 }
@@ -350,6 +353,8 @@ pub(crate) struct ProfileModel {
     /// The samples' lines as recorded ([`RawProfile::lines`]): `lines[i]` goes with sample `i`
     /// of the sorted samples, as DevTools pairs them.
     pub lines: Option<Deltas>,
+    /// The columns of those lines as recorded ([`RawProfile::columns`]), paired as `lines` is.
+    pub columns: Option<Deltas>,
     /// How many samples the input gave (before `sortSamples` made them as many as the times).
     pub raw_sample_count: usize,
     /// Without `lines`: the parsed nodes that have `positionTicks` (from the protocol node their
@@ -461,8 +466,18 @@ impl ProfileModel {
         location: Option<Location>,
     ) -> Result<ProfileModel, Error> {
         let fail = |msg: String| Error::input(location, format!("{what}: {msg}"));
-        let RawProfile { start_time, end_time, nodes, frames, samples, time_deltas, lines, keep_lines, trace_ids: _ } =
-            raw;
+        let RawProfile {
+            start_time,
+            end_time,
+            nodes,
+            frames,
+            samples,
+            time_deltas,
+            lines,
+            columns,
+            keep_lines,
+            trace_ids: _,
+        } = raw;
         let frames = frames.list;
         if nodes.is_empty() {
             return Err(fail("the profile has no nodes".into()));
@@ -498,6 +513,7 @@ impl ProfileModel {
             n_duplicate_ids: tree.n_duplicate_ids,
             n_unreachable: tree.n_unreachable,
             lines,
+            columns,
             raw_sample_count,
             position_ticks,
             total_hit_count,

@@ -448,7 +448,7 @@ impl TraceBuilder {
             let what = format!("profile {} of thread {pid}:{tid}", p.id.to_json());
             let mut raw = std::mem::take(&mut p.raw);
             let ids = raw.trace_ids.take();
-            jobs.push((slot, Job::Model(raw, what, p.location)));
+            jobs.push((slot, Job::Model(Box::new(raw), what, p.location)));
             let (entries, names) = match self.thread_index.get(&(pid, tid)) {
                 Some(&t) => {
                     let t = &mut self.threads[t as usize];
@@ -463,7 +463,7 @@ impl TraceBuilder {
         let done = exec.map(jobs, |(slot, job)| {
             let d = match job {
                 Job::Model(raw, what, location) => {
-                    Done::Model(Box::new(ProfileModel::new(raw, strings, limits, &what, Some(location))))
+                    Done::Model(Box::new(ProfileModel::new(*raw, strings, limits, &what, Some(location))))
                 }
                 Job::Entries(log, names, ids) => {
                     let mut entries = log.into_vec();
@@ -545,7 +545,7 @@ impl TraceBuilder {
 
 /// A job of [`TraceBuilder::finish`]: a thread's profile model or its events.
 enum Job {
-    Model(RawProfile, String, Location),
+    Model(Box<RawProfile>, String, Location),
     Entries(PackedEntries, Vec<(StrId, bool)>, Option<FxHashMap<u64, Scalar>>),
 }
 
@@ -613,7 +613,7 @@ impl TraceBuilder {
         // args that will be parsed is read from a repaired copy, as Node would.
         let (chunk, trace) = match parsed {
             Parsed::None => (None, None),
-            Parsed::Chunk(c) => (Some(c), None),
+            Parsed::Chunk(c) => (Some(*c), None),
             Parsed::TraceId(t) => (None, Some(t)),
             Parsed::BadUtf8 => {
                 // The scan has counted the bad bytes (an `invalid-utf8` warning each).

@@ -155,8 +155,8 @@ pub(crate) enum Parsed<'a> {
     BadUtf8,
     /// The `sampleTraceId` of an `X`, `I` or `B` event.
     TraceId(TraceIdFound<'a>),
-    /// The args of a `ProfileChunk`.
-    Chunk(Result<ChunkIn, serde_json::Error>),
+    /// The args of a `ProfileChunk` (boxed: the other variants are small, and chunks few).
+    Chunk(Box<Result<ChunkIn, serde_json::Error>>),
 }
 
 /// Parses the args of `ev` that the builder reads by phase or by name (`special`: see
@@ -182,8 +182,8 @@ pub(crate) fn parse_known_args<'a>(
     } else if special && name == "ProfileChunk" {
         // The usual shape without serde; serde reads (and reports) anything else.
         match chunk.map(|c| *c).or_else(|| crate::input::chunk::chunk_args_fast(args)) {
-            Some(a) => Parsed::Chunk(Ok(ChunkIn::new(a))),
-            None => Parsed::Chunk(serde_json::from_slice(args).map(ChunkIn::new)),
+            Some(a) => Parsed::Chunk(Box::new(Ok(ChunkIn::new(a)))),
+            None => Parsed::Chunk(Box::new(serde_json::from_slice(args).map(ChunkIn::new))),
         }
     } else if let (true, Some(found)) = (traced, found) {
         Parsed::TraceId(found)
@@ -246,8 +246,10 @@ impl Sink for TraceBuilder {
         if maybe_special(name) {
             // The one special event that is frequent and large: read its args here.
             if name == "ProfileChunk" && !matches!(ph, b'X' | b'I' | b'B' | b'E') {
-                if let Parsed::Chunk(Ok(args)) = parse_known_args(ev, chunk, name, ph, true) {
-                    return Prep::Chunk(Box::new((ev.envelope(), args)));
+                if let Parsed::Chunk(parsed) = parse_known_args(ev, chunk, name, ph, true) {
+                    if let Ok(args) = *parsed {
+                        return Prep::Chunk(Box::new((ev.envelope(), args)));
+                    }
                 }
             }
             return Prep::Full;
@@ -300,7 +302,7 @@ impl Sink for TraceBuilder {
             Prep::Nothing => Ok(()),
             Prep::Chunk(chunk) => {
                 let (ev, args) = *chunk;
-                self.full_event(&ev, Parsed::Chunk(Ok(args)), ctx, diag)
+                self.full_event(&ev, Parsed::Chunk(Box::new(Ok(args))), ctx, diag)
             }
             Prep::Full => {
                 let mut ev = ctx.parse()?;
@@ -336,6 +338,10 @@ pub struct ChunkIn {
     pub(crate) lines: Option<NumArray>,
     /// The bytes of `args.data.lines`, unread, when the scan read the args.
     pub(crate) lines_bytes: Option<Box<[u8]>>,
+    /// `args.data.columns`, when serde read the args.
+    pub(crate) columns: Option<NumArray>,
+    /// The bytes of `args.data.columns`, unread, when the scan read the args.
+    pub(crate) columns_bytes: Option<Box<[u8]>>,
     /// `args.data.source`, when it names one.
     pub(crate) source: Option<Source>,
 }
@@ -349,6 +355,8 @@ impl ChunkIn {
         c.time_deltas = data.time_deltas;
         c.lines = data.lines;
         c.lines_bytes = data.lines_bytes.map(Box::from);
+        c.columns = data.columns;
+        c.columns_bytes = data.columns_bytes.map(Box::from);
         c.source = source_of(&data.source);
         let MaybeObj::Obj(cpu) = data.cpu_profile else { return c };
         c.samples = cpu.samples;

@@ -45,6 +45,7 @@ impl TraceBuilder {
                 time_deltas: Some(Deltas::default()),
                 // The SamplesHandler starts every chunked profile with `lines: []`.
                 lines: self.keep_lines.then(Deltas::default),
+                columns: self.keep_lines.then(Deltas::default),
                 keep_lines: self.keep_lines,
                 ..RawProfile::default()
             },
@@ -148,14 +149,18 @@ impl TraceBuilder {
             Some(p) => p.map_err(|e| args_error(args, ctx, "ProfileChunk args", &e))?,
             None => ChunkIn::new(parse_args::<shapes::ChunkArgs>(args, ctx, "ProfileChunk args")?),
         };
-        if self.keep_lines && a.lines.is_none() {
-            // The scan kept the bytes of `lines`, unread: read only when wanted.
-            if let Some(bytes) = a.lines_bytes.take() {
-                a.lines = match crate::input::chunk::numbers_of(&bytes) {
-                    Some(lines) => lines,
-                    None => serde_json::from_slice(&bytes)
-                        .map_err(|e| Error::input(Some(ctx.location()), format!("ProfileChunk: lines: {e}")))?,
-                };
+        if self.keep_lines {
+            // The scan kept the bytes of `lines` and `columns`, unread: read only when wanted.
+            for (what, bytes, values) in
+                [("lines", &mut a.lines_bytes, &mut a.lines), ("columns", &mut a.columns_bytes, &mut a.columns)]
+            {
+                if let (Some(bytes), None) = (bytes.take(), &values) {
+                    *values = match crate::input::chunk::numbers_of(&bytes) {
+                        Some(v) => v,
+                        None => serde_json::from_slice(&bytes)
+                            .map_err(|e| Error::input(Some(ctx.location()), format!("ProfileChunk: {what}: {e}")))?,
+                    };
+                }
             }
         }
         let mut new_nodes = Vec::new();
@@ -190,11 +195,14 @@ impl TraceBuilder {
         if let (Some(t), Some(d)) = (p.raw.time_deltas.as_mut(), deltas) {
             t.extend(&d.values);
         }
-        if let Some(l) = p.raw.lines.as_mut() {
-            // A chunk without lines adds a 0 per sample it has.
-            match &a.lines {
-                Some(lines) => l.extend(&lines.values),
-                None => l.extend(&vec![0.0; a.samples.as_ref().map_or(0, |s| s.0.len())]),
+        // A chunk without lines (or columns) adds a 0 per sample it has.
+        let n_samples = a.samples.as_ref().map_or(0, |s| s.0.len());
+        for (to, from) in [(p.raw.lines.as_mut(), &a.lines), (p.raw.columns.as_mut(), &a.columns)] {
+            if let Some(to) = to {
+                match from {
+                    Some(v) => to.extend(&v.values),
+                    None => to.extend(&vec![0.0; n_samples]),
+                }
             }
         }
         if let Some(ids) = a.trace_ids {

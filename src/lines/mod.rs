@@ -125,8 +125,25 @@ pub struct ProfileLines {
     pub rows: Vec<LineRow>,
     /// The sum of every addition, in order, ms.
     pub sum_ms: f64,
-    /// (script, line, ms, function) of each addition, in order.
-    additions: Vec<(u32, f64, f64, u32)>,
+    /// Each addition, in order.
+    additions: Vec<Addition>,
+}
+
+/// One addition of DevTools' (`addLineData`): time at a line of a script.
+#[derive(Debug, Clone, Copy)]
+struct Addition {
+    /// The script (an index into [`LineTimes::keys`]).
+    key: u32,
+    /// 1-based, as recorded.
+    line: f64,
+    /// 1-based, as recorded (0: none).
+    column: f64,
+    ms: f64,
+    /// The function of the sample (an index into [`LineTimes::functions`]).
+    function: u32,
+    /// The frame's URL and script id (an index into [`LineTimes::places`]): what a source map
+    /// is found by.
+    place: u32,
 }
 
 /// Every profile's line times, and the sums DevTools shows.
@@ -136,10 +153,18 @@ pub struct LineTimes {
     pub profiles: Vec<ProfileLines>,
     /// All profiles summed into one table, in DevTools' order: what the Sources panel shows.
     pub merged: Vec<LineRow>,
-    /// The scripts and functions the additions refer to.
+    /// The scripts, functions and frames' (URL, script id) the additions refer to.
     keys: Vec<ScriptKey>,
     functions: Vec<String>,
+    places: Vec<(String, String)>,
+    /// Per profile (in `profiles`' order) and for `merged`, each key's URL label (see
+    /// [`LineRow::url`]).
+    labels: Vec<Labels>,
+    merged_labels: Labels,
 }
+
+/// A key's URL label and, when its nodes have several, all of them.
+type Labels = FxHashMap<u32, (String, Vec<String>)>;
 
 /// One function's lines in one profile: what a listing of its source shows.
 #[derive(Debug, Clone)]
@@ -164,6 +189,8 @@ struct Tables {
     /// The functions' names, by index.
     functions: Vec<String>,
     function_index: FxHashMap<String, u32>,
+    places: Vec<(String, String)>,
+    place_index: FxHashMap<(String, String), u32>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -193,6 +220,14 @@ impl Tables {
             next
         })
     }
+
+    fn place(&mut self, url: String, script_id: String) -> u32 {
+        let next = self.places.len() as u32;
+        *self.place_index.entry((url.clone(), script_id.clone())).or_insert_with(|| {
+            self.places.push((url, script_id));
+            next
+        })
+    }
 }
 
 /// `Number(x)` for a frame's field.
@@ -204,6 +239,23 @@ fn js_number(s: Scalar, strings: &Strings) -> f64 {
         Scalar::Bool(b) => f64::from(u8::from(b)),
         Scalar::Undefined => f64::NAN,
     }
+}
+
+/// The name a frame's function is shown by: its original name once source maps apply.
+fn function_name(f: &CallFrame, strings: &Strings) -> String {
+    match f.original.as_ref().and_then(|o| o.name) {
+        Some(name) => strings.get(name).to_owned(),
+        None => f.function_name.to_js_string(strings),
+    }
+}
+
+/// A frame's (URL, script id), as its source map is found by.
+fn place(f: &CallFrame, strings: &Strings, tables: &mut Tables) -> u32 {
+    let text = |s: Scalar| match s {
+        Scalar::Undefined | Scalar::Null => String::new(),
+        s => s.to_js_string(strings),
+    };
+    tables.place(text(f.url), text(f.script_id))
 }
 
 /// `Number(node.scriptId) || node.url`.
@@ -270,9 +322,9 @@ impl LineTimes {
     pub fn functions_of(&self, k: usize) -> Vec<FunctionLines> {
         let p = &self.profiles[k];
         let mut by: FxHashMap<(u32, u32), FxHashMap<u64, (f64, f64)>> = FxHashMap::default();
-        for &(key, line, time, function) in &p.additions {
-            let e = by.entry((key, function)).or_default().entry(line_bits(line)).or_insert((line, 0.0));
-            e.1 += time;
+        for a in &p.additions {
+            let e = by.entry((a.key, a.function)).or_default().entry(line_bits(a.line)).or_insert((a.line, 0.0));
+            e.1 += a.ms;
         }
         let mut out: Vec<FunctionLines> = by
             .into_iter()
@@ -299,17 +351,31 @@ impl LineTimes {
         for t in threads {
             urls_by_script(&t.model, strings, &mut merged_urls);
         }
+        let mut labels = Vec::with_capacity(profiles.len());
         for (p, t) in profiles.iter_mut().zip(threads) {
             let mut urls = FxHashMap::default();
             urls_by_script(&t.model, strings, &mut urls);
-            let own = rows(&[&*p], &tables, &urls);
-            p.rows = own;
+            let own = key_labels(&tables.keys, &urls);
+            p.rows = rows(&[&*p], &tables.keys, &tables.functions, &own);
+            labels.push(own);
         }
+        let merged_labels = key_labels(&tables.keys, &merged_urls);
         let mut in_order: Vec<&ProfileLines> = profiles.iter().collect();
         in_order.sort_by_key(|p| p.order);
-        let merged = rows(&in_order, &tables, &merged_urls);
-        profiles.sort_by_key(|p| (p.pid, p.tid));
-        LineTimes { profiles, merged, keys: tables.keys, functions: tables.functions }
+        let merged = rows(&in_order, &tables.keys, &tables.functions, &merged_labels);
+        let mut order: Vec<usize> = (0..profiles.len()).collect();
+        order.sort_by_key(|&k| (profiles[k].pid, profiles[k].tid));
+        let mut slots: Vec<Option<(ProfileLines, Labels)>> = profiles.into_iter().zip(labels).map(Some).collect();
+        let (profiles, labels) = order.iter().map(|&k| slots[k].take().expect("each once")).unzip();
+        LineTimes {
+            profiles,
+            merged,
+            keys: tables.keys,
+            functions: tables.functions,
+            places: tables.places,
+            labels,
+            merged_labels,
+        }
     }
 }
 
@@ -338,13 +404,13 @@ fn profile_lines(t: &ThreadWork, strings: &Strings, tables: &mut Tables) -> Prof
         additions: Vec::new(),
     };
     // The script key and function of each frame, found once.
-    let mut frame_key: Vec<Option<Option<(u32, u32)>>> = vec![None; m.frames.len()];
+    let mut frame_key: Vec<Option<Option<(u32, u32, u32)>>> = vec![None; m.frames.len()];
     let mut key_of_node = |node: u32, tables: &mut Tables| {
         let f = m.nodes[node as usize].frame as usize;
         *frame_key[f].get_or_insert_with(|| {
             let frame = &m.frames[f];
             let key = key_of(frame, strings)?;
-            Some((tables.key(key), tables.function(frame.function_name.to_js_string(strings))))
+            Some((tables.key(key), tables.function(function_name(frame, strings)), place(frame, strings, tables)))
         })
     };
     match &m.lines {
@@ -352,8 +418,13 @@ fn profile_lines(t: &ThreadWork, strings: &Strings, tables: &mut Tables) -> Prof
             let times: Vec<f64> = m.sample_times().collect();
             let mut lines = lines.iter();
             lines.next();
+            let mut columns = m.columns.as_ref().map(|c| c.iter());
+            if let Some(c) = columns.as_mut() {
+                c.next();
+            }
             for i in 1..p.samples {
                 let line = lines.next().unwrap_or(0.0);
+                let column = columns.as_mut().and_then(Iterator::next).unwrap_or(0.0);
                 if line.is_nan() {
                     p.bad_lines += 1;
                     continue;
@@ -367,12 +438,12 @@ fn profile_lines(t: &ThreadWork, strings: &Strings, tables: &mut Tables) -> Prof
                     p.skipped_no_node += 1;
                     continue;
                 }
-                let Some((key, function)) = key_of_node(node, tables) else {
+                let Some((key, function, place)) = key_of_node(node, tables) else {
                     p.skipped_no_key += 1;
                     continue;
                 };
-                let time = times[i] - times[i - 1];
-                p.additions.push((key, line, time, function));
+                let ms = times[i] - times[i - 1];
+                p.additions.push(Addition { key, line, column, ms, function, place });
             }
         }
         None => {
@@ -397,13 +468,15 @@ fn profile_lines(t: &ThreadWork, strings: &Strings, tables: &mut Tables) -> Prof
                     if let (Some(key), Some(entries)) = (url_key(frame.url, strings), ticks.get(&c)) {
                         p.nodes_with_ticks += 1;
                         let key = tables.key(key);
-                        let function = tables.function(frame.function_name.to_js_string(strings));
+                        let function = tables.function(function_name(frame, strings));
+                        let place = place(frame, strings, tables);
                         for &(line, n_ticks) in entries.iter() {
                             if line.is_nan() || n_ticks.is_nan() {
                                 p.bad_ticks += 1;
                                 continue;
                             }
-                            p.additions.push((key, line, n_ticks * duration, function));
+                            let ms = n_ticks * duration;
+                            p.additions.push(Addition { key, line, column: 0.0, ms, function, place });
                         }
                     }
                     c = next_sibling[c as usize];
@@ -412,13 +485,42 @@ fn profile_lines(t: &ThreadWork, strings: &Strings, tables: &mut Tables) -> Prof
         }
     }
     p.added = p.additions.len() as u64;
-    p.sum_ms = p.additions.iter().fold(0.0, |s, a| s + a.2);
+    p.sum_ms = p.additions.iter().fold(0.0, |s, a| s + a.ms);
     p
+}
+
+/// Each key's URL label: a URL key's own; an id's first URL (in string order) among its
+/// nodes', with all of them when there are several.
+fn key_labels(keys: &[ScriptKey], urls: &FxHashMap<u64, Vec<String>>) -> Labels {
+    keys.iter()
+        .enumerate()
+        .map(|(k, key)| {
+            let label = match key {
+                ScriptKey::Url(u) => (u.clone(), Vec::new()),
+                ScriptKey::Id(id) => {
+                    let mut list = urls.get(&id.to_bits()).cloned().unwrap_or_default();
+                    sort_js(&mut list);
+                    let url = list.first().cloned().unwrap_or_default();
+                    (url, if list.len() > 1 { list } else { Vec::new() })
+                }
+            };
+            (k as u32, label)
+        })
+        .collect()
+}
+
+/// `labels` with a label for each URL key of `keys` it lacks: the URL itself.
+fn key_labels_into(keys: &[ScriptKey], labels: &mut Labels) {
+    for (k, key) in keys.iter().enumerate() {
+        if let ScriptKey::Url(u) = key {
+            labels.entry(k as u32).or_insert_with(|| (u.clone(), Vec::new()));
+        }
+    }
 }
 
 /// The rows of `profiles` summed in the given order (`(get(line) || 0) + data`), by script and
 /// line.
-fn rows(profiles: &[&ProfileLines], tables: &Tables, urls: &FxHashMap<u64, Vec<String>>) -> Vec<LineRow> {
+fn rows(profiles: &[&ProfileLines], keys: &[ScriptKey], functions: &[String], labels: &Labels) -> Vec<LineRow> {
     struct Sum {
         line: f64,
         ms: f64,
@@ -428,35 +530,32 @@ fn rows(profiles: &[&ProfileLines], tables: &Tables, urls: &FxHashMap<u64, Vec<S
     }
     let mut sums: FxHashMap<(u32, u64), Sum> = FxHashMap::default();
     for p in profiles {
-        for &(key, line, time, function) in &p.additions {
-            let e = sums.entry((key, line_bits(line))).or_insert(Sum { line, ms: 0.0, n: 0, functions: Vec::new() });
-            e.ms += time;
+        for a in &p.additions {
+            let e = sums.entry((a.key, line_bits(a.line))).or_insert(Sum {
+                line: a.line,
+                ms: 0.0,
+                n: 0,
+                functions: Vec::new(),
+            });
+            e.ms += a.ms;
             e.n += 1;
-            match e.functions.iter_mut().find(|f| f.0 == function) {
-                Some(f) => f.1 += time,
-                None => e.functions.push((function, time)),
+            match e.functions.iter_mut().find(|f| f.0 == a.function) {
+                Some(f) => f.1 += a.ms,
+                None => e.functions.push((a.function, a.ms)),
             }
         }
     }
     let mut out: Vec<LineRow> = sums
         .into_iter()
-        .map(|((key, _), Sum { line, ms, n, functions })| {
-            let k = tables.keys[key as usize].clone();
-            let (url, urls) = match &k {
-                ScriptKey::Url(u) => (u.clone(), Vec::new()),
-                ScriptKey::Id(id) => {
-                    let mut list = urls.get(&id.to_bits()).cloned().unwrap_or_default();
-                    sort_js(&mut list);
-                    let url = list.first().cloned().unwrap_or_default();
-                    (url, if list.len() > 1 { list } else { Vec::new() })
-                }
-            };
+        .map(|((key, _), Sum { line, ms, n, functions: by })| {
+            let k = keys[key as usize].clone();
+            let (url, urls) = labels.get(&key).cloned().unwrap_or_default();
             // The function with the most time; the first seen among equals.
-            let best = functions.iter().fold(None::<(u32, f64)>, |b, &f| match b {
+            let best = by.iter().fold(None::<(u32, f64)>, |b, &f| match b {
                 Some(b) if b.1 >= f.1 => Some(b),
                 _ => Some(f),
             });
-            let function = best.map_or_else(String::new, |f| tables.functions[f.0 as usize].clone());
+            let function = best.map_or_else(String::new, |f| functions[f.0 as usize].clone());
             LineRow { key: k, url, urls, line, ms, n, function }
         })
         .collect();
@@ -596,3 +695,6 @@ impl LineTimes {
         out
     }
 }
+
+mod original;
+pub use original::OriginalLines;
