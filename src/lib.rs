@@ -313,23 +313,14 @@ impl Assembled {
     /// Time per line of every profile, as DevTools' Sources panel has it: no estimate needed.
     /// Empty unless the input was read with [`Config::keep_lines`].
     pub fn line_times(&self) -> lines::LineTimes {
-        lines::LineTimes::of(&self.threads, &self.strings)
+        lines::LineTimes::of(&self.threads, &self.strings, false)
     }
 
-    /// [`Assembled::line_times`] at their original places once the source maps `loader` finds
-    /// and the trace carries apply, as the newest DevTools' Sources panel shows them: each
-    /// sample's line and column through its script's map (a line without a column from its
-    /// start), the lines no map covers on their script. With the maps' problems, as
-    /// [`Assembled::resolve_source_maps`] reports them.
-    pub fn original_line_times(
-        &self,
-        loader: &dyn sourcemap::Loader,
-    ) -> (lines::OriginalLines, Vec<sourcemap::MapProblem>) {
-        let times = self.line_times();
-        let mut frames = self.frames();
-        frames.extend(times.positions());
-        let res = sourcemap::resolve(&frames, &self.embedded, loader);
-        (times.through(&res), res.problems)
+    /// [`Assembled::line_times`] with each line at the original place the source maps applied
+    /// ([`Assembled::apply_source_maps`]) give it, keyed by the original file's URL; the lines
+    /// no map covers stay on their script. The same as `line_times` without maps applied.
+    pub fn original_line_times(&self) -> lines::LineTimes {
+        lines::LineTimes::of(&self.threads, &self.strings, true)
     }
 
     /// Every distinct call frame of every profile's nodes, with the process and thread of the
@@ -361,14 +352,47 @@ impl Assembled {
 
     /// Applies source maps to every frame of every profile, as DevTools does (see
     /// [`Assembled::resolve_source_maps`]): from then on calls, trees and exports show each function under
-    /// its original name and at its original place, and the calls' JSON carries both. The
-    /// maps and scripts come from `loader`; the answer says which frames were resolved, which
-    /// scripts had a map and which maps could not be used.
+    /// its original name and at its original place, and the calls' JSON carries both. With
+    /// line data ([`Config::keep_lines`]), each recorded line moves to its original place too,
+    /// as the newest DevTools' Sources panel maps it: the sample's line and column (a line
+    /// without a column from its start) through its script's map ([`Assembled::line_times`]
+    /// and `--by-line` stacks then show original lines). The maps and scripts come from
+    /// `loader`; the answer says which frames were resolved, which scripts had a map and
+    /// which maps could not be used.
     pub fn apply_source_maps(&mut self, loader: &dyn sourcemap::Loader) -> sourcemap::Resolution {
-        let res = self.resolve_source_maps(loader);
-        if res.frames.values().all(|r| r.name.is_none() && r.original.is_none()) {
-            return res;
+        let positions: Vec<lines::SampledPositions> =
+            self.threads.iter().map(|t| lines::SampledPositions::of(&t.model, &self.strings)).collect();
+        // The positions first: a frame that is also a position keeps its own thread's answer
+        // (a later key overwrites).
+        let mut frames: Vec<(sourcemap::FrameKey, sourcemap::FrameAt)> = Vec::new();
+        for (t, p) in self.threads.iter().zip(&positions) {
+            let at = sourcemap::FrameAt { pid: t.pid, tid: t.tid };
+            frames.extend(p.keys.iter().map(|k| (k.clone(), at)));
         }
+        let real = self.frames();
+        let real_keys: std::collections::BTreeSet<sourcemap::FrameKey> = real.iter().map(|f| f.0.clone()).collect();
+        frames.extend(real);
+        let mut res = sourcemap::resolve(&frames, &self.embedded, loader);
+        let strings = &mut self.strings;
+        for (t, p) in self.threads.iter_mut().zip(&positions) {
+            if p.keys.is_empty() {
+                continue;
+            }
+            let origin: Vec<model::profile::LineOrigin> = p
+                .keys
+                .iter()
+                .map(|k| {
+                    let (u, l, c) = res.frames.get(k)?.original.as_ref()?;
+                    Some((strings.intern(u), (*l + 1) as f64, (*c + 1) as f64))
+                })
+                .collect();
+            let of = |k: &u32| origin.get(*k as usize).copied().flatten();
+            t.model.line_origins = Some(model::profile::LineOrigins {
+                lines: p.lines.iter().map(of).collect(),
+                ticks: p.ticks.iter().map(|e| e.iter().map(of).collect()).collect(),
+            });
+        }
+        res.frames.retain(|k, _| real_keys.contains(k));
         for t in &mut self.threads {
             for f in &mut t.model.frames {
                 let Some(r) = res.frames.get(&Frame::new(f, &self.strings).key()) else { continue };

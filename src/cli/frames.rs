@@ -77,7 +77,7 @@ impl UserMaps {
     }
 
     /// Whether the user gave no map, script or folder.
-    pub(crate) fn is_empty(&self) -> bool {
+    fn is_empty(&self) -> bool {
         self.maps.is_empty() && self.scripts.is_empty() && self.dirs.is_none()
     }
 

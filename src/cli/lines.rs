@@ -10,7 +10,6 @@ use jscalls::Error;
 use super::args::{Global, LinesArgs, LinesFormat};
 use super::each::{self, Estimated, PerInput};
 use super::files::Reads;
-use super::frames::UserMaps;
 use super::output::same_file;
 use super::output::Output;
 use super::report::failure;
@@ -25,8 +24,6 @@ struct Lines<'a> {
     wanted: Option<ThreadSpec>,
     /// `--source`.
     dirs: Option<SourceDirs>,
-    /// The source maps to apply (None with `--no-source-maps`).
-    maps: Option<UserMaps>,
     quiet: bool,
 }
 
@@ -55,27 +52,22 @@ impl PerInput for Lines<'_> {
     fn write(&self, e: Estimated<'_>, output: Output) -> Result<(), Failed> {
         let Estimated { assembled, label, name, .. } = e;
         let args = self.args;
-        let times = match &self.maps {
-            Some(maps)
-                if self.args.format != LinesFormat::Devtools
-                    && (!maps.is_empty() || assembled.embedded().has_maps()) =>
-            {
-                // The maps' problems were said as they applied to the frames.
-                let (o, _) = assembled.original_line_times(maps);
-                if !self.quiet {
-                    say!(
-                        "jscalls: {name}: source maps: {} of {} line samples at their original place{}",
-                        o.mapped,
-                        o.additions,
-                        match o.without_column {
-                            0 => String::new(),
-                            n => format!(" ({n} without a column, from their line's start)"),
-                        }
-                    );
-                }
-                o.times
+        let times = if self.args.format == LinesFormat::Devtools {
+            assembled.line_times()
+        } else {
+            // At the original lines once maps applied (the frames' maps said as they applied).
+            let times = assembled.original_line_times();
+            let (mapped, without) =
+                times.profiles.iter().fold((0, 0), |(m, w), p| (m + p.mapped, w + p.mapped_without_column));
+            if mapped > 0 && !self.quiet {
+                let added: u64 = times.profiles.iter().map(|p| p.added).sum();
+                let without = match without {
+                    0 => String::new(),
+                    n => format!(" ({n} without a column, from their line's start)"),
+                };
+                say!("jscalls: {name}: source maps: {mapped} of {added} line samples at their original place{without}");
             }
-            _ => assembled.line_times(),
+            times
         };
         let wanted = self.wanted.as_ref();
         if let (Some(w), Some(t)) = (wanted, &args.thread) {
@@ -116,8 +108,7 @@ pub(crate) fn run(args: &LinesArgs, global: &Global, cfg: &Config, reads: Reads)
         .then(|| SourceDirs::new(&args.sources, "--source"))
         .transpose()
         .map_err(Failed::Usage)?;
-    let maps = if args.format == LinesFormat::Devtools { None } else { UserMaps::wanted(&global.source_maps)? };
-    each::run(&args.out, &Lines { args, wanted, dirs, maps, quiet: global.quiet }, global, cfg, reads)
+    each::run(&args.out, &Lines { args, wanted, dirs, quiet: global.quiet }, global, cfg, reads)
 }
 
 fn push_num(out: &mut String, n: f64) {

@@ -121,6 +121,10 @@ pub struct ProfileLines {
     pub sample_duration: f64,
     /// `positionTicks` entries whose line or ticks are not numbers (skipped).
     pub bad_ticks: u64,
+    /// Additions a source map moved to their original line ([`crate::Assembled::original_line_times`]).
+    pub mapped: u64,
+    /// Of those, the ones whose sample recorded no column (mapped from their line's start).
+    pub mapped_without_column: u64,
     /// The rows, by script then line.
     pub rows: Vec<LineRow>,
     /// The sum of every addition, in order, ms.
@@ -141,9 +145,6 @@ struct Addition {
     ms: f64,
     /// The function of the sample (an index into [`LineTimes::functions`]).
     function: u32,
-    /// The frame's URL and script id (an index into [`LineTimes::places`]): what a source map
-    /// is found by.
-    place: u32,
 }
 
 /// Every profile's line times, and the sums DevTools shows.
@@ -153,14 +154,9 @@ pub struct LineTimes {
     pub profiles: Vec<ProfileLines>,
     /// All profiles summed into one table, in DevTools' order: what the Sources panel shows.
     pub merged: Vec<LineRow>,
-    /// The scripts, functions and frames' (URL, script id) the additions refer to.
+    /// The scripts and functions the additions refer to.
     keys: Vec<ScriptKey>,
     functions: Vec<String>,
-    places: Vec<(String, String)>,
-    /// Per profile (in `profiles`' order) and for `merged`, each key's URL label (see
-    /// [`LineRow::url`]).
-    labels: Vec<Labels>,
-    merged_labels: Labels,
 }
 
 /// A key's URL label and, when its nodes have several, all of them.
@@ -189,8 +185,6 @@ struct Tables {
     /// The functions' names, by index.
     functions: Vec<String>,
     function_index: FxHashMap<String, u32>,
-    places: Vec<(String, String)>,
-    place_index: FxHashMap<(String, String), u32>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -220,14 +214,6 @@ impl Tables {
             next
         })
     }
-
-    fn place(&mut self, url: String, script_id: String) -> u32 {
-        let next = self.places.len() as u32;
-        *self.place_index.entry((url.clone(), script_id.clone())).or_insert_with(|| {
-            self.places.push((url, script_id));
-            next
-        })
-    }
 }
 
 /// `Number(x)` for a frame's field.
@@ -247,15 +233,6 @@ fn function_name(f: &CallFrame, strings: &Strings) -> String {
         Some(name) => strings.get(name).to_owned(),
         None => f.function_name.to_js_string(strings),
     }
-}
-
-/// A frame's (URL, script id), as its source map is found by.
-fn place(f: &CallFrame, strings: &Strings, tables: &mut Tables) -> u32 {
-    let text = |s: Scalar| match s {
-        Scalar::Undefined | Scalar::Null => String::new(),
-        s => s.to_js_string(strings),
-    };
-    tables.place(text(f.url), text(f.script_id))
 }
 
 /// `Number(node.scriptId) || node.url`.
@@ -344,43 +321,46 @@ impl LineTimes {
     }
 
     /// The line times of every profile of an input, as DevTools computes them.
-    pub(crate) fn of(threads: &[ThreadWork], strings: &Strings) -> LineTimes {
+    /// With `original`, each line at the place source maps gave it (when they did).
+    pub(crate) fn of(threads: &[ThreadWork], strings: &Strings, original: bool) -> LineTimes {
         let mut tables = Tables::default();
-        let mut profiles: Vec<ProfileLines> = threads.iter().map(|t| profile_lines(t, strings, &mut tables)).collect();
+        let mut profiles: Vec<ProfileLines> =
+            threads.iter().map(|t| profile_lines(t, strings, &mut tables, original)).collect();
         let mut merged_urls: FxHashMap<u64, Vec<String>> = FxHashMap::default();
         for t in threads {
             urls_by_script(&t.model, strings, &mut merged_urls);
         }
-        let mut labels = Vec::with_capacity(profiles.len());
         for (p, t) in profiles.iter_mut().zip(threads) {
             let mut urls = FxHashMap::default();
             urls_by_script(&t.model, strings, &mut urls);
-            let own = key_labels(&tables.keys, &urls);
-            p.rows = rows(&[&*p], &tables.keys, &tables.functions, &own);
-            labels.push(own);
+            p.rows = rows(&[&*p], &tables.keys, &tables.functions, &key_labels(&tables.keys, &urls));
         }
         let merged_labels = key_labels(&tables.keys, &merged_urls);
         let mut in_order: Vec<&ProfileLines> = profiles.iter().collect();
         in_order.sort_by_key(|p| p.order);
         let merged = rows(&in_order, &tables.keys, &tables.functions, &merged_labels);
-        let mut order: Vec<usize> = (0..profiles.len()).collect();
-        order.sort_by_key(|&k| (profiles[k].pid, profiles[k].tid));
-        let mut slots: Vec<Option<(ProfileLines, Labels)>> = profiles.into_iter().zip(labels).map(Some).collect();
-        let (profiles, labels) = order.iter().map(|&k| slots[k].take().expect("each once")).unzip();
-        LineTimes {
-            profiles,
-            merged,
-            keys: tables.keys,
-            functions: tables.functions,
-            places: tables.places,
-            labels,
-            merged_labels,
-        }
+        profiles.sort_by_key(|p| (p.pid, p.tid));
+        LineTimes { profiles, merged, keys: tables.keys, functions: tables.functions }
+    }
+}
+
+impl ProfileLines {
+    /// `a` at the original place `o` (URL, line, column), keyed by the URL.
+    fn moved(
+        &mut self,
+        a: &mut Addition,
+        o: (crate::strings::StrId, f64, f64),
+        strings: &Strings,
+        tables: &mut Tables,
+    ) {
+        self.mapped += 1;
+        a.key = tables.key(ScriptKey::Url(strings.get(o.0).to_owned()));
+        (a.line, a.column) = (o.1, o.2);
     }
 }
 
 /// One profile's additions, in DevTools' order.
-fn profile_lines(t: &ThreadWork, strings: &Strings, tables: &mut Tables) -> ProfileLines {
+fn profile_lines(t: &ThreadWork, strings: &Strings, tables: &mut Tables, original: bool) -> ProfileLines {
     let m = &t.model;
     let mut p = ProfileLines {
         pid: t.pid,
@@ -399,20 +379,23 @@ fn profile_lines(t: &ThreadWork, strings: &Strings, tables: &mut Tables) -> Prof
         total_hit_count: f64::NAN,
         sample_duration: f64::NAN,
         bad_ticks: 0,
+        mapped: 0,
+        mapped_without_column: 0,
         rows: Vec::new(),
         sum_ms: 0.0,
         additions: Vec::new(),
     };
     // The script key and function of each frame, found once.
-    let mut frame_key: Vec<Option<Option<(u32, u32, u32)>>> = vec![None; m.frames.len()];
+    let mut frame_key: Vec<Option<Option<(u32, u32)>>> = vec![None; m.frames.len()];
     let mut key_of_node = |node: u32, tables: &mut Tables| {
         let f = m.nodes[node as usize].frame as usize;
         *frame_key[f].get_or_insert_with(|| {
             let frame = &m.frames[f];
             let key = key_of(frame, strings)?;
-            Some((tables.key(key), tables.function(function_name(frame, strings)), place(frame, strings, tables)))
+            Some((tables.key(key), tables.function(function_name(frame, strings))))
         })
     };
+    let origins = m.line_origins.as_ref().filter(|_| original);
     match &m.lines {
         Some(lines) => {
             let times: Vec<f64> = m.sample_times().collect();
@@ -438,12 +421,17 @@ fn profile_lines(t: &ThreadWork, strings: &Strings, tables: &mut Tables) -> Prof
                     p.skipped_no_node += 1;
                     continue;
                 }
-                let Some((key, function, place)) = key_of_node(node, tables) else {
+                let Some((key, function)) = key_of_node(node, tables) else {
                     p.skipped_no_key += 1;
                     continue;
                 };
                 let ms = times[i] - times[i - 1];
-                p.additions.push(Addition { key, line, column, ms, function, place });
+                let mut a = Addition { key, line, column, ms, function };
+                if let Some(o) = origins.and_then(|o| o.lines.get(i).copied().flatten()) {
+                    p.mapped_without_column += u64::from(!(column >= 1.0));
+                    p.moved(&mut a, o, strings, tables);
+                }
+                p.additions.push(a);
             }
         }
         None => {
@@ -458,25 +446,31 @@ fn profile_lines(t: &ThreadWork, strings: &Strings, tables: &mut Tables) -> Prof
                 next_sibling[k] = first_child[parent];
                 first_child[parent] = k as u32;
             }
-            let ticks: FxHashMap<u32, &[(f64, f64)]> = m.position_ticks.iter().map(|(n, t)| (*n, &t[..])).collect();
+            let ticks: FxHashMap<u32, (usize, &[(f64, f64)])> =
+                m.position_ticks.iter().enumerate().map(|(k, (n, t))| (*n, (k, &t[..]))).collect();
             let mut todo = vec![0u32];
             while let Some(n) = todo.pop() {
                 let mut c = first_child[n as usize];
                 while c != NONE {
                     todo.push(c);
                     let frame = m.frame(c);
-                    if let (Some(key), Some(entries)) = (url_key(frame.url, strings), ticks.get(&c)) {
+                    if let (Some(key), Some(&(slot, entries))) = (url_key(frame.url, strings), ticks.get(&c)) {
                         p.nodes_with_ticks += 1;
                         let key = tables.key(key);
                         let function = tables.function(function_name(frame, strings));
-                        let place = place(frame, strings, tables);
-                        for &(line, n_ticks) in entries.iter() {
+                        for (e, &(line, n_ticks)) in entries.iter().enumerate() {
                             if line.is_nan() || n_ticks.is_nan() {
                                 p.bad_ticks += 1;
                                 continue;
                             }
                             let ms = n_ticks * duration;
-                            p.additions.push(Addition { key, line, column: 0.0, ms, function, place });
+                            let mut a = Addition { key, line, column: 0.0, ms, function };
+                            let origin = origins.and_then(|o| o.ticks.get(slot)?.get(e).copied().flatten());
+                            if let Some(o) = origin {
+                                p.mapped_without_column += 1;
+                                p.moved(&mut a, o, strings, tables);
+                            }
+                            p.additions.push(a);
                         }
                     }
                     c = next_sibling[c as usize];
@@ -507,15 +501,6 @@ fn key_labels(keys: &[ScriptKey], urls: &FxHashMap<u64, Vec<String>>) -> Labels 
             (k as u32, label)
         })
         .collect()
-}
-
-/// `labels` with a label for each URL key of `keys` it lacks: the URL itself.
-fn key_labels_into(keys: &[ScriptKey], labels: &mut Labels) {
-    for (k, key) in keys.iter().enumerate() {
-        if let ScriptKey::Url(u) = key {
-            labels.entry(k as u32).or_insert_with(|| (u.clone(), Vec::new()));
-        }
-    }
 }
 
 /// The rows of `profiles` summed in the given order (`(get(line) || 0) + data`), by script and
@@ -697,4 +682,4 @@ impl LineTimes {
 }
 
 mod original;
-pub use original::OriginalLines;
+pub(crate) use original::SampledPositions;

@@ -1,108 +1,66 @@
-//! Line times at their original places once source maps apply, as the newest DevTools'
-//! Sources panel shows them (`LineLevelProfile.Helper.update`): each sample's (script, line,
-//! column) through `rawLocationToUILocation`, a line without a column at its start.
+//! The generated positions of a profile's recorded lines, which source maps move to their
+//! original places as the newest DevTools' Sources panel does (`LineLevelProfile.Helper.update`:
+//! each (script, line, column) through `rawLocationToUILocation`, a line without a column from
+//! its start).
 
 use rustc_hash::FxHashMap;
 
-use super::{key_labels_into, line_bits, rows, Addition, LineTimes, ScriptKey};
-use crate::sourcemap::{FrameAt, FrameKey, Resolution};
+use super::line_bits;
+use crate::js::Scalar;
+use crate::model::profile::{ProfileModel, NONE};
+use crate::sourcemap::FrameKey;
+use crate::strings::Strings;
 
-/// Line times through source maps (see [`crate::Assembled::original_line_times`]).
-#[derive(Debug, Clone)]
-pub struct OriginalLines {
-    /// The times: each line a map covers at its original file and line (keyed by that file's
-    /// URL), the others on their script as before.
-    pub times: LineTimes,
-    /// Additions a map moved.
-    pub mapped: u64,
-    /// All additions.
-    pub additions: u64,
-    /// Additions whose sample recorded no column (older recordings, `positionTicks`): mapped
-    /// from their line's start, as DevTools maps them.
-    pub without_column: u64,
+/// A profile's recorded lines as positions in their scripts: each distinct position once, and
+/// for each entry of `lines` (with the frame of the sample it pairs with) and of each node's
+/// `positionTicks`, its position's index ([`NONE`]: no line, or no script).
+#[derive(Debug, Default)]
+pub(crate) struct SampledPositions {
+    pub(crate) keys: Vec<FrameKey>,
+    pub(crate) lines: Vec<u32>,
+    pub(crate) ticks: Vec<Vec<u32>>,
 }
 
-impl LineTimes {
-    /// The generated position of an addition: its frame's script, 0-based line and column.
-    fn position(&self, a: &Addition) -> Option<FrameKey> {
-        if a.line < 1.0 || a.line.fract() != 0.0 || a.line > i64::MAX as f64 {
-            return None;
-        }
-        let (url, script_id) = self.places[a.place as usize].clone();
-        let column = if a.column >= 1.0 && a.column.fract() == 0.0 && a.column < i64::MAX as f64 {
-            a.column as i64 - 1
-        } else {
-            0
+impl SampledPositions {
+    /// The positions of `m`'s lines (none when it keeps no line data).
+    pub(crate) fn of(m: &ProfileModel, strings: &Strings) -> SampledPositions {
+        let mut out = SampledPositions::default();
+        let mut index: FxHashMap<(u32, u64, u64), u32> = FxHashMap::default();
+        let text = |s: Scalar| match s {
+            Scalar::Undefined | Scalar::Null => String::new(),
+            s => s.to_js_string(strings),
         };
-        Some(FrameKey { url, script_id, name: String::new(), line: Some(a.line as i64 - 1), column: Some(column) })
-    }
-
-    /// Every distinct generated position of the additions, with the process and thread that
-    /// recorded it: what the source maps are asked about.
-    pub(crate) fn positions(&self) -> Vec<(FrameKey, FrameAt)> {
-        let mut seen: FxHashMap<(usize, u32, u64, u64), ()> = FxHashMap::default();
-        let mut out = Vec::new();
-        for (k, p) in self.profiles.iter().enumerate() {
-            for a in &p.additions {
-                if seen.insert((k, a.place, line_bits(a.line), line_bits(a.column)), ()).is_some() {
-                    continue;
-                }
-                if let Some(key) = self.position(a) {
-                    out.push((key, FrameAt { pid: p.pid, tid: p.tid }));
-                }
+        let mut at = |frame: u32, line: f64, column: f64, keys: &mut Vec<FrameKey>| -> u32 {
+            let f = &m.frames[frame as usize];
+            let (url, script_id) = (text(f.url), text(f.script_id));
+            let scripted = !url.is_empty() || script_id.parse::<f64>().is_ok_and(|n| n != 0.0);
+            if !(line >= 1.0 && line.fract() == 0.0 && line < 1e15) || !scripted {
+                return NONE;
             }
+            let column = if column >= 1.0 && column.fract() == 0.0 && column < 1e15 { column as i64 - 1 } else { 0 };
+            *index.entry((frame, line_bits(line), column as u64)).or_insert_with(|| {
+                let name = String::new();
+                keys.push(FrameKey { url, script_id, name, line: Some(line as i64 - 1), column: Some(column) });
+                keys.len() as u32 - 1
+            })
+        };
+        if let Some(lines) = &m.lines {
+            let mut columns = m.columns.as_ref().map(|c| c.iter());
+            for (k, line) in lines.iter().enumerate() {
+                let column = columns.as_mut().and_then(Iterator::next).unwrap_or(0.0);
+                let node = m.sample_nodes.get(k).copied().unwrap_or(NONE);
+                let p = if node == NONE || node as usize >= m.nodes.len() {
+                    NONE
+                } else {
+                    at(m.nodes[node as usize].frame, line, column, &mut out.keys)
+                };
+                out.lines.push(p);
+            }
+        }
+        for (node, ticks) in &m.position_ticks {
+            let frame = m.nodes[*node as usize].frame;
+            out.ticks.push(ticks.iter().map(|&(line, _)| at(frame, line, 0.0, &mut out.keys)).collect());
         }
         out
-    }
-
-    /// These times with each addition at the original place `res` gives its position.
-    pub(crate) fn through(&self, res: &Resolution) -> OriginalLines {
-        let mut keys = self.keys.clone();
-        let mut url_keys: FxHashMap<String, u32> = keys
-            .iter()
-            .enumerate()
-            .filter_map(|(k, key)| match key {
-                ScriptKey::Url(u) => Some((u.clone(), k as u32)),
-                ScriptKey::Id(_) => None,
-            })
-            .collect();
-        let (mut mapped, mut additions, mut without_column) = (0, 0, 0);
-        let mut profiles = self.profiles.clone();
-        for p in &mut profiles {
-            for a in &mut p.additions {
-                additions += 1;
-                let original = self.position(a).and_then(|k| res.frames.get(&k)).and_then(|r| r.original.as_ref());
-                let Some((url, line, column)) = original else { continue };
-                let next = keys.len() as u32;
-                a.key = *url_keys.entry(url.clone()).or_insert_with(|| {
-                    keys.push(ScriptKey::Url(url.clone()));
-                    next
-                });
-                mapped += 1;
-                without_column += u64::from(a.column < 1.0);
-                (a.line, a.column) = ((*line + 1) as f64, (*column + 1) as f64);
-            }
-        }
-        let mut labels = self.labels.clone();
-        let mut merged_labels = self.merged_labels.clone();
-        for l in labels.iter_mut().chain([&mut merged_labels]) {
-            key_labels_into(&keys, l);
-        }
-        for (p, l) in profiles.iter_mut().zip(&labels) {
-            p.rows = rows(&[&*p], &keys, &self.functions, l);
-        }
-        let mut in_order: Vec<_> = profiles.iter().collect();
-        in_order.sort_by_key(|p| p.order);
-        let merged = rows(&in_order, &keys, &self.functions, &merged_labels);
-        let times = LineTimes {
-            profiles,
-            merged,
-            keys,
-            functions: self.functions.clone(),
-            places: self.places.clone(),
-            labels,
-            merged_labels,
-        };
-        OriginalLines { times, mapped, additions, without_column }
     }
 }

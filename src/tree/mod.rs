@@ -520,8 +520,10 @@ impl Stacks {
             Some(l) if by_line => l.iter().collect(),
             _ => Vec::new(),
         };
-        // Each (function's stack, line) as its own stack, made once.
-        let mut line_stack: HashMap<(StackId, u64), StackId> = HashMap::default();
+        // Where source maps put each line, when they did.
+        let origins = m.line_origins.as_ref().filter(|_| by_line);
+        // Each (function's stack, line, original file) as its own stack, made once.
+        let mut line_stack: HashMap<(StackId, u64, Option<crate::strings::StrId>), StackId> = HashMap::default();
         let mut chain: Vec<u32> = Vec::new();
         for (k, &n) in m.sample_nodes.iter().enumerate() {
             if n as usize >= m.nodes.len() {
@@ -543,11 +545,17 @@ impl Stacks {
             }
             let Some(mut stack) = stack_of[n as usize].expect("made") else { continue };
             if let Some(&line) = lines.get(k).filter(|l| **l != 0.0 && !l.is_nan()) {
-                stack = *line_stack.entry((stack, line.to_bits())).or_insert_with(|| {
-                    let f = m.frame(n);
-                    let frame = crate::view::Frame::new(f, strings);
-                    let func =
-                        st.func(Func::line_frame(line, frame.url().into_owned(), frame.script_id().into_owned()));
+                let origin = origins.and_then(|o| o.lines.get(k).copied().flatten());
+                let (line, url) = origin.map_or((line, None), |(u, l, _)| (l, Some(u)));
+                stack = *line_stack.entry((stack, line.to_bits(), url)).or_insert_with(|| {
+                    let func = match url {
+                        Some(u) => Func::line_frame(line, strings.get(u).to_owned(), String::new()),
+                        None => {
+                            let frame = crate::view::Frame::new(m.frame(n), strings);
+                            Func::line_frame(line, frame.url().into_owned(), frame.script_id().into_owned())
+                        }
+                    };
+                    let func = st.func(func);
                     st.stack(Some(stack), func)
                 });
             }

@@ -297,6 +297,41 @@ fn line_times_go_to_the_original_lines_once_a_map_applies() {
     );
     let plain = json_of(&["lines", input, "--format", "json", "--no-source-maps"]);
     assert_eq!(rows(&plain), [(url.to_owned(), 1.0, 5.0)]);
+    // `--by-line` stacks put each sample (sample 0 too) under its original line.
+    let tree = json_of(&[
+        "tree",
+        input,
+        "--weight",
+        "samples",
+        "--by-line",
+        "--flat",
+        "--format",
+        "json",
+        "--source-map",
+        &pair,
+    ]);
+    let mut by_line: Vec<(String, String, f64)> = tree["threads"][0]["functions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["func"]["name"].as_str().unwrap().starts_with("line "))
+        .map(|f| {
+            let func = &f["func"];
+            (
+                func["name"].as_str().unwrap().to_owned(),
+                func["url"].as_str().unwrap().to_owned(),
+                f["self"].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    by_line.sort_by(|a, b| a.1.cmp(&b.1));
+    assert_eq!(
+        by_line,
+        [
+            ("line 1".to_owned(), "http://x.test/src/a.ts".to_owned(), 4.0),
+            ("line 5".to_owned(), "http://x.test/src/b.ts".to_owned(), 2.0)
+        ]
+    );
     // DevTools' own document is the generated script's, maps or not.
     let devtools = |extra: &[&str]| {
         let mut args = vec!["lines", input, "--format", "devtools"];

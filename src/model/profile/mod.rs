@@ -37,6 +37,18 @@ pub(crate) struct CallFrame {
     pub original: Option<Original>,
 }
 
+/// A recorded line's original place: the source's URL, 1-based line and column.
+pub(crate) type LineOrigin = Option<(StrId, f64, f64)>;
+
+/// Where source maps put a profile's recorded lines: each entry of `lines` (as it pairs with
+/// the sorted samples), and each `positionTicks` entry of each node that has them.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct LineOrigins {
+    pub lines: Vec<LineOrigin>,
+    /// In the order of [`ProfileModel::position_ticks`].
+    pub ticks: Vec<Vec<LineOrigin>>,
+}
+
 /// A frame's source-mapped name and place.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub(crate) struct Original {
@@ -363,6 +375,9 @@ pub(crate) struct ProfileModel {
     /// Without `lines`: `totalHitCount`, the protocol nodes' `hitCount`s summed (counted from
     /// the samples when the first node has none).
     pub total_hit_count: f64,
+    /// Where source maps put the recorded lines (set after assembly, when the command applies
+    /// maps and keeps lines).
+    pub line_origins: Option<LineOrigins>,
 }
 
 /// Interns the call frames of one profile by the fields `framesAreEqual` compares.
@@ -517,6 +532,7 @@ impl ProfileModel {
             raw_sample_count,
             position_ticks,
             total_hit_count,
+            line_origins: None,
         };
         model.take_samples(samples, start_time, time_deltas, in_order);
         Ok(model)
