@@ -428,7 +428,7 @@ fn profile_lines(t: &ThreadWork, strings: &Strings, tables: &mut Tables, origina
                 let ms = times[i] - times[i - 1];
                 let mut a = Addition { key, line, column, ms, function };
                 if let Some(o) = origins.and_then(|o| o.lines.get(i).copied().flatten()) {
-                    p.mapped_without_column += u64::from(!(column >= 1.0));
+                    p.mapped_without_column += u64::from(column < 1.0 || column.is_nan());
                     p.moved(&mut a, o, strings, tables);
                 }
                 p.additions.push(a);
@@ -446,7 +446,9 @@ fn profile_lines(t: &ThreadWork, strings: &Strings, tables: &mut Tables, origina
                 next_sibling[k] = first_child[parent];
                 first_child[parent] = k as u32;
             }
-            let ticks: FxHashMap<u32, (usize, &[(f64, f64)])> =
+            // Each node's entries, with their place in `position_ticks` (as origins has them).
+            type Entries<'a> = (usize, &'a [(f64, f64)]);
+            let ticks: FxHashMap<u32, Entries<'_>> =
                 m.position_ticks.iter().enumerate().map(|(k, (n, t))| (*n, (k, &t[..]))).collect();
             let mut todo = vec![0u32];
             while let Some(n) = todo.pop() {
