@@ -34,7 +34,8 @@ impl SampledPositions {
             let f = &m.frames[frame as usize];
             let (url, script_id) = (text(f.url), text(f.script_id));
             let scripted = !url.is_empty() || script_id.parse::<f64>().is_ok_and(|n| n != 0.0);
-            if !(line >= 1.0 && line.fract() == 0.0 && line < 1e15) || !scripted {
+            let whole = line >= 1.0 && line.fract() == 0.0 && line < 1e15;
+            if !(whole && scripted) {
                 return NONE;
             }
             let column = if column >= 1.0 && column.fract() == 0.0 && column < 1e15 { column as i64 - 1 } else { 0 };
