@@ -315,7 +315,7 @@ fn listing(
                 gap = false;
                 let time = f.lines.iter().find(|x| x.0 == l as f64).map_or_else(|| ".".to_owned(), |x| ms(x.1));
                 let text = source.as_ref().and_then(|s| s.get(l - 1)).map_or("", String::as_str);
-                let _ = writeln!(out, "  {time:>10}  {l:>6}  {}", super::report::printable(text));
+                let _ = writeln!(out, "  {time:>10}  {l:>6}  {}", super::report::printable(&clipped(text)));
             }
             if source.is_none() {
                 let _ = writeln!(out, "  (no file for {} under --source)", super::report::printable(&f.url));
@@ -329,6 +329,18 @@ fn listing(
     Ok(out)
 }
 
+/// The longest stretch of a source line a listing shows: a minified bundle's line can be
+/// megabytes long.
+const LISTED_CHARS: usize = 160;
+
+/// `text`, cut after [`LISTED_CHARS`] characters with `…` and the count of the rest.
+fn clipped(text: &str) -> std::borrow::Cow<'_, str> {
+    match text.char_indices().nth(LISTED_CHARS) {
+        Some((at, _)) => format!("{}… ({} more characters)", &text[..at], text[at..].chars().count()).into(),
+        None => text.into(),
+    }
+}
+
 fn line_text(line: f64) -> String {
     let mut s = String::new();
     push_num(&mut s, line);
@@ -337,4 +349,16 @@ fn line_text(line: f64) -> String {
 
 fn ms(x: f64) -> String {
     format!("{x:.3}")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_long_source_line_is_clipped_with_the_count_of_the_rest() {
+        assert_eq!(super::clipped("short"), "short");
+        let long = format!("{}é{}", "a".repeat(159), "b".repeat(10));
+        assert_eq!(super::clipped(&long), format!("{}é… (10 more characters)", "a".repeat(159)));
+        let exact = "x".repeat(160);
+        assert_eq!(super::clipped(&exact), exact);
+    }
 }
