@@ -313,14 +313,21 @@ impl Assembled {
     /// Time per line of every profile, as DevTools' Sources panel has it: no estimate needed.
     /// Empty unless the input was read with [`Config::keep_lines`].
     pub fn line_times(&self) -> lines::LineTimes {
-        lines::LineTimes::of(&self.threads, &self.strings, false)
+        self.line_times_of(false, false)
+    }
+
+    /// [`Assembled::line_times`], at the original places source maps gave the lines with
+    /// `original` (see [`Assembled::original_line_times`]), by line and column with
+    /// `by_column` (the column each sample recorded, 1-based; 0 where it recorded none).
+    pub fn line_times_of(&self, original: bool, by_column: bool) -> lines::LineTimes {
+        lines::LineTimes::of(&self.threads, &self.strings, original, by_column)
     }
 
     /// [`Assembled::line_times`] with each line at the original place the source maps applied
     /// ([`Assembled::apply_source_maps`]) give it, keyed by the original file's URL; the lines
     /// no map covers stay on their script. The same as `line_times` without maps applied.
     pub fn original_line_times(&self) -> lines::LineTimes {
-        lines::LineTimes::of(&self.threads, &self.strings, true)
+        self.line_times_of(true, false)
     }
 
     /// Every distinct call frame of every profile's nodes, with the process and thread of the

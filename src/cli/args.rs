@@ -402,6 +402,10 @@ pub(crate) struct LinesArgs {
     /// Only this thread: `PID:TID` or its name.
     #[arg(long, value_name = "PID:TID|NAME")]
     pub(crate) thread: Option<String>,
+    /// Times by line and column (the column each sample recorded), as the newest DevTools keys
+    /// them: text and JSON.
+    #[arg(long)]
+    pub(crate) columns: bool,
 }
 
 /// Where source maps and generated scripts come from (never the network).

@@ -56,7 +56,7 @@ impl PerInput for Lines<'_> {
             assembled.line_times()
         } else {
             // At the original lines once maps applied (the frames' maps said as they applied).
-            let times = assembled.original_line_times();
+            let times = assembled.line_times_of(true, args.columns);
             let (mapped, without) =
                 times.profiles.iter().fold((0, 0), |(m, w), p| (m + p.mapped, w + p.mapped_without_column));
             if mapped > 0 && !self.quiet {
@@ -96,6 +96,12 @@ pub(crate) fn run(args: &LinesArgs, global: &Global, cfg: &Config, reads: Reads)
     super::no_bounds(global, "lines")?;
     if args.format != LinesFormat::Text && !args.sources.is_empty() {
         return Err(Failed::Usage("--source lists sources in the text view: it takes no --format".to_owned()));
+    }
+    if args.columns && (args.format == LinesFormat::Devtools || !args.sources.is_empty()) {
+        return Err(Failed::Usage(
+            "--columns keys the text and JSON views by column; DevTools' document and the --source listing are by line"
+                .to_owned(),
+        ));
     }
     if args.format == LinesFormat::Devtools && args.thread.is_some() {
         return Err(Failed::Usage(
@@ -142,6 +148,10 @@ fn json(t: &LineTimes, label: &str, wanted: Option<&ThreadSpec>) -> String {
         }
         out.push_str(",\"line\":");
         push_num(out, r.line);
+        if let Some(c) = r.column {
+            out.push_str(",\"column\":");
+            push_num(out, c);
+        }
         out.push_str(",\"ms\":");
         push_num(out, r.ms);
         let _ = write!(out, ",\"samples\":{},\"function\":", r.n);
@@ -215,11 +225,14 @@ fn text(t: &LineTimes, top: usize, wanted: Option<&ThreadSpec>) -> String {
         let rows = by_time(&p.rows);
         for r in rows.iter().take(top) {
             let share = if p.sum_ms > 0.0 { 100.0 * r.ms / p.sum_ms } else { 0.0 };
-            let place = format!(
+            let mut place = format!(
                 "{}:{}",
                 if r.url.is_empty() { "(no url)" } else { &r.url },
                 crate::cli::lines::line_text(r.line)
             );
+            if let Some(c) = r.column {
+                place = format!("{place}:{}", line_text(c));
+            }
             let function = if r.function.is_empty() { "(anonymous)" } else { &r.function };
             let _ = writeln!(
                 out,
@@ -331,7 +344,7 @@ fn listing(
 
 /// The longest stretch of a source line a listing shows: a minified bundle's line can be
 /// megabytes long.
-const LISTED_CHARS: usize = 160;
+const LISTED_CHARS: usize = 240;
 
 /// `text`, cut after [`LISTED_CHARS`] characters with `…` and the count of the rest.
 fn clipped(text: &str) -> std::borrow::Cow<'_, str> {
@@ -356,9 +369,9 @@ mod tests {
     #[test]
     fn a_long_source_line_is_clipped_with_the_count_of_the_rest() {
         assert_eq!(super::clipped("short"), "short");
-        let long = format!("{}é{}", "a".repeat(159), "b".repeat(10));
-        assert_eq!(super::clipped(&long), format!("{}é… (10 more characters)", "a".repeat(159)));
-        let exact = "x".repeat(160);
+        let long = format!("{}é{}", "a".repeat(239), "b".repeat(10));
+        assert_eq!(super::clipped(&long), format!("{}é… (10 more characters)", "a".repeat(239)));
+        let exact = "x".repeat(240);
         assert_eq!(super::clipped(&exact), exact);
     }
 }

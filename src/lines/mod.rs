@@ -78,6 +78,9 @@ pub struct LineRow {
     pub urls: Vec<String>,
     /// The line, 1-based.
     pub line: f64,
+    /// The column, 1-based, when the times are by column ([`crate::Assembled::line_times_of`]; 0:
+    /// the samples recorded none).
+    pub column: Option<f64>,
     /// ms.
     pub ms: f64,
     /// How many additions made it (samples, or `positionTicks` entries).
@@ -321,8 +324,9 @@ impl LineTimes {
     }
 
     /// The line times of every profile of an input, as DevTools computes them.
-    /// With `original`, each line at the place source maps gave it (when they did).
-    pub(crate) fn of(threads: &[ThreadWork], strings: &Strings, original: bool) -> LineTimes {
+    /// With `original`, each line at the place source maps gave it (when they did); with
+    /// `by_column`, rows by line and column, as the newest DevTools keys them.
+    pub(crate) fn of(threads: &[ThreadWork], strings: &Strings, original: bool, by_column: bool) -> LineTimes {
         let mut tables = Tables::default();
         let mut profiles: Vec<ProfileLines> =
             threads.iter().map(|t| profile_lines(t, strings, &mut tables, original)).collect();
@@ -333,12 +337,12 @@ impl LineTimes {
         for (p, t) in profiles.iter_mut().zip(threads) {
             let mut urls = FxHashMap::default();
             urls_by_script(&t.model, strings, &mut urls);
-            p.rows = rows(&[&*p], &tables.keys, &tables.functions, &key_labels(&tables.keys, &urls));
+            p.rows = rows(&[&*p], &tables.keys, &tables.functions, &key_labels(&tables.keys, &urls), by_column);
         }
         let merged_labels = key_labels(&tables.keys, &merged_urls);
         let mut in_order: Vec<&ProfileLines> = profiles.iter().collect();
         in_order.sort_by_key(|p| p.order);
-        let merged = rows(&in_order, &tables.keys, &tables.functions, &merged_labels);
+        let merged = rows(&in_order, &tables.keys, &tables.functions, &merged_labels, by_column);
         profiles.sort_by_key(|p| (p.pid, p.tid));
         LineTimes { profiles, merged, keys: tables.keys, functions: tables.functions }
     }
@@ -506,20 +510,29 @@ fn key_labels(keys: &[ScriptKey], urls: &FxHashMap<u64, Vec<String>>) -> Labels 
 }
 
 /// The rows of `profiles` summed in the given order (`(get(line) || 0) + data`), by script and
-/// line.
-fn rows(profiles: &[&ProfileLines], keys: &[ScriptKey], functions: &[String], labels: &Labels) -> Vec<LineRow> {
+/// line (and column).
+fn rows(
+    profiles: &[&ProfileLines],
+    keys: &[ScriptKey],
+    functions: &[String],
+    labels: &Labels,
+    by_column: bool,
+) -> Vec<LineRow> {
     struct Sum {
         line: f64,
+        column: Option<f64>,
         ms: f64,
         n: u64,
         /// ms per function.
         functions: Vec<(u32, f64)>,
     }
-    let mut sums: FxHashMap<(u32, u64), Sum> = FxHashMap::default();
+    let mut sums: FxHashMap<(u32, u64, u64), Sum> = FxHashMap::default();
     for p in profiles {
         for a in &p.additions {
-            let e = sums.entry((a.key, line_bits(a.line))).or_insert(Sum {
+            let column = by_column.then_some(a.column);
+            let e = sums.entry((a.key, line_bits(a.line), column.map_or(0, line_bits))).or_insert(Sum {
                 line: a.line,
+                column,
                 ms: 0.0,
                 n: 0,
                 functions: Vec::new(),
@@ -534,7 +547,7 @@ fn rows(profiles: &[&ProfileLines], keys: &[ScriptKey], functions: &[String], la
     }
     let mut out: Vec<LineRow> = sums
         .into_iter()
-        .map(|((key, _), Sum { line, ms, n, functions: by })| {
+        .map(|((key, _, _), Sum { line, column, ms, n, functions: by })| {
             let k = keys[key as usize].clone();
             let (url, urls) = labels.get(&key).cloned().unwrap_or_default();
             // The function with the most time; the first seen among equals.
@@ -543,10 +556,15 @@ fn rows(profiles: &[&ProfileLines], keys: &[ScriptKey], functions: &[String], la
                 _ => Some(f),
             });
             let function = best.map_or_else(String::new, |f| functions[f.0 as usize].clone());
-            LineRow { key: k, url, urls, line, ms, n, function }
+            LineRow { key: k, url, urls, line, column, ms, n, function }
         })
         .collect();
-    out.sort_by(|a, b| a.key.cmp_js(&b.key).then(a.line.total_cmp(&b.line)));
+    out.sort_by(|a, b| {
+        a.key
+            .cmp_js(&b.key)
+            .then(a.line.total_cmp(&b.line))
+            .then(a.column.unwrap_or(0.0).total_cmp(&b.column.unwrap_or(0.0)))
+    });
     out
 }
 

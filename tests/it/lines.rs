@@ -297,6 +297,31 @@ fn line_times_go_to_the_original_lines_once_a_map_applies() {
     );
     let plain = json_of(&["lines", input, "--format", "json", "--no-source-maps"]);
     assert_eq!(rows(&plain), [(url.to_owned(), 1.0, 5.0)]);
+    // By column: the generated columns each sample recorded (0: none), and their original ones.
+    let columns = |extra: &[&str]| -> Vec<(String, f64, f64, f64)> {
+        let mut args = vec!["lines", input, "--format", "json", "--columns"];
+        args.extend(extra);
+        let mut rows: Vec<(String, f64, f64, f64)> = json_of(&args)["merged"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                let n = |k: &str| r[k].as_f64().unwrap();
+                (r["url"].as_str().unwrap().to_owned(), n("line"), n("column"), n("ms"))
+            })
+            .collect();
+        rows.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        rows
+    };
+    assert_eq!(
+        columns(&["--no-source-maps"]),
+        [(url.to_owned(), 1.0, 0.0, 1.0), (url.to_owned(), 1.0, 15.0, 2.0), (url.to_owned(), 1.0, 31.0, 2.0)]
+    );
+    assert_eq!(
+        columns(&["--source-map", &pair]),
+        [("http://x.test/src/a.ts".to_owned(), 1.0, 1.0, 3.0), ("http://x.test/src/b.ts".to_owned(), 5.0, 3.0, 2.0)]
+    );
+    assert_eq!(jscalls(&["lines", input, "--columns", "--format", "devtools"]).status.code(), Some(2));
     // `--by-line` stacks put each sample (sample 0 too) under its original line.
     let tree = json_of(&[
         "tree",
