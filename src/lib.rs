@@ -297,6 +297,8 @@ pub struct Assembled {
     browser: bool,
     /// The scripts and maps the trace carries.
     embedded: sourcemap::Embedded,
+    /// The original sources' text the applied maps carry (when the loader kept them).
+    map_sources: std::collections::BTreeMap<String, std::sync::Arc<str>>,
 }
 
 impl Assembled {
@@ -350,6 +352,23 @@ impl Assembled {
         sourcemap::resolve(&self.frames(), &self.embedded, loader)
     }
 
+    /// The text of the source or script at `url`, when the input carries it: an original
+    /// source's from its map's `sourcesContent` (maps applied by a loader that keeps sources,
+    /// [`sourcemap::Loader::keeps_sources`]), else a script's from the trace
+    /// ([`sourcemap::Embedded::script_texts`]).
+    pub fn source_text(&self, url: &str) -> Option<&str> {
+        match self.map_sources.get(url) {
+            Some(text) => Some(text),
+            None => self.embedded.script_texts().find(|(u, _)| *u == url).map(|(_, t)| t),
+        }
+    }
+
+    /// Every (URL, text) [`Assembled::source_text`] knows: the maps' sources, then the
+    /// trace's scripts.
+    pub fn source_texts(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.map_sources.iter().map(|(u, t)| (u.as_str(), &**t)).chain(self.embedded.script_texts())
+    }
+
     /// What the trace says of its scripts and carries of their maps (read with
     /// [`Config::keep_scripts`]); [`sourcemap::Embedded::has_maps`] says whether
     /// [`Assembled::apply_source_maps`] has anything to apply without maps from the user.
@@ -400,6 +419,7 @@ impl Assembled {
             });
         }
         res.frames.retain(|k, _| real_keys.contains(k));
+        self.map_sources = res.sources.clone();
         for t in &mut self.threads {
             for f in &mut t.model.frames {
                 let Some(r) = res.frames.get(&Frame::new(f, &self.strings).key()) else { continue };
@@ -544,6 +564,7 @@ pub fn assemble(source: &Source, cfg: &Config) -> Result<(Diagnostics, Assembled
                     bounds,
                     browser: tm.browser,
                     embedded: tm.embedded,
+                    map_sources: Default::default(),
                 },
             ))
         }
@@ -575,7 +596,19 @@ pub fn assemble(source: &Source, cfg: &Config) -> Result<(Diagnostics, Assembled
             let embedded = sourcemap::Embedded::default();
             Ok((
                 diag,
-                Assembled { kind, n_events: 0, threads, mode, strings, cfg, stages, bounds, browser: false, embedded },
+                Assembled {
+                    kind,
+                    n_events: 0,
+                    threads,
+                    mode,
+                    strings,
+                    cfg,
+                    stages,
+                    bounds,
+                    browser: false,
+                    embedded,
+                    map_sources: Default::default(),
+                },
             ))
         }
     }

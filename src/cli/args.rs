@@ -406,6 +406,11 @@ pub(crate) struct LinesArgs {
     /// them: text and JSON.
     #[arg(long)]
     pub(crate) columns: bool,
+    /// List the source of each thread's hottest functions with the time of each line, from
+    /// the folders of --source, the source maps' `sourcesContent` and the scripts' text the
+    /// trace carries (--source implies it).
+    #[arg(long)]
+    pub(crate) list: bool,
 }
 
 /// Where source maps and generated scripts come from (never the network).

@@ -41,6 +41,10 @@ pub(crate) trait PerInput {
     fn keeps_script_texts(&self) -> bool {
         false
     }
+    /// Whether the writer shows original sources (the maps' `sourcesContent` is then kept).
+    fn shows_sources(&self) -> bool {
+        false
+    }
     /// Whether the source maps given are applied before the writer sees the input (its
     /// functions then named and placed as DevTools shows them).
     fn applies_source_maps(&self) -> bool {
@@ -95,7 +99,10 @@ pub(crate) fn run(
     for o in &outputs {
         reads.refuse(o.as_deref())?;
     }
-    let maps = if job.applies_source_maps() { UserMaps::wanted(&global.source_maps)? } else { None };
+    let mut maps = if job.applies_source_maps() { UserMaps::wanted(&global.source_maps)? } else { None };
+    if let Some(m) = maps.as_mut() {
+        m.keep_sources = job.shows_sources();
+    }
     let mut failed = false;
     for (input, output) in inputs.iter().zip(&outputs) {
         let name = input.map_or_else(|| "<stdin>".to_owned(), |p| p.display().to_string());

@@ -24,6 +24,8 @@ pub(crate) struct UserMaps {
     maps: Vec<(String, PathBuf)>,
     scripts: Vec<(String, PathBuf)>,
     dirs: Option<SourceDirs>,
+    /// The command shows original sources: keep the maps' `sourcesContent`.
+    pub(crate) keep_sources: bool,
 }
 
 impl UserMaps {
@@ -48,7 +50,7 @@ impl UserMaps {
                 return Err(Failed::Usage(format!("{flag} {url}={}: no such file", path.display())));
             }
         }
-        Ok(UserMaps { maps, scripts, dirs: dirs.map_err(Failed::Usage)? })
+        Ok(UserMaps { maps, scripts, dirs: dirs.map_err(Failed::Usage)?, keep_sources: false })
     }
 
     /// Notes the maps and scripts given by name as files the command reads.
@@ -73,7 +75,7 @@ impl UserMaps {
 
     /// No maps, scripts or folders.
     pub(crate) fn none() -> UserMaps {
-        UserMaps { maps: Vec::new(), scripts: Vec::new(), dirs: None }
+        UserMaps { maps: Vec::new(), scripts: Vec::new(), dirs: None, keep_sources: false }
     }
 
     /// Whether the user gave no map, script or folder.
@@ -87,6 +89,10 @@ impl UserMaps {
 }
 
 impl Loader for UserMaps {
+    fn keeps_sources(&self) -> bool {
+        self.keep_sources
+    }
+
     fn script(&self, url: &str) -> Option<String> {
         let path = match self.scripts.iter().find(|(u, _)| u == url) {
             Some((_, p)) => p.clone(),

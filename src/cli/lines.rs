@@ -27,6 +27,13 @@ struct Lines<'a> {
     quiet: bool,
 }
 
+impl Lines<'_> {
+    /// The text view lists the hottest functions' sources (`--list`, or `--source DIR`).
+    fn listing(&self) -> bool {
+        self.args.format == LinesFormat::Text && (self.args.list || self.dirs.is_some())
+    }
+}
+
 impl PerInput for Lines<'_> {
     fn suffix(&self) -> &'static str {
         match self.args.format {
@@ -42,6 +49,14 @@ impl PerInput for Lines<'_> {
 
     fn keeps_lines(&self) -> bool {
         true
+    }
+
+    fn shows_sources(&self) -> bool {
+        self.listing()
+    }
+
+    fn keeps_script_texts(&self) -> bool {
+        self.listing()
     }
 
     fn applies_source_maps(&self) -> bool {
@@ -83,8 +98,11 @@ impl PerInput for Lines<'_> {
         let text = match (args.format, &self.dirs) {
             (LinesFormat::Devtools, _) => times.devtools_document(label, assembled.kind()),
             (LinesFormat::Json, _) => json(&times, label, wanted),
-            (LinesFormat::Text, Some(dirs)) => listing(&times, args.top.unwrap_or(3), wanted, dirs, output.target())?,
-            (LinesFormat::Text, None) => text(&times, args.top.unwrap_or(20), wanted),
+            (LinesFormat::Text, dirs) if self.listing() => {
+                let text_of = |url: &str| assembled.source_text(url).map(|t| t.lines().map(str::to_owned).collect());
+                listing(&times, args.top.unwrap_or(3), wanted, dirs.as_ref(), &text_of, output.target())?
+            }
+            (LinesFormat::Text, _) => text(&times, args.top.unwrap_or(20), wanted),
         };
         output
             .write(|w| w.write_all(text.as_bytes()).map_err(|err| Error::io("cannot write the line times", err)))
@@ -259,11 +277,14 @@ fn text(t: &LineTimes, top: usize, wanted: Option<&ThreadSpec>) -> String {
 /// A listing of each thread's hottest functions, `pprof -list` style: the function's lines
 /// with the time of each, from its first line with time to its last, two lines around (or,
 /// when that spans more than 40 lines, each line with time and two around it).
+/// The listing of `t`'s hottest functions, their sources found in `dirs` by URL, else carried
+/// by the input (`text_of`).
 fn listing(
     t: &LineTimes,
     top: usize,
     wanted: Option<&ThreadSpec>,
-    dirs: &SourceDirs,
+    dirs: Option<&SourceDirs>,
+    text_of: &dyn Fn(&str) -> Option<Vec<String>>,
     output: Option<&std::path::Path>,
 ) -> Result<String, Failed> {
     let mut out = String::new();
@@ -292,7 +313,7 @@ fn listing(
             let source = match read.iter().position(|(u, _)| *u == f.url) {
                 Some(i) => &read[i].1,
                 None => {
-                    let lines = match dirs.find(&f.url) {
+                    let lines = match dirs.and_then(|d| d.find(&f.url)) {
                         Some(path) => {
                             if output.is_some_and(|o| same_file(&path, o)) {
                                 return Err(Failed::Usage(format!(
@@ -303,7 +324,7 @@ fn listing(
                             }
                             Some(read_lines(&path).map_err(|e| failure(&f.url, e))?)
                         }
-                        None => None,
+                        None => text_of(&f.url),
                     };
                     read.push((f.url.clone(), lines));
                     &read.last().expect("pushed").1
@@ -331,7 +352,11 @@ fn listing(
                 let _ = writeln!(out, "  {time:>10}  {l:>6}  {}", super::report::printable(&clipped(text)));
             }
             if source.is_none() {
-                let _ = writeln!(out, "  (no file for {} under --source)", super::report::printable(&f.url));
+                let _ = writeln!(
+                    out,
+                    "  (no source for {}: no file under --source, and the input carries none)",
+                    super::report::printable(&f.url)
+                );
             }
         }
         out.push('\n');

@@ -102,8 +102,10 @@ pub(crate) struct SourceMap {
     pub out_of_range: usize,
 }
 
-/// `parseSourceMap`: a leading `)]}` line and a byte-order mark are dropped, then JSON.
-pub(crate) fn parse_text(text: &[u8]) -> Result<Value, MapError> {
+/// `parseSourceMap`: a leading `)]}` line and a byte-order mark are dropped, then JSON. With
+/// `whole`, each `sourcesContent` text is kept as it is, not as a digest (for a command that
+/// shows the sources).
+pub(crate) fn parse_text(text: &[u8], whole: bool) -> Result<Value, MapError> {
     let mut t = text;
     if t.starts_with(b")]}") {
         // `content.substring(content.indexOf('\n'))`: from the newline on, or all of it.
@@ -115,7 +117,8 @@ pub(crate) fn parse_text(text: &[u8]) -> Result<Value, MapError> {
         t = rest;
     }
     let mut de = serde_json::Deserializer::from_slice(t);
-    let v = serde::de::DeserializeSeed::deserialize(Lean::Plain, &mut de).and_then(|v| de.end().map(|()| v));
+    let seed = if whole { Lean::Whole } else { Lean::Plain };
+    let v = serde::de::DeserializeSeed::deserialize(seed, &mut de).and_then(|v| de.end().map(|()| v));
     v.map_err(|e| MapError::Json(e.to_string()))
 }
 
@@ -125,6 +128,8 @@ pub(crate) fn parse_text(text: &[u8]) -> Result<Value, MapError> {
 #[derive(Clone, Copy)]
 enum Lean {
     Plain,
+    /// Every string as it is, `sourcesContent` too.
+    Whole,
     /// The value of a `sourcesContent` key.
     Contents,
     /// An element of it.
@@ -181,7 +186,11 @@ impl<'de> serde::de::Visitor<'de> for Lean {
         Ok(Value::Null)
     }
     fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
-        let element = if matches!(self, Lean::Contents) { Lean::Content } else { Lean::Plain };
+        let element = match self {
+            Lean::Contents => Lean::Content,
+            Lean::Whole => Lean::Whole,
+            _ => Lean::Plain,
+        };
         let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(4096));
         while let Some(v) = seq.next_element_seed(element)? {
             out.push(v);
@@ -191,7 +200,11 @@ impl<'de> serde::de::Visitor<'de> for Lean {
     fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         let mut out = serde_json::Map::new();
         while let Some(k) = map.next_key::<String>()? {
-            let seed = if k == "sourcesContent" { Lean::Contents } else { Lean::Plain };
+            let seed = match self {
+                Lean::Whole => Lean::Whole,
+                _ if k == "sourcesContent" => Lean::Contents,
+                _ => Lean::Plain,
+            };
             out.insert(k, map.next_value_seed(seed)?);
         }
         Ok(Value::Object(out))
@@ -399,6 +412,12 @@ impl SourceMap {
     }
 
     /// `compatibleForURL`: the same embedded text and ignore-list hint for `url` in both.
+    /// The text `sourcesContent` gives the source at `url` (a digest of it unless the map was
+    /// read `whole`).
+    pub(crate) fn content_of(&self, url: &str) -> Option<&str> {
+        self.source_by_url(url)?.content.as_deref()
+    }
+
     pub(crate) fn compatible_for(&self, url: &str, other: &SourceMap) -> bool {
         let (a, b) = (self.source_by_url(url), other.source_by_url(url));
         a.and_then(|s| s.content.as_deref()) == b.and_then(|s| s.content.as_deref())
@@ -514,7 +533,7 @@ mod tests {
         SourceMap::new(
             "http://x.com/dist/app.js",
             "http://x.com/dist/app.js.map",
-            &parse_text(json.as_bytes()).unwrap(),
+            &parse_text(json.as_bytes(), false).unwrap(),
         )
         .unwrap()
     }

@@ -60,6 +60,11 @@ pub trait Loader {
     /// and `.map`), when the user's folders (`--source-maps DIR`) hold it: found there by the
     /// URL's path, its last parts first, never outside them.
     fn map_at(&self, url: &str) -> Option<Result<Vec<u8>, String>>;
+    /// Whether the command shows original sources: the maps' `sourcesContent` texts are then
+    /// kept ([`Resolution::sources`]).
+    fn keeps_sources(&self) -> bool {
+        false
+    }
 }
 
 /// A problem with one map or script: the frames it would have named keep their names.
@@ -80,6 +85,9 @@ pub struct Resolution {
     pub scripts: Vec<ScriptSummary>,
     /// Maps that could not be used.
     pub problems: Vec<MapProblem>,
+    /// With [`Loader::keeps_sources`], the text each map's `sourcesContent` gives an original
+    /// source, by its URL (the map the URL is bound to: the one DevTools shows it from).
+    pub sources: BTreeMap<String, Arc<str>>,
 }
 
 impl Resolution {
@@ -354,6 +362,18 @@ pub(crate) fn resolve(frames: &[(FrameKey, FrameAt)], embedded: &Embedded, loade
         }
         project_of.insert(s, project);
     }
+    if loader.keeps_sources() {
+        let mut names: Vec<&String> = projects.keys().collect();
+        names.sort();
+        for bound_urls in names.into_iter().map(|p| &projects[p]) {
+            for (url, bound) in bound_urls {
+                let text = bound.first().and_then(|&s| scripts[s].map.as_ref()?.content_of(url));
+                if let Some(text) = text {
+                    res.sources.entry(url.clone()).or_insert_with(|| Arc::from(text));
+                }
+            }
+        }
+    }
     for k in distinct.keys() {
         let mut r = Resolved::default();
         if let Some(&fs) = frame_script.get(k) {
@@ -535,6 +555,7 @@ fn attach(s: &mut Script, carried: &[MetaMap], loader: &dyn Loader, problems: &m
     }
     let Some((bytes, map_url, origin)) = found else { return };
     let problem = |what: String| MapProblem { script: url.clone(), what };
+    let whole = loader.keeps_sources();
     let Some(map_url) = map_url else {
         // DevTools attaches nothing when the map's URL cannot be made absolute.
         problems.push(problem(format!("{origin}: no absolute URL for the map (the script's URL is no URL)")));
@@ -545,8 +566,8 @@ fn attach(s: &mut Script, carried: &[MetaMap], loader: &dyn Loader, problems: &m
             .map_err(|e| format!("{origin}: {e}"))
             .and_then(|b| {
                 match b {
-                    MapBytes::Read(b) => parse_text(&b),
-                    MapBytes::Carried(raw) => parse_text(raw.get().as_bytes()),
+                    MapBytes::Read(b) => parse_text(&b, whole),
+                    MapBytes::Carried(raw) => parse_text(raw.get().as_bytes(), whole),
                 }
                 .map_err(|e| format!("{origin}: {e}"))
             })

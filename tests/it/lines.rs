@@ -151,7 +151,10 @@ fn a_listing_reads_nothing_outside_the_source_folders_and_never_writes_a_source(
     let text = String::from_utf8(o.stdout).unwrap();
     assert!(text.contains("return 1;"), "{text}");
     assert!(!text.contains("the secret"), "{text}");
-    assert!(text.contains("(no file for ../secret.js under --source)"), "{text}");
+    assert!(
+        text.contains("(no source for ../secret.js: no file under --source, and the input carries none)"),
+        "{text}"
+    );
     let p2 = d.join("p2.cpuprofile");
     std::fs::write(&p2, profile.replace("../secret.js", &outside)).unwrap();
     let o = jscalls(&["lines", p2.to_str().unwrap(), "--source", src.to_str().unwrap()]);

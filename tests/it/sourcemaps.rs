@@ -571,3 +571,71 @@ fn odd_script_events_and_saved_maps_are_survived() {
     assert!(!out.exists());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Once maps apply, a listing shows the original source a map carries (`sourcesContent`) with
+/// each line's time; a script the trace carries lists from its own text; and the Firefox
+/// export carries the original sources, so that the Profiler's source view shows them (a
+/// real browser: the code of marked's Lexer.ts, with the times of `inlineTokens`' lines).
+#[test]
+fn original_sources_are_listed_and_exported_from_the_maps() {
+    let dir = build_folder("chromium-page", "original-sources");
+    let trace = dir.join("trace.json");
+    let (trace, d) = (trace.to_str().unwrap(), dir.to_str().unwrap());
+    let o = jscalls(&["lines", trace, "--source-maps", d, "--list", "--top", "12", "-q"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let listing = String::from_utf8(o.stdout).unwrap();
+    let routine = listing
+        .split("\nROUTINE ")
+        .find(|r| r.starts_with("inlineTokens  http://127.0.0.1:39729/node_modules/marked/src/Lexer.ts"))
+        .unwrap_or_else(|| panic!("{listing}"));
+    assert!(routine.lines().any(|l| l.ends_with("271      inlineTokens(src, tokens = []) {")), "{routine}");
+    let saved = dir.join("trace-saved.json");
+    let o = jscalls(&["lines", saved.to_str().unwrap(), "--list", "--top", "1", "-q"]);
+    let listing = String::from_utf8(o.stdout).unwrap();
+    assert!(listing.contains("ROUTINE inlineTokens  http://127.0.0.1:39729/app.js"), "{listing}");
+    assert!(!listing.contains("no source for"), "{listing}");
+
+    let out = dir.join("mapped.json");
+    let o = jscalls(&[
+        "export",
+        trace,
+        "--to",
+        "firefox",
+        "--source-maps",
+        d,
+        "--weight",
+        "sample-time",
+        "--by-line",
+        "-q",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let doc: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    let (sources, strings) = (&doc["shared"]["sources"], doc["shared"]["stringArray"].as_array().unwrap());
+    let lexer = (0..sources["length"].as_u64().unwrap() as usize)
+        .find(|&k| {
+            strings[sources["filename"][k].as_u64().unwrap() as usize]
+                == "http://127.0.0.1:39729/node_modules/marked/src/Lexer.ts"
+        })
+        .expect("Lexer.ts among the sources");
+    assert!(sources["content"][lexer].as_str().unwrap().contains("    inlineTokens(src, tokens = []) {"));
+    if let Some(viewers) = crate::support::viewers("original_sources_are_listed_and_exported_from_the_maps") {
+        let run = std::process::Command::new("node")
+            .arg("tests/browser/firefox-source-view.mjs")
+            .args([out.as_os_str(), "inlineTokens".as_ref(), "".as_ref(), viewers.as_os_str()])
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&run.stdout);
+        assert!(run.status.success(), "{said}{}", String::from_utf8_lossy(&run.stderr));
+        let v: Value = serde_json::from_str(said.trim()).unwrap();
+        let lines = v["lines"].as_array().unwrap();
+        assert!(
+            lines
+                .iter()
+                .any(|l| l[0] == 289 && l[2].as_f64().unwrap() > 1.0 && l[3].as_str().unwrap().contains("blockSkip")),
+            "{said}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -121,6 +121,10 @@ impl PerInput for Export<'_> {
         std::ptr::eq(self.format, &firefox::FORMAT)
     }
 
+    fn shows_sources(&self) -> bool {
+        std::ptr::eq(self.format, &firefox::FORMAT)
+    }
+
     fn write(&self, e: Estimated<'_>, output: Output) -> Result<(), Failed> {
         let Estimated { assembled, cfg, label, name, timing, .. } = e;
         let sources = Sources { dirs: self.dirs.as_ref(), output: output.target() };
@@ -250,7 +254,11 @@ pub(crate) fn render(
 ) -> Result<Rendered, Failure> {
     let firefox = std::ptr::eq(format, &firefox::FORMAT);
     let texts: HashMap<String, String> = if firefox {
-        assembled.embedded().script_texts().map(|(u, t)| (u.to_owned(), t.to_owned())).collect()
+        let mut texts = HashMap::new();
+        for (u, t) in assembled.source_texts() {
+            texts.entry(u.to_owned()).or_insert_with(|| t.to_owned());
+        }
+        texts
     } else {
         HashMap::new()
     };
