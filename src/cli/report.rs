@@ -35,11 +35,9 @@ pub(crate) fn assemble_file(path: &Path, name: &str, global: &Global, cfg: &Conf
     let (diagnostics, mut assembled) = assemble(&Source::file(path), cfg).map_err(|e| failure(name, e))?;
     report(name, &diagnostics, global.quiet, global.verbose);
     strict(global, name, &diagnostics)?;
-    // Functions under their original names (line times stay on the generated scripts).
-    if !cfg.keep_lines {
-        if let Some(maps) = super::frames::UserMaps::wanted(&global.source_maps)? {
-            super::frames::apply(&mut assembled, &maps, name, global)?;
-        }
+    // Functions under their original names, lines at their original places.
+    if let Some(maps) = super::frames::UserMaps::wanted(&global.source_maps)? {
+        super::frames::apply(&mut assembled, &maps, name, global)?;
     }
     Ok(assembled)
 }

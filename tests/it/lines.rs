@@ -325,6 +325,10 @@ fn line_times_go_to_the_original_lines_once_a_map_applies() {
         [("http://x.test/src/a.ts".to_owned(), 1.0, 1.0, 3.0), ("http://x.test/src/b.ts".to_owned(), 5.0, 3.0, 2.0)]
     );
     assert_eq!(jscalls(&["lines", input, "--columns", "--format", "devtools"]).status.code(), Some(2));
+    // `diff --level lines` pairs lines at their original places (a rebuild moves the others).
+    let o = jscalls(&["diff", input, input, "--level", "lines", "--source-map", &pair, "-q"]);
+    let diff = String::from_utf8(o.stdout).unwrap();
+    assert!(diff.contains("/src/a.ts:1  a") && diff.contains("/src/b.ts:5  b"), "{diff}");
     // `--by-line` stacks put each sample (sample 0 too) under its original line.
     let tree = json_of(&[
         "tree",

@@ -38,7 +38,8 @@ fn line_times(side: &Side, global: &Global, cfg: &Config) -> Result<LineTimes, F
     let mut cfg = cfg.clone();
     cfg.keep_lines = true;
     let a = assemble_file(&side.path, &side.name, global, &cfg)?;
-    Ok(a.line_times())
+    // At the original lines once source maps applied: a rebuild moves the generated ones.
+    Ok(a.original_line_times())
 }
 
 /// The threads with line times, each with its rank among the threads of its name (busiest 0).
