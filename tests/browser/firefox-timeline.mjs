@@ -10,33 +10,14 @@
 // calls: {name, samples, shown}}; exits 0 when the calls' track is shown with samples, 1 if not.
 //
 // needs: Chromium (apt-get install chromium) and `npm ci` in VIEWERS_DIR (default ../shared/viewers).
-import fs from 'node:fs';
-import http from 'node:http';
 import path from 'node:path';
-import {createRequire} from 'node:module';
+import {openProfiler} from './profiler.mjs';
 
 const [file, shot, tab = 'stack-chart', viewersArg] = process.argv.slice(2);
 if (!file) { console.error('usage: node firefox-timeline.mjs TIMELINE.json [PNG] [TAB] [VIEWERS_DIR]'); process.exit(2); }
-const viewers = path.resolve(viewersArg ?? path.join(import.meta.dirname, '../../../shared/viewers'));
-const app = path.join(viewers, 'firefox-profiler');
-const {chromium} = createRequire(path.join(viewers, 'package.json'))('playwright-core');
-
-const server = http.createServer((req, res) => {
-  const p = decodeURIComponent(new URL(req.url, 'http://x').pathname);
-  let f = p === '/__timeline.json' ? path.resolve(file) : path.join(app, path.normalize('/' + p));
-  if (f !== path.resolve(file) && !(fs.existsSync(f) && fs.statSync(f).isFile())) f = path.join(app, 'index.html');
-  const type = {'.html': 'text/html', '.js': 'text/javascript', '.css': 'text/css', '.json': 'application/json',
-    '.wasm': 'application/wasm', '.svg': 'image/svg+xml'}[path.extname(f)] ?? 'application/octet-stream';
-  res.writeHead(200, {'Content-Type': type});
-  fs.createReadStream(f).pipe(res);
-});
-await new Promise(r => server.listen(0, '127.0.0.1', r));
-const base = `http://127.0.0.1:${server.address().port}`;
-const browser = await chromium.launch({executablePath: '/usr/bin/chromium',
-  args: ['--no-sandbox', '--headless', '--disable-gpu', '--disable-background-networking']});
-const page = await (await browser.newContext({viewport: {width: 1400, height: 800}})).newPage();
+const {page, from, close} = await openProfiler(file, viewersArg);
 try {
-  await page.goto(`${base}/from-url/${encodeURIComponent(base + '/__timeline.json')}/calltree/`);
+  await page.goto(from('calltree/'));
   // The app has loaded the profile once it exposes it and draws the track names.
   await page.waitForFunction(() => { try { return window.profile && document.querySelector('.timelineTrackNameButton'); } catch { return false; } }, null,
     {timeout: 60000});
@@ -59,6 +40,5 @@ try {
   console.log(JSON.stringify({file: path.basename(file), shown, threads, calls}));
   process.exitCode = calls && calls.shown && calls.samples > 0 ? 0 : 1;
 } finally {
-  await browser.close();
-  server.close();
+  await close();
 }

@@ -489,6 +489,7 @@ fn the_firefox_profilers_source_view_shows_the_time_of_each_line() {
             .find(|l| l[0] == n)
             .unwrap_or_else(|| panic!("no time at line {n}: {said}"))
     };
+    assert!(v["source"].as_str().unwrap().ends_with("/ui.js"), "{said}");
     assert!(line(11)[3].as_str().unwrap().contains("grid.offsetHeight"), "{said}");
     let mut flat = vec!["tree", "fixtures/chrome-ui.json.gz", "--flat", "--format", "json"];
     flat.extend(pick);

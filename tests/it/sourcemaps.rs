@@ -629,6 +629,7 @@ fn original_sources_are_listed_and_exported_from_the_maps() {
         let said = String::from_utf8_lossy(&run.stdout);
         assert!(run.status.success(), "{said}{}", String::from_utf8_lossy(&run.stderr));
         let v: Value = serde_json::from_str(said.trim()).unwrap();
+        assert_eq!(v["source"], "http://127.0.0.1:39729/node_modules/marked/src/Lexer.ts", "{said}");
         let lines = v["lines"].as_array().unwrap();
         assert!(
             lines
