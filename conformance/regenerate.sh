@@ -10,6 +10,7 @@
 #                                 (`jscalls tree --format devtools`)
 #   NAME.oracle-lines.json.gz     with --lines: the Sources panel's time per line
 #                                 (`jscalls lines --format devtools`); also for fixtures/lines/
+#                                 and the bundles' traces of fixtures/sourcemaps/
 # It runs ../shared/oracle (oracle.mjs, patch-v6.mjs) from a scratch copy in target/oracle, so the
 # oracle's npm install never touches ../shared. Needs node 20 and npm.
 # With --shared, it writes instead the newest DevTools' answers for the public inputs of
@@ -118,7 +119,8 @@ fi
 if [ $# -gt 0 ]; then files=("$@"); else
   shopt -s nullglob
   files=("$ROOT"/fixtures/*.json.gz "$ROOT"/fixtures/*.cpuprofile.gz "$ROOT"/fixtures/rules/*.json "$ROOT"/fixtures/rules/*.cpuprofile
-         "$ROOT"/fixtures/lines/*.json "$ROOT"/fixtures/lines/*.cpuprofile)
+         "$ROOT"/fixtures/lines/*.json "$ROOT"/fixtures/lines/*.cpuprofile
+         "$ROOT"/fixtures/sourcemaps/chromium-page/trace.json.gz "$ROOT"/fixtures/sourcemaps/terser/app.trace.json.gz)
 fi
 for f in "${files[@]}"; do
   case "$f" in *.oracle*) continue ;; esac
@@ -126,8 +128,9 @@ for f in "${files[@]}"; do
   echo "oracle: $(basename "$f")" >&2
   rm -f "$base".oracle*.json "$base".oracle*.json.gz
   node "$RUN/oracle.mjs" "$f" --lines --quiet-engine --out "$base.oracle-lines.json"
-  # The line-time inputs have no other answers to give.
-  if [[ "$f" == */fixtures/lines/* ]]; then continue; fi
+  # The line-time inputs (and the bundles' traces, whose frames the source-map oracle answers
+  # for) take line times only.
+  if [[ "$f" == */fixtures/lines/* || "$f" == */fixtures/sourcemaps/* ]]; then continue; fi
   for tree in "" "--tree"; do
     t="${tree:+-tree}"
     node "$RUN/oracle.mjs" "$f" $tree --quiet-engine --out "$base.oracle$t.json"

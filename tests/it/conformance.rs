@@ -339,6 +339,15 @@ fn line_fixtures_equal_devtools() {
     // lines array, a negative delta, a chunk without lines, non-exact µs sums.
     let n = check_dir(Path::new("fixtures/lines"), Path::new("fixtures/lines"));
     assert!(n >= 30, "only {n} rows compared");
+    // The bundles' traces: a Chromium page's (a column with each line) and node's.
+    let n: usize = ["chromium-page", "terser"]
+        .iter()
+        .map(|d| {
+            let dir = Path::new("fixtures/sourcemaps").join(d);
+            check_dir(&dir, &dir)
+        })
+        .sum();
+    assert!(n >= 200, "only {n} rows compared");
 }
 
 #[test]
