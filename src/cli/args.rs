@@ -294,6 +294,10 @@ pub(crate) struct ExportArgs {
     /// under PREFIX are the files under DIR). Scripts whose text the trace carries need none.
     #[arg(long = "source", value_name = "[PREFIX=]DIR")]
     pub(crate) sources: Vec<PathBuf>,
+    /// Firefox: leave the sources' text out of the profile (the trace's scripts, the maps'
+    /// `sourcesContent`): a smaller file, whose source view fetches each file by its URL.
+    #[arg(long, conflicts_with = "sources")]
+    pub(crate) no_sources: bool,
     #[command(flatten)]
     pub(crate) select: SelectArgs,
 }

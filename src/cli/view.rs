@@ -81,6 +81,7 @@ fn profile(args: &ViewArgs, viewer: &str, name: &str, global: &Global, cfg: &Con
         by_time: false,
         icicle: false,
         sources: Vec::new(),
+        no_sources: false,
         select: args.select.clone(),
     };
     let format = export::format_named(viewer).expect("the viewers' formats exist");

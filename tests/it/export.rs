@@ -332,6 +332,7 @@ fn export_usage_errors() {
         (vec!["export", p, "--to", "svg", "--transform", "merge:nosuch"], "no function named 'nosuch'"),
         (vec!["export", p, "--to", "collapsed", "--source", "fixtures"], "--to firefox"),
         (vec!["export", p, "--to", "firefox", "--source", "no/such/dir"], "no such directory"),
+        (vec!["export", p, "--to", "speedscope", "--no-sources"], "--to firefox"),
     ] {
         let o = jscalls(&args);
         assert_eq!(o.status.code(), Some(2), "{args:?}");
@@ -538,6 +539,18 @@ fn the_firefox_export_carries_the_scripts_text_the_trace_has() {
     .unwrap();
     assert!(want.len() > 10_000);
     assert_eq!(sources["content"][app].as_str().unwrap(), want);
+    // --no-sources leaves them out (the Profiler fetches by URL).
+    let bare: serde_json::Value = serde_json::from_str(&stdout(&jscalls(&[
+        "export",
+        "fixtures/sourcemaps/chromium-page/trace.json.gz",
+        "--to",
+        "firefox",
+        "--no-source-maps",
+        "--no-sources",
+    ])))
+    .unwrap();
+    let contents = bare["shared"]["sources"]["content"].as_array().unwrap();
+    assert!(!contents.is_empty() && contents.iter().all(serde_json::Value::is_null), "{contents:?}");
 }
 
 /// Collapsed stacks give each function (by the last name of its lines) the self time

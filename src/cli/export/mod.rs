@@ -118,11 +118,11 @@ impl PerInput for Export<'_> {
 
     /// The Firefox Profiler's source view shows them.
     fn keeps_script_texts(&self) -> bool {
-        std::ptr::eq(self.format, &firefox::FORMAT)
+        self.shows_sources()
     }
 
     fn shows_sources(&self) -> bool {
-        std::ptr::eq(self.format, &firefox::FORMAT)
+        std::ptr::eq(self.format, &firefox::FORMAT) && !self.args.no_sources
     }
 
     fn write(&self, e: Estimated<'_>, output: Output) -> Result<(), Failed> {
@@ -172,6 +172,9 @@ pub(crate) fn run(args: &ExportArgs, global: &Global, cfg: &Config, reads: Reads
             )));
         }
     };
+    if !std::ptr::eq(format, &firefox::FORMAT) && args.no_sources {
+        return Err(Failed::Usage("--no-sources is for the Firefox profile's source view: --to firefox".to_owned()));
+    }
     if !std::ptr::eq(format, &svg::FORMAT) && args.icicle {
         return Err(Failed::Usage("--icicle draws an SVG: --to svg".to_owned()));
     }
@@ -253,7 +256,7 @@ pub(crate) fn render(
     sources: Sources<'_>,
 ) -> Result<Rendered, Failure> {
     let firefox = std::ptr::eq(format, &firefox::FORMAT);
-    let texts: HashMap<String, String> = if firefox {
+    let texts: HashMap<String, String> = if firefox && !args.no_sources {
         let mut texts = HashMap::new();
         for (u, t) in assembled.source_texts() {
             texts.entry(u.to_owned()).or_insert_with(|| t.to_owned());
