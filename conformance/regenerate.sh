@@ -26,7 +26,8 @@
 # usage: bash conformance/regenerate.sh [FIXTURE...]
 #        bash conformance/regenerate.sh --shared
 #        bash conformance/regenerate.sh --sourcemaps
-#        bash conformance/regenerate.sh --ranges   (fixtures/ranges/: conformance/ranges.tsv's windows)
+#        bash conformance/regenerate.sh --ranges   (fixtures/ranges/: conformance/ranges.tsv's windows,
+#                                                   range-queries.tsv's measures, interactions, marks)
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 SHARED="${JSCALLS_SHARED:-$ROOT/../shared}"
@@ -91,6 +92,24 @@ if [ "${1:-}" = --ranges ]; then
     node "$RUN/oracle.mjs" "$ROOT/fixtures/$input" --tree-range "$start,$end" --quiet-engine --out "$out.oracle-tree.json"
     node "$RUN/oracle.mjs" "$ROOT/fixtures/$input" --tree-range "$start,$end" --quiet-engine --engine v6 \
       --out "$out.oracle-tree-v6.json"
+    for f in "$out".oracle-tree*.json; do
+      if [ "$(stat -c %s "$f")" -gt 65536 ]; then gzip -9n "$f"; fi
+    done
+  done
+  # Ranges picked by name (conformance/range-queries.tsv): NAME.queryK.oracle-tree(-v6).json(.gz).
+  declare -A qseen
+  grep -v '^#' "$ROOT/conformance/range-queries.tsv" | while IFS=$'\t' read -r input query oracle what; do
+    base="${input%.json.gz}"
+    qseen[$base]=$(( ${qseen[$base]:-0} + 1 ))
+    out="$ROOT/fixtures/ranges/$base.query${qseen[$base]}"
+    read -r opt arg <<< "$oracle"
+    case "$opt" in
+      --marks|--node-time) set -- --tree-range "$(node "$ROOT/conformance/range-window.mjs" "$ROOT/fixtures/$input" "$opt" "$arg")" ;;
+      *) set -- "$opt" "$arg" ;;
+    esac
+    echo "query: $input $query ($what): $*" >&2
+    node "$RUN/oracle.mjs" "$ROOT/fixtures/$input" "$@" --quiet-engine --out "$out.oracle-tree.json"
+    node "$RUN/oracle.mjs" "$ROOT/fixtures/$input" "$@" --quiet-engine --engine v6 --out "$out.oracle-tree-v6.json"
     for f in "$out".oracle-tree*.json; do
       if [ "$(stat -c %s "$f")" -gt 65536 ]; then gzip -9n "$f"; fi
     done

@@ -39,6 +39,7 @@ mod model;
 mod output;
 #[cfg_attr(not(feature = "cli"), allow(unreachable_pub))]
 mod parallel;
+pub mod ranges;
 mod reread;
 mod schedule;
 pub mod sourcemap;
@@ -119,6 +120,10 @@ pub struct Config {
     /// Give each call the interval its true start and end lie in ([`Call::bounds`]). Default:
     /// false.
     pub bounds: bool,
+    /// Keep the complete trace events with these names, for [`ranges::Query`]s that pick one
+    /// ([`ranges::Timings::devtools_candidates`]). Default: none (marks, measures and
+    /// interactions are always kept).
+    pub range_event_names: Vec<String>,
 }
 
 impl Default for Config {
@@ -137,6 +142,7 @@ impl Default for Config {
             keep_scripts: true,
             symbols: std::collections::BTreeMap::new(),
             estimator: Estimator::DevTools,
+            range_event_names: Vec::new(),
             bounds: false,
         }
     }
@@ -181,6 +187,8 @@ pub struct Analysis {
     bounds: (f64, f64),
     /// See [`Assembled::timeline_samples`].
     timeline_samples: bool,
+    /// The trace's marks, measures and interactions ([`Assembled::timings`]).
+    timings: ranges::Timings,
 }
 
 impl Analysis {
@@ -253,6 +261,11 @@ impl Analysis {
         self.bounds
     }
 
+    /// The trace's marks, measures and interactions ([`Assembled::timings`]).
+    pub fn timings(&self) -> &ranges::Timings {
+        &self.timings
+    }
+
     /// Writes the timeline: `source`'s events (read again) and each thread's calls on a thread
     /// of their own. `source` must be the input analysed, and readable twice.
     pub fn write_timeline(&self, out: &mut dyn Write, source: &Source) -> Result<(), Error> {
@@ -276,7 +289,8 @@ pub fn analyze(source: &Source, cfg: &Config) -> Result<Analysis, Error> {
     let timeline_samples = assembled.timeline_samples();
     let threads = schedule::estimate_all(assembled.threads, assembled.mode, cfg.integrator(), cfg.threads);
     let all = AllThreads { mode: assembled.mode, strings: assembled.strings, threads };
-    Ok(Analysis { all, cfg: cfg.clone(), diagnostics, kind, n_events, bounds, timeline_samples })
+    let timings = assembled.timings;
+    Ok(Analysis { all, cfg: cfg.clone(), diagnostics, kind, n_events, bounds, timeline_samples, timings })
 }
 
 /// The input read and assembled (profiles and each thread's events), ready to estimate: its
@@ -299,6 +313,8 @@ pub struct Assembled {
     embedded: sourcemap::Embedded,
     /// The original sources' text the applied maps carry (when the loader kept them).
     map_sources: std::collections::BTreeMap<String, std::sync::Arc<str>>,
+    /// The trace's marks, measures and interactions.
+    timings: ranges::Timings,
 }
 
 impl Assembled {
@@ -367,6 +383,12 @@ impl Assembled {
     /// trace's scripts.
     pub fn source_texts(&self) -> impl Iterator<Item = (&str, &str)> {
         self.map_sources.iter().map(|(u, t)| (u.as_str(), &**t)).chain(self.embedded.script_texts())
+    }
+
+    /// The trace's marks, measures, `console.time` spans and interactions, and the complete
+    /// events of [`Config::range_event_names`]: what [`ranges::Query::resolve`] picks from.
+    pub fn timings(&self) -> &ranges::Timings {
+        &self.timings
     }
 
     /// What the trace says of its scripts and carries of their maps (read with
@@ -532,6 +554,7 @@ pub fn assemble(source: &Source, cfg: &Config) -> Result<(Diagnostics, Assembled
     builder.keep_names = cfg.keep_event_names;
     builder.keep_lines = cfg.keep_lines;
     builder.rundown = cfg.keep_scripts.then(Default::default);
+    builder.timings.want = cfg.range_event_names.iter().map(|n| n.as_str().into()).collect();
     let doc = read_document(&mut w, &mut builder, &mut diag, cfg.threads)?;
     stages.push(("read", t.elapsed()));
     let cfg = cfg.clone();
@@ -565,6 +588,7 @@ pub fn assemble(source: &Source, cfg: &Config) -> Result<(Diagnostics, Assembled
                     browser: tm.browser,
                     embedded: tm.embedded,
                     map_sources: Default::default(),
+                    timings: tm.timings,
                 },
             ))
         }
@@ -608,6 +632,7 @@ pub fn assemble(source: &Source, cfg: &Config) -> Result<(Diagnostics, Assembled
                     browser: false,
                     embedded,
                     map_sources: Default::default(),
+                    timings: Default::default(),
                 },
             ))
         }

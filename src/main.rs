@@ -47,6 +47,7 @@ fn main() -> ExitCode {
         Command::Tree(a) => cli::tree::run(a, &global, &cfg, reads),
         Command::Lines(a) => cli::lines::run(a, &global, &cfg, reads),
         Command::Frames(a) => cli::frames::run(a, &global, &cfg, reads),
+        Command::Ranges(a) => cli::ranges::run(a, &global, &cfg, reads),
         Command::Export(a) => cli::export::run(a, &global, &cfg, reads),
         Command::View(a) => cli::view::run(a, &global, &cfg),
         Command::Diff(a) => cli::diff::run(a, &global, &cfg, reads),

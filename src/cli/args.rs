@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use jscalls::ranges::Query;
 use jscalls::{Config, CpuProfileMode, EngineVersion, Estimator, Limits};
 
 use super::export::ExportTo;
@@ -87,6 +88,14 @@ as the text tree prints it (`name url:line:column`) when several share the name.
 
 Maps and scripts are read only from the files and folders given; nothing is fetched.")]
     Frames(FramesArgs),
+    /// The ranges an input offers: its user-timing measures and marks, `console.time` spans
+    /// and interactions (and with --event NAME, the events of that name DevTools lets a user
+    /// select), with the options that pick each one.
+    #[command(after_help = "Examples:
+  jscalls ranges trace.json.gz                      measures, marks, interactions
+  jscalls ranges trace.json.gz --event FunctionCall the events --event FunctionCall#K picks
+  jscalls tree trace.json.gz --measure checkout     then look at one of them")]
+    Ranges(RangesArgs),
     /// The calls (or samples) for other tools: speedscope, the Firefox Profiler, collapsed
     /// stacks for flame-graph tools, an SVG flame graph, pprof. `--thread`, `--js-only`,
     /// `--transform` and `--weight` act as in `tree`.
@@ -326,63 +335,42 @@ pub(crate) struct TreeArgs {
     pub(crate) select: SelectArgs,
 }
 
-/// `--range START..END`: each end in ms on the trace's clock, or `+MS` from the recording's
-/// start.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct RangeArg {
-    pub(crate) text: String,
-    start: (bool, f64),
-    end: (bool, f64),
+/// The range a command looks at: one of a window, an event, a measure, two marks or an
+/// interaction (see [`jscalls::ranges`]).
+#[derive(Debug, Clone, Default, Args)]
+#[group(id = "range-selection", multiple = false)]
+pub(crate) struct RangeArgs {
+    /// Only START..END: ms on the trace's clock (its events' `ts` / 1000), or `+A..+B` ms from
+    /// the recording's start.
+    #[arg(long, value_name = "START..END", value_parser = Query::window)]
+    range: Option<Query>,
+    /// Only the time of one trace event: the K-th (0-based, in time order) named NAME of the
+    /// events DevTools lets a user click (complete events of its tracks, measures,
+    /// console.time, EventTiming interactions).
+    #[arg(long, value_name = "NAME[#K]", value_parser = Query::event)]
+    event: Option<Query>,
+    /// Only the time of one user-timing measure (`performance.measure`, or a `console.time`
+    /// span): the K-th named NAME (0-based, in time order).
+    #[arg(long, value_name = "NAME[#K]", value_parser = Query::measure)]
+    measure: Option<Query>,
+    /// Only the time from one `performance.mark` to another (each the K-th of its name).
+    #[arg(long, value_name = "MARK[#K]..MARK[#K]", value_parser = Query::between)]
+    between: Option<Query>,
+    /// Only the time of one interaction (a click, a key press: its longest EventTiming event):
+    /// the slowest (the default, as INP picks it), the K-th in time order, or id=N.
+    #[arg(long, value_name = "slowest|K|id=N", num_args = 0..=1, default_missing_value = "slowest", value_parser = Query::interaction)]
+    interaction: Option<Query>,
 }
 
-impl RangeArg {
-    pub(crate) fn parse(s: &str) -> Result<RangeArg, String> {
-        let bad =
-            || format!("'{s}': expected START..END in ms on the trace's clock, or +A..+B from the recording's start");
-        let (a, b) = s.split_once("..").ok_or_else(bad)?;
-        let end = |t: &str| -> Result<(bool, f64), String> {
-            let (rel, n) = match t.trim().strip_prefix('+') {
-                Some(n) => (true, n),
-                None => (false, t.trim()),
-            };
-            let v: f64 = n.parse().map_err(|_| bad())?;
-            if !v.is_finite() {
-                return Err(bad());
-            }
-            Ok((rel, v))
-        };
-        let (start, end) = (end(a)?, end(b)?);
-        if start.0 == end.0 && end.1 <= start.1 {
-            let why = if end.1 == start.1 { "it is empty" } else { "its end is before its start" };
-            return Err(format!("'{s}': {why}"));
-        }
-        Ok(RangeArg { text: s.to_owned(), start, end })
-    }
-
-    /// The window in µs in a recording that spans `bounds` (µs), or why there is none.
-    pub(crate) fn window(&self, bounds: (f64, f64)) -> Result<jscalls::tree::Selection, String> {
-        let at = |(rel, v): (bool, f64)| if rel { bounds.0 / 1000.0 + v } else { v };
-        let (start, end) = (at(self.start), at(self.end));
-        let span = || {
-            let ms = |us: f64| us / 1000.0;
-            format!("{}..{} ms", ms(bounds.0), ms(bounds.1))
-        };
-        if end <= start {
-            return Err(format!(
-                "--range {}: its end is not after its start (the recording spans {})",
-                self.text,
-                span()
-            ));
-        }
-        if end * 1000.0 < bounds.0 || start * 1000.0 > bounds.1 {
-            return Err(format!("--range {} lies outside the recording, which spans {}", self.text, span()));
-        }
-        Ok(jscalls::tree::Selection {
-            option: "--range".to_owned(),
-            arg: self.text.clone(),
-            min_us: start * 1000.0,
-            max_us: end * 1000.0,
-        })
+impl RangeArgs {
+    /// The range asked for, if any.
+    pub(crate) fn query(&self) -> Option<&Query> {
+        self.range
+            .as_ref()
+            .or(self.event.as_ref())
+            .or(self.measure.as_ref())
+            .or(self.between.as_ref())
+            .or(self.interaction.as_ref())
     }
 }
 
@@ -446,6 +434,26 @@ pub(crate) struct FramesArgs {
     /// oracle's own document, for its compare.mjs).
     #[arg(long, value_enum, default_value = "text")]
     pub(crate) format: FramesFormat,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct RangesArgs {
+    #[command(flatten)]
+    pub(crate) out: OutputArgs,
+    /// `text` (the default) or `json` (`jscalls-ranges/1`).
+    #[arg(long, value_enum, default_value = "text")]
+    pub(crate) format: RangesFormat,
+    /// Also list the events named NAME that `--event NAME#K` picks from, in its order.
+    #[arg(long, value_name = "NAME")]
+    pub(crate) event: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum RangesFormat {
+    /// For a person: each range with the option that picks it.
+    Text,
+    /// `jscalls-ranges/1`.
+    Json,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -528,12 +536,11 @@ pub(crate) struct SelectArgs {
     /// --weight samples or sample-time).
     #[arg(long)]
     pub(crate) by_line: bool,
-    /// Only the time from START to END, ms on the trace's clock (its events' `ts` / 1000), or
-    /// `+A..+B` ms from the recording's start: each call counts its self time inside (with
-    /// `tree --format devtools`, the trees DevTools shows for a range selected in the
-    /// Performance panel).
-    #[arg(long, value_name = "START..END", value_parser = RangeArg::parse)]
-    pub(crate) range: Option<RangeArg>,
+    /// A range (--range, --event, --measure, --between, --interaction): each call counts its
+    /// self time inside it (with `tree --format devtools`, the trees DevTools shows for that
+    /// range selected in the Performance panel).
+    #[command(flatten)]
+    pub(crate) range: RangeArgs,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -636,11 +643,10 @@ pub(crate) struct CallsArgs {
     /// `summary` (the default on a terminal) or `json` (the default elsewhere).
     #[arg(long, value_enum)]
     pub(crate) format: Option<CallsFormat>,
-    /// Only the calls that overlap START..END (ms on the trace's clock, or `+A..+B` from the
-    /// recording's start), whole: a call keeps its own start and duration (with `--format
-    /// json`).
-    #[arg(long, value_name = "START..END", value_parser = RangeArg::parse)]
-    pub(crate) range: Option<RangeArg>,
+    /// Only the calls that overlap a range (--range, --event, --measure, --between,
+    /// --interaction), whole: a call keeps its own start and duration (with `--format json`).
+    #[command(flatten)]
+    pub(crate) range: RangeArgs,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -6,14 +6,15 @@ use std::path::Path;
 
 use jscalls::{Assembled, Config, Diagnostics, EngineVersion, Error, Estimator};
 
-use super::args::{CallsArgs, CallsFormat, Global, RangeArg};
+use super::args::{CallsArgs, CallsFormat, Global};
 use super::each::{self, Estimated, PerInput};
 use super::files::Reads;
 use super::output::Output;
 use super::report::failure;
 use super::{summary, Failed};
+use jscalls::ranges::Query;
 
-struct Calls<'a>(CallsFormat, Option<&'a RangeArg>);
+struct Calls<'a>(CallsFormat, Option<&'a Query>);
 
 impl PerInput for Calls<'_> {
     fn suffix(&self) -> &'static str {
@@ -33,15 +34,12 @@ impl PerInput for Calls<'_> {
         self.0 == CallsFormat::Summary || self.1.is_some()
     }
 
+    fn range(&self) -> Option<&Query> {
+        self.1
+    }
+
     fn write(&self, e: Estimated<'_>, output: Output) -> Result<(), Failed> {
-        let Estimated { assembled, diagnostics, cfg, label, name, .. } = e;
-        let range = match self.1 {
-            Some(r) => Some(r.window(assembled.trace_bounds()).map_err(|m| {
-                say!("jscalls: error: {name}: {m}");
-                Failed::Reported
-            })?),
-            None => None,
-        };
+        let Estimated { assembled, diagnostics, cfg, label, name, range, .. } = e;
         let result = output.write(|w| match self.0 {
             CallsFormat::Json => assembled.write_calls_of(w, label, range.as_ref()),
             CallsFormat::Summary => write_summary(w, assembled, diagnostics, cfg.engine, cfg.estimator),
@@ -59,10 +57,12 @@ pub(crate) fn run(args: &CallsArgs, global: &Global, cfg: &Config, reads: Reads)
     }
     let to_terminal = args.out.output.as_deref().is_none_or(|o| o == Path::new("-")) && io::stdout().is_terminal();
     let format = args.format.unwrap_or(if to_terminal { CallsFormat::Summary } else { CallsFormat::Json });
-    if args.range.is_some() && format != CallsFormat::Json {
-        return Err(Failed::Usage("--range selects the calls of the JSON: give --format json".to_owned()));
+    if let (Some(q), CallsFormat::Summary) = (args.range.query(), format) {
+        let o = q.as_option();
+        let o = o.split(' ').next().unwrap_or("--range");
+        return Err(Failed::Usage(format!("{o} selects the calls of the JSON: give --format json")));
     }
-    each::run(&args.out, &Calls(format, args.range.as_ref()), global, cfg, reads)
+    each::run(&args.out, &Calls(format, args.range.query()), global, cfg, reads)
 }
 
 /// The calls summary, thread by thread.
@@ -84,6 +84,7 @@ fn write_summary(
     };
     let mut text = format!("JS calls as DevTools ({engine}) {how}; --format json or -o FILE for every call\n");
     let mut threads = 0;
+    let (timings, start) = (assembled.timings().clone(), assembled.trace_bounds().0);
     assembled.for_each_thread(|th| {
         threads += 1;
         summary::thread(&mut text, th);
@@ -92,6 +93,7 @@ fn write_summary(
     if threads == 0 {
         text.push_str("  no profiled thread: the input has no CPU profile\n");
     }
+    summary::timings(&mut text, &timings, start);
     if d.total_significant() > 0 {
         text.push_str(&format!("  ({} warning(s) about the input: see above)\n", d.total_significant()));
     }

@@ -5,6 +5,7 @@
 use std::io::{self, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
+use jscalls::ranges::{Query, Selection, Timings};
 use jscalls::{assemble, Assembled, Config, Diagnostics, Error, Source};
 
 use super::args::{Global, OutputArgs};
@@ -50,6 +51,14 @@ pub(crate) trait PerInput {
     fn applies_source_maps(&self) -> bool {
         true
     }
+    /// The range the writer looks at, found in each input before it writes.
+    fn range(&self) -> Option<&Query> {
+        None
+    }
+    /// The names whose complete events the writer needs among the [`Timings`].
+    fn range_event_names(&self) -> Vec<String> {
+        self.range().map_or_else(Vec::new, |q| Timings::names_for(&[q]))
+    }
     /// Writes one input's output; errors are printed under the input's name.
     fn write(&self, input: Estimated<'_>, output: Output) -> Result<(), Failed>;
 }
@@ -68,6 +77,8 @@ pub(crate) struct Estimated<'a> {
     /// Whether the output is standard output on a terminal.
     pub(crate) to_terminal: bool,
     pub(crate) timing: Option<&'a Timing>,
+    /// The range asked for ([`PerInput::range`]), found in this input.
+    pub(crate) range: Option<Selection>,
 }
 
 /// Runs `job` on each input of `args`; `reads` holds the files options read.
@@ -202,6 +213,11 @@ fn run_one(
     cfg.keep_event_names = job.keeps_event_names();
     cfg.keep_lines = job.keeps_lines();
     cfg.keep_scripts |= job.keeps_script_texts();
+    if job.range().is_some() {
+        // A range is found from the trace's bounds (computed with the names) and its timings.
+        cfg.keep_event_names = true;
+    }
+    cfg.range_event_names = job.range_event_names();
     let timing = Timing::start();
     let assembled = assemble(&source, &cfg);
     drop(progress);
@@ -214,6 +230,10 @@ fn run_one(
     if let Some(maps) = maps {
         super::frames::apply(&mut assembled, maps, &name, global)?;
     }
+    let range = match job.range() {
+        Some(q) => Some(super::range::resolve(q, &assembled, &name)?),
+        None => None,
+    };
     let label = match input {
         Some(p) => p.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_else(|| name.clone()),
         None => "-".to_owned(),
@@ -228,6 +248,7 @@ fn run_one(
         name: &name,
         to_terminal: out_path.is_none() && io::stdout().is_terminal(),
         timing: timing.as_ref(),
+        range,
     };
     let result = job.write(estimated, output);
     if let Some(t) = &timing {

@@ -29,6 +29,8 @@ pub(crate) mod lines;
 pub(crate) mod output;
 #[cfg(unix)]
 pub(crate) mod process;
+pub(crate) mod range;
+pub(crate) mod ranges;
 pub(crate) mod report;
 pub(crate) mod sources;
 pub(crate) mod summary;

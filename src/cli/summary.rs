@@ -4,6 +4,7 @@
 use std::fmt::Write as _;
 
 use super::report::printable;
+use jscalls::ranges::{Landmark, Timings};
 use jscalls::tree::{Func, Stacks};
 use jscalls::Thread;
 
@@ -119,6 +120,47 @@ fn group(n: u64) -> String {
         out.push(c);
     }
     out
+}
+
+/// The measures and interactions a range can be taken from (the options that pick them), at
+/// most [`TOP`] of each, in time order; `start` is the recording's start (µs).
+pub(crate) fn timings(out: &mut String, t: &Timings, start: f64) {
+    let at = |us: f64| format!("+{}", ms(us - start)).replace("+-", "-");
+    let measures: Vec<&Landmark> = t.measures().collect();
+    if !measures.is_empty() {
+        let _ = writeln!(out, "  {} measure(s) (--measure NAME[#K]):", measures.len());
+        let mut seen: Vec<(&str, usize)> = Vec::new();
+        for l in measures.iter().take(TOP) {
+            let k = match seen.iter_mut().find(|s| s.0 == l.name) {
+                Some(s) => {
+                    s.1 += 1;
+                    s.1 - 1
+                }
+                None => {
+                    seen.push((&l.name, 1));
+                    0
+                }
+            };
+            let name = if k == 0 { printable(&l.name).into_owned() } else { format!("{}#{k}", printable(&l.name)) };
+            let _ = writeln!(out, "    {name:<28} {:>12} at {}", ms(l.dur), at(l.ts));
+        }
+        if measures.len() > TOP {
+            let _ = writeln!(out, "    ... {} more (jscalls ranges lists them all)", measures.len() - TOP);
+        }
+    }
+    let inter = t.interactions();
+    if !inter.is_empty() {
+        let slowest = inter.iter().enumerate().fold(0, |a, (i, l)| if l.dur > inter[a].dur { i } else { a });
+        let _ = writeln!(out, "  {} interaction(s) (--interaction K; the slowest by default):", inter.len());
+        for (k, l) in inter.iter().enumerate().take(TOP) {
+            let what = l.event_type.as_deref().unwrap_or("?");
+            let tag = if k == slowest { "  slowest" } else { "" };
+            let _ = writeln!(out, "    {k:<3} {:<24} {:>12} at {}{tag}", printable(what), ms(l.dur), at(l.ts));
+        }
+        if inter.len() > TOP {
+            let _ = writeln!(out, "    ... {} more (jscalls ranges lists them all)", inter.len() - TOP);
+        }
+    }
 }
 
 #[cfg(test)]

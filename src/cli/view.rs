@@ -91,12 +91,11 @@ fn profile(args: &ViewArgs, viewer: &str, name: &str, global: &Global, cfg: &Con
     cfg.keep_scripts |= viewer == "firefox";
     let assembled = assemble_file(input, name, global, &cfg)?;
     let label = Path::new(input).file_name().map_or(name.to_owned(), |f| f.to_string_lossy().into_owned());
-    let rendered = export::render(assembled, &export_args, format, &label, cfg.threads, Default::default()).map_err(
-        |f| match f {
+    let rendered = export::render(assembled, &export_args, format, &label, cfg.threads, Default::default(), None)
+        .map_err(|f| match f {
             Failure::Usage(m) => Failed::Usage(m),
             Failure::Input(e) => failure(name, e),
-        },
-    )?;
+        })?;
     let mut body = Vec::new();
     rendered.write_to(&mut body).map_err(|e| failure(name, Error::io("cannot write the export", e)))?;
     Ok(body)

@@ -35,19 +35,7 @@ enum What {
     Trace(u32),
 }
 
-/// A selected time range, as the Performance panel's range selection gives it to its trees:
-/// a window in µs on the trace's clock (ms × 1000 for a range given in ms).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Selection {
-    /// How it was asked for (the option), for the document.
-    pub option: String,
-    /// With what (the option's argument).
-    pub arg: String,
-    /// The window's start, µs.
-    pub min_us: f64,
-    /// The window's end, µs.
-    pub max_us: f64,
-}
+pub use crate::ranges::Selection;
 
 /// Writes the document for every thread of `t` with calls, over the trace (`bounds`, µs) or
 /// the `range` selected in it.
@@ -85,7 +73,12 @@ pub(crate) fn write(
         write_number(&mut s, r.min_us);
         s.push_str(",\"max\":");
         write_number(&mut s, r.max_us);
-        s.push_str("}},\n");
+        s.push('}');
+        if let Some(e) = &r.event {
+            s.push_str(",\n         \"event\":");
+            s.push_str(e);
+        }
+        s.push_str("},\n");
     }
     let window = range.map_or(bounds, |r| (r.min_us, r.max_us));
     s.push_str("\"topDownDepth\":null,\n\"bottomUpLevels\":2,\n\"order\":\"children by id\",\n\"threads\":[");

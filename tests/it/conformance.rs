@@ -10,6 +10,7 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+use jscalls::ranges::{Query, Timings};
 use jscalls::{analyze, Config, CpuProfileMode, EngineVersion, Source};
 use serde_json::Value;
 
@@ -49,8 +50,8 @@ fn goldens(dir: &Path, inputs: &Path) -> Vec<(PathBuf, PathBuf, &'static str)> {
     entries.sort();
     for g in &entries {
         let Some((base, kind)) = golden_name(g.file_name().unwrap().to_str().unwrap()) else { continue };
-        // A selected range's answer (`NAME.rangeK`) is of the input NAME.
-        let base = match base.rsplit_once(".range") {
+        // A selected range's answer (`NAME.rangeK`, `NAME.queryK`) is of the input NAME.
+        let base = match base.rsplit_once(".range").or_else(|| base.rsplit_once(".query")) {
             Some((name, k)) if !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit()) => name,
             _ => base,
         };
@@ -143,15 +144,27 @@ fn check(input: &Path, golden: &Path, kind: &str) -> Result<usize, String> {
 /// fields and times (within 0.001 µs, the oracle's `compare-tree.mjs` tolerance).
 fn check_tree(input: &Path, golden: &Path, kind: &str, mut cfg: Config) -> Result<usize, String> {
     cfg.keep_event_names = true;
+    let query = query_of(golden);
+    if let Some(q) = &query {
+        cfg.range_event_names = Timings::names_for(&[q]);
+    }
     let a = analyze(&Source::file(input), &cfg).map_err(|e| format!("{}: {e}", input.display()))?;
     let want = deep_json(&read_golden(golden)).unwrap();
-    // A selected range's trees: the window the oracle's were built with.
-    let range = want.get("range").map(|r| jscalls::tree::Selection {
-        option: "--range".to_owned(),
-        arg: String::new(),
-        min_us: r["windowUs"]["min"].as_f64().unwrap(),
-        max_us: r["windowUs"]["max"].as_f64().unwrap(),
-    });
+    // A selected range's trees: the range jscalls finds for the query (`NAME.queryK`), else the
+    // window the oracle's were built with.
+    let range = match &query {
+        Some(q) => Some(
+            q.resolve(a.timings(), a.trace_bounds())
+                .map_err(|e| format!("{}: {}: {e}", input.display(), q.describe()))?,
+        ),
+        None => want.get("range").map(|r| jscalls::tree::Selection {
+            option: "--range".to_owned(),
+            arg: String::new(),
+            min_us: r["windowUs"]["min"].as_f64().unwrap(),
+            max_us: r["windowUs"]["max"].as_f64().unwrap(),
+            event: None,
+        }),
+    };
     let mut buf = Vec::new();
     a.write_devtools_tree_of(&mut buf, "x", range.as_ref()).unwrap();
     let ours = deep_json(&buf).map_err(|e| format!("our tree is not JSON: {e}"))?;
@@ -162,6 +175,14 @@ fn check_tree(input: &Path, golden: &Path, kind: &str, mut cfg: Config) -> Resul
             if o[f] != w[f] {
                 return Err(format!("{what}: range {f} is {}, DevTools {}", o[f], w[f]));
             }
+        }
+        // The event found is the one DevTools selects: its index among those of its name, and all.
+        if let (Some(oe), Some(we)) = (o.get("event"), w.get("event")) {
+            if oe != we {
+                return Err(format!("{what}: selected event {oe}, DevTools {we}"));
+            }
+        } else if w.get("event").is_some() {
+            return Err(format!("{what}: DevTools selected the event {}, jscalls a window", w["event"]));
         }
         assert!(r.max_us > r.min_us);
     }
@@ -354,6 +375,35 @@ fn line_fixtures_equal_devtools() {
 fn rule_fixtures_equal_devtools() {
     check_dir(Path::new("fixtures/rules"), Path::new("fixtures/rules"));
     refined_keep_their_flame_charts(Path::new("fixtures/rules"), Path::new("fixtures/rules"));
+}
+
+/// The query of a golden `NAME.queryK.oracle-tree*.json`: row K (from 1) of NAME's rows in
+/// conformance/range-queries.tsv.
+fn query_of(golden: &Path) -> Option<Query> {
+    let name = golden.file_name()?.to_str()?;
+    let (base, rest) = name.split_once(".query")?;
+    let k: usize = rest.split('.').next()?.parse().ok()?;
+    let spec = std::fs::read_to_string("conformance/range-queries.tsv").unwrap();
+    let row = spec
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .map(|l| l.split('\t').collect::<Vec<_>>())
+        .filter(|c| c[0].strip_suffix(".json.gz").unwrap_or(c[0]) == base)
+        .nth(k - 1)
+        .unwrap_or_else(|| panic!("{name}: no row {k} for {base} in conformance/range-queries.tsv"));
+    Some(Query::parse(row[1]).unwrap_or_else(|e| panic!("{name}: {e}")))
+}
+
+/// Ranges picked by name (conformance/range-queries.tsv: measures, a console.time span, the
+/// slowest and the first interaction, an event, two marks; Chromium and Node): the range
+/// jscalls finds, and DevTools' trees of it, both engines.
+#[test]
+fn range_queries_equal_devtools() {
+    let queries = goldens(Path::new("fixtures/ranges"), Path::new("fixtures"))
+        .into_iter()
+        .filter(|(_, g, _)| g.to_str().is_some_and(|s| s.contains(".query")))
+        .count();
+    assert!(queries >= 26, "only {queries} range queries' answers in fixtures/ranges");
 }
 
 /// `../shared/conformance`: DevTools' own fixture traces with the engine's answers. It runs when

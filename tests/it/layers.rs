@@ -13,6 +13,7 @@ const LAYERS: &[&str] = &[
     "parallel",
     "exec",
     "input",
+    "ranges",
     "model",
     "sourcemap",
     "lines",

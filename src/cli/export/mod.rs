@@ -2,6 +2,7 @@
 //! with its [`Format`] (its name, the file names that say it, its writer), listed in
 //! [`FORMATS`]: a new format is a file and a line there.
 
+use jscalls::ranges::{Query, Selection};
 use std::io::{self, Write};
 
 use clap::builder::PossibleValue;
@@ -125,13 +126,19 @@ impl PerInput for Export<'_> {
         std::ptr::eq(self.format, &firefox::FORMAT) && !self.args.no_sources
     }
 
+    fn range(&self) -> Option<&Query> {
+        self.args.select.range.query()
+    }
+
     fn write(&self, e: Estimated<'_>, output: Output) -> Result<(), Failed> {
-        let Estimated { assembled, cfg, label, name, timing, .. } = e;
+        let Estimated { assembled, cfg, label, name, timing, range, .. } = e;
         let sources = Sources { dirs: self.dirs.as_ref(), output: output.target() };
-        let rendered = render(assembled, self.args, self.format, label, cfg.threads, sources).map_err(|f| match f {
-            Failure::Usage(m) => Failed::Usage(m),
-            Failure::Input(err) => failure(name, err),
-        })?;
+        let rendered = render(assembled, self.args, self.format, label, cfg.threads, sources, range.as_ref()).map_err(
+            |f| match f {
+                Failure::Usage(m) => Failed::Usage(m),
+                Failure::Input(err) => failure(name, err),
+            },
+        )?;
         if let (Rendered::Firefox { missing, .. }, false) = (&rendered, self.quiet) {
             if let Some(first) = missing.first() {
                 say!(
@@ -254,6 +261,7 @@ pub(crate) fn render(
     input: &str,
     threads: usize,
     sources: Sources<'_>,
+    window: Option<&Selection>,
 ) -> Result<Rendered, Failure> {
     let firefox = std::ptr::eq(format, &firefox::FORMAT);
     let texts: HashMap<String, String> = if firefox && !args.no_sources {
@@ -265,7 +273,7 @@ pub(crate) fn render(
     } else {
         HashMap::new()
     };
-    let kept = tree::choose(assembled, &args.select, format.spans || args.by_time, format.counts)?;
+    let kept = tree::choose(assembled, &args.select, window, format.spans || args.by_time, format.counts)?;
     if kept.is_empty() {
         // The input's doing, not the command line's: exit 1, as for any input with nothing usable.
         return Err(Failure::Input(Error::input(None, "no thread has estimated calls to export")));

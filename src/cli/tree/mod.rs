@@ -4,6 +4,7 @@ use std::fmt::Write as _;
 
 mod text;
 
+use jscalls::ranges::{Query, Selection};
 use jscalls::tree::{write_json_number, write_json_str, Shown};
 use jscalls::tree::{CallTree, Span, Stacks, Transform, Weight};
 use jscalls::{Assembled, EngineVersion, Error};
@@ -40,22 +41,19 @@ impl PerInput for Tree<'_> {
         self.0.select.by_line
     }
 
+    fn range(&self) -> Option<&Query> {
+        self.0.select.range.query()
+    }
+
     fn write(&self, e: Estimated<'_>, output: Output) -> Result<(), Failed> {
-        let Estimated { assembled, cfg, label, name, to_terminal, .. } = e;
+        let Estimated { assembled, cfg, label, name, to_terminal, range, .. } = e;
         let args = self.0;
         if args.format == TreeFormat::Devtools {
-            let range = match &args.select.range {
-                Some(r) => Some(r.window(assembled.trace_bounds()).map_err(|m| {
-                    say!("jscalls: error: {name}: {m}");
-                    Failed::Reported
-                })?),
-                None => None,
-            };
             return output
                 .write(|w| assembled.write_devtools_tree_of(w, label, range.as_ref()))
                 .map_err(|err| failure(name, err));
         }
-        let text = render(assembled, args, to_terminal, label, cfg.engine).map_err(|f| match f {
+        let text = render(assembled, args, range.as_ref(), to_terminal, label, cfg.engine).map_err(|f| match f {
             Failure::Usage(m) => Failed::Usage(m),
             Failure::Input(err) => failure(name, err),
         })?;
@@ -127,6 +125,7 @@ enum Made {
 pub(crate) fn choose(
     assembled: Assembled,
     sel: &SelectArgs,
+    window: Option<&Selection>,
     spans: bool,
     counts: bool,
 ) -> Result<Vec<Chosen>, Failure> {
@@ -137,17 +136,11 @@ pub(crate) fn choose(
         ));
     }
     // A range keeps the self time inside it: the calls' spans, clipped.
-    let window = match &sel.range {
-        Some(r) => {
-            if sel.weight != WeightArg::SelfTime {
-                return Err(Failure::Usage(
-                    "--range weighs the calls' self time inside it: leave out --weight".to_owned(),
-                ));
-            }
-            Some(r.window(assembled.trace_bounds()).map_err(|m| Failure::Input(jscalls::Error::input(None, m)))?)
-        }
-        None => None,
-    };
+    if let (Some(q), true) = (sel.range.query(), sel.weight != WeightArg::SelfTime) {
+        let o = q.as_option();
+        let o = o.split(' ').next().unwrap_or("--range");
+        return Err(Failure::Usage(format!("{o} weighs the calls' self time inside it: leave out --weight")));
+    }
     // Only the formats that draw spans show the trace events (as markers).
     let with_events = spans;
     let spans = spans || window.is_some();
@@ -257,11 +250,12 @@ fn clip(c: &mut Chosen, (lo, hi): (f64, f64)) {
 pub(crate) fn render(
     assembled: Assembled,
     args: &TreeArgs,
+    window: Option<&Selection>,
     to_terminal: bool,
     input: &str,
     engine: EngineVersion,
 ) -> Result<String, Failure> {
-    let kept = choose(assembled, &args.select, false, false)?;
+    let kept = choose(assembled, &args.select, window, false, false)?;
     let shown = Shown {
         min_percent: args.min_percent.unwrap_or(if to_terminal && args.format == TreeFormat::Text { 0.5 } else { 0.0 }),
         max_depth: args.depth.unwrap_or(usize::MAX),

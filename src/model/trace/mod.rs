@@ -16,6 +16,7 @@ mod prepare;
 mod renderer;
 mod samples;
 pub(crate) mod scripts;
+pub(crate) mod timings;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
@@ -64,6 +65,8 @@ pub(crate) struct TraceModel {
     pub browser: bool,
     /// The scripts and maps the trace carries (when kept).
     pub embedded: scripts::Embedded,
+    /// Its marks, measures, interactions and the complete events of the wanted names.
+    pub timings: crate::ranges::Timings,
 }
 
 /// Consumes trace events (a [`Sink`]) and builds the [`TraceModel`].
@@ -105,6 +108,8 @@ pub(crate) struct TraceBuilder {
     pub(crate) keep_lines: bool,
     /// The scripts' rundown events, when kept ([`crate::Config::keep_scripts`]).
     pub(crate) rundown: Option<scripts::Rundown>,
+    /// User timings, interactions and the complete events ranges are picked from.
+    pub(crate) timings: timings::TimingsBuilder,
 }
 
 impl TraceBuilder {
@@ -161,6 +166,7 @@ impl TraceBuilder {
             started_at: -1.0,
             keep_names: false,
             rundown: None,
+            timings: Default::default(),
             keep_lines: false,
             last_thread: None,
         }
@@ -300,7 +306,19 @@ impl TraceBuilder {
         if self.started_at >= 0.0 {
             bounds.0 = self.started_at;
         }
-        Ok(TraceModel { strings, threads, cpu_profile_origin, bounds, browser: !self.generic, embedded })
+        let timings = std::mem::take(&mut self.timings);
+        if timings.unreadable > 0 {
+            diag.push(
+                WarningKind::Other,
+                None,
+                format!(
+                    "{} user-timing or interaction event(s) without a numeric pid, tid or ts; skipped",
+                    timings.unreadable
+                ),
+            );
+        }
+        let timings = timings.finish(|pid| kept.contains(&pid));
+        Ok(TraceModel { strings, threads, cpu_profile_origin, bounds, browser: !self.generic, embedded, timings })
     }
 
     /// Each `B` event never closed is a warning.
@@ -654,6 +672,9 @@ impl TraceBuilder {
                 };
                 self.bound(name, ts, end);
             }
+        }
+        if timings::is_timing(name, ph, &ev.cat) {
+            self.timings.event(ev, ctx.raw, ctx.index);
         }
         let special = maybe_special(name);
         // Profile and ProfileChunk are read whatever their phase (the SamplesHandler does not look).

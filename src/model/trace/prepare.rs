@@ -235,7 +235,7 @@ impl Sink for TraceBuilder {
     }
 
     fn wants_name_at(&self) -> bool {
-        self.keep_names
+        self.keep_names || !self.timings.want.is_empty()
     }
 
     fn prepare(ev: &mut RawEvent<'_>) -> Prep {
@@ -255,8 +255,10 @@ impl Sink for TraceBuilder {
             return Prep::Full;
         }
         match ph {
+            b'I' if super::timings::is_timing(name, ph, &ev.cat) => Prep::Full,
             b'X' | b'I' => plain(ev, name, ph).map_or(Prep::Full, Prep::Plain),
             b'B' | b'E' | 0 => Prep::Full,
+            b'b' | b'e' | b'n' | b'R' if super::timings::is_timing(name, ph, &ev.cat) => Prep::Full,
             _ => Prep::Nothing,
         }
     }
@@ -279,22 +281,31 @@ impl Sink for TraceBuilder {
                 if p.flags & INSTANT != 0 && trace == 0 && p.dur == 0.0 {
                     return Ok(()); // see `INSTANT`: plays no part
                 }
-                self.threads[th as usize].entries.push(Entry { ts: p.ts, dur: p.dur, trace, flags: p.flags });
-                if self.keep_names {
+                let idx = self.threads[th as usize].entries.push(Entry { ts: p.ts, dur: p.dur, trace, flags: p.flags });
+                if self.keep_names || !self.timings.want.is_empty() {
                     // The name where the scan found it; else (escapes, a repaired copy) read again.
                     let at = p.name_at as usize;
                     let in_place = (at > 0 && !ctx.lossy)
                         .then(|| ctx.raw.get(at..at + p.name_len as usize))
                         .flatten()
                         .and_then(|b| std::str::from_utf8(b).ok());
-                    match in_place {
-                        Some(name) => self.name_entry(th, name, p.top_task),
+                    let parsed;
+                    let (name, top) = match in_place {
+                        Some(name) => (name, p.top_task),
                         None => {
-                            let ev = ctx.parse()?;
-                            if let Leaf::Str(name) = &ev.name {
-                                self.name_entry(th, name, top_level_task(name, &ev.cat));
+                            parsed = ctx.parse()?;
+                            match &parsed.name {
+                                Leaf::Str(name) => (name.as_ref(), top_level_task(name, &parsed.cat)),
+                                _ => return Ok(()),
                             }
                         }
+                    };
+                    if self.keep_names {
+                        self.name_entry(th, name, top);
+                    }
+                    if p.flags & INSTANT == 0 && self.timings.wants(name) {
+                        let ev = ctx.parse()?;
+                        self.timings.complete(name, &ev, (th, idx), p.ts, p.dur, ctx.index);
                     }
                 }
                 Ok(())

@@ -155,6 +155,9 @@ impl TraceBuilder {
             };
             if th != u32::MAX {
                 self.threads[th as usize].entries.set_dur(entry, ts - begin_ts);
+                if self.timings.any_open() {
+                    self.timings.closed((th, entry), ts - begin_ts);
+                }
             }
             return Ok(());
         }
@@ -220,6 +223,9 @@ impl TraceBuilder {
         }
         let idx = self.threads[th as usize].entries.push(Entry { ts, dur, trace, flags });
         self.name_entry(th, name, super::prepare::top_level_task(name, &ev.cat));
+        if ph != b'I' && self.timings.wants(name) {
+            self.timings.complete(name, ev, (th, idx), ts, dur, ctx.index);
+        }
         if ph == b'B' {
             let name = Some(self.strings.intern(name));
             let cat = ev.cat.scalar(&mut self.strings).unwrap_or(Scalar::Undefined);

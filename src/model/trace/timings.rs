@@ -1,0 +1,448 @@
+//! The events a user selects a range by: user-timing marks and measures, `console.time`
+//! spans, interactions (`EventTiming` with an interaction id), and the complete events of one
+//! name. They are few, so each is read whole from its bytes when it is met; pairing follows
+//! DevTools' UserTimingsHandler (`matchEvents`) and UserInteractionsHandler (`finalize`), and
+//! the result is in [`crate::ranges::Timings`].
+
+use rustc_hash::FxHashMap;
+use serde_json::Value;
+
+use crate::input::leaf::Leaf;
+use crate::input::scan::RawEvent;
+use crate::ranges::{Kind, Landmark, Timings};
+
+/// Names under `blink.user_timing` that the browser adds (resource and navigation timing):
+/// DevTools leaves them out of its Timings track, and so out of the marks and measures.
+const IGNORED: [&str; 22] = [
+    "workerStart",
+    "redirectStart",
+    "redirectEnd",
+    "fetchStart",
+    "domainLookupStart",
+    "domainLookupEnd",
+    "connectStart",
+    "connectEnd",
+    "secureConnectionStart",
+    "requestStart",
+    "responseStart",
+    "responseEnd",
+    "navigationStart",
+    "unloadEventStart",
+    "unloadEventEnd",
+    "domLoading",
+    "domInteractive",
+    "domContentLoadedEventStart",
+    "domContentLoadedEventEnd",
+    "domComplete",
+    "loadEventStart",
+    "loadEventEnd",
+];
+
+/// Whether the builder must see this event whole for the timings (decided on the scan
+/// threads: a category or name test on the few phases that can be one).
+#[inline]
+pub(crate) fn is_timing(name: &str, ph: u8, cat: &Leaf<'_>) -> bool {
+    match ph {
+        b'b' | b'e' | b'n' | b'R' | b'I' => {
+            name == "EventTiming"
+                || cat
+                    .str()
+                    .is_some_and(|c| c == "blink.user_timing" || c == "blink.console" || node_timing_category(c))
+        }
+        _ => false,
+    }
+}
+
+/// Node's `console.time` (`node.console`) and user-timing (`node.perf.usertiming`) categories.
+fn node_timing_category(cat: &str) -> bool {
+    cat.split(',').any(|c| c == "node.console" || c == "node.perf.usertiming")
+}
+
+/// An async event's id as DevTools keys pairs by it (`id ?? id2.global ?? id2.local`, as a
+/// string); None when it has none, or one that never pairs (a falsy id).
+fn synthetic_id(v: &Value) -> Option<String> {
+    let id = match v.get("id").filter(|x| !x.is_null()) {
+        Some(x) => x,
+        None => {
+            let id2 = v.get("id2").filter(|x| !x.is_null())?;
+            id2.get("global").filter(|x| !x.is_null()).or_else(|| id2.get("local").filter(|x| !x.is_null()))?
+        }
+    };
+    js_key(id).filter(|_| truthy(id))
+}
+
+/// A value as a JavaScript template literal spells it (objects never pair: None).
+fn js_key(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(crate::js::number_to_string(n.as_f64()?)),
+        Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    }
+}
+
+fn truthy(v: &Value) -> bool {
+    match v {
+        Value::Null => false,
+        Value::Bool(b) => *b,
+        Value::Number(n) => n.as_f64().is_some_and(|x| x != 0.0 && !x.is_nan()),
+        Value::String(s) => !s.is_empty(),
+        _ => true,
+    }
+}
+
+/// One async or mark event, as read.
+#[derive(Debug, Clone)]
+struct Async {
+    /// Its index in the event array (DevTools' raw order).
+    order: u64,
+    ph: u8,
+    cat: String,
+    name: String,
+    ts: f64,
+    /// `dur` when it is a number (DevTools sorts by `ts + (dur ?? 0)`).
+    dur: Option<f64>,
+    pid: i64,
+    tid: i64,
+    /// The pairing key (see [`synthetic_id`]).
+    id: Option<String>,
+    /// `EventTiming`: the raw `id` as a key of its own type (`n:1`, `s:1`, `u` for none).
+    raw_id: String,
+    /// `args.data`, for `EventTiming` starts.
+    data: Option<Value>,
+}
+
+/// A complete event with the wanted name, on its thread.
+#[derive(Debug, Clone)]
+pub(crate) struct Complete {
+    pub(crate) name: String,
+    pub(crate) pid: i64,
+    pub(crate) tid: i64,
+    pub(crate) ts: f64,
+    pub(crate) dur: f64,
+    pub(crate) cat: String,
+    pub(crate) ph: u8,
+    pub(crate) order: u64,
+    pub(crate) event_type: Option<String>,
+    pub(crate) interaction_id: Option<f64>,
+}
+
+/// What the builder gathers while the events go by.
+#[derive(Debug, Default)]
+pub(crate) struct TimingsBuilder {
+    /// The names whose complete events are kept (a query by name needs DevTools' candidates).
+    pub(crate) want: Vec<Box<str>>,
+    events: Vec<Async>,
+    complete: Vec<Complete>,
+    /// An open `B` with the wanted name: (thread, entry) → its place in `complete`.
+    open: FxHashMap<(u32, u32), usize>,
+    /// Events skipped for a missing pid, tid or ts.
+    pub(crate) unreadable: u64,
+}
+
+impl TimingsBuilder {
+    /// Whether `name` is the one whose complete events are kept.
+    #[inline]
+    pub(crate) fn wants(&self, name: &str) -> bool {
+        !self.want.is_empty() && self.want.iter().any(|w| **w == *name)
+    }
+
+    /// A complete (`X`) or begin (`B`) event with the wanted name, at entry `entry` of thread `th`.
+    pub(crate) fn complete(&mut self, name: &str, ev: &RawEvent<'_>, key: (u32, u32), ts: f64, dur: f64, order: u64) {
+        let (Some(pid), Some(tid)) = (ev.pid.int(), ev.tid.int()) else { return };
+        // DevTools' candidates have a numeric `dur`: every `X` that has one, every `B` it made complete.
+        let ph = ev.phase();
+        if ph == b'X' && !matches!(ev.dur, Leaf::Num(_)) {
+            return;
+        }
+        let cat = ev.cat.str().unwrap_or("").to_owned();
+        // What DevTools says of a selected event: its `args.data.type` and `interactionId`.
+        let data = ev.args.and_then(|a| serde_json::from_slice::<Value>(a).ok()).and_then(|a| a.get("data").cloned());
+        let event_type = data.as_ref().and_then(|d| d.get("type")).and_then(js_key);
+        let interaction_id = data.as_ref().and_then(|d| d.get("interactionId")).and_then(Value::as_f64);
+        if ph == b'B' {
+            self.open.insert(key, self.complete.len());
+        }
+        self.complete.push(Complete {
+            name: name.to_owned(),
+            pid,
+            tid,
+            ts,
+            dur,
+            cat,
+            ph,
+            order,
+            event_type,
+            interaction_id,
+        });
+    }
+
+    /// The `E` that closed the `B` at `key` gave it this duration.
+    pub(crate) fn closed(&mut self, key: (u32, u32), dur: f64) {
+        if let Some(i) = self.open.remove(&key) {
+            self.complete[i].dur = dur;
+        }
+    }
+
+    /// Whether a `B` of the wanted name may be open (most traces: none).
+    #[inline]
+    pub(crate) fn any_open(&self) -> bool {
+        !self.open.is_empty()
+    }
+
+    /// A timing event ([`is_timing`]), its bytes `raw` at index `order`.
+    pub(crate) fn event(&mut self, ev: &RawEvent<'_>, raw: &[u8], order: u64) {
+        let (Some(pid), Some(tid), Some(ts)) = (ev.pid.int(), ev.tid.int(), ev.ts.num().filter(|t| t.is_finite()))
+        else {
+            self.unreadable += 1;
+            return;
+        };
+        let Leaf::Str(name) = &ev.name else { return };
+        let Ok(whole) = serde_json::from_slice::<Value>(raw) else {
+            self.unreadable += 1;
+            return;
+        };
+        let raw_id = match whole.get("id") {
+            None => "u".to_owned(),
+            Some(Value::String(s)) => format!("s:{s}"),
+            Some(Value::Number(n)) => format!("n:{}", crate::js::number_to_string(n.as_f64().unwrap_or(f64::NAN))),
+            Some(other) => format!("o:{}:{order}", other), // objects: each its own
+        };
+        let data = whole.get("args").and_then(|a| a.get("data")).cloned();
+        self.events.push(Async {
+            order,
+            ph: ev.phase(),
+            cat: ev.cat.str().unwrap_or("").to_owned(),
+            name: name.to_string(),
+            ts,
+            dur: whole.get("dur").and_then(Value::as_f64),
+            pid,
+            tid,
+            id: synthetic_id(&whole),
+            raw_id,
+            data,
+        });
+    }
+
+    /// The landmarks: marks, pairs and complete events of the processes DevTools keeps.
+    pub(crate) fn finish(mut self, kept: impl Fn(i64) -> bool) -> Timings {
+        let mut out = Vec::new();
+        let mut measures = Vec::new();
+        let mut consoles = Vec::new();
+        let mut node = Vec::new();
+        let (mut starts, mut ends) = (Vec::new(), Vec::new());
+        for e in std::mem::take(&mut self.events) {
+            let ignored = IGNORED.contains(&e.name.as_str());
+            match (e.cat.as_str(), e.ph) {
+                ("blink.user_timing", b'R' | b'I') if !ignored => out.push(Landmark {
+                    kind: Kind::Mark,
+                    name: e.name.clone(),
+                    ts: e.ts,
+                    dur: 0.0,
+                    pid: e.pid,
+                    tid: e.tid,
+                    ph: e.ph as char,
+                    cat: e.cat.clone(),
+                    order: e.order,
+                    devtools: false,
+                    event_type: None,
+                    interaction_id: None,
+                }),
+                ("blink.user_timing", b'b' | b'e' | b'n') if !ignored => measures.push(e),
+                ("blink.console", b'b' | b'e' | b'n') => consoles.push(e),
+                (c, b'b' | b'e' | b'n') if node_timing_category(c) => node.push(e),
+                (c, b'R' | b'I') if node_timing_category(c) => out.push(Landmark {
+                    kind: Kind::Mark,
+                    name: e.name.clone(),
+                    ts: e.ts,
+                    dur: 0.0,
+                    pid: e.pid,
+                    tid: e.tid,
+                    ph: e.ph as char,
+                    cat: e.cat.clone(),
+                    order: e.order,
+                    devtools: false,
+                    event_type: None,
+                    interaction_id: None,
+                }),
+                _ if e.name == "EventTiming" && e.ph == b'e' => ends.push(e),
+                _ if e.name == "EventTiming" && e.ph == b'b' && interaction_start(e.data.as_ref()) => starts.push(e),
+                _ => {}
+            }
+        }
+        // UserTimingsHandler pairs measures and console timings together.
+        measures.extend(consoles);
+        out.extend(match_pairs(measures, true));
+        out.extend(match_pairs(node, false));
+        out.extend(interactions(starts, ends));
+        for c in self.complete.into_iter().filter(|c| kept(c.pid)) {
+            out.push(Landmark {
+                kind: Kind::Complete,
+                name: c.name,
+                ts: c.ts,
+                dur: c.dur,
+                pid: c.pid,
+                tid: c.tid,
+                ph: c.ph as char,
+                cat: c.cat,
+                order: c.order,
+                devtools: true,
+                event_type: c.event_type,
+                interaction_id: c.interaction_id,
+            });
+        }
+        Timings::new(out, self.want.iter().map(|w| w.to_string()).collect(), self.unreadable)
+    }
+}
+
+/// `sortTraceEventsInPlace`: by start, then the later end first; stable.
+fn sort_by_time(events: &mut [Async]) {
+    events.sort_by(|a, b| {
+        let (ea, eb) = (a.ts + a.dur.unwrap_or(0.0), b.ts + b.dur.unwrap_or(0.0));
+        a.ts.partial_cmp(&b.ts)
+            .unwrap_or(std::cmp::Ordering::Equal)
+            .then(eb.partial_cmp(&ea).unwrap_or(std::cmp::Ordering::Equal))
+    });
+}
+
+/// `matchEvents` and `createSortedSyntheticEvents`: begins and ends of one id, category and
+/// name paired last-in first-out; a begin with no end pairs with its instants.
+fn match_pairs(mut events: Vec<Async>, devtools: bool) -> Vec<Landmark> {
+    sort_by_time(&mut events);
+    let key = |e: &Async| e.id.as_ref().map(|id| format!("{}:{id}:{}", e.cat, e.name));
+    let mut begins: FxHashMap<String, Vec<usize>> = FxHashMap::default();
+    let mut instants: FxHashMap<String, Vec<usize>> = FxHashMap::default();
+    let mut begin_order: Vec<String> = Vec::new();
+    let mut pairs: Vec<(usize, usize)> = Vec::new();
+    for (i, e) in events.iter().enumerate() {
+        let Some(k) = key(e) else { continue };
+        match e.ph {
+            b'b' => {
+                let v = begins.entry(k.clone()).or_insert_with(|| {
+                    begin_order.push(k.clone());
+                    Vec::new()
+                });
+                v.push(i);
+            }
+            b'n' => instants.entry(k).or_default().push(i),
+            b'e' => {
+                if let Some(b) = begins.get_mut(&k).and_then(Vec::pop) {
+                    pairs.push((b, i));
+                    // The pair takes its id's instants when the first of them is not before it.
+                    if let Some(inst) = instants.get_mut(&k) {
+                        if inst.first().is_some_and(|&f| events[f].ts >= events[b].ts) {
+                            inst.clear();
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    // A begin left without an end pairs with its instants (the last begin of the id).
+    for k in &begin_order {
+        if let Some(&b) = begins.get(k).and_then(|v| v.last()) {
+            if instants.get(k).is_some_and(|v| !v.is_empty()) {
+                pairs.push((b, b));
+            }
+        }
+    }
+    pairs
+        .into_iter()
+        .map(|(b, t)| {
+            let (begin, target) = (&events[b], &events[t]);
+            let console = begin.cat.split(',').any(|c| c == "blink.console" || c == "node.console");
+            let name = match begin.name.strip_prefix("time::") {
+                Some(label) if !devtools => label.to_owned(),
+                _ => begin.name.clone(),
+            };
+            Landmark {
+                kind: if console { Kind::ConsoleTime } else { Kind::Measure },
+                name,
+                ts: begin.ts,
+                dur: target.ts - begin.ts,
+                pid: target.pid,
+                tid: target.tid,
+                ph: target.ph as char,
+                cat: target.cat.clone(),
+                order: begin.order,
+                devtools,
+                event_type: None,
+                interaction_id: None,
+            }
+        })
+        .collect()
+}
+
+/// UserInteractionsHandler's test of an `EventTiming` start: `args.data` with a duration of
+/// at least 1 ms (or none) and an interaction id other than 0.
+fn interaction_start(data: Option<&Value>) -> bool {
+    let Some(d) = data.filter(|d| !d.is_null()) else { return false };
+    let short = d.get("duration").and_then(Value::as_f64).is_some_and(|x| x < 1.0);
+    let id = d.get("interactionId");
+    let no_id = id.is_none() || id.and_then(Value::as_f64) == Some(0.0);
+    !(short || no_id)
+}
+
+/// The interactions: `EventTiming` starts and ends merged in time order (`mergeOrdered`, which
+/// drops an end that ties with a start), each end closing the last open start of its id.
+fn interactions(starts: Vec<Async>, ends: Vec<Async>) -> Vec<Landmark> {
+    let end = |e: &Async| e.ts + e.dur.unwrap_or(0.0);
+    let cmp = |a: &Async, b: &Async| -> std::cmp::Ordering {
+        use std::cmp::Ordering::*;
+        if a.ts < b.ts {
+            Less
+        } else if a.ts > b.ts {
+            Greater
+        } else if end(a) > end(b) {
+            Less
+        } else if end(a) < end(b) {
+            Greater
+        } else {
+            Equal
+        }
+    };
+    let mut merged: Vec<&Async> = Vec::with_capacity(starts.len() + ends.len());
+    let (mut i, mut j) = (0, 0);
+    while i < starts.len() && j < ends.len() {
+        let c = cmp(&starts[i], &ends[j]);
+        merged.push(if c.is_le() { &starts[i] } else { &ends[j] });
+        if c.is_le() {
+            i += 1;
+        }
+        if c.is_ge() {
+            j += 1;
+        }
+    }
+    merged.extend(&starts[i..]);
+    merged.extend(&ends[j..]);
+    let mut open: FxHashMap<&str, Vec<&Async>> = FxHashMap::default();
+    let mut out = Vec::new();
+    for e in merged {
+        if e.ph == b'b' {
+            open.entry(e.raw_id.as_str()).or_default().push(e);
+            continue;
+        }
+        let Some(b) = open.get_mut(e.raw_id.as_str()).and_then(Vec::pop) else { continue };
+        let d = b.data.as_ref().expect("starts have data");
+        let field = |k: &str| d.get(k).is_some_and(truthy);
+        if !["type", "interactionId", "timeStamp", "processingStart", "processingEnd"].iter().all(|k| field(k)) {
+            continue;
+        }
+        out.push(Landmark {
+            kind: Kind::Interaction,
+            name: b.name.clone(),
+            ts: b.ts,
+            dur: e.ts - b.ts,
+            pid: b.pid,
+            tid: b.tid,
+            ph: b.ph as char,
+            cat: b.cat.clone(),
+            order: b.order,
+            devtools: true,
+            event_type: d.get("type").and_then(js_key),
+            interaction_id: d.get("interactionId").and_then(Value::as_f64),
+        });
+    }
+    out
+}
