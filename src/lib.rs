@@ -338,7 +338,14 @@ impl Assembled {
     /// `original` (see [`Assembled::original_line_times`]), by line and column with
     /// `by_column` (the column each sample recorded, 1-based; 0 where it recorded none).
     pub fn line_times_of(&self, original: bool, by_column: bool) -> lines::LineTimes {
-        lines::LineTimes::of(&self.threads, &self.strings, original, by_column)
+        lines::LineTimes::of(&self.threads, &self.strings, original, by_column, None)
+    }
+
+    /// [`Assembled::line_times_of`] within a window (µs): each sample's time is its part of
+    /// the window. A profile with only `positionTicks` (no sample times) has no line inside a
+    /// window: its rows are empty and [`lines::ProfileLines::path`] says why.
+    pub fn line_times_in(&self, original: bool, by_column: bool, window: (f64, f64)) -> lines::LineTimes {
+        lines::LineTimes::of(&self.threads, &self.strings, original, by_column, Some(window))
     }
 
     /// [`Assembled::line_times`] with each line at the original place the source maps applied

@@ -243,6 +243,10 @@ pub(crate) struct DiffArgs {
     /// With --runs: the significance level of the one-sided Mann-Whitney test.
     #[arg(long, default_value_t = 0.05, value_name = "P", value_parser = parse_alpha)]
     pub(crate) alpha: f64,
+    /// Compare one range of each input (--range, --event, --measure, --between,
+    /// --interaction), found in each: the same measure or interaction in BASE and NEW.
+    #[command(flatten)]
+    pub(crate) range: RangeArgs,
 }
 
 /// A significance level: a probability strictly between 0 and 1.
@@ -403,6 +407,10 @@ pub(crate) struct LinesArgs {
     /// trace carries (--source implies it).
     #[arg(long)]
     pub(crate) list: bool,
+    /// Only one range (--range, --event, --measure, --between, --interaction): each sample
+    /// counts its time inside it (text and JSON).
+    #[command(flatten)]
+    pub(crate) range: RangeArgs,
 }
 
 /// Where source maps and generated scripts come from (never the network).

@@ -9,6 +9,7 @@ use std::path::Path;
 use serde::Deserialize;
 
 use jscalls::diff::ThreadEstimate;
+use jscalls::ranges::{Query, Timings};
 use jscalls::tree::{CallTree, FuncId, StackId, Transform};
 use jscalls::{Config, Error};
 
@@ -41,6 +42,11 @@ struct RuleToml {
     js: Option<toml::Spanned<Amount>>,
     long_tasks: Option<u64>,
     long_task: Option<toml::Spanned<Amount>>,
+    /// The range's own length: a measure's or an interaction's duration (needs `within`).
+    duration: Option<toml::Spanned<Amount>>,
+    /// Only this range: `measure:NAME[#K]`, `interaction[:slowest|K|id=N]`, `event:NAME#K`,
+    /// `marks:FROM..TO`, `range:START..END`.
+    within: Option<toml::Spanned<String>>,
     /// A rule that measures nothing (its function or thread is not in the recording) passes.
     #[serde(default)]
     allow_missing: bool,
@@ -89,6 +95,8 @@ enum Measure {
     Js,
     /// Tasks longer than this many µs.
     LongTasks(f64),
+    /// The length of the rule's range.
+    Duration,
 }
 
 impl Measure {
@@ -100,6 +108,7 @@ impl Measure {
             Measure::LongestCall => "longest-call",
             Measure::Js => "js",
             Measure::LongTasks(_) => "long-tasks",
+            Measure::Duration => "duration",
         }
     }
 
@@ -119,6 +128,8 @@ struct Rule {
     limit: f64,
     /// Whether measuring nothing is allowed.
     allow_missing: bool,
+    /// The range it measures in (None: the whole recording).
+    within: Option<Query>,
 }
 
 /// Line and column (1-based) of a byte offset, given where each line starts (found once: a
@@ -177,19 +188,32 @@ fn read_budget(path: &Path) -> Result<Vec<Rule>, Failed> {
         if let Some(a) = &r.js {
             found.push((Measure::Js, time(a)?));
         }
+        if let Some(a) = &r.duration {
+            found.push((Measure::Duration, time(a)?));
+        }
         if let Some(n) = r.long_tasks {
             let over = r.long_task.as_ref().map_or(Ok(50_000.0), time)?;
             found.push((Measure::LongTasks(over), n as f64));
         }
         let (measure, limit) = match found.as_slice() {
             [one] => *one,
-            [] => return Err(bad("a rule needs one of self, total, calls, longest-call, js, long-tasks")),
+            [] => return Err(bad("a rule needs one of self, total, calls, longest-call, js, long-tasks, duration")),
             _ => {
                 return Err(bad(
-                    "a rule measures one thing: give one of self, total, calls, longest-call, js, long-tasks",
+                    "a rule measures one thing: give one of self, total, calls, longest-call, js, long-tasks, duration",
                 ))
             }
         };
+        let within = match &r.within {
+            Some(w) => Some(Query::parse(w.get_ref()).map_err(|m| {
+                let (l, c) = at(Some(w.span()));
+                Failed::Usage(format!("{name}:{l}:{c}: within: {m}"))
+            })?),
+            None => None,
+        };
+        if measure == Measure::Duration && (within.is_none() || r.thread.is_some()) {
+            return Err(bad("duration is the length of a range: give within (and no thread)"));
+        }
         if r.long_task.is_some() && !matches!(measure, Measure::LongTasks(_)) {
             return Err(bad("long-task (the length that makes a task long) goes with long-tasks"));
         }
@@ -205,9 +229,12 @@ fn read_budget(path: &Path) -> Result<Vec<Rule>, Failed> {
         if let Some(t) = &r.thread {
             ThreadSpec::parse(t).map_err(|m| bad(&m.replace("--thread", "thread")))?;
         }
-        let name = r.name.clone().unwrap_or_else(|| describe(measure, r.function.as_deref(), r.thread.as_deref()));
+        let mut name = r.name.clone().unwrap_or_else(|| describe(measure, r.function.as_deref(), r.thread.as_deref()));
+        if let (None, Some(w)) = (&r.name, &r.within) {
+            name = format!("{name} within {}", w.get_ref());
+        }
         let allow_missing = r.allow_missing;
-        rules.push(Rule { line, name, thread: r.thread, function: r.function, measure, limit, allow_missing });
+        rules.push(Rule { line, name, thread: r.thread, function: r.function, measure, limit, allow_missing, within });
     }
     Ok(rules)
 }
@@ -223,6 +250,7 @@ fn describe(m: Measure, function: Option<&str>, thread: Option<&str>) -> String 
         Measure::LongestCall => format!("longest call of {f}{on}"),
         Measure::Js => format!("JS time{on}"),
         Measure::LongTasks(over) => format!("tasks over {}{on}", amount(over)),
+        Measure::Duration => "duration".to_owned(),
     }
 }
 
@@ -239,6 +267,12 @@ struct Seen {
     estimate: ThreadEstimate,
     /// (start, duration) of its top-level tasks, in time order.
     tasks: Vec<(f64, f64)>,
+}
+
+/// The input as the rules of one range see it: its window (µs), or why the input lacks it.
+struct View {
+    window: Result<(f64, f64), String>,
+    threads: Vec<Seen>,
 }
 
 /// Trace events that are one task of a thread's event loop.
@@ -258,7 +292,26 @@ struct Outcome {
     message: String,
 }
 
-fn measure(rule: &Rule, threads: &[Seen]) -> Outcome {
+fn measure(rule: &Rule, view: &View) -> Outcome {
+    let threads = match &view.window {
+        Ok(w) => {
+            if rule.measure == Measure::Duration {
+                let value = w.1 - w.0;
+                let status = if value <= rule.limit { Status::Pass } else { Status::Fail };
+                return Outcome {
+                    value,
+                    status,
+                    message: format!("{} (budget {})", amount(value), amount(rule.limit)),
+                };
+            }
+            &view.threads
+        }
+        Err(m) => {
+            // A range the input lacks measures nothing: a failure, unless allowed to be missing.
+            let status = if rule.allow_missing { Status::Missing } else { Status::Fail };
+            return Outcome { value: 0.0, status, message: m.clone() };
+        }
+    };
     let spec = rule.thread.as_deref().map(|t| ThreadSpec::parse(t).expect("checked when read"));
     let chosen: Vec<&Seen> = threads
         .iter()
@@ -297,7 +350,9 @@ fn measure(rule: &Rule, threads: &[Seen]) -> Outcome {
                         if rule.measure == Measure::Calls {
                             value += 1.0;
                         } else {
-                            value = f64::max(value, c.dur());
+                            // Its part inside the range.
+                            let (lo, hi) = view.window.clone().unwrap_or_default();
+                            value = f64::max(value, (c.ts() + c.dur()).min(hi) - c.ts().max(lo));
                         }
                     }
                 }
@@ -311,6 +366,7 @@ fn measure(rule: &Rule, threads: &[Seen]) -> Outcome {
                 any |= !s.tasks.is_empty();
                 value += s.tasks.iter().filter(|t| t.1 > over).count() as f64;
             }
+            Measure::Duration => unreachable!("measured on the range"),
         }
     }
     if !any {
@@ -338,8 +394,23 @@ pub(crate) fn run(args: &CheckArgs, global: &Global, cfg: &Config, mut reads: Re
     let rules = read_budget(&args.budget)?;
     let mut cfg = cfg.clone();
     cfg.keep_event_names = true;
+    // Every range the rules name, found in one reading of the input.
+    let mut ranges: Vec<&Query> = Vec::new();
+    for q in rules.iter().filter_map(|r| r.within.as_ref()) {
+        if !ranges.contains(&q) {
+            ranges.push(q);
+        }
+    }
+    cfg.range_event_names = Timings::names_for(&ranges);
     let assembled = assemble_file(&args.input, &args.input.display().to_string(), global, &cfg)?;
-    let mut threads = Vec::new();
+    let mut views: Vec<View> = vec![View { window: Ok((f64::NEG_INFINITY, f64::INFINITY)), threads: Vec::new() }];
+    for q in &ranges {
+        let window = q
+            .resolve(assembled.timings(), assembled.trace_bounds())
+            .map(|s| (s.min_us, s.max_us))
+            .map_err(|m| format!("{}: {m}", q.as_option()));
+        views.push(View { window, threads: Vec::new() });
+    }
     assembled
         .for_each_thread(|th| {
             let mut tasks: Vec<(f64, f64)> =
@@ -354,11 +425,26 @@ pub(crate) fn run(args: &CheckArgs, global: &Global, cfg: &Config, mut reads: Re
                 }
                 top
             });
-            threads.push(Seen { estimate: ThreadEstimate::of_thread(&th), tasks });
+            for (k, v) in views.iter_mut().enumerate() {
+                let Ok((lo, hi)) = v.window else { continue };
+                let estimate =
+                    if k == 0 { ThreadEstimate::of_thread(&th) } else { ThreadEstimate::of_thread_in(&th, (lo, hi)) };
+                // The tasks that overlap the range, each its part inside it.
+                let tasks = tasks
+                    .iter()
+                    .filter(|t| t.0 <= hi && t.0 + t.1 >= lo)
+                    .map(|t| (t.0.max(lo), (t.0 + t.1).min(hi) - t.0.max(lo)))
+                    .collect();
+                v.threads.push(Seen { estimate, tasks });
+            }
             Ok::<(), ()>(())
         })
         .expect("collecting cannot fail");
-    let outcomes: Vec<Outcome> = rules.iter().map(|r| measure(r, &threads)).collect();
+    let view_of = |r: &Rule| match &r.within {
+        None => &views[0],
+        Some(q) => &views[1 + ranges.iter().position(|x| *x == q).expect("listed")],
+    };
+    let outcomes: Vec<Outcome> = rules.iter().map(|r| measure(r, view_of(r))).collect();
     let budget = args.budget.display().to_string();
     for (r, o) in rules.iter().zip(&outcomes) {
         if o.status == Status::Missing {
@@ -439,6 +525,7 @@ fn json(budget: &str, input: &str, rules: &[Rule], outcomes: &[Outcome]) -> Stri
         .map(|(r, o)| {
             serde_json::json!({
                 "name": r.name, "line": r.line, "measure": r.measure.key(), "thread": r.thread,
+                "within": r.within.as_ref().map(Query::as_option),
                 "function": r.function, "limit": r.limit, "value": o.value,
                 "unit": if r.measure.is_count() { "count" } else { "us" },
                 "status": match o.status { Status::Pass => "pass", Status::Fail => "fail", Status::Missing => "not-measured" },

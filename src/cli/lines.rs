@@ -5,6 +5,7 @@
 use std::fmt::Write as _;
 
 use jscalls::lines::{LinePath, LineRow, LineTimes, ProfileLines, ScriptKey};
+use jscalls::ranges::Query;
 use jscalls::Error;
 
 use super::args::{Global, LinesArgs, LinesFormat};
@@ -64,14 +65,31 @@ impl PerInput for Lines<'_> {
         self.args.format != LinesFormat::Devtools
     }
 
+    fn range(&self) -> Option<&Query> {
+        self.args.range.query()
+    }
+
     fn write(&self, e: Estimated<'_>, output: Output) -> Result<(), Failed> {
-        let Estimated { assembled, label, name, .. } = e;
+        let Estimated { assembled, label, name, range, .. } = e;
         let args = self.args;
         let times = if self.args.format == LinesFormat::Devtools {
             assembled.line_times()
         } else {
             // At the original lines once maps applied (the frames' maps said as they applied).
-            let times = assembled.line_times_of(true, args.columns);
+            let times = match &range {
+                Some(w) => assembled.line_times_in(true, args.columns, (w.min_us, w.max_us)),
+                None => assembled.line_times_of(true, args.columns),
+            };
+            if let (Some(w), false) = (&range, self.quiet) {
+                let ticks = times.profiles.iter().filter(|p| p.path == LinePath::PositionTicks).count();
+                if ticks > 0 {
+                    say!(
+                        "jscalls: warning: {name}: {ticks} profile(s) have positionTicks only, which carry no times: none of their lines is in {} {}",
+                        w.option,
+                        w.arg
+                    );
+                }
+            }
             let (mapped, without) =
                 times.profiles.iter().fold((0, 0), |(m, w), p| (m + p.mapped, w + p.mapped_without_column));
             if mapped > 0 && !self.quiet {
@@ -120,6 +138,12 @@ pub(crate) fn run(args: &LinesArgs, global: &Global, cfg: &Config, reads: Reads)
             "--columns keys the text and JSON views by column; DevTools' document and the --source listing are by line"
                 .to_owned(),
         ));
+    }
+    if let (LinesFormat::Devtools, Some(q)) = (args.format, args.range.query()) {
+        return Err(Failed::Usage(format!(
+            "{}: DevTools' Sources panel sums the whole recording; a range is for the text and JSON views",
+            q.as_option().split(' ').next().unwrap_or("--range")
+        )));
     }
     if args.format == LinesFormat::Devtools && args.thread.is_some() {
         return Err(Failed::Usage(

@@ -13,7 +13,7 @@ mod stats;
 
 use serde::Deserialize;
 
-use crate::tree::{Func, FuncId, Stacks};
+use crate::tree::{Func, FuncId, StackId, Stacks};
 use crate::view::Thread;
 use crate::{Error, Location};
 
@@ -144,23 +144,13 @@ pub struct ThreadEstimate {
 impl ThreadEstimate {
     /// The calls of an estimated thread.
     pub fn of_thread(th: &Thread<'_>) -> ThreadEstimate {
-        let calls: Vec<CallRecord> = th
-            .calls_sorted()
-            .map(|c| {
-                CallRecord::new(
-                    c.ts(),
-                    c.dur(),
-                    c.self_time(),
-                    c.depth(),
-                    c.node_depth(),
-                    c.node_id(),
-                    c.sample_index(),
-                )
-            })
-            .collect();
         let mut stacks = Stacks::from_calls(th);
         // Kept while the other side is read: only what the comparison reads.
         stacks.compact();
+        ThreadEstimate::of_parts(th, records(th), stacks)
+    }
+
+    fn of_parts(th: &Thread<'_>, calls: Vec<CallRecord>, stacks: Stacks) -> ThreadEstimate {
         ThreadEstimate {
             pid: th.pid(),
             tid: th.tid(),
@@ -171,6 +161,46 @@ impl ThreadEstimate {
             calls,
             stacks,
         }
+    }
+
+    /// [`ThreadEstimate::of_thread`] within a window (µs): the calls that overlap it (whole, as
+    /// `calls --range` keeps them), each weighing its self time inside it; the trace events
+    /// inside calls likewise. The same weights as `tree --range`.
+    pub fn of_thread_in(th: &Thread<'_>, (lo, hi): (f64, f64)) -> ThreadEstimate {
+        let (stacks, spans) = Stacks::from_calls_with_spans(th);
+        // Each stack's self-time spans, in time order.
+        let mut by_stack: Vec<Vec<(f64, f64)>> = vec![Vec::new(); stacks.len()];
+        for sp in &spans {
+            by_stack[sp.stack.index()].push((sp.start, sp.end));
+        }
+        let inside = |s: StackId, a: f64, b: f64| -> f64 {
+            let v = &by_stack[s.index()];
+            let from = v.partition_point(|x| x.1 <= a);
+            v[from..].iter().take_while(|x| x.0 < b).map(|x| x.1.min(b) - x.0.max(a)).filter(|d| *d > 0.0).sum()
+        };
+        let all = records(th);
+        let n = all.len();
+        let mut calls = Vec::new();
+        let mut samples = Vec::new();
+        for (k, c) in all.iter().enumerate() {
+            let dur = if c.dur.is_nan() { 0.0 } else { c.dur };
+            if c.ts <= hi && c.ts + dur >= lo {
+                let stack = stacks.samples[k].0;
+                samples.push((stack, inside(stack, c.ts.max(lo), (c.ts + dur).min(hi))));
+                calls.push(*c);
+            }
+        }
+        // The events inside calls: each stack once, with its time inside the window.
+        let mut seen = vec![false; stacks.len()];
+        for &(stack, _) in &stacks.samples[n..] {
+            if !std::mem::replace(&mut seen[stack.index()], true) {
+                samples.push((stack, inside(stack, lo, hi)));
+            }
+        }
+        let mut stacks = stacks;
+        stacks.samples = samples;
+        stacks.compact();
+        ThreadEstimate::of_parts(th, calls, stacks)
     }
 
     /// How many calls there are (or were, before [`ThreadEstimate::shed_calls`]).
@@ -198,6 +228,15 @@ impl ThreadEstimate {
     pub fn busy(&self) -> f64 {
         self.stacks.total()
     }
+}
+
+/// The calls of an estimated thread as records, in the calls output's order.
+fn records(th: &Thread<'_>) -> Vec<CallRecord> {
+    th.calls_sorted()
+        .map(|c| {
+            CallRecord::new(c.ts(), c.dur(), c.self_time(), c.depth(), c.node_depth(), c.node_id(), c.sample_index())
+        })
+        .collect()
 }
 
 #[derive(Deserialize)]

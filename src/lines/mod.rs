@@ -326,10 +326,16 @@ impl LineTimes {
     /// The line times of every profile of an input, as DevTools computes them.
     /// With `original`, each line at the place source maps gave it (when they did); with
     /// `by_column`, rows by line and column, as the newest DevTools keys them.
-    pub(crate) fn of(threads: &[ThreadWork], strings: &Strings, original: bool, by_column: bool) -> LineTimes {
+    pub(crate) fn of(
+        threads: &[ThreadWork],
+        strings: &Strings,
+        original: bool,
+        by_column: bool,
+        window: Option<(f64, f64)>,
+    ) -> LineTimes {
         let mut tables = Tables::default();
         let mut profiles: Vec<ProfileLines> =
-            threads.iter().map(|t| profile_lines(t, strings, &mut tables, original)).collect();
+            threads.iter().map(|t| profile_lines(t, strings, &mut tables, original, window)).collect();
         let mut merged_urls: FxHashMap<u64, Vec<String>> = FxHashMap::default();
         for t in threads {
             urls_by_script(&t.model, strings, &mut merged_urls);
@@ -364,7 +370,13 @@ impl ProfileLines {
 }
 
 /// One profile's additions, in DevTools' order.
-fn profile_lines(t: &ThreadWork, strings: &Strings, tables: &mut Tables, original: bool) -> ProfileLines {
+fn profile_lines(
+    t: &ThreadWork,
+    strings: &Strings,
+    tables: &mut Tables,
+    original: bool,
+    window: Option<(f64, f64)>,
+) -> ProfileLines {
     let m = &t.model;
     let mut p = ProfileLines {
         pid: t.pid,
@@ -429,7 +441,17 @@ fn profile_lines(t: &ThreadWork, strings: &Strings, tables: &mut Tables, origina
                     p.skipped_no_key += 1;
                     continue;
                 };
-                let ms = times[i] - times[i - 1];
+                let ms = match window {
+                    None => times[i] - times[i - 1],
+                    // The sample's interval, its part inside the window (µs; the times are ms).
+                    Some((lo, hi)) => {
+                        let part = times[i].min(hi / 1000.0) - times[i - 1].max(lo / 1000.0);
+                        if part <= 0.0 {
+                            continue;
+                        }
+                        part
+                    }
+                };
                 let mut a = Addition { key, line, column, ms, function };
                 if let Some(o) = origins.and_then(|o| o.lines.get(i).copied().flatten()) {
                     p.mapped_without_column += u64::from(column < 1.0 || column.is_nan());
@@ -438,6 +460,8 @@ fn profile_lines(t: &ThreadWork, strings: &Strings, tables: &mut Tables, origina
                 p.additions.push(a);
             }
         }
+        // Position ticks have no times: nothing of them lies in a window.
+        None if window.is_some() => {}
         None => {
             let duration = (m.profile_end - m.profile_start) / m.total_hit_count;
             p.total_hit_count = m.total_hit_count;

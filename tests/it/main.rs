@@ -15,6 +15,7 @@ mod layers;
 mod lines;
 mod pipeline;
 mod properties;
+mod ranges;
 mod regressions;
 mod selftime;
 mod sourcemaps;

@@ -11,6 +11,7 @@ use super::{ms, percent, signed_ms, write_out, Header, Side};
 use crate::cli::args::{DiffArgs, DiffFormat, Global};
 use crate::cli::report::{assemble_file, md_cell, md_code};
 use crate::cli::Failed;
+use jscalls::ranges::{Query, Timings};
 use jscalls::Config;
 
 /// One line of a script on a pair of threads.
@@ -34,12 +35,22 @@ struct Pair {
 }
 
 /// Line times of one side (the input read again with its line data).
-fn line_times(side: &Side, global: &Global, cfg: &Config) -> Result<LineTimes, Failed> {
+fn line_times(side: &Side, global: &Global, cfg: &Config, range: Option<&Query>) -> Result<(LineTimes, f64), Failed> {
     let mut cfg = cfg.clone();
     cfg.keep_lines = true;
+    if let Some(q) = range {
+        cfg.keep_event_names = true;
+        cfg.range_event_names = Timings::names_for(&[q]);
+    }
     let a = assemble_file(&side.path, &side.name, global, &cfg)?;
     // At the original lines once source maps applied: a rebuild moves the generated ones.
-    Ok(a.original_line_times())
+    match range {
+        Some(q) => {
+            let w = crate::cli::range::resolve(q, &a, &side.name)?;
+            Ok((a.line_times_in(true, false, (w.min_us, w.max_us)), w.max_us - w.min_us))
+        }
+        None => Ok((a.original_line_times(), f64::NAN)),
+    }
 }
 
 /// The threads with line times, each with its rank among the threads of its name (busiest 0).
@@ -143,13 +154,19 @@ pub(super) fn line_level(
     header: &Header,
     sides: (&Side, &Side),
 ) -> Result<(), Failed> {
-    let base = line_times(sides.0, global, cfg)?;
-    let new = line_times(sides.1, global, cfg)?;
+    let range = args.range.query();
+    let (base, lb) = line_times(sides.0, global, cfg, range)?;
+    let (new, ln) = line_times(sides.1, global, cfg, range)?;
+    let header =
+        &Header { base: header.base.clone(), new: header.new.clone(), range: range.map(|q| (q.as_option(), lb, ln)) };
     let pairs = pairs(&base, &new);
     let mut out = String::new();
     match args.format {
         DiffFormat::Text => {
             let _ = writeln!(out, "BASE {}\nNEW  {}", header.base, header.new);
+            if let Some(r) = header.range_line() {
+                let _ = writeln!(out, "range {r}");
+            }
             for p in &pairs {
                 let _ =
                     writeln!(out, "\nthread {}: lines, largest change first:", crate::cli::report::printable(&p.name));
@@ -179,6 +196,9 @@ pub(super) fn line_level(
                 md_code(&header.base),
                 md_code(&header.new)
             );
+            if let Some(r) = header.range_line() {
+                let _ = writeln!(out, "\nRange {}", md_cell(&r.replace("->", "→")));
+            }
             for p in &pairs {
                 let _ = writeln!(
                     out,
@@ -206,6 +226,12 @@ pub(super) fn line_level(
             js(&mut out, &header.base);
             out.push_str(",\"new\":");
             js(&mut out, &header.new);
+            if let Some((what, b, n)) = &header.range {
+                // Lengths in ms, as the document's times are.
+                out.push_str(",\"range\":{\"option\":");
+                js(&mut out, what);
+                let _ = write!(out, ",\"base\":{},\"new\":{}}}", b / 1000.0, n / 1000.0);
+            }
             out.push_str(",\"threads\":[");
             for (i, p) in pairs.iter().enumerate() {
                 out.push_str(if i > 0 { ",\n" } else { "\n" });

@@ -11,6 +11,7 @@ use clap::Parser;
 use jscalls::diff::calls::{self, ThreadDiff};
 use jscalls::diff::funcs;
 use jscalls::diff::ThreadEstimate;
+use jscalls::ranges::{Query, Timings};
 use jscalls::{Config, Error, Source};
 
 use super::args::{
@@ -48,6 +49,10 @@ struct SideSpec {
     cfg: Config,
     /// The options as given ("" for none).
     options: String,
+    /// The range compared, found in each input of the side.
+    range: Option<Query>,
+    /// The length of the range in each input read (µs), in the order they were read.
+    lengths: std::sync::Mutex<Vec<f64>>,
 }
 
 impl SideSpec {
@@ -76,7 +81,7 @@ impl SideSpec {
                 "--{which}-opt '{text}': --bounds and --estimator (midway, log-midway) work on the integrator's calls, not --cpuprofile-mode performance-panel"
             )));
         }
-        Ok(SideSpec { cfg, options: text.to_owned() })
+        Ok(SideSpec { cfg, options: text.to_owned(), range: None, lengths: Default::default() })
     }
 }
 
@@ -108,6 +113,7 @@ impl Side {
 /// The threads of one input: read back when it is a calls document, estimated otherwise.
 fn load(side: &Side, spec: &SideSpec, global: &Global, threads: usize) -> Result<Vec<ThreadEstimate>, Failed> {
     let name = &side.name;
+    let range = spec.range.as_ref();
     let source = Source::file(&side.path);
     let mut head = Vec::with_capacity(512);
     source
@@ -121,6 +127,12 @@ fn load(side: &Side, spec: &SideSpec, global: &Global, threads: usize) -> Result
                 spec.options
             )));
         }
+        if let Some(q) = range {
+            return Err(Failed::Usage(format!(
+                "{name} is a calls output: it has no measures or interactions for {}; give the recording",
+                q.as_option()
+            )));
+        }
         let mut bytes = Vec::new();
         source
             .open()
@@ -132,11 +144,23 @@ fn load(side: &Side, spec: &SideSpec, global: &Global, threads: usize) -> Result
     cfg.threads = threads;
     // The events inside calls are functions of their own (see `Stacks::from_calls`).
     cfg.keep_event_names = true;
+    cfg.range_event_names = range.map_or_else(Vec::new, |q| Timings::names_for(&[q]));
     let assembled = assemble_file(&side.path, name, global, &cfg)?;
+    let window = match range {
+        Some(q) => {
+            let w = super::range::resolve(q, &assembled, name)?;
+            spec.lengths.lock().expect("not poisoned").push(w.max_us - w.min_us);
+            Some((w.min_us, w.max_us))
+        }
+        None => None,
+    };
     let mut out = Vec::new();
     assembled
         .for_each_thread(|th| {
-            out.push(ThreadEstimate::of_thread(&th));
+            out.push(match window {
+                Some(w) => ThreadEstimate::of_thread_in(&th, w),
+                None => ThreadEstimate::of_thread(&th),
+            });
             Ok::<(), ()>(())
         })
         .expect("collecting cannot fail");
@@ -217,8 +241,12 @@ pub(crate) fn run(args: &DiffArgs, global: &Global, cfg: &Config, mut reads: Rea
                 .to_owned(),
         ));
     }
-    let specs =
+    let mut specs =
         (SideSpec::new(args.base_opt.as_deref(), cfg, "base")?, SideSpec::new(args.new_opt.as_deref(), cfg, "new")?);
+    if let Some(q) = args.range.query() {
+        specs.0.range = Some(q.clone());
+        specs.1.range = Some(q.clone());
+    }
     if let Some(dir) = &args.corpus {
         if !args.inputs.is_empty() || args.runs {
             return Err(Failed::Usage("--corpus DIR takes no other input and no --runs".to_owned()));
@@ -237,7 +265,7 @@ pub(crate) fn run(args: &DiffArgs, global: &Global, cfg: &Config, mut reads: Rea
                         .to_owned(),
                 ));
             }
-            let header = Header { base: describe(b, &specs.0), new: describe(n, &specs.1) };
+            let header = Header { base: describe(b, &specs.0), new: describe(n, &specs.1), range: None };
             return lines::line_level(args, global, cfg, &header, (&Side::new(b)?, &Side::new(n)?));
         }
         _ if args.level == Some(Level::Lines) => {
@@ -255,7 +283,7 @@ pub(crate) fn run(args: &DiffArgs, global: &Global, cfg: &Config, mut reads: Rea
             let new_runs = ns.iter().map(|p| load_run(p, &specs.1)).collect::<Result<Vec<_>, _>>()?;
             let d = funcs::diff(&base_runs, &new_runs);
             let header =
-                Header { base: describe_runs(b, bs.len(), &specs.0), new: describe_runs(n, ns.len(), &specs.1) };
+                Header::new(describe_runs(b, bs.len(), &specs.0), describe_runs(n, ns.len(), &specs.1), &specs);
             (d, header)
         }
         (true, _) => {
@@ -272,7 +300,7 @@ pub(crate) fn run(args: &DiffArgs, global: &Global, cfg: &Config, mut reads: Rea
             }
             let side = Side::new(one)?;
             let (b, n) = load_both(&side, &side, &specs, global)?;
-            let header = Header { base: describe(one, &specs.0), new: describe(one, &specs.1) };
+            let header = Header::new(describe(one, &specs.0), describe(one, &specs.1), &specs);
             match args.format {
                 DiffFormat::Svg => return stacks::differential(args, &header, &b, &n),
                 DiffFormat::Pprof => return stacks::pprof_difference(args, &header, &b, &n),
@@ -285,7 +313,7 @@ pub(crate) fn run(args: &DiffArgs, global: &Global, cfg: &Config, mut reads: Rea
         }
         (false, [b, n]) => {
             let (bt, nt) = load_both(&Side::new(b)?, &Side::new(n)?, &specs, global)?;
-            let header = Header { base: describe(b, &specs.0), new: describe(n, &specs.1) };
+            let header = Header::new(describe(b, &specs.0), describe(n, &specs.1), &specs);
             match args.format {
                 DiffFormat::Svg => return stacks::differential(args, &header, &bt, &nt),
                 DiffFormat::Pprof => return stacks::pprof_difference(args, &header, &bt, &nt),
@@ -329,6 +357,31 @@ pub(crate) fn run(args: &DiffArgs, global: &Global, cfg: &Config, mut reads: Rea
 struct Header {
     base: String,
     new: String,
+    /// The range compared: the option, and its length in BASE and NEW (µs; the median of the
+    /// runs).
+    range: Option<(String, f64, f64)>,
+}
+
+impl Header {
+    fn new(base: String, new: String, specs: &(SideSpec, SideSpec)) -> Header {
+        let median = |s: &SideSpec| {
+            let mut v = s.lengths.lock().expect("not poisoned").clone();
+            v.sort_by(f64::total_cmp);
+            match v.len() {
+                0 => f64::NAN,
+                n if n % 2 == 1 => v[n / 2],
+                n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+            }
+        };
+        let range = specs.0.range.as_ref().map(|q| (q.as_option(), median(&specs.0), median(&specs.1)));
+        Header { base, new, range }
+    }
+
+    /// The range's line of a report: `--measure checkout#0: 47.072 ms -> 65.150 ms (+18.078 ms, +38.4%)`.
+    fn range_line(&self) -> Option<String> {
+        let (what, b, n) = self.range.as_ref()?;
+        Some(format!("{what}: {} ms -> {} ms ({} ms, {})", ms(*b), ms(*n), signed_ms(n - b), percent(*b, *n)))
+    }
 }
 
 /// Two recordings function by function, their calls' records freed first.

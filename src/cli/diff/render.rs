@@ -71,6 +71,9 @@ pub(super) fn calls_text(out: &mut String, h: &Header, threads: &[ThreadDiff], t
         return;
     }
     let _ = writeln!(out, "BASE {}\nNEW  {}", h.base, h.new);
+    if let Some(r) = h.range_line() {
+        let _ = writeln!(out, "range {r}");
+    }
     for t in threads {
         let _ = writeln!(
             out,
@@ -131,6 +134,9 @@ pub(super) fn opt(d: Option<i32>) -> String {
 pub(super) fn calls_markdown(out: &mut String, h: &Header, threads: &[ThreadDiff], top: usize) {
     let changed: usize = threads.iter().map(|t| t.changes.len()).sum();
     let _ = writeln!(out, "### jscalls diff: calls\n\nBASE {} · NEW {}\n", md_code(&h.base), md_code(&h.new));
+    if let Some(r) = h.range_line() {
+        let _ = writeln!(out, "Range {}\n", md_cell(&r.replace("->", "→")));
+    }
     if changed == 0 {
         let total: usize = threads.iter().map(|t| t.base_calls).sum();
         let _ = writeln!(out, "Identical: {total} calls in {} threads.", threads.len());
@@ -275,6 +281,9 @@ pub(super) fn row_cells(d: &FuncDiff, r: &Row) -> [String; 8] {
 
 pub(super) fn function_text(out: &mut String, h: &Header, d: &FuncDiff, top: usize) {
     let _ = writeln!(out, "BASE {}\nNEW  {}", h.base, h.new);
+    if let Some(r) = h.range_line() {
+        let _ = writeln!(out, "range {r}");
+    }
     for t in &d.threads {
         let side = |s: Option<(i64, i64)>| s.map_or("-".to_owned(), |(p, t)| format!("{p}:{t}"));
         let _ = writeln!(out, "thread {}: BASE {} NEW {}", t.label(), side(t.base), side(t.new));
@@ -309,6 +318,9 @@ pub(super) fn function_text(out: &mut String, h: &Header, d: &FuncDiff, top: usi
 
 pub(super) fn function_markdown(out: &mut String, h: &Header, d: &FuncDiff, top: usize) {
     let _ = writeln!(out, "### jscalls diff: functions\n\nBASE {} · NEW {}\n", md_code(&h.base), md_code(&h.new));
+    if let Some(r) = h.range_line() {
+        let _ = writeln!(out, "Range {}\n", md_cell(&r.replace("->", "→")));
+    }
     let head = "| thread | self ms BASE → NEW | Δ | % | total ms BASE → NEW | calls | p | function |\n|---|---:|---:|---:|---:|---:|---:|---|";
     let row = |r: &Row| {
         let c = row_cells(d, r);
@@ -416,6 +428,9 @@ pub(super) fn function_json(w: &mut dyn Write, h: &Header, d: &FuncDiff) -> io::
         st.serialize_field("functions", &Rows(d, &d.functions))?;
         st.serialize_field("level", "functions")?;
         st.serialize_field("new", &h.new)?;
+        if let Some((what, b, n)) = &h.range {
+            st.serialize_field("range", &serde_json::json!({"option": what, "base": b, "new": n, "unit": "us"}))?;
+        }
         st.serialize_field("runs", &[d.runs.0, d.runs.1])?;
         st.serialize_field("threads", &Threads(d))?;
         SerializeStruct::end(st)

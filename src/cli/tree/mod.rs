@@ -187,7 +187,12 @@ pub(crate) fn choose(
             } else {
                 Vec::new()
             };
-            chosen.push(Chosen { pid: th.pid(), tid: th.tid(), name, calls: th.len(), stacks, spans, samples, events });
+            // In a range, the calls that overlap it (as `calls --range` keeps them).
+            let calls = match window {
+                Some(w) => th.calls_sorted().filter(|c| c.ts() <= w.max_us && c.ts() + c.dur() >= w.min_us).count(),
+                None => th.len(),
+            };
+            chosen.push(Chosen { pid: th.pid(), tid: th.tid(), name, calls, stacks, spans, samples, events });
             Ok(())
         })
         .map_err(Failure::Input)?;

@@ -446,3 +446,78 @@ fn interactions(starts: Vec<Async>, ends: Vec<Async>) -> Vec<Landmark> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ev(order: u64, ph: u8, ts: f64, id: &str, data: Option<Value>) -> Async {
+        Async {
+            order,
+            ph,
+            cat: "blink.user_timing".to_owned(),
+            name: "m".to_owned(),
+            ts,
+            dur: None,
+            pid: 1,
+            tid: 1,
+            id: Some(id.to_owned()),
+            raw_id: format!("s:{id}"),
+            data,
+        }
+    }
+
+    #[test]
+    fn ids_as_devtools_keys_them() {
+        let id = |j: &str| synthetic_id(&serde_json::from_str(j).unwrap());
+        assert_eq!(id(r#"{"id":"0x1"}"#), Some("0x1".to_owned()));
+        assert_eq!(id(r#"{"id":12}"#), Some("12".to_owned()));
+        assert_eq!(id(r#"{"id2":{"local":"0x3"}}"#), Some("0x3".to_owned()));
+        assert_eq!(id(r#"{"id":null,"id2":{"global":"g","local":"l"}}"#), Some("g".to_owned()));
+        // A falsy id never pairs; no id is no event.
+        assert_eq!(id(r#"{"id":0}"#), None);
+        assert_eq!(id(r#"{"id":""}"#), None);
+        assert_eq!(id(r#"{}"#), None);
+    }
+
+    #[test]
+    fn pairs_close_last_in_first_out_and_a_lone_begin_takes_its_instants() {
+        let events = vec![
+            ev(0, b'b', 0.0, "a", None),
+            ev(1, b'b', 10.0, "a", None),
+            ev(2, b'e', 20.0, "a", None),
+            ev(3, b'e', 30.0, "a", None),
+            ev(4, b'b', 40.0, "z", None),
+            ev(5, b'n', 45.0, "z", None),
+        ];
+        let mut got: Vec<(f64, f64)> = match_pairs(events, true).iter().map(|l| (l.ts, l.dur)).collect();
+        got.sort_by(|a, b| a.0.total_cmp(&b.0));
+        assert_eq!(got, [(0.0, 30.0), (10.0, 10.0), (40.0, 0.0)]);
+    }
+
+    #[test]
+    fn an_end_that_ties_with_its_start_is_dropped_as_merge_ordered_drops_it() {
+        let data = serde_json::json!({"type": "click", "interactionId": 7, "timeStamp": 1.0,
+                                      "processingStart": 2.0, "processingEnd": 3.0, "duration": 16});
+        let mut start = ev(0, b'b', 100.0, "x", Some(data.clone()));
+        start.name = "EventTiming".to_owned();
+        let mut end = ev(1, b'e', 100.0, "x", None);
+        end.name = "EventTiming".to_owned();
+        assert!(interactions(vec![start.clone()], vec![end.clone()]).is_empty());
+        end.ts = 150.0;
+        let got = interactions(vec![start], vec![end]);
+        assert_eq!(got.len(), 1);
+        assert_eq!((got[0].dur, got[0].interaction_id, got[0].event_type.as_deref()), (50.0, Some(7.0), Some("click")));
+    }
+
+    #[test]
+    fn starts_that_are_not_interactions() {
+        let d = |j: &str| -> Option<Value> { Some(serde_json::from_str(j).unwrap()) };
+        assert!(interaction_start(d(r#"{"interactionId":3,"duration":8}"#).as_ref()));
+        assert!(interaction_start(d(r#"{"interactionId":3}"#).as_ref()), "no duration: kept, as DevTools");
+        assert!(!interaction_start(d(r#"{"interactionId":0,"duration":8}"#).as_ref()));
+        assert!(!interaction_start(d(r#"{"duration":8}"#).as_ref()));
+        assert!(!interaction_start(d(r#"{"interactionId":3,"duration":0.5}"#).as_ref()));
+        assert!(!interaction_start(None));
+    }
+}
