@@ -61,10 +61,10 @@ for _ in $(seq "$RUNS"); do
   [ -n "${BEFORE:-}" ] && measure calls-before "$BEFORE" calls "$FILE" -q --format json -o "$OUT/c.json"
   measure tree "$J" tree "$FILE" -q --format json -o "$OUT/t.json"
   measure tree-range "$J" tree "$FILE" -q --format json --range "$RANGE" -o "$OUT/t.json"
-  [ "$INTER" -gt 0 ] && measure tree-inter "$J" tree "$FILE" -q --format json --interaction -o "$OUT/t.json"
+  [ "$INTER" -gt 0 ] && measure tree-inter "$J" tree "$FILE" -q --format json --interaction slowest -o "$OUT/t.json"
   measure dt "$J" tree "$FILE" -q --format devtools -o "$OUT/d.json"
   measure dt-range "$J" tree "$FILE" -q --format devtools --range "$RANGE" -o "$OUT/d.json"
-  [ "$INTER" -gt 0 ] && measure dt-inter "$J" tree "$FILE" -q --format devtools --interaction -o "$OUT/d.json"
+  [ "$INTER" -gt 0 ] && measure dt-inter "$J" tree "$FILE" -q --format devtools --interaction slowest -o "$OUT/d.json"
   measure check "$J" check "$FILE" -q --budget "$OUT/whole.toml" -o "$OUT/k.txt"
   measure check-ranges "$J" check "$FILE" -q --budget "$OUT/two.toml" -o "$OUT/k.txt"
 done

@@ -177,8 +177,10 @@ measured nothing (not allowed by allow-missing).")]
 
 #[derive(Debug, Args)]
 pub(crate) struct CheckArgs {
-    /// A trace, .cpuprofile or Firefox profile, gzipped or not.
-    pub(crate) input: PathBuf,
+    /// A trace, .cpuprofile or Firefox profile, gzipped or not; several: runs of one scenario,
+    /// each rule measured on each and held to the median.
+    #[arg(required = true, value_name = "INPUT")]
+    pub(crate) inputs: Vec<PathBuf>,
     /// The budget file (TOML, `[[rule]]` tables; see below).
     #[arg(long, value_name = "FILE")]
     pub(crate) budget: PathBuf,
@@ -361,8 +363,8 @@ pub(crate) struct RangeArgs {
     #[arg(long, value_name = "MARK[#K]..MARK[#K]", value_parser = Query::between)]
     between: Option<Query>,
     /// Only the time of one interaction (a click, a key press: its longest EventTiming event):
-    /// the slowest (the default, as INP picks it), the K-th in time order, or id=N.
-    #[arg(long, value_name = "slowest|K|id=N", num_args = 0..=1, default_missing_value = "slowest", value_parser = Query::interaction)]
+    /// `slowest` (as INP picks it), the K-th in time order, or `id=N`.
+    #[arg(long, value_name = "slowest|K|id=N", value_parser = Query::interaction)]
     interaction: Option<Query>,
 }
 

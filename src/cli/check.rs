@@ -290,6 +290,8 @@ struct Outcome {
     value: f64,
     status: Status,
     message: String,
+    /// Whether a value was measured (not: the function, thread or range is missing).
+    measured: bool,
 }
 
 fn measure(rule: &Rule, view: &View) -> Outcome {
@@ -298,18 +300,15 @@ fn measure(rule: &Rule, view: &View) -> Outcome {
             if rule.measure == Measure::Duration {
                 let value = w.1 - w.0;
                 let status = if value <= rule.limit { Status::Pass } else { Status::Fail };
-                return Outcome {
-                    value,
-                    status,
-                    message: format!("{} (budget {})", amount(value), amount(rule.limit)),
-                };
+                let message = format!("{} (budget {})", amount(value), amount(rule.limit));
+                return Outcome { value, status, message, measured: true };
             }
             &view.threads
         }
         Err(m) => {
             // A range the input lacks measures nothing: a failure, unless allowed to be missing.
             let status = if rule.allow_missing { Status::Missing } else { Status::Fail };
-            return Outcome { value: 0.0, status, message: m.clone() };
+            return Outcome { value: 0.0, status, message: m.clone(), measured: false };
         }
     };
     let spec = rule.thread.as_deref().map(|t| ThreadSpec::parse(t).expect("checked when read"));
@@ -324,7 +323,7 @@ fn measure(rule: &Rule, view: &View) -> Outcome {
             Some(t) => format!("no thread {t} in the input"),
             None => "no thread with a CPU profile in the input".to_owned(),
         };
-        return Outcome { value: 0.0, status: Status::Missing, message };
+        return Outcome { value: 0.0, status: Status::Missing, message, measured: false };
     }
     let mut value = 0.0;
     let mut any = false;
@@ -374,24 +373,114 @@ fn measure(rule: &Rule, view: &View) -> Outcome {
             Measure::LongTasks(_) => "no task events on the thread (a .cpuprofile has none)".to_owned(),
             _ => format!("no function {} in the input", rule.function.as_deref().unwrap_or("")),
         };
-        return Outcome { value, status: Status::Missing, message };
+        return Outcome { value, status: Status::Missing, message, measured: false };
     }
     let shown = |v: f64| if rule.measure.is_count() { format!("{v}") } else { amount(v) };
     let status = if value <= rule.limit { Status::Pass } else { Status::Fail };
     let message = format!("{} (budget {})", shown(value), shown(rule.limit));
-    Outcome { value, status, message }
+    Outcome { value, status, message, measured: true }
+}
+
+/// One rule over several runs of a scenario: the median of the values the runs measured
+/// (a range one of them lacks fails the rule, naming the run).
+fn combine(rule: &Rule, runs: &[(String, Outcome)]) -> Outcome {
+    if let Some((name, o)) = runs.iter().find(|(_, o)| !o.measured && o.status == Status::Fail) {
+        return Outcome {
+            value: 0.0,
+            status: Status::Fail,
+            message: format!("{name}: {}", o.message),
+            measured: false,
+        };
+    }
+    let mut values: Vec<f64> = runs.iter().filter(|(_, o)| o.measured).map(|(_, o)| o.value).collect();
+    if values.is_empty() {
+        let o = &runs[0].1;
+        return Outcome { value: 0.0, status: o.status, message: o.message.clone(), measured: false };
+    }
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    let value = if n % 2 == 1 { values[n / 2] } else { (values[n / 2 - 1] + values[n / 2]) / 2.0 };
+    let shown = |v: f64| if rule.measure.is_count() { format!("{v}") } else { amount(v) };
+    let of = if n == runs.len() { format!("{n} runs") } else { format!("{n} of {} runs", runs.len()) };
+    let status = if value <= rule.limit { Status::Pass } else { Status::Fail };
+    let message = format!(
+        "{} (median of {of}, {} to {}; budget {})",
+        shown(value),
+        shown(values[0]),
+        shown(values[n - 1]),
+        shown(rule.limit)
+    );
+    Outcome { value, status, message, measured: true }
 }
 
 pub(crate) fn run(args: &CheckArgs, global: &Global, cfg: &Config, mut reads: Reads) -> Result<(), Failed> {
     super::no_bounds(global, "check")?;
-    if args.input.as_os_str() == "-" {
-        return Err(Failed::Usage("check reads a file: give its path".to_owned()));
+    for input in &args.inputs {
+        if input.as_os_str() == "-" {
+            return Err(Failed::Usage("check reads files: give their paths".to_owned()));
+        }
+        reads.add(input, "the input");
     }
-    reads.add(&args.input, "the input");
     reads.add(&args.budget, "the budget");
     let out = args.output.as_deref().filter(|o| *o != Path::new("-"));
     reads.refuse(out)?;
     let rules = read_budget(&args.budget)?;
+    let mut per_run: Vec<Vec<(String, Outcome)>> = (0..rules.len()).map(|_| Vec::new()).collect();
+    for input in &args.inputs {
+        let name = input.display().to_string();
+        for (k, o) in measure_input(input, &rules, global, cfg)?.into_iter().enumerate() {
+            per_run[k].push((name.clone(), o));
+        }
+    }
+    let outcomes: Vec<Outcome> = match args.inputs.len() {
+        1 => per_run.into_iter().map(|mut v| v.remove(0).1).collect(),
+        _ => rules.iter().zip(&per_run).map(|(r, runs)| combine(r, runs)).collect(),
+    };
+    let budget = args.budget.display().to_string();
+    for (r, o) in rules.iter().zip(&outcomes) {
+        if o.status == Status::Missing {
+            if global.strict {
+                return Err(failure(
+                    &budget,
+                    Error::input(None, format!("line {}: {}: {}", r.line, r.name, o.message)),
+                ));
+            }
+            if !global.quiet {
+                let _ = writeln!(std::io::stderr(), "jscalls: warning: {budget}:{}: {}: {}", r.line, r.name, o.message);
+            }
+        }
+    }
+    let input = match args.inputs.as_slice() {
+        [one] => one.display().to_string(),
+        runs => format!(
+            "{} runs ({})",
+            runs.len(),
+            runs.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+        ),
+    };
+    let text = match args.format {
+        CheckFormat::Text => text(&budget, &input, &rules, &outcomes),
+        CheckFormat::Json => json(&budget, &input, &rules, &outcomes),
+        CheckFormat::Markdown => markdown(&budget, &input, &rules, &outcomes),
+        CheckFormat::Junit => junit(&budget, &input, &rules, &outcomes),
+    };
+    let output = Output::create(out, false, 1).map_err(|e| failure("output", e))?;
+    output
+        .write(|w| w.write_all(text.as_bytes()).map_err(|e| Error::io("cannot write the report", e)))
+        .map_err(|e| failure("output", e))?;
+    if outcomes.iter().any(|o| o.status == Status::Fail) {
+        Err(Failed::Regression)
+    } else if rules.iter().zip(&outcomes).any(|(r, o)| o.status == Status::Missing && !r.allow_missing) {
+        // A budget that measured nothing holds nothing: a CI gate must not pass on it.
+        Err(Failed::NotMeasured)
+    } else {
+        Ok(())
+    }
+}
+
+/// Each rule's outcome on one input: the input read once, every range the rules name found in
+/// it.
+fn measure_input(input: &Path, rules: &[Rule], global: &Global, cfg: &Config) -> Result<Vec<Outcome>, Failed> {
     let mut cfg = cfg.clone();
     cfg.keep_event_names = true;
     // Every range the rules name, found in one reading of the input.
@@ -402,7 +491,7 @@ pub(crate) fn run(args: &CheckArgs, global: &Global, cfg: &Config, mut reads: Re
         }
     }
     cfg.range_event_names = Timings::names_for(&ranges);
-    let assembled = assemble_file(&args.input, &args.input.display().to_string(), global, &cfg)?;
+    let assembled = assemble_file(input, &input.display().to_string(), global, &cfg)?;
     let mut views: Vec<View> = vec![View { window: Ok((f64::NEG_INFINITY, f64::INFINITY)), threads: Vec::new() }];
     for q in &ranges {
         let window = q
@@ -444,40 +533,7 @@ pub(crate) fn run(args: &CheckArgs, global: &Global, cfg: &Config, mut reads: Re
         None => &views[0],
         Some(q) => &views[1 + ranges.iter().position(|x| *x == q).expect("listed")],
     };
-    let outcomes: Vec<Outcome> = rules.iter().map(|r| measure(r, view_of(r))).collect();
-    let budget = args.budget.display().to_string();
-    for (r, o) in rules.iter().zip(&outcomes) {
-        if o.status == Status::Missing {
-            if global.strict {
-                return Err(failure(
-                    &budget,
-                    Error::input(None, format!("line {}: {}: {}", r.line, r.name, o.message)),
-                ));
-            }
-            if !global.quiet {
-                let _ = writeln!(std::io::stderr(), "jscalls: warning: {budget}:{}: {}: {}", r.line, r.name, o.message);
-            }
-        }
-    }
-    let input = args.input.display().to_string();
-    let text = match args.format {
-        CheckFormat::Text => text(&budget, &input, &rules, &outcomes),
-        CheckFormat::Json => json(&budget, &input, &rules, &outcomes),
-        CheckFormat::Markdown => markdown(&budget, &input, &rules, &outcomes),
-        CheckFormat::Junit => junit(&budget, &input, &rules, &outcomes),
-    };
-    let output = Output::create(out, false, 1).map_err(|e| failure("output", e))?;
-    output
-        .write(|w| w.write_all(text.as_bytes()).map_err(|e| Error::io("cannot write the report", e)))
-        .map_err(|e| failure("output", e))?;
-    if outcomes.iter().any(|o| o.status == Status::Fail) {
-        Err(Failed::Regression)
-    } else if rules.iter().zip(&outcomes).any(|(r, o)| o.status == Status::Missing && !r.allow_missing) {
-        // A budget that measured nothing holds nothing: a CI gate must not pass on it.
-        Err(Failed::NotMeasured)
-    } else {
-        Ok(())
-    }
+    Ok(rules.iter().map(|r| measure(r, view_of(r))).collect())
 }
 
 fn counts(outcomes: &[Outcome]) -> (usize, usize, usize) {

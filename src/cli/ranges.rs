@@ -96,7 +96,7 @@ fn text(t: &Timings, start: f64, event: Option<&str>) -> String {
     }
     let inter = t.interactions();
     let slowest = inter.iter().enumerate().fold(0, |a, (i, l)| if l.dur > inter[a].dur { i } else { a });
-    let _ = writeln!(out, "{} interaction(s): --interaction K (the slowest by default)", inter.len());
+    let _ = writeln!(out, "{} interaction(s): --interaction K, or --interaction slowest", inter.len());
     for (k, l) in inter.iter().enumerate() {
         let tag = if k == slowest { "  slowest" } else { "" };
         let id = l.interaction_id.map_or_else(String::new, |i| format!("id={i}"));

@@ -151,7 +151,7 @@ pub(crate) fn timings(out: &mut String, t: &Timings, start: f64) {
     let inter = t.interactions();
     if !inter.is_empty() {
         let slowest = inter.iter().enumerate().fold(0, |a, (i, l)| if l.dur > inter[a].dur { i } else { a });
-        let _ = writeln!(out, "  {} interaction(s) (--interaction K; the slowest by default):", inter.len());
+        let _ = writeln!(out, "  {} interaction(s) (--interaction K, or slowest):", inter.len());
         for (k, l) in inter.iter().enumerate().take(TOP) {
             let what = l.event_type.as_deref().unwrap_or("?");
             let tag = if k == slowest { "  slowest" } else { "" };

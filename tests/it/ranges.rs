@@ -85,7 +85,7 @@ fn one_range_by_any_of_its_names() {
     assert_eq!(b["endTime"], m["endTime"]);
     assert!(b.get("event").is_none());
     // The slowest interaction is the longest EventTiming pair.
-    let i = tree("--interaction", "");
+    let i = tree("--interaction", "slowest");
     assert_eq!(i["event"]["name"], "EventTiming");
     assert_eq!(i["event"]["dur"], 86695.0);
     assert_eq!(tree("--interaction", "id=3641")["windowUs"], i["windowUs"]);
@@ -164,6 +164,17 @@ js = "80ms"
     let text = String::from_utf8(o.stdout).unwrap();
     assert!(text.contains("FAIL  checkout stays under 55 ms: 65.15 ms (budget 55 ms)"), "{text}");
     assert!(text.contains("FAIL  renderCart total time on every thread within measure:checkout:"), "{text}");
+    // Several runs of the scenario: each rule held to the median (two slowed runs of three).
+    let o = jscalls(&["check", BASE, SLOW, SLOW, "--budget", b]);
+    assert_eq!(o.status.code(), Some(3));
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(
+        text.contains(
+            "FAIL  checkout stays under 55 ms: 65.15 ms (median of 3 runs, 47.072 ms to 65.15 ms; budget 55 ms)"
+        ),
+        "{text}"
+    );
+    assert_eq!(jscalls(&["check", BASE, BASE, SLOW, "--budget", b]).status.code(), Some(0));
     // A range the input lacks fails, naming what it has.
     std::fs::write(&budget, "[[rule]]\nwithin = \"measure:pay\"\njs = \"1s\"\n").unwrap();
     let o = jscalls(&["check", BASE, "--budget", b]);
@@ -255,7 +266,7 @@ fn bad_ranges_are_one_line_errors() {
         (&["--range", "5..1"], 2, "'5..1': its end is before its start"),
         (&["--interaction", "fast"], 2, "'fast': expected slowest, an index K or id=N"),
         (&["--measure", "#1"], 2, "a name is needed"),
-        (&["--measure", "checkout", "--interaction"], 2, "cannot be used with"),
+        (&["--measure", "checkout", "--interaction", "0"], 2, "cannot be used with"),
     ];
     for (extra, code, want) in cases {
         let mut args = vec!["tree", BASE];
@@ -268,7 +279,7 @@ fn bad_ranges_are_one_line_errors() {
         }
     }
     // A .cpuprofile has no interactions.
-    let (code, err) = fails(&["tree", "fixtures/node-mixed.cpuprofile.gz", "--interaction"]);
+    let (code, err) = fails(&["tree", "fixtures/node-mixed.cpuprofile.gz", "--interaction", "slowest"]);
     assert_eq!(code, Some(1));
     assert!(err.contains("no interactions"), "{err}");
 }
