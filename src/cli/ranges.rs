@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use jscalls::ranges::{ms, Kind, Landmark, Timings};
+use jscalls::ranges::{indexed, ms, Kind, Landmark, Timings};
 use jscalls::tree::{write_json_number, write_json_str};
 use jscalls::{Config, Error};
 
@@ -58,25 +58,6 @@ impl PerInput for Ranges<'_> {
 pub(crate) fn run(args: &RangesArgs, global: &Global, cfg: &Config, reads: Reads) -> Result<(), Failed> {
     super::no_bounds(global, "ranges")?;
     each::run(&args.out, &Ranges(args), global, cfg, reads)
-}
-
-/// Each landmark's index among those of its name (the K of `NAME#K`), in time order.
-fn indexed<'a>(ls: impl Iterator<Item = &'a Landmark>) -> Vec<(usize, &'a Landmark)> {
-    let mut seen: Vec<(&str, usize)> = Vec::new();
-    ls.map(|l| {
-        let k = match seen.iter_mut().find(|s| s.0 == l.name) {
-            Some(s) => {
-                s.1 += 1;
-                s.1 - 1
-            }
-            None => {
-                seen.push((&l.name, 1));
-                0
-            }
-        };
-        (k, l)
-    })
-    .collect()
 }
 
 fn text(t: &Timings, start: f64, event: Option<&str>) -> String {

@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use super::report::printable;
-use jscalls::ranges::{Landmark, Timings};
+use jscalls::ranges::{indexed, Landmark, Timings};
 use jscalls::tree::{Func, Stacks};
 use jscalls::Thread;
 
@@ -129,18 +129,7 @@ pub(crate) fn timings(out: &mut String, t: &Timings, start: f64) {
     let measures: Vec<&Landmark> = t.measures().collect();
     if !measures.is_empty() {
         let _ = writeln!(out, "  {} measure(s) (--measure NAME[#K]):", measures.len());
-        let mut seen: Vec<(&str, usize)> = Vec::new();
-        for l in measures.iter().take(TOP) {
-            let k = match seen.iter_mut().find(|s| s.0 == l.name) {
-                Some(s) => {
-                    s.1 += 1;
-                    s.1 - 1
-                }
-                None => {
-                    seen.push((&l.name, 1));
-                    0
-                }
-            };
+        for (k, l) in indexed(measures.iter().copied()).into_iter().take(TOP) {
             let name = if k == 0 { printable(&l.name).into_owned() } else { format!("{}#{k}", printable(&l.name)) };
             let _ = writeln!(out, "    {name:<28} {:>12} at {}", ms(l.dur), at(l.ts));
         }

@@ -216,6 +216,26 @@ impl Timings {
     }
 }
 
+/// Each landmark with its index among those of its name (the K of `NAME#K`), in the order
+/// given.
+pub fn indexed<'a>(ls: impl Iterator<Item = &'a Landmark>) -> Vec<(usize, &'a Landmark)> {
+    let mut seen: Vec<(&str, usize)> = Vec::new();
+    ls.map(|l| {
+        let k = match seen.iter_mut().find(|s| s.0 == l.name) {
+            Some(s) => {
+                s.1 += 1;
+                s.1 - 1
+            }
+            None => {
+                seen.push((&l.name, 1));
+                0
+            }
+        };
+        (k, l)
+    })
+    .collect()
+}
+
 /// A time in ms for people: `12.345 ms`.
 pub fn ms(us: f64) -> String {
     let s = format!("{:.3}", us / 1000.0);

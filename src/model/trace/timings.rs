@@ -234,37 +234,11 @@ impl TimingsBuilder {
         for e in std::mem::take(&mut self.events) {
             let ignored = IGNORED.contains(&e.name.as_str());
             match (e.cat.as_str(), e.ph) {
-                ("blink.user_timing", b'R' | b'I') if !ignored => out.push(Landmark {
-                    kind: Kind::Mark,
-                    name: e.name.clone(),
-                    ts: e.ts,
-                    dur: 0.0,
-                    pid: e.pid,
-                    tid: e.tid,
-                    ph: e.ph as char,
-                    cat: e.cat.clone(),
-                    order: e.order,
-                    devtools: false,
-                    event_type: None,
-                    interaction_id: None,
-                }),
+                ("blink.user_timing", b'R' | b'I') if !ignored => out.push(mark(&e)),
                 ("blink.user_timing", b'b' | b'e' | b'n') if !ignored => measures.push(e),
                 ("blink.console", b'b' | b'e' | b'n') => consoles.push(e),
                 (c, b'b' | b'e' | b'n') if node_timing_category(c) => node.push(e),
-                (c, b'R' | b'I') if node_timing_category(c) => out.push(Landmark {
-                    kind: Kind::Mark,
-                    name: e.name.clone(),
-                    ts: e.ts,
-                    dur: 0.0,
-                    pid: e.pid,
-                    tid: e.tid,
-                    ph: e.ph as char,
-                    cat: e.cat.clone(),
-                    order: e.order,
-                    devtools: false,
-                    event_type: None,
-                    interaction_id: None,
-                }),
+                (c, b'R' | b'I') if node_timing_category(c) => out.push(mark(&e)),
                 _ if e.name == "EventTiming" && e.ph == b'e' => ends.push(e),
                 _ if e.name == "EventTiming" && e.ph == b'b' && interaction_start(e.data.as_ref()) => starts.push(e),
                 _ => {}
@@ -292,6 +266,24 @@ impl TimingsBuilder {
             });
         }
         Timings::new(out, self.want.iter().map(|w| w.to_string()).collect(), self.unreadable)
+    }
+}
+
+/// A user-timing mark: an instant, which DevTools offers for no selection.
+fn mark(e: &Async) -> Landmark {
+    Landmark {
+        kind: Kind::Mark,
+        name: e.name.clone(),
+        ts: e.ts,
+        dur: 0.0,
+        pid: e.pid,
+        tid: e.tid,
+        ph: e.ph as char,
+        cat: e.cat.clone(),
+        order: e.order,
+        devtools: false,
+        event_type: None,
+        interaction_id: None,
     }
 }
 
