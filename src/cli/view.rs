@@ -6,6 +6,7 @@
 //! read the answer only from the viewer's origin (CORS). It stops when the profile has been
 //! sent whole, on Ctrl-C, or at the timeout.
 
+use jscalls::ranges::Timings;
 use std::io::{self, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::Path;
@@ -89,13 +90,21 @@ fn profile(args: &ViewArgs, viewer: &str, name: &str, global: &Global, cfg: &Con
     cfg.keep_event_names = true;
     cfg.keep_lines = args.select.by_line;
     cfg.keep_scripts |= viewer == "firefox";
+    let query = args.select.range.query();
+    cfg.range_event_names = query.map_or_else(Vec::new, |q| Timings::names_for(&[q]));
     let assembled = assemble_file(input, name, global, &cfg)?;
+    // The range asked for, found in the input: the viewer shows it only, as `export` would.
+    let window = match query {
+        Some(q) => Some(super::range::resolve(q, &assembled, name)?),
+        None => None,
+    };
     let label = Path::new(input).file_name().map_or(name.to_owned(), |f| f.to_string_lossy().into_owned());
-    let rendered = export::render(assembled, &export_args, format, &label, cfg.threads, Default::default(), None)
-        .map_err(|f| match f {
-            Failure::Usage(m) => Failed::Usage(m),
-            Failure::Input(e) => failure(name, e),
-        })?;
+    let rendered =
+        export::render(assembled, &export_args, format, &label, cfg.threads, Default::default(), window.as_ref())
+            .map_err(|f| match f {
+                Failure::Usage(m) => Failed::Usage(m),
+                Failure::Input(e) => failure(name, e),
+            })?;
     let mut body = Vec::new();
     rendered.write_to(&mut body).map_err(|e| failure(name, Error::io("cannot write the export", e)))?;
     Ok(body)

@@ -278,6 +278,10 @@ fn bad_ranges_are_one_line_errors() {
             assert!(err.starts_with(&format!("jscalls: error: {BASE}: ")), "{err}");
         }
     }
+    // The viewer's export takes the range as `export` does (not ignored).
+    let (code, err) = fails(&["view", BASE, "--no-open", "--timeout", "1", "--measure", "pay"]);
+    assert_eq!(code, Some(1));
+    assert!(err.contains("--measure pay#0: no measure named 'pay'"), "{err}");
     // A .cpuprofile has no interactions.
     let (code, err) = fails(&["tree", "fixtures/node-mixed.cpuprofile.gz", "--interaction", "slowest"]);
     assert_eq!(code, Some(1));
