@@ -286,7 +286,10 @@ fn calls_in_a_range_are_the_calls_that_overlap_it() {
         serde_json::from_slice::<serde_json::Value>(&o.stdout).unwrap()
     };
     let (whole, part) = (calls(&[]), calls(&["--range", "1581802.2..1582000"]));
-    assert_eq!(part["range"], serde_json::json!({"startTime": 1581802.2, "endTime": 1582000}));
+    assert_eq!(
+        part["range"],
+        serde_json::json!({"option": "--range", "arg": "1581802.2..1582000", "startTime": 1581802.2, "endTime": 1582000})
+    );
     let (mut crossing, mut kept) = (0, 0);
     for (w, p) in whole["profiles"].as_array().unwrap().iter().zip(part["profiles"].as_array().unwrap()) {
         let want: Vec<&serde_json::Value> = w["calls"]

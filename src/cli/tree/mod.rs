@@ -276,6 +276,17 @@ pub(crate) fn render(
     let mut out = String::new();
     match args.format {
         TreeFormat::Text | TreeFormat::Devtools => {
+            if let Some(w) = window {
+                let _ = writeln!(
+                    out,
+                    "{} {}: {}..{} ms on the trace's clock ({:.3} ms)\n",
+                    w.option,
+                    w.arg,
+                    w.min_us / 1000.0,
+                    w.max_us / 1000.0,
+                    (w.max_us - w.min_us) / 1000.0
+                );
+            }
             if kept.is_empty() {
                 out.push_str("no thread has estimated calls\n");
             }
@@ -318,7 +329,19 @@ pub(crate) fn render(
                 }
                 write_json_str(&mut out, t);
             }
-            out.push_str("],\"threads\":[");
+            out.push(']');
+            if let Some(w) = window {
+                out.push_str(",\"range\":{\"option\":");
+                write_json_str(&mut out, &w.option);
+                out.push_str(",\"arg\":");
+                write_json_str(&mut out, &w.arg);
+                out.push_str(",\"startTime\":");
+                write_json_number(&mut out, w.min_us / 1000.0);
+                out.push_str(",\"endTime\":");
+                write_json_number(&mut out, w.max_us / 1000.0);
+                out.push('}');
+            }
+            out.push_str(",\"threads\":[");
             for (k, c) in kept.iter().enumerate() {
                 if k > 0 {
                     out.push(',');
