@@ -118,15 +118,30 @@ impl Output {
                 io::Error::other(format!("{} {why}", dir.display())),
             ));
         }
-        let tmp = tempfile::Builder::new().prefix(".jscalls-").suffix(".tmp").tempfile_in(&dir).map_err(|e| {
+        // The name is noted for the signal handlers before the file exists: a signal between
+        // its creation and the note would leave it behind.
+        let tmp = tempfile::Builder::new().prefix(".jscalls-").suffix(".tmp").make_in(&dir, |p| {
+            #[cfg(unix)]
+            process::set_pending(p);
+            let mut o = fs::OpenOptions::new();
+            o.read(true).write(true).create_new(true);
+            #[cfg(unix)]
+            std::os::unix::fs::OpenOptionsExt::mode(&mut o, 0o600);
+            let file = o.open(p);
+            // Not ours (a name taken: another is tried): not to be removed.
+            #[cfg(unix)]
+            if file.is_err() {
+                process::clear_pending();
+            }
+            file
+        });
+        let tmp = tmp.map_err(|e| {
             // Without the temporary file's name, which means nothing to the user.
             let e = e
                 .raw_os_error()
                 .map_or_else(|| io::Error::new(e.kind(), e.kind().to_string()), io::Error::from_raw_os_error);
             Error::io(format!("cannot write {shown}"), e)
         })?;
-        #[cfg(unix)]
-        process::set_pending(tmp.path());
         let gzip = path.extension().is_some_and(|e| e == "gz").then_some(threads);
         Ok(Output::Temp { file: EarlyWriteback::new(tmp, fsync), target, gzip })
     }
