@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use jscalls::ranges::{indexed, ms, Kind, Landmark, Timings};
+use jscalls::ranges::{Kind, Landmark, Timings};
 use jscalls::tree::{write_json_number, write_json_str};
 use jscalls::{Config, Error};
 
@@ -63,14 +63,14 @@ pub(crate) fn run(args: &RangesArgs, global: &Global, cfg: &Config, reads: Reads
 fn text(t: &Timings, start: f64, event: Option<&str>) -> String {
     let mut out = String::new();
     let at = |us: f64| format!("+{}", ms(us - start)).replace("+-", "-");
-    let measures = indexed(t.measures());
+    let measures = Timings::indexed(t.measures());
     let _ = writeln!(out, "{} measure(s): --measure NAME[#K]", measures.len());
     for (k, l) in &measures {
         let kind = if l.kind == Kind::ConsoleTime { "  console.time" } else { "" };
         let _ =
             writeln!(out, "  {:<32} {:>12} at {}{kind}", format!("{}#{k}", printable(&l.name)), ms(l.dur), at(l.ts));
     }
-    let marks = indexed(t.of(Kind::Mark));
+    let marks = Timings::indexed(t.of(Kind::Mark));
     let _ = writeln!(out, "{} mark(s): --between MARK[#K]..MARK[#K]", marks.len());
     for (k, l) in &marks {
         let _ = writeln!(out, "  {:<32} at {}", format!("{}#{k}", printable(&l.name)), at(l.ts));
@@ -134,12 +134,18 @@ fn json(t: &Timings, bounds: (f64, f64), label: &str, event: Option<&str>) -> St
         }
         s.push(']');
     };
-    list(&mut s, "measures", indexed(t.measures()));
-    list(&mut s, "marks", indexed(t.of(Kind::Mark)));
+    list(&mut s, "measures", Timings::indexed(t.measures()));
+    list(&mut s, "marks", Timings::indexed(t.of(Kind::Mark)));
     list(&mut s, "interactions", t.interactions().into_iter().enumerate().collect());
     if let Some(name) = event {
         list(&mut s, "events", t.devtools_candidates(name).unwrap_or_default().into_iter().enumerate().collect());
     }
     s.push_str("}\n");
     s
+}
+
+/// A time in ms for people: `12.345 ms`, `4.7 ms`.
+fn ms(us: f64) -> String {
+    let s = format!("{:.3}", us / 1000.0);
+    format!("{} ms", s.trim_end_matches('0').trim_end_matches('.'))
 }

@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use super::report::printable;
-use jscalls::ranges::{indexed, Landmark, Timings};
+use jscalls::ranges::{Landmark, Timings};
 use jscalls::tree::{Func, Stacks};
 use jscalls::Thread;
 
@@ -129,7 +129,7 @@ pub(crate) fn timings(out: &mut String, t: &Timings, start: f64) {
     let measures: Vec<&Landmark> = t.measures().collect();
     if !measures.is_empty() {
         let _ = writeln!(out, "  {} measure(s) (--measure NAME[#K]):", measures.len());
-        for (k, l) in indexed(measures.iter().copied()).into_iter().take(TOP) {
+        for (k, l) in Timings::indexed(measures.iter().copied()).into_iter().take(TOP) {
             let name = if k == 0 { printable(&l.name).into_owned() } else { format!("{}#{k}", printable(&l.name)) };
             let _ = writeln!(out, "    {name:<28} {:>12} at {}", ms(l.dur), at(l.ts));
         }

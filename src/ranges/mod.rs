@@ -202,6 +202,26 @@ impl Timings {
         Some(s)
     }
 
+    /// Each landmark with its index among those of its name (the K of `NAME#K`), in the order
+    /// given.
+    pub fn indexed<'a>(ls: impl Iterator<Item = &'a Landmark>) -> Vec<(usize, &'a Landmark)> {
+        let mut seen: Vec<(&str, usize)> = Vec::new();
+        ls.map(|l| {
+            let k = match seen.iter_mut().find(|s| s.0 == l.name) {
+                Some(s) => {
+                    s.1 += 1;
+                    s.1 - 1
+                }
+                None => {
+                    seen.push((&l.name, 1));
+                    0
+                }
+            };
+            (k, l)
+        })
+        .collect()
+    }
+
     /// The names the complete events of which a query needs kept while reading.
     pub fn names_for(queries: &[&Query]) -> Vec<String> {
         let mut out: Vec<String> = Vec::new();
@@ -216,28 +236,8 @@ impl Timings {
     }
 }
 
-/// Each landmark with its index among those of its name (the K of `NAME#K`), in the order
-/// given.
-pub fn indexed<'a>(ls: impl Iterator<Item = &'a Landmark>) -> Vec<(usize, &'a Landmark)> {
-    let mut seen: Vec<(&str, usize)> = Vec::new();
-    ls.map(|l| {
-        let k = match seen.iter_mut().find(|s| s.0 == l.name) {
-            Some(s) => {
-                s.1 += 1;
-                s.1 - 1
-            }
-            None => {
-                seen.push((&l.name, 1));
-                0
-            }
-        };
-        (k, l)
-    })
-    .collect()
-}
-
 /// A time in ms for people: `12.345 ms`.
-pub fn ms(us: f64) -> String {
+pub(crate) fn ms(us: f64) -> String {
     let s = format!("{:.3}", us / 1000.0);
     format!("{} ms", s.trim_end_matches('0').trim_end_matches('.'))
 }
