@@ -58,9 +58,7 @@ pub(crate) fn run(args: &CallsArgs, global: &Global, cfg: &Config, reads: Reads)
     let to_terminal = args.out.output.as_deref().is_none_or(|o| o == Path::new("-")) && io::stdout().is_terminal();
     let format = args.format.unwrap_or(if to_terminal { CallsFormat::Summary } else { CallsFormat::Json });
     if let (Some(q), CallsFormat::Summary) = (args.range.query(), format) {
-        let o = q.as_option();
-        let o = o.split(' ').next().unwrap_or("--range");
-        return Err(Failed::Usage(format!("{o} selects the calls of the JSON: give --format json")));
+        return Err(Failed::Usage(format!("{} selects the calls of the JSON: give --format json", q.flag())));
     }
     each::run(&args.out, &Calls(format, args.range.query()), global, cfg, reads)
 }

@@ -295,7 +295,7 @@ struct Outcome {
 }
 
 fn measure(rule: &Rule, view: &View) -> Outcome {
-    let threads = match &view.window {
+    let (threads, (lo, hi)) = match &view.window {
         Ok(w) => {
             if rule.measure == Measure::Duration {
                 let value = w.1 - w.0;
@@ -303,7 +303,7 @@ fn measure(rule: &Rule, view: &View) -> Outcome {
                 let message = format!("{} (budget {})", amount(value), amount(rule.limit));
                 return Outcome { value, status, message, measured: true };
             }
-            &view.threads
+            (&view.threads, *w)
         }
         Err(m) => {
             // A range the input lacks measures nothing: a failure, unless allowed to be missing.
@@ -350,7 +350,6 @@ fn measure(rule: &Rule, view: &View) -> Outcome {
                             value += 1.0;
                         } else {
                             // Its part inside the range.
-                            let (lo, hi) = view.window.clone().unwrap_or_default();
                             value = f64::max(value, (c.ts() + c.dur()).min(hi) - c.ts().max(lo));
                         }
                     }
@@ -397,9 +396,8 @@ fn combine(rule: &Rule, runs: &[(String, Outcome)]) -> Outcome {
         let o = &runs[0].1;
         return Outcome { value: 0.0, status: o.status, message: o.message.clone(), measured: false };
     }
-    values.sort_by(f64::total_cmp);
+    let value = super::report::median(&mut values);
     let n = values.len();
-    let value = if n % 2 == 1 { values[n / 2] } else { (values[n / 2 - 1] + values[n / 2]) / 2.0 };
     let shown = |v: f64| if rule.measure.is_count() { format!("{v}") } else { amount(v) };
     let of = if n == runs.len() { format!("{n} runs") } else { format!("{n} of {} runs", runs.len()) };
     let status = if value <= rule.limit { Status::Pass } else { Status::Fail };

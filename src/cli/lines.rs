@@ -142,7 +142,7 @@ pub(crate) fn run(args: &LinesArgs, global: &Global, cfg: &Config, reads: Reads)
     if let (LinesFormat::Devtools, Some(q)) = (args.format, args.range.query()) {
         return Err(Failed::Usage(format!(
             "{}: DevTools' Sources panel sums the whole recording; a range is for the text and JSON views",
-            q.as_option().split(' ').next().unwrap_or("--range")
+            q.flag()
         )));
     }
     if args.format == LinesFormat::Devtools && args.thread.is_some() {

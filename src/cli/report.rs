@@ -214,6 +214,17 @@ pub(crate) fn report(name: &str, d: &Diagnostics, quiet: bool, verbose: bool) {
     );
 }
 
+/// The median of `v`, sorted in place (NaN for none): the runs' figure `diff --runs` and
+/// `check RUN...` report.
+pub(crate) fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    match v.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
+}
+
 /// Text for a markdown table's cell: a pipe would end the cell, a line break the table, `<`
 /// start markup, a backtick a code span; control characters are shown, not passed on.
 pub(crate) fn md_cell(s: &str) -> String {

@@ -56,14 +56,8 @@ fn write_calls_chunked(
     line.push_str("\",\n\"input\":");
     write_json_string(&mut line, input);
     if let Some(r) = range {
-        line.push_str(",\n\"range\":{\"option\":");
-        write_json_string(&mut line, &r.option);
-        line.push_str(",\"arg\":");
-        write_json_string(&mut line, &r.arg);
-        line.push_str(",\"startTime\":");
-        write_number(&mut line, r.min_us / 1000.0);
-        line.push_str(",\"endTime\":");
-        write_number(&mut line, r.max_us / 1000.0);
+        line.push_str(",\n\"range\":{");
+        r.write_json_fields(&mut line);
         if let Some(e) = &r.event {
             line.push_str(",\"event\":");
             line.push_str(e);

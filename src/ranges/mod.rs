@@ -30,6 +30,21 @@ pub struct Selection {
     pub event: Option<String>,
 }
 
+impl Selection {
+    /// Appends the fields every document gives a range, `"option":…,"arg":…,"startTime":MS,
+    /// "endTime":MS` (ms, as the DevTools oracle writes them), for the caller to enclose.
+    pub fn write_json_fields(&self, out: &mut String) {
+        out.push_str("\"option\":");
+        crate::js::write_json_string(out, &self.option);
+        out.push_str(",\"arg\":");
+        crate::js::write_json_string(out, &self.arg);
+        out.push_str(",\"startTime\":");
+        crate::js::write_number(out, self.min_us / 1000.0);
+        out.push_str(",\"endTime\":");
+        crate::js::write_number(out, self.max_us / 1000.0);
+    }
+}
+
 /// What a landmark is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {

@@ -162,6 +162,11 @@ impl Query {
         }
     }
 
+    /// The option that asks for it: `--measure`.
+    pub fn flag(&self) -> &'static str {
+        self.option().0
+    }
+
     /// As the command line asks for it: `--measure checkout#0`.
     pub fn as_option(&self) -> String {
         let (o, a) = self.option();

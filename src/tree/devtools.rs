@@ -61,14 +61,8 @@ pub(crate) fn write(
     write_number(&mut s, bounds.1);
     s.push_str("},\n");
     if let Some(r) = range {
-        s.push_str("\"range\":{\"option\":");
-        write_json_string(&mut s, &r.option);
-        s.push_str(",\"arg\":");
-        write_json_string(&mut s, &r.arg);
-        s.push_str(",\"startTime\":");
-        write_number(&mut s, r.min_us / 1000.0);
-        s.push_str(",\"endTime\":");
-        write_number(&mut s, r.max_us / 1000.0);
+        s.push_str("\"range\":{");
+        r.write_json_fields(&mut s);
         s.push_str(",\"windowUs\":{\"min\":");
         write_number(&mut s, r.min_us);
         s.push_str(",\"max\":");

@@ -364,15 +364,7 @@ struct Header {
 
 impl Header {
     fn new(base: String, new: String, specs: &(SideSpec, SideSpec)) -> Header {
-        let median = |s: &SideSpec| {
-            let mut v = s.lengths.lock().expect("not poisoned").clone();
-            v.sort_by(f64::total_cmp);
-            match v.len() {
-                0 => f64::NAN,
-                n if n % 2 == 1 => v[n / 2],
-                n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
-            }
-        };
+        let median = |s: &SideSpec| super::report::median(&mut s.lengths.lock().expect("not poisoned").clone());
         let range = specs.0.range.as_ref().map(|q| (q.as_option(), median(&specs.0), median(&specs.1)));
         Header { base, new, range }
     }

@@ -137,9 +137,7 @@ pub(crate) fn choose(
     }
     // A range keeps the self time inside it: the calls' spans, clipped.
     if let (Some(q), true) = (sel.range.query(), sel.weight != WeightArg::SelfTime) {
-        let o = q.as_option();
-        let o = o.split(' ').next().unwrap_or("--range");
-        return Err(Failure::Usage(format!("{o} weighs the calls' self time inside it: leave out --weight")));
+        return Err(Failure::Usage(format!("{} weighs the calls' self time inside it: leave out --weight", q.flag())));
     }
     // Only the formats that draw spans show the trace events (as markers).
     let with_events = spans;
@@ -331,14 +329,8 @@ pub(crate) fn render(
             }
             out.push(']');
             if let Some(w) = window {
-                out.push_str(",\"range\":{\"option\":");
-                write_json_str(&mut out, &w.option);
-                out.push_str(",\"arg\":");
-                write_json_str(&mut out, &w.arg);
-                out.push_str(",\"startTime\":");
-                write_json_number(&mut out, w.min_us / 1000.0);
-                out.push_str(",\"endTime\":");
-                write_json_number(&mut out, w.max_us / 1000.0);
+                out.push_str(",\"range\":{");
+                w.write_json_fields(&mut out);
                 out.push('}');
             }
             out.push_str(",\"threads\":[");

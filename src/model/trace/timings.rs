@@ -269,38 +269,43 @@ impl TimingsBuilder {
     }
 }
 
-/// A user-timing mark: an instant, which DevTools offers for no selection.
-fn mark(e: &Async) -> Landmark {
+/// The landmark of an event `begin` that lasts until `end` (µs), kept with `target`'s place
+/// (a pair's is its end event's, as DevTools keeps it).
+fn landmark(kind: Kind, begin: &Async, end: f64, target: &Async, devtools: bool) -> Landmark {
     Landmark {
-        kind: Kind::Mark,
-        name: e.name.clone(),
-        ts: e.ts,
-        dur: 0.0,
-        pid: e.pid,
-        tid: e.tid,
-        ph: e.ph as char,
-        cat: e.cat.clone(),
-        order: e.order,
-        devtools: false,
+        kind,
+        name: begin.name.clone(),
+        ts: begin.ts,
+        dur: end - begin.ts,
+        pid: target.pid,
+        tid: target.tid,
+        ph: target.ph as char,
+        cat: target.cat.clone(),
+        order: begin.order,
+        devtools,
         event_type: None,
         interaction_id: None,
     }
 }
 
-/// `sortTraceEventsInPlace`: by start, then the later end first; stable.
-fn sort_by_time(events: &mut [Async]) {
-    events.sort_by(|a, b| {
-        let (ea, eb) = (a.ts + a.dur.unwrap_or(0.0), b.ts + b.dur.unwrap_or(0.0));
-        a.ts.partial_cmp(&b.ts)
-            .unwrap_or(std::cmp::Ordering::Equal)
-            .then(eb.partial_cmp(&ea).unwrap_or(std::cmp::Ordering::Equal))
-    });
+/// A user-timing mark: an instant, which DevTools offers for no selection.
+fn mark(e: &Async) -> Landmark {
+    landmark(Kind::Mark, e, e.ts, e, false)
+}
+
+/// DevTools' `compareBeginAndEnd` (`ts + (dur ?? 0)` for the end): by start, then the later
+/// end first; equal otherwise. `sortTraceEventsInPlace` sorts by it, stably.
+fn time_order(a: &Async, b: &Async) -> std::cmp::Ordering {
+    let (ea, eb) = (a.ts + a.dur.unwrap_or(0.0), b.ts + b.dur.unwrap_or(0.0));
+    a.ts.partial_cmp(&b.ts)
+        .unwrap_or(std::cmp::Ordering::Equal)
+        .then(eb.partial_cmp(&ea).unwrap_or(std::cmp::Ordering::Equal))
 }
 
 /// `matchEvents` and `createSortedSyntheticEvents`: begins and ends of one id, category and
 /// name paired last-in first-out; a begin with no end pairs with its instants.
 fn match_pairs(mut events: Vec<Async>, devtools: bool) -> Vec<Landmark> {
-    sort_by_time(&mut events);
+    events.sort_by(time_order);
     let key = |e: &Async| e.id.as_ref().map(|id| format!("{}:{id}:{}", e.cat, e.name));
     let mut begins: FxHashMap<String, Vec<usize>> = FxHashMap::default();
     let mut instants: FxHashMap<String, Vec<usize>> = FxHashMap::default();
@@ -344,24 +349,13 @@ fn match_pairs(mut events: Vec<Async>, devtools: bool) -> Vec<Landmark> {
         .map(|(b, t)| {
             let (begin, target) = (&events[b], &events[t]);
             let console = begin.cat.split(',').any(|c| c == "blink.console" || c == "node.console");
-            let name = match begin.name.strip_prefix("time::") {
-                Some(label) if !devtools => label.to_owned(),
-                _ => begin.name.clone(),
-            };
-            Landmark {
-                kind: if console { Kind::ConsoleTime } else { Kind::Measure },
-                name,
-                ts: begin.ts,
-                dur: target.ts - begin.ts,
-                pid: target.pid,
-                tid: target.tid,
-                ph: target.ph as char,
-                cat: target.cat.clone(),
-                order: begin.order,
-                devtools,
-                event_type: None,
-                interaction_id: None,
+            let kind = if console { Kind::ConsoleTime } else { Kind::Measure };
+            let mut l = landmark(kind, begin, target.ts, target, devtools);
+            // Node's `console.time('batch')` is the span `time::batch`.
+            if let (false, Some(label)) = (devtools, begin.name.strip_prefix("time::")) {
+                l.name = label.to_owned();
             }
+            l
         })
         .collect()
 }
@@ -379,25 +373,10 @@ fn interaction_start(data: Option<&Value>) -> bool {
 /// The interactions: `EventTiming` starts and ends merged in time order (`mergeOrdered`, which
 /// drops an end that ties with a start), each end closing the last open start of its id.
 fn interactions(starts: Vec<Async>, ends: Vec<Async>) -> Vec<Landmark> {
-    let end = |e: &Async| e.ts + e.dur.unwrap_or(0.0);
-    let cmp = |a: &Async, b: &Async| -> std::cmp::Ordering {
-        use std::cmp::Ordering::*;
-        if a.ts < b.ts {
-            Less
-        } else if a.ts > b.ts {
-            Greater
-        } else if end(a) > end(b) {
-            Less
-        } else if end(a) < end(b) {
-            Greater
-        } else {
-            Equal
-        }
-    };
     let mut merged: Vec<&Async> = Vec::with_capacity(starts.len() + ends.len());
     let (mut i, mut j) = (0, 0);
     while i < starts.len() && j < ends.len() {
-        let c = cmp(&starts[i], &ends[j]);
+        let c = time_order(&starts[i], &ends[j]);
         merged.push(if c.is_le() { &starts[i] } else { &ends[j] });
         if c.is_le() {
             i += 1;
@@ -421,20 +400,10 @@ fn interactions(starts: Vec<Async>, ends: Vec<Async>) -> Vec<Landmark> {
         if !["type", "interactionId", "timeStamp", "processingStart", "processingEnd"].iter().all(|k| field(k)) {
             continue;
         }
-        out.push(Landmark {
-            kind: Kind::Interaction,
-            name: b.name.clone(),
-            ts: b.ts,
-            dur: e.ts - b.ts,
-            pid: b.pid,
-            tid: b.tid,
-            ph: b.ph as char,
-            cat: b.cat.clone(),
-            order: b.order,
-            devtools: true,
-            event_type: d.get("type").and_then(js_key),
-            interaction_id: d.get("interactionId").and_then(Value::as_f64),
-        });
+        let mut l = landmark(Kind::Interaction, b, e.ts, b, true);
+        l.event_type = d.get("type").and_then(js_key);
+        l.interaction_id = d.get("interactionId").and_then(Value::as_f64);
+        out.push(l);
     }
     out
 }
