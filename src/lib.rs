@@ -40,12 +40,12 @@ mod output;
 #[cfg_attr(not(feature = "cli"), allow(unreachable_pub))]
 mod parallel;
 pub mod ranges;
-mod reread;
 mod schedule;
 pub mod sourcemap;
 #[cfg_attr(not(feature = "internals"), allow(unreachable_pub))]
 mod strings;
 mod sys;
+mod timeline;
 pub mod tree;
 mod view;
 
@@ -63,6 +63,7 @@ pub use input::{InputKind, Source};
 pub use model::gecko::Symbols;
 pub use model::profile::Limits;
 pub use model::{CpuProfileMode, EngineVersion};
+pub use timeline::TimelineStart;
 pub use view::{Call, Frame, Thread};
 
 use std::io::Write;
@@ -269,7 +270,15 @@ impl Analysis {
     /// Writes the timeline: `source`'s events (read again) and each thread's calls on a thread
     /// of their own. `source` must be the input analysed, and readable twice.
     pub fn write_timeline(&self, out: &mut dyn Write, source: &Source) -> Result<(), Error> {
-        reread::write_timeline(out, source, &self.all, self.cfg.window_options(), self.bounds, self.timeline_samples)
+        timeline::write_timeline(
+            out,
+            source,
+            &self.all,
+            self.cfg.window_options(),
+            self.bounds,
+            self.timeline_samples,
+            self.cfg.threads,
+        )
     }
 }
 
@@ -512,7 +521,14 @@ impl Assembled {
     pub fn write_timeline(self, out: &mut dyn Write, source: &Source) -> Result<(), Error> {
         let (bounds, samples) = (self.bounds, self.timeline_samples());
         let (lazy, cfg) = self.lazy();
-        reread::write_timeline(out, source, lazy, cfg.window_options(), bounds, samples)
+        timeline::write_timeline(out, source, lazy, cfg.window_options(), bounds, samples, cfg.threads)
+    }
+
+    /// Ends a timeline begun by [`assemble_timeline`] (which made this): each thread's calls.
+    pub fn finish_timeline(self, out: &mut dyn Write, start: TimelineStart) -> Result<(), Error> {
+        let (bounds, samples, trace) = (self.bounds, self.timeline_samples(), self.kind == InputKind::Trace);
+        let (lazy, cfg) = self.lazy();
+        timeline::finish_timeline(out, start, lazy, trace, bounds, samples, cfg.threads)
     }
 
     /// Writes DevTools' own Call tree and Bottom-up of each thread with calls, for the set of
@@ -552,6 +568,32 @@ impl Assembled {
 
 /// Reads `source` and assembles its profiles and per-thread events (everything before the estimate).
 pub fn assemble(source: &Source, cfg: &Config) -> Result<(Diagnostics, Assembled), Error> {
+    assemble_with(source, cfg, None).map(|(diag, a, _)| (diag, a))
+}
+
+/// Reads `source` as [`assemble`] does, writing the start of its timeline to `out` on the way:
+/// the input's events, each copied byte for byte as the scan reads it (one read, so a stream
+/// will do). [`Assembled::finish_timeline`] on the same `out` adds the calls; together they
+/// write what [`Assembled::write_timeline`] writes.
+pub fn assemble_timeline(
+    source: &Source,
+    cfg: &Config,
+    out: &mut dyn Write,
+) -> Result<(Diagnostics, Assembled, TimelineStart), Error> {
+    let mut writer = output::timeline::TimelineWriter::new(out)?;
+    let (diag, assembled, metadata) =
+        assemble_with(source, cfg, Some(&mut |c, input, base| writer.copied(c, input, base)))?;
+    let start = TimelineStart::new(&writer, metadata);
+    Ok((diag, assembled, start))
+}
+
+/// [`assemble`], handing `copy` the events as they are read; also returns the trace's raw
+/// `metadata`.
+fn assemble_with(
+    source: &Source,
+    cfg: &Config,
+    copy: Option<&mut input::document::CopyTo<'_>>,
+) -> Result<(Diagnostics, Assembled, Option<Vec<u8>>), Error> {
     let mut diag = Diagnostics::default();
     let mut stages = Vec::new();
     let t = Instant::now();
@@ -562,7 +604,10 @@ pub fn assemble(source: &Source, cfg: &Config) -> Result<(Diagnostics, Assembled
     builder.keep_lines = cfg.keep_lines;
     builder.rundown = cfg.keep_scripts.then(Default::default);
     builder.timings.want = cfg.range_event_names.iter().map(|n| n.as_str().into()).collect();
-    let doc = read_document(&mut w, &mut builder, &mut diag, cfg.threads)?;
+    let doc = match copy {
+        Some(copy) => input::document::read_document_copying(&mut w, &mut builder, &mut diag, cfg.threads, copy)?,
+        None => read_document(&mut w, &mut builder, &mut diag, cfg.threads)?,
+    };
     stages.push(("read", t.elapsed()));
     let cfg = cfg.clone();
     match doc {
@@ -597,6 +642,7 @@ pub fn assemble(source: &Source, cfg: &Config) -> Result<(Diagnostics, Assembled
                     map_sources: Default::default(),
                     timings: tm.timings,
                 },
+                metadata,
             ))
         }
         Document::Object { kind, fields, location } => {
@@ -641,6 +687,7 @@ pub fn assemble(source: &Source, cfg: &Config) -> Result<(Diagnostics, Assembled
                     map_sources: Default::default(),
                     timings: Default::default(),
                 },
+                None,
             ))
         }
     }

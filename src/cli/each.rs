@@ -24,9 +24,11 @@ pub(crate) trait PerInput {
     fn shares_stdout(&self) -> bool {
         false
     }
-    /// Whether the input is read again as the output is written (a stream is kept in a
-    /// temporary file first).
-    fn rereads(&self) -> bool {
+    /// Whether the output begins with the input's events, copied (the timeline): into a file
+    /// they are copied while the input is read, and the job's [`PerInput::write`] is not
+    /// called; to standard output or a device the input is read again after the estimate
+    /// (a stream kept in a temporary file first), so that a failure writes nothing.
+    fn copies_events(&self) -> bool {
         false
     }
     /// Whether the trace events' names are kept for the writer.
@@ -199,7 +201,8 @@ fn run_one(
     };
     // A stream read twice is kept in a temporary file on the way (removed when dropped).
     let mut _spill = None;
-    let source = if job.rereads() && !source.can_reread() {
+    let copy_while_reading = job.copies_events() && output.is_temp();
+    let source = if job.copies_events() && !copy_while_reading && !source.can_reread() {
         let tmp = spill_stream(&source).map_err(fail)?;
         let s = Source::file(tmp.path());
         _spill = Some(tmp);
@@ -219,21 +222,53 @@ fn run_one(
     }
     cfg.range_event_names = job.range_event_names();
     let timing = Timing::start();
+    // What follows the read; its failure is reported, and writes nothing.
+    let read = |assembled: Result<(Diagnostics, Assembled), Error>| {
+        let (diagnostics, mut assembled) = assembled.map_err(fail)?;
+        if let Some(t) = &timing {
+            t.report_stages(&assembled);
+        }
+        report(&name, &diagnostics, global.quiet, global.verbose);
+        strict(global, &name, &diagnostics)?;
+        if let Some(maps) = maps {
+            super::frames::apply(&mut assembled, maps, &name, global)?;
+        }
+        let range = match job.range() {
+            Some(q) => Some(super::range::resolve(q, &assembled, &name)?),
+            None => None,
+        };
+        Ok((diagnostics, assembled, range))
+    };
+    if copy_while_reading {
+        // A failure after the read stops the writing (the file is not kept) and is reported.
+        let mut failed = None;
+        let written = output.write(|w| {
+            let read_back = jscalls::assemble_timeline(&source, &cfg, w);
+            drop(progress);
+            let (diagnostics, assembled, start) = read_back?;
+            match read(Ok((diagnostics, assembled))) {
+                Ok((_, assembled, _)) => {
+                    let timing = Timing::start();
+                    let r = assembled.finish_timeline(w, start);
+                    if let Some(t) = &timing {
+                        t.report("estimate+write");
+                    }
+                    r
+                }
+                Err(f) => {
+                    failed = Some(f);
+                    Err(Error::input(None, "stopped"))
+                }
+            }
+        });
+        return match failed {
+            Some(f) => Err(f),
+            None => written.map_err(fail),
+        };
+    }
     let assembled = assemble(&source, &cfg);
     drop(progress);
-    let (diagnostics, mut assembled) = assembled.map_err(fail)?;
-    if let Some(t) = &timing {
-        t.report_stages(&assembled);
-    }
-    report(&name, &diagnostics, global.quiet, global.verbose);
-    strict(global, &name, &diagnostics)?;
-    if let Some(maps) = maps {
-        super::frames::apply(&mut assembled, maps, &name, global)?;
-    }
-    let range = match job.range() {
-        Some(q) => Some(super::range::resolve(q, &assembled, &name)?),
-        None => None,
-    };
+    let (diagnostics, assembled, range) = read(assembled)?;
     let label = match input {
         Some(p) => p.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_else(|| name.clone()),
         None => "-".to_owned(),

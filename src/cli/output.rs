@@ -146,6 +146,11 @@ impl Output {
         Ok(Output::Temp { file: EarlyWriteback::new(tmp, fsync), target, gzip })
     }
 
+    /// Whether the output is a file kept only once complete.
+    pub(crate) fn is_temp(&self) -> bool {
+        matches!(self, Output::Temp { .. })
+    }
+
     /// The file written (None: standard output).
     pub(crate) fn target(&self) -> Option<&Path> {
         match self {

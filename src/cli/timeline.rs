@@ -16,7 +16,7 @@ impl PerInput for Timeline {
         ".timeline.json"
     }
 
-    fn rereads(&self) -> bool {
+    fn copies_events(&self) -> bool {
         true
     }
 

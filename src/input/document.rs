@@ -9,6 +9,7 @@
 //! top-level values are kept as raw bytes only when they may be needed (`metadata` and the
 //! fields of a `.cpuprofile`).
 
+use super::copy::Copied;
 use super::formats::{self, InputKind, OBJECT_FORMATS};
 use super::json::{self, Stop};
 use super::reader::{Text, Window};
@@ -45,7 +46,13 @@ struct Walker<'a> {
     /// The helper's scratch stack (locked once a region).
     stack2: std::sync::Mutex<Vec<u8>>,
     threads: usize,
+    /// Takes the events' bytes, in file order, as they are delivered ([`read_document_copying`]).
+    copy: Option<&'a mut CopyTo<'a>>,
 }
+
+/// Where the events' copies go: a piece at a time, in file order, with the bytes they lie in
+/// and the offset of the first of those in the input.
+pub(crate) type CopyTo<'a> = dyn FnMut(Copied, &[u8], u64) -> Result<(), Error> + 'a;
 
 impl<'a> Walker<'a> {
     /// Skips whitespace; false at the end of input.
@@ -206,19 +213,25 @@ impl<'a> Walker<'a> {
                     }
                 }
             }
-            let Walker { w, diag, stack, stack2, .. } = &mut *self;
+            let Walker { w, diag, stack, stack2, copy, .. } = &mut *self;
+            let copies = copy.is_some();
             let (w, mut read_ahead) = w.split();
             let from = (next - w.base()) as usize;
             let bytes = &w.buf[from..];
             let state = RegionStart { base: next, expect_element, after_comma, last: eof };
             let mut deliver = |(region, text): (Region<S::Prep>, Option<Text>)| {
-                deliver_region(region, sink, text.as_ref().unwrap_or(w), diag, &mut index).map(|r| (r, text))
+                let bytes = text.as_ref().unwrap_or(w);
+                let mut region = deliver_region(region, sink, bytes, diag, &mut index)?;
+                if let Some(copy) = copy.as_deref_mut() {
+                    region.copies.drain(..).try_for_each(|c| copy(c, &bytes.buf, bytes.base()))?;
+                }
+                Ok((region, text))
             };
             let (scanned, delivered) = if !scan_more {
                 (None, pending.take().map(&mut deliver).transpose())
             } else {
                 let pieces = if relay.is_some() { PIECES } else { 1 };
-                let opts = RunOptions { parsed, name_at, max_value: w.max_value() };
+                let opts = RunOptions { parsed, name_at, max_value: w.max_value(), copy: copies };
                 let job = ScanJob::<S>::new(bytes, state, opts, pieces, &mut spare);
                 let d = if let Some(relay) = relay {
                     // The helper scans from the start; this thread joins in once the previous
@@ -372,12 +385,34 @@ pub(crate) fn read_document<S: Sink>(
     diag: &mut Diagnostics,
     threads: usize,
 ) -> Result<Document, Error> {
+    read_document_with(w, sink, diag, threads, None)
+}
+
+/// [`read_document`], handing `copy` each object of the event array, as its bytes were
+/// ([`Copied`]), in file order (the sink must want its events parsed).
+pub(crate) fn read_document_copying<'a, S: Sink>(
+    w: &'a mut Window,
+    sink: &mut S,
+    diag: &'a mut Diagnostics,
+    threads: usize,
+    copy: &'a mut CopyTo<'a>,
+) -> Result<Document, Error> {
+    read_document_with(w, sink, diag, threads, Some(copy))
+}
+
+fn read_document_with<'a, S: Sink>(
+    w: &'a mut Window,
+    sink: &mut S,
+    diag: &'a mut Diagnostics,
+    threads: usize,
+    copy: Option<&'a mut CopyTo<'a>>,
+) -> Result<Document, Error> {
     w.fill(0)?;
     if w.rest().starts_with(b"\xEF\xBB\xBF") {
         diag.push(WarningKind::ByteOrderMark, Some(w.location(0, None)), "skipped a UTF-8 byte order mark");
         w.pos += 3;
     }
-    let mut me = Walker { w, diag, stack: Vec::new(), stack2: std::sync::Mutex::new(Vec::new()), threads };
+    let mut me = Walker { w, diag, stack: Vec::new(), stack2: std::sync::Mutex::new(Vec::new()), threads, copy };
     let doc = match me.peek()? {
         None => return Err(Error::input(None, "the input is empty")),
         Some(b'[') => {

@@ -6,6 +6,7 @@
 
 #[cfg_attr(not(feature = "internals"), allow(unreachable_pub))]
 pub mod chunk;
+pub(crate) mod copy;
 pub(crate) mod document;
 pub(crate) mod formats;
 #[cfg_attr(not(feature = "internals"), allow(unreachable_pub))]

@@ -5,6 +5,7 @@
 
 use std::mem::ManuallyDrop;
 
+use super::copy::Copied;
 use super::json::{self, Stop};
 use super::scan;
 use super::sink::Sink;
@@ -87,6 +88,8 @@ pub(super) struct Region<P> {
     pub(super) newlines: u64,
     /// Where each sequence of bytes that is not UTF-8 starts (absolute), found on the same pass.
     pub(super) bad_utf8: Vec<u64>,
+    /// With [`RunOptions::copy`], the events' bytes, one entry per piece.
+    pub(super) copies: Vec<Copied>,
 }
 
 /// The scan of one region, shared by the threads that do it: the region is cut into pieces at
@@ -170,10 +173,12 @@ impl<'b, S: Sink> ScanJob<'b, S> {
             }
             region.events.append(&mut piece.events);
             region.bad_utf8.append(&mut piece.bad_utf8);
+            region.copies.append(&mut piece.copies);
             region = Region {
                 events: region.events,
                 newlines: region.newlines + piece.newlines,
                 bad_utf8: region.bad_utf8,
+                copies: region.copies,
                 ..piece
             };
         }
@@ -190,6 +195,8 @@ pub(super) struct RunOptions {
     pub(super) name_at: bool,
     /// The largest event accepted, in bytes (a larger one is always handed over, to fail).
     pub(super) max_value: usize,
+    /// Whether each piece's events are copied ([`Region::copies`]; needs `parsed`).
+    pub(super) copy: bool,
 }
 
 /// Pieces a region is cut into for the scan threads.
@@ -203,7 +210,7 @@ pub(super) fn scan_run<S: Sink, const NAME_AT: bool>(
     start: usize,
     stop_at: usize,
     at: RegionStart,
-    RunOptions { parsed, max_value, .. }: RunOptions,
+    RunOptions { parsed, max_value, copy, .. }: RunOptions,
     stack: &mut Vec<u8>,
     mut list: Vec<Scanned<S::Prep>>,
 ) -> Region<S::Prep> {
@@ -223,7 +230,11 @@ pub(super) fn scan_run<S: Sink, const NAME_AT: bool>(
         last: at.last,
         newlines: 0,
         bad_utf8: Vec::new(),
+        copies: Vec::new(),
     };
+    // With `copy`: where the objects lie, and their spans.
+    let mut copied = Copied::default();
+    let mut bounds = Vec::new();
     'scan: {
         let mut i = json::ws(b, start);
         let mut comma = if run.after_comma { Some(start.saturating_sub(1)) } else { None };
@@ -249,7 +260,12 @@ pub(super) fn scan_run<S: Sink, const NAME_AT: bool>(
             let is_object = b[i] == b'{';
             let r = if parsed && is_object {
                 let mut ev = ManuallyDrop::new(scan::RawEvent::default());
-                let r = scan::event_into::<NAME_AT>(b, i, stack, &mut ev).map(|e| (Some(S::prepare(&mut ev)), e));
+                let r = scan::event_into::<NAME_AT>(b, i, stack, &mut ev).map(|e| {
+                    if copy {
+                        copied.note(super::copy::span(&ev));
+                    }
+                    (Some(S::prepare(&mut ev)), e)
+                });
                 scan::RawEvent::release(ev);
                 r
             } else {
@@ -266,6 +282,9 @@ pub(super) fn scan_run<S: Sink, const NAME_AT: bool>(
                     break 'scan;
                 }
             };
+            if copy && is_object {
+                bounds.push((i, end));
+            }
             let scanned = Scanned { start: abs(i), end: abs(end), is_object, inert_before: inert, prep };
             if scanned.prep.as_ref().is_some_and(S::is_inert) && end - i <= max_value && inert < u32::MAX {
                 inert += 1;
@@ -294,6 +313,10 @@ pub(super) fn scan_run<S: Sink, const NAME_AT: bool>(
     if !ascii {
         // Pieces are cut at ASCII bytes, so each holds whole characters.
         run.bad_utf8 = json::invalid_utf8(scanned).map(|k| abs(start + k)).collect();
+    }
+    if copy {
+        copied.fill(b, at.base, &bounds, &run.bad_utf8);
+        run.copies.push(copied);
     }
     run
 }

@@ -8,15 +8,16 @@
 //! merge treats them as trace events, which cut and nest its calls), and a viewer would show
 //! both, one inside the other.
 //!
-//! The caller reads the input a second time and hands its events over as they are, so memory
-//! does not grow with the input.
+//! The input's events are handed over as they are, while the input is read (a piece of the
+//! event array at a time) or read again, so memory does not grow with the input.
 
 use std::io::Write;
 
 use super::calls::write_field;
 use crate::error::Error;
 use crate::estimate::{Estimates, ThreadCalls};
-use crate::js::{write_json_string, write_number, Scalar};
+use crate::input::copy::{self, Copied, Part};
+use crate::js::{write_int, write_json_string, write_number, Scalar};
 use crate::strings::Strings;
 use crate::tree::Stacks;
 use crate::view::Thread;
@@ -31,7 +32,16 @@ pub(crate) struct TimelineWriter<'a> {
     n: u64,
     /// The largest integer after any `"tid":` in any event (never less than the event's own tid).
     max_tid: i64,
-    tid_key: memchr::memmem::Finder<'static>,
+    /// The earliest start and latest end of the events a viewer shows ([`copy::span`]), µs.
+    span: (f64, f64),
+}
+
+/// Where a timeline stands after the input's events: what its end needs of them.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Written {
+    n: u64,
+    max_tid: i64,
+    span: (f64, f64),
 }
 
 fn io(e: std::io::Error) -> Error {
@@ -42,22 +52,55 @@ impl<'a> TimelineWriter<'a> {
     /// Starts the document.
     pub(crate) fn new(out: &'a mut dyn Write) -> Result<TimelineWriter<'a>, Error> {
         out.write_all(b"{\"traceEvents\":[\n").map_err(io)?;
-        Ok(TimelineWriter { out, n: 0, max_tid: 0, tid_key: memchr::memmem::Finder::new(b"\"tid\":") })
+        Ok(TimelineWriter { out, n: 0, max_tid: 0, span: (f64::INFINITY, f64::NEG_INFINITY) })
     }
 
-    fn note_tids(&mut self, raw: &[u8]) {
-        for at in self.tid_key.find_iter(raw) {
-            let digits = &raw[at + 6..];
-            let digits = &digits[..digits.iter().position(|c| !c.is_ascii_digit()).unwrap_or(digits.len())];
-            // A tid too long for i64 is no real thread's; the largest value stands for it.
-            let tid = std::str::from_utf8(digits).ok().and_then(|d| d.parse::<i64>().ok()).unwrap_or(i64::MAX / 2);
-            self.max_tid = self.max_tid.max(tid);
+    /// Goes on after the events (written through another writer).
+    pub(crate) fn resume(out: &'a mut dyn Write, at: Written) -> TimelineWriter<'a> {
+        TimelineWriter { out, n: at.n, max_tid: at.max_tid, span: at.span }
+    }
+
+    /// Where the timeline stands.
+    pub(crate) fn written(&self) -> Written {
+        Written { n: self.n, max_tid: self.max_tid, span: self.span }
+    }
+
+    /// The earliest start and latest end of the events written that a viewer shows, µs.
+    pub(crate) fn span(&self) -> (f64, f64) {
+        self.span
+    }
+
+    fn note_span(&mut self, span: Option<(f64, f64)>) {
+        if let Some((from, to)) = span {
+            self.span = (self.span.0.min(from), self.span.1.max(to));
         }
     }
 
-    /// Copies one input event, as its bytes were.
-    pub(crate) fn event(&mut self, raw: &[u8]) -> Result<(), Error> {
-        self.note_tids(raw);
+    /// Copies the events of a piece of the input, as the scan found them in `input` (whose
+    /// first byte is at `base`).
+    pub(crate) fn copied(&mut self, c: Copied, input: &[u8], base: u64) -> Result<(), Error> {
+        for (k, part) in c.parts.iter().enumerate() {
+            if self.n > 0 || k > 0 {
+                self.out.write_all(b",\n").map_err(io)?;
+            }
+            let bytes = match part {
+                Part::Input(s, e) => &input[(s - base) as usize..(e - base) as usize],
+                Part::Repaired(bytes) => bytes,
+            };
+            self.out.write_all(bytes).map_err(io)?;
+        }
+        self.n += c.events;
+        self.max_tid = self.max_tid.max(c.max_tid);
+        if c.span.0 <= c.span.1 {
+            self.note_span(Some(c.span));
+        }
+        Ok(())
+    }
+
+    /// Copies one input event, as its bytes were; `span`, its [`copy::span`].
+    pub(crate) fn event(&mut self, raw: &[u8], span: Option<(f64, f64)>) -> Result<(), Error> {
+        self.max_tid = copy::max_tid(raw, self.max_tid);
+        self.note_span(span);
         if self.n > 0 {
             self.out.write_all(b",\n").map_err(io)?;
         }
@@ -73,7 +116,8 @@ impl<'a> TimelineWriter<'a> {
     /// Writes each thread's calls and ends the document with the input's `metadata`, if any.
     /// For a `.cpuprofile` input the events are the calls alone (plus the thread's name).
     /// With `samples`, each thread's calls are also written as samples ([`write_resampled`]),
-    /// which `range`, the time the input spans (µs), frames.
+    /// which `range`, the time the input spans (µs), frames. The calls' lines are rendered
+    /// on up to `threads` threads.
     pub(crate) fn finish(
         self,
         mut t: impl Estimates,
@@ -81,10 +125,12 @@ impl<'a> TimelineWriter<'a> {
         metadata: Option<&[u8]>,
         range: (f64, f64),
         samples: bool,
+        threads: usize,
     ) -> Result<(), Error> {
         let TimelineWriter { out, mut n, max_tid, .. } = self;
         let mut line = String::with_capacity(512);
         let mut k = 0i64;
+        let spare = std::cell::RefCell::new(Vec::<String>::new());
         t.each(|th, strings| {
             k += 1;
             // A .cpuprofile's calls are its only events: they stay on its thread.
@@ -111,13 +157,27 @@ impl<'a> TimelineWriter<'a> {
             line.push_str("}}");
             out.write_all(line.as_bytes()).map_err(io)?;
             n += 1;
-            for &i in th.canonical_order() {
-                line.clear();
-                line.push_str(",\n");
-                write_call_event(&mut line, th, i as usize, tid, strings);
-                out.write_all(line.as_bytes()).map_err(io)?;
-                n += 1;
-            }
+            let parts = EventParts::new(th, tid, strings);
+            let order = th.canonical_order();
+            let make = |c: usize| {
+                let buf = spare.borrow_mut().pop().unwrap_or_else(|| String::with_capacity(CHUNK * 384));
+                (c * CHUNK..((c + 1) * CHUNK).min(order.len()), buf)
+            };
+            let render = |(calls, mut s): (std::ops::Range<usize>, String)| {
+                s.clear();
+                for k in calls {
+                    s.push_str(",\n");
+                    parts.write_call(&mut s, th, order[k] as usize);
+                }
+                s
+            };
+            let write = |part: String| {
+                out.write_all(part.as_bytes()).map_err(io)?;
+                spare.borrow_mut().push(part);
+                Ok::<(), Error>(())
+            };
+            crate::parallel::ordered(order.len().div_ceil(CHUNK), threads, AHEAD * threads, make, render, write)?;
+            n += order.len() as u64;
             if samples {
                 line.clear();
                 line.push_str(",\n");
@@ -137,49 +197,81 @@ impl<'a> TimelineWriter<'a> {
     }
 }
 
-/// One call as a trace event, on thread `tid` of the call's process.
-pub(crate) fn write_call_event(s: &mut String, th: &ThreadCalls, i: usize, tid: i64, strings: &Strings) {
-    let c = &th.calls[i];
-    let node = &th.model.nodes[c.node as usize];
-    let f = th.model.frame(c.node);
-    // The event's name is the one DevTools shows (source-mapped when a map names it).
-    let name = match f.original.and_then(|o| o.name).map_or(f.function_name, Scalar::Str) {
-        Scalar::Str(id) if !strings.get(id).is_empty() => strings.get(id).to_owned(),
-        Scalar::Str(_) => "(anonymous)".to_owned(),
-        other => other.to_js_string(strings),
-    };
-    s.push_str("{\"name\":");
-    write_json_string(s, &name);
-    s.push_str(",\"cat\":\"");
-    s.push_str(CALL_CATEGORY);
-    s.push_str("\",\"ph\":\"X\",\"pid\":");
-    s.push_str(&th.pid.to_string());
-    s.push_str(",\"tid\":");
-    s.push_str(&tid.to_string());
-    s.push_str(",\"ts\":");
-    write_number(s, c.ts);
-    s.push_str(",\"dur\":");
-    write_number(s, c.dur);
-    s.push_str(",\"args\":{\"callFrame\":{\"functionName\":");
-    write_field(s, f.function_name, false, strings);
-    s.push_str(",\"url\":");
-    write_field(s, f.url, false, strings);
-    s.push_str(",\"scriptId\":");
-    write_field(s, f.script_id, false, strings);
-    s.push_str(",\"lineNumber\":");
-    write_field(s, f.line_number, false, strings);
-    s.push_str(",\"columnNumber\":");
-    write_field(s, f.column_number, false, strings);
-    super::calls::write_original(s, f, strings);
-    s.push_str("},\"nodeId\":");
-    s.push_str(&node.id.to_string());
-    s.push_str(",\"sampleIndex\":");
-    s.push_str(&c.sample_index.to_string());
-    s.push_str(",\"profileId\":");
-    s.push_str(&th.profile_id);
-    super::calls::write_tree_fields(s, th, i);
-    super::calls::write_bounds(s, th, i);
-    s.push_str("}}");
+/// Calls rendered per job (about 300 KB of JSON), and jobs rendered ahead of the one being
+/// written, per thread, as for the calls output.
+const CHUNK: usize = 1 << 10;
+const AHEAD: usize = 8;
+
+/// The parts of a thread's call events that are each node's own, rendered once: before the
+/// call's times (`{"name":…,"tid":…,"ts":`) and between them and its sample
+/// (`,"args":{"callFrame":{…},"nodeId":…,"sampleIndex":`).
+struct EventParts {
+    /// Node `k`'s two parts are `text[ends[2k - 1]..ends[2k]]` and `text[ends[2k]..ends[2k + 1]]`.
+    text: String,
+    ends: Vec<usize>,
+    /// `,"profileId":…`.
+    profile: String,
+}
+
+impl EventParts {
+    fn new(th: &ThreadCalls, tid: i64, strings: &Strings) -> EventParts {
+        let nodes = &th.model.nodes;
+        let mut text = String::with_capacity(nodes.len() * 256);
+        let mut ends = Vec::with_capacity(2 * nodes.len());
+        for (k, node) in nodes.iter().enumerate() {
+            let f = th.model.frame(k as u32);
+            // The event's name is the one DevTools shows (source-mapped when a map names it).
+            let name = match f.original.and_then(|o| o.name).map_or(f.function_name, Scalar::Str) {
+                Scalar::Str(id) if !strings.get(id).is_empty() => strings.get(id).to_owned(),
+                Scalar::Str(_) => "(anonymous)".to_owned(),
+                other => other.to_js_string(strings),
+            };
+            text.push_str("{\"name\":");
+            write_json_string(&mut text, &name);
+            text.push_str(",\"cat\":\"");
+            text.push_str(CALL_CATEGORY);
+            text.push_str("\",\"ph\":\"X\",\"pid\":");
+            write_int(&mut text, th.pid);
+            text.push_str(",\"tid\":");
+            write_int(&mut text, tid);
+            text.push_str(",\"ts\":");
+            ends.push(text.len());
+            text.push_str(",\"args\":{\"callFrame\":{\"functionName\":");
+            write_field(&mut text, f.function_name, false, strings);
+            text.push_str(",\"url\":");
+            write_field(&mut text, f.url, false, strings);
+            text.push_str(",\"scriptId\":");
+            write_field(&mut text, f.script_id, false, strings);
+            text.push_str(",\"lineNumber\":");
+            write_field(&mut text, f.line_number, false, strings);
+            text.push_str(",\"columnNumber\":");
+            write_field(&mut text, f.column_number, false, strings);
+            super::calls::write_original(&mut text, f, strings);
+            text.push_str("},\"nodeId\":");
+            write_int(&mut text, node.id);
+            text.push_str(",\"sampleIndex\":");
+            ends.push(text.len());
+        }
+        let profile = format!(",\"profileId\":{}", th.profile_id);
+        EventParts { text, ends, profile }
+    }
+
+    /// Call `i` as a trace event.
+    fn write_call(&self, s: &mut String, th: &ThreadCalls, i: usize) {
+        let c = &th.calls[i];
+        let k = 2 * c.node as usize;
+        let start = if k == 0 { 0 } else { self.ends[k - 1] };
+        s.push_str(&self.text[start..self.ends[k]]);
+        write_number(s, c.ts);
+        s.push_str(",\"dur\":");
+        write_number(s, c.dur);
+        s.push_str(&self.text[self.ends[k]..self.ends[k + 1]]);
+        write_int(s, c.sample_index);
+        s.push_str(&self.profile);
+        super::calls::write_tree_fields(s, th, i);
+        super::calls::write_bounds(s, th, i);
+        s.push_str("}}");
+    }
 }
 
 /// The thread's calls as samples, in a `CpuProfile` instant event: the Firefox Profiler reads

@@ -23,7 +23,7 @@ const LAYERS: &[&str] = &[
     "tree",
     "diff",
     "output",
-    "reread",
+    "timeline",
 ];
 
 type Module = Vec<String>;

@@ -227,3 +227,78 @@ fn the_firefox_profiler_shows_the_calls_track_of_a_timeline() {
         assert!(v["calls"]["samples"].as_u64().unwrap() > 100, "{input}: {said}");
     }
 }
+
+/// The timeline written while its input is read (the scan's runs of events) is the one
+/// written by reading the input again, on every fixture and on a trace made to break the runs:
+/// events in pieces read side by side, separators other than `,\n`, an element that is not an
+/// object, bytes that are not UTF-8 in a later piece, and `metadata` after the events.
+#[test]
+fn timeline_copied_while_reading_equals_timeline_read_again() {
+    let mut inputs: Vec<std::path::PathBuf> = std::fs::read_dir("fixtures")
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            let name = p.to_string_lossy();
+            [".json", ".json.gz", ".cpuprofile", ".cpuprofile.gz"].iter().any(|ext| name.ends_with(ext))
+        })
+        .collect();
+    inputs.sort();
+    assert!(inputs.len() > 20, "{} fixtures", inputs.len());
+
+    let dir = tempfile::tempdir().unwrap();
+    let made = dir.path().join("runs.json");
+    let mut text = String::from("{\"traceEvents\":[\n");
+    for k in 0..6000 {
+        let sep = match k % 7 {
+            0 => ",\n",
+            1 => ", ",
+            2 => ",",
+            3 => ",\r\n  ",
+            _ => ",\n",
+        };
+        if k > 0 {
+            text.push_str(sep);
+        }
+        if k == 3000 {
+            text.push_str("17,\n");
+        }
+        let name = if k == 4500 { "bad\u{1}" } else { "ev" };
+        text.push_str(&format!(
+            "{{\"name\":\"{name}\",\"ph\":\"X\",\"ts\":{},\"dur\":5,\"pid\":1,\"tid\":{},\"args\":{{\"data\":{{\"pad\":\"{}\"}}}}}}",
+            1000 + k * 10,
+            k % 3,
+            "x".repeat(40)
+        ));
+    }
+    text.push_str("\n],\"metadata\":{\"source\":\"made\"}}\n");
+    let mut bytes = text.into_bytes();
+    let at = bytes.windows(4).position(|w| w == b"bad\x01").unwrap();
+    bytes[at + 3] = 0xff;
+    std::fs::write(&made, &bytes).unwrap();
+    assert!(bytes.len() > 1 << 19, "large enough to be read in pieces: {} bytes", bytes.len());
+    inputs.push(made);
+
+    for path in &inputs {
+        let src = Source::file(path);
+        for threads in [1, 2] {
+            let mut cfg = Config::default();
+            cfg.threads = threads;
+            let Ok(a) = analyze(&src, &cfg) else { continue };
+            let mut want = Vec::new();
+            a.write_timeline(&mut want, &src).unwrap();
+            let mut got = Vec::new();
+            let (_, assembled, start) = jscalls::assemble_timeline(&src, &cfg, &mut got).unwrap();
+            assembled.finish_timeline(&mut got, start).unwrap();
+            assert!(got == want, "{}, {threads} threads: the timelines differ", path.display());
+        }
+    }
+    // The made trace's repaired event and metadata are there.
+    let src = Source::file(dir.path().join("runs.json"));
+    let mut got = Vec::new();
+    let (_, assembled, start) = jscalls::assemble_timeline(&src, &Config::default(), &mut got).unwrap();
+    assembled.finish_timeline(&mut got, start).unwrap();
+    let v: Value = serde_json::from_slice(&got).unwrap();
+    assert_eq!(v["traceEvents"].as_array().unwrap().len(), 6000);
+    assert_eq!(v["traceEvents"][4500]["name"], "bad\u{fffd}");
+    assert_eq!(v["metadata"]["source"], "made");
+}

@@ -1,0 +1,96 @@
+//! The trace's events copied as they are scanned, for the timeline: each piece of the event
+//! array a scan thread reads comes out as its events' bytes, ready to write, so that the
+//! timeline needs no second read of its input.
+
+use super::scan::RawEvent;
+
+/// What a viewer makes of an event's time: the span of the phases the Firefox Profiler shows
+/// as markers (`X B E b n e i I R`), `ts` to `ts + dur` (µs).
+pub(crate) fn span(ev: &RawEvent<'_>) -> Option<(f64, f64)> {
+    let ph = ev.ph.str()?;
+    if !matches!(ph, "X" | "B" | "E" | "b" | "n" | "e" | "i" | "I" | "R") {
+        return None;
+    }
+    let ts = ev.ts.num().filter(|t| t.is_finite())?;
+    let dur = if ph == "X" { ev.dur.num().filter(|d| d.is_finite() && *d > 0.0).unwrap_or(0.0) } else { 0.0 };
+    Some((ts, ts + dur))
+}
+
+/// The largest integer after any `"tid":` in `raw` (a tid too long for i64 is no real
+/// thread's: a large value stands for it), or `max` if larger.
+pub(crate) fn max_tid(raw: &[u8], max: i64) -> i64 {
+    static KEY: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\"tid\":"));
+    let mut max = max;
+    for at in KEY.find_iter(raw) {
+        let digits = &raw[at + 6..];
+        let digits = &digits[..digits.iter().position(|c| !c.is_ascii_digit()).unwrap_or(digits.len())];
+        let tid = std::str::from_utf8(digits).ok().and_then(|d| d.parse::<i64>().ok()).unwrap_or(i64::MAX / 2);
+        max = max.max(tid);
+    }
+    max
+}
+
+/// A run of the copy: the input's bytes from one event's start to another's end (the events
+/// between them separated by `,\n`, as the timeline writes them), or one event whose bytes are
+/// not all UTF-8, with those written as U+FFFD (as Node reads them, so the output stays JSON).
+#[derive(Debug)]
+pub(crate) enum Part {
+    /// Absolute offsets in the input.
+    Input(u64, u64),
+    Repaired(Vec<u8>),
+}
+
+/// One piece's events, as [`Part`]s to be written one after another with `,\n` between them.
+#[derive(Debug)]
+pub(crate) struct Copied {
+    pub(crate) parts: Vec<Part>,
+    /// Events in the parts.
+    pub(crate) events: u64,
+    /// The earliest start and latest end of the events a viewer shows ([`span`]), µs.
+    pub(crate) span: (f64, f64),
+    /// [`max_tid`] of the events (0 if none).
+    pub(crate) max_tid: i64,
+}
+
+impl Default for Copied {
+    fn default() -> Copied {
+        Copied { parts: Vec::new(), events: 0, span: (f64::INFINITY, f64::NEG_INFINITY), max_tid: 0 }
+    }
+}
+
+impl Copied {
+    /// Notes one event's span.
+    pub(crate) fn note(&mut self, span: Option<(f64, f64)>) {
+        if let Some((from, to)) = span {
+            self.span = (self.span.0.min(from), self.span.1.max(to));
+        }
+    }
+
+    /// Takes the events at `bounds` (offsets into `b`, whose first byte is at `base` in the
+    /// input); `bad_utf8`, where sequences that are not UTF-8 start (absolute), in order.
+    pub(crate) fn fill(&mut self, b: &[u8], base: u64, bounds: &[(usize, usize)], bad_utf8: &[u64]) {
+        let mut bad = bad_utf8.iter().map(|&at| (at - base) as usize).peekable();
+        for &(s, e) in bounds {
+            let raw = &b[s..e];
+            while bad.next_if(|&at| at < s).is_some() {}
+            if bad.peek().is_some_and(|&at| at < e) {
+                self.parts.push(Part::Repaired(String::from_utf8_lossy(raw).into_owned().into_bytes()));
+                continue;
+            }
+            match self.parts.last_mut() {
+                Some(Part::Input(_, end)) if b.get((*end - base) as usize..s) == Some(b",\n") => *end = base + e as u64,
+                _ => self.parts.push(Part::Input(base + s as u64, base + e as u64)),
+            }
+        }
+        self.events += bounds.len() as u64;
+        // Over whole runs: the separators between their events hold no `"tid":`.
+        for part in &self.parts {
+            let bytes = match part {
+                Part::Input(s, e) => &b[(s - base) as usize..(e - base) as usize],
+                Part::Repaired(bytes) => bytes,
+            };
+            self.max_tid = max_tid(bytes, self.max_tid);
+        }
+    }
+}
