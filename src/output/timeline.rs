@@ -181,8 +181,7 @@ impl<'a> TimelineWriter<'a> {
             if samples {
                 line.clear();
                 line.push_str(",\n");
-                write_resampled(&mut line, th, tid, range, strings);
-                out.write_all(line.as_bytes()).map_err(io)?;
+                write_resampled(out, &mut line, th, tid, range, strings).map_err(io)?;
                 n += 1;
             }
             Ok(())
@@ -280,19 +279,27 @@ impl EventParts {
 /// calls estimated once (which inputs get one: `Assembled::timeline_samples`). The stacks are
 /// those of the tree and the exports (the trace events inside a call under it); see
 /// [`crate::tree::export::cpu_profile`].
-fn write_resampled(s: &mut String, th: &ThreadCalls, tid: i64, range: (f64, f64), strings: &Strings) {
+fn write_resampled(
+    out: &mut dyn Write,
+    s: &mut String,
+    th: &ThreadCalls,
+    tid: i64,
+    range: (f64, f64),
+    strings: &Strings,
+) -> std::io::Result<()> {
     let (stacks, spans) = Stacks::from_calls_with_spans(&Thread::new(th, strings));
     let start = range.0.min(spans.first().map_or(f64::INFINITY, |s| s.start));
     let end = range.1.max(spans.last().map_or(f64::NEG_INFINITY, |s| s.end));
     s.push_str("{\"name\":\"CpuProfile\",\"cat\":\"");
     s.push_str(CALL_CATEGORY);
     s.push_str("\",\"ph\":\"I\",\"s\":\"t\",\"pid\":");
-    s.push_str(&th.pid.to_string());
+    write_int(s, th.pid);
     s.push_str(",\"tid\":");
-    s.push_str(&tid.to_string());
+    write_int(s, tid);
     s.push_str(",\"ts\":");
     write_number(s, start);
     s.push_str(",\"args\":{\"data\":{\"cpuProfile\":");
-    crate::tree::export::cpu_profile(s, &stacks, &spans, (start, end));
+    crate::tree::export::cpu_profile(out, s, &stacks, &spans, (start, end))?;
     s.push_str("}}}");
+    out.write_all(s.as_bytes())
 }

@@ -4,7 +4,7 @@
 use rustc_hash::FxHashMap;
 
 use super::{Func, Span, StackId, Stacks};
-use crate::js::{write_json_string as string, write_number as number};
+use crate::js::{write_int, write_json_string as string, write_number as number};
 
 /// One thread for [`Profile::write_speedscope`].
 pub struct Profile<'a> {
@@ -479,9 +479,17 @@ const RESAMPLE_US: i64 = 501;
 /// viewers that draw samples only. Node 1 is `(root)`; each stack is the node `2 + its id`,
 /// parents first; the last node is `(idle)`, for the time outside every span. Samples are
 /// taken where the stack changes and every [`RESAMPLE_US`] inside a span ([`resample`]).
-pub(crate) fn cpu_profile(out: &mut String, stacks: &Stacks, spans: &[Span], range: (f64, f64)) {
-    let node = |stack: StackId| stack.index() as u64 + 2;
-    let idle = stacks.prefix.len() as u64 + 2;
+///
+/// Written to `w` through `out`, emptied whenever it holds [`FLUSH`] bytes.
+pub(crate) fn cpu_profile(
+    w: &mut dyn std::io::Write,
+    out: &mut String,
+    stacks: &Stacks,
+    spans: &[Span],
+    range: (f64, f64),
+) -> std::io::Result<()> {
+    let node = |stack: StackId| stack.index() as i64 + 2;
+    let idle = stacks.prefix.len() as i64 + 2;
     let frame = |out: &mut String, name: &str, url: &str, script: &str, line: Option<i64>, column: Option<i64>| {
         out.push_str(",\"callFrame\":{\"functionName\":");
         string(out, name);
@@ -489,17 +497,34 @@ pub(crate) fn cpu_profile(out: &mut String, stacks: &Stacks, spans: &[Span], ran
         string(out, url);
         out.push_str(",\"scriptId\":");
         string(out, script);
-        out.push_str(&format!(",\"lineNumber\":{},\"columnNumber\":{}}}}}", line.unwrap_or(-1), column.unwrap_or(-1)));
+        out.push_str(",\"lineNumber\":");
+        write_int(out, line.unwrap_or(-1));
+        out.push_str(",\"columnNumber\":");
+        write_int(out, column.unwrap_or(-1));
+        out.push_str("}}");
+    };
+    let mut flush = |out: &mut String| -> std::io::Result<()> {
+        if out.len() >= FLUSH {
+            w.write_all(out.as_bytes())?;
+            out.clear();
+        }
+        Ok(())
     };
     out.push_str("{\"nodes\":[{\"id\":1");
     frame(out, "(root)", "", "0", None, None);
     for (k, &(parent, f)) in stacks.prefix.iter().enumerate() {
         let f = &stacks.funcs[f.index()];
-        out.push_str(&format!(",{{\"id\":{},\"parent\":{}", node(StackId::new(k)), parent.map_or(1, node)));
+        out.push_str(",{\"id\":");
+        write_int(out, node(StackId::new(k)));
+        out.push_str(",\"parent\":");
+        write_int(out, parent.map_or(1, node));
         let script = if f.is_event() { "0" } else { f.script.as_str() };
         frame(out, &f.name, &f.url, script, f.line, f.column);
+        flush(out)?;
     }
-    out.push_str(&format!(",{{\"id\":{idle},\"parent\":1"));
+    out.push_str(",{\"id\":");
+    write_int(out, idle);
+    out.push_str(",\"parent\":1");
     frame(out, "(idle)", "", "0", None, None);
     out.push_str("],\"startTime\":");
     number(out, range.0);
@@ -507,7 +532,7 @@ pub(crate) fn cpu_profile(out: &mut String, stacks: &Stacks, spans: &[Span], ran
     number(out, range.1);
     // Where the stack changes: (µs after the start, rounded; the node from then on).
     let at = |t: f64| ((t - range.0).round() as i64).max(0);
-    let mut changes: Vec<(i64, u64)> = Vec::with_capacity(spans.len() + 1);
+    let mut changes: Vec<(i64, i64)> = Vec::with_capacity(spans.len() + 1);
     for (k, s) in spans.iter().enumerate() {
         changes.push((at(s.start), if s.stack == StackId::ROOT { idle } else { node(s.stack) }));
         if spans.get(k + 1).is_none_or(|n| n.start > s.end) {
@@ -520,7 +545,8 @@ pub(crate) fn cpu_profile(out: &mut String, stacks: &Stacks, spans: &[Span], ran
         if k > 0 {
             out.push(',');
         }
-        out.push_str(&n.to_string());
+        write_int(out, n);
+        flush(out)?;
     }
     out.push_str("],\"timeDeltas\":[");
     let mut last = 0;
@@ -528,19 +554,24 @@ pub(crate) fn cpu_profile(out: &mut String, stacks: &Stacks, spans: &[Span], ran
         if k > 0 {
             out.push(',');
         }
-        out.push_str(&(t - last).to_string());
+        write_int(out, t - last);
         last = t;
+        flush(out)?;
     }
     out.push_str("]}");
+    Ok(())
 }
+
+/// Bytes of a CPU profile gathered before they are written.
+const FLUSH: usize = 256 << 10;
 
 /// Samples from the changes (in time order): one at a change, holding the node of the last
 /// change at that time; a change sooner than [`RESAMPLE_US`] after the last sample is sampled
 /// that long after it instead, with the node then. Between changes, samples come every
 /// [`RESAMPLE_US`] but in idle time, so that sample counts (what the Firefox Profiler's call
 /// tree shows) stay proportional to time.
-fn resample(changes: &[(i64, u64)], idle: u64) -> Vec<(i64, u64)> {
-    let mut out: Vec<(i64, u64)> = Vec::new();
+fn resample(changes: &[(i64, i64)], idle: i64) -> Vec<(i64, i64)> {
+    let mut out: Vec<(i64, i64)> = Vec::new();
     let mut k = 0;
     while k < changes.len() {
         let t = out.last().map_or(changes[k].0, |l| changes[k].0.max(l.0 + RESAMPLE_US));
@@ -570,7 +601,7 @@ mod tests {
     /// changes closer than 501 µs to the last sample wait for it and take what is current then.
     #[test]
     fn samples_every_501_us_inside_a_span_and_once_when_idle() {
-        const IDLE: u64 = 9;
+        const IDLE: i64 = 9;
         assert_eq!(resample(&[(0, 2), (2000, IDLE)], IDLE), [(0, 2), (501, 2), (1002, 2), (1503, 2), (2004, IDLE)]);
         // main at 100, work at 200, leaf at 300, work at 600, main at 700, idle at 1100.
         let changes = [(100, 2), (200, 3), (300, 4), (600, 3), (700, 2), (1100, IDLE)];
