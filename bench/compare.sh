@@ -2,7 +2,8 @@
 # Times, in one run on one file: the DevTools engine (../shared/oracle: read + JSON.parse +
 # Model.parse with all handlers), the bare-parse floor (serde_json into IgnoredAny), and
 # `jscalls calls` (also with --bounds, --estimator midway and log-midway) / `timeline` / `tree` /
-# `export` (speedscope, firefox, collapsed, svg, pprof) / `lines` / `diff`
+# `export` (speedscope, firefox, collapsed, svg, pprof) / `lines` / `diff` / `calls` of the same
+# trace gzipped (gzip -6, as the Performance panel saves it; made once, when FILE is not gzipped)
 # (FILE against itself, call by call; with DIFF_WITH=FILE2 also FILE against FILE2, function by
 # function) end to end; prints medians, ratios and peak memory.
 #
@@ -28,6 +29,11 @@ J="$ROOT/target/release/jscalls"
 BYTES=$(if [ "$(head -c2 "$FILE" | od -An -tx1 | tr -d ' ')" = "1f8b" ]; then gzip -dc "$FILE" | wc -c; else wc -c < "$FILE"; fi)
 OUT="$(mktemp -d)"
 trap 'rm -rf "$OUT"' EXIT
+GZ=0
+if [ "$(head -c2 "$FILE" | od -An -tx1 | tr -d ' ')" != "1f8b" ]; then
+  GZ=1
+  gzip -6 -c "$FILE" > "$OUT/input.json.gz"
+fi
 
 # Runs one command once; appends its wall seconds (bash's clock, microseconds) to $OUT/NAME.s
 # and its peak RSS in KB (/usr/bin/time) to $OUT/NAME.m.
@@ -54,7 +60,7 @@ fi
 
 # Rounds are interleaved (floor, calls, timeline, DevTools, then again), so that the host's
 # drift over the run falls on all of them alike.
-for name in floor calls bounds midway logmid timeline tree speedscope firefox collapsed svg pprof lines diff diff2 dt; do : > "$OUT/$name.s"; : > "$OUT/$name.m"; done
+for name in floor calls calls_gz bounds midway logmid timeline tree speedscope firefox collapsed svg pprof lines diff diff2 dt; do : > "$OUT/$name.s"; : > "$OUT/$name.m"; done
 for _ in $(seq "$RUNS"); do
   measure floor "$ROOT/target/release/examples/bareparse" "$FILE"
   # Each run writes a new file: replacing the previous run's output would time the file system
@@ -63,6 +69,10 @@ for _ in $(seq "$RUNS"); do
   # not of the conversion. (DevTools' figure leaves out writing altogether.)
   rm -f "$OUT/calls.json" "$OUT/bounds.json" "$OUT/midway.json" "$OUT/logmid.json" "$OUT/timeline.json" "$OUT/tree.json" "$OUT/x.speedscope.json" "$OUT/x.json.gz" "$OUT/x.collapsed" "$OUT/x.svg" "$OUT/x.pb.gz" "$OUT/lines.json"
   measure calls "$J" calls "$FILE" --engine 0.0.65 -q -o "$OUT/calls.json"
+  if [ "$GZ" = 1 ]; then
+    rm -f "$OUT/calls-gz.json"
+    measure calls_gz "$J" calls "$OUT/input.json.gz" --engine 0.0.65 -q -o "$OUT/calls-gz.json"
+  fi
   measure bounds "$J" calls "$FILE" --engine 0.0.65 --bounds -q -o "$OUT/bounds.json"
   measure midway "$J" calls "$FILE" --engine 0.0.65 --estimator midway -q -o "$OUT/midway.json"
   measure logmid "$J" calls "$FILE" --engine 0.0.65 --estimator log-midway -q -o "$OUT/logmid.json"
@@ -89,6 +99,7 @@ done
 declare -A SECS RSS
 KEYS="floor calls bounds midway logmid timeline tree speedscope firefox collapsed svg pprof lines diff"
 [ -n "${DIFF_WITH:-}" ] && KEYS="$KEYS diff2"
+[ "$GZ" = 1 ] && KEYS="$KEYS calls_gz"
 for k in $KEYS; do
   SECS[$k]=$(median < "$OUT/$k.s"); RSS[$k]=$(sort -n "$OUT/$k.m" | tail -1)
 done
@@ -99,7 +110,7 @@ if [ "$DEVTOOLS" = 1 ]; then
   PARITY=$(node target/oracle/compare.mjs "$OUT/oracle.json" "$OUT/calls.json" --tree --tol 0 | tail -1)
 fi
 # Every run, for a reader who wants more than the median.
-for k in floor calls bounds midway logmid timeline tree speedscope firefox collapsed svg pprof lines diff diff2 dt; do
+for k in floor calls calls_gz bounds midway logmid timeline tree speedscope firefox collapsed svg pprof lines diff diff2 dt; do
   if [ -s "$OUT/$k.s" ]; then echo "runs $k: $(cut -d' ' -f1 "$OUT/$k.s" | tr '\n' ' ')"; fi
 done
 
@@ -122,6 +133,10 @@ for k in bounds midway logmid; do
   case $k in bounds) opt="--bounds" ;; midway) opt="--estimator midway" ;; *) opt="--estimator log-midway" ;; esac
   echo "calls $opt / calls: $(awk -v t="${SECS[$k]}" -v c="${SECS[calls]}" 'BEGIN{printf "%.2f", t/c}') of the time"
 done
+echo "timeline / calls: $(awk -v t="${SECS[timeline]}" -v c="${SECS[calls]}" 'BEGIN{printf "%.2f", t/c}') of the time"
+if [ "$GZ" = 1 ]; then
+  echo "calls of the gzipped trace / calls: $(awk -v t="${SECS[calls_gz]}" -v c="${SECS[calls]}" 'BEGIN{printf "%.2f", t/c}') of the time"
+fi
 echo "tree / calls: $(awk -v t="${SECS[tree]}" -v c="${SECS[calls]}" 'BEGIN{printf "%.2f", t/c}') of the time; peak memory / input size (tree): $(awk -v m="${RSS[tree]}" -v b="$BYTES" 'BEGIN{printf "%.2f", m*1024/b}')"
 for k in speedscope firefox collapsed svg pprof; do
   echo "export $k / calls: $(awk -v t="${SECS[$k]}" -v c="${SECS[calls]}" 'BEGIN{printf "%.2f", t/c}') of the time; peak memory / input size: $(awk -v m="${RSS[$k]}" -v b="$BYTES" 'BEGIN{printf "%.2f", m*1024/b}')"

@@ -229,9 +229,12 @@ fn read_full(r: &mut dyn Read, buf: &mut [u8]) -> io::Result<usize> {
 /// Reads from `inner` on a background thread in large blocks, a few blocks ahead. Used blocks
 /// go back to the reader, so that no memory is allocated (and faulted in) per block.
 struct Prefetch {
-    rx: Option<Receiver<io::Result<Vec<u8>>>>,
+    /// Blocks, each with the length of its bytes read.
+    rx: Option<Receiver<io::Result<(Vec<u8>, usize)>>>,
     free: SyncSender<Vec<u8>>,
     cur: Vec<u8>,
+    /// Bytes of `cur` read, and taken.
+    len: usize,
     pos: usize,
     done: bool,
     handle: Option<thread::JoinHandle<()>>,
@@ -253,13 +256,14 @@ impl Prefetch {
     /// `inner` read on a thread of its own; read on the caller's thread when no thread can be
     /// started (a process limit), only slower.
     fn spawn<R: Read + Send + 'static>(inner: R) -> Box<dyn Read + Send> {
-        let (tx, rx) = sync_channel::<io::Result<Vec<u8>>>(3);
+        let (tx, rx) = sync_channel::<io::Result<(Vec<u8>, usize)>>(3);
         let (free, recycled) = sync_channel::<Vec<u8>>(4);
         let slot = Arc::new(std::sync::Mutex::new(Some(inner)));
         let theirs = slot.clone();
         let spawned = crate::parallel::spawn_named("jscalls-read", move || {
             let Some(mut inner) = theirs.lock().ok().and_then(|mut s| s.take()) else { return };
             loop {
+                // A recycled block keeps its length: zeroed once, when it was made.
                 let mut block = recycled.try_recv().unwrap_or_default();
                 block.resize(PREFETCH_BLOCK, 0);
                 let mut n = 0;
@@ -277,8 +281,7 @@ impl Prefetch {
                 }
                 // What was read before an error is handed over first.
                 if n > 0 {
-                    block.truncate(n);
-                    if tx.send(Ok(block)).is_err() {
+                    if tx.send(Ok((block, n))).is_err() {
                         return;
                     }
                 }
@@ -293,7 +296,15 @@ impl Prefetch {
         });
         match spawned {
             Ok(handle) => {
-                Box::new(Prefetch { rx: Some(rx), free, cur: Vec::new(), pos: 0, done: false, handle: Some(handle) })
+                Box::new(Prefetch {
+                rx: Some(rx),
+                free,
+                cur: Vec::new(),
+                len: 0,
+                pos: 0,
+                done: false,
+                handle: Some(handle),
+            })
             }
             Err(_) => {
                 let inner = slot.lock().ok().and_then(|mut s| s.take()).expect("the thread never started");
@@ -305,18 +316,18 @@ impl Prefetch {
 
 impl Read for Prefetch {
     fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
-        while self.pos == self.cur.len() {
+        while self.pos == self.len {
             if self.done {
                 return Ok(0);
             }
             let Some(rx) = &self.rx else { return Ok(0) };
             match rx.recv() {
-                Ok(Ok(block)) => {
+                Ok(Ok((block, len))) => {
                     let used = std::mem::replace(&mut self.cur, block);
                     if used.capacity() > 0 {
                         let _ = self.free.try_send(used);
                     }
-                    self.pos = 0;
+                    (self.len, self.pos) = (len, 0);
                 }
                 Ok(Err(e)) => {
                     self.done = true;
@@ -328,7 +339,7 @@ impl Read for Prefetch {
                 }
             }
         }
-        let n = out.len().min(self.cur.len() - self.pos);
+        let n = out.len().min(self.len - self.pos);
         out[..n].copy_from_slice(&self.cur[self.pos..self.pos + n]);
         self.pos += n;
         Ok(n)
