@@ -230,7 +230,7 @@ fn read_full(r: &mut dyn Read, buf: &mut [u8]) -> io::Result<usize> {
 /// go back to the reader, so that no memory is allocated (and faulted in) per block.
 struct Prefetch {
     /// Blocks, each with the length of its bytes read.
-    rx: Option<Receiver<io::Result<(Vec<u8>, usize)>>>,
+    rx: Option<Receiver<io::Result<Block>>>,
     free: SyncSender<Vec<u8>>,
     cur: Vec<u8>,
     /// Bytes of `cur` read, and taken.
@@ -252,11 +252,14 @@ impl Drop for Prefetch {
 
 const PREFETCH_BLOCK: usize = 4 << 20;
 
+/// A block of [`PREFETCH_BLOCK`] bytes and how many of them were read.
+type Block = (Vec<u8>, usize);
+
 impl Prefetch {
     /// `inner` read on a thread of its own; read on the caller's thread when no thread can be
     /// started (a process limit), only slower.
     fn spawn<R: Read + Send + 'static>(inner: R) -> Box<dyn Read + Send> {
-        let (tx, rx) = sync_channel::<io::Result<(Vec<u8>, usize)>>(3);
+        let (tx, rx) = sync_channel::<io::Result<Block>>(3);
         let (free, recycled) = sync_channel::<Vec<u8>>(4);
         let slot = Arc::new(std::sync::Mutex::new(Some(inner)));
         let theirs = slot.clone();
@@ -280,10 +283,8 @@ impl Prefetch {
                     }
                 }
                 // What was read before an error is handed over first.
-                if n > 0 {
-                    if tx.send(Ok((block, n))).is_err() {
-                        return;
-                    }
+                if n > 0 && tx.send(Ok((block, n))).is_err() {
+                    return;
                 }
                 if let Some(e) = err {
                     let _ = tx.send(Err(e));
@@ -295,8 +296,7 @@ impl Prefetch {
             }
         });
         match spawned {
-            Ok(handle) => {
-                Box::new(Prefetch {
+            Ok(handle) => Box::new(Prefetch {
                 rx: Some(rx),
                 free,
                 cur: Vec::new(),
@@ -304,8 +304,7 @@ impl Prefetch {
                 pos: 0,
                 done: false,
                 handle: Some(handle),
-            })
-            }
+            }),
             Err(_) => {
                 let inner = slot.lock().ok().and_then(|mut s| s.take()).expect("the thread never started");
                 Box::new(inner)

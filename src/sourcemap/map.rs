@@ -4,6 +4,7 @@
 
 use serde_json::Value;
 
+use super::units::{js_string, Units};
 use super::url::{complete_url, is_relative_url};
 
 /// No source or name (an entry of one or four fields).
@@ -94,9 +95,9 @@ pub(crate) struct SourceMap {
     entries: Vec<Entry>,
     /// Why the mappings were dropped, when they were (DevTools then has no entry at all).
     pub mappings_error: Option<String>,
-    /// Whether the map has scope data (the scopes proposal or Bloomberg's), which jscalls does
-    /// not read yet: names may then differ from DevTools'.
-    pub has_scopes: bool,
+    /// The map's scope data (the scopes proposal's or Bloomberg's), when it has any that
+    /// names a scope (DevTools' `hasScopeInfo`; otherwise the script's scopes stand in).
+    pub scopes: Option<super::info::ScopesInfo>,
     /// Mappings naming a source or a name the map does not have (DevTools ignores those
     /// parts, as jscalls does).
     pub out_of_range: usize,
@@ -211,17 +212,14 @@ impl<'de> serde::de::Visitor<'de> for Lean {
     }
 }
 
-/// JavaScript's `String(v)` for the JSON values a map may hold where a string belongs.
-fn js_string(v: &Value) -> String {
+/// JavaScript's truthiness of a JSON value.
+fn truthy(v: &Value) -> bool {
     match v {
-        Value::String(s) => s.clone(),
-        Value::Null => "null".to_owned(),
-        Value::Bool(b) => b.to_string(),
-        Value::Number(n) => n.as_f64().map_or_else(|| n.to_string(), crate::js::number_to_string),
-        Value::Array(a) => {
-            a.iter().map(|x| if x.is_null() { String::new() } else { js_string(x) }).collect::<Vec<_>>().join(",")
-        }
-        Value::Object(_) => "[object Object]".to_owned(),
+        Value::Null => false,
+        Value::Bool(b) => *b,
+        Value::Number(n) => n.as_f64().is_some_and(|x| x != 0.0 && !x.is_nan()),
+        Value::String(s) => !s.is_empty(),
+        Value::Array(_) | Value::Object(_) => true,
     }
 }
 
@@ -235,7 +233,7 @@ impl SourceMap {
             names: Vec::new(),
             entries: Vec::new(),
             mappings_error: None,
-            has_scopes: false,
+            scopes: None,
             out_of_range: 0,
         };
         let sections = Self::sections(json)?;
@@ -244,15 +242,33 @@ impl SourceMap {
         }
         let mut first_source = 0usize;
         let mut error = None;
+        let mut scopes = super::info::ScopesInfo::default();
         for (part, line, column) in &sections {
             if error.is_none() {
                 if let Err(e) = map.add_mappings(part, first_source, *line, *column) {
                     error = Some(e);
                 }
             }
-            map.has_scopes |= part.get("scopes").is_some_and(|s| !s.is_null())
-                || part.get("x_com_bloomberg_sourcesFunctionMappings").is_some_and(|s| !s.is_null());
-            first_source += part.get("sources").and_then(Value::as_array).map_or(0, Vec::len);
+            let n_sources = part.get("sources").and_then(Value::as_array).map_or(0, Vec::len);
+            if error.is_none() {
+                // `parseMap`'s scope data, after the part's mappings.
+                let names = part.get("names").and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
+                if let Some(data) = part.get("scopes").filter(|v| truthy(v)) {
+                    if let (Some(text), true) = (data.as_str(), part.get("names").is_some_and(truthy)) {
+                        super::codec::decode_scopes(&mut scopes, text, names, (*line, *column));
+                    }
+                } else if let Some(lists) = part.get("x_com_bloomberg_sourcesFunctionMappings").filter(|v| truthy(v)) {
+                    if let Err(e) = super::codec::decode_bloomberg(&mut scopes, lists, names, n_sources) {
+                        error = Some(format!("x_com_bloomberg_sourcesFunctionMappings: {e}"));
+                    }
+                } else {
+                    scopes.source_roots.extend(std::iter::repeat_n(None, n_sources));
+                }
+            }
+            first_source += n_sources;
+        }
+        if error.is_none() && !scopes.is_empty() {
+            map.scopes = Some(scopes);
         }
         if let Some(e) = error {
             // DevTools drops every mapping when one part fails to decode.
@@ -423,106 +439,6 @@ impl SourceMap {
         a.and_then(|s| s.content.as_deref()) == b.and_then(|s| s.content.as_deref())
             && a.is_some_and(|s| s.ignored) == b.is_some_and(|s| s.ignored)
     }
-}
-
-/// The mappings string as JavaScript reads it: UTF-16 code units, one at a time.
-struct Units<'a> {
-    chars: std::str::Chars<'a>,
-    /// The low half of a pair whose high half was taken.
-    pending: Option<u16>,
-    peeked: Option<Option<u16>>,
-}
-
-impl<'a> Units<'a> {
-    fn new(s: &'a str) -> Units<'a> {
-        Units { chars: s.chars(), pending: None, peeked: None }
-    }
-
-    fn pull(&mut self) -> Option<u16> {
-        if let Some(u) = self.pending.take() {
-            return Some(u);
-        }
-        let c = self.chars.next()?;
-        let mut buf = [0u16; 2];
-        let units = c.encode_utf16(&mut buf);
-        if units.len() == 2 {
-            self.pending = Some(units[1]);
-        }
-        Some(units[0])
-    }
-
-    fn peek(&mut self) -> Option<u16> {
-        if self.peeked.is_none() {
-            self.peeked = Some(self.pull());
-        }
-        self.peeked.expect("just set")
-    }
-
-    fn next(&mut self) -> Option<u16> {
-        match self.peeked.take() {
-            Some(u) => u,
-            None => self.pull(),
-        }
-    }
-
-    /// At the end, or at `,` or `;`.
-    fn at_separator(&mut self) -> bool {
-        matches!(self.peek(), None | Some(0x2C) | Some(0x3B))
-    }
-
-    /// `TokenIterator.nextVLQ`, with JavaScript's arithmetic: digits summed as 32-bit shifts
-    /// (a shift past 31 wraps), the sign taken from the 32-bit value. A unit outside the
-    /// table's 123 codes ends the number; a unit inside it that is no Base64 digit (but `A`)
-    /// is an error.
-    fn vlq(&mut self) -> Result<i64, String> {
-        let mut result = 0f64;
-        let mut shift = 0u32;
-        loop {
-            let Some(u) = self.next() else {
-                return Err("unexpected end of input while decoding VLQ number".to_owned());
-            };
-            let digit = match base64(u) {
-                Some(d) => d,
-                None if u < 123 => {
-                    return Err(format!(
-                        "unexpected char {:?} encountered while decoding",
-                        char::from_u32(u32::from(u)).unwrap_or('?')
-                    ))
-                }
-                None => 0,
-            };
-            result += f64::from(((digit & 31) as i32).wrapping_shl(shift & 31));
-            shift += 5;
-            if digit & 32 == 0 {
-                break;
-            }
-        }
-        let v = to_int32(result);
-        let magnitude = i64::from(v >> 1);
-        Ok(if v & 1 == 1 { -magnitude } else { magnitude })
-    }
-}
-
-/// The Base64 digit of a code unit (`A` is 0).
-fn base64(u: u16) -> Option<u32> {
-    let c = u8::try_from(u).ok()?;
-    Some(match c {
-        b'A'..=b'Z' => u32::from(c - b'A'),
-        b'a'..=b'z' => u32::from(c - b'a') + 26,
-        b'0'..=b'9' => u32::from(c - b'0') + 52,
-        b'+' => 62,
-        b'/' => 63,
-        _ => return None,
-    })
-}
-
-/// ECMAScript's ToInt32.
-fn to_int32(x: f64) -> i32 {
-    if !x.is_finite() {
-        return 0;
-    }
-    let m = x.trunc().rem_euclid(4_294_967_296.0);
-    (m as u64 as u32) as i32
 }
 
 #[cfg(test)]

@@ -4,10 +4,13 @@
 //! (pairs, folders) through a [`Loader`], and from the trace itself ([`Embedded`]); nothing is
 //! fetched.
 
+mod codec;
+mod info;
 mod map;
 mod resolve;
 mod scopes;
 mod text;
+mod units;
 mod url;
 
 pub use crate::model::trace::scripts::Embedded;

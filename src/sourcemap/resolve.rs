@@ -7,8 +7,9 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
+use super::info::ScopesInfo;
 use super::map::{parse_text, SourceMap};
-use super::scopes::{self, AstScopes, Scope};
+use super::scopes::{self, Scope};
 use super::text::Lines;
 use super::url::{complete_url, file_name, ParsedUrl};
 use crate::model::trace::scripts::{Embedded, MetaMap, TraceScript};
@@ -138,7 +139,7 @@ struct Script {
     map: Option<Arc<SourceMap>>,
     /// The scopes of the script's text, made original by its map, when the map has no scope
     /// data of its own (made on first use).
-    ast: std::cell::OnceCell<Option<AstScopes>>,
+    ast: std::cell::OnceCell<Option<ScopesInfo>>,
     /// The text's own scopes, found while its map was read.
     generated: Option<Result<Vec<Scope>, Option<String>>>,
     /// The text's lines (made on first use).
@@ -384,23 +385,31 @@ pub(crate) fn resolve(frames: &[(FrameKey, FrameAt)], embedded: &Embedded, loade
                 if let Some(map) = &sc.map {
                     // The map and the text count from the script's own start.
                     let (line, column) = sc.desc.relative(line, column);
-                    // Scope data (here: the script's scopes) names the function first.
-                    let ast = sc.ast.get_or_init(|| match (sc.text_lines(), map.has_scopes) {
-                        (Some((text, lines)), false) => match match &sc.generated {
-                            Some(g) => g.as_ref().map(|g| AstScopes::of(map, lines, g)).map_err(Clone::clone),
-                            None => AstScopes::new(map, text, lines, sc.desc.is_module),
-                        } {
-                            Ok(a) => Some(a),
-                            Err(why) => {
-                                if let Some(why) = why {
-                                    res.problems.push(MapProblem { script: sc.desc.url.clone(), what: why });
+                    // Scope data names the function first: the map's, else the script's scopes
+                    // (unless the map failed: DevTools then has neither).
+                    let ast = sc.ast.get_or_init(|| {
+                        match (sc.text_lines(), map.scopes.is_some() || map.mappings_error.is_some()) {
+                            (Some((text, lines)), false) => match match &sc.generated {
+                                Some(g) => g.as_ref().map(|g| ScopesInfo::of(map, lines, g)).map_err(Clone::clone),
+                                None => ScopesInfo::new(map, text, lines, sc.desc.is_module),
+                            } {
+                                Ok(a) => Some(a),
+                                Err(why) => {
+                                    if let Some(why) = why {
+                                        res.problems.push(MapProblem { script: sc.desc.url.clone(), what: why });
+                                    }
+                                    None
                                 }
-                                None
-                            }
-                        },
-                        _ => None,
+                            },
+                            _ => None,
+                        }
                     });
-                    let scope_name = ast.as_ref().and_then(|a| a.function_name(line, column));
+                    let mapped = || {
+                        let e = map.find_entry(line, column)?;
+                        Some((map.source_index(e)?, (e.source_line(), e.source_column())))
+                    };
+                    let scope_name =
+                        map.scopes.as_ref().or(ast.as_ref()).and_then(|a| a.function_name(line, column, mapped));
                     if let Some(e) = map.find_entry(line, column) {
                         if let Some(source) = map.source_url(e) {
                             if let Some(name) = map.name(e).filter(|n| !n.is_empty()) {
@@ -414,6 +423,11 @@ pub(crate) fn resolve(frames: &[(FrameKey, FrameAt)], embedded: &Embedded, loade
                                 r.original = Some((source.to_owned(), e.source_line(), e.source_column()));
                             }
                         }
+                    }
+                    // The map's own scope data is there from the first pass, the script's
+                    // scopes only once DevTools has parsed them.
+                    if map.scopes.is_some() {
+                        r.first_name = scope_name.clone().or(r.first_name.take());
                     }
                     r.name = scope_name.or_else(|| r.first_name.clone());
                 }
@@ -604,11 +618,6 @@ fn attach(s: &mut Script, carried: &[MetaMap], loader: &dyn Loader, problems: &m
                         m.last_line() + 1
                     )));
                 }
-            }
-            if m.has_scopes {
-                problems.push(problem(format!(
-                    "{origin}: it has scope data (the scopes proposal), which is not read: its functions are named by the mappings and the script's scopes, where DevTools reads that data"
-                )));
             }
             s.summary.map = Some(origin);
             s.summary.map_url = Some(if map_url.starts_with("data:") { "data:…".to_owned() } else { map_url });

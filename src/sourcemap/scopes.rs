@@ -13,6 +13,7 @@ use oxc_ast_visit::{walk, Visit};
 use oxc_span::{GetSpan, SourceType};
 use oxc_syntax::scope::ScopeFlags;
 
+use super::info::{cmp, Original, Range, ScopesInfo};
 use super::map::SourceMap;
 use super::text::Lines;
 
@@ -248,59 +249,17 @@ impl<'a> Visit<'a> for Scopes<'_> {
     fn visit_export_all_declaration(&mut self, _: &oxc_ast::ast::ExportAllDeclaration<'a>) {}
 }
 
-/// A position: 0-based line, and column in UTF-16 units.
-type Pos = (i64, i64);
-
-/// An original scope (`ScopesCodec.OriginalScope`), in an arena.
-#[derive(Debug)]
-struct Original {
-    start: Pos,
-    end: Pos,
-    name: Option<String>,
-    stack_frame: bool,
-    parent: Option<usize>,
-    children: Vec<usize>,
-    /// Whether the children are sorted by start, none ends before it starts, and each ends
-    /// where or before the next starts: then the one that may hold a scope is found by
-    /// bisection.
-    tidy: bool,
-}
-
-impl Original {
-    /// A scope from `start` to `end`, no function, in no tree yet.
-    fn new(start: Pos, end: Pos) -> Original {
-        Original { start, end, name: None, stack_frame: false, parent: None, children: Vec::new(), tidy: true }
-    }
-}
-
-/// A generated range (`ScopesCodec.GeneratedRange`): where a scope is in the generated script
-/// and its original scope.
-#[derive(Debug)]
-struct Range {
-    start: Pos,
-    end: Pos,
-    original: Option<usize>,
-    children: Vec<usize>,
-}
-
-/// `SourceMapScopesInfo` made from the script's scopes.
-#[derive(Debug)]
-pub(crate) struct AstScopes {
-    originals: Vec<Original>,
-    ranges: Vec<Range>,
-}
-
-impl AstScopes {
+impl ScopesInfo {
     /// `createFromAst` for `map` and the generated `text`; Err when the text does not parse
     /// (as for DevTools: None), or is nested too deeply to be parsed here (Some: why).
-    pub(crate) fn new(map: &SourceMap, text: &str, lines: &Lines, module: bool) -> Result<AstScopes, Option<String>> {
+    pub(crate) fn new(map: &SourceMap, text: &str, lines: &Lines, module: bool) -> Result<ScopesInfo, Option<String>> {
         let scopes = crate::parallel::on_stack(PARSE_STACK, || generated(text, module)).unwrap_or(Err(None))?;
-        Ok(AstScopes::of(map, lines, &scopes))
+        Ok(ScopesInfo::of(map, lines, &scopes))
     }
 
     /// The scopes of a script whose own scopes ([`generated`]) are `scopes`, made original
     /// through `map`.
-    pub(crate) fn of(map: &SourceMap, lines: &Lines, scopes: &[Scope]) -> AstScopes {
+    pub(crate) fn of(map: &SourceMap, lines: &Lines, scopes: &[Scope]) -> ScopesInfo {
         let n_urls = map.source_urls().len();
         // One root per source, over all of it.
         let mut originals: Vec<Original> = (0..n_urls).map(|_| Original::new((0, 0), (i64::MAX, i64::MAX))).collect();
@@ -356,47 +315,13 @@ impl AstScopes {
                 stack.push((c, Some(r), next_hint));
             }
         }
-        AstScopes { originals, ranges }
+        let range_roots = if ranges.is_empty() { Vec::new() } else { vec![0] };
+        ScopesInfo { originals, ranges, source_roots: (0..n_urls).map(Some).collect(), range_roots }
     }
-
-    /// `findOriginalFunctionName`: the name of the innermost original function around the
-    /// generated position (`""` for one without a name), or None when none is known.
-    pub(crate) fn function_name(&self, line: i64, column: i64) -> Option<String> {
-        // The innermost generated range around the position (the last one met walking in).
-        let mut last = None;
-        let mut todo: Vec<usize> = if self.ranges.is_empty() { Vec::new() } else { vec![0] };
-        // Depth first, children in order, as the recursive walk meets them.
-        while let Some(r) = todo.pop() {
-            let range = &self.ranges[r];
-            if !range_contains(range.start, range.end, (line, column)) {
-                continue;
-            }
-            last = Some(r);
-            todo.extend(range.children.iter().rev());
-        }
-        let mut scope = self.ranges[last?].original;
-        while let Some(k) = scope {
-            let o = &self.originals[k];
-            if o.stack_frame {
-                return Some(o.name.clone().unwrap_or_default());
-            }
-            scope = o.parent;
-        }
-        None
-    }
-}
-
-fn cmp(a: Pos, b: Pos) -> std::cmp::Ordering {
-    a.cmp(&b)
 }
 
 fn contains_original(outer: &Original, inner: &Original) -> bool {
     cmp(outer.start, inner.start).is_le() && cmp(outer.end, inner.end).is_ge()
-}
-
-/// `contains`: start ≤ position < end.
-fn range_contains(start: Pos, end: Pos, p: Pos) -> bool {
-    cmp(start, p).is_le() && cmp(p, end).is_lt()
 }
 
 /// `insertInScope`: `new` placed under the deepest scope of `root`'s tree that holds it, taking

@@ -12,7 +12,19 @@ use serde_json::Value;
 
 use crate::support::{jscalls, tmpdir};
 
-const BUNDLES: [&str; 6] = ["esbuild", "esbuild-inline", "esbuild-es2017", "terser", "rollup", "webpack"];
+/// The bundles; the last three carry scope data (the scopes proposal with and without
+/// generated ranges, Bloomberg's), which names about 86 of their functions otherwise.
+const BUNDLES: [&str; 9] = [
+    "esbuild",
+    "esbuild-inline",
+    "esbuild-es2017",
+    "terser",
+    "rollup",
+    "webpack",
+    "esbuild-scopes",
+    "esbuild-scopes-no-ranges",
+    "esbuild-pasta",
+];
 
 fn gunzip(path: &Path) -> Vec<u8> {
     let mut out = Vec::new();
@@ -108,7 +120,7 @@ fn same_frames(what: &str, want: &Value, got: &Value, tally: &mut Tally) {
 }
 
 #[test]
-fn every_frame_of_six_bundles_is_named_and_placed_as_devtools_does() {
+fn every_frame_of_nine_bundles_is_named_and_placed_as_devtools_does() {
     let mut tally = Tally::default();
     for bundle in BUNDLES {
         same_frames(bundle, &answer(bundle), &resolved(bundle), &mut tally);
@@ -488,6 +500,11 @@ fn bad_maps_are_warnings_named_as_the_catalogue_says() {
             "past",
             Some(br#"{"version":3,"sources":["x.ts"],"mappings":"AAAA;;;;;AAAA"}"#),
             "maps-dir-by-comment: its mappings reach line 6, past the script's 3 lines: is it the map of another build?",
+        ),
+        (
+            "bloomberg",
+            Some(br#"{"version":3,"sources":["x.ts"],"names":["f"],"mappings":"AAAA","x_com_bloomberg_sourcesFunctionMappings":["AAAAA"]}"#),
+            "maps-dir-by-comment: its mappings are unreadable (x_com_bloomberg_sourcesFunctionMappings: a range does not end after its start (0:0 to 0:0)): none used",
         ),
     ];
     for (name, map, want) in cases {
