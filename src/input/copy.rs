@@ -1,6 +1,7 @@
-//! The trace's events copied as they are scanned, for the timeline: each piece of the event
-//! array a scan thread reads comes out as its events' bytes, ready to write, so that the
-//! timeline needs no second read of its input.
+//! The trace's events found for copying as they are scanned, for the timeline: each piece of
+//! the event array a scan thread reads comes out as the runs of its events in the input (and
+//! the few it had to repair), written from the input's buffer as the piece is delivered, so
+//! that the timeline needs no second read of its input.
 
 use super::scan::RawEvent;
 
