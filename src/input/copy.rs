@@ -17,6 +17,35 @@ pub(crate) fn span(ev: &RawEvent<'_>) -> Option<(f64, f64)> {
     Some((ts, ts + dur))
 }
 
+/// The earliest start and latest end of events' spans ([`span`]), µs; none yet: (∞, −∞).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Extent(f64, f64);
+
+impl Default for Extent {
+    fn default() -> Extent {
+        Extent(f64::INFINITY, f64::NEG_INFINITY)
+    }
+}
+
+impl Extent {
+    /// Takes in one event's span.
+    pub(crate) fn note(&mut self, span: Option<(f64, f64)>) {
+        if let Some((from, to)) = span {
+            self.join(Extent(from, to));
+        }
+    }
+
+    /// Takes in another extent (one of none changes nothing).
+    pub(crate) fn join(&mut self, other: Extent) {
+        (self.0, self.1) = (self.0.min(other.0), self.1.max(other.1));
+    }
+
+    /// (start, end).
+    pub(crate) fn get(self) -> (f64, f64) {
+        (self.0, self.1)
+    }
+}
+
 /// The largest integer after any `"tid":` in `raw` (a tid too long for i64 is no real
 /// thread's: a large value stands for it), or `max` if larger.
 pub(crate) fn max_tid(raw: &[u8], max: i64) -> i64 {
@@ -43,31 +72,18 @@ pub(crate) enum Part {
 }
 
 /// One piece's events, as [`Part`]s to be written one after another with `,\n` between them.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub(crate) struct Copied {
     pub(crate) parts: Vec<Part>,
     /// Events in the parts.
     pub(crate) events: u64,
-    /// The earliest start and latest end of the events a viewer shows ([`span`]), µs.
-    pub(crate) span: (f64, f64),
+    /// The events a viewer shows, from the earliest start to the latest end.
+    pub(crate) span: Extent,
     /// [`max_tid`] of the events (0 if none).
     pub(crate) max_tid: i64,
 }
 
-impl Default for Copied {
-    fn default() -> Copied {
-        Copied { parts: Vec::new(), events: 0, span: (f64::INFINITY, f64::NEG_INFINITY), max_tid: 0 }
-    }
-}
-
 impl Copied {
-    /// Notes one event's span.
-    pub(crate) fn note(&mut self, span: Option<(f64, f64)>) {
-        if let Some((from, to)) = span {
-            self.span = (self.span.0.min(from), self.span.1.max(to));
-        }
-    }
-
     /// Takes the events at `bounds` (offsets into `b`, whose first byte is at `base` in the
     /// input); `bad_utf8`, where sequences that are not UTF-8 start (absolute), in order.
     pub(crate) fn fill(&mut self, b: &[u8], base: u64, bounds: &[(usize, usize)], bad_utf8: &[u64]) {

@@ -262,7 +262,7 @@ pub(super) fn scan_run<S: Sink, const NAME_AT: bool>(
                 let mut ev = ManuallyDrop::new(scan::RawEvent::default());
                 let r = scan::event_into::<NAME_AT>(b, i, stack, &mut ev).map(|e| {
                     if copy {
-                        copied.note(super::copy::span(&ev));
+                        copied.span.note(super::copy::span(&ev));
                     }
                     (Some(S::prepare(&mut ev)), e)
                 });

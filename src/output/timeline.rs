@@ -16,7 +16,7 @@ use std::io::Write;
 use super::calls::write_field;
 use crate::error::Error;
 use crate::estimate::{Estimates, ThreadCalls};
-use crate::input::copy::{self, Copied, Part};
+use crate::input::copy::{self, Copied, Extent, Part};
 use crate::js::{write_int, write_json_string, write_number, Scalar};
 use crate::strings::Strings;
 use crate::tree::Stacks;
@@ -32,8 +32,8 @@ pub(crate) struct TimelineWriter<'a> {
     n: u64,
     /// The largest integer after any `"tid":` in any event (never less than the event's own tid).
     max_tid: i64,
-    /// The earliest start and latest end of the events a viewer shows ([`copy::span`]), µs.
-    span: (f64, f64),
+    /// The events a viewer shows ([`copy::span`]), from the earliest start to the latest end.
+    span: Extent,
 }
 
 /// Where a timeline stands after the input's events: what its end needs of them.
@@ -41,7 +41,7 @@ pub(crate) struct TimelineWriter<'a> {
 pub(crate) struct Written {
     n: u64,
     max_tid: i64,
-    span: (f64, f64),
+    span: Extent,
 }
 
 fn io(e: std::io::Error) -> Error {
@@ -52,7 +52,7 @@ impl<'a> TimelineWriter<'a> {
     /// Starts the document.
     pub(crate) fn new(out: &'a mut dyn Write) -> Result<TimelineWriter<'a>, Error> {
         out.write_all(b"{\"traceEvents\":[\n").map_err(io)?;
-        Ok(TimelineWriter { out, n: 0, max_tid: 0, span: (f64::INFINITY, f64::NEG_INFINITY) })
+        Ok(TimelineWriter { out, n: 0, max_tid: 0, span: Extent::default() })
     }
 
     /// Goes on after the events (written through another writer).
@@ -67,13 +67,7 @@ impl<'a> TimelineWriter<'a> {
 
     /// The earliest start and latest end of the events written that a viewer shows, µs.
     pub(crate) fn span(&self) -> (f64, f64) {
-        self.span
-    }
-
-    fn note_span(&mut self, span: Option<(f64, f64)>) {
-        if let Some((from, to)) = span {
-            self.span = (self.span.0.min(from), self.span.1.max(to));
-        }
+        self.span.get()
     }
 
     /// Copies the events of a piece of the input, as the scan found them in `input` (whose
@@ -91,16 +85,14 @@ impl<'a> TimelineWriter<'a> {
         }
         self.n += c.events;
         self.max_tid = self.max_tid.max(c.max_tid);
-        if c.span.0 <= c.span.1 {
-            self.note_span(Some(c.span));
-        }
+        self.span.join(c.span);
         Ok(())
     }
 
     /// Copies one input event, as its bytes were; `span`, its [`copy::span`].
     pub(crate) fn event(&mut self, raw: &[u8], span: Option<(f64, f64)>) -> Result<(), Error> {
         self.max_tid = copy::max_tid(raw, self.max_tid);
-        self.note_span(span);
+        self.span.note(span);
         if self.n > 0 {
             self.out.write_all(b",\n").map_err(io)?;
         }
