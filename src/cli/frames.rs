@@ -99,7 +99,7 @@ impl Loader for UserMaps {
             None => self.dirs.as_ref()?.find(url)?,
         };
         let bytes = Self::read(&path, "the script").ok()?;
-        Some(String::from_utf8_lossy(&bytes).into_owned())
+        Some(String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
     }
 
     fn map_for(&self, url: &str) -> Option<Result<Vec<u8>, String>> {

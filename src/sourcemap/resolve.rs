@@ -195,29 +195,35 @@ pub(crate) fn source_url_comment(text: &str) -> Option<&str> {
 
 /// The value of the last `(//|/*)[#@][ \t]KEY=[ \t]*VALUE[ \t]*(*/[ \t]*)?` ending a line.
 fn last_comment<'a>(text: &'a str, key: &str) -> Option<&'a str> {
-    let mut last = None;
-    for line in text.split('\n') {
+    // The key's places from the last: the first that is such a comment is the last one (a
+    // bundle's comment is at its end, after megabytes of code).
+    let bytes = text.as_bytes();
+    for at in memchr::memmem::rfind_iter(bytes, key.as_bytes()) {
+        let start = memchr::memrchr(b'\n', &bytes[..at]).map_or(0, |i| i + 1);
+        let end = memchr::memchr(b'\n', &bytes[at..]).map_or(bytes.len(), |i| at + i);
+        let line = &text[start..end];
         let line = line.strip_suffix('\r').unwrap_or(line);
-        let mut from = 0;
-        while let Some(at) = line[from..].find(key).map(|i| i + from) {
-            from = at + key.len();
-            let before = &line[..at];
-            let Some(lead) = before.strip_suffix(' ').or_else(|| before.strip_suffix('\t')) else { continue };
-            if !(lead.ends_with("//#") || lead.ends_with("//@") || lead.ends_with("/*#") || lead.ends_with("/*@")) {
-                continue;
-            }
-            let Some(rest) = line[from..].strip_prefix('=') else { continue };
-            let rest = rest.trim_start_matches([' ', '\t']);
-            let end = rest.find(|c: char| c.is_whitespace() || c == '\'' || c == '"').unwrap_or(rest.len());
-            let (value, tail) = rest.split_at(end);
-            let tail = tail.trim_start_matches([' ', '\t']);
-            let tail = tail.strip_prefix("*/").map_or(tail, |t| t.trim_start_matches([' ', '\t']));
-            if tail.is_empty() && !value.is_empty() {
-                last = Some(value);
-            }
+        if let Some(value) = comment_value(line, at - start, key) {
+            return Some(value);
         }
     }
-    last
+    None
+}
+
+/// The value of the comment whose key is at `at` in `line`, when it is one ending the line.
+fn comment_value<'a>(line: &'a str, at: usize, key: &str) -> Option<&'a str> {
+    let before = &line[..at];
+    let lead = before.strip_suffix(' ').or_else(|| before.strip_suffix('\t'))?;
+    if !(lead.ends_with("//#") || lead.ends_with("//@") || lead.ends_with("/*#") || lead.ends_with("/*@")) {
+        return None;
+    }
+    let rest = line.get(at + key.len()..)?.strip_prefix('=')?;
+    let rest = rest.trim_start_matches([' ', '\t']);
+    let end = rest.find(|c: char| c.is_whitespace() || c == '\'' || c == '"').unwrap_or(rest.len());
+    let (value, tail) = rest.split_at(end);
+    let tail = tail.trim_start_matches([' ', '\t']);
+    let tail = tail.strip_prefix("*/").map_or(tail, |t| t.trim_start_matches([' ', '\t']));
+    (tail.is_empty() && !value.is_empty()).then_some(value)
 }
 
 /// Decodes a `data:` URL's payload (`;base64` or percent-encoded), as a browser's loader does.
@@ -638,6 +644,11 @@ mod tests {
         assert_eq!(source_mapping_url("/*# sourceMappingURL=c.map */"), Some("c.map"));
         assert_eq!(source_mapping_url("x = '//# sourceMappingURL=no.map' + y"), None);
         assert_eq!(source_mapping_url("//#sourceMappingURL=no.map"), None);
+        // The last comment that ends its line, whatever follows it.
+        assert_eq!(source_mapping_url("//# sourceMappingURL=a.map //# sourceMappingURL=b.map\r\n"), Some("b.map"));
+        assert_eq!(source_mapping_url("//# sourceMappingURL=a.map\nx('sourceMappingURL')\n"), Some("a.map"));
+        assert_eq!(source_mapping_url("é//# sourceMappingURL=ü.map\t*/ x\n//# sourceMappingURL=\n"), None);
+        assert_eq!(source_mapping_url("é /*# sourceMappingURL=ü.map */ \n//# sourceMappingURL=\n"), Some("ü.map"));
     }
 
     #[test]

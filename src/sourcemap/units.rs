@@ -19,6 +19,10 @@ pub(super) fn js_string(v: &Value) -> String {
 
 /// A string as JavaScript reads it (mappings, scope data): UTF-16 code units, one at a time.
 pub(super) struct Units<'a> {
+    /// The string's bytes, read one unit each while `ascii` (a map's mappings always are).
+    bytes: &'a [u8],
+    at: usize,
+    ascii: bool,
     chars: std::str::Chars<'a>,
     /// The low half of a pair whose high half was taken.
     pending: Option<u16>,
@@ -27,10 +31,15 @@ pub(super) struct Units<'a> {
 
 impl<'a> Units<'a> {
     pub(super) fn new(s: &'a str) -> Units<'a> {
-        Units { chars: s.chars(), pending: None, peeked: None }
+        Units { bytes: s.as_bytes(), at: 0, ascii: s.is_ascii(), chars: s.chars(), pending: None, peeked: None }
     }
 
     fn pull(&mut self) -> Option<u16> {
+        if self.ascii {
+            let b = self.bytes.get(self.at).copied()?;
+            self.at += 1;
+            return Some(u16::from(b));
+        }
         if let Some(u) = self.pending.take() {
             return Some(u);
         }
@@ -44,6 +53,9 @@ impl<'a> Units<'a> {
     }
 
     pub(super) fn peek(&mut self) -> Option<u16> {
+        if self.ascii && self.peeked.is_none() {
+            return self.bytes.get(self.at).map(|&b| u16::from(b));
+        }
         if self.peeked.is_none() {
             self.peeked = Some(self.pull());
         }
@@ -67,8 +79,13 @@ impl<'a> Units<'a> {
     /// table's 123 codes ends the number; a unit inside it that is no Base64 digit (but `A`)
     /// is an error.
     pub(super) fn vlq(&mut self) -> Result<i64, String> {
-        let mut result = 0f64;
-        let mut shift = 0u32;
+        // Each digit adds less than 2^31 in magnitude: the sum is an exact integer in an i64,
+        // and in JavaScript's double up to 2^53, which 2^22 digits cannot pass; past that many
+        // the sum goes on as a double, rounding as JavaScript's does.
+        const EXACT_DIGITS: u32 = 1 << 22;
+        let mut exact = 0i64;
+        let mut rounded: Option<f64> = None;
+        let mut digits = 0u32;
         loop {
             let Some(u) = self.next() else {
                 return Err("unexpected end of input while decoding VLQ number".to_owned());
@@ -83,13 +100,22 @@ impl<'a> Units<'a> {
                 }
                 None => 0,
             };
-            result += f64::from(((digit & 31) as i32).wrapping_shl(shift & 31));
-            shift += 5;
+            let term = ((digit & 31) as i32).wrapping_shl((digits * 5) & 31);
+            match &mut rounded {
+                Some(r) => *r += f64::from(term),
+                None if digits < EXACT_DIGITS => exact += i64::from(term),
+                None => rounded = Some(exact as f64 + f64::from(term)),
+            }
+            digits += 1;
             if digit & 32 == 0 {
                 break;
             }
         }
-        let v = to_int32(result);
+        // ToInt32 of an integer below 2^63 is its low 32 bits.
+        let v = match rounded {
+            Some(r) => to_int32(r),
+            None => exact as i32,
+        };
         let magnitude = i64::from(v >> 1);
         Ok(if v & 1 == 1 { -magnitude } else { magnitude })
     }
@@ -115,4 +141,51 @@ pub(super) fn to_int32(x: f64) -> i32 {
     }
     let m = x.trunc().rem_euclid(4_294_967_296.0);
     (m as u64 as u32) as i32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// `nextVLQ` as JavaScript computes it: every digit's 32-bit shift summed as a double.
+    fn vlq_in_doubles(s: &str) -> i64 {
+        let (mut result, mut shift) = (0f64, 0u32);
+        for u in s.encode_utf16() {
+            let digit = base64(u).unwrap_or(0);
+            result += f64::from(((digit & 31) as i32).wrapping_shl(shift & 31));
+            shift += 5;
+            if digit & 32 == 0 {
+                break;
+            }
+        }
+        let v = to_int32(result);
+        let magnitude = i64::from(v >> 1);
+        if v & 1 == 1 {
+            -magnitude
+        } else {
+            magnitude
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn vlq_sums_as_javascript_does(digits in proptest::collection::vec(0u32..64, 0..40), last in 0u32..32) {
+            const B64: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+            let mut s: String = digits.iter().map(|&d| B64[(d | 32) as usize] as char).collect();
+            s.push(B64[last as usize] as char);
+            prop_assert_eq!(Units::new(&s).vlq(), Ok(vlq_in_doubles(&s)));
+            // The same number in a string that is not ASCII, read one code unit at a time.
+            let wide = format!("{s},é");
+            prop_assert_eq!(Units::new(&wide).vlq(), Ok(vlq_in_doubles(&s)));
+        }
+    }
+
+    #[test]
+    fn a_number_of_millions_of_digits_sums_as_javascript_does() {
+        // 2^22 + 9 digits: the last ones are summed as a double.
+        let mut s = "/".repeat((1 << 22) + 8);
+        s.push('f');
+        assert_eq!(Units::new(&s).vlq(), Ok(vlq_in_doubles(&s)));
+    }
 }
