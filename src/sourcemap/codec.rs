@@ -143,7 +143,7 @@ pub(super) fn decode_scopes(info: &mut ScopesInfo, text: &str, names: &[Value], 
             }
             let at = pos(r_line, r_column);
             range_stack.push(info.ranges.len());
-            info.ranges.push(Range { start: at, end: at, original, children: Vec::new() });
+            info.ranges.push(Range::new(at, at, original));
         } else if tag == GENERATED_RANGE_END {
             let first = unsigned(&mut it);
             let (line, column) = if before_comma(&mut it) { (first, unsigned(&mut it)) } else { (0.0, first) };

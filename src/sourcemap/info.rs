@@ -37,6 +37,12 @@ pub(super) struct Range {
     pub(super) children: Vec<usize>,
 }
 
+impl Range {
+    pub(super) fn new(start: Pos, end: Pos, original: Option<usize>) -> Range {
+        Range { start, end, original, children: Vec::new() }
+    }
+}
+
 /// `SourceMapScopesInfo`: original scopes (one tree or none per source of the map) and
 /// generated ranges, made from the map's scope data ([`super::codec`]) or from the script's
 /// own scopes (`createFromAst`).
@@ -48,6 +54,11 @@ pub(crate) struct ScopesInfo {
     pub(super) source_roots: Vec<Option<usize>>,
     /// The outermost generated ranges, in order.
     pub(super) range_roots: Vec<usize>,
+    /// Per original scope and per generated range (set by [`ScopesInfo::index`]): whether its
+    /// children are tidy (each starts where or after the one before it ends, and does not end
+    /// before it starts), so that the one around a position is found by bisection.
+    pub(super) tidy_originals: Vec<bool>,
+    pub(super) tidy_ranges: Vec<bool>,
 }
 
 impl ScopesInfo {
@@ -55,6 +66,16 @@ impl ScopesInfo {
     /// from the script's AST).
     pub(crate) fn is_empty(&self) -> bool {
         self.source_roots.iter().all(Option::is_none) && self.range_roots.is_empty()
+    }
+
+    /// Notes which scopes' children are tidy; to be called once the trees are built.
+    pub(super) fn index(&mut self) {
+        fn tidy(children: &[usize], at: impl Fn(usize) -> (Pos, Pos)) -> bool {
+            children.iter().all(|&c| at(c).0 <= at(c).1) && children.windows(2).all(|w| at(w[0]).1 <= at(w[1]).0)
+        }
+        let (o, r) = (&self.originals, &self.ranges);
+        self.tidy_originals = o.iter().map(|x| tidy(&x.children, |c| (o[c].start, o[c].end))).collect();
+        self.tidy_ranges = r.iter().map(|x| tidy(&x.children, |c| (r[c].start, r[c].end))).collect();
     }
 
     /// `findOriginalFunctionName`: the name of the innermost original function around the
@@ -71,11 +92,15 @@ impl ScopesInfo {
             let (source, at) = mapped()?;
             let root = (*self.source_roots.get(source)?)?;
             // `findOriginalScopeChain`'s innermost scope.
-            innermost(&[root], at, |k| (self.originals[k].start, self.originals[k].end, &self.originals[k].children))?
+            innermost(&[root], at, |k| {
+                let o = &self.originals[k];
+                (o.start, o.end, &o.children[..], self.tidy_originals.get(k) == Some(&true))
+            })?
         } else {
             // The innermost generated range around the position (`findGeneratedRangeChain`).
             let r = innermost(&self.range_roots, (line, column), |r| {
-                (self.ranges[r].start, self.ranges[r].end, &self.ranges[r].children)
+                let g = &self.ranges[r];
+                (g.start, g.end, &g.children[..], self.tidy_ranges.get(r) == Some(&true))
             })?;
             self.ranges[r].original?
         };
@@ -93,16 +118,23 @@ impl ScopesInfo {
 
 /// The last node around `p` that a depth-first walk of the trees at `roots` meets (children in
 /// order, into every node around `p`), as DevTools' recursive walks collect their chains.
-fn innermost<'a>(roots: &[usize], p: Pos, node: impl Fn(usize) -> (Pos, Pos, &'a Vec<usize>)) -> Option<usize> {
+/// `node` gives a node's start, end, children and whether they are tidy: then only the last
+/// child starting at or before `p` can be around it (a bundle's top level has thousands).
+fn innermost<'a>(roots: &[usize], p: Pos, node: impl Fn(usize) -> (Pos, Pos, &'a [usize], bool)) -> Option<usize> {
     let mut last = None;
     let mut todo: Vec<usize> = roots.iter().rev().copied().collect();
     while let Some(k) = todo.pop() {
-        let (start, end, children) = node(k);
+        let (start, end, children, tidy) = node(k);
         if !range_contains(start, end, p) {
             continue;
         }
         last = Some(k);
-        todo.extend(children.iter().rev());
+        if tidy {
+            let before = children.partition_point(|&c| node(c).0 <= p);
+            todo.extend(before.checked_sub(1).map(|i| children[i]));
+        } else {
+            todo.extend(children.iter().rev());
+        }
     }
     last
 }
@@ -114,4 +146,47 @@ pub(super) fn cmp(a: Pos, b: Pos) -> std::cmp::Ordering {
 /// `contains`: start ≤ position < end.
 pub(super) fn range_contains(start: Pos, end: Pos, p: Pos) -> bool {
     cmp(start, p).is_le() && cmp(p, end).is_lt()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Bisecting tidy children finds the node DevTools' walk of every child finds: random
+        /// trees of nested, adjacent, overlapping, empty and reversed ranges, often in order.
+        #[test]
+        fn bisection_finds_what_the_walk_finds(
+            nodes in proptest::collection::vec((0usize..64, (0i64..3, 0i64..6), (0i64..3, 0i64..6)), 1..40),
+            sort in any::<bool>(),
+        ) {
+            let mut info = ScopesInfo::default();
+            for (k, &(parent, start, end)) in nodes.iter().enumerate() {
+                info.ranges.push(Range::new(start, end, None));
+                if k == 0 {
+                    info.range_roots.push(0);
+                } else {
+                    info.ranges[parent % k].children.push(k);
+                }
+            }
+            if sort {
+                for k in 0..info.ranges.len() {
+                    let mut c = std::mem::take(&mut info.ranges[k].children);
+                    c.sort_by_key(|&c| info.ranges[c].start);
+                    info.ranges[k].children = c;
+                }
+            }
+            let walk = |info: &ScopesInfo, p: Pos| {
+                innermost(&info.range_roots, p, |r| {
+                    let g = &info.ranges[r];
+                    (g.start, g.end, &g.children[..], info.tidy_ranges.get(r) == Some(&true))
+                })
+            };
+            let plain: Vec<_> = (0..3).flat_map(|l| (0..7).map(move |c| (l, c))).map(|p| walk(&info, p)).collect();
+            info.index();
+            let bisected: Vec<_> = (0..3).flat_map(|l| (0..7).map(move |c| (l, c))).map(|p| walk(&info, p)).collect();
+            prop_assert_eq!(plain, bisected);
+        }
+    }
 }

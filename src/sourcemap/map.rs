@@ -268,6 +268,7 @@ impl SourceMap {
             first_source += n_sources;
         }
         if error.is_none() && !scopes.is_empty() {
+            scopes.index();
             map.scopes = Some(scopes);
         }
         if let Some(e) = error {

@@ -298,7 +298,7 @@ impl ScopesInfo {
                 scope = Some(k);
             }
             let r = ranges.len();
-            ranges.push(Range { start, end, original: scope, children: Vec::new() });
+            ranges.push(Range::new(start, end, scope));
             if let Some(p) = parent_range {
                 ranges[p].children.push(r);
             }
@@ -316,7 +316,15 @@ impl ScopesInfo {
             }
         }
         let range_roots = if ranges.is_empty() { Vec::new() } else { vec![0] };
-        ScopesInfo { originals, ranges, source_roots: (0..n_urls).map(Some).collect(), range_roots }
+        let mut info = ScopesInfo {
+            originals,
+            ranges,
+            source_roots: (0..n_urls).map(Some).collect(),
+            range_roots,
+            ..ScopesInfo::default()
+        };
+        info.index();
+        info
     }
 }
 
