@@ -397,6 +397,42 @@ impl SourceMap {
         k.checked_sub(1).map(|k| &self.entries[k])
     }
 
+    /// [`SourceMap::find_entry`] searched outward from `near` (where a nearby position's
+    /// search ended, updated to where this one ends): O(log distance) for positions looked up
+    /// in order, as a script's scopes are.
+    pub(crate) fn find_entry_near(&self, near: &mut usize, line: i64, column: i64) -> Option<&Entry> {
+        let e = &self.entries;
+        let le = |i: usize| (e[i].line(), e[i].column()) <= (line, column);
+        let h = (*near).min(e.len());
+        // The answer (the count of entries at or before the position) is in lo..=hi.
+        let (mut lo, mut hi) = (0, e.len());
+        let mut step = 1;
+        if h < e.len() && le(h) {
+            lo = h + 1;
+            while h + step < e.len() {
+                if !le(h + step) {
+                    hi = h + step;
+                    break;
+                }
+                lo = h + step + 1;
+                step *= 2;
+            }
+        } else {
+            hi = h;
+            while step <= h {
+                if le(h - step) {
+                    lo = h - step + 1;
+                    break;
+                }
+                hi = h - step;
+                step *= 2;
+            }
+        }
+        let k = lo + e[lo..hi].partition_point(|x| (x.line(), x.column()) <= (line, column));
+        *near = k;
+        k.checked_sub(1).map(|k| &e[k])
+    }
+
     /// The source URL of `e`, when it has a source.
     pub(crate) fn source_url(&self, e: &Entry) -> Option<&str> {
         self.sources.get(e.source as usize).map(|s| s.url.as_str())
@@ -453,6 +489,28 @@ mod tests {
             &parse_text(json.as_bytes(), false).unwrap(),
         )
         .unwrap()
+    }
+
+    proptest::proptest! {
+        /// Searched from any place, the entry is the one a whole bisection finds.
+        #[test]
+        fn a_search_from_near_finds_the_entry(
+            positions in proptest::collection::vec((0i64..4, 0i64..30), 0..60),
+            queries in proptest::collection::vec((0usize..70, -1i64..5, -1i64..32), 1..20),
+        ) {
+            let mut m = map(r#"{"version":3,"sources":[],"mappings":""}"#);
+            let mut positions = positions;
+            positions.sort();
+            m.entries = positions.iter().map(|&(l, c)| Entry::new(l, c, NONE, 0, 0, NONE)).collect();
+            for (near, line, column) in queries {
+                let mut at = near;
+                let want = m.find_entry(line, column).map(|e| (e.line(), e.column()));
+                let got = m.find_entry_near(&mut at, line, column).map(|e| (e.line(), e.column()));
+                proptest::prop_assert_eq!(got, want);
+                // Where it ended: past every entry at or before the position.
+                proptest::prop_assert_eq!(at, m.entries.partition_point(|e| (e.line(), e.column()) <= (line, column)));
+            }
+        }
     }
 
     #[test]

@@ -266,10 +266,14 @@ impl ScopesInfo {
         let mut ranges: Vec<Range> = Vec::with_capacity(scopes.len());
         // (scope, its parent range, the parent's original scope as a hint)
         let mut stack: Vec<(usize, Option<usize>, Option<usize>)> = vec![(0, None, None)];
+        // The walk meets the scopes in the order of their starts: each start's mapping is
+        // searched from the last one's, an end's and a name's from their start's.
+        let mut near_start = 0;
         while let Some((node, parent_range, hint)) = stack.pop() {
             let s = &scopes[node];
             let (start, end) = (lines.pos(s.start), lines.pos(s.end));
-            let (se, ee) = (map.find_entry(start.0, start.1), map.find_entry(end.0, end.1));
+            let se = map.find_entry_near(&mut near_start, start.0, start.1);
+            let ee = map.find_entry_near(&mut near_start.clone(), end.0, end.1);
             let source = se.and_then(|e| map.source_index(e));
             let mappable = match (se, ee, source) {
                 (Some(_), Some(e), Some(k)) => map.source_index(e) == Some(k) && k < n_urls,
@@ -281,7 +285,7 @@ impl ScopesInfo {
                 .iter()
                 .find_map(|&at| {
                     let (l, c) = lines.pos(at);
-                    map.find_entry(l, c)
+                    map.find_entry_near(&mut near_start.clone(), l, c)
                         .filter(|e| (e.line(), e.column()) == (l, c))
                         .and_then(|e| map.name(e).map(str::to_owned))
                 })
