@@ -35,17 +35,7 @@ if [ "$(head -c2 "$FILE" | od -An -tx1 | tr -d ' ')" != "1f8b" ]; then
   gzip -6 -c "$FILE" > "$OUT/input.json.gz"
 fi
 
-# Runs one command once; appends its wall seconds (bash's clock, microseconds) to $OUT/NAME.s
-# and its peak RSS in KB (/usr/bin/time) to $OUT/NAME.m.
-measure() { # name, command...
-  local name="$1"; shift
-  local t0=$EPOCHREALTIME
-  /usr/bin/time -f "%M" -o "$OUT/t" "$@" > /dev/null 2> "$OUT/err" || { cat "$OUT/err" >&2; exit 1; }
-  local t1=$EPOCHREALTIME
-  awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.4f\n", b-a}' >> "$OUT/$name.s"
-  cat "$OUT/t" >> "$OUT/$name.m"
-}
-median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+. "$ROOT/bench/lib.sh"
 
 DEVTOOLS=0
 SHARED="${JSCALLS_SHARED:-$ROOT/../shared}"

@@ -17,15 +17,7 @@ cargo build --quiet --release --bin jscalls
 J="$ROOT/target/release/jscalls"
 OUT="$(mktemp -d)"
 trap 'rm -rf "$OUT"' EXIT
-measure() { # name, command...
-  local name="$1"; shift
-  local t0=$EPOCHREALTIME
-  /usr/bin/time -f "%M" -o "$OUT/t" "$@" > /dev/null 2> "$OUT/err" || { cat "$OUT/err" >&2; exit 1; }
-  local t1=$EPOCHREALTIME
-  awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.4f\n", b-a}' >> "$OUT/$name.s"
-  cat "$OUT/t" >> "$OUT/$name.m"
-}
-median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+. "$ROOT/bench/lib.sh"
 
 # The middle half of the recording, from its bounds.
 read -r LO HI < <("$J" ranges "$FILE" --format json -q | python3 -c '

@@ -13,7 +13,7 @@ cargo build --quiet --release --bin jscalls
 J="$ROOT/target/release/jscalls"
 OUT="$(mktemp -d)"
 trap 'rm -rf "$OUT"' EXIT
-median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+. "$ROOT/bench/lib.sh"
 for _ in $(seq "$RUNS"); do
   rm -f "$OUT/x.json"
   t0=$EPOCHREALTIME

@@ -14,9 +14,10 @@ pub(super) struct Original {
     pub(super) stack_frame: bool,
     pub(super) parent: Option<usize>,
     pub(super) children: Vec<usize>,
-    /// Whether the children are sorted by start, none ends before it starts, and each ends
-    /// where or before the next starts: then the one that may hold a scope is found by
-    /// bisection.
+    /// Whether the children are tidy: sorted by start, none ends before it starts, and each
+    /// ends where or before the next starts; then the one that may hold a scope or a position
+    /// is found by bisection. Kept while a tree is built by insertion, set again by
+    /// [`ScopesInfo::index`].
     pub(super) tidy: bool,
 }
 
@@ -35,11 +36,13 @@ pub(super) struct Range {
     pub(super) end: Pos,
     pub(super) original: Option<usize>,
     pub(super) children: Vec<usize>,
+    /// Whether the children are tidy (as [`Original::tidy`]), set by [`ScopesInfo::index`].
+    pub(super) tidy: bool,
 }
 
 impl Range {
     pub(super) fn new(start: Pos, end: Pos, original: Option<usize>) -> Range {
-        Range { start, end, original, children: Vec::new() }
+        Range { start, end, original, children: Vec::new(), tidy: false }
     }
 }
 
@@ -54,11 +57,6 @@ pub(crate) struct ScopesInfo {
     pub(super) source_roots: Vec<Option<usize>>,
     /// The outermost generated ranges, in order.
     pub(super) range_roots: Vec<usize>,
-    /// Per original scope and per generated range (set by [`ScopesInfo::index`]): whether its
-    /// children are tidy (each starts where or after the one before it ends, and does not end
-    /// before it starts), so that the one around a position is found by bisection.
-    pub(super) tidy_originals: Vec<bool>,
-    pub(super) tidy_ranges: Vec<bool>,
 }
 
 impl ScopesInfo {
@@ -68,14 +66,18 @@ impl ScopesInfo {
         self.source_roots.iter().all(Option::is_none) && self.range_roots.is_empty()
     }
 
-    /// Notes which scopes' children are tidy; to be called once the trees are built.
+    /// Notes which scopes' children are tidy; to be called once the trees are built (the
+    /// map's scope data is read in any order).
     pub(super) fn index(&mut self) {
         fn tidy(children: &[usize], at: impl Fn(usize) -> (Pos, Pos)) -> bool {
             children.iter().all(|&c| at(c).0 <= at(c).1) && children.windows(2).all(|w| at(w[0]).1 <= at(w[1]).0)
         }
-        let (o, r) = (&self.originals, &self.ranges);
-        self.tidy_originals = o.iter().map(|x| tidy(&x.children, |c| (o[c].start, o[c].end))).collect();
-        self.tidy_ranges = r.iter().map(|x| tidy(&x.children, |c| (r[c].start, r[c].end))).collect();
+        let o = &self.originals;
+        let flags: Vec<bool> = o.iter().map(|x| tidy(&x.children, |c| (o[c].start, o[c].end))).collect();
+        self.originals.iter_mut().zip(flags).for_each(|(x, t)| x.tidy = t);
+        let r = &self.ranges;
+        let flags: Vec<bool> = r.iter().map(|x| tidy(&x.children, |c| (r[c].start, r[c].end))).collect();
+        self.ranges.iter_mut().zip(flags).for_each(|(x, t)| x.tidy = t);
     }
 
     /// `findOriginalFunctionName`: the name of the innermost original function around the
@@ -94,13 +96,13 @@ impl ScopesInfo {
             // `findOriginalScopeChain`'s innermost scope.
             innermost(&[root], at, |k| {
                 let o = &self.originals[k];
-                (o.start, o.end, &o.children[..], self.tidy_originals.get(k) == Some(&true))
+                (o.start, o.end, &o.children[..], o.tidy)
             })?
         } else {
             // The innermost generated range around the position (`findGeneratedRangeChain`).
             let r = innermost(&self.range_roots, (line, column), |r| {
                 let g = &self.ranges[r];
-                (g.start, g.end, &g.children[..], self.tidy_ranges.get(r) == Some(&true))
+                (g.start, g.end, &g.children[..], g.tidy)
             })?;
             self.ranges[r].original?
         };
@@ -180,7 +182,7 @@ mod tests {
             let walk = |info: &ScopesInfo, p: Pos| {
                 innermost(&info.range_roots, p, |r| {
                     let g = &info.ranges[r];
-                    (g.start, g.end, &g.children[..], info.tidy_ranges.get(r) == Some(&true))
+                    (g.start, g.end, &g.children[..], g.tidy)
                 })
             };
             let plain: Vec<_> = (0..3).flat_map(|l| (0..7).map(move |c| (l, c))).map(|p| walk(&info, p)).collect();

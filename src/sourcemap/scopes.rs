@@ -273,7 +273,8 @@ impl ScopesInfo {
             let s = &scopes[node];
             let (start, end) = (lines.pos(s.start), lines.pos(s.end));
             let se = map.find_entry_near(&mut near_start, start.0, start.1);
-            let ee = map.find_entry_near(&mut near_start.clone(), end.0, end.1);
+            let mut near_end = near_start;
+            let ee = map.find_entry_near(&mut near_end, end.0, end.1);
             let source = se.and_then(|e| map.source_index(e));
             let mappable = match (se, ee, source) {
                 (Some(_), Some(e), Some(k)) => map.source_index(e) == Some(k) && k < n_urls,
@@ -284,8 +285,8 @@ impl ScopesInfo {
                 .name_at
                 .iter()
                 .find_map(|&at| {
-                    let (l, c) = lines.pos(at);
-                    map.find_entry_near(&mut near_start.clone(), l, c)
+                    let ((l, c), mut near) = (lines.pos(at), near_start);
+                    map.find_entry_near(&mut near, l, c)
                         .filter(|e| (e.line(), e.column()) == (l, c))
                         .and_then(|e| map.name(e).map(str::to_owned))
                 })
@@ -320,13 +321,7 @@ impl ScopesInfo {
             }
         }
         let range_roots = if ranges.is_empty() { Vec::new() } else { vec![0] };
-        let mut info = ScopesInfo {
-            originals,
-            ranges,
-            source_roots: (0..n_urls).map(Some).collect(),
-            range_roots,
-            ..ScopesInfo::default()
-        };
+        let mut info = ScopesInfo { originals, ranges, source_roots: (0..n_urls).map(Some).collect(), range_roots };
         info.index();
         info
     }

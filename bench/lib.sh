@@ -1,0 +1,16 @@
+# Shared by the bench scripts (sourced; they set OUT, a scratch folder, first).
+
+# Runs one command once, its output discarded; appends its wall seconds (bash's clock,
+# microseconds) to $OUT/NAME.s and its peak RSS in KB (/usr/bin/time) to $OUT/NAME.m. A
+# failing command stops the script with its error.
+measure() { # name, command...
+  local name="$1"; shift
+  local t0=$EPOCHREALTIME
+  /usr/bin/time -f "%M" -o "$OUT/t" "$@" > /dev/null 2> "$OUT/err" || { cat "$OUT/err" >&2; exit 1; }
+  local t1=$EPOCHREALTIME
+  awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.4f\n", b-a}' >> "$OUT/$name.s"
+  cat "$OUT/t" >> "$OUT/$name.m"
+}
+
+# The median of the numbers on standard input, one a line.
+median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
