@@ -341,26 +341,22 @@ fn insert_in_scope(originals: &mut [Original], root: usize, new: usize) {
     while let Some(deeper) = first_holder(originals, parent, new) {
         parent = deeper;
     }
-    let children = std::mem::take(&mut originals[parent].children);
-    let n = &originals[new];
-    let (lo, hi) = if originals[parent].tidy {
+    let mut children = std::mem::take(&mut originals[parent].children);
+    let tidy = originals[parent].tidy;
+    if tidy {
         // Held children: those starting at or after it (a suffix) that end by its end (a
-        // prefix, the ends being sorted too).
+        // prefix, the ends being sorted too). Changed in place: a bundle's scopes mostly come
+        // in order, and a copy of its thousands of top-level scopes per insertion was most of
+        // the work.
+        let n = &originals[new];
         let lo = children.partition_point(|&c| cmp(originals[c].start, n.start).is_lt());
         let hi = lo + children[lo..].partition_point(|&c| cmp(originals[c].end, n.end).is_le());
-        (lo, hi)
-    } else {
-        (0, 0)
-    };
-    let mut keep = Vec::with_capacity(children.len() + 1);
-    if originals[parent].tidy {
-        keep.extend_from_slice(&children[..lo]);
-        keep.extend_from_slice(&children[hi..]);
-        for &c in &children[lo..hi] {
+        for c in children.drain(lo..hi) {
             originals[new].children.push(c);
             originals[c].parent = Some(new);
         }
     } else {
+        let mut keep = Vec::with_capacity(children.len() + 1);
         for c in children {
             if contains_original(&originals[new], &originals[c]) {
                 originals[new].children.push(c);
@@ -371,8 +367,10 @@ fn insert_in_scope(originals: &mut [Original], root: usize, new: usize) {
                 keep.push(c);
             }
         }
+        children = keep;
     }
-    let at = if originals[parent].tidy {
+    let keep = &children;
+    let at = if tidy {
         keep.partition_point(|&c| !cmp(originals[new].start, originals[c].start).is_lt())
     } else {
         keep.iter().position(|&c| cmp(originals[new].start, originals[c].start).is_lt()).unwrap_or(keep.len())
@@ -381,9 +379,9 @@ fn insert_in_scope(originals: &mut [Original], root: usize, new: usize) {
     let fits = cmp(originals[new].start, originals[new].end).is_le()
         && at.checked_sub(1).is_none_or(|p| cmp(originals[keep[p]].end, originals[new].start).is_le())
         && keep.get(at).is_none_or(|&nx| cmp(originals[new].end, originals[nx].start).is_le());
-    keep.insert(at, new);
+    children.insert(at, new);
     originals[parent].tidy &= fits;
-    originals[parent].children = keep;
+    originals[parent].children = children;
     originals[new].parent = Some(parent);
 }
 
