@@ -149,34 +149,38 @@ impl<'a> TimelineWriter<'a> {
             line.push_str("}}");
             out.write_all(line.as_bytes()).map_err(io)?;
             n += 1;
-            let parts = EventParts::new(th, tid, strings);
-            let order = th.canonical_order();
-            let make = |c: usize| {
-                let buf = spare.borrow_mut().pop().unwrap_or_else(|| String::with_capacity(CHUNK * 384));
-                (c * CHUNK..((c + 1) * CHUNK).min(order.len()), buf)
-            };
-            let render = |(calls, mut s): (std::ops::Range<usize>, String)| {
-                s.clear();
-                for k in calls {
+            // The calls as samples are made beside the calls' rendering (on a large thread they
+            // take as long as it does, and the writer would otherwise wait for them alone).
+            std::thread::scope(|scope| {
+                let resampled = |out: &mut dyn Write| {
+                    let mut s = String::with_capacity(512);
                     s.push_str(",\n");
-                    parts.write_call(&mut s, th, order[k] as usize);
+                    write_resampled(out, &mut s, th, tid, range, strings)
+                };
+                let aside = (samples && threads > 1 && th.calls.len() >= ASIDE)
+                    .then(|| {
+                        let b = std::thread::Builder::new().name("jscalls-resample".into());
+                        b.spawn_scoped(scope, move || {
+                            let mut bytes = Vec::new();
+                            resampled(&mut bytes).map(|()| bytes)
+                        })
+                        .ok()
+                    })
+                    .flatten();
+                write_calls(&mut *out, &spare, th, tid, strings, threads)?;
+                n += th.canonical_order().len() as u64;
+                if samples {
+                    match aside {
+                        Some(h) => {
+                            let bytes = h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)).map_err(io)?;
+                            out.write_all(&bytes).map_err(io)?;
+                        }
+                        None => resampled(&mut *out).map_err(io)?,
+                    }
+                    n += 1;
                 }
-                s
-            };
-            let write = |part: String| {
-                out.write_all(part.as_bytes()).map_err(io)?;
-                spare.borrow_mut().push(part);
-                Ok::<(), Error>(())
-            };
-            crate::parallel::ordered(order.len().div_ceil(CHUNK), threads, AHEAD * threads, make, render, write)?;
-            n += order.len() as u64;
-            if samples {
-                line.clear();
-                line.push_str(",\n");
-                write_resampled(out, &mut line, th, tid, range, strings).map_err(io)?;
-                n += 1;
-            }
-            Ok(())
+                Ok(())
+            })
         })?;
         out.write_all(b"\n]").map_err(io)?;
         if let Some(m) = metadata {
@@ -188,7 +192,43 @@ impl<'a> TimelineWriter<'a> {
     }
 }
 
-/// Calls rendered per job (about 300 KB of JSON), and jobs rendered ahead of the one being
+/// A thread's calls as events, rendered in parts on up to `threads` threads and written in
+/// order; `spare` keeps the parts' buffers for the next thread.
+fn write_calls(
+    out: &mut dyn Write,
+    spare: &std::cell::RefCell<Vec<String>>,
+    th: &ThreadCalls,
+    tid: i64,
+    strings: &Strings,
+    threads: usize,
+) -> Result<(), Error> {
+    let parts = EventParts::new(th, tid, strings);
+    let order = th.canonical_order();
+    let make = |c: usize| {
+        let buf = spare.borrow_mut().pop().unwrap_or_else(|| String::with_capacity(CHUNK * 384));
+        (c * CHUNK..((c + 1) * CHUNK).min(order.len()), buf)
+    };
+    let render = |(calls, mut s): (std::ops::Range<usize>, String)| {
+        s.clear();
+        for k in calls {
+            s.push_str(",\n");
+            parts.write_call(&mut s, th, order[k] as usize);
+        }
+        s
+    };
+    let write = |part: String| {
+        out.write_all(part.as_bytes()).map_err(io)?;
+        spare.borrow_mut().push(part);
+        Ok::<(), Error>(())
+    };
+    crate::parallel::ordered(order.len().div_ceil(CHUNK), threads, AHEAD * threads, make, render, write)
+}
+
+/// Calls from which a thread's samples are made on a thread of their own, beside its calls
+/// (below it, the samples take less than starting a thread).
+const ASIDE: usize = 1 << 9;
+
+/// Calls rendered per job/// Calls rendered per job (about 300 KB of JSON), and jobs rendered ahead of the one being
 /// written, per thread, as for the calls output.
 const CHUNK: usize = 1 << 10;
 const AHEAD: usize = 8;

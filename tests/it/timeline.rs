@@ -280,6 +280,9 @@ fn timeline_copied_while_reading_equals_timeline_read_again() {
 
     for path in &inputs {
         let src = Source::file(path);
+        // One thread or more, the same bytes: on two, a large thread's samples are made beside
+        // its calls.
+        let mut one_thread = None;
         for threads in [1, 2] {
             let mut cfg = Config::default();
             cfg.threads = threads;
@@ -290,6 +293,10 @@ fn timeline_copied_while_reading_equals_timeline_read_again() {
             let (_, assembled, start) = jscalls::assemble_timeline(&src, &cfg, &mut got).unwrap();
             assembled.finish_timeline(&mut got, start).unwrap();
             assert!(got == want, "{}, {threads} threads: the timelines differ", path.display());
+            match &one_thread {
+                None => one_thread = Some(got),
+                Some(one) => assert!(*one == got, "{}: the timelines of 1 and 2 threads differ", path.display()),
+            }
         }
     }
     // The made trace's repaired event and metadata are there.
