@@ -46,20 +46,34 @@ impl Extent {
     }
 }
 
-/// The largest integer after any `"tid":` in `raw` (a tid too long for i64 is no real
-/// thread's: a large value stands for it), or `max` if larger.
+/// The largest tid after any `"tid":` in `raw` (whitespace may follow the colon), or `max` if
+/// larger: what the timeline's own threads are numbered above. Only whole numbers from 0 to
+/// [`TID_CAP`] count: a string, a negative or fractional number, or a tid past the cap is no
+/// tid those threads could take (the ones above the cap are not exact in a double, as
+/// DevTools reads them, and numbering above them would give two threads one tid there).
 pub(crate) fn max_tid(raw: &[u8], max: i64) -> i64 {
     static KEY: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
         std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\"tid\":"));
     let mut max = max;
     for at in KEY.find_iter(raw) {
-        let digits = &raw[at + 6..];
-        let digits = &digits[..digits.iter().position(|c| !c.is_ascii_digit()).unwrap_or(digits.len())];
-        let tid = std::str::from_utf8(digits).ok().and_then(|d| d.parse::<i64>().ok()).unwrap_or(i64::MAX / 2);
-        max = max.max(tid);
+        let rest = &raw[at + 6..];
+        let rest = &rest[rest.iter().position(|c| !matches!(c, b' ' | b'\t' | b'\n' | b'\r')).unwrap_or(rest.len())..];
+        let n = rest.iter().position(|c| !c.is_ascii_digit()).unwrap_or(rest.len());
+        // A fraction or an exponent makes it no whole tid (`1e3` included: rare, and skipped).
+        if n == 0 || matches!(rest.get(n), Some(b'.' | b'e' | b'E')) || n > 16 {
+            continue;
+        }
+        let tid = rest[..n].iter().fold(0i64, |v, d| v * 10 + i64::from(d - b'0'));
+        if tid <= TID_CAP {
+            max = max.max(tid);
+        }
     }
     max
 }
+
+/// The largest input tid the timeline's threads are numbered above (2^52): the numbers just
+/// above it stay exact in a double, as every tid up to 2^53 does.
+pub(crate) const TID_CAP: i64 = 1 << 52;
 
 /// A run of the copy: the input's bytes from one event's start to another's end (the events
 /// between them separated by `,\n`, as the timeline writes them), or one event whose bytes are
@@ -109,5 +123,24 @@ impl Copied {
             };
             self.max_tid = max_tid(bytes, self.max_tid);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tids_are_read_as_json_writes_them() {
+        let max = |raw: &str| max_tid(raw.as_bytes(), 0);
+        assert_eq!(max(r#"{"pid":1,"tid":77,"args":{"data":{"tid":123}}}"#), 123);
+        // Whitespace after the colon, as `json.dump` and most pretty-printers write it.
+        assert_eq!(max(r#"{"pid": 1, "tid": 77}, {"tid":	9}"#), 77);
+        assert_eq!(max("{\"tid\":\n  12}"), 12);
+        // No whole tid: a string, a negative, a fraction, an exponent, a number past the cap.
+        assert_eq!(max(r#"{"tid":"900"},{"tid":-4},{"tid":800.5},{"tid":7e2},{"tid":5}"#), 5);
+        assert_eq!(max(&format!(r#"{{"tid":{}}},{{"tid":{}}},{{"tid":3}}"#, TID_CAP + 1, "9".repeat(30))), 3);
+        assert_eq!(max(&format!(r#"{{"tid":{TID_CAP}}}"#)), TID_CAP);
+        assert_eq!(max_tid(br#"{"tid":4}"#, 10), 10);
     }
 }

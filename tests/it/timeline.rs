@@ -309,3 +309,31 @@ fn timeline_copied_while_reading_equals_timeline_read_again() {
     assert_eq!(v["traceEvents"][4500]["name"], "bad\u{fffd}");
     assert_eq!(v["metadata"]["source"], "made");
 }
+
+#[test]
+fn the_calls_threads_take_the_same_tids_however_the_input_is_spaced() {
+    // `"tid": 5`, as `json.dump` and pretty-printers write it, once made those threads'
+    // tids 2^62 + k: one number in a double, as DevTools reads them, for every sampled thread.
+    let compact = "fixtures/chrome-worker-hires.json.gz";
+    let events = input_events(compact);
+    let dir = tempfile::tempdir().unwrap();
+    let pretty = dir.path().join("pretty.json");
+    std::fs::write(&pretty, serde_json::to_string_pretty(&Value::Array(events.clone())).unwrap()).unwrap();
+    let call_tids = |path: &str| -> Vec<i64> {
+        let (text, _) = timeline(path, &Config::default());
+        let out: Value = serde_json::from_str(&text).unwrap();
+        let mut tids: Vec<i64> = out["traceEvents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["cat"] == "jscalls")
+            .map(|e| e["tid"].as_i64().unwrap())
+            .collect();
+        tids.sort();
+        tids.dedup();
+        tids
+    };
+    let top = max_tid(&events);
+    assert_eq!(call_tids(compact), [top + 1, top + 2]);
+    assert_eq!(call_tids(pretty.to_str().unwrap()), [top + 1, top + 2]);
+}
