@@ -319,7 +319,7 @@ fn write_resampled(
     range: (f64, f64),
     strings: &Strings,
 ) -> std::io::Result<()> {
-    let (stacks, spans) = Stacks::from_calls_with_spans(&Thread::new(th, strings));
+    let (stacks, spans) = Stacks::spans_of(&Thread::new(th, strings));
     let start = range.0.min(spans.first().map_or(f64::INFINITY, |s| s.start));
     let end = range.1.max(spans.last().map_or(f64::NEG_INFINITY, |s| s.end));
     s.push_str("{\"name\":\"CpuProfile\",\"cat\":\"");

@@ -532,14 +532,12 @@ pub(crate) fn cpu_profile(
     number(out, range.1);
     // Where the stack changes: (µs after the start, rounded; the node from then on).
     let at = |t: f64| ((t - range.0).round() as i64).max(0);
-    let mut changes: Vec<(i64, i64)> = Vec::with_capacity(spans.len() + 1);
-    for (k, s) in spans.iter().enumerate() {
-        changes.push((at(s.start), if s.stack == StackId::ROOT { idle } else { node(s.stack) }));
-        if spans.get(k + 1).is_none_or(|n| n.start > s.end) {
-            changes.push((at(s.end), idle));
-        }
-    }
-    let samples = resample(&changes, idle);
+    let changes = spans.iter().enumerate().flat_map(|(k, s)| {
+        let start = (at(s.start), if s.stack == StackId::ROOT { idle } else { node(s.stack) });
+        let end = spans.get(k + 1).is_none_or(|n| n.start > s.end).then(|| (at(s.end), idle));
+        std::iter::once(start).chain(end)
+    });
+    let samples = resample(changes, idle);
     out.push_str(",\"samples\":[");
     for (k, &(_, n)) in samples.iter().enumerate() {
         if k > 0 {
@@ -570,19 +568,16 @@ const FLUSH: usize = 256 << 10;
 /// that long after it instead, with the node then. Between changes, samples come every
 /// [`RESAMPLE_US`] but in idle time, so that sample counts (what the Firefox Profiler's call
 /// tree shows) stay proportional to time.
-fn resample(changes: &[(i64, i64)], idle: i64) -> Vec<(i64, i64)> {
+fn resample(changes: impl IntoIterator<Item = (i64, i64)>, idle: i64) -> Vec<(i64, i64)> {
+    let mut changes = changes.into_iter().peekable();
     let mut out: Vec<(i64, i64)> = Vec::new();
-    let mut k = 0;
-    while k < changes.len() {
-        let t = out.last().map_or(changes[k].0, |l| changes[k].0.max(l.0 + RESAMPLE_US));
-        let mut j = k;
-        while j + 1 < changes.len() && changes[j + 1].0 <= t {
-            j += 1;
+    while let Some((first, mut node)) = changes.next() {
+        let t = out.last().map_or(first, |l| first.max(l.0 + RESAMPLE_US));
+        while let Some((_, later)) = changes.next_if(|c| c.0 <= t) {
+            node = later;
         }
-        let node = changes[j].1;
         out.push((t, node));
-        k = j + 1;
-        if let Some(&(next, _)) = changes.get(k).filter(|_| node != idle) {
+        if let Some(&(next, _)) = changes.peek().filter(|_| node != idle) {
             let mut at = t + RESAMPLE_US;
             while at < next {
                 out.push((at, node));
@@ -602,10 +597,10 @@ mod tests {
     #[test]
     fn samples_every_501_us_inside_a_span_and_once_when_idle() {
         const IDLE: i64 = 9;
-        assert_eq!(resample(&[(0, 2), (2000, IDLE)], IDLE), [(0, 2), (501, 2), (1002, 2), (1503, 2), (2004, IDLE)]);
+        assert_eq!(resample([(0, 2), (2000, IDLE)], IDLE), [(0, 2), (501, 2), (1002, 2), (1503, 2), (2004, IDLE)]);
         // main at 100, work at 200, leaf at 300, work at 600, main at 700, idle at 1100.
         let changes = [(100, 2), (200, 3), (300, 4), (600, 3), (700, 2), (1100, IDLE)];
-        assert_eq!(resample(&changes, IDLE), [(100, 2), (601, 3), (1102, IDLE)]);
-        assert_eq!(resample(&[], IDLE), []);
+        assert_eq!(resample(changes, IDLE), [(100, 2), (601, 3), (1102, IDLE)]);
+        assert_eq!(resample([], IDLE), []);
     }
 }

@@ -280,19 +280,32 @@ impl Stacks {
     /// functions of the calls that enclose it. A call encloses the next while that one starts
     /// before it ends and lies deeper in the profile's tree.
     pub fn from_calls(thread: &Thread<'_>) -> Stacks {
-        Stacks::calls(thread, None)
+        Stacks::calls(thread, None, true)
     }
 
     /// [`Stacks::from_calls`], and the calls' self time as [`Span`]s in time order: a call
     /// that outlasts the call around it ends with it, one that overlaps its sibling ends where
     /// the sibling starts, so the spans nest as a flame chart needs.
     pub fn from_calls_with_spans(thread: &Thread<'_>) -> (Stacks, Vec<Span>) {
-        let mut spans = Vec::new();
-        let st = Stacks::calls(thread, Some(&mut spans));
+        Stacks::with_spans(thread, true)
+    }
+
+    /// [`Stacks::from_calls_with_spans`] without the samples (for what draws the spans alone):
+    /// on a large thread, the per-call tables they need are most of the memory made.
+    pub(crate) fn spans_of(thread: &Thread<'_>) -> (Stacks, Vec<Span>) {
+        Stacks::with_spans(thread, false)
+    }
+
+    fn with_spans(thread: &Thread<'_>, samples: bool) -> (Stacks, Vec<Span>) {
+        let (t, _) = thread.inner();
+        // Each call and event opens and closes at most one span: reserved once, so the table
+        // is not copied as it grows (a large one is mapped, and only the part used is touched).
+        let mut spans = Vec::with_capacity(2 * (t.calls.len() + t.trace_entries.len()) + 1);
+        let st = Stacks::calls(thread, Some(&mut spans), samples);
         (st, spans)
     }
 
-    fn calls(thread: &Thread<'_>, spans: Option<&mut Vec<Span>>) -> Stacks {
+    fn calls(thread: &Thread<'_>, spans: Option<&mut Vec<Span>>, samples: bool) -> Stacks {
         let (t, strings) = thread.inner();
         // Each profile node's function, made once: many calls share a node.
         let mut func_of_node = vec![FuncId::NONE; t.model.nodes.len()];
@@ -312,7 +325,7 @@ impl Stacks {
             });
             return Stacks::nest(calls, func, thread.len(), spans);
         }
-        Stacks::flame_chart(t, strings, func, spans)
+        Stacks::flame_chart(t, strings, func, spans, samples)
     }
 
     /// The stacks of DevTools' flame chart: the calls and the thread's trace events merged as
@@ -329,6 +342,7 @@ impl Stacks {
         strings: &crate::strings::Strings,
         mut func: impl FnMut(&mut Stacks, u32) -> FuncId,
         mut spans: Option<&mut Vec<Span>>,
+        samples: bool,
     ) -> Stacks {
         struct Open {
             end: f64,
@@ -343,8 +357,9 @@ impl Stacks {
         let entries = &t.trace_entries;
         let order = crate::estimate::tree_order(&t.calls, t.mode);
         let mut open: Vec<Open> = Vec::new();
-        // Each call's (stack, self), by index; the events' in the order they close.
-        let mut of_call: Vec<(StackId, f64)> = vec![(StackId::ROOT, 0.0); t.calls.len()];
+        // Each call's (stack, self), by index; the events' in the order they close (both left
+        // empty without `samples`).
+        let mut of_call: Vec<(StackId, f64)> = vec![(StackId::ROOT, 0.0); if samples { t.calls.len() } else { 0 }];
         let mut of_events: Vec<(StackId, f64)> = Vec::new();
         let mut cursor = f64::NEG_INFINITY;
         let mut close =
@@ -354,8 +369,9 @@ impl Stacks {
                         emit(spans, cursor, o.end, stack);
                     }
                     match o.call {
-                        Some(c) => of_call[c] = (stack, o.self_time),
-                        None => of_events.push((stack, o.self_time)),
+                        Some(c) if samples => of_call[c] = (stack, o.self_time),
+                        None if samples => of_events.push((stack, o.self_time)),
+                        _ => {}
                     }
                 }
                 *cursor = cursor.max(o.end);
@@ -387,8 +403,12 @@ impl Stacks {
             if open.last().is_some_and(|p| end > p.end) {
                 // Overflows its parent: no node in DevTools' tree (a call still has a stack).
                 if let Ok(k) = item {
+                    // Made either way: the stacks' numbering is the same with or without samples.
                     let f = func(&mut st, t.calls[k].node);
-                    of_call[k] = (st.stack(parent_stack, f), 0.0);
+                    let stack = st.stack(parent_stack, f);
+                    if samples {
+                        of_call[k] = (stack, 0.0);
+                    }
                 }
                 continue;
             }
@@ -413,7 +433,9 @@ impl Stacks {
         while let Some(o) = open.pop() {
             close(o, &mut of_call, &mut cursor, &mut spans);
         }
-        st.samples = t.canonical_order().iter().map(|&k| of_call[k as usize]).chain(of_events).collect();
+        if samples {
+            st.samples = t.canonical_order().iter().map(|&k| of_call[k as usize]).chain(of_events).collect();
+        }
         st
     }
 
