@@ -231,7 +231,11 @@ fn run_one(
         report(&name, &diagnostics, global.quiet, global.verbose);
         strict(global, &name, &diagnostics)?;
         if let Some(maps) = maps {
+            let timing = Timing::start();
             super::frames::apply(&mut assembled, maps, &name, global)?;
+            if let Some(t) = &timing {
+                t.report("source maps");
+            }
         }
         let range = match job.range() {
             Some(q) => Some(super::range::resolve(q, &assembled, &name)?),
