@@ -228,7 +228,7 @@ fn write_calls(
 /// (below it, the samples take less than starting a thread).
 const ASIDE: usize = 1 << 9;
 
-/// Calls rendered per job/// Calls rendered per job (about 300 KB of JSON), and jobs rendered ahead of the one being
+/// Calls rendered per job (about 300 KB of JSON), and jobs rendered ahead of the one being
 /// written, per thread, as for the calls output.
 const CHUNK: usize = 1 << 10;
 const AHEAD: usize = 8;
