@@ -161,8 +161,8 @@ impl<'a> TimelineWriter<'a> {
                     .then(|| {
                         let b = std::thread::Builder::new().name("jscalls-resample".into());
                         b.spawn_scoped(scope, move || {
-                            let mut bytes = Vec::new();
-                            resampled(&mut bytes).map(|()| bytes)
+                            let mut pieces = Pieces::default();
+                            resampled(&mut pieces).map(|()| pieces.0)
                         })
                         .ok()
                     })
@@ -172,8 +172,10 @@ impl<'a> TimelineWriter<'a> {
                 if samples {
                     match aside {
                         Some(h) => {
-                            let bytes = h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)).map_err(io)?;
-                            out.write_all(&bytes).map_err(io)?;
+                            let pieces = h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)).map_err(io)?;
+                            for piece in pieces {
+                                out.write_all(&piece).map_err(io)?;
+                            }
                         }
                         None => resampled(&mut *out).map_err(io)?,
                     }
@@ -222,6 +224,22 @@ fn write_calls(
         Ok::<(), Error>(())
     };
     crate::parallel::ordered(order.len().div_ceil(CHUNK), threads, AHEAD * threads, make, render, write)
+}
+
+/// Bytes kept as the pieces they were written in (a profile writes pieces of about 256 KB):
+/// one growing buffer would be copied at each growth, into pages the kernel zeroes first.
+#[derive(Default)]
+struct Pieces(Vec<Vec<u8>>);
+
+impl Write for Pieces {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.push(buf.to_vec());
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// Calls from which a thread's samples are made on a thread of their own, beside its calls
