@@ -157,14 +157,13 @@ impl<'a> TimelineWriter<'a> {
                     s.push_str(",\n");
                     write_resampled(out, &mut s, th, tid, range, strings)
                 };
+                // Its pieces wait for the calls in a channel of a few MB (the whole event can
+                // be hundreds of MB): `pieces` is dropped on an early return, which ends it.
+                let (tx, pieces) = std::sync::mpsc::sync_channel::<Vec<u8>>(AHEAD_PIECES);
                 let aside = (samples && threads > 1 && th.calls.len() >= ASIDE)
                     .then(|| {
                         let b = std::thread::Builder::new().name("jscalls-resample".into());
-                        b.spawn_scoped(scope, move || {
-                            let mut pieces = Pieces::default();
-                            resampled(&mut pieces).map(|()| pieces.0)
-                        })
-                        .ok()
+                        b.spawn_scoped(scope, move || resampled(&mut Pieces(tx))).ok()
                     })
                     .flatten();
                 write_calls(&mut *out, &spare, th, tid, strings, threads)?;
@@ -172,10 +171,10 @@ impl<'a> TimelineWriter<'a> {
                 if samples {
                     match aside {
                         Some(h) => {
-                            let pieces = h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)).map_err(io)?;
                             for piece in pieces {
                                 out.write_all(&piece).map_err(io)?;
                             }
+                            h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)).map_err(io)?;
                         }
                         None => resampled(&mut *out).map_err(io)?,
                     }
@@ -226,14 +225,13 @@ fn write_calls(
     crate::parallel::ordered(order.len().div_ceil(CHUNK), threads, AHEAD * threads, make, render, write)
 }
 
-/// Bytes kept as the pieces they were written in (a profile writes pieces of about 256 KB):
-/// one growing buffer would be copied at each growth, into pages the kernel zeroes first.
-#[derive(Default)]
-struct Pieces(Vec<Vec<u8>>);
+/// Bytes sent on as the pieces they were written in (a profile writes pieces of about 256 KB).
+struct Pieces(std::sync::mpsc::SyncSender<Vec<u8>>);
 
 impl Write for Pieces {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.push(buf.to_vec());
+        let gone = |_| std::io::Error::new(std::io::ErrorKind::BrokenPipe, "the timeline's writer stopped");
+        self.0.send(buf.to_vec()).map_err(gone)?;
         Ok(buf.len())
     }
 
@@ -241,6 +239,9 @@ impl Write for Pieces {
         Ok(())
     }
 }
+
+/// Pieces of a thread's samples made ahead of the writer (about 4 MB).
+const AHEAD_PIECES: usize = 16;
 
 /// Calls from which a thread's samples are made on a thread of their own, beside its calls
 /// (below it, the samples take less than starting a thread).
