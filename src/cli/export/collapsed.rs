@@ -14,6 +14,7 @@ pub(super) const FORMAT: Format = Format {
     endings: &[".collapsed", ".folded", ".collapsed.txt"],
     spans: false,
     counts: false,
+    markers: false,
     render,
 };
 

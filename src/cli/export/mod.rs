@@ -42,6 +42,8 @@ pub(crate) struct Format {
     spans: bool,
     /// Whether it also weighs the CPU profile's samples (it needs each thread's sample stacks).
     counts: bool,
+    /// Whether it shows the trace events (it needs each thread's events).
+    markers: bool,
     /// The output of the chosen threads of `input`, with up to `threads` threads.
     render: fn(kept: &[Chosen], args: &ExportArgs, input: &str, threads: usize) -> Result<Rendered, Failure>,
 }
@@ -273,7 +275,7 @@ pub(crate) fn render(
     } else {
         HashMap::new()
     };
-    let kept = tree::choose(assembled, &args.select, window, format.spans || args.by_time, format.counts)?;
+    let kept = tree::choose(assembled, &args.select, window, format.spans || args.by_time, format.counts, format.markers)?;
     if kept.is_empty() {
         // The input's doing, not the command line's: exit 1, as for any input with nothing usable.
         return Err(Failure::Input(Error::input(None, "no thread has estimated calls to export")));

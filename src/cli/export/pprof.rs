@@ -27,6 +27,7 @@ pub(super) const FORMAT: Format = Format {
     endings: &[".pb", ".pprof"],
     spans: false,
     counts: true,
+    markers: false,
     render,
 };
 
@@ -422,7 +423,7 @@ mod tests {
         let (_, assembled) = assemble(&Source::file("fixtures/chrome-ui.json.gz"), &cfg).unwrap();
         let args = export_args(&[]);
         let kept =
-            crate::cli::tree::choose(assembled, &args.select, None, false, true).unwrap_or_else(|_| panic!("chosen"));
+            crate::cli::tree::choose(assembled, &args.select, None, false, true, false).unwrap_or_else(|_| panic!("chosen"));
         let Ok(Rendered::Bytes(bytes)) = render(&kept, &args, "chrome-ui.json.gz", 1) else { panic!("rendered") };
         let p = Profile::decode(&bytes[..]).unwrap();
         let types: Vec<(&str, &str)> = p
@@ -466,7 +467,7 @@ mod tests {
         let (_, assembled) = assemble(&Source::file("fixtures/node-mixed.cpuprofile.gz"), &Config::default()).unwrap();
         let args = export_args(&[]);
         let kept =
-            crate::cli::tree::choose(assembled, &args.select, None, false, true).unwrap_or_else(|_| panic!("chosen"));
+            crate::cli::tree::choose(assembled, &args.select, None, false, true, false).unwrap_or_else(|_| panic!("chosen"));
         let Ok(Rendered::Bytes(bytes)) = render(&kept, &args, "x", 4) else { panic!("rendered") };
         let p = Profile::decode(&bytes[..]).unwrap();
         let whole = p.encode_to_vec();
@@ -483,7 +484,7 @@ mod tests {
         let (_, assembled) = assemble(&Source::file("fixtures/chrome-ui.json.gz"), &Config::default()).unwrap();
         let args = export_args(&["--transform", "focus-function:relayout"]);
         let kept =
-            crate::cli::tree::choose(assembled, &args.select, None, false, true).unwrap_or_else(|_| panic!("chosen"));
+            crate::cli::tree::choose(assembled, &args.select, None, false, true, false).unwrap_or_else(|_| panic!("chosen"));
         let Ok(Rendered::Bytes(bytes)) = render(&kept, &args, "x", 1) else { panic!("rendered") };
         let p = Profile::decode(&bytes[..]).unwrap();
         assert_eq!(p.sample_type.len(), 1);

@@ -16,6 +16,7 @@ pub(super) const FORMAT: Format = Format {
     endings: &[".speedscope.json"],
     spans: true,
     counts: false,
+    markers: false,
     render,
 };
 

@@ -18,6 +18,7 @@ pub(super) const FORMAT: Format = Format {
     endings: &[".svg"],
     spans: false,
     counts: false,
+    markers: false,
     render,
 };
 

@@ -1,6 +1,8 @@
 //! `jscalls tree`: each chosen thread's calls as a call tree, transformed, as text or JSON.
 
+use std::collections::HashMap;
 use std::fmt::Write as _;
+use std::sync::Arc;
 
 mod text;
 
@@ -92,8 +94,9 @@ pub(crate) struct Chosen {
     pub(crate) spans: Vec<Span>,
     /// The stacks of the thread's samples, weighing a sample each (when asked for).
     pub(crate) samples: Option<Stacks>,
-    /// The thread's trace events (name, start, duration in µs), when their names were kept.
-    pub(crate) events: Vec<(String, f64, f64)>,
+    /// The thread's trace events (name, start, duration in µs), when asked for: each name
+    /// held once (a large trace has tens of millions of events and a few hundred names).
+    pub(crate) events: Vec<(Arc<str>, f64, f64)>,
 }
 
 /// Options that shape jscalls' own trees, which DevTools' document does not take.
@@ -120,14 +123,16 @@ enum Made {
     Samples(Stacks),
 }
 
-/// Each chosen thread's stacks (and spans, when `spans`), through `--js-only` and the
-/// transforms, busiest first. A transform that fits no thread is a usage error.
+/// Each chosen thread's stacks (and spans, when `spans`; trace events, when `events`),
+/// through `--js-only` and the transforms, busiest first. A transform that fits no thread is
+/// a usage error.
 pub(crate) fn choose(
     assembled: Assembled,
     sel: &SelectArgs,
     window: Option<&Selection>,
     spans: bool,
     counts: bool,
+    events: bool,
 ) -> Result<Vec<Chosen>, Failure> {
     let wanted = sel.thread.as_deref().map(ThreadSpec::parse).transpose().map_err(Failure::Usage)?;
     if sel.by_line && sel.weight == WeightArg::SelfTime {
@@ -139,8 +144,6 @@ pub(crate) fn choose(
     if let (Some(q), true) = (sel.range.query(), sel.weight != WeightArg::SelfTime) {
         return Err(Failure::Usage(format!("{} weighs the calls' self time inside it: leave out --weight", q.flag())));
     }
-    // Only the formats that draw spans show the trace events (as markers).
-    let with_events = spans;
     let spans = spans || window.is_some();
     let mut chosen: Vec<Chosen> = Vec::new();
     assembled
@@ -180,8 +183,9 @@ pub(crate) fn choose(
                 }
             }
             let (stacks, spans) = stacks;
-            let events = if with_events {
-                th.events().map(|(n, ts, dur)| (n.to_owned(), ts, dur)).collect()
+            let events = if events {
+                let mut names: HashMap<&str, Arc<str>> = HashMap::new();
+                th.events().map(|(n, ts, dur)| (names.entry(n).or_insert_with(|| Arc::from(n)).clone(), ts, dur)).collect()
             } else {
                 Vec::new()
             };
@@ -258,7 +262,7 @@ pub(crate) fn render(
     input: &str,
     engine: EngineVersion,
 ) -> Result<String, Failure> {
-    let kept = choose(assembled, &args.select, window, false, false)?;
+    let kept = choose(assembled, &args.select, window, false, false, false)?;
     let shown = Shown {
         min_percent: args.min_percent.unwrap_or(if to_terminal && args.format == TreeFormat::Text { 0.5 } else { 0.0 }),
         max_depth: args.depth.unwrap_or(usize::MAX),

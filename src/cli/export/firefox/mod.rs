@@ -50,6 +50,7 @@ pub(super) const FORMAT: Format = Format {
     endings: &[".json"],
     spans: true,
     counts: false,
+    markers: true,
     render: |kept, args, input, threads| Ok(firefox(kept, args.select.weight, args.select.by_line, input, threads)),
 };
 
@@ -256,8 +257,8 @@ impl Base {
         let mut name_index: HashMap<&str, usize> = HashMap::new();
         for (name, ts, dur) in &c.events {
             let names = &mut t.marker_names;
-            let k = *name_index.entry(name).or_insert_with(|| {
-                names.push(name.clone());
+            let k = *name_index.entry(&**name).or_insert_with(|| {
+                names.push(name.to_string());
                 names.len() - 1
             });
             let end = (*dur > 0.0).then(|| self.at(ts + dur));

@@ -25,7 +25,7 @@ fn thread(pid: i64, tid: i64, name: &str, url: &str, start: f64) -> Chosen {
     for s in &spans {
         stacks.add(s.stack, s.weight);
     }
-    let events = vec![("RunTask".to_owned(), start, 61.0)];
+    let events = vec![(std::sync::Arc::from("RunTask"), start, 61.0)];
     Chosen { pid, tid, name: Some(name.to_owned()), calls: 3, stacks, spans, samples: None, events }
 }
 
