@@ -275,7 +275,8 @@ pub(crate) fn render(
     } else {
         HashMap::new()
     };
-    let kept = tree::choose(assembled, &args.select, window, format.spans || args.by_time, format.counts, format.markers)?;
+    let kept =
+        tree::choose(assembled, &args.select, window, format.spans || args.by_time, format.counts, format.markers)?;
     if kept.is_empty() {
         // The input's doing, not the command line's: exit 1, as for any input with nothing usable.
         return Err(Failure::Input(Error::input(None, "no thread has estimated calls to export")));

@@ -422,8 +422,8 @@ mod tests {
         cfg.keep_event_names = true;
         let (_, assembled) = assemble(&Source::file("fixtures/chrome-ui.json.gz"), &cfg).unwrap();
         let args = export_args(&[]);
-        let kept =
-            crate::cli::tree::choose(assembled, &args.select, None, false, true, false).unwrap_or_else(|_| panic!("chosen"));
+        let kept = crate::cli::tree::choose(assembled, &args.select, None, false, true, false)
+            .unwrap_or_else(|_| panic!("chosen"));
         let Ok(Rendered::Bytes(bytes)) = render(&kept, &args, "chrome-ui.json.gz", 1) else { panic!("rendered") };
         let p = Profile::decode(&bytes[..]).unwrap();
         let types: Vec<(&str, &str)> = p
@@ -466,8 +466,8 @@ mod tests {
     fn the_parts_encoded_apart_are_the_whole_profile() {
         let (_, assembled) = assemble(&Source::file("fixtures/node-mixed.cpuprofile.gz"), &Config::default()).unwrap();
         let args = export_args(&[]);
-        let kept =
-            crate::cli::tree::choose(assembled, &args.select, None, false, true, false).unwrap_or_else(|_| panic!("chosen"));
+        let kept = crate::cli::tree::choose(assembled, &args.select, None, false, true, false)
+            .unwrap_or_else(|_| panic!("chosen"));
         let Ok(Rendered::Bytes(bytes)) = render(&kept, &args, "x", 4) else { panic!("rendered") };
         let p = Profile::decode(&bytes[..]).unwrap();
         let whole = p.encode_to_vec();
@@ -483,8 +483,8 @@ mod tests {
     fn a_transform_leaves_the_self_time_alone() {
         let (_, assembled) = assemble(&Source::file("fixtures/chrome-ui.json.gz"), &Config::default()).unwrap();
         let args = export_args(&["--transform", "focus-function:relayout"]);
-        let kept =
-            crate::cli::tree::choose(assembled, &args.select, None, false, true, false).unwrap_or_else(|_| panic!("chosen"));
+        let kept = crate::cli::tree::choose(assembled, &args.select, None, false, true, false)
+            .unwrap_or_else(|_| panic!("chosen"));
         let Ok(Rendered::Bytes(bytes)) = render(&kept, &args, "x", 1) else { panic!("rendered") };
         let p = Profile::decode(&bytes[..]).unwrap();
         assert_eq!(p.sample_type.len(), 1);

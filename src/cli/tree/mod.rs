@@ -185,7 +185,9 @@ pub(crate) fn choose(
             let (stacks, spans) = stacks;
             let events = if events {
                 let mut names: HashMap<&str, Arc<str>> = HashMap::new();
-                th.events().map(|(n, ts, dur)| (names.entry(n).or_insert_with(|| Arc::from(n)).clone(), ts, dur)).collect()
+                th.events()
+                    .map(|(n, ts, dur)| (names.entry(n).or_insert_with(|| Arc::from(n)).clone(), ts, dur))
+                    .collect()
             } else {
                 Vec::new()
             };
