@@ -69,8 +69,10 @@ pub(crate) fn read_option_file(path: &Path, what: &str, limit: u64) -> Result<Ve
     let mut file = fs::File::open(path).map_err(ctx)?;
     let mut head = Vec::with_capacity(2);
     (&mut file).take(2).read_to_end(&mut head).map_err(ctx)?;
+    // Sized once from the file's length (a gzip member grows it as it inflates).
+    let size = file.metadata().map_or(0, |m| m.len()).min(limit + 1);
     let rest = io::Cursor::new(head.clone()).chain(file);
-    let mut bytes = Vec::new();
+    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
     let too_large = || ctx(io::Error::other(format!("it is larger than {} MiB", limit >> 20)));
     if head == [0x1f, 0x8b] {
         flate2::read::MultiGzDecoder::new(rest).take(limit + 1).read_to_end(&mut bytes).map_err(ctx)?;

@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use jscalls::sourcemap::{self, FrameKey, Loader, Resolution};
+use jscalls::sourcemap::{self, FrameKey, Loader, ReadMap, Resolution};
 use jscalls::{Config, Error, InputKind};
 
 use super::args::{FramesArgs, FramesFormat, Global, SourceMapArgs};
@@ -102,15 +102,15 @@ impl Loader for UserMaps {
         Some(String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
     }
 
-    fn map_for(&self, url: &str) -> Option<Result<Vec<u8>, String>> {
+    fn map_for(&self, url: &str) -> Option<ReadMap<'_>> {
         let (_, path) = self.maps.iter().find(|(u, _)| u == url)?;
-        Some(Self::read(path, "the source map"))
+        Some(Box::new(|| Self::read(path, "the source map")))
     }
 
-    fn map_at(&self, url: &str) -> Option<Result<Vec<u8>, String>> {
+    fn map_at(&self, url: &str) -> Option<ReadMap<'_>> {
         let dirs = self.dirs.as_ref()?;
         let path = dirs.find(url).or_else(|| dirs.find(&format!("{url}.gz")))?;
-        Some(Self::read(&path, "the source map"))
+        Some(Box::new(move || Self::read(&path, "the source map")))
     }
 }
 

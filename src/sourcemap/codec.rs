@@ -7,7 +7,7 @@
 use serde_json::Value;
 
 use super::info::{Original, Pos, Range, ScopesInfo};
-use super::units::{base64, js_string, to_int32, Units};
+use super::units::{base64, js_string, to_int32, CodeUnits, Units};
 
 /// The codec's items (`Tag`).
 const EMPTY: f64 = 0.0;

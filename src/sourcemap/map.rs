@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use super::units::{js_string, Units};
+use super::units::{js_string, Ascii, CodeUnits, Units};
 use super::url::{complete_url, is_relative_url};
 
 /// No source or name (an entry of one or four fields).
@@ -101,6 +101,16 @@ pub(crate) struct SourceMap {
     /// Mappings naming a source or a name the map does not have (DevTools ignores those
     /// parts, as jscalls does).
     pub out_of_range: usize,
+}
+
+/// Where a part's mappings start: its first line and column, its first source, and its names'
+/// place among the map's.
+struct Start {
+    line: i64,
+    column: i64,
+    source: i64,
+    name_base: usize,
+    n_names: usize,
 }
 
 /// `parseSourceMap`: a leading `)]}` line and a byte-order mark are dropped, then JSON. With
@@ -348,10 +358,19 @@ impl SourceMap {
         // One entry per segment: as many as separators, give or take one a line.
         let segments = memchr::memchr2_iter(b',', b';', text.as_bytes()).count() + 1;
         self.entries.reserve(segments);
-        let mut it = Units::new(text);
-        let (mut line, mut column) = (line, column);
-        let (mut source, mut source_line, mut source_column, mut name) = (first_source as i64, 0i64, 0i64, 0i64);
-        let source_of = |k: i64| if k >= 0 && (k as usize) < self.sources.len() { k as u32 } else { NONE };
+        let at = Start { line, column, source: first_source as i64, name_base, n_names };
+        match Ascii::new(text) {
+            Some(units) => self.decode(units, at),
+            None => self.decode(Units::new(text), at),
+        }
+    }
+
+    /// The mappings read from `it` on from `at`.
+    fn decode(&mut self, mut it: impl CodeUnits, at: Start) -> Result<(), String> {
+        let Start { mut line, mut column, mut source, name_base, n_names } = at;
+        let (mut source_line, mut source_column, mut name) = (0i64, 0i64, 0i64);
+        let n_sources = self.sources.len();
+        let source_of = |k: i64| if k >= 0 && (k as usize) < n_sources { k as u32 } else { NONE };
         let out = &mut self.entries;
         loop {
             if it.peek() == Some(u16::from(b',')) {
@@ -510,6 +529,27 @@ mod tests {
                 // Where it ended: past every entry at or before the position.
                 proptest::prop_assert_eq!(at, m.entries.partition_point(|e| (e.line(), e.column()) <= (line, column)));
             }
+        }
+    }
+
+    proptest::proptest! {
+        /// An ASCII string's mappings, read as bytes, decode as [`Units`] reads them, errors
+        /// and all (digits past a number's end, bad digits, long numbers, separators in a row).
+        #[test]
+        fn mappings_read_as_bytes_decode_as_code_units(
+            parts in proptest::collection::vec(
+                proptest::sample::select(&["A", "C", "g", "/", "+", "9", "z", ",", ";", ";;", "!", "gggggggB", "AAAA"][..]),
+                0..200,
+            ),
+        ) {
+            let text = parts.concat();
+            let decode = |bytes: bool| {
+                let mut m = map(r#"{"version":3,"sources":["a.js","b.js"],"names":["f"],"mappings":""}"#);
+                let at = Start { line: 0, column: 0, source: 0, name_base: 0, n_names: 1 };
+                let r = if bytes { m.decode(Ascii::new(&text).unwrap(), at) } else { m.decode(Units::new(&text), at) };
+                (r, m.entries, m.out_of_range)
+            };
+            proptest::prop_assert_eq!(decode(true), decode(false));
         }
     }
 

@@ -51,16 +51,20 @@ pub struct Resolved {
     pub original: Option<(String, i64, i64)>,
 }
 
+/// A map the user has, read when it is used: beside the parse of its script, which then starts
+/// without waiting for the map's bytes. An error says why it cannot be read.
+pub type ReadMap<'a> = Box<dyn FnOnce() -> Result<Vec<u8>, String> + 'a>;
+
 /// Where maps and scripts come from: given by the user (pairs and folders), never fetched.
 pub trait Loader {
     /// The text of the script at `url` (its generated code), when the user has it.
     fn script(&self, url: &str) -> Option<String>;
     /// The map the user gave for the script at `url` (`--source-map URL=FILE`).
-    fn map_for(&self, url: &str) -> Option<Result<Vec<u8>, String>>;
+    fn map_for(&self, url: &str) -> Option<ReadMap<'_>>;
     /// The map at `url` (a comment's URL resolved against its script's, or the script's URL
     /// and `.map`), when the user's folders (`--source-maps DIR`) hold it: found there by the
     /// URL's path, its last parts first, never outside them.
-    fn map_at(&self, url: &str) -> Option<Result<Vec<u8>, String>>;
+    fn map_at(&self, url: &str) -> Option<ReadMap<'_>>;
     /// Whether the command shows original sources: the maps' `sourcesContent` texts are then
     /// kept ([`Resolution::sources`]).
     fn keeps_sources(&self) -> bool {
@@ -476,11 +480,13 @@ fn origin_part(url: &str) -> String {
 
 /// A map (its bytes, or why they could not be read; or a map the trace carries), its URL,
 /// and how it was found.
-type Found = (Result<MapBytes, String>, Option<String>, &'static str);
+type Found<'a> = (Result<MapBytes<'a>, String>, Option<String>, &'static str);
 
-/// A map's text: read from a file, or carried by the trace.
-enum MapBytes {
+/// A map's text: decoded from a `data:` URL, read from a file (when it is used), or carried by
+/// the trace.
+enum MapBytes<'a> {
     Read(Vec<u8>),
+    Later(ReadMap<'a>),
     Carried(Arc<serde_json::value::RawValue>),
 }
 
@@ -492,7 +498,7 @@ const CARRIED_MAP_URL: &str = "data:application/json;charset=utf-8,";
 /// `data:` map, the trace's map for its `sourceMappingURL`, the trace's map for a script whose
 /// inline map Chrome elided, the map the `sourceMappingURL` names in the user's folders, the
 /// script's `.map` there, and last the trace's map for its URL.
-fn attach(s: &mut Script, carried: &[MetaMap], loader: &dyn Loader, problems: &mut Vec<MapProblem>) {
+fn attach<'a>(s: &mut Script, carried: &[MetaMap], loader: &'a dyn Loader, problems: &mut Vec<MapProblem>) {
     let url = s.desc.url.clone();
     if s.desc.text.is_some() {
         s.summary.text = Some("trace");
@@ -522,9 +528,9 @@ fn attach(s: &mut Script, carried: &[MetaMap], loader: &dyn Loader, problems: &m
         .clone()
         .or_else(|| file_comment.clone())
         .or_else(|| complete_url(&base, &format!("{}.map", file_name(&base))));
-    let read = |r: Result<Vec<u8>, String>| r.map(MapBytes::Read);
+    let read = |r: ReadMap<'a>| Ok(MapBytes::Later(r));
     let by_url = |u: &str| carried.iter().find(|m| m.url.as_deref() == Some(u));
-    let mut found: Option<Found> = None;
+    let mut found: Option<Found<'a>> = None;
     if let Some(bytes) = loader.map_for(&url).or_else(|| s.desc.source_url.as_deref().and_then(|u| loader.map_for(u))) {
         found = Some((read(bytes), default_map_url.clone(), "map-file"));
     }
@@ -532,7 +538,7 @@ fn attach(s: &mut Script, carried: &[MetaMap], loader: &dyn Loader, problems: &m
         let c = comment.as_deref().unwrap_or_default();
         let payload = data_url_payload(c).ok_or_else(|| "an inline map that is no data: URL".to_owned());
         let origin = if s.from_trace { "trace-rundown-data-url" } else { "script-data-url" };
-        found = Some((read(payload), Some(c.to_owned()), origin));
+        found = Some((payload.map(MapBytes::Read), Some(c.to_owned()), origin));
     }
     if found.is_none() && !is_data {
         if let Some(rc) = resolved_comment.as_deref() {
@@ -586,8 +592,9 @@ fn attach(s: &mut Script, carried: &[MetaMap], loader: &dyn Loader, problems: &m
             .map_err(|e| format!("{origin}: {e}"))
             .and_then(|b| {
                 match b {
-                    MapBytes::Read(b) => parse_text(&b, whole),
-                    MapBytes::Carried(raw) => parse_text(raw.get().as_bytes(), whole),
+                    MapBytes::Read(b) => parse_text(&b, whole).map_err(|e| e.to_string()),
+                    MapBytes::Later(read) => read().and_then(|b| parse_text(&b, whole).map_err(|e| e.to_string())),
+                    MapBytes::Carried(raw) => parse_text(raw.get().as_bytes(), whole).map_err(|e| e.to_string()),
                 }
                 .map_err(|e| format!("{origin}: {e}"))
             })

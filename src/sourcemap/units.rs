@@ -52,7 +52,7 @@ impl<'a> Units<'a> {
         Some(units[0])
     }
 
-    pub(super) fn peek(&mut self) -> Option<u16> {
+    fn peek_unit(&mut self) -> Option<u16> {
         if self.ascii && self.peeked.is_none() {
             return self.bytes.get(self.at).map(|&b| u16::from(b));
         }
@@ -62,15 +62,24 @@ impl<'a> Units<'a> {
         self.peeked.expect("just set")
     }
 
-    pub(super) fn next(&mut self) -> Option<u16> {
+    fn next_unit(&mut self) -> Option<u16> {
         match self.peeked.take() {
             Some(u) => u,
             None => self.pull(),
         }
     }
+}
+
+/// A string's UTF-16 code units read one at a time, and the VLQ numbers they spell.
+pub(super) trait CodeUnits {
+    /// The next unit, left to read.
+    fn peek(&mut self) -> Option<u16>;
+
+    /// The next unit, read.
+    fn next(&mut self) -> Option<u16>;
 
     /// At the end, or at `,` or `;`.
-    pub(super) fn at_separator(&mut self) -> bool {
+    fn at_separator(&mut self) -> bool {
         matches!(self.peek(), None | Some(0x2C) | Some(0x3B))
     }
 
@@ -78,7 +87,7 @@ impl<'a> Units<'a> {
     /// (a shift past 31 wraps), the sign taken from the 32-bit value. A unit outside the
     /// table's 123 codes ends the number; a unit inside it that is no Base64 digit (but `A`)
     /// is an error.
-    pub(super) fn vlq(&mut self) -> Result<i64, String> {
+    fn vlq(&mut self) -> Result<i64, String> {
         // Each digit adds less than 2^31 in magnitude: the sum is an exact integer in an i64,
         // and in JavaScript's double up to 2^53, which 2^22 digits cannot pass; past that many
         // the sum goes on as a double, rounding as JavaScript's does.
@@ -118,6 +127,44 @@ impl<'a> Units<'a> {
         };
         let magnitude = i64::from(v >> 1);
         Ok(if v & 1 == 1 { -magnitude } else { magnitude })
+    }
+}
+
+impl CodeUnits for Units<'_> {
+    fn peek(&mut self) -> Option<u16> {
+        self.peek_unit()
+    }
+
+    fn next(&mut self) -> Option<u16> {
+        self.next_unit()
+    }
+}
+
+/// An ASCII string's units: its bytes (a map's mappings always are), read without
+/// [`Units`]' checks, which were most of decoding a large map's mappings.
+pub(super) struct Ascii<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Ascii<'a> {
+    /// None when `s` is not ASCII.
+    pub(super) fn new(s: &'a str) -> Option<Ascii<'a>> {
+        s.is_ascii().then_some(Ascii { bytes: s.as_bytes(), at: 0 })
+    }
+}
+
+impl CodeUnits for Ascii<'_> {
+    #[inline]
+    fn peek(&mut self) -> Option<u16> {
+        self.bytes.get(self.at).map(|&b| u16::from(b))
+    }
+
+    #[inline]
+    fn next(&mut self) -> Option<u16> {
+        let b = self.bytes.get(self.at)?;
+        self.at += 1;
+        Some(u16::from(*b))
     }
 }
 
