@@ -70,6 +70,49 @@ impl<'a> Units<'a> {
     }
 }
 
+/// [`CodeUnits::vlq`].
+fn general_vlq(it: &mut (impl CodeUnits + ?Sized)) -> Result<i64, String> {
+    // Each digit adds less than 2^31 in magnitude: the sum is an exact integer in an i64,
+    // and in JavaScript's double up to 2^53, which 2^22 digits cannot pass; past that many
+    // the sum goes on as a double, rounding as JavaScript's does.
+    const EXACT_DIGITS: u32 = 1 << 22;
+    let mut exact = 0i64;
+    let mut rounded: Option<f64> = None;
+    let mut digits = 0u32;
+    loop {
+        let Some(u) = it.next() else {
+            return Err("unexpected end of input while decoding VLQ number".to_owned());
+        };
+        let digit = match base64(u) {
+            Some(d) => d,
+            None if u < 123 => {
+                return Err(format!(
+                    "unexpected char {:?} encountered while decoding",
+                    char::from_u32(u32::from(u)).unwrap_or('?')
+                ))
+            }
+            None => 0,
+        };
+        let term = ((digit & 31) as i32).wrapping_shl((digits * 5) & 31);
+        match &mut rounded {
+            Some(r) => *r += f64::from(term),
+            None if digits < EXACT_DIGITS => exact += i64::from(term),
+            None => rounded = Some(exact as f64 + f64::from(term)),
+        }
+        digits += 1;
+        if digit & 32 == 0 {
+            break;
+        }
+    }
+    // ToInt32 of an integer below 2^63 is its low 32 bits.
+    let v = match rounded {
+        Some(r) => to_int32(r),
+        None => exact as i32,
+    };
+    let magnitude = i64::from(v >> 1);
+    Ok(if v & 1 == 1 { -magnitude } else { magnitude })
+}
+
 /// A string's UTF-16 code units read one at a time, and the VLQ numbers they spell.
 pub(super) trait CodeUnits {
     /// The next unit, left to read.
@@ -88,45 +131,7 @@ pub(super) trait CodeUnits {
     /// table's 123 codes ends the number; a unit inside it that is no Base64 digit (but `A`)
     /// is an error.
     fn vlq(&mut self) -> Result<i64, String> {
-        // Each digit adds less than 2^31 in magnitude: the sum is an exact integer in an i64,
-        // and in JavaScript's double up to 2^53, which 2^22 digits cannot pass; past that many
-        // the sum goes on as a double, rounding as JavaScript's does.
-        const EXACT_DIGITS: u32 = 1 << 22;
-        let mut exact = 0i64;
-        let mut rounded: Option<f64> = None;
-        let mut digits = 0u32;
-        loop {
-            let Some(u) = self.next() else {
-                return Err("unexpected end of input while decoding VLQ number".to_owned());
-            };
-            let digit = match base64(u) {
-                Some(d) => d,
-                None if u < 123 => {
-                    return Err(format!(
-                        "unexpected char {:?} encountered while decoding",
-                        char::from_u32(u32::from(u)).unwrap_or('?')
-                    ))
-                }
-                None => 0,
-            };
-            let term = ((digit & 31) as i32).wrapping_shl((digits * 5) & 31);
-            match &mut rounded {
-                Some(r) => *r += f64::from(term),
-                None if digits < EXACT_DIGITS => exact += i64::from(term),
-                None => rounded = Some(exact as f64 + f64::from(term)),
-            }
-            digits += 1;
-            if digit & 32 == 0 {
-                break;
-            }
-        }
-        // ToInt32 of an integer below 2^63 is its low 32 bits.
-        let v = match rounded {
-            Some(r) => to_int32(r),
-            None => exact as i32,
-        };
-        let magnitude = i64::from(v >> 1);
-        Ok(if v & 1 == 1 { -magnitude } else { magnitude })
+        general_vlq(self)
     }
 }
 
@@ -166,15 +171,55 @@ impl CodeUnits for Ascii<'_> {
         self.at += 1;
         Some(u16::from(*b))
     }
+
+    /// A number of up to six Base64 digits (30 bits, where no shift wraps: nearly every number
+    /// of a map) read by table; any other, from its start, as [`CodeUnits::vlq`] reads it.
+    fn vlq(&mut self) -> Result<i64, String> {
+        let start = self.at;
+        let mut sum = 0i32;
+        for k in 0..6 {
+            let Some(&d) = self.bytes.get(self.at).map(|&b| &DIGITS[usize::from(b)]) else { break };
+            if d == NOT_A_DIGIT {
+                break;
+            }
+            self.at += 1;
+            sum |= i32::from(d & 31) << (5 * k);
+            if d & 32 == 0 {
+                let magnitude = i64::from(sum >> 1);
+                return Ok(if sum & 1 == 1 { -magnitude } else { magnitude });
+            }
+        }
+        self.at = start;
+        general_vlq(self)
+    }
 }
 
+/// What [`DIGITS`] holds for a byte that is no Base64 digit.
+const NOT_A_DIGIT: u8 = 0xff;
+
+/// Each byte's Base64 digit.
+static DIGITS: [u8; 256] = {
+    let mut t = [NOT_A_DIGIT; 256];
+    let mut c = 0;
+    while c < 256 {
+        if let Some(d) = base64(c as u16) {
+            t[c] = d as u8;
+        }
+        c += 1;
+    }
+    t
+};
+
 /// The Base64 digit of a code unit (`A` is 0).
-pub(super) fn base64(u: u16) -> Option<u32> {
-    let c = u8::try_from(u).ok()?;
+pub(super) const fn base64(u: u16) -> Option<u32> {
+    if u > 0xff {
+        return None;
+    }
+    let c = u as u8;
     Some(match c {
-        b'A'..=b'Z' => u32::from(c - b'A'),
-        b'a'..=b'z' => u32::from(c - b'a') + 26,
-        b'0'..=b'9' => u32::from(c - b'0') + 52,
+        b'A'..=b'Z' => (c - b'A') as u32,
+        b'a'..=b'z' => (c - b'a') as u32 + 26,
+        b'0'..=b'9' => (c - b'0') as u32 + 52,
         b'+' => 62,
         b'/' => 63,
         _ => return None,
@@ -222,6 +267,11 @@ mod tests {
             let mut s: String = digits.iter().map(|&d| B64[(d | 32) as usize] as char).collect();
             s.push(B64[last as usize] as char);
             prop_assert_eq!(Units::new(&s).vlq(), Ok(vlq_in_doubles(&s)));
+            // Read as bytes (by table up to six digits), the same number, ending at its end.
+            let then = format!("{s},");
+            let mut bytes = Ascii::new(&then).unwrap();
+            prop_assert_eq!(bytes.vlq(), Ok(vlq_in_doubles(&s)));
+            prop_assert_eq!(bytes.next(), Some(u16::from(b',')));
             // The same number in a string that is not ASCII, read one code unit at a time.
             let wide = format!("{s},é");
             prop_assert_eq!(Units::new(&wide).vlq(), Ok(vlq_in_doubles(&s)));
