@@ -52,6 +52,7 @@ fn nesting(text: &str) -> usize {
     max
 }
 
+/// One byte's part in [`nesting`]: the depth it leaves and the deepest so far.
 fn step(b: u8, depth: &mut usize, max: &mut usize) {
     match b {
         b'(' | b'[' | b'{' => {
