@@ -157,12 +157,12 @@ impl<'a> Call<'a> {
     /// Self time in the flame chart, µs: the duration less that of what is nested in it (calls
     /// and trace events). None when the flame chart drops the call (it overflows its parent).
     pub fn self_time(&self) -> Option<f64> {
-        self.th.t.self_time[self.index]
+        self.th.t.self_time.get(self.index)
     }
 
     /// Depth in the flame chart (trace events count as ancestors); None when it is dropped.
     pub fn depth(&self) -> Option<i32> {
-        self.th.t.depth[self.index]
+        self.th.t.depth.get(self.index)
     }
 
     /// The id of the profile node whose frame this is.

@@ -5,6 +5,7 @@
 
 use rustc_hash::FxHashMap;
 
+use super::per_call::{Depths, SelfTimes};
 use super::ProfileCall;
 use crate::model::profile::{ProfileModel, NONE};
 
@@ -42,9 +43,9 @@ pub(crate) struct FrameCalls {
     /// The calls.
     pub calls: Vec<ProfileCall>,
     /// Self time per call (µs), as the SamplesHandler's tree node has it.
-    pub self_time: Vec<Option<f64>>,
+    pub self_time: SelfTimes,
     /// Depth per call.
-    pub depth: Vec<Option<i32>>,
+    pub depth: Depths,
 }
 
 struct Walk {
@@ -58,8 +59,8 @@ struct Walk {
 impl Walk {
     fn open(&mut self, depth: i32, node: u32, sample: usize, t: f64) {
         self.out.calls.push(ProfileCall { node, sample_index: sample as i64, ts: t * 1000.0, dur: 0.0 });
-        self.out.self_time.push(None);
-        self.out.depth.push(Some(depth));
+        self.out.self_time.push_none();
+        self.out.depth.push(depth);
         self.open_calls.push(self.out.calls.len() - 1);
         self.top += 1;
         self.start.set(self.top, t);
@@ -74,7 +75,7 @@ impl Walk {
         let self_ms = duration - self.children.get(self.top);
         if let Some(c) = self.open_calls.pop() {
             self.out.calls[c].dur = duration * 1000.0;
-            self.out.self_time[c] = Some(self_ms * 1000.0);
+            self.out.self_time.set(c, self_ms * 1000.0);
         }
         self.top -= 1;
     }
@@ -87,7 +88,7 @@ pub(crate) fn for_each_frame(model: &ProfileModel) -> FrameCalls {
         start: JsArray::default(),
         children: JsArray::default(),
         open_calls: Vec::new(),
-        out: FrameCalls { calls: Vec::new(), self_time: Vec::new(), depth: Vec::new() },
+        out: FrameCalls { calls: Vec::new(), self_time: SelfTimes::default(), depth: Depths::default() },
     };
     let nodes = &model.nodes;
     let ts = model.timestamps();

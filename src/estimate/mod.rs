@@ -9,6 +9,7 @@
 pub(crate) mod bounds;
 pub(crate) mod for_each_frame;
 pub(crate) mod integrator;
+mod per_call;
 pub(crate) mod tree;
 
 use std::cmp::Ordering;
@@ -16,6 +17,7 @@ use std::cmp::Ordering;
 use crate::exec::Exec;
 use crate::model::profile::ProfileModel;
 use crate::model::{entry_order, ThreadWork};
+pub(crate) use per_call::{Depths, SelfTimes};
 use crate::strings::Strings;
 
 pub(crate) use integrator::IntegratorConfig;
@@ -89,9 +91,9 @@ pub(crate) struct ThreadCalls {
     /// The calls, in the order DevTools creates them.
     pub calls: Vec<ProfileCall>,
     /// Self time of each call in the flame-chart tree (µs); None when the tree drops the call.
-    pub self_time: Vec<Option<f64>>,
+    pub self_time: SelfTimes,
     /// Depth of each call in the flame-chart tree (trace events count); None when dropped.
-    pub depth: Vec<Option<i32>>,
+    pub depth: Depths,
     /// Console errors the reference engine would have logged for this thread.
     pub console_errors: u64,
     /// Per call, when bounds were asked for: where its true start and end lie.
@@ -170,7 +172,7 @@ pub(crate) fn tree_order(calls: &[ProfileCall], mode: Mode) -> Vec<u32> {
 pub(crate) fn estimate_thread(work: ThreadWork, mode: Mode, cfg: IntegratorConfig, exec: &impl Exec) -> ThreadCalls {
     let (mut bounds, mut sampler) = (Vec::new(), None);
     let (calls, self_time, depth, console_errors) = if work.skipped.is_some() {
-        (Vec::new(), Vec::new(), Vec::new(), 0)
+        (Vec::new(), SelfTimes::default(), Depths::default(), 0)
     } else {
         match mode {
             Mode::Trace | Mode::Integrator => {
@@ -187,8 +189,8 @@ pub(crate) fn estimate_thread(work: ThreadWork, mode: Mode, cfg: IntegratorConfi
                     let (s, b) = bounds::refine(&work.model, entries, &work.trace_values, &mut calls, how);
                     (bounds, sampler) = (b, Some(s));
                 }
-                let mut self_time = vec![None; calls.len()];
-                let mut depth = vec![None; calls.len()];
+                let mut self_time = SelfTimes::none(calls.len());
+                let mut depth = Depths::none(calls.len());
                 let order = tree_order(&calls, mode);
                 tree::treify(entries, &calls, &order, &mut self_time, &mut depth);
                 (calls, self_time, depth, errors)

@@ -1,6 +1,7 @@
 //! `treify` (DevTools' `TreeHelpers.treify`): the flame-chart tree of a thread's events and calls, which gives each
 //! call its depth (trace events count as ancestors) and its self time.
 
+use super::per_call::{Depths, SelfTimes};
 use super::ProfileCall;
 use crate::model::Entry;
 
@@ -12,8 +13,8 @@ pub(crate) fn treify(
     entries: &[Entry],
     calls: &[ProfileCall],
     order: &[u32],
-    self_time: &mut [Option<f64>],
-    depth: &mut [Option<i32>],
+    self_time: &mut SelfTimes,
+    depth: &mut Depths,
 ) {
     // Stack of (is_call, index, ts, end, self time).
     struct Open {
@@ -22,9 +23,9 @@ pub(crate) fn treify(
         self_time: f64,
     }
     let mut stack: Vec<Open> = Vec::new();
-    let close = |o: Open, self_time: &mut [Option<f64>]| {
+    let close = |o: Open, self_time: &mut SelfTimes| {
         if let Some(c) = o.call {
-            self_time[c] = Some(o.self_time);
+            self_time.set(c, o.self_time);
         }
     };
     let (mut ei, mut ci) = (0usize, 0usize);
@@ -49,7 +50,7 @@ pub(crate) fn treify(
         loop {
             let Some(p) = stack.last_mut() else {
                 if let Some(c) = call {
-                    depth[c] = Some(0);
+                    depth.set(c, 0);
                 }
                 stack.push(Open { call, end, self_time: dur });
                 break;
@@ -64,7 +65,7 @@ pub(crate) fn treify(
             }
             p.self_time -= dur;
             if let Some(c) = call {
-                depth[c] = Some(stack.len() as i32);
+                depth.set(c, stack.len() as i32);
             }
             stack.push(Open { call, end, self_time: dur });
             break;

@@ -300,12 +300,12 @@ pub(crate) fn write_bounds(s: &mut String, th: &ThreadCalls, i: usize) {
 /// Writes `,"selfTime":…,"depth":…` of call `i` (`null` for a call the flame chart drops).
 pub(crate) fn write_tree_fields(s: &mut String, th: &ThreadCalls, i: usize) {
     s.push_str(",\"selfTime\":");
-    match th.self_time.get(i).copied().flatten() {
+    match th.self_time.get(i) {
         Some(v) => write_number(s, v),
         None => s.push_str("null"),
     }
     s.push_str(",\"depth\":");
-    match th.depth.get(i).copied().flatten() {
+    match th.depth.get(i) {
         Some(d) => write_int(s, d as i64),
         None => s.push_str("null"),
     }

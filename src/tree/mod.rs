@@ -357,9 +357,17 @@ impl Stacks {
         let entries = &t.trace_entries;
         let order = crate::estimate::tree_order(&t.calls, t.mode);
         let mut open: Vec<Open> = Vec::new();
-        // Each call's (stack, self), by index; the events' in the order they close (both left
-        // empty without `samples`).
-        let mut of_call: Vec<(StackId, f64)> = vec![(StackId::ROOT, 0.0); if samples { t.calls.len() } else { 0 }];
+        // Each call's (stack, self), by its place in the calls output's order (what the samples
+        // are in: made in place, not copied into that order, which held both at once); the
+        // events' in the order they close (all left empty without `samples`).
+        let mut rank: Vec<u32> = Vec::new();
+        if samples {
+            rank.resize(t.calls.len(), 0);
+            for (r, &k) in t.canonical_order().iter().enumerate() {
+                rank[k as usize] = r as u32;
+            }
+        }
+        let mut of_call: Vec<(StackId, f64)> = vec![(StackId::ROOT, 0.0); rank.len()];
         let mut of_events: Vec<(StackId, f64)> = Vec::new();
         let mut cursor = f64::NEG_INFINITY;
         let mut close =
@@ -369,7 +377,7 @@ impl Stacks {
                         emit(spans, cursor, o.end, stack);
                     }
                     match o.call {
-                        Some(c) if samples => of_call[c] = (stack, o.self_time),
+                        Some(c) if samples => of_call[rank[c] as usize] = (stack, o.self_time),
                         None if samples => of_events.push((stack, o.self_time)),
                         _ => {}
                     }
@@ -407,7 +415,7 @@ impl Stacks {
                     let f = func(&mut st, t.calls[k].node);
                     let stack = st.stack(parent_stack, f);
                     if samples {
-                        of_call[k] = (stack, 0.0);
+                        of_call[rank[k] as usize] = (stack, 0.0);
                     }
                 }
                 continue;
@@ -434,7 +442,9 @@ impl Stacks {
             close(o, &mut of_call, &mut cursor, &mut spans);
         }
         if samples {
-            st.samples = t.canonical_order().iter().map(|&k| of_call[k as usize]).chain(of_events).collect();
+            drop(rank);
+            of_call.extend(of_events);
+            st.samples = of_call;
         }
         st
     }
