@@ -5,10 +5,11 @@
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use jscalls::sourcemap::{self, FrameKey, Loader, ReadMap, Resolution};
+use jscalls::sourcemap::{self, FrameKey, Loader, Resolution};
 use jscalls::{Config, Error, InputKind};
 
 use super::args::{FramesArgs, FramesFormat, Global, SourceMapArgs};
+
 use super::each::{self, Estimated, PerInput};
 use super::files::{read_option_file, Reads};
 use super::output::Output;
@@ -102,12 +103,12 @@ impl Loader for UserMaps {
         Some(String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
     }
 
-    fn map_for(&self, url: &str) -> Option<ReadMap<'_>> {
+    fn map_for(&self, url: &str) -> Option<Box<dyn FnOnce() -> Result<Vec<u8>, String> + '_>> {
         let (_, path) = self.maps.iter().find(|(u, _)| u == url)?;
         Some(Box::new(|| Self::read(path, "the source map")))
     }
 
-    fn map_at(&self, url: &str) -> Option<ReadMap<'_>> {
+    fn map_at(&self, url: &str) -> Option<Box<dyn FnOnce() -> Result<Vec<u8>, String> + '_>> {
         let dirs = self.dirs.as_ref()?;
         let path = dirs.find(url).or_else(|| dirs.find(&format!("{url}.gz")))?;
         Some(Box::new(move || Self::read(&path, "the source map")))

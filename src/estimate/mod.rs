@@ -17,8 +17,8 @@ use std::cmp::Ordering;
 use crate::exec::Exec;
 use crate::model::profile::ProfileModel;
 use crate::model::{entry_order, ThreadWork};
-pub(crate) use per_call::{Depths, SelfTimes};
 use crate::strings::Strings;
+pub(crate) use per_call::{Depths, SelfTimes};
 
 pub(crate) use integrator::IntegratorConfig;
 

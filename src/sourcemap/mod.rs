@@ -15,4 +15,4 @@ mod url;
 
 pub use crate::model::trace::scripts::Embedded;
 pub(crate) use resolve::{resolve, FrameAt};
-pub use resolve::{FrameKey, Loader, MapProblem, ReadMap, Resolution, Resolved, ScriptSummary};
+pub use resolve::{FrameKey, Loader, MapProblem, Resolution, Resolved, ScriptSummary};

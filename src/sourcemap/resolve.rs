@@ -51,19 +51,22 @@ pub struct Resolved {
     pub original: Option<(String, i64, i64)>,
 }
 
-/// A map the user has, read when it is used: beside the parse of its script, which then starts
-/// without waiting for the map's bytes. An error says why it cannot be read.
-pub type ReadMap<'a> = Box<dyn FnOnce() -> Result<Vec<u8>, String> + 'a>;
+/// A map the user has, read when it is used (see [`Loader::map_at`]): rustdoc shows the type
+/// it stands for.
+pub(crate) type ReadMap<'a> = Box<dyn FnOnce() -> Result<Vec<u8>, String> + 'a>;
 
 /// Where maps and scripts come from: given by the user (pairs and folders), never fetched.
 pub trait Loader {
     /// The text of the script at `url` (its generated code), when the user has it.
     fn script(&self, url: &str) -> Option<String>;
-    /// The map the user gave for the script at `url` (`--source-map URL=FILE`).
+    /// The map the user gave for the script at `url` (`--source-map URL=FILE`), as
+    /// [`Loader::map_at`] gives it.
     fn map_for(&self, url: &str) -> Option<ReadMap<'_>>;
     /// The map at `url` (a comment's URL resolved against its script's, or the script's URL
     /// and `.map`), when the user's folders (`--source-maps DIR`) hold it: found there by the
-    /// URL's path, its last parts first, never outside them.
+    /// URL's path, its last parts first, never outside them. The map is read when it is used:
+    /// beside the parse of its script, which then starts without waiting for the map's bytes
+    /// (an error says why they cannot be read).
     fn map_at(&self, url: &str) -> Option<ReadMap<'_>>;
     /// Whether the command shows original sources: the maps' `sourcesContent` texts are then
     /// kept ([`Resolution::sources`]).
