@@ -71,7 +71,7 @@ mod tests {
     #[test]
     fn every_computed_value_stays_itself() {
         let mut s = SelfTimes::none(4);
-        // NaN from arithmetic (quiet, either sign), infinities, zeros of both signs.
+        // NaNs from arithmetic (quiet, either sign), an infinity, a negative zero.
         let nan = f64::INFINITY - f64::INFINITY;
         for (i, v) in [nan, -nan, f64::INFINITY, -0.0].into_iter().enumerate() {
             s.set(i, v);
