@@ -5,7 +5,7 @@
 mod frame_key;
 
 use super::column::{Deltas, Ids};
-use super::profile::{js_minus_one, CallFrame, Frames, RawNode, RawProfile};
+use super::profile::{js_minus_one, CallFrame, Frames, NodeMore, RawNode, RawProfile};
 use crate::error::{Error, Location};
 use crate::input::leaf::{Leaf, UNKNOWN_ID};
 use crate::input::reader::serde_message;
@@ -61,16 +61,9 @@ impl NodeIn {
         let frame = cache
             .frame_by_key(&keys[key], true, strings, frames)
             .ok_or_else(|| format!("node {id}: a callFrame field is an object or array"))?;
-        Ok(RawNode {
-            id,
-            parent: self.parent,
-            children: self.children,
-            frame,
-            hit_count_is_number: self.hit_count_is_number,
-            // A trace's profile always takes the `lines` path: no hit counts or ticks are read.
-            hit_count: 0.0,
-            position_ticks: None,
-        })
+        // A trace's profile always takes the `lines` path: no hit counts or ticks are read.
+        let more = NodeMore { children: self.children, ..NodeMore::default() };
+        Ok(RawNode::new(id, self.parent, frame, self.hit_count_is_number, more))
     }
 }
 
@@ -102,12 +95,8 @@ pub(crate) fn node_from_json(
         }),
     };
     let children = n.children.as_ref().map(|c| c.iter().map(|v| v.int().unwrap_or(UNKNOWN_ID)).collect());
-    Ok(RawNode {
-        id,
-        parent: n.parent.int().unwrap_or(UNKNOWN_ID),
+    let more = NodeMore {
         children,
-        frame,
-        hit_count_is_number: matches!(n.hit_count, Leaf::Num(_)),
         hit_count: n.hit_count.num().unwrap_or(0.0),
         position_ticks: match &n.position_ticks {
             Some(shapes::PositionTicksJson::List(t)) => Some(
@@ -120,7 +109,9 @@ pub(crate) fn node_from_json(
             ),
             _ => None,
         },
-    })
+    };
+    let parent = n.parent.int().unwrap_or(UNKNOWN_ID);
+    Ok(RawNode::new(id, parent, frame, matches!(n.hit_count, Leaf::Num(_)), more))
 }
 
 /// A `.cpuprofile`'s `nodes` value, read.

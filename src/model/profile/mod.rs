@@ -111,23 +111,54 @@ impl Frames {
     }
 }
 
-/// A protocol node as the input gives it.
+/// A protocol node as the input gives it: 32 bytes, as a long trace has millions of nodes and
+/// holds them beside the model made of them; what only `.cpuprofile` nodes carry is boxed.
 #[derive(Debug, Clone)]
 pub(crate) struct RawNode {
     /// The node id.
     pub id: i64,
     /// The parent id (trace style); [`UNKNOWN_ID`] when absent or not an id.
     pub parent: i64,
-    /// The child ids (CDP style), when the node has a `children` array.
-    pub children: Option<Box<[i64]>>,
     /// The frame: an index into [`RawProfile::frames`].
     pub frame: u32,
     /// Whether `hitCount` is a number (DevTools refuses a profile with neither hit counts nor samples).
     pub hit_count_is_number: bool,
+    /// The children, hit count and ticks, when the node has any of them.
+    pub more: Option<Box<NodeMore>>,
+}
+
+/// The fields of a [`RawNode`] that trace nodes seldom have.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct NodeMore {
+    /// The child ids (CDP style), when the node has a `children` array.
+    pub children: Option<Box<[i64]>>,
     /// `hitCount` when it is a number, else 0 (`hitCount || 0`).
     pub hit_count: f64,
     /// `positionTicks`, NaN where an entry's value is not a number.
     pub position_ticks: Option<Ticks>,
+}
+
+impl RawNode {
+    /// A node; `more` is kept only when it says something.
+    pub(crate) fn new(id: i64, parent: i64, frame: u32, hit_count_is_number: bool, more: NodeMore) -> RawNode {
+        let said = more.children.is_some() || more.position_ticks.is_some() || more.hit_count.to_bits() != 0;
+        RawNode { id, parent, frame, hit_count_is_number, more: said.then(|| Box::new(more)) }
+    }
+
+    /// The child ids, when the node has a `children` array.
+    pub(crate) fn children(&self) -> Option<&[i64]> {
+        self.more.as_ref()?.children.as_deref()
+    }
+
+    /// `hitCount || 0`.
+    pub(crate) fn hit_count(&self) -> f64 {
+        self.more.as_ref().map_or(0.0, |m| m.hit_count)
+    }
+
+    /// `positionTicks`, when the node has them.
+    pub(crate) fn position_ticks(&self) -> Option<&Ticks> {
+        self.more.as_ref()?.position_ticks.as_ref()
+    }
 }
 
 /// A node's `positionTicks`: (line, ticks) entries.
@@ -236,18 +267,18 @@ fn legacy_line_data(raw: &[RawNode], parsed: &[Node], samples: Option<&Ids>) -> 
     for (k, n) in raw.iter().enumerate() {
         by_id.insert(n.id, k);
     }
-    let ticks = if !raw.iter().any(|n| n.position_ticks.is_some()) {
+    let ticks = if !raw.iter().any(|n| n.position_ticks().is_some()) {
         Vec::new()
     } else {
         parsed
             .iter()
             .enumerate()
             .skip(1)
-            .filter_map(|(k, n)| Some((k as u32, raw[*by_id.get(&n.id)?].position_ticks.clone()?)))
+            .filter_map(|(k, n)| Some((k as u32, raw[*by_id.get(&n.id)?].position_ticks()?.clone())))
             .collect()
     };
     let total = if raw[0].hit_count_is_number {
-        raw.iter().fold(0.0, |sum, n| sum + n.hit_count)
+        raw.iter().fold(0.0, |sum, n| sum + n.hit_count())
     } else {
         // buildHitCountFromSamples: a sample of a known id counts once.
         samples.map_or(0, |s| s.iter().filter(|id| by_id.contains_key(id)).count()) as f64
@@ -507,6 +538,8 @@ impl ProfileModel {
             None if keep_lines => legacy_line_data(&nodes, &tree.nodes, samples.as_ref()),
             _ => (Vec::new(), f64::NAN),
         };
+        // Let go before the samples are made (a long trace has millions of nodes).
+        drop(nodes);
         let raw_sample_count = samples.as_ref().map_or(0, |s| s.len());
 
         let (gc, program, idle) = meta_nodes(&tree.nodes, &tree.root_children, &frames, strings);

@@ -146,8 +146,8 @@ struct Children {
 
 impl Children {
     fn new(nodes: &[RawNode], by_id: &IdMap) -> Children {
-        let own = |n: &RawNode| n.children.as_deref().unwrap_or(&[]).len() as u32;
-        let from_parents = nodes[0].children.is_none();
+        let own = |n: &RawNode| n.children().unwrap_or(&[]).len() as u32;
+        let from_parents = nodes[0].children().is_none();
         let parent_of = |n: &RawNode| match n.parent {
             UNKNOWN_ID => None,
             p => by_id.get(p),
@@ -171,7 +171,7 @@ impl Children {
         // Fill: each node's own children first, then the derived ones.
         let mut next: Vec<u32> = start[..nodes.len()].to_vec();
         for (i, n) in nodes.iter().enumerate() {
-            for &c in n.children.as_deref().unwrap_or(&[]) {
+            for &c in n.children().unwrap_or(&[]) {
                 ids[next[i] as usize] = c;
                 next[i] += 1;
             }

@@ -52,3 +52,17 @@ fn samples_sort_stably_in_place_or_by_the_fallback() {
     check(&[]);
     check(&[42.0]);
 }
+
+#[test]
+fn a_trace_node_is_four_words() {
+    // Millions of them are held beside the model made of them.
+    assert_eq!(std::mem::size_of::<RawNode>(), 32);
+    let bare = RawNode::new(7, 3, 1, false, NodeMore::default());
+    assert!(bare.more.is_none());
+    assert_eq!((bare.children(), bare.hit_count().to_bits(), bare.position_ticks()), (None, 0, None));
+    // -0 is something said: `hitCount || 0` sums it as given.
+    let neg = RawNode::new(7, 3, 1, true, NodeMore { hit_count: -0.0, ..NodeMore::default() });
+    assert_eq!(neg.hit_count().to_bits(), (-0.0f64).to_bits());
+    let kids = RawNode::new(7, 3, 1, true, NodeMore { children: Some(Box::new([4, 5])), ..NodeMore::default() });
+    assert_eq!(kids.children(), Some(&[4, 5][..]));
+}
