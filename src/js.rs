@@ -177,6 +177,66 @@ pub(crate) fn write_json_string(out: &mut String, s: &str) {
     out.push('"');
 }
 
+/// Text made in a `String`, as the writers above want it, and handed to `out` a block at a
+/// time: a document of any size holds one block. The first write error is kept for
+/// [`Spill::failed`] or [`Spill::finish`]; nothing is written after it.
+pub(crate) struct Spill<'w> {
+    text: String,
+    out: &'w mut dyn std::io::Write,
+    failed: Option<std::io::Error>,
+    stopped: bool,
+}
+
+/// The block [`Spill`] hands over (a few system calls per MB).
+const SPILL_AT: usize = 64 << 10;
+
+impl<'w> Spill<'w> {
+    pub(crate) fn new(out: &'w mut dyn std::io::Write) -> Spill<'w> {
+        Spill { text: String::with_capacity(2 * SPILL_AT), out, failed: None, stopped: false }
+    }
+
+    /// Hands the text over once it fills a block. Writers call it between pieces that
+    /// nothing later takes back.
+    #[inline]
+    pub(crate) fn spill(&mut self) {
+        if self.text.len() >= SPILL_AT {
+            self.hand_over();
+        }
+    }
+
+    fn hand_over(&mut self) {
+        if !self.stopped {
+            self.failed = self.out.write_all(self.text.as_bytes()).err();
+            self.stopped = self.failed.is_some();
+        }
+        self.text.clear();
+    }
+
+    /// The write error, once there was one (for a writer to stop early).
+    pub(crate) fn failed(&mut self) -> std::io::Result<()> {
+        self.failed.take().map_or(Ok(()), Err)
+    }
+
+    /// Hands over the rest; the first write error, if any.
+    pub(crate) fn finish(mut self) -> std::io::Result<()> {
+        self.hand_over();
+        self.failed.take().map_or(Ok(()), Err)
+    }
+}
+
+impl std::ops::Deref for Spill<'_> {
+    type Target = String;
+    fn deref(&self) -> &String {
+        &self.text
+    }
+}
+
+impl std::ops::DerefMut for Spill<'_> {
+    fn deref_mut(&mut self) -> &mut String {
+        &mut self.text
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -244,5 +304,55 @@ mod tests {
         assert_ne!(Scalar::Num(f64::NAN), Scalar::Num(f64::NAN));
         assert_ne!(Scalar::Undefined, Scalar::Null);
         assert_eq!(Scalar::Undefined, Scalar::Undefined);
+    }
+
+    #[test]
+    fn spilled_text_arrives_whole_and_in_blocks() {
+        let mut got = Vec::new();
+        let mut want = String::new();
+        let mut s = Spill::new(&mut got);
+        for k in 0..50_000 {
+            let piece = format!("{k},");
+            s.push_str(&piece);
+            want.push_str(&piece);
+            s.spill();
+            assert!(s.len() < SPILL_AT, "held {} bytes", s.len());
+        }
+        s.finish().unwrap();
+        assert_eq!(String::from_utf8(got).unwrap(), want);
+    }
+
+    #[test]
+    fn spill_keeps_the_first_write_error() {
+        struct Full(usize);
+        impl std::io::Write for Full {
+            fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+                match self.0 {
+                    0 => Err(std::io::Error::other("full")),
+                    room => {
+                        self.0 = room.saturating_sub(buf.len());
+                        Ok(buf.len().min(room))
+                    }
+                }
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let mut out = Full(SPILL_AT + 10);
+        let mut s = Spill::new(&mut out);
+        for _ in 0..4 {
+            s.push_str(&"x".repeat(SPILL_AT));
+            s.spill();
+        }
+        assert_eq!(s.finish().unwrap_err().to_string(), "full");
+        // Taken by a writer that stops early, and not reported twice.
+        let mut out = Full(0);
+        let mut s = Spill::new(&mut out);
+        s.push_str(&"x".repeat(SPILL_AT));
+        s.spill();
+        assert_eq!(s.failed().unwrap_err().to_string(), "full");
+        s.push_str("more");
+        assert!(s.finish().is_ok());
     }
 }

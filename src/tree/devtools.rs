@@ -13,7 +13,7 @@ use std::cmp::Ordering;
 use std::io::{self, Write};
 
 use crate::estimate::{Estimates, Mode, ThreadCalls, TraceEntry};
-use crate::js::{write_json_string, write_number, Scalar};
+use crate::js::{write_json_string, write_number, Scalar, Spill};
 use crate::model::profile::CallFrame;
 use crate::strings::Strings;
 
@@ -48,7 +48,8 @@ pub(crate) fn write(
     engine: &str,
 ) -> io::Result<()> {
     let mode = t.mode();
-    let mut s = String::with_capacity(1 << 16);
+    // Written as it is made: a long thread's trees are larger than its calls.
+    let mut s = Spill::new(out);
     s.push_str("{\n\"format\":\"devtools-tree/1\",\n\"engine\":");
     write_json_string(&mut s, engine);
     s.push_str(",\n\"mode\":\"");
@@ -76,17 +77,17 @@ pub(crate) fn write(
     }
     let window = range.map_or(bounds, |r| (r.min_us, r.max_us));
     s.push_str("\"topDownDepth\":null,\n\"bottomUpLevels\":2,\n\"order\":\"children by id\",\n\"threads\":[");
-    out.write_all(s.as_bytes())?;
     let mut first = true;
     t.each(|th, strings| {
         if th.calls.is_empty() {
             return Ok(());
         }
-        s.clear();
         s.push_str(if first { "\n" } else { ",\n" });
         first = false;
-        let _ =
-            std::fmt::Write::write_fmt(&mut s, format_args!("{{\"pid\":{},\"tid\":{},\"threadName\":", th.pid, th.tid));
+        let _ = std::fmt::Write::write_fmt(
+            &mut *s,
+            format_args!("{{\"pid\":{},\"tid\":{},\"threadName\":", th.pid, th.tid),
+        );
         match &th.thread_name {
             Some(n) => write_json_string(&mut s, n),
             None => s.push_str("null"),
@@ -97,13 +98,15 @@ pub(crate) fn write(
         let set = Set::new(th, strings, mode, trace);
         for (k, name) in ["calls", "all"].iter().enumerate() {
             let evs = set.select(k == 1);
-            let _ = std::fmt::Write::write_fmt(&mut s, format_args!("\"{name}\":{{\"events\":{},", evs.len()));
+            let _ = std::fmt::Write::write_fmt(&mut *s, format_args!("\"{name}\":{{\"events\":{},", evs.len()));
             set.tree(&evs, window, &mut s);
             s.push_str(if k == 0 { "},\n" } else { "}\n}" });
         }
-        out.write_all(s.as_bytes())
+        s.spill();
+        s.failed()
     })?;
-    out.write_all(b"\n]}\n")
+    s.push_str("\n]}\n");
+    s.finish()
 }
 
 /// A thread's events in the engine's order, with their ids.
@@ -174,13 +177,13 @@ impl<'a> Set<'a> {
     }
 
     /// Both trees of `evs`, as the members `diagnostics`, `topDown` and `bottomUp`.
-    fn tree(&self, evs: &[Ev], bounds: (f64, f64), s: &mut String) {
+    fn tree(&self, evs: &[Ev], bounds: (f64, f64), s: &mut Spill<'_>) {
         let start_ms = bounds.0 / 1000.0;
         let end_ms = bounds.1 / 1000.0;
         let walk = Walk { evs, start_us: start_ms * 1000.0, end_us: end_ms * 1000.0, start_ms, end_ms };
         let d = walk.diagnostics();
         let _ = std::fmt::Write::write_fmt(
-            s,
+            &mut **s,
             format_args!(
                 "\"engineCheck\":null,\"diagnostics\":{{\"unsorted\":{},\"skippedAtStart\":{},\"overlaps\":{},\"maxOverlapUs\":",
                 d.unsorted, d.skipped_at_start, d.overlaps
@@ -194,7 +197,7 @@ impl<'a> Set<'a> {
         s.push(']');
     }
 
-    fn top_down(&self, walk: &Walk<'_>, s: &mut String) {
+    fn top_down(&self, walk: &Walk<'_>, s: &mut Spill<'_>) {
         struct Node {
             id: u32,
             rep: usize,
@@ -235,6 +238,8 @@ impl<'a> Set<'a> {
         // Pre-order, children by id; an explicit stack (any depth).
         let mut todo: Vec<(usize, bool, bool)> = vec![(0, true, false)];
         while let Some((n, last, close)) = todo.pop() {
+            // Here, so that the last step's line break is still held when the loop ends.
+            s.spill();
             if close {
                 s.push_str(if last { "]}" } else { "]}," });
                 s.push('\n');
@@ -270,7 +275,7 @@ impl<'a> Set<'a> {
         }
     }
 
-    fn bottom_up(&self, walk: &Walk<'_>, s: &mut String) {
+    fn bottom_up(&self, walk: &Walk<'_>, s: &mut Spill<'_>) {
         #[derive(Clone, Copy)]
         struct Node {
             rep: usize,
@@ -345,6 +350,7 @@ impl<'a> Set<'a> {
         kept.sort_by(|a, b| utf16_cmp(&self.ids[a.0 as usize], &self.ids[b.0 as usize]));
         let n = kept.len();
         for (i, (id, node)) in kept.into_iter().enumerate() {
+            s.spill();
             s.push('\n');
             self.head(*id, node.rep, node.self_time, node.total, walk, s);
             let mut list: Vec<&(u32, Node)> = callers.get(id).map(|l| l.iter().collect()).unwrap_or_default();

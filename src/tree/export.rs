@@ -4,7 +4,7 @@
 use rustc_hash::FxHashMap;
 
 use super::{Func, Span, StackId, Stacks};
-use crate::js::{write_int, write_json_string as string, write_number as number};
+use crate::js::{write_int, write_json_string as string, write_number as number, Spill};
 
 /// One thread for [`Profile::write_speedscope`].
 pub struct Profile<'a> {
@@ -31,8 +31,10 @@ pub enum ProfileKind {
 
 impl Profile<'_> {
     /// A speedscope document (`https://www.speedscope.app/file-format-schema.json`): the functions
-    /// as shared frames, one profile per thread.
-    pub fn write_speedscope(out: &mut String, name: &str, profiles: &[Profile<'_>]) {
+    /// as shared frames, one profile per thread. Written as it is made (one block held).
+    pub fn write_speedscope(w: &mut dyn std::io::Write, name: &str, profiles: &[Profile<'_>]) -> std::io::Result<()> {
+        let mut spill = Spill::new(w);
+        let out = &mut spill;
         let mut frames: Vec<&Func> = Vec::new();
         let mut index: FxHashMap<&Func, u32> = FxHashMap::default();
         // Each profile's function ids as shared frame ids.
@@ -77,6 +79,7 @@ impl Profile<'_> {
                 }
             }
             out.push('}');
+            out.spill();
         }
         out.push_str("]},\"profiles\":[");
         for (k, (p, ids)) in profiles.iter().zip(&frame_ids).enumerate() {
@@ -87,12 +90,14 @@ impl Profile<'_> {
                 ProfileKind::Evented => evented(out, p, ids),
                 ProfileKind::SampledTime | ProfileKind::SampledCount => sampled(out, p, ids),
             }
+            out.failed()?;
         }
         out.push_str("]}\n");
+        spill.finish()
     }
 }
 
-fn evented(out: &mut String, p: &Profile<'_>, ids: &[u32]) {
+fn evented(out: &mut Spill<'_>, p: &Profile<'_>, ids: &[u32]) {
     let (start, end) = match (p.spans.first(), p.spans.last()) {
         (Some(a), Some(b)) => (a.start, b.end),
         _ => (0.0, 0.0),
@@ -123,6 +128,7 @@ fn evented(out: &mut String, p: &Profile<'_>, ids: &[u32]) {
     let mut last_end = f64::NEG_INFINITY;
     let mut opened: Vec<StackId> = Vec::new();
     for s in p.spans {
+        out.spill();
         if s.start > last_end {
             // A gap: nothing ran.
             while let Some(x) = open.pop() {
@@ -156,7 +162,7 @@ fn evented(out: &mut String, p: &Profile<'_>, ids: &[u32]) {
     out.push_str("]}");
 }
 
-fn sampled(out: &mut String, p: &Profile<'_>, ids: &[u32]) {
+fn sampled(out: &mut Spill<'_>, p: &Profile<'_>, ids: &[u32]) {
     out.push_str("\n{\"type\":\"sampled\",\"name\":");
     string(out, &p.name);
     let unit = if p.kind == ProfileKind::SampledCount { "none" } else { "microseconds" };
@@ -167,6 +173,7 @@ fn sampled(out: &mut String, p: &Profile<'_>, ids: &[u32]) {
     out.push_str(",\"samples\":[");
     let mut path = Vec::new();
     for (k, s) in p.spans.iter().enumerate() {
+        out.spill();
         out.push_str(if k == 0 { "\n[" } else { ",\n[" });
         path.clear();
         if s.stack != StackId::ROOT {
@@ -182,6 +189,7 @@ fn sampled(out: &mut String, p: &Profile<'_>, ids: &[u32]) {
     }
     out.push_str("],\"weights\":[");
     for (k, s) in p.spans.iter().enumerate() {
+        out.spill();
         if k > 0 {
             out.push(',');
         }

@@ -18,8 +18,8 @@ pub(super) const FORMAT: Format = Format {
     render,
 };
 
-fn render(kept: &[Chosen], args: &ExportArgs, _input: &str, _threads: usize) -> Result<Rendered, Failure> {
-    Ok(match lines(kept, args, None) {
+fn render(kept: Vec<Chosen>, args: &ExportArgs, _input: &str, _threads: usize) -> Result<Rendered, Failure> {
+    Ok(match lines(&kept, args, None) {
         Lines::Trees(trees) => Rendered::Collapsed(trees),
         Lines::Each(lines) => Rendered::Lines(lines),
         Lines::Folded { .. } => unreachable!("folded only for a flame graph"),

@@ -45,7 +45,7 @@ pub(crate) struct Format {
     /// Whether it shows the trace events (it needs each thread's events).
     markers: bool,
     /// The output of the chosen threads of `input`, with up to `threads` threads.
-    render: fn(kept: &[Chosen], args: &ExportArgs, input: &str, threads: usize) -> Result<Rendered, Failure>,
+    render: fn(kept: Vec<Chosen>, args: &ExportArgs, input: &str, threads: usize) -> Result<Rendered, Failure>,
 }
 
 /// A format as `--to` takes it.
@@ -212,9 +212,14 @@ pub(super) fn thread_label(c: &Chosen) -> String {
     format!("{} (pid {}, tid {})", c.name.as_deref().unwrap_or("thread"), c.pid, c.tid)
 }
 
+/// A writer of an output, called once with where it goes.
+pub(crate) type WriteLater = Box<dyn FnOnce(&mut dyn Write) -> io::Result<()>>;
+
 /// An export, ready to be written.
 pub(crate) enum Rendered {
     Bytes(Vec<u8>),
+    /// Written as it is made, from what it holds (a document larger than what it is made of).
+    Stream(WriteLater),
     /// Collapsed stacks written from their trees line by line (not gathered first: a copy as
     /// large as the output).
     Collapsed(Vec<CollapsedTree>),
@@ -235,6 +240,7 @@ impl Rendered {
     pub(crate) fn write_to(self, w: &mut dyn Write) -> io::Result<()> {
         match self {
             Rendered::Bytes(b) => w.write_all(&b),
+            Rendered::Stream(write) => write(w),
             Rendered::Collapsed(trees) => {
                 let mut result = Ok(());
                 for t in &trees {
@@ -281,7 +287,7 @@ pub(crate) fn render(
         // The input's doing, not the command line's: exit 1, as for any input with nothing usable.
         return Err(Failure::Input(Error::input(None, "no thread has estimated calls to export")));
     }
-    let mut rendered = (format.render)(&kept, args, input, threads)?;
+    let mut rendered = (format.render)(kept, args, input, threads)?;
     if let Rendered::Firefox { head, parts, missing, .. } = &mut rendered {
         (head.sources, *missing) = firefox::sources(parts, texts, sources.dirs, sources.output)?;
     }

@@ -352,7 +352,12 @@ pub(crate) fn difference(threads: &[ThreadDelta<'_>], comment: &str) -> Vec<u8> 
     b.encode(1)
 }
 
-fn render(kept: &[Chosen], args: &ExportArgs, input: &str, threads: usize) -> Result<Rendered, Failure> {
+fn render(kept: Vec<Chosen>, args: &ExportArgs, input: &str, threads: usize) -> Result<Rendered, Failure> {
+    Ok(Rendered::Bytes(profile_bytes(&kept, args, input, threads)))
+}
+
+/// The gzipped profile of `kept`.
+fn profile_bytes(kept: &[Chosen], args: &ExportArgs, input: &str, threads: usize) -> Vec<u8> {
     let mut b = Builder::default();
     b.string("");
     let counts = args.select.weight == WeightArg::SelfTime && args.select.transforms.is_empty();
@@ -381,7 +386,7 @@ fn render(kept: &[Chosen], args: &ExportArgs, input: &str, threads: usize) -> Re
             }
         }
     }
-    Ok(Rendered::Bytes(b.encode(threads)))
+    b.encode(threads)
 }
 
 #[cfg(test)]
@@ -424,7 +429,7 @@ mod tests {
         let args = export_args(&[]);
         let kept = crate::cli::tree::choose(assembled, &args.select, None, false, true, false)
             .unwrap_or_else(|_| panic!("chosen"));
-        let Ok(Rendered::Bytes(bytes)) = render(&kept, &args, "chrome-ui.json.gz", 1) else { panic!("rendered") };
+        let bytes = profile_bytes(&kept, &args, "chrome-ui.json.gz", 1);
         let p = Profile::decode(&bytes[..]).unwrap();
         let types: Vec<(&str, &str)> = p
             .sample_type
@@ -468,7 +473,7 @@ mod tests {
         let args = export_args(&[]);
         let kept = crate::cli::tree::choose(assembled, &args.select, None, false, true, false)
             .unwrap_or_else(|_| panic!("chosen"));
-        let Ok(Rendered::Bytes(bytes)) = render(&kept, &args, "x", 4) else { panic!("rendered") };
+        let bytes = profile_bytes(&kept, &args, "x", 4);
         let p = Profile::decode(&bytes[..]).unwrap();
         let whole = p.encode_to_vec();
         assert_eq!(bytes, whole);
@@ -485,7 +490,7 @@ mod tests {
         let args = export_args(&["--transform", "focus-function:relayout"]);
         let kept = crate::cli::tree::choose(assembled, &args.select, None, false, true, false)
             .unwrap_or_else(|_| panic!("chosen"));
-        let Ok(Rendered::Bytes(bytes)) = render(&kept, &args, "x", 1) else { panic!("rendered") };
+        let bytes = profile_bytes(&kept, &args, "x", 1);
         let p = Profile::decode(&bytes[..]).unwrap();
         assert_eq!(p.sample_type.len(), 1);
         assert!(self_by_name(&p, 0).keys().all(|k| !k.starts_with("(program)")));

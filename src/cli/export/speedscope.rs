@@ -20,15 +20,17 @@ pub(super) const FORMAT: Format = Format {
     render,
 };
 
-fn render(kept: &[Chosen], args: &ExportArgs, input: &str, _threads: usize) -> Result<Rendered, Failure> {
+fn render(kept: Vec<Chosen>, args: &ExportArgs, input: &str, _threads: usize) -> Result<Rendered, Failure> {
     let kind = match args.select.weight {
         WeightArg::SelfTime => ProfileKind::Evented,
         WeightArg::Samples => ProfileKind::SampledCount,
         WeightArg::SampleTime => ProfileKind::SampledTime,
     };
-    let profiles: Vec<Profile<'_>> =
-        kept.iter().map(|c| Profile { name: thread_label(c), stacks: &c.stacks, spans: &c.spans, kind }).collect();
-    let mut out = String::new();
-    Profile::write_speedscope(&mut out, input, &profiles);
-    Ok(Rendered::Bytes(out.into_bytes()))
+    let input = input.to_owned();
+    // Written as it is made: the document is larger than the stacks and spans it shows.
+    Ok(Rendered::Stream(Box::new(move |w| {
+        let profiles: Vec<Profile<'_>> =
+            kept.iter().map(|c| Profile { name: thread_label(c), stacks: &c.stacks, spans: &c.spans, kind }).collect();
+        Profile::write_speedscope(w, &input, &profiles)
+    })))
 }

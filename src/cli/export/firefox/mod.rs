@@ -51,7 +51,7 @@ pub(super) const FORMAT: Format = Format {
     spans: true,
     counts: false,
     markers: true,
-    render: |kept, args, input, threads| Ok(firefox(kept, args.select.weight, args.select.by_line, input, threads)),
+    render: |kept, args, input, threads| Ok(firefox(&kept, args.select.weight, args.select.by_line, input, threads)),
 };
 
 fn firefox(kept: &[Chosen], weight: WeightArg, by_line: bool, input: &str, threads: usize) -> Rendered {
