@@ -252,11 +252,12 @@ const ASIDE: usize = 1 << 9;
 const CHUNK: usize = 1 << 10;
 const AHEAD: usize = 8;
 
-/// The parts of a thread's call events that are each node's own, rendered once: before the
-/// call's times (`{"name":…,"tid":…,"ts":`) and between them and its sample
-/// (`,"args":{"callFrame":{…},"nodeId":…,"sampleIndex":`).
+/// The parts of a thread's call events that are each frame's own, rendered once: before the
+/// call's times (`{"name":…,"tid":…,"ts":`) and between them and its node id
+/// (`,"args":{"callFrame":{…},"nodeId":`). Per frame, not per node: a long recording has
+/// millions of nodes and a few thousand frames.
 struct EventParts {
-    /// Node `k`'s two parts are `text[ends[2k - 1]..ends[2k]]` and `text[ends[2k]..ends[2k + 1]]`.
+    /// Frame `k`'s two parts are `text[ends[2k - 1]..ends[2k]]` and `text[ends[2k]..ends[2k + 1]]`.
     text: String,
     ends: Vec<usize>,
     /// `,"profileId":…`.
@@ -265,11 +266,10 @@ struct EventParts {
 
 impl EventParts {
     fn new(th: &ThreadCalls, tid: i64, strings: &Strings) -> EventParts {
-        let nodes = &th.model.nodes;
-        let mut text = String::with_capacity(nodes.len() * 256);
-        let mut ends = Vec::with_capacity(2 * nodes.len());
-        for (k, node) in nodes.iter().enumerate() {
-            let f = th.model.frame(k as u32);
+        let frames = &th.model.frames;
+        let mut text = String::with_capacity(frames.len() * 256);
+        let mut ends = Vec::with_capacity(2 * frames.len());
+        for f in frames {
             // The event's name is the one DevTools shows (source-mapped when a map names it).
             let name = match f.original.and_then(|o| o.name).map_or(f.function_name, Scalar::Str) {
                 Scalar::Str(id) if !strings.get(id).is_empty() => strings.get(id).to_owned(),
@@ -298,8 +298,6 @@ impl EventParts {
             write_field(&mut text, f.column_number, false, strings);
             super::calls::write_original(&mut text, f, strings);
             text.push_str("},\"nodeId\":");
-            write_int(&mut text, node.id);
-            text.push_str(",\"sampleIndex\":");
             ends.push(text.len());
         }
         let profile = format!(",\"profileId\":{}", th.profile_id);
@@ -309,13 +307,16 @@ impl EventParts {
     /// Call `i` as a trace event.
     fn write_call(&self, s: &mut String, th: &ThreadCalls, i: usize) {
         let c = &th.calls[i];
-        let k = 2 * c.node as usize;
+        let node = &th.model.nodes[c.node as usize];
+        let k = 2 * node.frame as usize;
         let start = if k == 0 { 0 } else { self.ends[k - 1] };
         s.push_str(&self.text[start..self.ends[k]]);
         write_number(s, c.ts);
         s.push_str(",\"dur\":");
         write_number(s, c.dur);
         s.push_str(&self.text[self.ends[k]..self.ends[k + 1]]);
+        write_int(s, node.id);
+        s.push_str(",\"sampleIndex\":");
         write_int(s, c.sample_index);
         s.push_str(&self.profile);
         super::calls::write_tree_fields(s, th, i);
