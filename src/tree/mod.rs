@@ -520,13 +520,21 @@ impl Stacks {
     /// sample's node and its ancestors (the root aside), weighing 1 each, or the time to the
     /// next sample (µs; the last one, to the profile's end) with [`Weight::SampleTime`].
     pub fn from_samples(thread: &Thread<'_>, weight: Weight) -> Stacks {
-        Stacks::samples(thread, weight, false, None)
+        Stacks::samples(thread, weight, false, None, false)
+    }
+
+    /// [`Stacks::from_samples`] weighing [`Weight::Samples`], with the samples on one stack as
+    /// one sample (their count its weight), in the order of the stacks: the same trees and
+    /// totals from a sample per stack, not one per profile sample (on a long recording, most
+    /// of the memory the stacks take).
+    pub fn from_sample_counts(thread: &Thread<'_>) -> Stacks {
+        Stacks::samples(thread, Weight::Samples, false, None, true)
     }
 
     /// [`Stacks::from_samples`], and each sample as a [`Span`] to the next sample, in time order.
     pub fn from_samples_with_spans(thread: &Thread<'_>, weight: Weight) -> (Stacks, Vec<Span>) {
         let mut spans = Vec::new();
-        let st = Stacks::samples(thread, weight, false, Some(&mut spans));
+        let st = Stacks::samples(thread, weight, false, Some(&mut spans), false);
         (st, spans)
     }
 
@@ -535,10 +543,17 @@ impl Stacks {
     /// samples. Needs the line data ([`crate::Config::keep_lines`]); a sample without a line
     /// stays on its function.
     pub fn from_samples_by_line(thread: &Thread<'_>, weight: Weight, spans: Option<&mut Vec<Span>>) -> Stacks {
-        Stacks::samples(thread, weight, true, spans)
+        Stacks::samples(thread, weight, true, spans, false)
     }
 
-    fn samples(thread: &Thread<'_>, weight: Weight, by_line: bool, mut spans: Option<&mut Vec<Span>>) -> Stacks {
+    /// `merge`: each stack's samples as one (weight [`Weight::Samples`] alone).
+    fn samples(
+        thread: &Thread<'_>,
+        weight: Weight,
+        by_line: bool,
+        mut spans: Option<&mut Vec<Span>>,
+        merge: bool,
+    ) -> Stacks {
         let (t, strings) = thread.inner();
         let m = &t.model;
         let mut st = Stacks::new();
@@ -557,6 +572,8 @@ impl Stacks {
         // Each (function's stack, line, original file) as its own stack, made once.
         let mut line_stack: HashMap<(StackId, u64, Option<crate::strings::StrId>), StackId> = HashMap::default();
         let mut chain: Vec<u32> = Vec::new();
+        // With `merge`: each stack's samples, by stack id.
+        let mut counts: Vec<u64> = Vec::new();
         for (k, &n) in m.sample_nodes.iter().enumerate() {
             if n as usize >= m.nodes.len() {
                 continue; // an id the profile does not have
@@ -598,11 +615,22 @@ impl Stacks {
                 },
                 _ => 1.0,
             };
-            st.add(stack, w);
+            if merge {
+                if counts.len() <= stack.index() {
+                    counts.resize(st.len(), 0);
+                }
+                counts[stack.index()] += 1;
+            } else {
+                st.add(stack, w);
+            }
             if let (Some(spans), Some(&a)) = (spans.as_deref_mut(), times.get(k)) {
                 let b = times.get(k + 1).copied().unwrap_or(a);
                 spans.push(Span { start: a * 1000.0, end: b * 1000.0, stack, weight: w });
             }
+        }
+        if merge {
+            st.samples =
+                counts.iter().enumerate().filter(|c| *c.1 > 0).map(|(k, &c)| (StackId::new(k), c as f64)).collect();
         }
         st
     }

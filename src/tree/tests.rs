@@ -314,3 +314,31 @@ fn folded_lines_keep_every_wide_frame_in_its_place() {
     assert_eq!(all.len(), 13);
     assert_eq!(tree.total(), 202);
 }
+
+/// Counted per stack, a recording's samples make the stacks and per-stack totals that one
+/// sample each makes.
+#[test]
+fn sample_counts_are_the_samples_summed_per_stack() {
+    for file in ["fixtures/chrome-ui.json.gz", "fixtures/node-mixed.cpuprofile.gz"] {
+        let (_, assembled) = crate::assemble(&crate::Source::file(file), &crate::Config::default()).unwrap();
+        let mut threads = 0;
+        assembled
+            .for_each_thread(|th| {
+                let each = Stacks::from_samples(&th, Weight::Samples);
+                let counted = Stacks::from_sample_counts(&th);
+                assert_eq!(each.prefix, counted.prefix, "{file}");
+                let mut sums = vec![0.0; each.len()];
+                for &(s, w) in &each.samples {
+                    sums[s.index()] += w;
+                }
+                let want: Vec<(StackId, f64)> =
+                    sums.iter().enumerate().filter(|s| *s.1 > 0.0).map(|(k, &w)| (StackId::new(k), w)).collect();
+                assert_eq!(counted.samples, want, "{file}");
+                assert!(each.samples.len() > 2 * counted.samples.len(), "{file}: too few repeats to tell");
+                threads += 1;
+                Ok::<(), ()>(())
+            })
+            .unwrap();
+        assert!(threads > 0, "{file}");
+    }
+}

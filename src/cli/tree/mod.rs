@@ -160,7 +160,8 @@ pub(crate) fn choose(
             let made = |first: bool| -> Made {
                 if !first {
                     // Shaped as --js-only shapes the calls' stacks (transforms name the calls' tree).
-                    let samples = Stacks::from_samples(&th, Weight::Samples);
+                    // Counted per stack: what is made of them (a tree, pprof's samples) sums them.
+                    let samples = Stacks::from_sample_counts(&th);
                     return Made::Samples(if sel.js_only { Transform::JsOnly.apply(&samples) } else { samples });
                 }
                 Made::Stacks(match (weight, spans) {
