@@ -35,9 +35,13 @@ for f in "${inputs[@]}"; do
   run "$f collapsed-by-time" export "$f" --to collapsed --by-time
   run "$f svg-by-time-icicle" export "$f" --to svg --by-time --icicle
   run "$f speedscope-samples" export "$f" --to speedscope --weight samples
+  run "$f pprof" export "$f" --to pprof
+  run "$f lines" lines "$f" --format json
+  run "$f pprof-sample-time" export "$f" --to pprof --weight sample-time
 done
 run "diff runs" diff fixtures/chrome-worker-run1.json.gz fixtures/chrome-worker-run2.json.gz
 run "diff runs json" diff fixtures/chrome-worker-run1.json.gz fixtures/chrome-worker-run2.json.gz --format json
+run "diff runs pprof" diff fixtures/chrome-worker-run1.json.gz fixtures/chrome-worker-run2.json.gz --format pprof
 run "diff runs md" diff fixtures/chrome-worker-run1.json.gz fixtures/chrome-worker-run2.json.gz --format markdown
 run "diff engines" diff fixtures/chrome-ui.json.gz --base-opt '--engine 0.0.65' --new-opt '--engine latest'
 cat > "$tmp/budget.toml" <<'TOML'

@@ -130,18 +130,33 @@ pub(crate) struct Function {
     pub(crate) start_line: i64,
 }
 
-/// The profile being built: strings and functions shared by every thread.
-#[derive(Default)]
+/// The profile being built: strings and functions shared by every thread. Its samples are
+/// held as a path, a thread and values (a few words each) and made messages only when encoded.
+#[derive(Default, Clone)]
 struct Builder {
+    /// Everything but the samples.
     profile: Profile,
+    samples: Vec<Pending>,
+    /// Each thread's labels.
+    labels: Vec<Vec<Label>>,
     strings: rustc_hash::FxHashMap<String, i64>,
     /// Each function's location id (one location per function: the trees know functions).
     locations: rustc_hash::FxHashMap<Func, u64>,
-    /// The current thread's paths (a location and the path it was called from): the self
-    /// time and the samples on one path make one sample.
+    /// Every path: the path it was called from (`u32::MAX` for none) and its location.
+    links: Vec<(u32, u64)>,
+    /// The current thread's paths by their link: the self time and the samples on one path
+    /// make one sample.
     paths: rustc_hash::FxHashMap<(u32, u64), u32>,
     /// Each path's sample (`usize::MAX` for none yet).
     sample_of_path: Vec<usize>,
+}
+
+/// A sample before it is encoded: its path (leaf), thread and values.
+#[derive(Clone, Copy)]
+struct Pending {
+    path: u32,
+    thread: u32,
+    value: [i64; 2],
 }
 
 impl Builder {
@@ -214,31 +229,33 @@ impl Builder {
     /// byte-identical to `encode_to_vec` (protobuf writes fields in the order of their numbers,
     /// and a repeated field's entries one after another, so the parts are spliced).
     fn encode(self, threads: usize) -> Vec<u8> {
-        let piece = self.profile.sample.len().div_ceil(threads.max(1) * 4).max(1024);
-        encode_in_parts(self.profile, threads, piece)
+        let piece = self.samples.len().div_ceil(threads.max(1) * 4).max(1024);
+        encode_in_parts(self, threads, piece)
     }
 
-    /// Starts a thread: its samples are not merged with the previous thread's.
-    fn new_thread(&mut self) {
+    /// Starts a thread, its samples labelled `labels`: they are not merged with the previous
+    /// thread's.
+    fn new_thread(&mut self, labels: &[Label]) {
         self.paths.clear();
-        self.sample_of_path.clear();
+        self.labels.push(labels.to_vec());
     }
 
     /// The path of `location` called from path `parent` (`u32::MAX` for none), numbered on
-    /// first use.
+    /// first use in this thread.
     fn path(&mut self, parent: u32, location: u64) -> u32 {
-        let next = self.sample_of_path.len() as u32;
+        let next = self.links.len() as u32;
         let id = *self.paths.entry((parent, location)).or_insert(next);
         if id == next {
+            self.links.push((parent, location));
             self.sample_of_path.push(usize::MAX);
         }
         id
     }
 
-    /// Adds `stacks`' samples with their weight (scaled by `scale`, rounded) as value `slot` of
-    /// `n_values`, each labelled with the thread. Samples on one stack make one pprof sample,
-    /// and so do stacks of one path through every `Stacks` added since `new_thread`.
-    fn add(&mut self, stacks: &Stacks, slot: usize, n_values: usize, scale: f64, labels: &[Label]) {
+    /// Adds `stacks`' samples with their weight (scaled by `scale`, rounded) as value `slot`,
+    /// each labelled with the thread. Samples on one stack make one pprof sample, and so do
+    /// stacks of one path through every `Stacks` added since `new_thread`.
+    fn add(&mut self, stacks: &Stacks, slot: usize, scale: f64) {
         // Summed per stack first, in a table by stack id (the last slot for the root): one pass
         // over the samples in memory order.
         let root = stacks.len();
@@ -273,40 +290,43 @@ impl Builder {
             if v == 0 {
                 continue;
             }
-            let p = path_of[k] as usize;
-            if let Some(&at) = self.sample_of_path.get(p).filter(|&&at| at != usize::MAX) {
-                self.profile.sample[at].value[slot] += v;
-                continue;
-            }
-            // Leaf first, as pprof keeps them.
-            let location_id = if k == root {
-                vec![self.root_location()]
-            } else {
-                let mut ids = Vec::new();
-                let mut s = Some(StackId::new(k));
-                while let Some(at) = s {
-                    let (parent, f) = stacks.frame(at);
-                    ids.push(location_of[f.index()]);
-                    s = parent;
+            let p = path_of[k];
+            match self.sample_of_path[p as usize] {
+                usize::MAX => {
+                    let mut value = [0; 2];
+                    value[slot] = v;
+                    self.sample_of_path[p as usize] = self.samples.len();
+                    let thread = self.labels.len().saturating_sub(1) as u32;
+                    self.samples.push(Pending { path: p, thread, value });
                 }
-                ids
-            };
-            let mut value = vec![0; n_values];
-            value[slot] = v;
-            self.sample_of_path[p] = self.profile.sample.len();
-            self.profile.sample.push(Sample { location_id, value, label: labels.to_vec() });
+                at => self.samples[at].value[slot] += v,
+            }
         }
     }
 }
 
-/// `profile`'s bytes, its samples encoded `piece` at a time on up to `threads` threads.
-fn encode_in_parts(mut rest: Profile, threads: usize, piece: usize) -> Vec<u8> {
-    let samples = std::mem::take(&mut rest.sample);
+/// The profile's bytes, its samples made and encoded `piece` at a time on up to `threads`
+/// threads.
+fn encode_in_parts(b: Builder, threads: usize, piece: usize) -> Vec<u8> {
+    let Builder { profile: mut rest, samples, labels, links, .. } = b;
     let head = Profile { sample_type: std::mem::take(&mut rest.sample_type), ..Profile::default() };
-    let parts = jscalls::threads::map(samples.chunks(piece.max(1)).collect(), threads, |part: &[Sample]| {
-        let mut buf = Vec::with_capacity(part.iter().map(|s| s.encoded_len() + 4).sum());
-        for s in part {
-            prost::encoding::message::encode(2, s, &mut buf);
+    let n_values = head.sample_type.len().min(2);
+    let parts = jscalls::threads::map(samples.chunks(piece.max(1)).collect(), threads, |part: &[Pending]| {
+        let mut buf = Vec::new();
+        let mut s = Sample::default();
+        for p in part {
+            // Leaf first, as pprof keeps them.
+            s.location_id.clear();
+            let mut at = p.path;
+            while at != u32::MAX {
+                let (parent, location) = links[at as usize];
+                s.location_id.push(location);
+                at = parent;
+            }
+            s.value.clear();
+            s.value.extend_from_slice(&p.value[..n_values]);
+            s.label.clone_from(&labels[p.thread as usize]);
+            prost::encoding::message::encode(2, &s, &mut buf);
         }
         buf
     });
@@ -339,15 +359,15 @@ pub(crate) fn difference(threads: &[ThreadDelta<'_>], comment: &str) -> Vec<u8> 
     let thread_key = b.string("thread");
     for t in threads {
         let labels = [Label { key: thread_key, str: b.string(&t.name), num: 0 }];
-        b.new_thread();
+        b.new_thread(&labels);
         if let Some(s) = t.new {
-            b.add(s, 0, 1, 1000.0, &labels);
+            b.add(s, 0, 1000.0);
         }
         if let Some(s) = t.base {
-            b.add(s, 0, 1, -1000.0, &labels);
+            b.add(s, 0, -1000.0);
         }
     }
-    b.profile.sample.retain(|s| s.value.iter().any(|&v| v != 0));
+    b.samples.retain(|s| s.value.iter().any(|&v| v != 0));
     // Here, after both sides' estimates, encoding is a small part of the run.
     b.encode(1)
 }
@@ -356,8 +376,13 @@ fn render(kept: Vec<Chosen>, args: &ExportArgs, input: &str, threads: usize) -> 
     Ok(Rendered::Bytes(profile_bytes(&kept, args, input, threads)))
 }
 
-/// The gzipped profile of `kept`.
+/// The profile of `kept`, encoded.
 fn profile_bytes(kept: &[Chosen], args: &ExportArgs, input: &str, threads: usize) -> Vec<u8> {
+    build(kept, args, input).encode(threads)
+}
+
+/// The profile of `kept`.
+fn build(kept: &[Chosen], args: &ExportArgs, input: &str) -> Builder {
     let mut b = Builder::default();
     b.string("");
     let counts = args.select.weight == WeightArg::SelfTime && args.select.transforms.is_empty();
@@ -378,15 +403,15 @@ fn profile_bytes(kept: &[Chosen], args: &ExportArgs, input: &str, threads: usize
             Label { key: pid_key, str: 0, num: c.pid },
             Label { key: tid_key, str: 0, num: c.tid },
         ];
-        b.new_thread();
-        b.add(&c.stacks, n_values - 1, n_values, scale, &labels);
+        b.new_thread(&labels);
+        b.add(&c.stacks, n_values - 1, scale);
         if counts {
             if let Some(samples) = &c.samples {
-                b.add(samples, 0, n_values, 1.0, &labels);
+                b.add(samples, 0, 1.0);
             }
         }
     }
-    b.encode(threads)
+    b
 }
 
 #[cfg(test)]
@@ -473,13 +498,15 @@ mod tests {
         let args = export_args(&[]);
         let kept = crate::cli::tree::choose(assembled, &args.select, None, false, true, false)
             .unwrap_or_else(|_| panic!("chosen"));
-        let bytes = profile_bytes(&kept, &args, "x", 4);
+        let b = build(&kept, &args, "x");
+        let bytes = b.clone().encode(4);
+        // prost's encoding of the same profile, whole.
         let p = Profile::decode(&bytes[..]).unwrap();
         let whole = p.encode_to_vec();
         assert_eq!(bytes, whole);
         assert!(p.sample.len() > 20, "{} samples: too few for several parts", p.sample.len());
         for piece in [1, 7, p.sample.len()] {
-            assert_eq!(encode_in_parts(p.clone(), 2, piece), whole, "{piece} a part");
+            assert_eq!(encode_in_parts(b.clone(), 2, piece), whole, "{piece} a part");
         }
     }
 
