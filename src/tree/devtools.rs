@@ -160,20 +160,24 @@ impl<'a> Set<'a> {
                 }
             })
             .collect();
-        // mergeEventsInOrder(thread events, calls).
+        // mergeEventsInOrder(thread events, calls), without the events the tree code takes for
+        // instants (`!e.dur`: 0 or NaN; a negative duration stays), which neither set has.
+        let timed = |e: &Ev| e.dur != 0.0 && !e.dur.is_nan();
         let merged: Vec<Ev> = traces
             .iter()
             .copied()
             .merge_by(calls.iter().copied(), |t, c| event_time_order(t, c) != Ordering::Greater)
+            .filter(timed)
             .collect();
         Set { th, strings, trace, merged, ids }
     }
 
-    /// The `calls` set (calls only) or the `all` set, each without the events the tree code
-    /// takes for instants (`!e.dur`: 0 or NaN; a negative duration stays).
-    fn select(&self, all: bool) -> Vec<Ev> {
-        let timed = |e: &&Ev| e.dur != 0.0 && !e.dur.is_nan();
-        self.merged.iter().filter(timed).filter(|e| all || matches!(e.what, What::Call(_))).copied().collect()
+    /// The `calls` set (calls only) or the `all` set (the merged events as they are).
+    fn select(&self, all: bool) -> std::borrow::Cow<'_, [Ev]> {
+        if all {
+            return std::borrow::Cow::Borrowed(&self.merged);
+        }
+        self.merged.iter().filter(|e| matches!(e.what, What::Call(_))).copied().collect()
     }
 
     /// Both trees of `evs`, as the members `diagnostics`, `topDown` and `bottomUp`.
