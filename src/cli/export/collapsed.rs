@@ -15,6 +15,7 @@ pub(super) const FORMAT: Format = Format {
     spans: false,
     counts: false,
     markers: false,
+    samples: true,
     render,
 };
 

@@ -44,6 +44,8 @@ pub(crate) struct Format {
     counts: bool,
     /// Whether it shows the trace events (it needs each thread's events).
     markers: bool,
+    /// Whether it reads the stacks' samples (their weights), not only the spans.
+    samples: bool,
     /// The output of the chosen threads of `input`, with up to `threads` threads.
     render: fn(kept: Vec<Chosen>, args: &ExportArgs, input: &str, threads: usize) -> Result<Rendered, Failure>,
 }
@@ -281,8 +283,13 @@ pub(crate) fn render(
     } else {
         HashMap::new()
     };
-    let kept =
-        tree::choose(assembled, &args.select, window, format.spans || args.by_time, format.counts, format.markers)?;
+    let wants = tree::Wants {
+        spans: format.spans || args.by_time,
+        counts: format.counts,
+        events: format.markers,
+        samples: format.samples,
+    };
+    let kept = tree::choose(assembled, &args.select, window, wants)?;
     if kept.is_empty() {
         // The input's doing, not the command line's: exit 1, as for any input with nothing usable.
         return Err(Failure::Input(Error::input(None, "no thread has estimated calls to export")));

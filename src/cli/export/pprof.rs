@@ -28,6 +28,7 @@ pub(super) const FORMAT: Format = Format {
     spans: false,
     counts: true,
     markers: false,
+    samples: true,
     render,
 };
 
@@ -423,6 +424,16 @@ mod tests {
     use super::*;
     use crate::cli::args::{Cli, Command};
 
+    /// What the export asks [`choose`](crate::cli::tree::choose) for.
+    fn pprof_wants() -> crate::cli::tree::Wants {
+        crate::cli::tree::Wants {
+            spans: FORMAT.spans,
+            counts: FORMAT.counts,
+            events: FORMAT.markers,
+            samples: FORMAT.samples,
+        }
+    }
+
     fn export_args(extra: &[&str]) -> ExportArgs {
         let mut argv = vec!["jscalls", "export", "x", "--to", "pprof"];
         argv.extend_from_slice(extra);
@@ -452,8 +463,8 @@ mod tests {
         cfg.keep_event_names = true;
         let (_, assembled) = assemble(&Source::file("fixtures/chrome-ui.json.gz"), &cfg).unwrap();
         let args = export_args(&[]);
-        let kept = crate::cli::tree::choose(assembled, &args.select, None, false, true, false)
-            .unwrap_or_else(|_| panic!("chosen"));
+        let kept =
+            crate::cli::tree::choose(assembled, &args.select, None, pprof_wants()).unwrap_or_else(|_| panic!("chosen"));
         let bytes = profile_bytes(&kept, &args, "chrome-ui.json.gz", 1);
         let p = Profile::decode(&bytes[..]).unwrap();
         let types: Vec<(&str, &str)> = p
@@ -496,8 +507,8 @@ mod tests {
     fn the_parts_encoded_apart_are_the_whole_profile() {
         let (_, assembled) = assemble(&Source::file("fixtures/node-mixed.cpuprofile.gz"), &Config::default()).unwrap();
         let args = export_args(&[]);
-        let kept = crate::cli::tree::choose(assembled, &args.select, None, false, true, false)
-            .unwrap_or_else(|_| panic!("chosen"));
+        let kept =
+            crate::cli::tree::choose(assembled, &args.select, None, pprof_wants()).unwrap_or_else(|_| panic!("chosen"));
         let b = build(&kept, &args, "x");
         let bytes = b.clone().encode(4);
         // prost's encoding of the same profile, whole.
@@ -515,8 +526,8 @@ mod tests {
     fn a_transform_leaves_the_self_time_alone() {
         let (_, assembled) = assemble(&Source::file("fixtures/chrome-ui.json.gz"), &Config::default()).unwrap();
         let args = export_args(&["--transform", "focus-function:relayout"]);
-        let kept = crate::cli::tree::choose(assembled, &args.select, None, false, true, false)
-            .unwrap_or_else(|_| panic!("chosen"));
+        let kept =
+            crate::cli::tree::choose(assembled, &args.select, None, pprof_wants()).unwrap_or_else(|_| panic!("chosen"));
         let bytes = profile_bytes(&kept, &args, "x", 1);
         let p = Profile::decode(&bytes[..]).unwrap();
         assert_eq!(p.sample_type.len(), 1);

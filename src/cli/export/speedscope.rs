@@ -17,6 +17,7 @@ pub(super) const FORMAT: Format = Format {
     spans: true,
     counts: false,
     markers: false,
+    samples: false,
     render,
 };
 

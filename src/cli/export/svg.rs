@@ -19,6 +19,7 @@ pub(super) const FORMAT: Format = Format {
     spans: false,
     counts: false,
     markers: false,
+    samples: true,
     render,
 };
 

@@ -97,6 +97,21 @@ pub(crate) struct Chosen {
     /// The thread's trace events (name, start, duration in µs), when asked for: each name
     /// held once (a large trace has tens of millions of events and a few hundred names).
     pub(crate) events: Vec<(Arc<str>, f64, f64)>,
+    /// The stacks' total weight (kept when their samples are let go).
+    pub(crate) total: f64,
+}
+
+/// What [`choose`] keeps of each thread besides its stacks' functions.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Wants {
+    /// The spans: the stacks in time.
+    pub(crate) spans: bool,
+    /// The stacks of the thread's samples.
+    pub(crate) counts: bool,
+    /// The trace events.
+    pub(crate) events: bool,
+    /// The stacks' samples (what draws the spans alone lets them go: one a call).
+    pub(crate) samples: bool,
 }
 
 /// Options that shape jscalls' own trees, which DevTools' document does not take.
@@ -123,17 +138,15 @@ enum Made {
     Samples(Stacks),
 }
 
-/// Each chosen thread's stacks (and spans, when `spans`; trace events, when `events`),
-/// through `--js-only` and the transforms, busiest first. A transform that fits no thread is
-/// a usage error.
+/// Each chosen thread's stacks (and what else `wants` asks for), through `--js-only` and the
+/// transforms, busiest first. A transform that fits no thread is a usage error.
 pub(crate) fn choose(
     assembled: Assembled,
     sel: &SelectArgs,
     window: Option<&Selection>,
-    spans: bool,
-    counts: bool,
-    events: bool,
+    wants: Wants,
 ) -> Result<Vec<Chosen>, Failure> {
+    let Wants { spans, counts, events, samples: keep_samples } = wants;
     let wanted = sel.thread.as_deref().map(ThreadSpec::parse).transpose().map_err(Failure::Usage)?;
     if sel.by_line && sel.weight == WeightArg::SelfTime {
         return Err(Failure::Usage(
@@ -145,7 +158,8 @@ pub(crate) fn choose(
         return Err(Failure::Usage(format!("{} weighs the calls' self time inside it: leave out --weight", q.flag())));
     }
     let spans = spans || window.is_some();
-    let mut chosen: Vec<Chosen> = Vec::new();
+    // Each thread is shaped as it is made (its per-call tables let go before the next is made).
+    let (mut n_chosen, mut kept, mut first_error) = (0, Vec::new(), None);
     assembled
         .for_each_thread(|th| {
             let name = th.name().map(str::to_owned);
@@ -197,46 +211,44 @@ pub(crate) fn choose(
                 Some(w) => th.calls_sorted().filter(|c| c.ts() <= w.max_us && c.ts() + c.dur() >= w.min_us).count(),
                 None => th.len(),
             };
-            chosen.push(Chosen { pid: th.pid(), tid: th.tid(), name, calls, stacks, spans, samples, events });
+            n_chosen += 1;
+            let mut c =
+                Chosen { pid: th.pid(), tid: th.tid(), name, calls, stacks, spans, samples, events, total: 0.0 };
+            if sel.js_only {
+                c.stacks = Transform::JsOnly.apply_with_spans(&c.stacks, &mut c.spans);
+            }
+            for spec in &sel.transforms {
+                match Transform::parse(spec, &c.stacks) {
+                    Ok(t) => c.stacks = t.apply_with_spans(&c.stacks, &mut c.spans),
+                    Err(e) => {
+                        first_error.get_or_insert(e.to_string());
+                        return Ok(());
+                    }
+                }
+            }
+            if let Some(w) = &window {
+                clip(&mut c, (w.min_us, w.max_us));
+                if c.spans.is_empty() {
+                    return Ok(());
+                }
+            }
+            c.total = c.stacks.total();
+            if !keep_samples {
+                c.stacks.samples = Vec::new();
+            }
+            kept.push(c);
             Ok(())
         })
         .map_err(Failure::Input)?;
-    if let (Some(spec), true) = (&sel.thread, chosen.is_empty()) {
+    if let (Some(spec), 0) = (&sel.thread, n_chosen) {
         return Err(Failure::Usage(format!("--thread {spec}: no thread with calls is {spec}")));
-    }
-    let mut first_error = None;
-    let mut kept = Vec::new();
-    for mut c in chosen {
-        if sel.js_only {
-            c.stacks = Transform::JsOnly.apply_with_spans(&c.stacks, &mut c.spans);
-        }
-        let mut fits = true;
-        for spec in &sel.transforms {
-            match Transform::parse(spec, &c.stacks) {
-                Ok(t) => c.stacks = t.apply_with_spans(&c.stacks, &mut c.spans),
-                Err(e) => {
-                    first_error.get_or_insert(e.to_string());
-                    fits = false;
-                    break;
-                }
-            }
-        }
-        if let Some(w) = &window {
-            clip(&mut c, (w.min_us, w.max_us));
-            if c.spans.is_empty() {
-                continue;
-            }
-        }
-        if fits {
-            kept.push(c);
-        }
     }
     if kept.is_empty() {
         if let Some(e) = first_error {
             return Err(Failure::Usage(e));
         }
     }
-    kept.sort_by(|a, b| b.stacks.total().total_cmp(&a.stacks.total()).then((a.pid, a.tid).cmp(&(b.pid, b.tid))));
+    kept.sort_by(|a, b| b.total.total_cmp(&a.total).then((a.pid, a.tid).cmp(&(b.pid, b.tid))));
     Ok(kept)
 }
 
@@ -265,7 +277,7 @@ pub(crate) fn render(
     input: &str,
     engine: EngineVersion,
 ) -> Result<String, Failure> {
-    let kept = choose(assembled, &args.select, window, false, false, false)?;
+    let kept = choose(assembled, &args.select, window, Wants { samples: true, ..Wants::default() })?;
     let shown = Shown {
         min_percent: args.min_percent.unwrap_or(if to_terminal && args.format == TreeFormat::Text { 0.5 } else { 0.0 }),
         max_depth: args.depth.unwrap_or(usize::MAX),

@@ -51,6 +51,7 @@ pub(super) const FORMAT: Format = Format {
     spans: true,
     counts: false,
     markers: true,
+    samples: false,
     render: |kept, args, input, threads| Ok(firefox(&kept, args.select.weight, args.select.by_line, input, threads)),
 };
 

@@ -26,7 +26,8 @@ fn thread(pid: i64, tid: i64, name: &str, url: &str, start: f64) -> Chosen {
         stacks.add(s.stack, s.weight);
     }
     let events = vec![(std::sync::Arc::from("RunTask"), start, 61.0)];
-    Chosen { pid, tid, name: Some(name.to_owned()), calls: 3, stacks, spans, samples: None, events }
+    let total = stacks.total();
+    Chosen { pid, tid, name: Some(name.to_owned()), calls: 3, stacks, spans, samples: None, events, total }
 }
 
 /// The profile's function rows: name | file line column.
