@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Every command's time and peak memory on one file, one run each (`/usr/bin/time`), each
+# writing to a file: the table of docs/performance.md on a generated 5.4 GB trace.
+#
+# usage: bash bench/memory.sh FILE [BINARY]
+#        (make the 5.4 GB trace with: cargo run --release --example gentrace -- --size 5G --seed 1 -o FILE)
+set -uo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+FILE="${1:?usage: bench/memory.sh FILE [BINARY]}"
+J="${2:-$ROOT/target/release/jscalls}"
+[ $# -ge 2 ] || (cd "$ROOT" && cargo build --quiet --release --bin jscalls)
+OUT="$(mktemp -d)"
+trap 'rm -rf "$OUT"' EXIT
+run() {
+  local label=$1 out=$2
+  shift 2
+  rm -f "$OUT"/*
+  /usr/bin/time -f "%e %M" -o "$OUT/time" "$J" "$@" "$FILE" -o "$OUT/$out" -q > /dev/null || echo "$label: failed" >&2
+  read -r secs kb < "$OUT/time"
+  printf '| %s | %s s | %s MB |\n' "$label" "$secs" "$((kb / 1024))"
+}
+echo "| command | time | peak memory |"
+echo "|---|---:|---:|"
+run '`calls`' x.json calls
+run '`calls --bounds`' x.json calls --bounds
+run '`timeline`' x.json timeline
+run '`tree --format json`' x.json tree --format json
+run '`tree --format devtools`' x.json tree --format devtools
+run '`export --to speedscope`' x.speedscope.json export --to speedscope
+run '`export --to firefox` (`.json.gz`)' x.json.gz export --to firefox
+run '`export --to collapsed`' x.collapsed export --to collapsed
+run '`export --to svg`' x.svg export --to svg
+run '`export --to pprof`' x.pb.gz export --to pprof
+run '`lines --format json`' x.json lines --format json
+# diff takes the file twice: BASE here, NEW appended by run.
+run '`diff` of the file with itself' x.json diff "$FILE"
