@@ -262,6 +262,8 @@ pub struct CollapsedTree {
     own: Vec<u64>,
     below: Vec<u64>,
     children: Vec<Vec<u32>>,
+    /// Each node's parent ([`NO_PARENT`] for a root).
+    parent: Vec<u32>,
     roots: Vec<u32>,
     /// Rounded weight on no function.
     root: u64,
@@ -290,7 +292,7 @@ impl CollapsedTree {
         for (n, &k) in &name_id {
             name_of[k as usize] = n;
         }
-        const NONE: u32 = u32::MAX;
+        const NONE: u32 = NO_PARENT;
         let mut index: FxHashMap<(u32, u32), u32> = FxHashMap::default();
         let mut nodes: Vec<(u32, u32)> = Vec::new(); // (parent or NONE, name)
         let mut node_of: Vec<u32> = Vec::with_capacity(stacks.len());
@@ -328,7 +330,17 @@ impl CollapsedTree {
             }
         }
         let names = nodes.iter().map(|&(_, n)| name_of[n as usize].to_owned()).collect();
-        CollapsedTree { names, own, below, children, roots, root: round(root), prefix: prefix.map(collapsed_text) }
+        let parent = nodes.iter().map(|&(p, _)| p).collect();
+        CollapsedTree {
+            names,
+            own,
+            below,
+            children,
+            parent,
+            roots,
+            root: round(root),
+            prefix: prefix.map(collapsed_text),
+        }
     }
 
     /// The sum of the lines' weights.
@@ -347,6 +359,89 @@ impl CollapsedTree {
 
     /// Hands each line to `emit`, in order (as [`CollapsedTree::write`] appends them).
     pub fn each_line(&self, fold_below: u64, mut emit: impl FnMut(&str)) {
+        let (mut line, mut path) = (Vec::new(), Path::default());
+        for l in self.line_order(fold_below) {
+            line.clear();
+            self.push_line(l, &mut path, &mut line);
+            // The names and the prefix are text, and so is what joins them.
+            emit(std::str::from_utf8(&line).expect("lines are made of text"));
+        }
+    }
+
+    /// Writes the lines, each ending in a newline, to `w`: made in pieces on up to `threads`
+    /// threads (they are most of an export of collapsed stacks), written in order.
+    pub fn write_lines(&self, fold_below: u64, threads: usize, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+        /// Lines a piece: enough to be worth handing out, few enough that a piece's text (a few
+        /// hundred KB) is a block the allocator reuses, not fresh pages of its own.
+        const PIECE: usize = 512;
+        let order = self.line_order(fold_below);
+        let pieces = order.len().div_ceil(PIECE);
+        let make = |k: usize| &order[k * PIECE..((k + 1) * PIECE).min(order.len())];
+        // Buffers written come back to be filled again (a piece's text outgrows a new one).
+        let spare: std::sync::Mutex<Vec<Vec<u8>>> = std::sync::Mutex::new(Vec::new());
+        let work = |lines: &[Line]| {
+            let mut out = spare.lock().ok().and_then(|mut s| s.pop()).unwrap_or_default();
+            let mut path = Path::default();
+            for &l in lines {
+                self.push_line(l, &mut path, &mut out);
+                out.push(b'\n');
+            }
+            out
+        };
+        crate::parallel::ordered(pieces, threads, 2 * threads, make, work, |mut text| {
+            w.write_all(&text)?;
+            text.clear();
+            if let Ok(mut s) = spare.lock() {
+                s.push(text);
+            }
+            Ok(())
+        })
+    }
+
+    /// Appends line `l` (no newline) to `out`; `path` is the last line's, kept from one line
+    /// to the next (lines that follow one another share most of it).
+    fn push_line(&self, l: Line, path: &mut Path, out: &mut Vec<u8>) {
+        let w = match l {
+            Line::Root(w) => {
+                // Weight on no function: the prefix alone, or `(root)`.
+                out.extend_from_slice(self.prefix.as_deref().filter(|p| !p.is_empty()).unwrap_or("(root)").as_bytes());
+                w
+            }
+            Line::Node(t, w) => {
+                if path.nodes.is_empty() {
+                    path.text.clear();
+                    path.text.extend_from_slice(self.prefix.as_deref().unwrap_or("").as_bytes());
+                }
+                // The nodes from the root down to `t`, and how many of them the last path had.
+                path.up.clear();
+                let mut n = t;
+                while n != NO_PARENT {
+                    path.up.push(n);
+                    n = self.parent[n as usize];
+                }
+                path.up.reverse();
+                let same = path.nodes.iter().zip(&path.up).take_while(|((a, _), b)| a == *b).count();
+                if same < path.nodes.len() {
+                    path.text.truncate(path.nodes[same].1);
+                    path.nodes.truncate(same);
+                }
+                for &n in &path.up[same..] {
+                    path.nodes.push((n, path.text.len()));
+                    if !path.text.is_empty() {
+                        path.text.push(b';');
+                    }
+                    path.text.extend_from_slice(self.names[n as usize].as_bytes());
+                }
+                out.extend_from_slice(&path.text);
+                w
+            }
+        };
+        out.push(b' ');
+        out.extend_from_slice(itoa::Buffer::new().format(w).as_bytes());
+    }
+
+    /// The lines in their order, as nodes and weights.
+    fn line_order(&self, fold_below: u64) -> Vec<Line> {
         // A run of lines: a node's own line (with its weight), or its children's.
         #[derive(Clone, Copy)]
         enum Run {
@@ -357,8 +452,9 @@ impl CollapsedTree {
             Root(u64),
         }
         // `out` with the runs of `list`, a node's children (or the roots), sorted with what was
-        // there (the roots' `Root`); see above for `Folded`.
-        let runs_of = |list: &[u32], out: &mut Vec<(Vec<u8>, Run)>| {
+        // there (the roots' `Root`); see above for `Folded`. A run sorts by its key (its line's
+        // first bytes), `keys[from..to]`.
+        let runs_of = |list: &[u32], keys: &mut Vec<u8>, out: &mut Vec<(usize, usize, Run)>| {
             for &t in list {
                 let name = self.names[t as usize].as_bytes();
                 let folded = self.below[t as usize] < fold_below;
@@ -366,21 +462,23 @@ impl CollapsedTree {
                 let w = if folded { self.below[t as usize] } else { self.own[t as usize] };
                 // A parent's own line even at 0: its first folded children may join it.
                 if w > 0 || parent {
-                    let mut key = name.to_vec();
-                    key.push(b' ');
-                    key.extend_from_slice(itoa::Buffer::new().format(w).as_bytes());
-                    out.push((key, if folded { Run::Folded(t, w) } else { Run::Own(t, w) }));
+                    let from = keys.len();
+                    keys.extend_from_slice(name);
+                    keys.push(b' ');
+                    keys.extend_from_slice(itoa::Buffer::new().format(w).as_bytes());
+                    out.push((from, keys.len(), if folded { Run::Folded(t, w) } else { Run::Own(t, w) }));
                 }
                 if parent {
-                    let mut key = name.to_vec();
-                    key.push(b';');
-                    out.push((key, Run::Above(t)));
+                    let from = keys.len();
+                    keys.extend_from_slice(name);
+                    keys.push(b';');
+                    out.push((from, keys.len(), Run::Above(t)));
                 }
             }
-            out.sort_by(|a, b| a.0.cmp(&b.0));
+            out.sort_by(|a, b| keys[a.0..a.1].cmp(&keys[b.0..b.1]));
             let mut kept = 0;
             for i in 0..out.len() {
-                if let (Run::Folded(_, w), Some((_, Run::Folded(_, sum)))) = (out[i].1, out[..kept].last_mut()) {
+                if let (Run::Folded(_, w), Some((_, _, Run::Folded(_, sum)))) = (out[i].2, out[..kept].last_mut()) {
                     if *sum + w < fold_below {
                         *sum += w;
                         continue;
@@ -391,73 +489,77 @@ impl CollapsedTree {
             }
             out.truncate(kept);
         };
-        let mut top: Vec<(Vec<u8>, Run)> = Vec::new();
+        let (mut keys, mut top) = (Vec::new(), Vec::new());
         if self.root > 0 {
-            // Weight on no function: the prefix alone (before `prefix;…`), or `(root)`.
-            let head = if self.prefix.is_some() { b" ".to_vec() } else { b"(root) ".to_vec() };
-            top.push((head, Run::Root(self.root)));
+            // Sorted as its line will be: the prefix alone (before `prefix;…`), or `(root)`.
+            keys.extend_from_slice(if self.prefix.is_some() { b" " } else { b"(root) " });
+            top.push((0, keys.len(), Run::Root(self.root)));
         }
-        runs_of(&self.roots, &mut top);
-        let base = self.prefix.clone().unwrap_or_default();
-        // (run, length of the path before it); iterative, so any depth is safe.
-        let mut todo: Vec<(Run, usize)> = top.into_iter().rev().map(|(_, r)| (r, base.len())).collect();
-        let mut path = base;
-        let mut itoa = itoa::Buffer::new();
-        let mut sibling_runs = Vec::new();
-        let mut line = String::new();
-        let mut emit_line = |stack: &str, w: u64| {
-            line.clear();
-            line.push_str(stack);
-            line.push(' ');
-            line.push_str(itoa.format(w));
-            emit(&line);
-        };
-        while let Some((run, len)) = todo.pop() {
-            path.truncate(len);
+        runs_of(&self.roots, &mut keys, &mut top);
+        // Iterative, so any depth is safe.
+        let mut todo: Vec<Run> = top.into_iter().rev().map(|(_, _, r)| r).collect();
+        let (mut lines, mut sibling_runs) = (Vec::new(), Vec::new());
+        while let Some(run) = todo.pop() {
             let t = match run {
                 Run::Root(w) => {
-                    emit_line(if path.is_empty() { "(root)" } else { path.as_str() }, w);
+                    lines.push(Line::Root(w));
                     continue;
                 }
                 Run::Own(t, _) | Run::Folded(t, _) | Run::Above(t) => t,
             };
-            if !path.is_empty() {
-                path.push(';');
-            }
-            path.push_str(&self.names[t as usize]);
             match run {
                 Run::Own(_, mut w) => {
                     // Followed at once by its children, whose first folded lines, undrawn,
                     // fill the same span as that much more own weight: one line.
-                    if matches!(todo.last(), Some(&(Run::Above(a), l)) if a == t && l == len) {
+                    if matches!(todo.last(), Some(&Run::Above(a)) if a == t) {
                         todo.pop();
+                        keys.clear();
                         sibling_runs.clear();
-                        runs_of(&self.children[t as usize], &mut sibling_runs);
-                        let lead = sibling_runs.iter().take_while(|r| matches!(r.1, Run::Folded(..))).count();
+                        runs_of(&self.children[t as usize], &mut keys, &mut sibling_runs);
+                        let lead = sibling_runs.iter().take_while(|r| matches!(r.2, Run::Folded(..))).count();
                         w += sibling_runs[..lead]
                             .iter()
-                            .map(|r| if let Run::Folded(_, w) = r.1 { w } else { 0 })
+                            .map(|r| if let Run::Folded(_, w) = r.2 { w } else { 0 })
                             .sum::<u64>();
                         if w > 0 {
-                            emit_line(&path, w);
+                            lines.push(Line::Node(t, w));
                         }
-                        let here = path.len();
-                        todo.extend(sibling_runs.drain(lead..).rev().map(|(_, r)| (r, here)));
+                        todo.extend(sibling_runs.drain(lead..).rev().map(|(_, _, r)| r));
                     } else if w > 0 {
-                        emit_line(&path, w);
+                        lines.push(Line::Node(t, w));
                     }
                 }
-                Run::Folded(_, w) => emit_line(&path, w),
+                Run::Folded(_, w) => lines.push(Line::Node(t, w)),
                 _ => {
+                    keys.clear();
                     sibling_runs.clear();
-                    runs_of(&self.children[t as usize], &mut sibling_runs);
-                    let here = path.len();
-                    todo.extend(sibling_runs.drain(..).rev().map(|(_, r)| (r, here)));
+                    runs_of(&self.children[t as usize], &mut keys, &mut sibling_runs);
+                    todo.extend(sibling_runs.drain(..).rev().map(|(_, _, r)| r));
                 }
             }
         }
+        lines
     }
 }
+
+/// A line of a [`CollapsedTree`]: a node's path and a weight, or the weight on no function.
+#[derive(Clone, Copy)]
+enum Line {
+    Node(u32, u64),
+    Root(u64),
+}
+
+/// The path of the last line made: its text (the prefix, names joined by `;`), its nodes
+/// with the text's length before each, and scratch for the next line's nodes.
+#[derive(Default)]
+struct Path {
+    text: Vec<u8>,
+    nodes: Vec<(u32, usize)>,
+    up: Vec<u32>,
+}
+
+/// The parent of a [`CollapsedTree`]'s root nodes.
+const NO_PARENT: u32 = u32::MAX;
 
 impl Stacks {
     /// Collapsed stacks in time order, for a flame chart by time: one line per run of spans on

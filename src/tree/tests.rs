@@ -342,3 +342,50 @@ fn sample_counts_are_the_samples_summed_per_stack() {
         assert!(threads > 0, "{file}");
     }
 }
+
+/// Written in pieces on several threads, collapsed stacks are the lines one per name path,
+/// weights summed and rounded, sorted byte by byte: checked on thousands of lines (several
+/// pieces) of a deep tree whose names sort around `;` and ` `.
+#[test]
+fn collapsed_lines_written_in_pieces_are_every_path_once() {
+    let names = ["a", "b", "b c", "b7", "b!", "x", "(program)", "é", "z9"];
+    let mut st = Stacks::new();
+    // Two functions per name (two scripts): the same name path merges their stacks.
+    let ids: Vec<FuncId> = (0..names.len() * 2)
+        .map(|k| st.func(Func { script: (k / names.len()).to_string(), ..f(names[k % names.len()], "") }))
+        .collect();
+    let mut seed = 7u64;
+    let mut next = |n: u64| {
+        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (seed >> 33) % n
+    };
+    let mut want: std::collections::BTreeMap<String, f64> = std::collections::BTreeMap::new();
+    for _ in 0..6000 {
+        let depth = 1 + next(24) as usize;
+        let path: Vec<FuncId> = (0..depth).map(|_| ids[next(ids.len() as u64) as usize]).collect();
+        let w = next(40) as f64 / 4.0;
+        let s = st.stack_of(&path).unwrap();
+        st.add(s, w);
+        let text = path.iter().map(|&p| names[p.index() % names.len()]).collect::<Vec<_>>().join(";");
+        *want.entry(text).or_default() += w;
+    }
+    st.add(StackId::ROOT, 2.0);
+    for prefix in [None, Some("T")] {
+        let mut expected: Vec<String> = want
+            .iter()
+            .filter(|(_, w)| w.round() >= 1.0)
+            .map(|(p, w)| format!("{}{p} {}", prefix.map_or(String::new(), |t| format!("{t};")), w.round()))
+            .collect();
+        expected.push(format!("{} 2", prefix.unwrap_or("(root)")));
+        expected.sort();
+        assert!(expected.len() > 3 * 512, "{} lines: too few for several pieces", expected.len());
+        let tree = export::CollapsedTree::new(&st, prefix);
+        for threads in [1, 2] {
+            let mut out = Vec::new();
+            tree.write_lines(0, threads, &mut out).unwrap();
+            let text = String::from_utf8(out).unwrap();
+            assert_eq!(text.lines().collect::<Vec<_>>(), expected, "prefix {prefix:?}, {threads} threads");
+            assert!(text.ends_with('\n'));
+        }
+    }
+}

@@ -19,9 +19,9 @@ pub(super) const FORMAT: Format = Format {
     render,
 };
 
-fn render(kept: Vec<Chosen>, args: &ExportArgs, _input: &str, _threads: usize) -> Result<Rendered, Failure> {
-    Ok(match lines(&kept, args, None) {
-        Lines::Trees(trees) => Rendered::Collapsed(trees),
+fn render(kept: Vec<Chosen>, args: &ExportArgs, _input: &str, threads: usize) -> Result<Rendered, Failure> {
+    Ok(match lines(&kept, args, None, threads) {
+        Lines::Trees(trees) => Rendered::Collapsed { trees, threads },
         Lines::Each(lines) => Rendered::Lines(lines),
         Lines::Folded { .. } => unreachable!("folded only for a flame graph"),
     })
@@ -40,7 +40,7 @@ pub(super) enum Lines {
 
 /// The threads' lines, sorted by thread label (blocks of sorted lines sorted as a whole); with
 /// `fold` (a flame graph's), the trees' subtrees lighter than it folded into one line each.
-pub(super) fn lines(kept: &[Chosen], args: &ExportArgs, fold: Option<f64>) -> Lines {
+pub(super) fn lines(kept: &[Chosen], args: &ExportArgs, fold: Option<f64>, threads: usize) -> Lines {
     let several = kept.len() > 1;
     let mut by_label: Vec<(String, &Chosen)> = kept.iter().map(|c| (thread_label(c), c)).collect();
     by_label.sort_by(|a, b| a.0.cmp(&b.0));
@@ -51,8 +51,9 @@ pub(super) fn lines(kept: &[Chosen], args: &ExportArgs, fold: Option<f64>) -> Li
         }
         return Lines::Each(lines);
     }
-    let trees: Vec<CollapsedTree> =
-        by_label.iter().map(|(label, c)| CollapsedTree::new(&c.stacks, several.then_some(label.as_str()))).collect();
+    let trees: Vec<CollapsedTree> = jscalls::threads::map(by_label, threads, |(label, c)| {
+        CollapsedTree::new(&c.stacks, several.then_some(label.as_str()))
+    });
     let Some(min_width) = fold else { return Lines::Trees(trees) };
     // inferno leaves out frames under `min_width` percent of the whole; subtrees under half
     // that go in as one line each (see `CollapsedTree::write`). The lines end to end in one

@@ -222,9 +222,12 @@ pub(crate) enum Rendered {
     Bytes(Vec<u8>),
     /// Written as it is made, from what it holds (a document larger than what it is made of).
     Stream(WriteLater),
-    /// Collapsed stacks written from their trees line by line (not gathered first: a copy as
-    /// large as the output).
-    Collapsed(Vec<CollapsedTree>),
+    /// Collapsed stacks written from their trees a few thousand lines at a time (not
+    /// gathered first: a copy as large as the output), made on up to `threads` threads.
+    Collapsed {
+        trees: Vec<CollapsedTree>,
+        threads: usize,
+    },
     /// Lines, each written with its newline.
     Lines(Vec<String>),
     /// The Firefox Profiler's profile: each thread's tables, its samples and markers written
@@ -243,17 +246,7 @@ impl Rendered {
         match self {
             Rendered::Bytes(b) => w.write_all(&b),
             Rendered::Stream(write) => write(w),
-            Rendered::Collapsed(trees) => {
-                let mut result = Ok(());
-                for t in &trees {
-                    t.each_line(0, |l| {
-                        if result.is_ok() {
-                            result = w.write_all(l.as_bytes()).and_then(|()| w.write_all(b"\n"));
-                        }
-                    });
-                }
-                result
-            }
+            Rendered::Collapsed { trees, threads } => trees.iter().try_for_each(|t| t.write_lines(0, threads, w)),
             Rendered::Lines(lines) => lines.iter().try_for_each(|l| {
                 w.write_all(l.as_bytes())?;
                 w.write_all(b"\n")
