@@ -281,6 +281,8 @@ pub(crate) fn render(
         counts: format.counts,
         events: format.markers,
         samples: format.samples,
+        // pprof sums each stack's rounded values: held one a stack from the start.
+        rounded: std::ptr::eq(format, &pprof::FORMAT).then(|| pprof::scale(args)),
     };
     let kept = tree::choose(assembled, &args.select, window, wants)?;
     if kept.is_empty() {

@@ -382,19 +382,27 @@ fn profile_bytes(kept: &[Chosen], args: &ExportArgs, input: &str, threads: usize
     build(kept, args, input).encode(threads)
 }
 
+/// What the stacks' weights (µs, or samples) are multiplied by to make pprof's values
+/// (nanoseconds, or samples), which are whole numbers.
+pub(super) fn scale(args: &ExportArgs) -> f64 {
+    match args.select.weight {
+        WeightArg::Samples => 1.0,
+        WeightArg::SelfTime | WeightArg::SampleTime => 1000.0,
+    }
+}
+
 /// The profile of `kept`.
 fn build(kept: &[Chosen], args: &ExportArgs, input: &str) -> Builder {
     let mut b = Builder::default();
     b.string("");
     let counts = args.select.weight == WeightArg::SelfTime && args.select.transforms.is_empty();
-    let (types, scale) = match args.select.weight {
-        WeightArg::SelfTime if counts => {
-            (vec![b.value_type("samples", "count"), b.value_type("cpu", "nanoseconds")], 1000.0)
-        }
-        WeightArg::SelfTime => (vec![b.value_type("cpu", "nanoseconds")], 1000.0),
-        WeightArg::Samples => (vec![b.value_type("samples", "count")], 1.0),
-        WeightArg::SampleTime => (vec![b.value_type("sample-time", "nanoseconds")], 1000.0),
+    let types = match args.select.weight {
+        WeightArg::SelfTime if counts => vec![b.value_type("samples", "count"), b.value_type("cpu", "nanoseconds")],
+        WeightArg::SelfTime => vec![b.value_type("cpu", "nanoseconds")],
+        WeightArg::Samples => vec![b.value_type("samples", "count")],
+        WeightArg::SampleTime => vec![b.value_type("sample-time", "nanoseconds")],
     };
+    let scale = scale(args);
     b.head(types, input, &format!("jscalls export of {input}"));
     let n_values = b.profile.sample_type.len();
     let (thread_key, pid_key, tid_key) = (b.string("thread"), b.string("pid"), b.string("tid"));
@@ -431,6 +439,7 @@ mod tests {
             counts: FORMAT.counts,
             events: FORMAT.markers,
             samples: FORMAT.samples,
+            rounded: None,
         }
     }
 
@@ -519,6 +528,34 @@ mod tests {
         for piece in [1, 7, p.sample.len()] {
             assert_eq!(encode_in_parts(b.clone(), 2, piece), whole, "{piece} a part");
         }
+    }
+
+    /// Summed per stack as they are chosen, rounded as pprof rounds them, the stacks' samples
+    /// make the same profile as one a call, with one sample per stack left.
+    #[test]
+    fn samples_summed_per_stack_make_the_same_profile() {
+        let (mut per_call, mut per_stack) = (0, 0);
+        for (file, extra) in [
+            ("fixtures/chrome-ui.json.gz", &[][..]),
+            ("fixtures/node-mixed.cpuprofile.gz", &[][..]),
+            ("fixtures/node-mixed.cpuprofile.gz", &["--weight", "samples"][..]),
+            ("fixtures/chrome-ui.json.gz", &["--weight", "sample-time", "--js-only"][..]),
+        ] {
+            let args = export_args(extra);
+            let choose = |rounded| {
+                let (_, assembled) = assemble(&Source::file(file), &Config::default()).unwrap();
+                let wants = crate::cli::tree::Wants { rounded, ..pprof_wants() };
+                crate::cli::tree::choose(assembled, &args.select, None, wants).unwrap_or_else(|_| panic!("chosen"))
+            };
+            let (each, summed) = (choose(None), choose(Some(scale(&args))));
+            assert_eq!(profile_bytes(&each, &args, "x", 1), profile_bytes(&summed, &args, "x", 1), "{file} {extra:?}");
+            for (e, s) in each.iter().zip(&summed) {
+                assert!(s.stacks.samples.len() <= s.stacks.len() + 1);
+                assert_eq!(e.total, s.total);
+                (per_call, per_stack) = (per_call + e.stacks.samples.len(), per_stack + s.stacks.samples.len());
+            }
+        }
+        assert!(per_stack < per_call, "nothing summed: {per_stack} of {per_call}");
     }
 
     /// With a transform the profile weighs the calls' self time alone.

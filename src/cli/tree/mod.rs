@@ -8,7 +8,7 @@ mod text;
 
 use jscalls::ranges::{Query, Selection};
 use jscalls::tree::{write_json_number, write_json_str, Shown};
-use jscalls::tree::{CallTree, Span, Stacks, Transform, Weight};
+use jscalls::tree::{CallTree, Span, StackId, Stacks, Transform, Weight};
 use jscalls::{Assembled, EngineVersion, Error};
 
 use super::args::{Global, SelectArgs, TreeArgs, TreeFormat, WeightArg};
@@ -112,6 +112,9 @@ pub(crate) struct Wants {
     pub(crate) events: bool,
     /// The stacks' samples (what draws the spans alone lets them go: one a call).
     pub(crate) samples: bool,
+    /// The stacks' samples summed per stack, each first rounded to a multiple of 1/this (the
+    /// whole numbers pprof writes, the same whatever the order): one a stack, not one a call.
+    pub(crate) rounded: Option<f64>,
 }
 
 /// Options that shape jscalls' own trees, which DevTools' document does not take.
@@ -146,7 +149,7 @@ pub(crate) fn choose(
     window: Option<&Selection>,
     wants: Wants,
 ) -> Result<Vec<Chosen>, Failure> {
-    let Wants { spans, counts, events, samples: keep_samples } = wants;
+    let Wants { spans, counts, events, samples: keep_samples, rounded } = wants;
     let wanted = sel.thread.as_deref().map(ThreadSpec::parse).transpose().map_err(Failure::Usage)?;
     if sel.by_line && sel.weight == WeightArg::SelfTime {
         return Err(Failure::Usage(
@@ -235,6 +238,8 @@ pub(crate) fn choose(
             c.total = c.stacks.total();
             if !keep_samples {
                 c.stacks.samples = Vec::new();
+            } else if let Some(scale) = rounded {
+                sum_rounded(&mut c.stacks, scale);
             }
             kept.push(c);
             Ok(())
@@ -250,6 +255,24 @@ pub(crate) fn choose(
     }
     kept.sort_by(|a, b| b.total.total_cmp(&a.total).then((a.pid, a.tid).cmp(&(b.pid, b.tid))));
     Ok(kept)
+}
+
+/// `stacks`' samples made one a stack (in the order of the stacks): each rounded to a multiple
+/// of `1 / scale`, then summed as whole multiples, so that rounding each sample again gives
+/// back those sums (exact up to 2^52 of them).
+fn sum_rounded(stacks: &mut Stacks, scale: f64) {
+    let root = stacks.len();
+    let mut sums: Vec<i64> = vec![0; root + 1];
+    for &(stack, w) in &stacks.samples {
+        let k = if stack == StackId::ROOT { root } else { stack.index() };
+        sums[k] += (w * scale).round() as i64;
+    }
+    stacks.samples = sums
+        .iter()
+        .enumerate()
+        .filter(|&(_, &v)| v != 0)
+        .map(|(k, &v)| (if k == root { StackId::ROOT } else { StackId::new(k) }, v as f64 / scale))
+        .collect();
 }
 
 /// Keeps what of `c` lies in the window (µs): its spans cut to it, its stacks weighing what is
