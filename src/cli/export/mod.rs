@@ -222,8 +222,8 @@ pub(crate) enum Rendered {
     Bytes(Vec<u8>),
     /// Written as it is made, from what it holds (a document larger than what it is made of).
     Stream(WriteLater),
-    /// Collapsed stacks written from their trees a few thousand lines at a time (not
-    /// gathered first: a copy as large as the output), made on up to `threads` threads.
+    /// Collapsed stacks written from their trees 512 lines at a time (not gathered first: a
+    /// copy as large as the output), made on up to `threads` threads.
     Collapsed {
         trees: Vec<CollapsedTree>,
         threads: usize,
