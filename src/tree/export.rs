@@ -292,13 +292,12 @@ impl CollapsedTree {
         for (n, &k) in &name_id {
             name_of[k as usize] = n;
         }
-        const NONE: u32 = NO_PARENT;
         let mut index: FxHashMap<(u32, u32), u32> = FxHashMap::default();
-        let mut nodes: Vec<(u32, u32)> = Vec::new(); // (parent or NONE, name)
+        let mut nodes: Vec<(u32, u32)> = Vec::new(); // (parent or NO_PARENT, name)
         let mut node_of: Vec<u32> = Vec::with_capacity(stacks.len());
         for s in (0..stacks.len()).map(StackId::new) {
             let (parent, f) = stacks.frame(s);
-            let key = (parent.map_or(NONE, |p| node_of[p.index()]), func_name[f.index()]);
+            let key = (parent.map_or(NO_PARENT, |p| node_of[p.index()]), func_name[f.index()]);
             let next = nodes.len() as u32;
             let t = *index.entry(key).or_insert(next);
             if t == next {
@@ -322,7 +321,7 @@ impl CollapsedTree {
         let mut roots = Vec::new();
         for t in (0..nodes.len()).rev() {
             let p = nodes[t].0;
-            if p == NONE {
+            if p == NO_PARENT {
                 roots.push(t as u32);
             } else {
                 below[p as usize] += below[t];

@@ -257,14 +257,9 @@ impl Builder {
     /// each labelled with the thread. Samples on one stack make one pprof sample, and so do
     /// stacks of one path through every `Stacks` added since `new_thread`.
     fn add(&mut self, stacks: &Stacks, slot: usize, scale: f64) {
-        // Summed per stack first, in a table by stack id (the last slot for the root): one pass
-        // over the samples in memory order.
+        // Summed per stack first, in a table by stack id: one pass over the samples.
         let root = stacks.len();
-        let mut sums: Vec<i64> = vec![0; root + 1];
-        for &(stack, w) in &stacks.samples {
-            let k = if stack == StackId::ROOT { root } else { stack.index() };
-            sums[k] += (w * scale).round() as i64;
-        }
+        let sums = crate::cli::tree::rounded_sums(stacks, scale);
         // Each stack's path, from its parent's (parents come first): O(1) a stack, where
         // hashing each stack's list of locations would cost its depth.
         let mut location_of: Vec<u64> = vec![0; stacks.funcs.len()];

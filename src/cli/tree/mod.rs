@@ -257,17 +257,24 @@ pub(crate) fn choose(
     Ok(kept)
 }
 
-/// `stacks`' samples made one a stack (in the order of the stacks): each rounded to a multiple
-/// of `1 / scale`, then summed as whole multiples, so that rounding each sample again gives
-/// back those sums (exact up to 2^52 of them).
-fn sum_rounded(stacks: &mut Stacks, scale: f64) {
+/// Each stack's samples, each rounded to a whole multiple of `1 / scale`, summed as those
+/// multiples: by stack index, the last slot for the root. (pprof's values; the same sums
+/// whatever the samples' order or number.)
+pub(crate) fn rounded_sums(stacks: &Stacks, scale: f64) -> Vec<i64> {
     let root = stacks.len();
     let mut sums: Vec<i64> = vec![0; root + 1];
     for &(stack, w) in &stacks.samples {
         let k = if stack == StackId::ROOT { root } else { stack.index() };
         sums[k] += (w * scale).round() as i64;
     }
-    stacks.samples = sums
+    sums
+}
+
+/// `stacks`' samples made one a stack (in the order of the stacks) with [`rounded_sums`], so
+/// that rounding each sample again gives back those sums (exact up to 2^52 of them).
+fn sum_rounded(stacks: &mut Stacks, scale: f64) {
+    let root = stacks.len();
+    stacks.samples = rounded_sums(stacks, scale)
         .iter()
         .enumerate()
         .filter(|&(_, &v)| v != 0)
