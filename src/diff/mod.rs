@@ -170,7 +170,7 @@ impl ThreadEstimate {
         let (stacks, spans) = Stacks::from_calls_with_spans(th);
         // Each stack's self-time spans, in time order.
         let mut by_stack: Vec<Vec<(f64, f64)>> = vec![Vec::new(); stacks.len()];
-        for sp in &spans {
+        for sp in spans.iter() {
             by_stack[sp.stack.index()].push((sp.start, sp.end));
         }
         let inside = |s: StackId, a: f64, b: f64| -> f64 {

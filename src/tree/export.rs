@@ -3,7 +3,7 @@
 
 use rustc_hash::FxHashMap;
 
-use super::{Func, Span, StackId, Stacks};
+use super::{Func, Spans, StackId, Stacks};
 use crate::js::{write_int, write_json_string as string, write_number as number, Spill};
 
 /// One thread for [`Profile::write_speedscope`].
@@ -13,7 +13,7 @@ pub struct Profile<'a> {
     /// The thread's stacks (after any transforms).
     pub stacks: &'a Stacks,
     /// Their spans, in time order.
-    pub spans: &'a [Span],
+    pub spans: &'a Spans,
     /// Evented or sampled.
     pub kind: ProfileKind,
 }
@@ -127,7 +127,7 @@ fn evented(out: &mut Spill<'_>, p: &Profile<'_>, ids: &[u32]) {
     };
     let mut last_end = f64::NEG_INFINITY;
     let mut opened: Vec<StackId> = Vec::new();
-    for s in p.spans {
+    for s in p.spans.iter() {
         out.spill();
         if s.start > last_end {
             // A gap: nothing ran.
@@ -563,17 +563,18 @@ const NO_PARENT: u32 = u32::MAX;
 impl Stacks {
     /// Collapsed stacks in time order, for a flame chart by time: one line per run of spans on
     /// the same stack, weight its length in µs (or samples), rounded.
-    pub fn collapsed_by_time(&self, lines: &mut Vec<String>, spans: &[Span], prefix: Option<&str>) {
+    pub fn collapsed_by_time(&self, lines: &mut Vec<String>, spans: &Spans, prefix: Option<&str>) {
         let stacks = self;
         let names = collapsed_names(stacks);
         let prefix = prefix.map(collapsed_text);
-        let mut k = 0;
-        while k < spans.len() {
-            let stack = spans[k].stack;
+        let mut spans = spans.iter().peekable();
+        while let Some(first) = spans.next() {
+            let stack = first.stack;
+            // Summed from 0, as before (a lone -0.0 weighs 0).
             let mut w = 0.0;
-            while k < spans.len() && spans[k].stack == stack {
-                w += spans[k].weight;
-                k += 1;
+            w += first.weight;
+            while let Some(s) = spans.next_if(|s| s.stack == stack) {
+                w += s.weight;
             }
             lines.extend(collapsed_line(&names, stacks, stack, w, prefix.as_deref()));
         }
@@ -594,7 +595,7 @@ pub(crate) fn cpu_profile(
     w: &mut dyn std::io::Write,
     out: &mut String,
     stacks: &Stacks,
-    spans: &[Span],
+    spans: &Spans,
     range: (f64, f64),
 ) -> std::io::Result<()> {
     let node = |stack: StackId| stack.index() as i64 + 2;
@@ -641,11 +642,14 @@ pub(crate) fn cpu_profile(
     number(out, range.1);
     // Where the stack changes: (µs after the start, rounded; the node from then on).
     let at = |t: f64| ((t - range.0).round() as i64).max(0);
-    let changes = spans.iter().enumerate().flat_map(|(k, s)| {
+    let mut spans = spans.iter().peekable();
+    let changes = std::iter::from_fn(|| {
+        let s = spans.next()?;
         let start = (at(s.start), if s.stack == StackId::ROOT { idle } else { node(s.stack) });
-        let end = spans.get(k + 1).is_none_or(|n| n.start > s.end).then(|| (at(s.end), idle));
-        std::iter::once(start).chain(end)
-    });
+        let end = spans.peek().is_none_or(|n| n.start > s.end).then(|| (at(s.end), idle));
+        Some(std::iter::once(start).chain(end))
+    })
+    .flatten();
     let samples = resample(changes, idle);
     out.push_str(",\"samples\":[");
     for (k, &(_, n)) in samples.iter().enumerate() {

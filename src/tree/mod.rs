@@ -14,6 +14,7 @@ pub(crate) mod devtools;
 pub use devtools::Selection;
 pub(crate) mod export;
 mod json;
+mod spans;
 mod transform;
 
 use rustc_hash::FxHashMap as HashMap;
@@ -23,6 +24,7 @@ use crate::view::Thread;
 pub use call_tree::{CallNode, CallTree};
 pub use export::{CollapsedTree, Profile, ProfileKind};
 pub use json::{write_json_number, write_json_str, Shown};
+pub use spans::Spans;
 pub use transform::Transform;
 
 /// A function of a [`Stacks`]: its index in [`Stacks::funcs`].
@@ -286,26 +288,23 @@ impl Stacks {
     /// [`Stacks::from_calls`], and the calls' self time as [`Span`]s in time order: a call
     /// that outlasts the call around it ends with it, one that overlaps its sibling ends where
     /// the sibling starts, so the spans nest as a flame chart needs.
-    pub fn from_calls_with_spans(thread: &Thread<'_>) -> (Stacks, Vec<Span>) {
+    pub fn from_calls_with_spans(thread: &Thread<'_>) -> (Stacks, Spans) {
         Stacks::with_spans(thread, true)
     }
 
     /// [`Stacks::from_calls_with_spans`] without the samples (for what draws the spans alone):
     /// on a large thread, the per-call tables they need are most of the memory made.
-    pub(crate) fn spans_of(thread: &Thread<'_>) -> (Stacks, Vec<Span>) {
+    pub(crate) fn spans_of(thread: &Thread<'_>) -> (Stacks, Spans) {
         Stacks::with_spans(thread, false)
     }
 
-    fn with_spans(thread: &Thread<'_>, samples: bool) -> (Stacks, Vec<Span>) {
-        let (t, _) = thread.inner();
-        // Each call and event opens and closes at most one span: reserved once, so the table
-        // is not copied as it grows (a large one is mapped, and only the part used is touched).
-        let mut spans = Vec::with_capacity(2 * (t.calls.len() + t.trace_entries.len()) + 1);
+    fn with_spans(thread: &Thread<'_>, samples: bool) -> (Stacks, Spans) {
+        let mut spans = Spans::new();
         let st = Stacks::calls(thread, Some(&mut spans), samples);
         (st, spans)
     }
 
-    fn calls(thread: &Thread<'_>, spans: Option<&mut Vec<Span>>, samples: bool) -> Stacks {
+    fn calls(thread: &Thread<'_>, spans: Option<&mut Spans>, samples: bool) -> Stacks {
         let (t, strings) = thread.inner();
         // Each profile node's function, made once: many calls share a node.
         let mut func_of_node = vec![FuncId::NONE; t.model.nodes.len()];
@@ -341,7 +340,7 @@ impl Stacks {
         t: &crate::estimate::ThreadCalls,
         strings: &crate::strings::Strings,
         mut func: impl FnMut(&mut Stacks, u32) -> FuncId,
-        mut spans: Option<&mut Vec<Span>>,
+        mut spans: Option<&mut Spans>,
         samples: bool,
     ) -> Stacks {
         struct Open {
@@ -371,7 +370,7 @@ impl Stacks {
         let mut of_events: Vec<(StackId, f64)> = Vec::new();
         let mut cursor = f64::NEG_INFINITY;
         let mut close =
-            |o: Open, of_call: &mut Vec<(StackId, f64)>, cursor: &mut f64, spans: &mut Option<&mut Vec<Span>>| {
+            |o: Open, of_call: &mut Vec<(StackId, f64)>, cursor: &mut f64, spans: &mut Option<&mut Spans>| {
                 if let Some(stack) = o.stack {
                     if let Some(spans) = spans.as_deref_mut() {
                         emit(spans, cursor, o.end, stack);
@@ -472,7 +471,7 @@ impl Stacks {
         calls: impl Iterator<Item = (f64, f64, i32, K)>,
         mut func: impl FnMut(&mut Stacks, K) -> FuncId,
         n: usize,
-        mut spans: Option<&mut Vec<Span>>,
+        mut spans: Option<&mut Spans>,
     ) -> Stacks {
         let mut st = Stacks::new();
         // (end, node depth, stack, index into `selfs`, end clipped to the enclosing call's) of
@@ -532,8 +531,8 @@ impl Stacks {
     }
 
     /// [`Stacks::from_samples`], and each sample as a [`Span`] to the next sample, in time order.
-    pub fn from_samples_with_spans(thread: &Thread<'_>, weight: Weight) -> (Stacks, Vec<Span>) {
-        let mut spans = Vec::new();
+    pub fn from_samples_with_spans(thread: &Thread<'_>, weight: Weight) -> (Stacks, Spans) {
+        let mut spans = Spans::new();
         let st = Stacks::samples(thread, weight, false, Some(&mut spans), false);
         (st, spans)
     }
@@ -542,7 +541,7 @@ impl Stacks {
     /// recorded (`line N` of the function's script), as DevTools pairs `lines` with the sorted
     /// samples. Needs the line data ([`crate::Config::keep_lines`]); a sample without a line
     /// stays on its function.
-    pub fn from_samples_by_line(thread: &Thread<'_>, weight: Weight, spans: Option<&mut Vec<Span>>) -> Stacks {
+    pub fn from_samples_by_line(thread: &Thread<'_>, weight: Weight, spans: Option<&mut Spans>) -> Stacks {
         Stacks::samples(thread, weight, true, spans, false)
     }
 
@@ -551,7 +550,7 @@ impl Stacks {
         thread: &Thread<'_>,
         weight: Weight,
         by_line: bool,
-        mut spans: Option<&mut Vec<Span>>,
+        mut spans: Option<&mut Spans>,
         merge: bool,
     ) -> Stacks {
         let (t, strings) = thread.inner();
@@ -724,7 +723,7 @@ pub struct Span {
 }
 
 /// Adds `stack`'s span from `cursor` to `end` (joined to the last one when it continues it).
-fn emit(spans: &mut Vec<Span>, cursor: &mut f64, end: f64, stack: StackId) {
+fn emit(spans: &mut Spans, cursor: &mut f64, end: f64, stack: StackId) {
     if end > *cursor {
         match spans.last_mut() {
             Some(l) if l.stack == stack && l.end == *cursor => {

@@ -2,7 +2,7 @@
 //! CallNodePath (functions from a root) or its function, in terms of the tree the transforms
 //! before it made, so a stack of transforms applied in order keeps every path valid.
 
-use super::{FuncId, Mapped, Remap, Span, StackId, Stacks};
+use super::{FuncId, Mapped, Remap, Spans, StackId, Stacks};
 use crate::error::Error;
 
 /// One transform.
@@ -116,7 +116,7 @@ impl Transform {
 
     /// `stacks` with this transform applied, and `spans` (of `stacks`) moved to its stacks in
     /// place: the spans of dropped stacks are removed.
-    pub fn apply_with_spans(&self, stacks: &Stacks, spans: &mut Vec<Span>) -> Stacks {
+    pub fn apply_with_spans(&self, stacks: &Stacks, spans: &mut Spans) -> Stacks {
         let (out, remap) = self.remap(stacks);
         spans.retain_mut(|s| match remap.stack(s.stack) {
             Some(n) => {

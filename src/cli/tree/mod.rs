@@ -8,7 +8,7 @@ mod text;
 
 use jscalls::ranges::{Query, Selection};
 use jscalls::tree::{write_json_number, write_json_str, Shown};
-use jscalls::tree::{CallTree, Span, StackId, Stacks, Transform, Weight};
+use jscalls::tree::{CallTree, Span, Spans, StackId, Stacks, Transform, Weight};
 use jscalls::{Assembled, EngineVersion, Error};
 
 use super::args::{Global, SelectArgs, TreeArgs, TreeFormat, WeightArg};
@@ -91,7 +91,7 @@ pub(crate) struct Chosen {
     pub(crate) calls: usize,
     pub(crate) stacks: Stacks,
     /// The stacks' spans in time order (when asked for).
-    pub(crate) spans: Vec<Span>,
+    pub(crate) spans: Spans,
     /// The stacks of the thread's samples, weighing a sample each (when asked for).
     pub(crate) samples: Option<Stacks>,
     /// The thread's trace events (name, start, duration in µs), when asked for: each name
@@ -137,7 +137,7 @@ pub(crate) fn devtools_conflicts(args: &TreeArgs) -> Option<&'static str> {
 
 /// What [`choose`] makes of a thread, in parallel.
 enum Made {
-    Stacks((Stacks, Vec<Span>)),
+    Stacks((Stacks, Spans)),
     Samples(Stacks),
 }
 
@@ -183,17 +183,17 @@ pub(crate) fn choose(
                 }
                 Made::Stacks(match (weight, spans) {
                     (Some(w), _) if sel.by_line => {
-                        let mut s = Vec::new();
+                        let mut s = Spans::new();
                         (Stacks::from_samples_by_line(&th, w, spans.then_some(&mut s)), s)
                     }
-                    (None, false) => (Stacks::from_calls(&th), Vec::new()),
+                    (None, false) => (Stacks::from_calls(&th), Spans::new()),
                     (None, true) => Stacks::from_calls_with_spans(&th),
-                    (Some(w), false) => (Stacks::from_samples(&th, w), Vec::new()),
+                    (Some(w), false) => (Stacks::from_samples(&th, w), Spans::new()),
                     (Some(w), true) => Stacks::from_samples_with_spans(&th, w),
                 })
             };
             // The sample counts' stacks beside the calls', on another core when there is one.
-            let (mut stacks, mut samples) = ((Stacks::new(), Vec::new()), None);
+            let (mut stacks, mut samples) = ((Stacks::new(), Spans::new()), None);
             for m in jscalls::threads::map(if counts { vec![true, false] } else { vec![true] }, 2, made) {
                 match m {
                     Made::Stacks(s) => stacks = s,
@@ -290,7 +290,7 @@ fn clip(c: &mut Chosen, (lo, hi): (f64, f64)) {
         (b > a).then(|| *s = Span { start: a, end: b, weight: b - a, ..*s }).is_some()
     });
     c.stacks.samples.clear();
-    for s in &c.spans {
+    for s in c.spans.iter() {
         c.stacks.add(s.stack, s.weight);
     }
     c.events.retain(|&(_, ts, dur)| ts + dur >= lo && ts <= hi);

@@ -61,7 +61,7 @@ fn firefox(kept: &[Chosen], weight: WeightArg, by_line: bool, input: &str, threa
         // The mean sampling interval, as the call tree multiplies counts by it.
         let (n, t) = kept
             .iter()
-            .flat_map(|c| &c.spans)
+            .flat_map(|c| c.spans.iter())
             .filter(|s| s.end > s.start)
             .fold((0.0, 0.0), |(n, t), s| (n + 1.0, t + s.end - s.start));
         if n > 0.0 {
@@ -73,10 +73,10 @@ fn firefox(kept: &[Chosen], weight: WeightArg, by_line: bool, input: &str, threa
         1000
     };
     // Times count from the export's first whole millisecond: short numbers to write and to
-    // gzip, none below zero.
+    // gzip, none below zero. (A thread's spans are in time order: its first starts first.)
     let first = kept
         .iter()
-        .flat_map(|c| c.spans.iter().map(|s| s.start).chain(c.events.iter().map(|e| e.1)))
+        .flat_map(|c| c.spans.first().map(|s| s.start).into_iter().chain(c.events.iter().map(|e| e.1)))
         .fold(f64::INFINITY, f64::min);
     let zero = if first.is_finite() { (first / 1000.0).floor() * 1000.0 } else { 0.0 };
     let base = Base { zero, counts, by_line };
@@ -265,9 +265,9 @@ impl Base {
             let end = (*dur > 0.0).then(|| self.at(ts + dur));
             t.markers.push((k as u32, self.at(*ts), end));
         }
-        let mut sum = 0.0;
+        let mut sum: f64 = 0.0;
         let mut last_end = f64::NEG_INFINITY;
-        for s in &c.spans {
+        for s in c.spans.iter() {
             if s.start > last_end && last_end.is_finite() {
                 t.samples.push((self.at(last_end), None, 0, 0));
             }

@@ -19,14 +19,18 @@ fn thread(pid: i64, tid: i64, name: &str, url: &str, start: f64) -> Chosen {
         (func(&mut stacks, "a"), func(&mut stacks, "b"))
     };
     let (sa, sb) = (stacks.stack_of(&[a]).unwrap(), stacks.stack_of(&[a, b]).unwrap());
-    let spans = [(0.0, 10.0, sa), (10.0, 30.5, sb), (30.5, 40.0, sa), (52.0, 60.0, sb)]
-        .map(|(s, e, stack)| Span { start: start + s, end: start + e, stack, weight: e - s })
-        .to_vec();
+    let spans = [(0.0, 10.0, sa), (10.0, 30.5, sb), (30.5, 40.0, sa), (52.0, 60.0, sb)].map(|(s, e, stack)| Span {
+        start: start + s,
+        end: start + e,
+        stack,
+        weight: e - s,
+    });
     for s in &spans {
         stacks.add(s.stack, s.weight);
     }
     let events = vec![(std::sync::Arc::from("RunTask"), start, 61.0)];
     let total = stacks.total();
+    let spans = spans.into_iter().collect();
     Chosen { pid, tid, name: Some(name.to_owned()), calls: 3, stacks, spans, samples: None, events, total }
 }
 
