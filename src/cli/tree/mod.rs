@@ -84,6 +84,7 @@ pub(crate) enum Failure {
 }
 
 /// One thread's stacks, ready to show.
+#[derive(Clone)]
 pub(crate) struct Chosen {
     pub(crate) pid: i64,
     pub(crate) tid: i64,

@@ -8,8 +8,8 @@ use jscalls::tree::{Func, StackId};
 use super::{Format, Rendered};
 use crate::cli::args::WeightArg;
 use crate::cli::tree::Chosen;
+use write::{ns_from, FrameRow, FuncRow, Marker, SpanSamples, GC, IDLE, JS, NATIVE};
 pub(crate) use write::{write, Head, ThreadPart};
-use write::{FrameRow, FuncRow, GC, IDLE, JS, NATIVE};
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
@@ -52,10 +52,10 @@ pub(super) const FORMAT: Format = Format {
     counts: false,
     markers: true,
     samples: false,
-    render: |kept, args, input, threads| Ok(firefox(&kept, args.select.weight, args.select.by_line, input, threads)),
+    render: |kept, args, input, threads| Ok(firefox(kept, args.select.weight, args.select.by_line, input, threads)),
 };
 
-fn firefox(kept: &[Chosen], weight: WeightArg, by_line: bool, input: &str, threads: usize) -> Rendered {
+fn firefox(kept: Vec<Chosen>, weight: WeightArg, by_line: bool, input: &str, threads: usize) -> Rendered {
     let counts = weight == WeightArg::Samples;
     let interval_ns = if counts {
         // The mean sampling interval, as the call tree multiplies counts by it.
@@ -82,15 +82,17 @@ fn firefox(kept: &[Chosen], weight: WeightArg, by_line: bool, input: &str, threa
     let base = Base { zero, counts, by_line };
     // Processes and threads listed in pid, tid order, so the file does not depend on which is
     // busiest.
-    let mut order: Vec<&Chosen> = kept.iter().collect();
-    order.sort_by_key(|c| (c.pid, c.tid));
-    let processes = Process::all(&order, &base);
+    let mut order: Vec<usize> = (0..kept.len()).collect();
+    order.sort_by_key(|&k| (kept[k].pid, kept[k].tid));
+    let by_pid: Vec<&Chosen> = order.iter().map(|&k| &kept[k]).collect();
+    let processes = Process::all(&by_pid, &base);
     let process_of = |c: &Chosen| &processes[processes.partition_point(|p| p.pid < c.pid)];
-    let tids = unique_ids(order.iter().map(|c| c.tid as u32));
-    let mut order: Vec<(&Chosen, String)> = order.into_iter().zip(tids).collect();
+    let tids = unique_ids(by_pid.iter().map(|c| c.tid as u32));
+    let mut order: Vec<(usize, String)> = order.into_iter().zip(tids).collect();
     // Processes by (start, pid), a process's threads main first, then by (start, name, tid);
     // ids compared as the strings written.
     order.sort_by(|(a, ta), (b, tb)| {
+        let (a, b) = (&kept[*a], &kept[*b]);
         let (pa, pb) = (process_of(a), process_of(b));
         (pa.start, &pa.id)
             .cmp(&(pb.start, &pb.id))
@@ -98,13 +100,21 @@ fn firefox(kept: &[Chosen], weight: WeightArg, by_line: bool, input: &str, threa
             .then_with(|| thread_name(a).cmp(thread_name(b)))
             .then_with(|| ta.cmp(tb))
     });
-    let parts = jscalls::threads::map(order, threads, |(c, tid)| base.thread(c, process_of(c), tid));
+    let js = kept.iter().any(|c| c.stacks.funcs.iter().any(Func::is_js));
+    // Each thread handed over whole: its spans become its samples, its events its markers.
+    let mut kept: Vec<Option<Chosen>> = kept.into_iter().map(Some).collect();
+    let jobs: Vec<(Chosen, String)> =
+        order.into_iter().map(|(k, tid)| (kept[k].take().expect("each thread once"), tid)).collect();
+    let parts = jscalls::threads::map(jobs, threads, |(c, tid)| {
+        let process = process_of(&c);
+        base.thread(c, process, tid)
+    });
     let head = Head {
         product: format!("jscalls: {input}"),
         interval_ns,
         start_ms: zero / 1000.0,
         tracing_ms: !counts,
-        js: kept.iter().any(|c| c.stacks.funcs.iter().any(Func::is_js)),
+        js,
         sources: Default::default(),
     };
     Rendered::Firefox { head, parts, threads, missing: Vec::new() }
@@ -179,7 +189,7 @@ struct Base {
 impl Base {
     /// ns from the profile's start.
     fn at(&self, us: f64) -> u64 {
-        ((us - self.zero) * 1000.0).round().max(0.0) as u64
+        ns_from(self.zero, us)
     }
 
     /// When a thread starts: its first span's start.
@@ -188,15 +198,15 @@ impl Base {
     }
 
     /// `c`'s tables.
-    fn thread(&self, c: &Chosen, process: &Process, tid: String) -> ThreadPart {
+    fn thread(&self, mut c: Chosen, process: &Process, tid: String) -> ThreadPart {
         let mut t = ThreadPart {
-            name: thread_name(c).to_owned(),
+            name: thread_name(&c).to_owned(),
             process_name: process.name.clone(),
             pid: process.id.clone(),
             tid,
-            is_main: is_main(c),
+            is_main: is_main(&c),
             process_start: process.start,
-            register: self.thread_start(c),
+            register: self.thread_start(&c),
             ..ThreadPart::default()
         };
         // A function per distinct (label, kind): its first place is the one shown.
@@ -256,36 +266,21 @@ impl Base {
             stacks.push((k, fr, prefix));
         }
         let mut name_index: HashMap<&str, usize> = HashMap::new();
-        for (name, ts, dur) in &c.events {
+        let events = std::mem::take(&mut c.events);
+        t.markers.reserve_exact(events.len());
+        for (name, ts, dur) in &events {
             let names = &mut t.marker_names;
             let k = *name_index.entry(&**name).or_insert_with(|| {
                 names.push(name.to_string());
                 names.len() - 1
             });
-            let end = (*dur > 0.0).then(|| self.at(ts + dur));
-            t.markers.push((k as u32, self.at(*ts), end));
+            let end = if *dur > 0.0 { self.at(ts + dur) } else { Marker::INSTANT };
+            t.markers.push(Marker { name: k as u32, start: self.at(*ts), end });
         }
-        let mut sum: f64 = 0.0;
-        let mut last_end = f64::NEG_INFINITY;
-        for s in c.spans.iter() {
-            if s.start > last_end && last_end.is_finite() {
-                t.samples.push((self.at(last_end), None, 0, 0));
-            }
-            let w = if self.counts {
-                s.weight as i64
-            } else {
-                let before = sum;
-                sum += s.weight;
-                (sum.round() - before.round()) as i64
-            };
-            let stack = (s.stack != StackId::ROOT).then(|| stacks[s.stack.index()].0);
-            let cpu = (s.end - s.start).max(0.0).round() as u64;
-            t.samples.push((self.at(s.start), stack, w, cpu));
-            last_end = s.end;
-        }
-        if last_end.is_finite() {
-            t.samples.push((self.at(last_end), None, 0, 0));
-        }
+        drop(name_index);
+        drop(events);
+        let stack_of = stacks.into_iter().map(|s| s.0).collect();
+        t.samples = SpanSamples { spans: std::mem::take(&mut c.spans), stack_of, zero: self.zero, counts: self.counts };
         t
     }
 }

@@ -51,7 +51,7 @@ fn func_rows(p: &serde_json::Value) -> Vec<String> {
 
 fn written(kept: &[Chosen], weight: WeightArg, by_line: bool, threads: usize) -> Vec<u8> {
     let mut out = Vec::new();
-    super::firefox(kept, weight, by_line, "t.json", threads).write_to(&mut out).unwrap();
+    super::firefox(kept.to_vec(), weight, by_line, "t.json", threads).write_to(&mut out).unwrap();
     out
 }
 
@@ -221,11 +221,11 @@ fn a_failing_output_fails_the_threads_written_in_parallel() {
     // helpers stop (the test would hang otherwise).
     let kept: Vec<Chosen> = (0..6).map(|t| thread(1, t, "Worker", "a.js", 1000.0 + t as f64)).collect();
     let mut whole = Vec::new();
-    super::firefox(&kept, WeightArg::SelfTime, false, "t.json", 1).write_to(&mut whole).unwrap();
+    super::firefox(kept.clone(), WeightArg::SelfTime, false, "t.json", 1).write_to(&mut whole).unwrap();
     for left in [10, whole.len() / 3, whole.len() - 10] {
         for threads in [1, 2, 4] {
-            let r =
-                super::firefox(&kept, WeightArg::SelfTime, false, "t.json", threads).write_to(&mut FailAfter { left });
+            let r = super::firefox(kept.clone(), WeightArg::SelfTime, false, "t.json", threads)
+                .write_to(&mut FailAfter { left });
             assert_eq!(r.unwrap_err().to_string(), "disk full", "{left} bytes, {threads} threads");
         }
     }
