@@ -642,17 +642,19 @@ pub(crate) fn cpu_profile(
     number(out, range.1);
     // Where the stack changes: (µs after the start, rounded; the node from then on).
     let at = |t: f64| ((t - range.0).round() as i64).max(0);
-    let mut spans = spans.iter().peekable();
-    let changes = std::iter::from_fn(|| {
-        let s = spans.next()?;
-        let start = (at(s.start), if s.stack == StackId::ROOT { idle } else { node(s.stack) });
-        let end = spans.peek().is_none_or(|n| n.start > s.end).then(|| (at(s.end), idle));
-        Some(std::iter::once(start).chain(end))
-    })
-    .flatten();
-    let samples = resample(changes, idle);
+    let changes = || {
+        let mut spans = spans.iter().peekable();
+        std::iter::from_fn(move || {
+            let s = spans.next()?;
+            let start = (at(s.start), if s.stack == StackId::ROOT { idle } else { node(s.stack) });
+            let end = spans.peek().is_none_or(|n| n.start > s.end).then(|| (at(s.end), idle));
+            Some(std::iter::once(start).chain(end))
+        })
+        .flatten()
+    };
+    // Made twice, once for each list: a table of them was 16 bytes a sample.
     out.push_str(",\"samples\":[");
-    for (k, &(_, n)) in samples.iter().enumerate() {
+    for (k, (_, n)) in resample(changes(), idle).enumerate() {
         if k > 0 {
             out.push(',');
         }
@@ -661,7 +663,7 @@ pub(crate) fn cpu_profile(
     }
     out.push_str("],\"timeDeltas\":[");
     let mut last = 0;
-    for (k, &(t, _)) in samples.iter().enumerate() {
+    for (k, (t, _)) in resample(changes(), idle).enumerate() {
         if k > 0 {
             out.push(',');
         }
@@ -681,24 +683,28 @@ const FLUSH: usize = 256 << 10;
 /// that long after it instead, with the node then. Between changes, samples come every
 /// [`RESAMPLE_US`] but in idle time, so that sample counts (what the Firefox Profiler's call
 /// tree shows) stay proportional to time.
-fn resample(changes: impl IntoIterator<Item = (i64, i64)>, idle: i64) -> Vec<(i64, i64)> {
+fn resample(changes: impl IntoIterator<Item = (i64, i64)>, idle: i64) -> impl Iterator<Item = (i64, i64)> {
     let mut changes = changes.into_iter().peekable();
-    let mut out: Vec<(i64, i64)> = Vec::new();
-    while let Some((first, mut node)) = changes.next() {
-        let t = out.last().map_or(first, |l| first.max(l.0 + RESAMPLE_US));
+    // The last sample's time; the samples still to come inside a span (from, before, node).
+    let mut last: Option<i64> = None;
+    let mut inside: Option<(i64, i64, i64)> = None;
+    std::iter::from_fn(move || {
+        if let Some((at, before, node)) = inside.take().filter(|i| i.0 < i.1) {
+            inside = Some((at + RESAMPLE_US, before, node));
+            last = Some(at);
+            return Some((at, node));
+        }
+        let (first, mut node) = changes.next()?;
+        let t = last.map_or(first, |l| first.max(l + RESAMPLE_US));
         while let Some((_, later)) = changes.next_if(|c| c.0 <= t) {
             node = later;
         }
-        out.push((t, node));
+        last = Some(t);
         if let Some(&(next, _)) = changes.peek().filter(|_| node != idle) {
-            let mut at = t + RESAMPLE_US;
-            while at < next {
-                out.push((at, node));
-                at += RESAMPLE_US;
-            }
+            inside = Some((t + RESAMPLE_US, next, node));
         }
-    }
-    out
+        Some((t, node))
+    })
 }
 
 #[cfg(test)]
@@ -710,10 +716,11 @@ mod tests {
     #[test]
     fn samples_every_501_us_inside_a_span_and_once_when_idle() {
         const IDLE: i64 = 9;
-        assert_eq!(resample([(0, 2), (2000, IDLE)], IDLE), [(0, 2), (501, 2), (1002, 2), (1503, 2), (2004, IDLE)]);
+        let resample = |changes: &[(i64, i64)]| resample(changes.iter().copied(), IDLE).collect::<Vec<_>>();
+        assert_eq!(resample(&[(0, 2), (2000, IDLE)]), [(0, 2), (501, 2), (1002, 2), (1503, 2), (2004, IDLE)]);
         // main at 100, work at 200, leaf at 300, work at 600, main at 700, idle at 1100.
         let changes = [(100, 2), (200, 3), (300, 4), (600, 3), (700, 2), (1100, IDLE)];
-        assert_eq!(resample(changes, IDLE), [(100, 2), (601, 3), (1102, IDLE)]);
-        assert_eq!(resample([], IDLE), []);
+        assert_eq!(resample(&changes), [(100, 2), (601, 3), (1102, IDLE)]);
+        assert_eq!(resample(&[]), []);
     }
 }
