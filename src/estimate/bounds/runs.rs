@@ -12,6 +12,8 @@ pub(super) struct Runs<'m> {
     tour: Tour,
     /// Per sample, what a run's walk asks of it, side by side.
     rows: Vec<Row>,
+    /// Which samples tell the JS stack.
+    told: Told,
     /// The top-level invocations' starts and ends.
     spans: &'m [(f64, f64)],
 }
@@ -24,10 +26,75 @@ struct Row {
     shown: u32,
     /// 1 + the index of the top-level invocation it lies in, 0 for none.
     within: u32,
-    /// The last sample at or before it that tells the JS stack ([`NONE`] if none).
-    told_before: u32,
-    /// The first sample at or after it that tells the JS stack ([`NONE`] if none).
-    told_after: u32,
+}
+
+/// Which samples tell the JS stack, a bit each, and per block of 64 samples the last one
+/// before it that does and the first after it: the nearest either side of a sample is found
+/// in a block's word (a quarter of a byte a sample; a table of both was 8 bytes).
+struct Told {
+    bits: Vec<u64>,
+    /// Per block, the last telling sample before it ([`NONE`] if none).
+    before: Vec<u32>,
+    /// Per block, the first telling sample after it ([`NONE`] if none).
+    after: Vec<u32>,
+}
+
+impl Told {
+    /// From the bits, sample `i` at bit `i % 64` of word `i / 64`.
+    fn new(bits: Vec<u64>) -> Told {
+        let mut last = NONE;
+        let before = bits
+            .iter()
+            .enumerate()
+            .map(|(k, &w)| {
+                let b = last;
+                if w != 0 {
+                    last = (k * 64 + 63 - w.leading_zeros() as usize) as u32;
+                }
+                b
+            })
+            .collect();
+        let mut first = NONE;
+        let mut after: Vec<u32> = bits
+            .iter()
+            .enumerate()
+            .rev()
+            .map(|(k, &w)| {
+                let a = first;
+                if w != 0 {
+                    first = (k * 64 + w.trailing_zeros() as usize) as u32;
+                }
+                a
+            })
+            .collect();
+        after.reverse();
+        Told { bits, before, after }
+    }
+
+    /// Whether sample `i` tells the stack.
+    fn is(&self, i: usize) -> bool {
+        self.bits[i / 64] >> (i % 64) & 1 == 1
+    }
+
+    /// The last sample at or before `i` that tells the stack ([`NONE`] if none).
+    fn at_or_before(&self, i: usize) -> u32 {
+        let w = self.bits[i / 64] & (u64::MAX >> (63 - i % 64));
+        if w == 0 {
+            self.before[i / 64]
+        } else {
+            ((i / 64) * 64 + 63 - w.leading_zeros() as usize) as u32
+        }
+    }
+
+    /// The first sample at or after `i` that tells the stack ([`NONE`] if none).
+    fn at_or_after(&self, i: usize) -> u32 {
+        let w = self.bits[i / 64] & (u64::MAX << (i % 64));
+        if w == 0 {
+            self.after[i / 64]
+        } else {
+            ((i / 64) * 64 + w.trailing_zeros() as usize) as u32
+        }
+    }
 }
 
 /// Per node, the last run [`Runs::run`] found, taken again once found whole: DevTools splits
@@ -58,9 +125,10 @@ impl<'m> Runs<'m> {
         // (In sample order: each is taken at its own sample.)
         let (program, gc) = (model.program.unwrap_or(NONE), model.gc.unwrap_or(NONE));
         let mut repaired = model.repaired.iter().map(|&r| r as usize).peekable();
-        let (mut last, mut q, mut told) = (NONE, 0, NONE);
+        let (mut last, mut q) = (NONE, 0);
+        let mut tells = vec![0u64; bounded.div_ceil(64)];
         let samples = model.sample_nodes[..bounded].iter().zip(&t[..bounded]).enumerate();
-        let mut rows: Vec<Row> = samples
+        let rows: Vec<Row> = samples
             .map(|(i, (&found, &x))| {
                 let node = if found == gc && found != NONE && last != NONE { last } else { found };
                 last = node;
@@ -73,21 +141,13 @@ impl<'m> Runs<'m> {
                 };
                 let repair = repaired.next_if_eq(&i).is_some();
                 if !(repair || found == NONE || found == program || found == gc) {
-                    told = i as u32;
+                    tells[i / 64] |= 1 << (i % 64);
                 }
                 let shown = if node == NONE { u32::MAX } else { tour.first[node as usize] };
-                Row { shown, within, told_before: told, told_after: NONE }
+                Row { shown, within }
             })
             .collect();
-        // Sample i tells the stack exactly when the last one at or before it that does is i.
-        told = NONE;
-        for (i, row) in rows.iter_mut().enumerate().rev() {
-            if row.told_before as usize == i {
-                told = i as u32;
-            }
-            row.told_after = told;
-        }
-        Runs { tour, rows, spans: &inv.0 }
+        Runs { tour, rows, told: Told::new(tells), spans: &inv.0 }
     }
 
     /// Whether sample `i` shows `node`'s frame (the node is on its stack).
@@ -109,14 +169,14 @@ impl<'m> Runs<'m> {
         }
         let (mut r0, mut r1) = (first, last);
         // The run goes on across samples that do not tell the stack.
-        while let Some(p) = r0.checked_sub(1).map(|i| self.rows[i].told_before).filter(|&i| i != NONE) {
+        while let Some(p) = r0.checked_sub(1).map(|i| self.told.at_or_before(i)).filter(|&i| i != NONE) {
             let p = p as usize;
             if self.rows[p].within != self.rows[r0].within || !span.contains(&self.rows[p].shown) {
                 break;
             }
             r0 = p;
         }
-        while let Some(q) = self.rows.get(r1 + 1).map(|r| r.told_after).filter(|&i| i != NONE) {
+        while let Some(q) = (r1 + 1 < self.rows.len()).then(|| self.told.at_or_after(r1 + 1)).filter(|&i| i != NONE) {
             let q = q as usize;
             if self.rows[q].within != self.rows[r1].within || !span.contains(&self.rows[q].shown) {
                 break;
@@ -136,13 +196,13 @@ impl<'m> Runs<'m> {
         self.told(r0)
             && self.told(r1)
             && self.rows[r0..=r1].iter().enumerate().all(|(k, row)| {
-                row.within == self.rows[r0].within && (row.told_before as usize != r0 + k || span.contains(&row.shown))
+                row.within == self.rows[r0].within && (!self.told.is(r0 + k) || span.contains(&row.shown))
             })
     }
 
     /// Whether sample `i` tells the JS stack.
     fn told(&self, i: usize) -> bool {
-        self.rows[i].told_before as usize == i
+        self.told.is(i)
     }
 
     /// The bounds of a call of `node` seen from sample `first` to sample `last`, and whether
@@ -157,8 +217,11 @@ impl<'m> Runs<'m> {
         interval: f64,
     ) -> (Bounds, bool) {
         let (r0, r1) = self.run(cache, node, first, last);
-        let before = r0.checked_sub(1).map(|i| self.rows[i].told_before).filter(|&i| i != NONE).map(|i| i as usize);
-        let after = self.rows.get(r1 + 1).map(|r| r.told_after).filter(|&i| i != NONE).map(|i| i as usize);
+        let before = r0.checked_sub(1).map(|i| self.told.at_or_before(i)).filter(|&i| i != NONE).map(|i| i as usize);
+        let after = (r1 + 1 < self.rows.len())
+            .then(|| self.told.at_or_after(r1 + 1))
+            .filter(|&i| i != NONE)
+            .map(|i| i as usize);
         // Samples cannot tell back-to-back calls of one function apart: the run may hold several,
         // so any of them started by the run's last sample and ended after its first, or, where
         // no sample was taken for over two intervals, anywhere in that gap.
@@ -271,6 +334,45 @@ impl Tour {
         match self.first[a] {
             u32::MAX => 0..0,
             f => f..self.end[a],
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Told, NONE};
+
+    /// The nearest telling sample either side, and whether a sample tells, as a scan finds
+    /// them: on runs of every length across word ends, none at all, all of them.
+    #[test]
+    fn told_finds_what_a_scan_finds() {
+        let mut cases: Vec<Vec<bool>> = vec![vec![], vec![false; 200], vec![true; 200], vec![true], vec![false]];
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        for len in [1usize, 63, 64, 65, 127, 128, 129, 500, 1000] {
+            for density in [2u64, 7, 64, 400] {
+                cases.push(
+                    (0..len)
+                        .map(|_| {
+                            x ^= x << 13;
+                            x ^= x >> 7;
+                            x ^= x << 17;
+                            x % density == 0
+                        })
+                        .collect(),
+                );
+            }
+        }
+        for tells in cases {
+            let mut bits = vec![0u64; tells.len().div_ceil(64)];
+            for (i, &t) in tells.iter().enumerate() {
+                bits[i / 64] |= u64::from(t) << (i % 64);
+            }
+            let told = Told::new(bits);
+            for i in 0..tells.len() {
+                let before = (0..=i).rev().find(|&j| tells[j]).map_or(NONE, |j| j as u32);
+                let after = (i..tells.len()).find(|&j| tells[j]).map_or(NONE, |j| j as u32);
+                assert_eq!((told.is(i), told.at_or_before(i), told.at_or_after(i)), (tells[i], before, after), "{i}");
+            }
         }
     }
 }
