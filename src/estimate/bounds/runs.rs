@@ -356,7 +356,7 @@ mod tests {
                             x ^= x << 13;
                             x ^= x >> 7;
                             x ^= x << 17;
-                            x % density == 0
+                            x.is_multiple_of(density)
                         })
                         .collect(),
                 );
