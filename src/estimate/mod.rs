@@ -97,7 +97,7 @@ pub(crate) struct ThreadCalls {
     /// Console errors the reference engine would have logged for this thread.
     pub console_errors: u64,
     /// Per call, when bounds were asked for: where its true start and end lie.
-    pub bounds: Vec<bounds::Bounds>,
+    pub bounds: bounds::BoundsTable,
     /// What the file says about its sampler, when bounds or the midway estimate were asked for.
     pub sampler: Option<bounds::Sampler>,
     /// Which estimate the calls are.
@@ -170,7 +170,7 @@ pub(crate) fn tree_order(calls: &[ProfileCall], mode: Mode) -> Vec<u32> {
 /// Estimates one thread; `exec` runs the halves of a thread cut in two (see
 /// [`IntegratorConfig::cut`]).
 pub(crate) fn estimate_thread(work: ThreadWork, mode: Mode, cfg: IntegratorConfig, exec: &impl Exec) -> ThreadCalls {
-    let (mut bounds, mut sampler) = (Vec::new(), None);
+    let (mut bounds, mut sampler) = (bounds::BoundsTable::default(), None);
     let (calls, self_time, depth, console_errors) = if work.skipped.is_some() {
         (Vec::new(), SelfTimes::default(), Depths::default(), 0)
     } else {

@@ -20,6 +20,7 @@
 //! stamped and before the next one is.
 
 mod midway;
+mod packed;
 mod runs;
 mod sampler;
 mod tables;
@@ -28,6 +29,7 @@ mod tests;
 mod times;
 
 use midway::stack_times;
+pub(crate) use packed::BoundsTable;
 use runs::{RunCache, Runs};
 use sampler::{fit, median_interval, stamp_delay, sync_captures, Exact, Invocations};
 use tables::CallTables;
@@ -166,7 +168,7 @@ pub(crate) fn refine(
     trace_values: &[(u32, Scalar)],
     calls: &mut [ProfileCall],
     how: Refine<'_, impl Exec>,
-) -> (Sampler, Vec<Bounds>) {
+) -> (Sampler, BoundsTable) {
     let Refine { estimator, bounds, side_by_side } = how;
     let mut t: Vec<f64> = Vec::with_capacity(model.n_samples());
     t.extend(model.sample_times().map(|ms| ms * 1000.0));
@@ -207,7 +209,7 @@ pub(crate) fn refine(
     // Each call's bounds, from DevTools' own call, and how many calls one sample alone showed.
     let bound = |range: std::ops::Range<usize>| {
         if !bounds {
-            return (Vec::new(), 0u32);
+            return (BoundsTable::default(), 0u32);
         }
         let mut cache = RunCache::new(model.nodes.len());
         let mut single = 0;
@@ -241,7 +243,7 @@ pub(crate) fn refine(
         Some(exec) if bounds => {
             let half = all.end / 2;
             let ((mut out, a), (rest, b)) = exec.join(|| bound(0..half), || bound(half..all.end));
-            out.extend(rest);
+            out.extend((0..rest.len()).filter_map(|i| rest.get(i)));
             (Vec::new(), (out, a + b))
         }
         _ => (if midway { move_calls() } else { Vec::new() }, bound(all)),
