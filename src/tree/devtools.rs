@@ -97,6 +97,7 @@ pub(crate) fn write(
         let trace: &[TraceEntry] = if mode == Mode::Trace { &th.trace_entries } else { &[] };
         let set = Set::new(th, strings, mode, trace);
         for (k, name) in ["calls", "all"].iter().enumerate() {
+            // Each set made as its trees are written, and let go before the next.
             let evs = set.select(k == 1);
             let _ = std::fmt::Write::write_fmt(&mut *s, format_args!("\"{name}\":{{\"events\":{},", evs.len()));
             set.tree(&evs, window, &mut s);
@@ -114,70 +115,90 @@ struct Set<'a> {
     th: &'a ThreadCalls,
     strings: &'a Strings,
     trace: &'a [TraceEntry],
-    /// Calls and trace events merged as the engine holds them.
-    merged: Vec<Ev>,
+    /// The calls in the engine's order, by index (None: as they are).
+    order: Option<Vec<u32>>,
+    /// Each call's node's id.
+    node_id: HashMap<u32, u32>,
     ids: Vec<String>,
+    id_index: HashMap<String, u32>,
 }
 
 impl<'a> Set<'a> {
     fn new(th: &'a ThreadCalls, strings: &'a Strings, mode: Mode, trace: &'a [TraceEntry]) -> Set<'a> {
-        let mut ids: Vec<String> = Vec::new();
-        let mut id_index: HashMap<String, u32> = HashMap::default();
-        let mut intern = |id: String| -> u32 {
-            let n = ids.len() as u32;
-            *id_index.entry(id).or_insert_with_key(|k| {
-                ids.push(k.clone());
-                n
-            })
+        let mut set = Set {
+            th,
+            strings,
+            trace,
+            order: None,
+            node_id: HashMap::default(),
+            ids: Vec::new(),
+            id_index: HashMap::default(),
         };
-        // Call ids by node: many calls share a node.
-        let mut node_id: HashMap<u32, u32> = HashMap::default();
-        let mut calls: Vec<Ev> = th
-            .calls
-            .iter()
-            .enumerate()
-            .map(|(k, c)| {
-                let id = *node_id.entry(c.node).or_insert_with(|| intern(call_id(th.model.frame(c.node), strings)));
-                Ev { ts: c.ts, dur: c.dur, id, what: What::Call(k as u32), top_level: false, run_task: false }
-            })
-            .collect();
-        if mode == Mode::Integrator {
-            // The integrator's calls, sorted by sortTraceEventsInPlace (stable).
-            calls.sort_by(time_order);
+        // Call ids by node (many calls share a node), made in the calls' order, then the
+        // trace events' names in theirs: the ids' numbers are those of the engine's sets.
+        for c in &th.calls {
+            if !set.node_id.contains_key(&c.node) {
+                let id = set.intern(call_id(th.model.frame(c.node), strings));
+                set.node_id.insert(c.node, id);
+            }
         }
-        let traces: Vec<Ev> = trace
-            .iter()
-            .enumerate()
-            .map(|(k, e)| {
-                let name = strings.get(e.name);
-                Ev {
-                    ts: e.ts,
-                    dur: e.dur,
-                    id: intern(name.to_owned()),
-                    what: What::Trace(k as u32),
-                    top_level: e.top_level,
-                    run_task: name == "RunTask",
-                }
-            })
-            .collect();
-        // mergeEventsInOrder(thread events, calls), without the events the tree code takes for
-        // instants (`!e.dur`: 0 or NaN; a negative duration stays), which neither set has.
-        let timed = |e: &Ev| e.dur != 0.0 && !e.dur.is_nan();
-        let merged: Vec<Ev> = traces
-            .iter()
-            .copied()
-            .merge_by(calls.iter().copied(), |t, c| event_time_order(t, c) != Ordering::Greater)
-            .filter(timed)
-            .collect();
-        Set { th, strings, trace, merged, ids }
+        for e in trace {
+            let name = strings.get(e.name);
+            if !set.id_index.contains_key(name) {
+                set.intern(name.to_owned());
+            }
+        }
+        if mode == Mode::Integrator {
+            // The integrator's calls, sorted by sortTraceEventsInPlace (stable): their indices,
+            // not the events (a copy of every call).
+            let mut order: Vec<u32> = (0..th.calls.len() as u32).collect();
+            order.sort_by(|&a, &b| time_order(&set.call(a), &set.call(b)));
+            set.order = Some(order);
+        }
+        set
     }
 
-    /// The `calls` set (calls only) or the `all` set (the merged events as they are).
-    fn select(&self, all: bool) -> std::borrow::Cow<'_, [Ev]> {
-        if all {
-            return std::borrow::Cow::Borrowed(&self.merged);
+    fn intern(&mut self, id: String) -> u32 {
+        let n = self.ids.len() as u32;
+        *self.id_index.entry(id).or_insert_with_key(|k| {
+            self.ids.push(k.clone());
+            n
+        })
+    }
+
+    /// Call `k` as an event.
+    fn call(&self, k: u32) -> Ev {
+        let c = &self.th.calls[k as usize];
+        Ev { ts: c.ts, dur: c.dur, id: self.node_id[&c.node], what: What::Call(k), top_level: false, run_task: false }
+    }
+
+    /// The calls in the engine's order.
+    fn calls(&self) -> impl Iterator<Item = Ev> + '_ {
+        let n = self.th.calls.len() as u32;
+        let order = self.order.as_deref();
+        (0..n).map(move |i| self.call(order.map_or(i, |o| o[i as usize])))
+    }
+
+    /// The `calls` set (calls only) or the `all` set: mergeEventsInOrder(thread events,
+    /// calls), without the events the tree code takes for instants (`!e.dur`: 0 or NaN; a
+    /// negative duration stays), which neither set has.
+    fn select(&self, all: bool) -> Vec<Ev> {
+        let timed = |e: &Ev| e.dur != 0.0 && !e.dur.is_nan();
+        if !all {
+            return self.calls().filter(timed).collect();
         }
-        self.merged.iter().filter(|e| matches!(e.what, What::Call(_))).copied().collect()
+        let traces = self.trace.iter().enumerate().map(|(k, e)| {
+            let name = self.strings.get(e.name);
+            Ev {
+                ts: e.ts,
+                dur: e.dur,
+                id: self.id_index[name],
+                what: What::Trace(k as u32),
+                top_level: e.top_level,
+                run_task: name == "RunTask",
+            }
+        });
+        traces.merge_by(self.calls(), |t, c| event_time_order(t, c) != Ordering::Greater).filter(timed).collect()
     }
 
     /// Both trees of `evs`, as the members `diagnostics`, `topDown` and `bottomUp`.
