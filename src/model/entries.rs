@@ -50,8 +50,9 @@ fn put_varint(out: &mut [u8; MAX_ENTRY], at: &mut usize, mut v: u64) {
 /// `f64`) and a varint `u32`.
 const MAX_ENTRY: usize = 1 + 10 + 10 + 5;
 
+/// The varint at `bytes[*at..]`, `*at` moved past it.
 #[inline]
-fn get_varint(bytes: &[u8], at: &mut usize) -> u64 {
+pub(crate) fn get_varint(bytes: &[u8], at: &mut usize) -> u64 {
     let mut v = 0u64;
     let mut shift = 0;
     loop {
@@ -65,8 +66,9 @@ fn get_varint(bytes: &[u8], at: &mut usize) -> u64 {
     }
 }
 
+/// The little-endian `f64` at `bytes[*at..]`, `*at` moved past it.
 #[inline]
-fn get_f64(bytes: &[u8], at: &mut usize) -> f64 {
+pub(crate) fn get_f64(bytes: &[u8], at: &mut usize) -> f64 {
     let v = f64::from_le_bytes(bytes[*at..*at + 8].try_into().expect("8 bytes"));
     *at += 8;
     v

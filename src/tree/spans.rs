@@ -7,6 +7,7 @@
 //! for bit, else as its 8 bytes: every span reads back exactly as it was pushed.
 
 use super::{Span, StackId};
+use crate::model::entries::{get_f64, get_varint};
 
 /// Spans in time order, packed (see the module's comment). The last one is kept whole, so
 /// that a span that goes on can still grow ([`Spans::last_mut`]).
@@ -70,25 +71,6 @@ impl Packed {
         self.bytes[self.len..self.len + 8].copy_from_slice(&x.to_bits().to_le_bytes());
         self.len += 8;
     }
-}
-
-fn get_varint(bytes: &[u8], at: &mut usize) -> u64 {
-    let (mut v, mut shift) = (0u64, 0);
-    loop {
-        let b = bytes[*at];
-        *at += 1;
-        v |= u64::from(b & 0x7f) << shift;
-        if b < 0x80 {
-            return v;
-        }
-        shift += 7;
-    }
-}
-
-fn get_f64(bytes: &[u8], at: &mut usize) -> f64 {
-    let b: [u8; 8] = bytes[*at..*at + 8].try_into().expect("8 bytes");
-    *at += 8;
-    f64::from_bits(u64::from_le_bytes(b))
 }
 
 impl Spans {
