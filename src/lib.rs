@@ -108,6 +108,11 @@ pub struct Config {
     /// Keep the samples' lines and the nodes' `positionTicks` for [`Assembled::line_times`].
     /// Default: false (a trace's `lines` cost 4 bytes a sample, and their reading).
     pub keep_lines: bool,
+    /// Keep each thread's samples once its calls are made, for what reads them then: trees and
+    /// exports weighed by samples ([`tree::Stacks::from_samples`] and its kin). Default: true;
+    /// false lets them go (8 bytes a sample; only the count is left), and their readers then
+    /// see none. (Kept whatever this says with [`Config::keep_lines`].)
+    pub keep_samples: bool,
     /// Keep what a trace says of its scripts (the `v8-source-rundown` events: URLs, source map
     /// URLs, text) and the maps in its `metadata.sourceMaps`, for
     /// [`Assembled::apply_source_maps`]. Default: true (costs the scripts' text in memory, when
@@ -140,6 +145,7 @@ impl Default for Config {
             progress: None,
             keep_event_names: false,
             keep_lines: false,
+            keep_samples: true,
             keep_scripts: true,
             symbols: std::collections::BTreeMap::new(),
             estimator: Estimator::DevTools,
@@ -172,6 +178,7 @@ impl Config {
             cut: self.threads > 1,
             estimator: self.estimator,
             bounds: self.bounds,
+            release_samples: !(self.keep_samples || self.keep_lines),
         }
     }
 }

@@ -39,6 +39,10 @@ pub(crate) trait PerInput {
     fn keeps_lines(&self) -> bool {
         false
     }
+    /// Whether each thread's samples are kept for the writer once its calls are made.
+    fn keeps_samples(&self) -> bool {
+        true
+    }
     /// Whether the writer shows the scripts' text the trace carries (kept even with
     /// `--no-source-maps`).
     fn keeps_script_texts(&self) -> bool {
@@ -215,6 +219,7 @@ fn run_one(
     cfg.progress = progress.as_ref().map(|p| p.bytes.clone());
     cfg.keep_event_names = job.keeps_event_names();
     cfg.keep_lines = job.keeps_lines();
+    cfg.keep_samples = job.keeps_samples();
     cfg.keep_scripts |= job.keeps_script_texts();
     if job.range().is_some() {
         // A range is found from the trace's bounds (computed with the names) and its timings.

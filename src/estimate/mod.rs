@@ -234,6 +234,11 @@ pub(crate) fn estimate_thread(work: ThreadWork, mode: Mode, cfg: IntegratorConfi
         trace_entries,
     };
     t.order = t.sort_canonical();
+    if cfg.release_samples {
+        // Nothing the writer does reads them: the calls are made (a long thread's samples are
+        // much of what it holds while they are shaped).
+        t.model.release_samples();
+    }
     t
 }
 

@@ -9,7 +9,7 @@ use clap::builder::PossibleValue;
 use jscalls::tree::CollapsedTree;
 use jscalls::{Assembled, Config, Error};
 
-use super::args::{ExportArgs, Global};
+use super::args::{ExportArgs, Global, WeightArg};
 use super::each::{self, Estimated, PerInput};
 use super::files::Reads;
 use super::output::Output;
@@ -119,6 +119,12 @@ impl PerInput for Export<'_> {
 
     fn keeps_lines(&self) -> bool {
         self.args.select.by_line
+    }
+
+    /// Exports of the calls' self time read no sample once the calls are made, but pprof's
+    /// sample counts.
+    fn keeps_samples(&self) -> bool {
+        self.format.counts || self.args.select.weight != WeightArg::SelfTime || self.args.select.by_line
     }
 
     /// The Firefox Profiler's source view shows them.

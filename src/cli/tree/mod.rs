@@ -43,6 +43,11 @@ impl PerInput for Tree<'_> {
         self.0.select.by_line
     }
 
+    /// Trees weighed by the calls' self time read no sample once the calls are made.
+    fn keeps_samples(&self) -> bool {
+        self.0.select.weight != WeightArg::SelfTime || self.0.select.by_line
+    }
+
     fn range(&self) -> Option<&Query> {
         self.0.select.range.query()
     }

@@ -32,6 +32,9 @@ pub(crate) struct IntegratorConfig {
     pub estimator: super::bounds::Estimator,
     /// Whether each call gets the interval its true start and end lie in.
     pub bounds: bool,
+    /// Whether a thread lets go of its samples once its calls are made (see
+    /// [`crate::Config::keep_samples`]).
+    pub release_samples: bool,
 }
 
 /// Samples below which a thread is never cut: its estimate takes about a millisecond.

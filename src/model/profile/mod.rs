@@ -409,6 +409,8 @@ pub(crate) struct ProfileModel {
     /// Where source maps put the recorded lines (set after assembly, when the command applies
     /// maps and keeps lines).
     pub line_origins: Option<LineOrigins>,
+    /// How many samples there were once they are let go ([`ProfileModel::release_samples`]).
+    released: usize,
 }
 
 /// Interns the call frames of one profile by the fields `framesAreEqual` compares.
@@ -566,6 +568,7 @@ impl ProfileModel {
             position_ticks,
             total_hit_count,
             line_origins: None,
+            released: 0,
         };
         model.take_samples(samples, start_time, time_deltas, in_order);
         Ok(model)
@@ -673,7 +676,15 @@ impl ProfileModel {
     /// The number of samples (after `sortSamples`: as many as there are time deltas).
     #[inline]
     pub(crate) fn n_samples(&self) -> usize {
-        self.sample_nodes.len()
+        self.sample_nodes.len().max(self.released)
+    }
+
+    /// Lets go of the samples' nodes and times (8 bytes a sample), keeping their number: for a
+    /// thread whose calls are made and whose samples nothing else reads.
+    pub(crate) fn release_samples(&mut self) {
+        self.released = self.n_samples();
+        self.sample_nodes = Vec::new();
+        self.times = Times::Ms(Vec::new());
     }
 
     /// The node id of sample `i`, [`UNKNOWN_ID`] for an id that names no node (which ids those
