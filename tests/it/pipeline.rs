@@ -154,3 +154,38 @@ fn sparse_node_ids_give_the_same_calls() {
         assert!(got == want, "{mode:?}: the calls differ");
     }
 }
+
+/// With `keep_samples` off, each thread lets its samples go once its calls are made: its
+/// calls' stacks and spans are the same, its sample count is kept, and what reads samples
+/// then finds none.
+#[test]
+fn samples_let_go_leave_the_calls_stacks_as_they_were() {
+    use jscalls::tree::{Stacks, Weight};
+    for path in
+        ["fixtures/chrome-ui.json.gz", "fixtures/chrome-worker-hires.json.gz", "fixtures/node-mixed.cpuprofile.gz"]
+    {
+        let src = Source::file(path);
+        let shapes = |keep: bool| {
+            let mut cfg = Config::default();
+            cfg.keep_event_names = true;
+            cfg.keep_samples = keep;
+            let (_, a) = jscalls::assemble(&src, &cfg).unwrap();
+            let mut out = Vec::new();
+            a.for_each_thread(|th| -> Result<(), ()> {
+                let (stacks, spans) = Stacks::from_calls_with_spans(&th);
+                let sampled = Stacks::from_samples(&th, Weight::Samples).samples.len();
+                out.push((format!("{stacks:?}"), spans, th.sample_count(), sampled));
+                Ok(())
+            })
+            .unwrap();
+            out
+        };
+        let (kept, let_go) = (shapes(true), shapes(false));
+        assert_eq!(kept.len(), let_go.len(), "{path}");
+        assert!(kept.iter().any(|k| k.3 > 100), "{path}: samples read while kept");
+        for (k, g) in kept.iter().zip(&let_go) {
+            assert!(k.0 == g.0 && k.1 == g.1, "{path}: the calls' stacks or spans differ");
+            assert_eq!((k.2, g.3), (g.2, 0), "{path}: the count stays, the samples go");
+        }
+    }
+}
