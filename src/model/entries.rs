@@ -34,9 +34,9 @@ fn exact_int(x: f64) -> Option<i64> {
     (i as f64 == x && i.unsigned_abs() < 1 << 53 && (i != 0 || x.is_sign_positive())).then_some(i)
 }
 
-/// Writes `v` as a varint at `out[*at..]`.
+/// Writes `v` as a varint at `out[*at..]`, `*at` moved past it.
 #[inline]
-fn put_varint(out: &mut [u8; MAX_ENTRY], at: &mut usize, mut v: u64) {
+pub(crate) fn put_varint(out: &mut [u8], at: &mut usize, mut v: u64) {
     while v >= 0x80 {
         out[*at] = v as u8 | 0x80;
         *at += 1;
@@ -44,6 +44,13 @@ fn put_varint(out: &mut [u8; MAX_ENTRY], at: &mut usize, mut v: u64) {
     }
     out[*at] = v as u8;
     *at += 1;
+}
+
+/// Writes `x`'s 8 bytes (little-endian) at `out[*at..]`, `*at` moved past them.
+#[inline]
+pub(crate) fn put_f64(out: &mut [u8], at: &mut usize, x: f64) {
+    out[*at..*at + 8].copy_from_slice(&x.to_le_bytes());
+    *at += 8;
 }
 
 /// Room for any entry: the header, two varint `u64`s (10 bytes each at most, more than a raw
@@ -96,16 +103,14 @@ impl PackedEntries {
             }
             None => {
                 head |= TS_RAW;
-                buf[n..n + 8].copy_from_slice(&e.ts.to_le_bytes());
-                n += 8;
+                put_f64(&mut buf, &mut n, e.ts);
             }
         }
         match exact_int(e.dur).filter(|&d| d >= 0) {
             Some(d) => put_varint(&mut buf, &mut n, d as u64),
             None => {
                 head |= DUR_RAW;
-                buf[n..n + 8].copy_from_slice(&e.dur.to_le_bytes());
-                n += 8;
+                put_f64(&mut buf, &mut n, e.dur);
             }
         }
         if e.trace != 0 {

@@ -152,7 +152,8 @@ impl<'a> Set<'a> {
             // The integrator's calls, sorted by sortTraceEventsInPlace (stable): their indices,
             // not the events (a copy of every call).
             let mut order: Vec<u32> = (0..th.calls.len() as u32).collect();
-            order.sort_by(|&a, &b| time_order(&set.call(a), &set.call(b)));
+            let at = |k: u32| (th.calls[k as usize].ts, th.calls[k as usize].dur);
+            order.sort_by(|&a, &b| span_order(at(a), at(b)));
             set.order = Some(order);
         }
         set
@@ -490,10 +491,15 @@ fn truthy(v: Scalar, strings: &Strings) -> bool {
 
 /// `compareBeginAndEnd`: start, then the later end first.
 fn time_order(a: &Ev, b: &Ev) -> Ordering {
-    let (ae, be) = (a.ts + a.dur, b.ts + b.dur);
-    if a.ts < b.ts {
+    span_order((a.ts, a.dur), (b.ts, b.dur))
+}
+
+/// [`time_order`] of two (start, duration).
+fn span_order((a_ts, a_dur): (f64, f64), (b_ts, b_dur): (f64, f64)) -> Ordering {
+    let (ae, be) = (a_ts + a_dur, b_ts + b_dur);
+    if a_ts < b_ts {
         Ordering::Less
-    } else if a.ts > b.ts {
+    } else if a_ts > b_ts {
         Ordering::Greater
     } else if ae > be {
         Ordering::Less

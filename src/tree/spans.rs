@@ -7,7 +7,7 @@
 //! for bit, else as its 8 bytes: every span reads back exactly as it was pushed.
 
 use super::{Span, StackId};
-use crate::model::entries::{get_f64, get_varint};
+use crate::model::entries::{get_f64, get_varint, put_f64, put_varint};
 
 /// Spans in time order, packed (see the module's comment). The last one is kept whole, so
 /// that a span that goes on can still grow ([`Spans::last_mut`]).
@@ -50,28 +50,9 @@ fn whole_step(from: f64, to: f64) -> Option<u64> {
     ((0.0..EXACT).contains(&d) && n as f64 == d && (from + d).to_bits() == to.to_bits()).then_some(n)
 }
 
-/// A span's bytes, made on the stack and added to the list at once.
-struct Packed {
-    bytes: [u8; 1 + 5 + 10 + 10 + 8],
-    len: usize,
-}
-
-impl Packed {
-    fn varint(&mut self, mut v: u64) {
-        while v >= 0x80 {
-            self.bytes[self.len] = v as u8 | 0x80;
-            self.len += 1;
-            v >>= 7;
-        }
-        self.bytes[self.len] = v as u8;
-        self.len += 1;
-    }
-
-    fn raw(&mut self, x: f64) {
-        self.bytes[self.len..self.len + 8].copy_from_slice(&x.to_bits().to_le_bytes());
-        self.len += 8;
-    }
-}
+/// Room for any span: the header, the stack (a varint `u32`), a start and an end (a varint
+/// `u64`, 10 bytes at most, or 8) and a weight (8).
+const MAX_SPAN: usize = 1 + 5 + 10 + 10 + 8;
 
 impl Spans {
     /// No spans.
@@ -136,38 +117,39 @@ impl Spans {
     }
 
     fn pack(&mut self, s: Span) {
-        let mut out = Packed { bytes: [0; 34], len: 1 };
+        // Made on the stack, then added at once.
+        let (mut out, mut n) = ([0u8; MAX_SPAN], 1);
         // The stack, ROOT (u32::MAX) as 0.
-        out.varint(u64::from(s.stack.0.wrapping_add(1)));
+        put_varint(&mut out, &mut n, u64::from(s.stack.0.wrapping_add(1)));
         let prev = self.packed_end;
         let mut head = if s.start.to_bits() == prev.to_bits() {
             START_AT_END
-        } else if let Some(n) = whole_step(prev, s.start) {
-            out.varint(n);
+        } else if let Some(k) = whole_step(prev, s.start) {
+            put_varint(&mut out, &mut n, k);
             START_AFTER
-        } else if let Some(n) = whole_step(s.start, prev).filter(|&n| (prev - n as f64).to_bits() == s.start.to_bits())
+        } else if let Some(k) = whole_step(s.start, prev).filter(|&k| (prev - k as f64).to_bits() == s.start.to_bits())
         {
-            out.varint(n);
+            put_varint(&mut out, &mut n, k);
             START_BEFORE
         } else {
-            out.raw(s.start);
+            put_f64(&mut out, &mut n, s.start);
             START_RAW
         };
         match whole_step(s.start, s.end) {
-            Some(n) => out.varint(n),
+            Some(k) => put_varint(&mut out, &mut n, k),
             None => {
                 head |= END_RAW;
-                out.raw(s.end);
+                put_f64(&mut out, &mut n, s.end);
             }
         }
         if s.weight.to_bits() == 1f64.to_bits() {
             head |= WEIGHT_ONE;
         } else if s.weight.to_bits() != (s.end - s.start).to_bits() {
             head |= WEIGHT_RAW;
-            out.raw(s.weight);
+            put_f64(&mut out, &mut n, s.weight);
         }
-        out.bytes[0] = head;
-        self.bytes.extend_from_slice(&out.bytes[..out.len]);
+        out[0] = head;
+        self.bytes.extend_from_slice(&out[..n]);
         self.packed += 1;
         self.packed_end = s.end;
     }

@@ -122,9 +122,9 @@ impl PerInput for Export<'_> {
     }
 
     /// Exports of the calls' self time read no sample once the calls are made, but pprof's
-    /// sample counts.
+    /// sample counts (with `--by-line` the lines keep them).
     fn keeps_samples(&self) -> bool {
-        self.format.counts || self.args.select.weight != WeightArg::SelfTime || self.args.select.by_line
+        self.format.counts || self.args.select.weight != WeightArg::SelfTime
     }
 
     /// The Firefox Profiler's source view shows them.

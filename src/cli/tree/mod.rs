@@ -43,9 +43,10 @@ impl PerInput for Tree<'_> {
         self.0.select.by_line
     }
 
-    /// Trees weighed by the calls' self time read no sample once the calls are made.
+    /// Trees weighed by the calls' self time read no sample once the calls are made (with
+    /// `--by-line` the lines keep them).
     fn keeps_samples(&self) -> bool {
-        self.0.select.weight != WeightArg::SelfTime || self.0.select.by_line
+        self.0.select.weight != WeightArg::SelfTime
     }
 
     fn range(&self) -> Option<&Query> {
@@ -89,7 +90,7 @@ pub(crate) enum Failure {
 }
 
 /// One thread's stacks, ready to show.
-#[derive(Clone)]
+#[cfg_attr(test, derive(Clone))]
 pub(crate) struct Chosen {
     pub(crate) pid: i64,
     pub(crate) tid: i64,

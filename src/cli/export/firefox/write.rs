@@ -128,21 +128,10 @@ type Sample = (u64, Option<u32>, i64, u64);
 impl SpanSamples {
     /// The samples, in time order.
     pub(crate) fn iter(&self) -> impl Iterator<Item = Sample> + '_ {
-        let mut spans = self.spans.iter();
-        let (mut sum, mut last_end): (f64, f64) = (0.0, f64::NEG_INFINITY);
-        let (mut next, mut done): (Option<Sample>, bool) = (None, false);
+        let mut spans = self.spans.iter().peekable();
+        let mut sum: f64 = 0.0;
         std::iter::from_fn(move || {
-            if let Some(s) = next.take() {
-                return Some(s);
-            }
-            if done {
-                return None;
-            }
-            let Some(s) = spans.next() else {
-                done = true;
-                return last_end.is_finite().then(|| (ns_from(self.zero, last_end), None, 0, 0));
-            };
-            let gap = (s.start > last_end && last_end.is_finite()).then(|| (ns_from(self.zero, last_end), None, 0, 0));
+            let s = spans.next()?;
             let w = if self.counts {
                 s.weight as i64
             } else {
@@ -152,16 +141,13 @@ impl SpanSamples {
             };
             let stack = (s.stack != StackId::ROOT).then(|| self.stack_of[s.stack.index()]);
             let cpu = round((s.end - s.start).max(0.0)) as u64;
-            last_end = s.end;
             let sample = (ns_from(self.zero, s.start), stack, w, cpu);
-            match gap {
-                Some(g) => {
-                    next = Some(sample);
-                    Some(g)
-                }
-                None => Some(sample),
-            }
+            // A gap after it (the next span starts later), or the end.
+            let gap = (s.end.is_finite() && spans.peek().is_none_or(|n| n.start > s.end))
+                .then(|| (ns_from(self.zero, s.end), None, 0, 0));
+            Some(std::iter::once(sample).chain(gap))
         })
+        .flatten()
     }
 }
 
