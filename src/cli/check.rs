@@ -329,13 +329,14 @@ fn measure(rule: &Rule, view: &View) -> Outcome {
     let mut any = false;
     for s in &chosen {
         let t = &s.estimate;
+        let stacks = t.stacks();
         let wanted = |f: FuncId| {
-            let func = &t.stacks.funcs[f.index()];
+            let func = &stacks.funcs[f.index()];
             rule.function.as_deref().is_some_and(|w| func.name == w || func.label() == w)
         };
         match rule.measure {
             Measure::SelfTime | Measure::Total => {
-                for (f, own, total) in CallTree::functions(&t.stacks) {
+                for (f, own, total) in CallTree::functions(&stacks) {
                     if wanted(f) {
                         any = true;
                         value += if rule.measure == Measure::SelfTime { own } else { total };
@@ -343,8 +344,8 @@ fn measure(rule: &Rule, view: &View) -> Outcome {
                 }
             }
             Measure::Calls | Measure::LongestCall => {
-                for (k, c) in t.calls.iter().enumerate() {
-                    if wanted(t.func_of(k)) {
+                for (c, &(stack, _)) in t.calls().zip(&stacks.samples) {
+                    if wanted(stacks.frame(stack).1) {
                         any = true;
                         if rule.measure == Measure::Calls {
                             value += 1.0;
@@ -357,7 +358,7 @@ fn measure(rule: &Rule, view: &View) -> Outcome {
             }
             Measure::Js => {
                 any = true;
-                let js = Transform::JsOnly.apply(&t.stacks);
+                let js = Transform::JsOnly.apply(&stacks);
                 value += js.samples.iter().filter(|s| s.0 != StackId::ROOT).map(|s| s.1).sum::<f64>();
             }
             Measure::LongTasks(over) => {

@@ -27,8 +27,7 @@ impl ChangeKind {
     }
 }
 
-/// One call that differs, borrowed from the estimates compared (a diff of two estimates of a
-/// large trace may change every call: owned copies doubled the command's memory).
+/// One call that differs (the estimates hold their calls packed: a change holds its own).
 #[derive(Debug, Clone, Copy)]
 pub struct CallChange<'a> {
     /// What happened.
@@ -36,9 +35,9 @@ pub struct CallChange<'a> {
     /// The call's function.
     pub func: &'a Func,
     /// The call in BASE.
-    pub base: Option<&'a CallRecord>,
+    pub base: Option<CallRecord>,
     /// The call in NEW.
-    pub new: Option<&'a CallRecord>,
+    pub new: Option<CallRecord>,
 }
 
 impl CallChange<'_> {
@@ -126,84 +125,109 @@ fn pair_in_time(
     out
 }
 
-/// The threads of both sides, by (pid, tid), with their differences.
+/// The threads of both sides, by (pid, tid), with their differences (threads compared on
+/// several cores).
 pub fn diff<'a>(base: &'a [ThreadEstimate], new: &'a [ThreadEstimate]) -> Vec<ThreadDiff<'a>> {
     let mut ids: Vec<(i64, i64)> = base.iter().chain(new).map(|t| (t.pid, t.tid)).collect();
     ids.sort_unstable();
     ids.dedup();
-    ids.into_iter()
-        .filter(|&(pid, tid)| {
-            let has = |s: &[ThreadEstimate]| s.iter().any(|t| (t.pid, t.tid) == (pid, tid) && !t.calls.is_empty());
+    let pairs: Vec<_> = ids
+        .into_iter()
+        .map(|(pid, tid)| {
+            let side = |s: &'a [ThreadEstimate]| s.iter().find(|t| (t.pid, t.tid) == (pid, tid));
+            (pid, tid, side(base), side(new))
+        })
+        .filter(|&(pid, tid, _, _)| {
+            let has = |s: &[ThreadEstimate]| s.iter().any(|t| (t.pid, t.tid) == (pid, tid) && t.calls.len() > 0);
             has(base) || has(new)
         })
-        .map(|(pid, tid)| {
-            let b = base.iter().find(|t| (t.pid, t.tid) == (pid, tid));
-            let n = new.iter().find(|t| (t.pid, t.tid) == (pid, tid));
-            let name = b.or(n).and_then(|t| t.name.clone());
-            ThreadDiff {
-                pid,
-                tid,
-                name,
-                base_calls: b.map_or(0, |t| t.calls.len()),
-                new_calls: n.map_or(0, |t| t.calls.len()),
-                changes: thread_changes(b, n),
-            }
-        })
-        .collect()
+        .collect();
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
+    crate::parallel::map(pairs, cores, |(pid, tid, b, n)| ThreadDiff {
+        pid,
+        tid,
+        name: b.or(n).and_then(|t| t.name.clone()),
+        base_calls: b.map_or(0, |t| t.calls.len()),
+        new_calls: n.map_or(0, |t| t.calls.len()),
+        changes: thread_changes(b, n),
+    })
 }
 
 fn thread_changes<'a>(base: Option<&'a ThreadEstimate>, new: Option<&'a ThreadEstimate>) -> Vec<CallChange<'a>> {
-    // Each side's calls by (node, sample), in time order within a key (a stable sort of the
-    // calls, which are in time order): runs of one key, walked side by side in key order. (A
+    // Each side's calls by (node, sample), in time order within a key (the calls are in time
+    // order: their index breaks ties): runs of one key, walked side by side in key order. (A
     // map of lists held ~100 bytes a call.)
-    fn by_key(t: Option<&ThreadEstimate>) -> (Vec<usize>, Vec<(i64, i64)>) {
-        let calls = t.map_or(&[][..], |t| &t.calls[..]);
-        let mut order: Vec<usize> = (0..calls.len()).collect();
-        let key = |k: usize| (calls[k].node_id(), calls[k].sample_index());
-        order.sort_by_key(|&k| key(k));
-        let keys = order.iter().map(|&k| key(k)).collect();
-        (order, keys)
+    fn by_key(t: Option<&ThreadEstimate>) -> Vec<(i64, i64, u32)> {
+        let mut keys: Vec<(i64, i64, u32)> = t.map_or(Vec::new(), |t| {
+            t.calls().enumerate().map(|(k, c)| (c.node_id(), c.sample_index(), k as u32)).collect()
+        });
+        keys.sort_unstable();
+        keys
     }
-    let ((bo, bk), (no, nk)) = (by_key(base), by_key(new));
-    let func = |t: &'a ThreadEstimate, k: usize| &t.stacks.funcs[(t.func_of(k)).index()];
+    let (bk, nk) = (by_key(base), by_key(new));
+    let func = |t: &'a ThreadEstimate, k: usize| t.func(t.func_of(k));
     let mut out = Vec::new();
     let (mut i, mut j) = (0, 0);
-    while i < bo.len() || j < no.len() {
+    // The calls paired with the call at the same index on the other side (most of them, when
+    // two estimates of one recording are compared): compared in one walk of both sides below,
+    // not by finding each call in its packed list.
+    let mut aligned = vec![0u64; bk.len().min(nk.len()).div_ceil(64)];
+    let mut bs: Vec<usize> = Vec::new();
+    let mut ns: Vec<usize> = Vec::new();
+    while i < bk.len() || j < nk.len() {
         // The next key of either side, and its run on each.
         let key = match (bk.get(i), nk.get(j)) {
-            (Some(a), Some(b)) => *a.min(b),
-            (Some(a), None) => *a,
-            (None, Some(b)) => *b,
+            (Some(a), Some(b)) => (a.0, a.1).min((b.0, b.1)),
+            (Some(a), None) => (a.0, a.1),
+            (None, Some(b)) => (b.0, b.1),
             (None, None) => break,
         };
-        let run = |keys: &[(i64, i64)], from: usize| from + keys[from..].iter().take_while(|k| **k == key).count();
-        let (i2, j2) = (run(&bk, i), run(&nk, j));
-        let (bs, ns) = (&bo[i..i2], &no[j..j2]);
-        (i, j) = (i2, j2);
+        let run = |keys: &[(i64, i64, u32)], from: usize, to: &mut Vec<usize>| {
+            to.clear();
+            to.extend(keys[from..].iter().take_while(|k| (k.0, k.1) == key).map(|k| k.2 as usize));
+            from + to.len()
+        };
+        (i, j) = (run(&bk, i, &mut bs), run(&nk, j, &mut ns));
+        if let ([b], [n]) = (&bs[..], &ns[..]) {
+            if b == n {
+                aligned[b / 64] |= 1 << (b % 64);
+                continue;
+            }
+        }
         let pairs =
-            pair_in_time(bs, ns, |k| base.expect("indexed").calls[k].ts(), |k| new.expect("indexed").calls[k].ts());
+            pair_in_time(&bs, &ns, |k| base.expect("indexed").call(k).ts(), |k| new.expect("indexed").call(k).ts());
         for (b, n) in pairs {
             let b = b.map(|k| (base.expect("indexed"), k));
             let n = n.map(|k| (new.expect("indexed"), k));
             let change = match (b, n) {
                 (Some((bt, bk)), Some((nt, nk))) => {
-                    let (bc, nc) = (&bt.calls[bk], &nt.calls[nk]);
-                    if bc.same_times(nc) {
+                    let (bc, nc) = (bt.call(bk), nt.call(nk));
+                    if bc.same_times(&nc) {
                         continue;
                     }
                     CallChange { kind: ChangeKind::Changed, func: func(nt, nk), base: Some(bc), new: Some(nc) }
                 }
                 (Some((bt, bk)), None) => {
-                    CallChange { kind: ChangeKind::Removed, func: func(bt, bk), base: Some(&bt.calls[bk]), new: None }
+                    CallChange { kind: ChangeKind::Removed, func: func(bt, bk), base: Some(bt.call(bk)), new: None }
                 }
                 (None, Some((nt, nk))) => {
-                    CallChange { kind: ChangeKind::Added, func: func(nt, nk), base: None, new: Some(&nt.calls[nk]) }
+                    CallChange { kind: ChangeKind::Added, func: func(nt, nk), base: None, new: Some(nt.call(nk)) }
                 }
                 (None, None) => unreachable!("j < the longer list"),
             };
             out.push(change);
         }
     }
+    if let (Some(bt), Some(nt)) = (base, new) {
+        for (k, (bc, nc)) in bt.calls.iter().zip(nt.calls.iter()).enumerate() {
+            if aligned[k / 64] & 1 << (k % 64) != 0 && !bc.record.same_times(&nc.record) {
+                let func = nt.func(nt.stacks.frame(nc.stack).1);
+                out.push(CallChange { kind: ChangeKind::Changed, func, base: Some(bc.record), new: Some(nc.record) });
+            }
+        }
+    }
+    // (A pair at one index has a key of its own: the order below is the same whenever it is
+    // found.)
     out.sort_by(|a, b| {
         b.size().total_cmp(&a.size()).then_with(|| {
             let (ka, kb) = (a.key(), b.key());

@@ -290,8 +290,8 @@ pub fn diff<R: AsRef<[ThreadEstimate]>>(base: &[R], new: &[R]) -> FuncDiff {
                 let slot = if is_new { &mut d.threads[pair].new } else { &mut d.threads[pair].base };
                 slot.get_or_insert((t.pid, t.tid));
                 // This thread's functions and CallNodes in global ids.
-                let gid: Vec<u32> = t
-                    .stacks
+                let stacks = t.stacks();
+                let gid: Vec<u32> = stacks
                     .funcs
                     .iter()
                     .map(|f| {
@@ -304,8 +304,8 @@ pub fn diff<R: AsRef<[ThreadEstimate]>>(base: &[R], new: &[R]) -> FuncDiff {
                     })
                     .collect();
                 let mut calls = vec![0.0; gid.len()];
-                for k in 0..t.call_count() {
-                    calls[(t.func_of(k)).index()] += 1.0;
+                for &(s, _) in &stacks.samples[..t.call_count()] {
+                    calls[stacks.frame(s).1.index()] += 1.0;
                 }
                 let side = if is_new { base.len() + r } else { r };
                 let add = |row: &mut Row, fig: Figures| {
@@ -315,7 +315,7 @@ pub fn diff<R: AsRef<[ThreadEstimate]>>(base: &[R], new: &[R]) -> FuncDiff {
                     f.total += fig.total;
                     f.calls += fig.calls;
                 };
-                for (f, s, tot) in CallTree::functions(&t.stacks) {
+                for (f, s, tot) in CallTree::functions(&stacks) {
                     let fig = Figures { self_time: s, total: tot, calls: calls[f.index()] };
                     let next = functions.len();
                     let k = *rows.entry((pair, gid[f.index()])).or_insert(next);
@@ -325,21 +325,21 @@ pub fn diff<R: AsRef<[ThreadEstimate]>>(base: &[R], new: &[R]) -> FuncDiff {
                     add(&mut functions[k], fig);
                 }
                 // A CallNode per stack: the stacks of calls are a prefix tree already.
-                let n = t.stacks.len();
+                let n = stacks.len();
                 let (mut own, mut below, mut count) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
-                for &(s, w) in &t.stacks.samples {
+                for &(s, w) in &stacks.samples {
                     own[s.index()] += w;
                     below[s.index()] += w;
                     count[s.index()] += 1.0;
                 }
                 for x in (0..n).rev() {
-                    if let (Some(p), _) = t.stacks.frame(StackId::new(x)) {
+                    if let (Some(p), _) = stacks.frame(StackId::new(x)) {
                         below[p.index()] += below[x];
                     }
                 }
                 let mut global = vec![0u32; n];
                 for x in 0..n {
-                    let (parent, f) = t.stacks.frame(StackId::new(x));
+                    let (parent, f) = stacks.frame(StackId::new(x));
                     let key = (parent.map(|p| global[p.index()]), gid[f.index()]);
                     let next = node_ids.len() as u32;
                     let parent = key.0.unwrap_or(u32::MAX - pair as u32);

@@ -9,7 +9,10 @@
 
 pub mod calls;
 pub mod funcs;
+mod packed;
 mod stats;
+
+use std::borrow::Cow;
 
 use serde::Deserialize;
 
@@ -17,8 +20,7 @@ use crate::tree::{Func, FuncId, StackId, Stacks};
 use crate::view::Thread;
 use crate::{Error, Location};
 
-/// One estimated call, as the calls output has it (and `jscalls-diff/1` writes it). 48 bytes:
-/// both sides' calls are held while a diff is made (two `Option`s took 16 more).
+/// One estimated call, as the calls output has it (and `jscalls-diff/1` writes it).
 #[derive(Debug, Clone, Copy)]
 pub struct CallRecord {
     ts: f64,
@@ -121,7 +123,7 @@ impl serde::Serialize for CallRecord {
 }
 
 /// One thread's estimated calls, in the calls output's order, with the stacks of functions
-/// they nest into (`stacks.samples[k]` is call `k`'s stack and self weight).
+/// they nest into.
 #[derive(Debug, Clone)]
 pub struct ThreadEstimate {
     /// Process id.
@@ -134,31 +136,56 @@ pub struct ThreadEstimate {
     pub named_by_recording: bool,
     /// How many samples its profile has.
     pub sample_count: u64,
-    /// The calls (none left after [`ThreadEstimate::shed_calls`]).
-    pub calls: Vec<CallRecord>,
-    /// The calls' stacks of functions.
-    pub stacks: Stacks,
+    /// The calls, each with its stack and self weight (none left after
+    /// [`ThreadEstimate::shed_calls`]).
+    calls: packed::CallList,
+    /// The stacks; while `calls` holds the calls, its samples are only those after the
+    /// calls' (the events inside calls).
+    stacks: Stacks,
     call_count: usize,
 }
 
 impl ThreadEstimate {
     /// The calls of an estimated thread.
     pub fn of_thread(th: &Thread<'_>) -> ThreadEstimate {
-        let mut stacks = Stacks::from_calls(th);
-        // Kept while the other side is read: only what the comparison reads.
-        stacks.compact();
+        let stacks = Stacks::from_calls(th);
         ThreadEstimate::of_parts(th, records(th), stacks)
     }
 
-    fn of_parts(th: &Thread<'_>, calls: Vec<CallRecord>, stacks: Stacks) -> ThreadEstimate {
+    /// The thread's estimate from its calls and their stacks (`stacks.samples[k]`: call `k`'s
+    /// stack and self weight, then the events').
+    fn of_parts(th: &Thread<'_>, calls: impl Iterator<Item = CallRecord>, stacks: Stacks) -> ThreadEstimate {
+        let mut t = ThreadEstimate::from_list(th.pid(), th.tid(), th.name().map(str::to_owned), calls, stacks);
+        t.named_by_recording = th.is_named_by_recording();
+        t.sample_count = th.sample_count() as u64;
+        t
+    }
+
+    /// A thread named `name` (by its recording) of these calls, packed with their stacks.
+    fn from_list(
+        pid: i64,
+        tid: i64,
+        name: Option<String>,
+        calls: impl Iterator<Item = CallRecord>,
+        mut stacks: Stacks,
+    ) -> ThreadEstimate {
+        let mut list = packed::CallList::default();
+        for (k, record) in calls.enumerate() {
+            let (stack, weight) = stacks.samples[k];
+            list.push(packed::PackedCall { record, stack, weight });
+        }
+        list.shrink_to_fit();
+        stacks.samples.drain(..list.len());
+        // Kept while the other side is read: only what the comparison reads.
+        stacks.compact();
         ThreadEstimate {
-            pid: th.pid(),
-            tid: th.tid(),
-            name: th.name().map(str::to_owned),
-            named_by_recording: th.is_named_by_recording(),
-            sample_count: th.sample_count() as u64,
-            call_count: calls.len(),
-            calls,
+            pid,
+            tid,
+            named_by_recording: name.is_some(),
+            name,
+            sample_count: 0,
+            call_count: list.len(),
+            calls: list,
             stacks,
         }
     }
@@ -178,16 +205,16 @@ impl ThreadEstimate {
             let from = v.partition_point(|x| x.1 <= a);
             v[from..].iter().take_while(|x| x.0 < b).map(|x| x.1.min(b) - x.0.max(a)).filter(|d| *d > 0.0).sum()
         };
-        let all = records(th);
-        let n = all.len();
+        let mut n = 0;
         let mut calls = Vec::new();
         let mut samples = Vec::new();
-        for (k, c) in all.iter().enumerate() {
+        for (k, c) in records(th).enumerate() {
+            n += 1;
             let dur = if c.dur.is_nan() { 0.0 } else { c.dur };
             if c.ts <= hi && c.ts + dur >= lo {
                 let stack = stacks.samples[k].0;
                 samples.push((stack, inside(stack, c.ts.max(lo), (c.ts + dur).min(hi))));
-                calls.push(*c);
+                calls.push(c);
             }
         }
         // The events inside calls: each stack once, with its time inside the window.
@@ -199,8 +226,7 @@ impl ThreadEstimate {
         }
         let mut stacks = stacks;
         stacks.samples = samples;
-        stacks.compact();
-        ThreadEstimate::of_parts(th, calls, stacks)
+        ThreadEstimate::of_parts(th, calls.into_iter(), stacks)
     }
 
     /// How many calls there are (or were, before [`ThreadEstimate::shed_calls`]).
@@ -211,12 +237,44 @@ impl ThreadEstimate {
     /// Frees the calls' records, keeping their count and stacks: all a comparison of two
     /// recordings function by function reads (the records are most of an estimate's memory).
     pub fn shed_calls(&mut self) {
-        self.calls = Vec::new();
+        if self.calls.len() > 0 {
+            self.stacks = self.stacks().into_owned();
+            self.calls = packed::CallList::default();
+        }
+    }
+
+    /// The calls, in the calls output's order (none after [`ThreadEstimate::shed_calls`]).
+    pub fn calls(&self) -> impl Iterator<Item = CallRecord> + '_ {
+        self.calls.iter().map(|c| c.record)
+    }
+
+    /// Call `k` (`k` below [`ThreadEstimate::call_count`], before
+    /// [`ThreadEstimate::shed_calls`]).
+    pub fn call(&self, k: usize) -> CallRecord {
+        self.calls.get(k).record
+    }
+
+    /// The calls' stacks of functions: `samples[k]` is call `k`'s stack and self weight, then
+    /// come the events inside calls.
+    pub fn stacks(&self) -> Cow<'_, Stacks> {
+        if self.calls.len() == 0 {
+            return Cow::Borrowed(&self.stacks);
+        }
+        let mut st = self.stacks.clone();
+        st.samples =
+            self.calls.iter().map(|c| (c.stack, c.weight)).chain(self.stacks.samples.iter().copied()).collect();
+        Cow::Owned(st)
     }
 
     /// The function of call `k`.
     pub fn func_of(&self, k: usize) -> FuncId {
-        self.stacks.frame(self.stacks.samples[k].0).1
+        let stack = if self.calls.len() == 0 { self.stacks.samples[k].0 } else { self.calls.get(k).stack };
+        self.stacks.frame(stack).1
+    }
+
+    /// The function `f` (of [`ThreadEstimate::func_of`]).
+    pub fn func(&self, f: FuncId) -> &Func {
+        &self.stacks.funcs[f.index()]
     }
 
     /// The thread's name, or "thread" when it has none.
@@ -226,17 +284,16 @@ impl ThreadEstimate {
 
     /// The total of the calls' self weights, µs.
     pub fn busy(&self) -> f64 {
-        self.stacks.total()
+        // Summed in the order of `stacks().samples`, as `Stacks::total` sums them.
+        self.calls.iter().map(|c| c.weight).chain(self.stacks.samples.iter().map(|s| s.1)).sum()
     }
 }
 
 /// The calls of an estimated thread as records, in the calls output's order.
-fn records(th: &Thread<'_>) -> Vec<CallRecord> {
-    th.calls_sorted()
-        .map(|c| {
-            CallRecord::new(c.ts(), c.dur(), c.self_time(), c.depth(), c.node_depth(), c.node_id(), c.sample_index())
-        })
-        .collect()
+fn records<'a>(th: &'a Thread<'_>) -> impl Iterator<Item = CallRecord> + 'a {
+    th.calls_sorted().map(|c| {
+        CallRecord::new(c.ts(), c.dur(), c.self_time(), c.depth(), c.node_depth(), c.node_id(), c.sample_index())
+    })
 }
 
 #[derive(Deserialize)]
@@ -333,16 +390,9 @@ impl ThreadEstimate {
                 ));
             }
             let stacks = Stacks::from_call_list(list.into_iter());
-            out.push(ThreadEstimate {
-                pid: p.pid,
-                tid: p.tid,
-                named_by_recording: p.thread_name.is_some(),
-                name: p.thread_name,
-                sample_count: p.sample_count,
-                call_count: calls.len(),
-                calls,
-                stacks,
-            });
+            let mut t = ThreadEstimate::from_list(p.pid, p.tid, p.thread_name, calls.into_iter(), stacks);
+            t.sample_count = p.sample_count;
+            out.push(t);
         }
         Ok(out)
     }

@@ -46,6 +46,17 @@ pub(crate) fn put_varint(out: &mut [u8], at: &mut usize, mut v: u64) {
     *at += 1;
 }
 
+/// The largest whole number an `f64` holds with every smaller one.
+pub(crate) const EXACT: f64 = 9_007_199_254_740_992.0;
+
+/// `to - from` as a whole number that adds back to `to` exactly, when there is one.
+pub(crate) fn whole_step(from: f64, to: f64) -> Option<u64> {
+    let d = to - from;
+    // (`as` and back, not `fract`: that is a call to libm on the baseline x86-64.)
+    let n = d as u64;
+    ((0.0..EXACT).contains(&d) && n as f64 == d && (from + d).to_bits() == to.to_bits()).then_some(n)
+}
+
 /// Writes `x`'s 8 bytes (little-endian) at `out[*at..]`, `*at` moved past them.
 #[inline]
 pub(crate) fn put_f64(out: &mut [u8], at: &mut usize, x: f64) {

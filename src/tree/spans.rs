@@ -7,7 +7,7 @@
 //! for bit, else as its 8 bytes: every span reads back exactly as it was pushed.
 
 use super::{Span, StackId};
-use crate::model::entries::{get_f64, get_varint, put_f64, put_varint};
+use crate::model::entries::{get_f64, get_varint, put_f64, put_varint, whole_step};
 
 /// Spans in time order, packed (see the module's comment). The last one is kept whole, so
 /// that a span that goes on can still grow ([`Spans::last_mut`]).
@@ -38,17 +38,6 @@ const WEIGHT_ONE: u8 = 1 << 3;
 /// Weight: its 8 bytes.
 const WEIGHT_RAW: u8 = 2 << 3;
 const WEIGHT_MASK: u8 = 3 << 3;
-
-/// The largest whole number an `f64` holds with every smaller one.
-const EXACT: f64 = 9_007_199_254_740_992.0;
-
-/// `to - from` as a whole number that adds back to `to` exactly, when there is one.
-fn whole_step(from: f64, to: f64) -> Option<u64> {
-    let d = to - from;
-    // (`as` and back, not `fract`: that is a call to libm on the baseline x86-64.)
-    let n = d as u64;
-    ((0.0..EXACT).contains(&d) && n as f64 == d && (from + d).to_bits() == to.to_bits()).then_some(n)
-}
 
 /// Room for any span: the header, the stack (a varint `u32`), a start and an end (a varint
 /// `u64`, 10 bytes at most, or 8) and a weight (8).
@@ -186,6 +175,7 @@ impl FromIterator<Span> for Spans {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::entries::EXACT;
 
     /// Every span reads back bit for bit, whatever its times: whole, fractional, before the
     /// span it follows, negative zero, NaN, infinite, huge.

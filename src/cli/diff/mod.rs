@@ -144,6 +144,8 @@ fn load(side: &Side, spec: &SideSpec, global: &Global, threads: usize) -> Result
     cfg.threads = threads;
     // The events inside calls are functions of their own (see `Stacks::from_calls`).
     cfg.keep_event_names = true;
+    // The comparison reads calls and their stacks alone (`--level lines` reads its own way).
+    cfg.keep_samples = false;
     cfg.range_event_names = range.map_or_else(Vec::new, |q| Timings::names_for(&[q]));
     let assembled = assemble_file(&side.path, name, global, &cfg)?;
     let window = match range {

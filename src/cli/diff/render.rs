@@ -106,7 +106,7 @@ pub(super) fn calls_text(out: &mut String, h: &Header, threads: &[ThreadDiff], t
 
 pub(super) fn call_row(c: &calls::CallChange, origin: f64) -> String {
     let first = c.base.or(c.new).expect("a change has a side");
-    let dur = |x: Option<&CallRecord>| x.map_or("-".to_owned(), |c| ms(c.dur()));
+    let dur = |x: Option<CallRecord>| x.map_or("-".to_owned(), |c| ms(c.dur()));
     let (d_start, d_self, depth) = match (c.base, c.new) {
         (Some(b), Some(n)) => (
             signed_ms(n.ts() - b.ts()),
@@ -163,7 +163,7 @@ pub(super) fn calls_markdown(out: &mut String, h: &Header, threads: &[ThreadDiff
         let o = origin(t);
         let row = |c: &calls::CallChange| {
             let first = c.base.or(c.new).expect("a side");
-            let dur = |x: Option<&CallRecord>| x.map_or("–".to_owned(), |c| ms(c.dur()));
+            let dur = |x: Option<CallRecord>| x.map_or("–".to_owned(), |c| ms(c.dur()));
             format!(
                 "| {} | {} | {} → {} | {} |",
                 c.kind.as_str(),

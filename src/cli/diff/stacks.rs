@@ -35,7 +35,7 @@ pub(super) fn named<'a>(side: &'a [ThreadEstimate], one: Option<&str>) -> Vec<(&
 
 /// A thread's stacks with scripts by path: a local server's port changes between recordings.
 pub(super) fn by_path(t: &ThreadEstimate) -> Stacks {
-    let mut stacks = t.stacks.clone();
+    let mut stacks = t.stacks().into_owned();
     for f in &mut stacks.funcs {
         f.url = FuncKey::script_path(&f.url).to_owned();
     }
