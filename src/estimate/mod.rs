@@ -156,15 +156,35 @@ fn cmp_f64(a: f64, b: f64) -> Ordering {
 /// The order the flame-chart tree takes `calls` in: as created for a trace (the order the
 /// RendererHandler merges them in); sorted, start then longer first, for a bare profile (as
 /// the integrator mode sorts them).
-pub(crate) fn tree_order(calls: &[ProfileCall], mode: Mode) -> Vec<u32> {
-    let mut order: Vec<u32> = (0..calls.len() as u32).collect();
-    if mode == Mode::Integrator {
-        order.sort_by(|&a, &b| {
-            let (a, b) = (&calls[a as usize], &calls[b as usize]);
-            cmp_f64(a.ts, b.ts).then_with(|| cmp_f64(b.ts + b.dur, a.ts + a.dur))
-        });
+pub(crate) fn tree_order(calls: &[ProfileCall], mode: Mode) -> TreeOrder {
+    if mode != Mode::Integrator {
+        return TreeOrder::Created(calls.len());
     }
-    order
+    let mut order: Vec<u32> = (0..calls.len() as u32).collect();
+    order.sort_by(|&a, &b| {
+        let (a, b) = (&calls[a as usize], &calls[b as usize]);
+        cmp_f64(a.ts, b.ts).then_with(|| cmp_f64(b.ts + b.dur, a.ts + a.dur))
+    });
+    TreeOrder::Sorted(order)
+}
+
+/// Call indices in the order of [`tree_order`] (the order of creation needs no table: 4 bytes
+/// a call at the peak of every command that makes a flame chart).
+pub(crate) enum TreeOrder {
+    /// `0..n`.
+    Created(usize),
+    Sorted(Vec<u32>),
+}
+
+impl TreeOrder {
+    /// The `i`th call in this order.
+    #[inline]
+    pub(crate) fn get(&self, i: usize) -> Option<usize> {
+        match self {
+            TreeOrder::Created(n) => (i < *n).then_some(i),
+            TreeOrder::Sorted(v) => v.get(i).map(|&k| k as usize),
+        }
+    }
 }
 
 /// Estimates one thread; `exec` runs the halves of a thread cut in two (see

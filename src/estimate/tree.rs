@@ -12,7 +12,7 @@ use crate::model::Entry;
 pub(crate) fn treify(
     entries: &[Entry],
     calls: &[ProfileCall],
-    order: &[u32],
+    order: &super::TreeOrder,
     self_time: &mut SelfTimes,
     depth: &mut Depths,
 ) {
@@ -31,7 +31,7 @@ pub(crate) fn treify(
     let (mut ei, mut ci) = (0usize, 0usize);
     loop {
         // mergeEventsInOrder(entries, calls): the entry first unless the call sorts before it.
-        let next_call = order.get(ci).map(|&k| &calls[k as usize]);
+        let next_call = order.get(ci).map(|k| &calls[k]);
         let take_entry = match (entries.get(ei), next_call) {
             (Some(e), Some(c)) => e.ts < c.ts || (e.ts == c.ts && e.end() > c.ts + c.dur),
             (Some(_), None) => true,
@@ -42,7 +42,7 @@ pub(crate) fn treify(
             let e = &entries[ei];
             (e.ts, e.dur, None)
         } else {
-            let k = order[ci] as usize;
+            let k = order.get(ci).expect("a call");
             let c = &calls[k];
             (c.ts, c.dur, Some(k))
         };

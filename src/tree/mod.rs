@@ -14,12 +14,14 @@ pub(crate) mod devtools;
 pub use devtools::Selection;
 pub(crate) mod export;
 mod json;
+mod per_call;
 mod spans;
 mod transform;
 
 use rustc_hash::FxHashMap as HashMap;
 
 use crate::view::Thread;
+use per_call::{samples_of_sums, Kept, PerCall};
 
 pub use call_tree::{CallNode, CallTree};
 pub use export::{CollapsedTree, Profile, ProfileKind};
@@ -278,11 +280,41 @@ impl Stacks {
         self.samples.iter().map(|s| s.1).sum()
     }
 
+    /// Each stack's samples, each rounded to a whole multiple of `1 / scale`, summed as those
+    /// multiples: by stack index, the last slot for the root. (pprof's values; the same sums
+    /// whatever the samples' order or number.)
+    pub fn rounded_sums(&self, scale: f64) -> Vec<i64> {
+        let root = self.len();
+        let mut sums: Vec<i64> = vec![0; root + 1];
+        for &(stack, w) in &self.samples {
+            let k = if stack == StackId::ROOT { root } else { stack.index() };
+            sums[k] += (w * scale).round() as i64;
+        }
+        sums
+    }
+
+    /// The samples made one a stack (in the order of the stacks) with
+    /// [`Stacks::rounded_sums`], so that rounding each sample again gives back those sums
+    /// (exact up to 2^52 of them).
+    pub fn sum_rounded(&mut self, scale: f64) {
+        let mut sums = self.rounded_sums(scale);
+        let root = sums.pop();
+        self.samples = samples_of_sums(&sums, root, scale);
+    }
+
     /// The estimated calls of `thread` as samples: each call's self time (µs) on the stack of
     /// functions of the calls that enclose it. A call encloses the next while that one starts
     /// before it ends and lies deeper in the profile's tree.
     pub fn from_calls(thread: &Thread<'_>) -> Stacks {
-        Stacks::calls(thread, None, true)
+        Stacks::calls(thread, None, PerCall::Samples).0
+    }
+
+    /// [`Stacks::from_calls`] with one sample a stack: the sum of its calls' self times, each
+    /// rounded to a whole multiple of `1 / scale` first (what pprof's values are), and the
+    /// total of the self times unrounded, as [`Stacks::total`] of [`Stacks::from_calls`] gives
+    /// it. (On a large thread, the per-call samples are most of the memory made.)
+    pub fn from_calls_rounded(thread: &Thread<'_>, scale: f64) -> (Stacks, f64) {
+        Stacks::calls(thread, None, PerCall::Rounded(scale))
     }
 
     /// [`Stacks::from_calls`], and the calls' self time as [`Span`]s in time order: a call
@@ -300,11 +332,13 @@ impl Stacks {
 
     fn with_spans(thread: &Thread<'_>, samples: bool) -> (Stacks, Spans) {
         let mut spans = Spans::new();
-        let st = Stacks::calls(thread, Some(&mut spans), samples);
+        let per = if samples { PerCall::Samples } else { PerCall::Nothing };
+        let (st, _) = Stacks::calls(thread, Some(&mut spans), per);
         (st, spans)
     }
 
-    fn calls(thread: &Thread<'_>, spans: Option<&mut Spans>, samples: bool) -> Stacks {
+    /// The calls' stacks, with what `per` asks of each call, and their total self time.
+    fn calls(thread: &Thread<'_>, spans: Option<&mut Spans>, per: PerCall) -> (Stacks, f64) {
         let (t, strings) = thread.inner();
         // Each profile node's function, made once: many calls share a node.
         let mut func_of_node = vec![FuncId::NONE; t.model.nodes.len()];
@@ -322,9 +356,14 @@ impl Stacks {
                 let c = &t.calls[i as usize];
                 (c.ts, c.dur, depths[c.node as usize], c.node)
             });
-            return Stacks::nest(calls, func, thread.len(), spans);
+            let mut st = Stacks::nest(calls, func, thread.len(), spans);
+            let total = st.total();
+            if let PerCall::Rounded(scale) = per {
+                st.sum_rounded(scale);
+            }
+            return (st, total);
         }
-        Stacks::flame_chart(t, strings, func, spans, samples)
+        Stacks::flame_chart(t, strings, func, spans, per)
     }
 
     /// The stacks of DevTools' flame chart: the calls and the thread's trace events merged as
@@ -335,14 +374,14 @@ impl Stacks {
     /// one around it has no node in DevTools' tree: its stack weighs nothing here.
     ///
     /// The samples are the calls' first, one each in the calls output's order (as the Performance
-    /// panel's calls' are), then the events'.
+    /// panel's calls' are), then the events' (as `per` asks: see [`PerCall`]).
     fn flame_chart(
         t: &crate::estimate::ThreadCalls,
         strings: &crate::strings::Strings,
         mut func: impl FnMut(&mut Stacks, u32) -> FuncId,
         mut spans: Option<&mut Spans>,
-        samples: bool,
-    ) -> Stacks {
+        per: PerCall,
+    ) -> (Stacks, f64) {
         struct Open {
             end: f64,
             self_time: f64,
@@ -356,37 +395,24 @@ impl Stacks {
         let entries = &t.trace_entries;
         let order = crate::estimate::tree_order(&t.calls, t.mode);
         let mut open: Vec<Open> = Vec::new();
-        // Each call's (stack, self), by its place in the calls output's order (what the samples
-        // are in: made in place, not copied into that order, which held both at once); the
-        // events' in the order they close (all left empty without `samples`).
-        let mut rank: Vec<u32> = Vec::new();
-        if samples {
-            rank.resize(t.calls.len(), 0);
-            for (r, &k) in t.canonical_order().iter().enumerate() {
-                rank[k as usize] = r as u32;
-            }
-        }
-        let mut of_call: Vec<(StackId, f64)> = vec![(StackId::ROOT, 0.0); rank.len()];
-        let mut of_events: Vec<(StackId, f64)> = Vec::new();
+        let mut kept = Kept::new(per, t);
         let mut cursor = f64::NEG_INFINITY;
-        let mut close =
-            |o: Open, of_call: &mut Vec<(StackId, f64)>, cursor: &mut f64, spans: &mut Option<&mut Spans>| {
-                if let Some(stack) = o.stack {
-                    if let Some(spans) = spans.as_deref_mut() {
-                        emit(spans, cursor, o.end, stack);
-                    }
-                    match o.call {
-                        Some(c) if samples => of_call[rank[c] as usize] = (stack, o.self_time),
-                        None if samples => of_events.push((stack, o.self_time)),
-                        _ => {}
-                    }
+        let close = |o: Open, kept: &mut Kept, cursor: &mut f64, spans: &mut Option<&mut Spans>| {
+            if let Some(stack) = o.stack {
+                if let Some(spans) = spans.as_deref_mut() {
+                    emit(spans, cursor, o.end, stack);
                 }
-                *cursor = cursor.max(o.end);
-            };
+                match o.call {
+                    Some(c) => kept.call(c, stack, o.self_time),
+                    None => kept.event(stack, o.self_time),
+                }
+            }
+            *cursor = cursor.max(o.end);
+        };
         let (mut ei, mut ci) = (0usize, 0usize);
         loop {
             // DevTools' mergeEventsInOrder: the event first unless the call sorts before it.
-            let next_call = order.get(ci).map(|&k| k as usize);
+            let next_call = order.get(ci);
             let take_event = match (entries.get(ei), next_call.map(|k| &t.calls[k])) {
                 (Some(e), Some(c)) => e.ts < c.ts || (e.ts == c.ts && e.ts + e.dur > c.ts + c.dur),
                 (Some(_), None) => true,
@@ -404,7 +430,7 @@ impl Stacks {
             };
             let end = ts + dur;
             while open.last().is_some_and(|p| ts >= p.end) {
-                close(open.pop().expect("non-empty"), &mut of_call, &mut cursor, &mut spans);
+                close(open.pop().expect("non-empty"), &mut kept, &mut cursor, &mut spans);
             }
             let parent_stack = open.last().and_then(|p| p.stack);
             if open.last().is_some_and(|p| end > p.end) {
@@ -413,9 +439,7 @@ impl Stacks {
                     // Made either way: the stacks' numbering is the same with or without samples.
                     let f = func(&mut st, t.calls[k].node);
                     let stack = st.stack(parent_stack, f);
-                    if samples {
-                        of_call[rank[k] as usize] = (stack, 0.0);
-                    }
+                    kept.call(k, stack, 0.0);
                 }
                 continue;
             }
@@ -438,14 +462,10 @@ impl Stacks {
             open.push(Open { end, self_time: dur, stack, call: item.ok() });
         }
         while let Some(o) = open.pop() {
-            close(o, &mut of_call, &mut cursor, &mut spans);
+            close(o, &mut kept, &mut cursor, &mut spans);
         }
-        if samples {
-            drop(rank);
-            of_call.extend(of_events);
-            st.samples = of_call;
-        }
-        st
+        let total = kept.finish(&mut st, t);
+        (st, total)
     }
 
     /// [`Stacks::from_calls`] for calls given as (start, duration, depth in the profile tree,

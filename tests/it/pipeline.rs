@@ -189,3 +189,38 @@ fn samples_let_go_leave_the_calls_stacks_as_they_were() {
         }
     }
 }
+
+/// The calls' stacks summed per stack as they are made (what pprof writes) are the calls'
+/// per-call samples summed with `sum_rounded`: the same stacks, the same sums, and the same
+/// total bit for bit, in a trace (events inside calls) and in both `.cpuprofile` modes.
+#[test]
+fn stacks_summed_as_made_are_the_per_call_samples_summed() {
+    use jscalls::tree::Stacks;
+    use jscalls::CpuProfileMode;
+    let inputs = [
+        ("fixtures/chrome-ui.json.gz", CpuProfileMode::Integrator),
+        ("fixtures/chrome-worker-hires.json.gz", CpuProfileMode::Integrator),
+        ("fixtures/node-mixed.cpuprofile.gz", CpuProfileMode::Integrator),
+        ("fixtures/node-mixed.cpuprofile.gz", CpuProfileMode::PerformancePanel),
+    ];
+    for (path, mode) in inputs {
+        let mut cfg = Config::default();
+        cfg.keep_event_names = true;
+        cfg.cpuprofile_mode = mode;
+        let (_, a) = jscalls::assemble(&Source::file(path), &cfg).unwrap();
+        let mut sums = 0;
+        a.for_each_thread(|th| -> Result<(), ()> {
+            for scale in [1000.0, 1.0] {
+                let (summed, total) = Stacks::from_calls_rounded(&th, scale);
+                let mut per_call = Stacks::from_calls(&th);
+                assert_eq!(total.to_bits(), per_call.total().to_bits(), "{path} {mode:?}: the total");
+                per_call.sum_rounded(scale);
+                assert_eq!(format!("{summed:?}"), format!("{per_call:?}"), "{path} {mode:?}: the stacks");
+                sums += summed.samples.len();
+            }
+            Ok(())
+        })
+        .unwrap();
+        assert!(sums > 20, "{path} {mode:?}: {sums} stacks with time");
+    }
+}

@@ -259,7 +259,7 @@ impl Builder {
     fn add(&mut self, stacks: &Stacks, slot: usize, scale: f64) {
         // Summed per stack first, in a table by stack id: one pass over the samples.
         let root = stacks.len();
-        let sums = crate::cli::tree::rounded_sums(stacks, scale);
+        let sums = stacks.rounded_sums(scale);
         // Each stack's path, from its parent's (parents come first): O(1) a stack, where
         // hashing each stack's list of locations would cost its depth.
         let mut location_of: Vec<u64> = vec![0; stacks.funcs.len()];

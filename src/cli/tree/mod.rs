@@ -8,7 +8,7 @@ mod text;
 
 use jscalls::ranges::{Query, Selection};
 use jscalls::tree::{write_json_number, write_json_str, Shown};
-use jscalls::tree::{CallTree, Span, Spans, StackId, Stacks, Transform, Weight};
+use jscalls::tree::{CallTree, Span, Spans, Stacks, Transform, Weight};
 use jscalls::{Assembled, EngineVersion, Error};
 
 use super::args::{Global, SelectArgs, TreeArgs, TreeFormat, WeightArg};
@@ -144,7 +144,8 @@ pub(crate) fn devtools_conflicts(args: &TreeArgs) -> Option<&'static str> {
 
 /// What [`choose`] makes of a thread, in parallel.
 enum Made {
-    Stacks((Stacks, Spans)),
+    /// The stacks, their spans, and their total when they are summed per stack already.
+    Stacks((Stacks, Spans, Option<f64>)),
     Samples(Stacks),
 }
 
@@ -168,6 +169,8 @@ pub(crate) fn choose(
         return Err(Failure::Usage(format!("{} weighs the calls' self time inside it: leave out --weight", q.flag())));
     }
     let spans = spans || window.is_some();
+    // Whether a thread's stacks change after they are made.
+    let reshaped = sel.js_only || !sel.transforms.is_empty() || window.is_some();
     // Each thread is shaped as it is made (its per-call tables let go before the next is made).
     let (mut n_chosen, mut kept, mut first_error) = (0, Vec::new(), None);
     assembled
@@ -191,23 +194,28 @@ pub(crate) fn choose(
                 Made::Stacks(match (weight, spans) {
                     (Some(w), _) if sel.by_line => {
                         let mut s = Spans::new();
-                        (Stacks::from_samples_by_line(&th, w, spans.then_some(&mut s)), s)
+                        (Stacks::from_samples_by_line(&th, w, spans.then_some(&mut s)), s, None)
                     }
-                    (None, false) => (Stacks::from_calls(&th), Spans::new()),
-                    (None, true) => Stacks::from_calls_with_spans(&th),
-                    (Some(w), false) => (Stacks::from_samples(&th, w), Spans::new()),
-                    (Some(w), true) => Stacks::from_samples_with_spans(&th, w),
+                    // Summed per stack as they are made, when nothing reshapes them after.
+                    (None, false) if rounded.is_some() && keep_samples && !reshaped => {
+                        let (st, total) = Stacks::from_calls_rounded(&th, rounded.expect("checked"));
+                        (st, Spans::new(), Some(total))
+                    }
+                    (None, false) => (Stacks::from_calls(&th), Spans::new(), None),
+                    (None, true) => with_none(Stacks::from_calls_with_spans(&th)),
+                    (Some(w), false) => (Stacks::from_samples(&th, w), Spans::new(), None),
+                    (Some(w), true) => with_none(Stacks::from_samples_with_spans(&th, w)),
                 })
             };
             // The sample counts' stacks beside the calls', on another core when there is one.
-            let (mut stacks, mut samples) = ((Stacks::new(), Spans::new()), None);
+            let (mut stacks, mut samples) = ((Stacks::new(), Spans::new(), None), None);
             for m in jscalls::threads::map(if counts { vec![true, false] } else { vec![true] }, 2, made) {
                 match m {
                     Made::Stacks(s) => stacks = s,
                     Made::Samples(s) => samples = Some(s),
                 }
             }
-            let (stacks, spans) = stacks;
+            let (stacks, spans, summed_total) = stacks;
             let events = if events {
                 let mut names: HashMap<&str, Arc<str>> = HashMap::new();
                 th.events()
@@ -242,11 +250,16 @@ pub(crate) fn choose(
                     return Ok(());
                 }
             }
-            c.total = c.stacks.total();
-            if !keep_samples {
-                c.stacks.samples = Vec::new();
-            } else if let Some(scale) = rounded {
-                sum_rounded(&mut c.stacks, scale);
+            if let Some(total) = summed_total {
+                // Summed per stack already.
+                c.total = total;
+            } else {
+                c.total = c.stacks.total();
+                if !keep_samples {
+                    c.stacks.samples = Vec::new();
+                } else if let Some(scale) = rounded {
+                    c.stacks.sum_rounded(scale);
+                }
             }
             kept.push(c);
             Ok(())
@@ -264,31 +277,6 @@ pub(crate) fn choose(
     Ok(kept)
 }
 
-/// Each stack's samples, each rounded to a whole multiple of `1 / scale`, summed as those
-/// multiples: by stack index, the last slot for the root. (pprof's values; the same sums
-/// whatever the samples' order or number.)
-pub(crate) fn rounded_sums(stacks: &Stacks, scale: f64) -> Vec<i64> {
-    let root = stacks.len();
-    let mut sums: Vec<i64> = vec![0; root + 1];
-    for &(stack, w) in &stacks.samples {
-        let k = if stack == StackId::ROOT { root } else { stack.index() };
-        sums[k] += (w * scale).round() as i64;
-    }
-    sums
-}
-
-/// `stacks`' samples made one a stack (in the order of the stacks) with [`rounded_sums`], so
-/// that rounding each sample again gives back those sums (exact up to 2^52 of them).
-fn sum_rounded(stacks: &mut Stacks, scale: f64) {
-    let root = stacks.len();
-    stacks.samples = rounded_sums(stacks, scale)
-        .iter()
-        .enumerate()
-        .filter(|&(_, &v)| v != 0)
-        .map(|(k, &v)| (if k == root { StackId::ROOT } else { StackId::new(k) }, v as f64 / scale))
-        .collect();
-}
-
 /// Keeps what of `c` lies in the window (µs): its spans cut to it, its stacks weighing what is
 /// left of them, the trace events that overlap it (at their own times).
 fn clip(c: &mut Chosen, (lo, hi): (f64, f64)) {
@@ -303,6 +291,11 @@ fn clip(c: &mut Chosen, (lo, hi): (f64, f64)) {
     c.events.retain(|&(_, ts, dur)| ts + dur >= lo && ts <= hi);
     // The raw samples have no times here: counts of the whole thread would mislead.
     c.samples = None;
+}
+
+/// Stacks and spans with no total of their own.
+fn with_none((stacks, spans): (Stacks, Spans)) -> (Stacks, Spans, Option<f64>) {
+    (stacks, spans, None)
 }
 
 /// The whole output for `assembled`.
