@@ -15,9 +15,10 @@ use std::io::{self, Write};
 use crate::estimate::{Estimates, Mode, ThreadCalls, TraceEntry};
 use crate::js::{write_json_string, write_number, Scalar, Spill};
 use crate::model::profile::CallFrame;
-use crate::strings::Strings;
+use crate::strings::{StrId, Strings};
 
 /// One event of a set: a call (its index) or a trace event (its index), with its times.
+/// Made from the set's [`Item`] where it is read.
 #[derive(Debug, Clone, Copy)]
 struct Ev {
     ts: f64,
@@ -28,6 +29,13 @@ struct Ev {
     top_level: bool,
     run_task: bool,
 }
+
+/// An event as a set holds it: a call's index, or a trace event's with [`TRACE`] set (4
+/// bytes an event, not an [`Ev`]'s 32: a set holds every call of its thread).
+type Item = u32;
+
+/// The bit of an [`Item`] that makes it a trace event.
+const TRACE: Item = 1 << 31;
 
 #[derive(Debug, Clone, Copy)]
 enum What {
@@ -117,8 +125,12 @@ struct Set<'a> {
     trace: &'a [TraceEntry],
     /// The calls in the engine's order, by index (None: as they are).
     order: Option<Vec<u32>>,
-    /// Each call's node's id.
-    node_id: HashMap<u32, u32>,
+    /// Each call's node's id, by node (`u32::MAX`: a node with no call).
+    node_id: Vec<u32>,
+    /// Each trace event's id (its name's).
+    trace_id: Vec<u32>,
+    /// The id of `RunTask`, when an event has that name.
+    run_task: Option<u32>,
     ids: Vec<String>,
     id_index: HashMap<String, u32>,
 }
@@ -130,23 +142,31 @@ impl<'a> Set<'a> {
             strings,
             trace,
             order: None,
-            node_id: HashMap::default(),
+            node_id: vec![u32::MAX; th.model.nodes.len()],
+            trace_id: Vec::with_capacity(trace.len()),
+            run_task: None,
             ids: Vec::new(),
             id_index: HashMap::default(),
         };
         // Call ids by node (many calls share a node), made in the calls' order, then the
         // trace events' names in theirs: the ids' numbers are those of the engine's sets.
         for c in &th.calls {
-            if !set.node_id.contains_key(&c.node) {
-                let id = set.intern(call_id(th.model.frame(c.node), strings));
-                set.node_id.insert(c.node, id);
+            if set.node_id[c.node as usize] == u32::MAX {
+                set.node_id[c.node as usize] = set.intern(call_id(th.model.frame(c.node), strings));
             }
         }
+        assert!(th.calls.len() < TRACE as usize && trace.len() < TRACE as usize, "2^31 events in a thread");
+        let mut name_id: HashMap<StrId, u32> = HashMap::default();
         for e in trace {
-            let name = strings.get(e.name);
-            if !set.id_index.contains_key(name) {
-                set.intern(name.to_owned());
-            }
+            let id = *name_id.entry(e.name).or_insert_with(|| {
+                let name = strings.get(e.name);
+                let id = set.intern(name.to_owned());
+                if name == "RunTask" {
+                    set.run_task = Some(id);
+                }
+                id
+            });
+            set.trace_id.push(id);
         }
         if mode == Mode::Integrator {
             // The integrator's calls, sorted by sortTraceEventsInPlace (stable): their indices,
@@ -167,46 +187,55 @@ impl<'a> Set<'a> {
         })
     }
 
-    /// Call `k` as an event.
-    fn call(&self, k: u32) -> Ev {
-        let c = &self.th.calls[k as usize];
-        Ev { ts: c.ts, dur: c.dur, id: self.node_id[&c.node], what: What::Call(k), top_level: false, run_task: false }
+    /// The event `item` stands for.
+    #[inline]
+    fn ev(&self, item: Item) -> Ev {
+        if item & TRACE == 0 {
+            let c = &self.th.calls[item as usize];
+            let id = self.node_id[c.node as usize];
+            return Ev { ts: c.ts, dur: c.dur, id, what: What::Call(item), top_level: false, run_task: false };
+        }
+        let k = item & !TRACE;
+        let e = &self.trace[k as usize];
+        let id = self.trace_id[k as usize];
+        Ev {
+            ts: e.ts,
+            dur: e.dur,
+            id,
+            what: What::Trace(k),
+            top_level: e.top_level,
+            run_task: Some(id) == self.run_task,
+        }
     }
 
     /// The calls in the engine's order.
-    fn calls(&self) -> impl Iterator<Item = Ev> + '_ {
+    fn calls(&self) -> impl Iterator<Item = Item> + '_ {
         let n = self.th.calls.len() as u32;
         let order = self.order.as_deref();
-        (0..n).map(move |i| self.call(order.map_or(i, |o| o[i as usize])))
+        (0..n).map(move |i| order.map_or(i, |o| o[i as usize]))
     }
 
     /// The `calls` set (calls only) or the `all` set: mergeEventsInOrder(thread events,
     /// calls), without the events the tree code takes for instants (`!e.dur`: 0 or NaN; a
     /// negative duration stays), which neither set has.
-    fn select(&self, all: bool) -> Vec<Ev> {
-        let timed = |e: &Ev| e.dur != 0.0 && !e.dur.is_nan();
+    fn select(&self, all: bool) -> Vec<Item> {
+        let timed = |&i: &Item| {
+            let dur = self.ev(i).dur;
+            dur != 0.0 && !dur.is_nan()
+        };
         if !all {
             return self.calls().filter(timed).collect();
         }
-        let traces = self.trace.iter().enumerate().map(|(k, e)| {
-            let name = self.strings.get(e.name);
-            Ev {
-                ts: e.ts,
-                dur: e.dur,
-                id: self.id_index[name],
-                what: What::Trace(k as u32),
-                top_level: e.top_level,
-                run_task: name == "RunTask",
-            }
-        });
-        traces.merge_by(self.calls(), |t, c| event_time_order(t, c) != Ordering::Greater).filter(timed).collect()
+        let traces = (0..self.trace.len() as u32).map(|k| k | TRACE);
+        let in_order = |&t: &Item, &c: &Item| event_time_order(&self.ev(t), &self.ev(c)) != Ordering::Greater;
+        traces.merge_by(self.calls(), in_order).filter(timed).collect()
     }
 
-    /// Both trees of `evs`, as the members `diagnostics`, `topDown` and `bottomUp`.
-    fn tree(&self, evs: &[Ev], bounds: (f64, f64), s: &mut Spill<'_>) {
+    /// Both trees of `items`, as the members `diagnostics`, `topDown` and `bottomUp`.
+    fn tree(&self, items: &[Item], bounds: (f64, f64), s: &mut Spill<'_>) {
         let start_ms = bounds.0 / 1000.0;
         let end_ms = bounds.1 / 1000.0;
-        let walk = Walk { evs, start_us: start_ms * 1000.0, end_us: end_ms * 1000.0, start_ms, end_ms };
+        let walk = Walk { set: self, items, start_us: start_ms * 1000.0, end_us: end_ms * 1000.0, start_ms, end_ms };
         let d = walk.diagnostics();
         let _ = std::fmt::Write::write_fmt(
             &mut **s,
@@ -277,7 +306,7 @@ impl<'a> Set<'a> {
                 s.push_str("\"\"");
             } else {
                 write_json_string(s, &self.ids[node.id as usize]);
-                self.fields(&walk.evs[node.rep], s);
+                self.fields(&walk.ev(node.rep), s);
             }
             s.push_str(",\"selfTime\":");
             write_number(s, node.self_time);
@@ -409,7 +438,7 @@ impl<'a> Set<'a> {
     fn head(&self, id: u32, rep: usize, self_time: f64, total: f64, walk: &Walk<'_>, s: &mut String) {
         s.push_str("{\"id\":");
         write_json_string(s, &self.ids[id as usize]);
-        self.fields(&walk.evs[rep], s);
+        self.fields(&walk.ev(rep), s);
         s.push_str(",\"selfTime\":");
         write_number(s, self_time);
         s.push_str(",\"totalTime\":");
@@ -529,7 +558,8 @@ fn utf16_cmp(a: &str, b: &str) -> Ordering {
 
 /// `forEachEvent` over one set, in the window.
 struct Walk<'a> {
-    evs: &'a [Ev],
+    set: &'a Set<'a>,
+    items: &'a [Item],
     start_us: f64,
     end_us: f64,
     start_ms: f64,
@@ -544,6 +574,12 @@ struct Diagnostics {
 }
 
 impl Walk<'_> {
+    /// Event `k` of the set.
+    #[inline]
+    fn ev(&self, k: usize) -> Ev {
+        self.set.ev(self.items[k])
+    }
+
     /// (start, clipped end, clipped duration), ms: `eventTimingsMilliSeconds`, then the window.
     fn clipped(&self, e: &Ev) -> (f64, f64, f64) {
         let s = e.ts / 1000.0;
@@ -556,9 +592,9 @@ impl Walk<'_> {
     fn first_index(&self) -> usize {
         let t = self.start_us;
         // upperBound: the first event with t - ts < 0.
-        let upper = self.evs.partition_point(|e| t - e.ts >= 0.0);
+        let upper = self.items.partition_point(|&i| t - self.set.ev(i).ts >= 0.0);
         let mut index = upper as i64 - 1;
-        while index > 0 && !self.evs[index as usize].top_level {
+        while index > 0 && !self.ev(index as usize).top_level {
             index -= 1;
         }
         index.max(0) as usize
@@ -567,9 +603,10 @@ impl Walk<'_> {
     /// Calls `f` with each event (and its index) as the engine opens (true) and closes (false)
     /// them.
     fn run(&self, mut f: impl FnMut(bool, &Ev, usize)) {
-        let mut stack: Vec<usize> = Vec::new();
-        for k in self.first_index()..self.evs.len() {
-            let e = &self.evs[k];
+        // The open events, with their index.
+        let mut stack: Vec<(Ev, usize)> = Vec::new();
+        for k in self.first_index()..self.items.len() {
+            let e = self.ev(k);
             let end = e.ts + e.dur;
             if end < self.start_us {
                 continue;
@@ -577,13 +614,12 @@ impl Walk<'_> {
             if e.ts > self.end_us {
                 break;
             }
-            while let Some(&top) = stack.last() {
-                let t = &self.evs[top];
+            while let Some(&(t, top)) = stack.last() {
                 let top_end = t.ts + t.dur;
                 // `lastEventEndTime && lastEventEndTime <= start`: an end of 0 never closes.
                 if top_end != 0.0 && top_end <= e.ts {
                     stack.pop();
-                    f(false, t, top);
+                    f(false, &t, top);
                 } else {
                     break;
                 }
@@ -593,37 +629,38 @@ impl Walk<'_> {
                 continue;
             }
             if e.dur != 0.0 && !e.dur.is_nan() {
-                f(true, e, k);
-                stack.push(k);
+                f(true, &e, k);
+                stack.push((e, k));
             }
         }
-        while let Some(top) = stack.pop() {
-            f(false, &self.evs[top], top);
+        while let Some((t, top)) = stack.pop() {
+            f(false, &t, top);
         }
     }
 
     fn diagnostics(&self) -> Diagnostics {
-        let unsorted =
-            self.evs.windows(2).filter(|w| event_time_order(&w[0], &w[1]) == Ordering::Greater).count() as u64;
-        let skipped_at_start =
-            self.evs[..self.first_index()].iter().filter(|e| e.ts + e.dur >= self.start_us && !e.run_task).count()
-                as u64;
+        let order = |k: usize| event_time_order(&self.ev(k - 1), &self.ev(k));
+        let unsorted = (1..self.items.len()).filter(|&k| order(k) == Ordering::Greater).count() as u64;
+        let skipped_at_start = (0..self.first_index())
+            .map(|k| self.ev(k))
+            .filter(|e| e.ts + e.dur >= self.start_us && !e.run_task)
+            .count() as u64;
         let (mut overlaps, mut max_overlap_us) = (0u64, 0.0f64);
-        let mut stack: Vec<usize> = Vec::new();
-        self.run(|open, e, k| {
+        // The open events' ends.
+        let mut stack: Vec<f64> = Vec::new();
+        self.run(|open, e, _| {
             if !open {
                 stack.pop();
                 return;
             }
-            if let Some(&p) = stack.last() {
-                let pe = &self.evs[p];
-                let over = (e.ts + e.dur) - (pe.ts + pe.dur);
+            if let Some(&parent_end) = stack.last() {
+                let over = (e.ts + e.dur) - parent_end;
                 if over > 0.0 {
                     overlaps += 1;
                     max_overlap_us = max_overlap_us.max(over);
                 }
             }
-            stack.push(k);
+            stack.push(e.ts + e.dur);
         });
         Diagnostics { unsorted, skipped_at_start, overlaps, max_overlap_us }
     }
