@@ -180,9 +180,16 @@ fn load_both(
 ) -> Result<(Vec<ThreadEstimate>, Vec<ThreadEstimate>), Failed> {
     let cores = specs.0.cfg.threads.max(1);
     crate::cli::alloc::return_freed_memory_at_once();
+    let timing = crate::cli::report::Timing::start();
     let b = load(base, &specs.0, global, cores)?;
     crate::cli::alloc::release_free_memory();
+    if let Some(t) = &timing {
+        t.report("BASE read and estimated");
+    }
     let n = load(new, &specs.1, global, cores)?;
+    if let Some(t) = &timing {
+        t.report("NEW read and estimated");
+    }
     Ok((b, n))
 }
 
