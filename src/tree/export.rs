@@ -358,12 +358,11 @@ impl CollapsedTree {
 
     /// Hands each line to `emit`, in order (as [`CollapsedTree::write`] appends them).
     pub fn each_line(&self, fold_below: u64, mut emit: impl FnMut(&str)) {
-        let (mut line, mut path) = (Vec::new(), Path::default());
+        let (mut line, mut path) = (String::new(), Path::default());
         for l in self.line_order(fold_below) {
             line.clear();
             self.push_line(l, &mut path, &mut line);
-            // The names and the prefix are text, and so is what joins them.
-            emit(std::str::from_utf8(&line).expect("lines are made of text"));
+            emit(&line);
         }
     }
 
@@ -377,18 +376,18 @@ impl CollapsedTree {
         let pieces = order.len().div_ceil(PIECE);
         let make = |k: usize| &order[k * PIECE..((k + 1) * PIECE).min(order.len())];
         // Buffers written come back to be filled again (a piece's text outgrows a new one).
-        let spare: std::sync::Mutex<Vec<Vec<u8>>> = std::sync::Mutex::new(Vec::new());
+        let spare: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
         let work = |lines: &[Line]| {
             let mut out = spare.lock().ok().and_then(|mut s| s.pop()).unwrap_or_default();
             let mut path = Path::default();
             for &l in lines {
                 self.push_line(l, &mut path, &mut out);
-                out.push(b'\n');
+                out.push('\n');
             }
             out
         };
         crate::parallel::ordered(pieces, threads, 2 * threads, make, work, |mut text| {
-            w.write_all(&text)?;
+            w.write_all(text.as_bytes())?;
             text.clear();
             if let Ok(mut s) = spare.lock() {
                 s.push(text);
@@ -399,17 +398,17 @@ impl CollapsedTree {
 
     /// Appends line `l` (no newline) to `out`; `path` is the last line's, kept from one line
     /// to the next (lines that follow one another share most of it).
-    fn push_line(&self, l: Line, path: &mut Path, out: &mut Vec<u8>) {
+    fn push_line(&self, l: Line, path: &mut Path, out: &mut String) {
         let w = match l {
             Line::Root(w) => {
                 // Weight on no function: the prefix alone, or `(root)`.
-                out.extend_from_slice(self.prefix.as_deref().filter(|p| !p.is_empty()).unwrap_or("(root)").as_bytes());
+                out.push_str(self.prefix.as_deref().filter(|p| !p.is_empty()).unwrap_or("(root)"));
                 w
             }
             Line::Node(t, w) => {
                 if path.nodes.is_empty() {
                     path.text.clear();
-                    path.text.extend_from_slice(self.prefix.as_deref().unwrap_or("").as_bytes());
+                    path.text.push_str(self.prefix.as_deref().unwrap_or(""));
                 }
                 // The nodes from the root down to `t`, and how many of them the last path had.
                 path.up.clear();
@@ -427,16 +426,16 @@ impl CollapsedTree {
                 for &n in &path.up[same..] {
                     path.nodes.push((n, path.text.len()));
                     if !path.text.is_empty() {
-                        path.text.push(b';');
+                        path.text.push(';');
                     }
-                    path.text.extend_from_slice(self.names[n as usize].as_bytes());
+                    path.text.push_str(&self.names[n as usize]);
                 }
-                out.extend_from_slice(&path.text);
+                out.push_str(&path.text);
                 w
             }
         };
-        out.push(b' ');
-        out.extend_from_slice(itoa::Buffer::new().format(w).as_bytes());
+        out.push(' ');
+        out.push_str(itoa::Buffer::new().format(w));
     }
 
     /// The lines in their order, as nodes and weights.
@@ -552,7 +551,7 @@ enum Line {
 /// with the text's length before each, and scratch for the next line's nodes.
 #[derive(Default)]
 struct Path {
-    text: Vec<u8>,
+    text: String,
     nodes: Vec<(u32, usize)>,
     up: Vec<u32>,
 }
