@@ -238,7 +238,7 @@ impl ThreadEstimate {
     /// recordings function by function reads (the records are most of an estimate's memory).
     pub fn shed_calls(&mut self) {
         if self.calls.len() > 0 {
-            self.stacks = self.stacks().into_owned();
+            self.stacks.samples = self.samples();
             self.calls = packed::CallList::default();
         }
     }
@@ -261,9 +261,13 @@ impl ThreadEstimate {
             return Cow::Borrowed(&self.stacks);
         }
         let mut st = self.stacks.clone();
-        st.samples =
-            self.calls.iter().map(|c| (c.stack, c.weight)).chain(self.stacks.samples.iter().copied()).collect();
+        st.samples = self.samples();
         Cow::Owned(st)
+    }
+
+    /// The calls' stacks and self weights, then the events'.
+    fn samples(&self) -> Vec<(StackId, f64)> {
+        self.calls.iter().map(|c| (c.stack, c.weight)).chain(self.stacks.samples.iter().copied()).collect()
     }
 
     /// The function of call `k`.

@@ -31,7 +31,8 @@ pub(crate) fn treify(
     let (mut ei, mut ci) = (0usize, 0usize);
     loop {
         // mergeEventsInOrder(entries, calls): the entry first unless the call sorts before it.
-        let next_call = order.get(ci).map(|k| &calls[k]);
+        let next = order.get(ci);
+        let next_call = next.map(|k| &calls[k]);
         let take_entry = match (entries.get(ei), next_call) {
             (Some(e), Some(c)) => e.ts < c.ts || (e.ts == c.ts && e.end() > c.ts + c.dur),
             (Some(_), None) => true,
@@ -42,7 +43,7 @@ pub(crate) fn treify(
             let e = &entries[ei];
             (e.ts, e.dur, None)
         } else {
-            let k = order.get(ci).expect("a call");
+            let k = next.expect("a call");
             let c = &calls[k];
             (c.ts, c.dur, Some(k))
         };

@@ -197,11 +197,13 @@ pub(crate) fn choose(
                         (Stacks::from_samples_by_line(&th, w, spans.then_some(&mut s)), s, None)
                     }
                     // Summed per stack as they are made, when nothing reshapes them after.
-                    (None, false) if rounded.is_some() && keep_samples && !reshaped => {
-                        let (st, total) = Stacks::from_calls_rounded(&th, rounded.expect("checked"));
-                        (st, Spans::new(), Some(total))
-                    }
-                    (None, false) => (Stacks::from_calls(&th), Spans::new(), None),
+                    (None, false) => match rounded.filter(|_| keep_samples && !reshaped) {
+                        Some(scale) => {
+                            let (st, total) = Stacks::from_calls_rounded(&th, scale);
+                            (st, Spans::new(), Some(total))
+                        }
+                        None => (Stacks::from_calls(&th), Spans::new(), None),
+                    },
                     (None, true) => with_none(Stacks::from_calls_with_spans(&th)),
                     (Some(w), false) => (Stacks::from_samples(&th, w), Spans::new(), None),
                     (Some(w), true) => with_none(Stacks::from_samples_with_spans(&th, w)),
