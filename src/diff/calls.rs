@@ -125,6 +125,9 @@ fn pair_in_time(
     out
 }
 
+/// Bytes of keys the threads compared side by side may hold together.
+const KEYS_BUDGET: usize = 128 << 20;
+
 /// The threads of both sides, by (pid, tid), with their differences (threads compared on
 /// several cores).
 pub fn diff<'a>(base: &'a [ThreadEstimate], new: &'a [ThreadEstimate]) -> Vec<ThreadDiff<'a>> {
@@ -142,8 +145,13 @@ pub fn diff<'a>(base: &'a [ThreadEstimate], new: &'a [ThreadEstimate]) -> Vec<Th
             has(base) || has(new)
         })
         .collect();
+    // Threads side by side as far as their tables of keys (24 bytes a call of either side)
+    // fit in 128 MB together: on a large trace, one at a time.
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
-    crate::parallel::map(pairs, cores, |(pid, tid, b, n)| ThreadDiff {
+    let calls = |t: Option<&ThreadEstimate>| t.map_or(0, |t| t.calls.len());
+    let largest = pairs.iter().map(|&(_, _, b, n)| 24 * (calls(b) + calls(n))).max().unwrap_or(0);
+    let side_by_side = (KEYS_BUDGET / largest.max(1)).clamp(1, cores);
+    crate::parallel::map(pairs, side_by_side, |(pid, tid, b, n)| ThreadDiff {
         pid,
         tid,
         name: b.or(n).and_then(|t| t.name.clone()),

@@ -148,17 +148,30 @@ pub struct ThreadEstimate {
 impl ThreadEstimate {
     /// The calls of an estimated thread.
     pub fn of_thread(th: &Thread<'_>) -> ThreadEstimate {
-        let stacks = Stacks::from_calls(th);
-        ThreadEstimate::of_parts(th, records(th), stacks)
+        let (stacks, by_index) = Stacks::from_calls_by_index(th);
+        let Some(by_index) = by_index else { return ThreadEstimate::of_parts(th, records(th), stacks) };
+        // Packed as the flame chart left them, by index: no per-call samples in between.
+        let mut list = packed::CallList::default();
+        for c in th.calls_sorted() {
+            let k = c.index();
+            let weight = by_index.other.get(&(k as u32)).copied().unwrap_or_else(|| c.self_time().unwrap_or(0.0));
+            list.push(packed::PackedCall { record: record(&c), stack: by_index.stack[k], weight });
+        }
+        drop(by_index);
+        ThreadEstimate::of_thread_list(th, list, stacks)
     }
 
     /// The thread's estimate from its calls and their stacks (`stacks.samples[k]`: call `k`'s
     /// stack and self weight, then the events').
     fn of_parts(th: &Thread<'_>, calls: impl Iterator<Item = CallRecord>, stacks: Stacks) -> ThreadEstimate {
-        let mut t = ThreadEstimate::from_list(th.pid(), th.tid(), th.name().map(str::to_owned), calls, stacks);
-        t.named_by_recording = th.is_named_by_recording();
-        t.sample_count = th.sample_count() as u64;
-        t
+        let t = ThreadEstimate::from_list(th.pid(), th.tid(), th.name().map(str::to_owned), calls, stacks);
+        ThreadEstimate { named_by_recording: th.is_named_by_recording(), sample_count: th.sample_count() as u64, ..t }
+    }
+
+    /// [`ThreadEstimate::of_list`] for thread `th`.
+    fn of_thread_list(th: &Thread<'_>, list: packed::CallList, stacks: Stacks) -> ThreadEstimate {
+        let t = ThreadEstimate::of_list(th.pid(), th.tid(), th.name().map(str::to_owned), list, stacks);
+        ThreadEstimate { named_by_recording: th.is_named_by_recording(), sample_count: th.sample_count() as u64, ..t }
     }
 
     /// A thread named `name` (by its recording) of these calls, packed with their stacks.
@@ -174,8 +187,20 @@ impl ThreadEstimate {
             let (stack, weight) = stacks.samples[k];
             list.push(packed::PackedCall { record, stack, weight });
         }
-        list.shrink_to_fit();
         stacks.samples.drain(..list.len());
+        ThreadEstimate::of_list(pid, tid, name, list, stacks)
+    }
+
+    /// A thread named `name` (by its recording) of these packed calls; `stacks.samples`, the
+    /// events'.
+    fn of_list(
+        pid: i64,
+        tid: i64,
+        name: Option<String>,
+        mut list: packed::CallList,
+        mut stacks: Stacks,
+    ) -> ThreadEstimate {
+        list.shrink_to_fit();
         // Kept while the other side is read: only what the comparison reads.
         stacks.compact();
         ThreadEstimate {
@@ -295,9 +320,12 @@ impl ThreadEstimate {
 
 /// The calls of an estimated thread as records, in the calls output's order.
 fn records<'a>(th: &'a Thread<'_>) -> impl Iterator<Item = CallRecord> + 'a {
-    th.calls_sorted().map(|c| {
-        CallRecord::new(c.ts(), c.dur(), c.self_time(), c.depth(), c.node_depth(), c.node_id(), c.sample_index())
-    })
+    th.calls_sorted().map(|c| record(&c))
+}
+
+/// Call `c` as a record.
+fn record(c: &crate::view::Call<'_>) -> CallRecord {
+    CallRecord::new(c.ts(), c.dur(), c.self_time(), c.depth(), c.node_depth(), c.node_id(), c.sample_index())
 }
 
 #[derive(Deserialize)]

@@ -21,6 +21,7 @@ mod transform;
 use rustc_hash::FxHashMap as HashMap;
 
 use crate::view::Thread;
+pub(crate) use per_call::CallStacks;
 use per_call::{samples_of_sums, Kept, PerCall};
 
 pub use call_tree::{CallNode, CallTree};
@@ -309,12 +310,21 @@ impl Stacks {
         Stacks::calls(thread, None, PerCall::Samples).0
     }
 
+    /// [`Stacks::from_calls`] with the calls' stacks by the calls' index, apart, and only the
+    /// events' samples in the stacks (a flame chart of a profile alone, whose calls nest by
+    /// their depth in its tree, keeps them all as samples: None).
+    pub(crate) fn from_calls_by_index(thread: &Thread<'_>) -> (Stacks, Option<CallStacks>) {
+        let (st, _, calls) = Stacks::calls(thread, None, PerCall::ByIndex);
+        (st, calls)
+    }
+
     /// [`Stacks::from_calls`] with one sample a stack: the sum of its calls' self times, each
     /// rounded to a whole multiple of `1 / scale` first (what pprof's values are), and the
     /// total of the self times unrounded, as [`Stacks::total`] of [`Stacks::from_calls`] gives
     /// it. (On a large thread, the per-call samples are most of the memory made.)
     pub fn from_calls_rounded(thread: &Thread<'_>, scale: f64) -> (Stacks, f64) {
-        Stacks::calls(thread, None, PerCall::Rounded(scale))
+        let (st, total, _) = Stacks::calls(thread, None, PerCall::Rounded(scale));
+        (st, total)
     }
 
     /// [`Stacks::from_calls`], and the calls' self time as [`Span`]s in time order: a call
@@ -333,12 +343,12 @@ impl Stacks {
     fn with_spans(thread: &Thread<'_>, samples: bool) -> (Stacks, Spans) {
         let mut spans = Spans::new();
         let per = if samples { PerCall::Samples } else { PerCall::Nothing };
-        let (st, _) = Stacks::calls(thread, Some(&mut spans), per);
+        let (st, _, _) = Stacks::calls(thread, Some(&mut spans), per);
         (st, spans)
     }
 
     /// The calls' stacks, with what `per` asks of each call, and their total self time.
-    fn calls(thread: &Thread<'_>, spans: Option<&mut Spans>, per: PerCall) -> (Stacks, f64) {
+    fn calls(thread: &Thread<'_>, spans: Option<&mut Spans>, per: PerCall) -> (Stacks, f64, Option<CallStacks>) {
         let (t, strings) = thread.inner();
         // Each profile node's function, made once: many calls share a node.
         let mut func_of_node = vec![FuncId::NONE; t.model.nodes.len()];
@@ -361,7 +371,7 @@ impl Stacks {
             if let PerCall::Rounded(scale) = per {
                 st.sum_rounded(scale);
             }
-            return (st, total);
+            return (st, total, None);
         }
         Stacks::flame_chart(t, strings, func, spans, per)
     }
@@ -381,7 +391,7 @@ impl Stacks {
         mut func: impl FnMut(&mut Stacks, u32) -> FuncId,
         mut spans: Option<&mut Spans>,
         per: PerCall,
-    ) -> (Stacks, f64) {
+    ) -> (Stacks, f64, Option<CallStacks>) {
         struct Open {
             end: f64,
             self_time: f64,
@@ -464,8 +474,8 @@ impl Stacks {
         while let Some(o) = open.pop() {
             close(o, &mut kept, &mut cursor, &mut spans);
         }
-        let total = kept.finish(&mut st, t);
-        (st, total)
+        let (total, calls) = kept.finish(&mut st, t);
+        (st, total, calls)
     }
 
     /// [`Stacks::from_calls`] for calls given as (start, duration, depth in the profile tree,

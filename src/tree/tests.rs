@@ -389,3 +389,37 @@ fn collapsed_lines_written_in_pieces_are_every_path_once() {
         }
     }
 }
+
+/// The calls' stacks by index, with their weights from the estimate's self times (or the side
+/// table), are the per-call samples in the calls output's order; the events' samples follow
+/// them alone.
+#[test]
+fn stacks_by_index_are_the_per_call_samples() {
+    for file in ["fixtures/chrome-ui.json.gz", "fixtures/chrome-worker-hires.json.gz"] {
+        let cfg = crate::Config { keep_event_names: true, ..Default::default() };
+        let (_, assembled) = crate::assemble(&crate::Source::file(file), &cfg).unwrap();
+        let (mut calls, mut inside) = (0, 0);
+        assembled
+            .for_each_thread(|th| {
+                let per_call = Stacks::from_calls(&th);
+                let (events, by_index) = Stacks::from_calls_by_index(&th);
+                let by_index = by_index.expect("a trace's calls come back by index");
+                assert_eq!(per_call.prefix, events.prefix, "{file}");
+                let got: Vec<(StackId, u64)> = th
+                    .calls_sorted()
+                    .map(|c| {
+                        let k = c.index();
+                        let w = by_index.other.get(&(k as u32)).copied().unwrap_or(c.self_time().unwrap_or(0.0));
+                        (by_index.stack[k], w.to_bits())
+                    })
+                    .chain(events.samples.iter().map(|&(s, w)| (s, w.to_bits())))
+                    .collect();
+                let want: Vec<(StackId, u64)> = per_call.samples.iter().map(|&(s, w)| (s, w.to_bits())).collect();
+                assert_eq!(got, want, "{file}");
+                (calls, inside) = (calls + th.len(), inside + events.samples.len());
+                Ok::<(), ()>(())
+            })
+            .unwrap();
+        assert!(calls > 50 && inside > 0, "{file}: {calls} calls, {inside} events inside them");
+    }
+}
