@@ -1,5 +1,6 @@
-//! What the flame chart keeps of each call as it makes a thread's stacks: a sample each, or
-//! each stack's sum for pprof (see [`PerCall`]).
+//! What the flame chart keeps of each call as it makes a thread's stacks: a sample each,
+//! each stack's sum for pprof, or each call's stack by its index for `diff` (see
+//! [`PerCall`]).
 
 use rustc_hash::FxHashMap as HashMap;
 
@@ -48,6 +49,8 @@ pub(super) enum Kept<'a> {
         of_events: Vec<f64>,
         sums: Vec<i64>,
     },
+    /// Each call's stack by its index, and its self time where it is not the estimate's;
+    /// the events' samples in the order they close.
     ByIndex {
         self_time: &'a crate::estimate::SelfTimes,
         calls: CallStacks,
