@@ -10,7 +10,7 @@ use serde::Deserialize;
 
 use jscalls::diff::ThreadEstimate;
 use jscalls::ranges::{Query, Timings};
-use jscalls::tree::{CallTree, FuncId, StackId, Transform};
+use jscalls::tree::{CallTree, FuncId, StackId, Stacks, Transform};
 use jscalls::{Config, Error};
 
 use super::args::{CheckArgs, CheckFormat, Global};
@@ -265,6 +265,8 @@ fn amount(us: f64) -> String {
 /// One thread of the input, as the rules need it.
 struct Seen {
     estimate: ThreadEstimate,
+    /// Its calls' stacks (made once: every rule reads them).
+    stacks: Stacks,
     /// (start, duration) of its top-level tasks, in time order.
     tasks: Vec<(f64, f64)>,
 }
@@ -328,15 +330,14 @@ fn measure(rule: &Rule, view: &View) -> Outcome {
     let mut value = 0.0;
     let mut any = false;
     for s in &chosen {
-        let t = &s.estimate;
-        let stacks = t.stacks();
+        let (t, stacks) = (&s.estimate, &s.stacks);
         let wanted = |f: FuncId| {
             let func = &stacks.funcs[f.index()];
             rule.function.as_deref().is_some_and(|w| func.name == w || func.label() == w)
         };
         match rule.measure {
             Measure::SelfTime | Measure::Total => {
-                for (f, own, total) in CallTree::functions(&stacks) {
+                for (f, own, total) in CallTree::functions(stacks) {
                     if wanted(f) {
                         any = true;
                         value += if rule.measure == Measure::SelfTime { own } else { total };
@@ -358,7 +359,7 @@ fn measure(rule: &Rule, view: &View) -> Outcome {
             }
             Measure::Js => {
                 any = true;
-                let js = Transform::JsOnly.apply(&stacks);
+                let js = Transform::JsOnly.apply(stacks);
                 value += js.samples.iter().filter(|s| s.0 != StackId::ROOT).map(|s| s.1).sum::<f64>();
             }
             Measure::LongTasks(over) => {
@@ -523,7 +524,8 @@ fn measure_input(input: &Path, rules: &[Rule], global: &Global, cfg: &Config) ->
                     .filter(|t| t.0 <= hi && t.0 + t.1 >= lo)
                     .map(|t| (t.0.max(lo), (t.0 + t.1).min(hi) - t.0.max(lo)))
                     .collect();
-                v.threads.push(Seen { estimate, tasks });
+                let stacks = estimate.stacks().into_owned();
+                v.threads.push(Seen { estimate, stacks, tasks });
             }
             Ok::<(), ()>(())
         })

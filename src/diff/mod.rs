@@ -148,47 +148,26 @@ pub struct ThreadEstimate {
 impl ThreadEstimate {
     /// The calls of an estimated thread.
     pub fn of_thread(th: &Thread<'_>) -> ThreadEstimate {
-        let (stacks, by_index) = Stacks::from_calls_by_index(th);
-        let Some(by_index) = by_index else { return ThreadEstimate::of_parts(th, records(th), stacks) };
-        // Packed as the flame chart left them, by index: no per-call samples in between.
-        let mut list = packed::CallList::default();
-        for c in th.calls_sorted() {
-            let k = c.index();
-            let weight = by_index.other.get(&(k as u32)).copied().unwrap_or_else(|| c.self_time().unwrap_or(0.0));
-            list.push(packed::PackedCall { record: record(&c), stack: by_index.stack[k], weight });
-        }
-        drop(by_index);
+        let (mut stacks, by_index) = Stacks::from_calls_by_index(th);
+        let list = match by_index {
+            // Packed as the flame chart left them, by index: no per-call samples in between.
+            Some(by_index) => th
+                .calls_sorted()
+                .map(|c| {
+                    let k = c.index();
+                    let weight = by_index.weights.get(k, c.self_time());
+                    packed::PackedCall { record: record(&c), stack: by_index.stack[k], weight }
+                })
+                .collect(),
+            None => pack(records(th), &mut stacks),
+        };
         ThreadEstimate::of_thread_list(th, list, stacks)
-    }
-
-    /// The thread's estimate from its calls and their stacks (`stacks.samples[k]`: call `k`'s
-    /// stack and self weight, then the events').
-    fn of_parts(th: &Thread<'_>, calls: impl Iterator<Item = CallRecord>, stacks: Stacks) -> ThreadEstimate {
-        let t = ThreadEstimate::from_list(th.pid(), th.tid(), th.name().map(str::to_owned), calls, stacks);
-        ThreadEstimate { named_by_recording: th.is_named_by_recording(), sample_count: th.sample_count() as u64, ..t }
     }
 
     /// [`ThreadEstimate::of_list`] for thread `th`.
     fn of_thread_list(th: &Thread<'_>, list: packed::CallList, stacks: Stacks) -> ThreadEstimate {
         let t = ThreadEstimate::of_list(th.pid(), th.tid(), th.name().map(str::to_owned), list, stacks);
         ThreadEstimate { named_by_recording: th.is_named_by_recording(), sample_count: th.sample_count() as u64, ..t }
-    }
-
-    /// A thread named `name` (by its recording) of these calls, packed with their stacks.
-    fn from_list(
-        pid: i64,
-        tid: i64,
-        name: Option<String>,
-        calls: impl Iterator<Item = CallRecord>,
-        mut stacks: Stacks,
-    ) -> ThreadEstimate {
-        let mut list = packed::CallList::default();
-        for (k, record) in calls.enumerate() {
-            let (stack, weight) = stacks.samples[k];
-            list.push(packed::PackedCall { record, stack, weight });
-        }
-        stacks.samples.drain(..list.len());
-        ThreadEstimate::of_list(pid, tid, name, list, stacks)
     }
 
     /// A thread named `name` (by its recording) of these packed calls; `stacks.samples`, the
@@ -251,7 +230,8 @@ impl ThreadEstimate {
         }
         let mut stacks = stacks;
         stacks.samples = samples;
-        ThreadEstimate::of_parts(th, calls.into_iter(), stacks)
+        let list = pack(calls.into_iter(), &mut stacks);
+        ThreadEstimate::of_thread_list(th, list, stacks)
     }
 
     /// How many calls there are (or were, before [`ThreadEstimate::shed_calls`]).
@@ -316,6 +296,20 @@ impl ThreadEstimate {
         // Summed in the order of `stacks().samples`, as `Stacks::total` sums them.
         self.calls.iter().map(|c| c.weight).chain(self.stacks.samples.iter().map(|s| s.1)).sum()
     }
+}
+
+/// `calls` packed with their stacks and self weights, `stacks.samples[k]` for call `k`; the
+/// events' samples after them are left in `stacks`.
+fn pack(calls: impl Iterator<Item = CallRecord>, stacks: &mut Stacks) -> packed::CallList {
+    let list: packed::CallList = calls
+        .enumerate()
+        .map(|(k, record)| {
+            let (stack, weight) = stacks.samples[k];
+            packed::PackedCall { record, stack, weight }
+        })
+        .collect();
+    stacks.samples.drain(..list.len());
+    list
 }
 
 /// The calls of an estimated thread as records, in the calls output's order.
@@ -421,8 +415,9 @@ impl ThreadEstimate {
                     c.self_time,
                 ));
             }
-            let stacks = Stacks::from_call_list(list.into_iter());
-            let mut t = ThreadEstimate::from_list(p.pid, p.tid, p.thread_name, calls.into_iter(), stacks);
+            let mut stacks = Stacks::from_call_list(list.into_iter());
+            let list = pack(calls.into_iter(), &mut stacks);
+            let mut t = ThreadEstimate::of_list(p.pid, p.tid, p.thread_name, list, stacks);
             t.sample_count = p.sample_count;
             out.push(t);
         }

@@ -163,6 +163,14 @@ impl CallList {
     }
 }
 
+impl FromIterator<PackedCall> for CallList {
+    fn from_iter<I: IntoIterator<Item = PackedCall>>(iter: I) -> CallList {
+        let mut list = CallList::default();
+        iter.into_iter().for_each(|c| list.push(c));
+        list
+    }
+}
+
 /// The call at `at` in `bytes`, packed after one that started at `prev.0` with sample index
 /// `prev.1`.
 fn unpack(bytes: &[u8], at: &mut usize, prev: (f64, i64)) -> PackedCall {

@@ -20,12 +20,33 @@ pub(super) enum PerCall {
     ByIndex,
 }
 
-/// Each call's stack in the flame chart by the call's index, and its self time there where
-/// that is not the estimate's (`self_time`, or 0 where it has none): none on any input the
-/// project has (4 bytes a call, against 16 for a sample and 4 for its place).
+/// Each call's stack in the flame chart by the call's index, and its self time there (4 bytes
+/// a call, against 16 for a sample and 4 for its place).
 pub(crate) struct CallStacks {
     pub(crate) stack: Vec<StackId>,
-    pub(crate) other: HashMap<u32, f64>,
+    pub(crate) weights: Weights,
+}
+
+/// The calls' self times in the flame chart, by call index, as they differ from the estimate's
+/// (its self time, or 0 where it has none): none on any input the project has, so nothing a
+/// call where they agree.
+#[derive(Default)]
+pub(crate) struct Weights {
+    other: HashMap<u32, f64>,
+}
+
+impl Weights {
+    /// Call `k`, whose estimate's self time is `self_time`, weighs `w`.
+    fn note(&mut self, k: usize, self_time: Option<f64>, w: f64) {
+        if w.to_bits() != self_time.unwrap_or(0.0).to_bits() {
+            self.other.insert(k as u32, w);
+        }
+    }
+
+    /// What call `k`, whose estimate's self time is `self_time`, weighs.
+    pub(crate) fn get(&self, k: usize, self_time: Option<f64>) -> f64 {
+        self.other.get(&(k as u32)).copied().unwrap_or_else(|| self_time.unwrap_or(0.0))
+    }
 }
 
 /// What the flame chart keeps of the calls and the events inside them, as it closes them.
@@ -45,11 +66,11 @@ pub(super) enum Kept<'a> {
     Rounded {
         scale: f64,
         self_time: &'a crate::estimate::SelfTimes,
-        other: HashMap<u32, f64>,
+        weights: Weights,
         of_events: Vec<f64>,
         sums: Vec<i64>,
     },
-    /// Each call's stack by its index, and its self time where it is not the estimate's;
+    /// Each call's stack and self time by its index;
     /// the events' samples in the order they close.
     ByIndex {
         self_time: &'a crate::estimate::SelfTimes,
@@ -73,13 +94,13 @@ impl<'a> Kept<'a> {
             PerCall::Rounded(scale) => Kept::Rounded {
                 scale,
                 self_time: &t.self_time,
-                other: HashMap::default(),
+                weights: Weights::default(),
                 of_events: Vec::new(),
                 sums: Vec::new(),
             },
             PerCall::ByIndex => Kept::ByIndex {
                 self_time: &t.self_time,
-                calls: CallStacks { stack: vec![StackId::ROOT; t.calls.len()], other: HashMap::default() },
+                calls: CallStacks { stack: vec![StackId::ROOT; t.calls.len()], weights: Weights::default() },
                 of_events: Vec::new(),
             },
         }
@@ -90,17 +111,13 @@ impl<'a> Kept<'a> {
         match self {
             Kept::Nothing => {}
             Kept::Samples { rank, of_call, .. } => of_call[rank[k] as usize] = (stack, w),
-            Kept::Rounded { scale, self_time, other, sums, .. } => {
-                if w.to_bits() != self_time.get(k).unwrap_or(0.0).to_bits() {
-                    other.insert(k as u32, w);
-                }
+            Kept::Rounded { scale, self_time, weights, sums, .. } => {
+                weights.note(k, self_time.get(k), w);
                 add_rounded(sums, stack, w, *scale);
             }
             Kept::ByIndex { self_time, calls, .. } => {
                 calls.stack[k] = stack;
-                if w.to_bits() != self_time.get(k).unwrap_or(0.0).to_bits() {
-                    calls.other.insert(k as u32, w);
-                }
+                calls.weights.note(k, self_time.get(k), w);
             }
         }
     }
@@ -132,10 +149,9 @@ impl<'a> Kept<'a> {
                 st.samples = of_call;
                 st.total()
             }
-            Kept::Rounded { scale, self_time, other, of_events, sums } => {
-                let of_call =
-                    |k: u32| other.get(&k).copied().unwrap_or_else(|| self_time.get(k as usize).unwrap_or(0.0));
-                let total = t.canonical_order().iter().map(|&k| of_call(k)).chain(of_events).sum();
+            Kept::Rounded { scale, self_time, weights, of_events, sums } => {
+                let of_call = |k: usize| weights.get(k, self_time.get(k));
+                let total = t.canonical_order().iter().map(|&k| of_call(k as usize)).chain(of_events).sum();
                 st.samples = samples_of_sums(&sums, None, scale);
                 total
             }

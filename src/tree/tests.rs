@@ -409,7 +409,7 @@ fn stacks_by_index_are_the_per_call_samples() {
                     .calls_sorted()
                     .map(|c| {
                         let k = c.index();
-                        let w = by_index.other.get(&(k as u32)).copied().unwrap_or(c.self_time().unwrap_or(0.0));
+                        let w = by_index.weights.get(k, c.self_time());
                         (by_index.stack[k], w.to_bits())
                     })
                     .chain(events.samples.iter().map(|&(s, w)| (s, w.to_bits())))
