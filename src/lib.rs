@@ -571,6 +571,22 @@ impl Assembled {
         let (mut lazy, _) = self.lazy();
         lazy.each(|t, strings| f(Thread::new(t, strings)))
     }
+
+    /// Estimates every thread twice, as this input's options say and then with `other`'s
+    /// estimator, [`Config::bounds`] and [`Config::show_all_events`] (all else, the engine
+    /// included, is what the input was read with: another engine needs another read), and
+    /// returns what `keep` makes of each estimate, in (pid, tid) order: two estimates of one
+    /// recording for the cost of one read. `keep` runs on the thread that made the estimate.
+    pub fn estimate_twice<T: Send>(self, other: &Config, keep: impl Fn(Thread<'_>) -> T + Sync) -> (Vec<T>, Vec<T>) {
+        let second = IntegratorConfig {
+            show_all_events: other.show_all_events,
+            estimator: other.estimator,
+            bounds: other.bounds,
+            ..self.cfg.integrator()
+        };
+        let (lazy, _) = self.lazy();
+        lazy.each_twice(second, |t, strings| keep(Thread::new(t, strings))).into_iter().unzip()
+    }
 }
 
 /// Reads `source` and assembles its profiles and per-thread events (everything before the estimate).

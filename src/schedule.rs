@@ -1,7 +1,7 @@
 //! Whole threads' estimates scheduled: all at once, or each as the writer reaches it
 //! ([`Lazy`]), on the threads [`crate::exec`] decides.
 
-use crate::estimate::{estimate_thread, Estimates, IntegratorConfig, Mode, ThreadCalls};
+use crate::estimate::{estimate_thread, estimate_twice, Estimates, IntegratorConfig, Mode, ThreadCalls};
 use crate::exec::{Exec, Threads};
 use crate::model::ThreadWork;
 use crate::parallel;
@@ -65,6 +65,44 @@ const OVERLAP_BUDGET: usize = 128 << 20;
 /// sample or an event opens about one call at most in real recordings.
 fn estimate_bytes(w: &ThreadWork) -> usize {
     (w.model.n_samples() + w.entries.len()) * 96
+}
+
+impl Lazy {
+    /// Every thread estimated twice, with these options and then with `second`'s estimate
+    /// options, from one model; `keep` makes what is kept of each estimate on the thread that
+    /// made it. Threads are scheduled as [`Estimates::each`] schedules them.
+    pub(crate) fn each_twice<T: Send>(
+        mut self,
+        second: IntegratorConfig,
+        keep: impl Fn(&ThreadCalls, &Strings) -> T + Sync,
+    ) -> Vec<(T, T)> {
+        let works = std::mem::take(&mut self.works);
+        let (mode, strings, n) = (self.mode, &self.strings, works.len());
+        let cfgs = thread_configs(&works, self.cfg, self.threads);
+        let exec = Threads(self.threads);
+        // An item holds one estimate at a time (the first only as `keep` made it, once the
+        // second is made), as `each`'s do.
+        let biggest = works.iter().map(estimate_bytes).max().unwrap_or(0);
+        let ahead = 1 + (OVERLAP_BUDGET / biggest.max(1)).min(self.threads);
+        let mut works = works.into_iter().zip(cfgs);
+        let mut out = Vec::with_capacity(n);
+        let done: Result<(), std::convert::Infallible> = parallel::ordered(
+            n,
+            self.threads,
+            ahead,
+            |_| works.next().expect("one work per item"),
+            |(w, cfg)| {
+                let cfgs = [cfg, IntegratorConfig { cut: cfg.cut, ..second }];
+                estimate_twice(w, mode, cfgs, &exec, |t| keep(t, strings))
+            },
+            |both| {
+                out.push(both);
+                Ok(())
+            },
+        );
+        let Ok(()) = done;
+        out
+    }
 }
 
 impl Estimates for Lazy {

@@ -189,7 +189,39 @@ impl TreeOrder {
 
 /// Estimates one thread; `exec` runs the halves of a thread cut in two (see
 /// [`IntegratorConfig::cut`]).
-pub(crate) fn estimate_thread(work: ThreadWork, mode: Mode, cfg: IntegratorConfig, exec: &impl Exec) -> ThreadCalls {
+pub(crate) fn estimate_thread(
+    mut work: ThreadWork,
+    mode: Mode,
+    cfg: IntegratorConfig,
+    exec: &impl Exec,
+) -> ThreadCalls {
+    estimate_lent(&mut work, mode, cfg, exec)
+}
+
+/// One thread estimated twice, with `cfgs[0]` and then `cfgs[1]`, from one model: `keep` makes
+/// what is kept of each estimate before the next is made (the first lets no samples go).
+pub(crate) fn estimate_twice<T>(
+    mut work: ThreadWork,
+    mode: Mode,
+    cfgs: [IntegratorConfig; 2],
+    exec: &impl Exec,
+    keep: impl Fn(&ThreadCalls) -> T,
+) -> (T, T) {
+    let kept = {
+        let first = estimate_lent(&mut work, mode, IntegratorConfig { release_samples: false, ..cfgs[0] }, exec);
+        let kept = keep(&first);
+        // The rest of the first estimate goes here, before the second is made.
+        work.model = first.model;
+        kept
+    };
+    let second = estimate_lent(&mut work, mode, cfgs[1], exec);
+    (kept, keep(&second))
+}
+
+/// [`estimate_thread`] of a thread that lends its model to the calls (and may be estimated
+/// again once it is given back).
+fn estimate_lent(work: &mut ThreadWork, mode: Mode, cfg: IntegratorConfig, exec: &impl Exec) -> ThreadCalls {
+    let model = std::mem::take(&mut work.model);
     let (mut bounds, mut sampler) = (bounds::BoundsTable::default(), None);
     let (calls, self_time, depth, console_errors) = if work.skipped.is_some() {
         (Vec::new(), SelfTimes::default(), Depths::default(), 0)
@@ -202,11 +234,11 @@ pub(crate) fn estimate_thread(work: ThreadWork, mode: Mode, cfg: IntegratorConfi
                     "a thread's entries come sorted (ThreadWork::entries)"
                 );
                 let (mut calls, errors) =
-                    integrator::build_profile_calls(&work.model, entries, &work.trace_values, cfg, exec);
+                    integrator::build_profile_calls(&model, entries, &work.trace_values, cfg, exec);
                 if cfg.bounds || cfg.estimator != bounds::Estimator::DevTools {
-                    let side_by_side = integrator::long_enough_to_cut(&work.model, cfg).then_some(exec);
+                    let side_by_side = integrator::long_enough_to_cut(&model, cfg).then_some(exec);
                     let how = bounds::Refine { estimator: cfg.estimator, bounds: cfg.bounds, side_by_side };
-                    let (s, b) = bounds::refine(&work.model, entries, &work.trace_values, &mut calls, how);
+                    let (s, b) = bounds::refine(&model, entries, &work.trace_values, &mut calls, how);
                     (bounds, sampler) = (b, Some(s));
                 }
                 let mut self_time = SelfTimes::none(calls.len());
@@ -216,7 +248,7 @@ pub(crate) fn estimate_thread(work: ThreadWork, mode: Mode, cfg: IntegratorConfi
                 (calls, self_time, depth, errors)
             }
             Mode::PerformancePanel => {
-                let f = for_each_frame::for_each_frame(&work.model);
+                let f = for_each_frame::for_each_frame(&model);
                 (f.calls, f.self_time, f.depth, 0)
             }
         }
@@ -230,17 +262,17 @@ pub(crate) fn estimate_thread(work: ThreadWork, mode: Mode, cfg: IntegratorConfi
     } else {
         Vec::new()
     };
-    let m = &work.model;
+    let m = &model;
     let node_depth =
         m.nodes.iter().map(|n| m.node_by_id(n.id).map(|k| m.nodes[k as usize].depth).unwrap_or(-2)).collect();
     let mut t = ThreadCalls {
         pid: work.pid,
         tid: work.tid,
-        profile_id: work.profile_id,
-        thread_name: work.thread_name,
-        profile_name: work.profile_name,
+        profile_id: work.profile_id.clone(),
+        thread_name: work.thread_name.clone(),
+        profile_name: work.profile_name.clone(),
         skipped: work.skipped,
-        model: work.model,
+        model,
         calls,
         self_time,
         depth,

@@ -224,3 +224,84 @@ fn stacks_summed_as_made_are_the_per_call_samples_summed() {
         assert!(sums > 20, "{path} {mode:?}: {sums} stacks with time");
     }
 }
+
+/// Everything an estimate gives of a thread, as text: every call's times, self time, depth,
+/// node, sample, bounds and function, and the thread's sampler.
+fn estimate_rows(th: &jscalls::Thread<'_>) -> Vec<String> {
+    let mut rows = vec![format!("{} {} {} {:?}", th.pid(), th.tid(), th.sample_count(), th.sampler())];
+    rows.extend(th.calls().map(|c| {
+        format!(
+            "{:?} {:?} {:?} {:?} {} {} {:?} {}",
+            c.ts(),
+            c.dur(),
+            c.self_time(),
+            c.depth(),
+            c.node_id(),
+            c.sample_index(),
+            c.bounds(),
+            c.frame().function_name()
+        )
+    }));
+    rows
+}
+
+/// One read estimated two ways gives each estimate as a read of its own does: every estimator
+/// after every other, with bounds, with `show_all_events`, in traces of one and of two threads
+/// and both `.cpuprofile` modes, on one thread and on several.
+#[test]
+fn two_estimates_of_one_read_are_each_as_its_own_read_gives_it() {
+    use jscalls::{CpuProfileMode, Estimator};
+    let inputs = [
+        ("fixtures/chrome-ui.json.gz", CpuProfileMode::Integrator),
+        ("fixtures/chrome-worker-hires.json.gz", CpuProfileMode::Integrator),
+        ("fixtures/node-trace-mixed.json.gz", CpuProfileMode::Integrator),
+        ("fixtures/node-mixed.cpuprofile.gz", CpuProfileMode::Integrator),
+        ("fixtures/node-mixed.cpuprofile.gz", CpuProfileMode::PerformancePanel),
+    ];
+    let with = |estimator: Estimator, bounds: bool, show_all_events: bool| {
+        let mut cfg = Config::default();
+        (cfg.estimator, cfg.bounds, cfg.show_all_events, cfg.keep_samples) =
+            (estimator, bounds, show_all_events, false);
+        cfg
+    };
+    let pairs = [
+        (with(Estimator::DevTools, false, false), with(Estimator::Midway, false, false)),
+        (with(Estimator::Midway, false, false), with(Estimator::DevTools, false, false)),
+        (with(Estimator::LogMidway, true, false), with(Estimator::DevTools, true, true)),
+        (with(Estimator::DevTools, false, true), with(Estimator::LogMidway, false, false)),
+        (with(Estimator::DevTools, false, false), with(Estimator::DevTools, false, false)),
+    ];
+    let mut differed = 0;
+    for (path, mode) in inputs {
+        let src = Source::file(path);
+        for threads in [1, 2] {
+            for (a, b) in &pairs {
+                let (mut a, mut b) = (a.clone(), b.clone());
+                (a.cpuprofile_mode, a.threads, b.threads) = (mode, threads, threads);
+                let alone = |cfg: &Config| {
+                    let (_, assembled) = jscalls::assemble(&src, cfg).unwrap();
+                    let mut out = Vec::new();
+                    assembled
+                        .for_each_thread(|th| -> Result<(), ()> {
+                            out.push(estimate_rows(&th));
+                            Ok(())
+                        })
+                        .unwrap();
+                    out
+                };
+                // The second estimate is of the input as the first read it.
+                let mut b_read_alike = b.clone();
+                b_read_alike.cpuprofile_mode = mode;
+                let (want_a, want_b) = (alone(&a), alone(&b_read_alike));
+                let (_, assembled) = jscalls::assemble(&src, &a).unwrap();
+                let (got_a, got_b) = assembled.estimate_twice(&b, |th| estimate_rows(&th));
+                let what = format!("{path}, {mode:?}, {threads} threads, {:?} then {:?}", a.estimator, b.estimator);
+                assert!(got_a == want_a, "{what}: the first estimate differs");
+                assert!(got_b == want_b, "{what}: the second estimate differs");
+                differed += usize::from(want_a != want_b);
+            }
+        }
+    }
+    // The pairs must give different estimates for the test to tell them apart.
+    assert!(differed >= 20, "only {differed} pairs of estimates differ");
+}

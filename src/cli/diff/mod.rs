@@ -110,8 +110,16 @@ impl Side {
     }
 }
 
-/// The threads of one input: read back when it is a calls document, estimated otherwise.
-fn load(side: &Side, spec: &SideSpec, global: &Global, threads: usize) -> Result<Vec<ThreadEstimate>, Failed> {
+/// One input opened: a calls document's threads read back, or a recording assembled (with
+/// the window of the range compared, µs), ready to estimate.
+enum Opened {
+    Estimated(Vec<ThreadEstimate>),
+    // Boxed: an assembled input is much larger than a list.
+    Recording(Box<jscalls::Assembled>, Option<(f64, f64)>),
+}
+
+/// Opens one input for `spec`'s side, on `threads` threads.
+fn open(side: &Side, spec: &SideSpec, global: &Global, threads: usize) -> Result<Opened, Failed> {
     let name = &side.name;
     let range = spec.range.as_ref();
     let source = Source::file(&side.path);
@@ -138,7 +146,7 @@ fn load(side: &Side, spec: &SideSpec, global: &Global, threads: usize) -> Result
             .open()
             .and_then(|mut r| r.read_to_end(&mut bytes).map_err(|e| Error::io(format!("cannot read {name}"), e)))
             .map_err(|e| failure(name, e))?;
-        return ThreadEstimate::read_calls_document(&bytes).map_err(|e| failure(name, e));
+        return ThreadEstimate::read_calls_document(&bytes).map(Opened::Estimated).map_err(|e| failure(name, e));
     }
     let mut cfg = spec.cfg.clone();
     cfg.threads = threads;
@@ -156,38 +164,99 @@ fn load(side: &Side, spec: &SideSpec, global: &Global, threads: usize) -> Result
         }
         None => None,
     };
+    Ok(Opened::Recording(Box::new(assembled), window))
+}
+
+/// What the comparison keeps of a thread's estimate: its calls within the window, if any.
+fn estimate_of(th: &jscalls::Thread<'_>, window: Option<(f64, f64)>) -> ThreadEstimate {
+    match window {
+        Some(w) => ThreadEstimate::of_thread_in(th, w),
+        None => ThreadEstimate::of_thread(th),
+    }
+}
+
+/// The threads of one input: read back when it is a calls document, estimated otherwise.
+fn load(side: &Side, spec: &SideSpec, global: &Global, threads: usize) -> Result<Vec<ThreadEstimate>, Failed> {
+    Ok(match open(side, spec, global, threads)? {
+        Opened::Estimated(threads) => threads,
+        Opened::Recording(assembled, window) => estimates(assembled, window),
+    })
+}
+
+/// Every thread of a recording estimated, as the comparison keeps it.
+fn estimates(assembled: Box<jscalls::Assembled>, window: Option<(f64, f64)>) -> Vec<ThreadEstimate> {
     let mut out = Vec::new();
     assembled
         .for_each_thread(|th| {
-            out.push(match window {
-                Some(w) => ThreadEstimate::of_thread_in(&th, w),
-                None => ThreadEstimate::of_thread(&th),
-            });
+            out.push(estimate_of(&th, window));
             Ok::<(), ()>(())
         })
         .expect("collecting cannot fail");
-    Ok(out)
+    out
 }
 
-/// The two sides, one after the other, each on every core, the memory the first one's
-/// reading freed handed back before the second is read: only one side's model is in memory at
-/// a time, beside the other's estimate (a tenth of it).
+/// Whether the two sides are one recording read alike, estimated two ways: then it is read
+/// once ([`jscalls::Assembled::estimate_twice`]). What the sides' options may change that
+/// shapes the reading is the engine and the `.cpuprofile` mode.
+fn one_read(base: &Side, new: &Side, specs: &(SideSpec, SideSpec)) -> bool {
+    let (a, b) = (&specs.0.cfg, &specs.1.cfg);
+    let same_input = base.path == new.path || same_file::is_same_file(&base.path, &new.path).unwrap_or(false);
+    same_input && a.engine == b.engine && a.cpuprofile_mode == b.cpuprofile_mode
+}
+
+/// The two sides, each on every core, the memory the first of two reads freed handed back
+/// before the second (see [`load_pair`]).
 fn load_both(
     base: &Side,
     new: &Side,
     specs: &(SideSpec, SideSpec),
     global: &Global,
 ) -> Result<(Vec<ThreadEstimate>, Vec<ThreadEstimate>), Failed> {
-    let cores = specs.0.cfg.threads.max(1);
     crate::cli::alloc::return_freed_memory_at_once();
     let timing = crate::cli::report::Timing::start();
-    let b = load(base, &specs.0, global, cores)?;
-    crate::cli::alloc::release_free_memory();
-    if let Some(t) = &timing {
+    load_pair(
+        base,
+        new,
+        specs,
+        global,
+        specs.0.cfg.threads.max(1),
+        timing.as_ref(),
+        &crate::cli::alloc::release_free_memory,
+    )
+}
+
+/// The two sides on `cores` threads: one read when they are one recording read alike
+/// ([`one_read`]); else one after the other, `between` run between the two reads, so that
+/// only one side's model is in memory at a time, beside the other's estimate (a tenth of it).
+fn load_pair(
+    base: &Side,
+    new: &Side,
+    specs: &(SideSpec, SideSpec),
+    global: &Global,
+    cores: usize,
+    timing: Option<&crate::cli::report::Timing>,
+    between: &dyn Fn(),
+) -> Result<(Vec<ThreadEstimate>, Vec<ThreadEstimate>), Failed> {
+    let b = match open(base, &specs.0, global, cores)? {
+        Opened::Recording(assembled, window) if one_read(base, new, specs) => {
+            if let Some(w) = window {
+                specs.1.lengths.lock().expect("not poisoned").push(w.1 - w.0);
+            }
+            let both = assembled.estimate_twice(&specs.1.cfg, |th| estimate_of(&th, window));
+            if let Some(t) = timing {
+                t.report("read once, estimated twice");
+            }
+            return Ok(both);
+        }
+        Opened::Recording(assembled, window) => estimates(assembled, window),
+        Opened::Estimated(threads) => threads,
+    };
+    between();
+    if let Some(t) = timing {
         t.report("BASE read and estimated");
     }
     let n = load(new, &specs.1, global, cores)?;
-    if let Some(t) = &timing {
+    if let Some(t) = timing {
         t.report("NEW read and estimated");
     }
     Ok((b, n))
@@ -530,8 +599,7 @@ fn measure_corpus(
                 let Some(input) = inputs.get(k) else { break };
                 let r = (|| {
                     let side = Side::new(input)?;
-                    let b = load(&side, &specs.0, global, 1)?;
-                    let n = load(&side, &specs.1, global, 1)?;
+                    let (b, n) = load_pair(&side, &side, specs, global, 1, None, &|| {})?;
                     let t = calls::diff(&b, &n);
                     let regressions = if rules.is_empty() {
                         0

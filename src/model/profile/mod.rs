@@ -216,6 +216,12 @@ enum Times {
     Us(Vec<f64>),
 }
 
+impl Default for Times {
+    fn default() -> Times {
+        Times::Us(Vec::new())
+    }
+}
+
 impl Times {
     /// Sorted times (µs): as deltas again when summing them gives back every value bit for bit
     /// (whole microseconds, as recorded, always do), else in ms. `spare` is the column the
@@ -357,8 +363,9 @@ impl Default for Limits {
     }
 }
 
-/// DevTools' `CPUProfileDataModel`, as far as ProfileCalls need it.
-#[derive(Debug, Clone)]
+/// DevTools' `CPUProfileDataModel`, as far as ProfileCalls need it. (The default is a profile
+/// of nothing: what a thread holds while its model is lent to an estimate.)
+#[derive(Debug, Clone, Default)]
 pub(crate) struct ProfileModel {
     /// Parsed nodes; index 0 is the root.
     pub nodes: Vec<Node>,
@@ -775,6 +782,12 @@ impl ProfileModel {
 enum IdMap {
     Dense { min: i64, table: Vec<u32> },
     Sparse(FxHashMap<i64, u32>),
+}
+
+impl Default for IdMap {
+    fn default() -> IdMap {
+        IdMap::Sparse(FxHashMap::default())
+    }
 }
 
 impl IdMap {
