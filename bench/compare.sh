@@ -4,8 +4,9 @@
 # `jscalls calls` (also with --bounds, --estimator midway and log-midway) / `timeline` / `tree` /
 # `export` (speedscope, firefox, collapsed, svg, pprof) / `lines` / `diff` / `calls` of the same
 # trace gzipped (gzip -6, as the Performance panel saves it; made once, when FILE is not gzipped)
-# (FILE against itself, call by call; with DIFF_WITH=FILE2 also FILE against FILE2, function by
-# function) end to end; prints medians, ratios and peak memory.
+# (FILE against itself, call by call; its DevTools estimate against its midway one; with
+# DIFF_WITH=FILE2 also FILE against FILE2, function by function) end to end; prints medians,
+# ratios and peak memory.
 #
 # usage: bash bench/compare.sh FILE [RUNS]          (RUNS default 5, for every column)
 #        bash bench/compare.sh --gen SIZE [RUNS]    (generates bench-data/gen-SIZE.json first)
@@ -50,7 +51,7 @@ fi
 
 # Rounds are interleaved (floor, calls, timeline, DevTools, then again), so that the host's
 # drift over the run falls on all of them alike.
-for name in floor calls calls_gz bounds midway logmid timeline tree speedscope firefox collapsed svg pprof lines diff diff2 dt; do : > "$OUT/$name.s"; : > "$OUT/$name.m"; done
+for name in floor calls calls_gz bounds midway logmid timeline tree speedscope firefox collapsed svg pprof lines diff diffmid diff2 dt; do : > "$OUT/$name.s"; : > "$OUT/$name.m"; done
 for _ in $(seq "$RUNS"); do
   measure floor "$ROOT/target/release/examples/bareparse" "$FILE"
   # Each run writes a new file: replacing the previous run's output would time the file system
@@ -74,8 +75,9 @@ for _ in $(seq "$RUNS"); do
   measure svg "$J" export "$FILE" --engine 0.0.65 -q -o "$OUT/x.svg"
   measure pprof "$J" export "$FILE" --engine 0.0.65 -q -o "$OUT/x.pb.gz"
   measure lines "$J" lines "$FILE" --engine 0.0.65 -q --format json -o "$OUT/lines.json"
-  rm -f "$OUT/diff.txt" "$OUT/diff2.txt"
+  rm -f "$OUT/diff.txt" "$OUT/diffmid.txt" "$OUT/diff2.txt"
   measure diff "$J" diff "$FILE" "$FILE" --engine 0.0.65 -q -o "$OUT/diff.txt"
+  measure diffmid "$J" diff "$FILE" --new-opt "--estimator midway" --engine 0.0.65 -q -o "$OUT/diffmid.txt"
   if [ -n "${DIFF_WITH:-}" ]; then
     measure diff2 "$J" diff "$FILE" "$DIFF_WITH" --engine 0.0.65 -q -o "$OUT/diff2.txt"
   fi
@@ -87,7 +89,7 @@ for _ in $(seq "$RUNS"); do
   fi
 done
 declare -A SECS RSS
-KEYS="floor calls bounds midway logmid timeline tree speedscope firefox collapsed svg pprof lines diff"
+KEYS="floor calls bounds midway logmid timeline tree speedscope firefox collapsed svg pprof lines diff diffmid"
 [ -n "${DIFF_WITH:-}" ] && KEYS="$KEYS diff2"
 [ "$GZ" = 1 ] && KEYS="$KEYS calls_gz"
 for k in $KEYS; do
@@ -100,7 +102,7 @@ if [ "$DEVTOOLS" = 1 ]; then
   PARITY=$(node target/oracle/compare.mjs "$OUT/oracle.json" "$OUT/calls.json" --tree --tol 0 | tail -1)
 fi
 # Every run, for a reader who wants more than the median.
-for k in floor calls calls_gz bounds midway logmid timeline tree speedscope firefox collapsed svg pprof lines diff diff2 dt; do
+for k in floor calls calls_gz bounds midway logmid timeline tree speedscope firefox collapsed svg pprof lines diff diffmid diff2 dt; do
   if [ -s "$OUT/$k.s" ]; then echo "runs $k: $(cut -d' ' -f1 "$OUT/$k.s" | tr '\n' ' ')"; fi
 done
 
@@ -133,6 +135,7 @@ for k in speedscope firefox collapsed svg pprof; do
 done
 echo "lines / calls: $(awk -v t="${SECS[lines]}" -v c="${SECS[calls]}" 'BEGIN{printf "%.2f", t/c}') of the time"
 echo "diff of FILE with itself / calls: $(awk -v t="${SECS[diff]}" -v c="${SECS[calls]}" 'BEGIN{printf "%.2f", t/c}') of the time; peak memory / input size: $(awk -v m="${RSS[diff]}" -v b="$BYTES" 'BEGIN{printf "%.2f", m*1024/b}')"
+echo "diff of FILE's DevTools and midway estimates / calls: $(awk -v t="${SECS[diffmid]}" -v c="${SECS[calls]}" 'BEGIN{printf "%.2f", t/c}') of the time; peak memory / input size: $(awk -v m="${RSS[diffmid]}" -v b="$BYTES" 'BEGIN{printf "%.2f", m*1024/b}')"
 if [ -n "${DIFF_WITH:-}" ]; then
   echo "diff of FILE with $DIFF_WITH / calls: $(awk -v t="${SECS[diff2]}" -v c="${SECS[calls]}" 'BEGIN{printf "%.2f", t/c}') of the time; peak memory / input size: $(awk -v m="${RSS[diff2]}" -v b="$BYTES" 'BEGIN{printf "%.2f", m*1024/b}')"
 fi
