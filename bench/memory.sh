@@ -32,5 +32,7 @@ run '`export --to collapsed`' x.collapsed export --to collapsed
 run '`export --to svg`' x.svg export --to svg
 run '`export --to pprof`' x.pb.gz export --to pprof
 run '`lines --format json`' x.json lines --format json
-# diff takes the file twice: BASE here, NEW appended by run.
-run '`diff` of the file with itself' x.json diff "$FILE"
+# diff takes the file twice: BASE here, NEW appended by run (read once, estimated twice).
+run '`diff` of the file with itself (one read, two estimates)' x.json diff "$FILE"
+# Two engines read the file twice, as two recordings are.
+run "\`diff --base-opt '--engine 0.0.65'\` (two reads, as two recordings take)" x.json diff --base-opt '--engine 0.0.65'

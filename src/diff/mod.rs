@@ -151,14 +151,18 @@ impl ThreadEstimate {
         let (mut stacks, by_index) = Stacks::from_calls_by_index(th);
         let list = match by_index {
             // Packed as the flame chart left them, by index: no per-call samples in between.
-            Some(by_index) => th
-                .calls_sorted()
-                .map(|c| {
-                    let k = c.index();
-                    let weight = by_index.weights.get(k, c.self_time());
-                    packed::PackedCall { record: record(&c), stack: by_index.stack[k], weight }
-                })
-                .collect(),
+            Some(by_index) => {
+                // Nothing is added to the stacks from here on: their index can go before the
+                // calls are packed (the peak of a large thread's estimate).
+                stacks.compact();
+                th.calls_sorted()
+                    .map(|c| {
+                        let k = c.index();
+                        let weight = by_index.weights.get(k, c.self_time());
+                        packed::PackedCall { record: record(&c), stack: by_index.stack[k], weight }
+                    })
+                    .collect()
+            }
             None => pack(records(th), &mut stacks),
         };
         ThreadEstimate::of_thread_list(th, list, stacks)

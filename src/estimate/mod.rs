@@ -221,7 +221,14 @@ pub(crate) fn estimate_twice<T>(
 /// [`estimate_thread`] of a thread that lends its model to the calls (and may be estimated
 /// again once it is given back).
 fn estimate_lent(work: &mut ThreadWork, mode: Mode, cfg: IntegratorConfig, exec: &impl Exec) -> ThreadCalls {
-    let model = std::mem::take(&mut work.model);
+    let mut model = std::mem::take(&mut work.model);
+    // Once the calls are made nothing reads the samples unless asked to keep them (a long
+    // thread's samples are much of what it holds while its calls are shaped and handed on).
+    let release = |model: &mut ProfileModel| {
+        if cfg.release_samples {
+            model.release_samples();
+        }
+    };
     let (mut bounds, mut sampler) = (bounds::BoundsTable::default(), None);
     let (calls, self_time, depth, console_errors) = if work.skipped.is_some() {
         (Vec::new(), SelfTimes::default(), Depths::default(), 0)
@@ -241,6 +248,7 @@ fn estimate_lent(work: &mut ThreadWork, mode: Mode, cfg: IntegratorConfig, exec:
                     let (s, b) = bounds::refine(&model, entries, &work.trace_values, &mut calls, how);
                     (bounds, sampler) = (b, Some(s));
                 }
+                release(&mut model);
                 let mut self_time = SelfTimes::none(calls.len());
                 let mut depth = Depths::none(calls.len());
                 let order = tree_order(&calls, mode);
@@ -249,10 +257,13 @@ fn estimate_lent(work: &mut ThreadWork, mode: Mode, cfg: IntegratorConfig, exec:
             }
             Mode::PerformancePanel => {
                 let f = for_each_frame::for_each_frame(&model);
+                release(&mut model);
                 (f.calls, f.self_time, f.depth, 0)
             }
         }
     };
+    // (A thread without calls too.)
+    release(&mut model);
     let trace_entries = if work.names.len() == work.entries.len() && !work.names.is_empty() {
         work.entries
             .iter()
@@ -286,11 +297,6 @@ fn estimate_lent(work: &mut ThreadWork, mode: Mode, cfg: IntegratorConfig, exec:
         trace_entries,
     };
     t.order = t.sort_canonical();
-    if cfg.release_samples {
-        // Nothing the writer does reads them: the calls are made (a long thread's samples are
-        // much of what it holds while they are shaped).
-        t.model.release_samples();
-    }
     t
 }
 

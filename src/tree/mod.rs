@@ -167,9 +167,54 @@ pub struct Stacks {
     func_index: HashMap<Func, FuncId>,
     /// (parent stack, function) of each stack; a parent always comes before its children.
     prefix: Vec<(Option<StackId>, FuncId)>,
-    stack_index: HashMap<(Option<StackId>, FuncId), StackId>,
+    stack_index: StackIndex,
     /// (stack, weight) of each sample.
     pub samples: Vec<(StackId, f64)>,
+}
+
+/// A stack's number by its (parent, function): the numbers alone, hashed by what the prefix
+/// table holds for them (4 bytes and a control byte a stack, against 16 and one for a map of
+/// keys to numbers; on a large thread this index is the biggest thing the flame chart makes).
+#[derive(Debug, Clone, Default)]
+struct StackIndex(hashbrown::HashTable<u32>);
+
+fn stack_hash(key: &(Option<StackId>, FuncId)) -> u64 {
+    use std::hash::BuildHasher;
+    rustc_hash::FxBuildHasher.hash_one(key)
+}
+
+impl StackIndex {
+    fn with_capacity(n: usize) -> StackIndex {
+        StackIndex(hashbrown::HashTable::with_capacity(n))
+    }
+
+    /// The index of every stack of `prefix`.
+    fn of(prefix: &[(Option<StackId>, FuncId)]) -> StackIndex {
+        let mut index = StackIndex::with_capacity(prefix.len());
+        for (k, key) in prefix.iter().enumerate() {
+            index.0.insert_unique(stack_hash(key), k as u32, |&i| stack_hash(&prefix[i as usize]));
+        }
+        index
+    }
+
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// The stack `key` names, added to `prefix` when it is not there.
+    fn find_or_add(&mut self, prefix: &mut Vec<(Option<StackId>, FuncId)>, key: (Option<StackId>, FuncId)) -> StackId {
+        let hash = stack_hash(&key);
+        let at = |i: &u32| prefix[*i as usize];
+        match self.0.entry(hash, |i| at(i) == key, |i| stack_hash(&at(i))) {
+            hashbrown::hash_table::Entry::Occupied(e) => StackId(*e.get()),
+            hashbrown::hash_table::Entry::Vacant(e) => {
+                let id = prefix.len() as u32;
+                e.insert(id);
+                prefix.push(key);
+                StackId(id)
+            }
+        }
+    }
 }
 
 impl Stacks {
@@ -193,14 +238,9 @@ impl Stacks {
     pub fn stack(&mut self, parent: Option<StackId>, func: FuncId) -> StackId {
         if self.stack_index.len() != self.prefix.len() {
             // Let go by `compact`: made again.
-            self.stack_index = self.prefix.iter().enumerate().map(|(k, &pf)| (pf, StackId::new(k))).collect();
+            self.stack_index = StackIndex::of(&self.prefix);
         }
-        let n = StackId::new(self.prefix.len());
-        let id = *self.stack_index.entry((parent, func)).or_insert(n);
-        if id == n {
-            self.prefix.push((parent, func));
-        }
-        id
+        self.stack_index.find_or_add(&mut self.prefix, (parent, func))
     }
 
     /// The stack of `funcs`, outermost first (None for an empty list).
@@ -212,7 +252,7 @@ impl Stacks {
     /// and function; made again if one is added) and of spare capacity: for stacks kept
     /// while other work is done.
     pub fn compact(&mut self) {
-        self.stack_index = HashMap::default();
+        self.stack_index = StackIndex::default();
         self.prefix.shrink_to_fit();
         self.samples.shrink_to_fit();
     }
@@ -676,7 +716,7 @@ impl Stacks {
             funcs: self.funcs.clone(),
             func_index: self.func_index.clone(),
             prefix: Vec::with_capacity(self.prefix.len()),
-            stack_index: HashMap::with_capacity_and_hasher(self.prefix.len(), Default::default()),
+            stack_index: StackIndex::with_capacity(self.prefix.len()),
             samples: Vec::new(),
         };
         let mut new: Vec<Mapped> = Vec::with_capacity(self.prefix.len());

@@ -423,3 +423,59 @@ fn stacks_by_index_are_the_per_call_samples() {
         assert!(calls > 50 && inside > 0, "{file}: {calls} calls, {inside} events inside them");
     }
 }
+
+/// A stack is found by its parent and function however many there are, before and after the
+/// index is let go (`compact`) and made again: the same number each time, a new one for a new
+/// (parent, function), parents before children.
+#[test]
+fn stacks_are_numbered_once_each_across_compaction() {
+    let mut st = Stacks::new();
+    let funcs: Vec<FuncId> = (0..50).map(|k| st.func(f(&format!("f{k}"), "a.js"))).collect();
+    // A tree of 50 × 50 × 50 stacks, made twice: the second time finds the first's numbers.
+    let mut made = Vec::new();
+    for round in 0..2 {
+        let mut k = 0;
+        for &a in &funcs {
+            let sa = st.stack(None, a);
+            for &b in &funcs {
+                let sb = st.stack(Some(sa), b);
+                for &c in &funcs {
+                    let sc = st.stack(Some(sb), c);
+                    assert_eq!(st.prefix[sc.index()], (Some(sb), c), "the stack asked for");
+                    if round == 0 {
+                        made.push((sa, sb, sc));
+                    } else {
+                        assert_eq!((sa, sb, sc), made[k], "stack {k} renumbered");
+                    }
+                    k += 1;
+                }
+            }
+        }
+        st.compact();
+    }
+    assert_eq!(st.len(), 50 + 50 * 50 + 50 * 50 * 50);
+    let distinct: std::collections::HashSet<_> = made.iter().map(|m| m.2).collect();
+    assert_eq!(distinct.len(), made.len());
+    for (sa, sb, sc) in made {
+        assert!(sa.index() < sb.index() && sb.index() < sc.index());
+    }
+    // A chain of one function 100,000 deep: every stack new, found again by its parent.
+    let mut chain = vec![st.stack(None, funcs[7])];
+    for _ in 0..100_000 {
+        let parent = *chain.last().unwrap();
+        let s = st.stack(Some(parent), funcs[7]);
+        assert_eq!(st.prefix[s.index()], (Some(parent), funcs[7]));
+        chain.push(s);
+    }
+    st.compact();
+    for w in chain.windows(2) {
+        assert_eq!(st.stack(Some(w[0]), funcs[7]), w[1]);
+    }
+    // Once compacted, a new stack takes the next number.
+    let next = st.stack(Some(StackId::new(0)), funcs[49]);
+    assert_eq!(next, st.stack(Some(StackId::new(0)), funcs[49]));
+    assert!(next.index() < 50 + 50 * 50 + 50 * 50 * 50, "(f0, f49) was made in the first round");
+    let before = st.len();
+    let new = st.stack(Some(StackId::new(before - 1)), funcs[0]);
+    assert_eq!(new.index(), before);
+}
