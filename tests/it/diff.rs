@@ -90,6 +90,39 @@ fn two_engines_differ_by_exactly_what_their_oracle_answers_differ_by() {
     assert!(text(&same).starts_with("identical: 1176 calls"), "{}", text(&same));
 }
 
+/// One recording estimated two ways is read once, by whatever names it is given (a hard link
+/// is the same file); two engines read it twice, as two recordings are read. The stages
+/// `JSCALLS_TIMING` reports tell which was done; the outputs are the same either way.
+#[test]
+fn one_recording_estimated_two_ways_is_read_once() {
+    let ui = fixture("chrome-ui.json.gz");
+    let dir = temp_dir("one-read");
+    let link = dir.join("same.json.gz");
+    let _ = std::fs::remove_file(&link);
+    std::fs::hard_link(&ui, &link).unwrap();
+    let link = link.to_str().unwrap();
+    let stages = |args: &[&str]| {
+        let o = crate::support::jscalls_command().args(args).env("JSCALLS_TIMING", "1").output().unwrap();
+        assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+        let err = String::from_utf8_lossy(&o.stderr).into_owned();
+        let once = err.contains("timing: read once, estimated twice");
+        let twice = err.contains("timing: BASE read and estimated") && err.contains("timing: NEW read and estimated");
+        (once, twice, o.stdout)
+    };
+    let (once, twice, by_name) = stages(&["diff", &ui, &ui]);
+    assert!(once && !twice, "the file named twice");
+    let (once, twice, by_link) = stages(&["diff", &ui, link]);
+    assert!(once && !twice, "the file and a link to it");
+    // The same report but for the name of the second input.
+    assert_eq!(String::from_utf8(by_name).unwrap(), String::from_utf8(by_link).unwrap().replace(link, &ui));
+    let (once, twice, _) = stages(&["diff", &ui, "--new-opt", "--estimator midway --show-all-events"]);
+    assert!(once && !twice, "two estimators");
+    let (once, twice, _) = stages(&["diff", &ui, "--base-opt", "--engine 0.0.65"]);
+    assert!(!once && twice, "two engines");
+    let (once, twice, _) = stages(&["diff", &ui, &fixture("chrome-shop-base.json.gz")]);
+    assert!(!once && twice, "two recordings");
+}
+
 /// Midway against DevTools' own estimate of one input: the same calls, none added or removed,
 /// each moved exactly as the two `calls` outputs differ.
 #[test]
