@@ -23,6 +23,8 @@ echo "| command | time | peak memory |"
 echo "|---|---:|---:|"
 run '`calls`' x.json calls
 run '`calls --bounds`' x.json calls --bounds
+run '`calls --estimator midway`' x.json calls --estimator midway
+run '`calls --estimator log-midway`' x.json calls --estimator log-midway
 run '`timeline`' x.json timeline
 run '`tree --format json`' x.json tree --format json
 run '`tree --format devtools`' x.json tree --format devtools

@@ -34,6 +34,11 @@ impl PerInput for Calls<'_> {
         self.0 == CallsFormat::Summary || self.1.is_some()
     }
 
+    /// The calls and their summary read no sample once the calls are made (their count stays).
+    fn keeps_samples(&self) -> bool {
+        false
+    }
+
     fn range(&self) -> Option<&Query> {
         self.1
     }

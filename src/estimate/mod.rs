@@ -244,8 +244,10 @@ fn estimate_lent(work: &mut ThreadWork, mode: Mode, cfg: IntegratorConfig, exec:
                     integrator::build_profile_calls(&model, entries, &work.trace_values, cfg, exec);
                 if cfg.bounds || cfg.estimator != bounds::Estimator::DevTools {
                     let side_by_side = integrator::long_enough_to_cut(&model, cfg).then_some(exec);
-                    let how = bounds::Refine { estimator: cfg.estimator, bounds: cfg.bounds, side_by_side };
-                    let (s, b) = bounds::refine(&model, entries, &work.trace_values, &mut calls, how);
+                    let release_samples = cfg.release_samples;
+                    let how =
+                        bounds::Refine { estimator: cfg.estimator, bounds: cfg.bounds, side_by_side, release_samples };
+                    let (s, b) = bounds::refine(&mut model, entries, &work.trace_values, &mut calls, how);
                     (bounds, sampler) = (b, Some(s));
                 }
                 release(&mut model);

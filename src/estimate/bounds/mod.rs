@@ -158,18 +158,21 @@ pub(crate) struct Refine<'e, E> {
     /// Independent parts run as two jobs of this [`Exec`]: the sampler's measure beside the
     /// per-call tables, then the midway pass beside the bounds, or the bounds in two halves.
     pub(crate) side_by_side: Option<&'e E>,
+    /// Let the model's samples go once the tables made of them are (nothing after reads them;
+    /// on a long thread they are 8 bytes of the peak's each).
+    pub(crate) release_samples: bool,
 }
 
 /// Bounds for each call (when asked) and, for [`Estimator::Midway`] and
 /// [`Estimator::LogMidway`], the calls moved in place.
 pub(crate) fn refine(
-    model: &ProfileModel,
+    model: &mut ProfileModel,
     entries: &[Entry],
     trace_values: &[(u32, Scalar)],
     calls: &mut [ProfileCall],
     how: Refine<'_, impl Exec>,
 ) -> (Sampler, BoundsTable) {
-    let Refine { estimator, bounds, side_by_side } = how;
+    let Refine { estimator, bounds, side_by_side, release_samples } = how;
     let mut t: Vec<f64> = Vec::with_capacity(model.n_samples());
     t.extend(model.sample_times().map(|ms| ms * 1000.0));
     let n = t.len().min(model.n_samples());
@@ -200,6 +203,10 @@ pub(crate) fn refine(
         Some(exec) => exec.join(measure, tables),
         None => (measure(), tables()),
     };
+    if release_samples {
+        model.release_samples();
+    }
+    let model: &ProfileModel = model;
     // Gaps longer than this are placed by the call's log duration: every gap for log-midway;
     // for midway, a sampling hole (over two intervals, as the bounds count one), where a call
     // shorter than the hole most likely started near its end or ended near its start.

@@ -115,7 +115,7 @@ impl RunCache {
 
 impl<'m> Runs<'m> {
     /// `full`: with what [`Runs::bounds`] needs (empty otherwise).
-    pub(super) fn new(model: &'m ProfileModel, t: &[f64], inv: &'m Invocations, full: bool) -> Runs<'m> {
+    pub(super) fn new(model: &ProfileModel, t: &[f64], inv: &'m Invocations, full: bool) -> Runs<'m> {
         let tour = if full { Tour::new(model) } else { Tour { first: Vec::new(), end: Vec::new() } };
         // What only the bounds need is left empty for the midway estimate alone.
         let bounded = if full { t.len() } else { 0 };

@@ -27,14 +27,13 @@ impl CallTables {
         bounds: bool,
         midway: bool,
     ) -> CallTables {
-        let none = Change { closed: 0, deepest_closed: i32::MIN, opened: 0, outermost_opened: i32::MAX };
-        let mut at = vec![none; if midway && !calls.is_empty() { t.len() } else { 0 }];
+        let mut at = Changes::new(if midway && !calls.is_empty() { t.len() } else { 0 });
         let mut ends = Vec::with_capacity(if bounds || midway { calls.len() } else { 0 });
         let mut parents = Vec::with_capacity(if midway { calls.len() } else { 0 });
         // Per depth, the last call made at it.
         let mut last_at_depth: Vec<u32> = Vec::new();
         if !(bounds || midway) {
-            return CallTables { ends, parents, changes: Changes { at } };
+            return CallTables { ends, parents, changes: at };
         }
         for (c, call) in calls.iter().enumerate() {
             let end = call.ts + call.dur;
@@ -65,16 +64,20 @@ impl CallTables {
                 }
                 last_at_depth[d] = c as u32;
             }
-            if let Some(ch) = k.and_then(|k| at.get_mut(k)) {
-                ch.opened += 1;
-                ch.outermost_opened = ch.outermost_opened.min(node.depth);
+            if let Some(k) = k {
+                at.update(k, |ch| {
+                    ch.opened += 1;
+                    ch.outermost_opened = ch.outermost_opened.min(node.depth);
+                });
             }
-            if let Some(ch) = at.get_mut(j).filter(|_| t[j] == end) {
-                ch.closed += 1;
-                ch.deepest_closed = ch.deepest_closed.max(node.depth);
+            if t.get(j) == Some(&end) {
+                at.update(j, |ch| {
+                    ch.closed += 1;
+                    ch.deepest_closed = ch.deepest_closed.max(node.depth);
+                });
             }
         }
-        CallTables { ends, parents, changes: Changes { at } }
+        CallTables { ends, parents, changes: at }
     }
 }
 
@@ -86,24 +89,95 @@ impl CallTables {
 /// The changes are DevTools' own: the calls it ended on a sample and opened at it.
 pub(super) struct Changes {
     /// Per sample: the calls that ended on it and the deepest one's depth, the calls opened at
-    /// it and the outermost one's depth.
-    pub(super) at: Vec<Change>,
+    /// it and the outermost one's depth, in 16 bits each where they fit (nearly always: 8
+    /// bytes a sample, against 16), else [`Small::BIG`] and the sample's in `big`.
+    at: Vec<Small>,
+    big: rustc_hash::FxHashMap<u32, Change>,
 }
 
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub(super) struct Change {
-    closed: u32,
-    deepest_closed: i32,
-    opened: u32,
-    outermost_opened: i32,
+    pub(super) closed: u32,
+    pub(super) deepest_closed: i32,
+    pub(super) opened: u32,
+    pub(super) outermost_opened: i32,
+}
+
+/// A [`Change`] in 16-bit fields: counts as they are, depths from 0 with `u16::MAX` for none.
+#[derive(Clone, Copy)]
+struct Small {
+    closed: u16,
+    deepest_closed: u16,
+    opened: u16,
+    outermost_opened: u16,
+}
+
+impl Small {
+    /// A sample whose change is in the side table.
+    const BIG: Small = Small { closed: u16::MAX, deepest_closed: 0, opened: 0, outermost_opened: 0 };
+    const NONE: Small = Small { closed: 0, deepest_closed: u16::MAX, opened: 0, outermost_opened: u16::MAX };
+
+    /// `c` in 16 bits, when each of its fields fits.
+    fn of(c: Change) -> Option<Small> {
+        let count = |n: u32| u16::try_from(n).ok().filter(|&n| n != u16::MAX);
+        let depth = |d: i32, none: i32| if d == none { Some(u16::MAX) } else { count(u32::try_from(d).ok()?) };
+        Some(Small {
+            closed: count(c.closed)?,
+            deepest_closed: depth(c.deepest_closed, i32::MIN)?,
+            opened: count(c.opened)?,
+            outermost_opened: depth(c.outermost_opened, i32::MAX)?,
+        })
+    }
+
+    fn change(self) -> Change {
+        let depth = |d: u16, none: i32| if d == u16::MAX { none } else { i32::from(d) };
+        Change {
+            closed: u32::from(self.closed),
+            deepest_closed: depth(self.deepest_closed, i32::MIN),
+            opened: u32::from(self.opened),
+            outermost_opened: depth(self.outermost_opened, i32::MAX),
+        }
+    }
 }
 
 impl Changes {
+    pub(super) fn new(samples: usize) -> Changes {
+        Changes { at: vec![Small::NONE; samples], big: Default::default() }
+    }
+
+    /// How many samples there are changes for (none without midway).
+    #[cfg(test)]
+    pub(super) fn len(&self) -> usize {
+        self.at.len()
+    }
+
+    /// The change on sample `k`.
+    fn get(&self, k: usize) -> Option<Change> {
+        let s = *self.at.get(k)?;
+        Some(if s.closed == u16::MAX { self.big[&(k as u32)] } else { s.change() })
+    }
+
+    /// Changes sample `k`'s change by `f`.
+    pub(super) fn update(&mut self, k: usize, f: impl FnOnce(&mut Change)) {
+        let Some(mut c) = self.get(k) else { return };
+        f(&mut c);
+        self.at[k] = match Small::of(c) {
+            Some(s) => {
+                self.big.remove(&(k as u32));
+                s
+            }
+            None => {
+                self.big.insert(k as u32, c);
+                Small::BIG
+            }
+        };
+    }
+
     /// The fraction of the gap from sample `k − 1`'s capture to sample `k`'s at which a frame
     /// of this `depth` most likely started (`Side::Start`, opened at `k`) or ended (`Side::End`,
     /// ended on `k`).
     pub(super) fn place(&self, k: usize, depth: i32, side: Side) -> f64 {
-        let Some(c) = self.at.get(k) else { return 0.5 };
+        let Some(c) = self.get(k) else { return 0.5 };
         // The frame's place in the order of the changes (1 for the first).
         let i = match side {
             Side::Start => i64::from(c.closed) + i64::from(depth) - i64::from(c.outermost_opened) + 1,

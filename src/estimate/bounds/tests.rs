@@ -123,7 +123,7 @@ fn frames_that_change_between_two_samples_do_so_in_order() {
     assert_eq!(changes.place(2, depth("d"), Side::End), 0.5);
     // Without midway, only the ends are made.
     let only = CallTables::new(&model, &calls, &t, true, false);
-    assert_eq!((only.ends, only.parents.len(), only.changes.at.len()), (vec![3, 1, 1, 3, 3], 0, 0));
+    assert_eq!((only.ends, only.parents.len(), only.changes.len()), (vec![3, 1, 1, 3, 3], 0, 0));
 }
 
 #[test]
@@ -215,4 +215,42 @@ fn late_ticks_give_the_mean_lag() {
     let (mean, up) = fit_lag(&late, &on, &[], 200.0).unwrap();
     assert!(mean > 3.0 && mean < 20.0, "{mean}");
     assert!(up > mean, "{up} {mean}");
+}
+
+/// A sample's changes read back as they were counted, whether they fit the 16-bit form or take
+/// the side table (counts and depths of 65,535 and more, negative depths), and back again.
+#[test]
+fn changes_read_back_in_either_form() {
+    use crate::estimate::bounds::tables::Changes;
+    let mut ch = Changes::new(4);
+    // Sample 1: 70,000 calls closed, the deepest at 3; sample 2: one opened at depth 80,000,
+    // then one at depth 2 (the outermost); sample 3: one closed at depth −1.
+    for _ in 0..70_000 {
+        ch.update(1, |c| {
+            c.closed += 1;
+            c.deepest_closed = c.deepest_closed.max(3);
+        });
+    }
+    ch.update(2, |c| {
+        c.opened += 1;
+        c.outermost_opened = c.outermost_opened.min(80_000);
+    });
+    let wide = ch.place(2, 80_000, Side::Start);
+    ch.update(2, |c| {
+        c.opened += 1;
+        c.outermost_opened = c.outermost_opened.min(2);
+    });
+    ch.update(3, |c| {
+        c.closed += 1;
+        c.deepest_closed = c.deepest_closed.max(-1);
+    });
+    // Computed by hand from `place`: the k-th of n changes lies at k / (n + 1).
+    assert_eq!(ch.place(0, 5, Side::End), 0.5, "nothing changed on sample 0");
+    assert_eq!(ch.place(1, 3, Side::End), 1.0 / 70_001.0);
+    assert_eq!(ch.place(1, 0, Side::End), 4.0 / 70_001.0);
+    assert_eq!(wide, 0.5, "one change alone lies halfway");
+    assert_eq!(ch.place(2, 2, Side::Start), 1.0 / 3.0);
+    assert_eq!(ch.place(2, 3, Side::Start), 2.0 / 3.0);
+    assert_eq!(ch.place(3, -1, Side::End), 0.5);
+    assert_eq!(ch.place(9, 1, Side::End), 0.5, "past the samples");
 }

@@ -331,13 +331,21 @@ fn a_long_threads_refine_gives_the_same_side_by_side() {
     assert!(calls.len() > 1000, "{} calls", calls.len());
     // (Bounds alone are made in two halves side by side; with midway, beside its pass.)
     for estimator in [Estimator::DevTools, Estimator::Midway, Estimator::LogMidway] {
-        let (mut one, mut two) = (calls.clone(), calls.clone());
-        let alone = Refine { estimator, bounds: true, side_by_side: None::<&crate::exec::Threads> };
-        let alone = refine(&m, &entries, &tv, &mut one, alone);
-        let beside = Refine { estimator, bounds: true, side_by_side: Some(&crate::exec::Threads(2)) };
-        let beside = refine(&m, &entries, &tv, &mut two, beside);
+        let (mut one, mut two, mut three) = (calls.clone(), calls.clone(), calls.clone());
+        let exec = crate::exec::Threads(2);
+        let alone =
+            Refine { estimator, bounds: true, side_by_side: None::<&crate::exec::Threads>, release_samples: false };
+        let alone = refine(&mut m.clone(), &entries, &tv, &mut one, alone);
+        let beside = Refine { estimator, bounds: true, side_by_side: Some(&exec), release_samples: false };
+        let beside = refine(&mut m.clone(), &entries, &tv, &mut two, beside);
         assert_eq!(one, two, "{estimator:?}");
         assert_eq!(format!("{alone:?}"), format!("{beside:?}"), "{estimator:?}");
+        // Letting the samples go once their tables are made changes nothing.
+        let mut let_go = m.clone();
+        let how = Refine { estimator, bounds: true, side_by_side: Some(&exec), release_samples: true };
+        let released = refine(&mut let_go, &entries, &tv, &mut three, how);
+        assert_eq!((one == three, format!("{alone:?}")), (true, format!("{released:?}")), "{estimator:?}");
+        assert_eq!((let_go.sample_nodes.len(), let_go.n_samples()), (0, m.n_samples()), "{estimator:?}: let go");
         assert_eq!(alone.1.len(), calls.len(), "{estimator:?}: bounds for every call");
         assert_eq!(one == calls, estimator == Estimator::DevTools, "{estimator:?}: only midway moves boundaries");
     }
