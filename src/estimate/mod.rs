@@ -264,7 +264,7 @@ fn estimate_lent(work: &mut ThreadWork, mode: Mode, cfg: IntegratorConfig, exec:
             }
         }
     };
-    // (A thread without calls too.)
+    // A skipped thread's too (the branches let them go as soon as their calls are made).
     release(&mut model);
     let trace_entries = if work.names.len() == work.entries.len() && !work.names.is_empty() {
         work.entries

@@ -160,10 +160,14 @@ impl Changes {
     /// Changes sample `k`'s change by `f`.
     pub(super) fn update(&mut self, k: usize, f: impl FnOnce(&mut Change)) {
         let Some(mut c) = self.get(k) else { return };
+        let was_big = self.at[k].closed == u16::MAX;
         f(&mut c);
         self.at[k] = match Small::of(c) {
             Some(s) => {
-                self.big.remove(&(k as u32));
+                // (An outermost depth can come down into 16 bits again.)
+                if was_big {
+                    self.big.remove(&(k as u32));
+                }
                 s
             }
             None => {
