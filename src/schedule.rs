@@ -67,6 +67,13 @@ fn estimate_bytes(w: &ThreadWork) -> usize {
     (w.model.n_samples() + w.entries.len()) * 96
 }
 
+/// Threads estimated ahead of the one being handed on: one per thread allowed, as far as the
+/// biggest fits in the budget that many times (0: one at a time).
+fn ahead(works: &[ThreadWork], threads: usize) -> usize {
+    let biggest = works.iter().map(estimate_bytes).max().unwrap_or(0);
+    (OVERLAP_BUDGET / biggest.max(1)).min(threads)
+}
+
 impl Lazy {
     /// Every thread estimated twice, with these options and then with `second`'s estimate
     /// options, from one model; `keep` makes what is kept of each estimate on the thread that
@@ -82,8 +89,7 @@ impl Lazy {
         let exec = Threads(self.threads);
         // An item holds one estimate at a time (the first only as `keep` made it, once the
         // second is made), as `each`'s do.
-        let biggest = works.iter().map(estimate_bytes).max().unwrap_or(0);
-        let ahead = 1 + (OVERLAP_BUDGET / biggest.max(1)).min(self.threads);
+        let ahead = 1 + ahead(&works, self.threads);
         let mut works = works.into_iter().zip(cfgs);
         let mut out = Vec::with_capacity(n);
         let done: Result<(), std::convert::Infallible> = parallel::ordered(
@@ -117,10 +123,7 @@ impl Estimates for Lazy {
         let (mode, strings) = (self.mode, &self.strings);
         let cfgs = thread_configs(&works, self.cfg, self.threads);
         let exec = Threads(self.threads);
-        // Threads estimated ahead of the one being written: one per thread allowed, as far
-        // as the biggest fits in the budget that many times.
-        let biggest = works.iter().map(estimate_bytes).max().unwrap_or(0);
-        let ahead = (OVERLAP_BUDGET / biggest.max(1)).min(self.threads);
+        let ahead = ahead(&works, self.threads);
         if self.threads <= 1 || works.len() <= 1 || ahead == 0 {
             for (w, cfg) in works.into_iter().zip(cfgs) {
                 f(&estimate_thread(w, mode, cfg, &exec), strings)?;

@@ -169,16 +169,11 @@ fn samples_let_go_leave_the_calls_stacks_as_they_were() {
             let mut cfg = Config::default();
             cfg.keep_event_names = true;
             cfg.keep_samples = keep;
-            let (_, a) = jscalls::assemble(&src, &cfg).unwrap();
-            let mut out = Vec::new();
-            a.for_each_thread(|th| -> Result<(), ()> {
-                let (stacks, spans) = Stacks::from_calls_with_spans(&th);
-                let sampled = Stacks::from_samples(&th, Weight::Samples).samples.len();
-                out.push((format!("{stacks:?}"), spans, th.sample_count(), sampled));
-                Ok(())
+            per_thread(&src, &cfg, |th| {
+                let (stacks, spans) = Stacks::from_calls_with_spans(th);
+                let sampled = Stacks::from_samples(th, Weight::Samples).samples.len();
+                (format!("{stacks:?}"), spans, th.sample_count(), sampled)
             })
-            .unwrap();
-            out
         };
         let (kept, let_go) = (shapes(true), shapes(false));
         assert_eq!(kept.len(), let_go.len(), "{path}");
@@ -188,6 +183,19 @@ fn samples_let_go_leave_the_calls_stacks_as_they_were() {
             assert_eq!((k.2, g.3), (g.2, 0), "{path}: the count stays, the samples go");
         }
     }
+}
+
+/// `f` of every thread of `src` read and estimated with `cfg`, in order.
+fn per_thread<T>(src: &Source, cfg: &Config, mut f: impl FnMut(&jscalls::Thread<'_>) -> T) -> Vec<T> {
+    let (_, assembled) = jscalls::assemble(src, cfg).unwrap();
+    let mut out = Vec::new();
+    assembled
+        .for_each_thread(|th| -> Result<(), ()> {
+            out.push(f(&th));
+            Ok(())
+        })
+        .unwrap();
+    out
 }
 
 /// The calls' stacks summed per stack as they are made (what pprof writes) are the calls'
@@ -207,20 +215,17 @@ fn stacks_summed_as_made_are_the_per_call_samples_summed() {
         let mut cfg = Config::default();
         cfg.keep_event_names = true;
         cfg.cpuprofile_mode = mode;
-        let (_, a) = jscalls::assemble(&Source::file(path), &cfg).unwrap();
         let mut sums = 0;
-        a.for_each_thread(|th| -> Result<(), ()> {
+        per_thread(&Source::file(path), &cfg, |th| {
             for scale in [1000.0, 1.0] {
-                let (summed, total) = Stacks::from_calls_rounded(&th, scale);
-                let mut per_call = Stacks::from_calls(&th);
+                let (summed, total) = Stacks::from_calls_rounded(th, scale);
+                let mut per_call = Stacks::from_calls(th);
                 assert_eq!(total.to_bits(), per_call.total().to_bits(), "{path} {mode:?}: the total");
                 per_call.sum_rounded(scale);
                 assert_eq!(format!("{summed:?}"), format!("{per_call:?}"), "{path} {mode:?}: the stacks");
                 sums += summed.samples.len();
             }
-            Ok(())
-        })
-        .unwrap();
+        });
         assert!(sums > 20, "{path} {mode:?}: {sums} stacks with time");
     }
 }
@@ -278,21 +283,11 @@ fn two_estimates_of_one_read_are_each_as_its_own_read_gives_it() {
             for (a, b) in &pairs {
                 let (mut a, mut b) = (a.clone(), b.clone());
                 (a.cpuprofile_mode, a.threads, b.threads) = (mode, threads, threads);
-                let alone = |cfg: &Config| {
-                    let (_, assembled) = jscalls::assemble(&src, cfg).unwrap();
-                    let mut out = Vec::new();
-                    assembled
-                        .for_each_thread(|th| -> Result<(), ()> {
-                            out.push(estimate_rows(&th));
-                            Ok(())
-                        })
-                        .unwrap();
-                    out
-                };
                 // The second estimate is of the input as the first read it.
                 let mut b_read_alike = b.clone();
                 b_read_alike.cpuprofile_mode = mode;
-                let (want_a, want_b) = (alone(&a), alone(&b_read_alike));
+                let (want_a, want_b) =
+                    (per_thread(&src, &a, estimate_rows), per_thread(&src, &b_read_alike, estimate_rows));
                 let (_, assembled) = jscalls::assemble(&src, &a).unwrap();
                 let (got_a, got_b) = assembled.estimate_twice(&b, |th| estimate_rows(&th));
                 let what = format!("{path}, {mode:?}, {threads} threads, {:?} then {:?}", a.estimator, b.estimator);
