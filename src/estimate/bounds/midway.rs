@@ -2,7 +2,7 @@
 //! DevTools' sample to the most likely time between the captures around it.
 
 use super::sampler::Exact;
-use super::tables::Changes;
+use super::tables::{Changes, Nesting, Opened};
 use super::times::{partition_from, Edges, Side};
 use super::Captures;
 use crate::estimate::ProfileCall;
@@ -76,14 +76,14 @@ pub(super) fn stack_times(calls: &[ProfileCall]) -> Vec<f64> {
     v
 }
 
-/// The midway end of `call` (a frame `call_depth` deep), where `j` is the first sample at or
-/// after its end (and `j − 1` the last before it).
+/// The midway end of `call` (a frame `call_depth` deep, opened inside a call that DevTools
+/// ends at `parent_end`), where `j` is the first sample at or after its end (and `j − 1` the
+/// last before it).
 fn midway_end(
     cap: &Captures,
     changes: &Changes,
     call_depth: i32,
-    calls: &[ProfileCall],
-    parent: Option<u32>,
+    parent_end: Option<f64>,
     j: usize,
     call: &ProfileCall,
 ) -> Place {
@@ -96,11 +96,7 @@ fn midway_end(
     }
     // Truncated at an event's end: the invoked function ends there, the frames it called
     // somewhere after their last sample.
-    let outermost = parent.is_none_or(|p| {
-        let p = &calls[p as usize];
-        p.ts + p.dur != end
-    });
-    if outermost {
+    if parent_end.is_none_or(|p| p != end) {
         Place::At(end)
     } else {
         Place::Gap(running.min(end), end, 0.5)
@@ -170,9 +166,6 @@ pub(super) fn times(t: &[f64], exact: &Exact, stacks: &[f64], lag_mean: f64) -> 
 pub(super) struct Pass<'a> {
     pub(super) model: &'a ProfileModel,
     pub(super) entries: &'a [Entry],
-    pub(super) calls: &'a [ProfileCall],
-    /// Per call, the call it was opened inside ([`CallTables`](super::tables::CallTables)).
-    pub(super) parents: &'a [Option<u32>],
     /// Per call, the first sample at or after its end.
     pub(super) ends: &'a [u32],
     pub(super) changes: &'a Changes,
@@ -184,15 +177,23 @@ pub(super) struct Pass<'a> {
 }
 
 impl Pass<'_> {
-    /// Each call's (start, end), moved; `edges` keeps each on its side of every event's edge.
-    pub(super) fn move_calls(&self, edges: &mut Edges) -> Vec<(f64, f64)> {
+    /// Moves each of `n_calls` calls: `call(c)` is call `c` as DevTools made it, asked once and
+    /// in order, `moved(c, start, end)` takes it moved; `edges` keeps each on its side of every
+    /// event's edge. (What a call needs of its parent, the pass keeps: `moved` may write over
+    /// the calls.)
+    pub(super) fn move_calls(
+        &self,
+        edges: &mut Edges,
+        n_calls: usize,
+        call: impl Fn(usize) -> ProfileCall,
+        mut moved: impl FnMut(usize, f64, f64),
+    ) {
         let mut js_starts = JsStarts { entries: self.entries, next: 0, open: Vec::new(), last: f64::NEG_INFINITY };
-        let mut moved = Vec::with_capacity(self.calls.len());
-        // Per parent call (slot 0: the outermost calls), where its last child ends once moved.
-        let mut sibling_end = vec![f64::NEG_INFINITY; self.calls.len() + 1];
-        for (c, call) in self.calls.iter().enumerate() {
-            let parent = self.parents.get(c).copied().flatten();
+        let mut nesting = Nesting::new();
+        for c in 0..n_calls {
+            let call = call(c);
             let depth = self.model.nodes[call.node as usize].depth;
+            let parent = nesting.parent(depth, call.ts);
             let end = call.ts + call.dur;
             let (mut start, mut stop) = (call.ts, end);
             let k = call.sample_index;
@@ -202,7 +203,7 @@ impl Pass<'_> {
                 let prev = k.checked_sub(1);
                 let mut mid_before = prev.map_or(self.cap.mid[k], |p| self.cap.mid[p]);
                 // The lowest frame a sample opens has its parent opened earlier (or none).
-                let lowest = parent.is_none_or(|p| self.calls[p as usize].sample_index != call.sample_index);
+                let lowest = parent.is_none_or(|p| p.sample_index != call.sample_index);
                 // The last tick before: a synchronous sample taken at the invocation's start
                 // says only that the function had not started; a tick after the start that
                 // did not show the function (compiling, say) says it started later.
@@ -216,13 +217,13 @@ impl Pass<'_> {
                     Some(b0) if lowest => Place::At(b0),
                     _ => Place::Gap(mid_before, self.cap.mid[k], self.changes.place(k, depth, Side::Start)),
                 };
-                let e = midway_end(self.cap, self.changes, depth, self.calls, parent, j, call);
+                let e = midway_end(self.cap, self.changes, depth, parent.map(|p| p.end), j, &call);
                 (start, stop) = place_both(s, e, self.log_over);
             } else if k < 0 {
                 // A frame of a trace event's stack: its end moves, its start is its event's.
                 let last = self.ends[c] as usize;
                 if last > 0 {
-                    let e = midway_end(self.cap, self.changes, depth, self.calls, parent, last, call);
+                    let e = midway_end(self.cap, self.changes, depth, parent.map(|p| p.end), last, &call);
                     stop = place_both(Place::At(start), e, self.log_over).1;
                 }
             }
@@ -231,24 +232,27 @@ impl Pass<'_> {
             let mut start = edges.keep_side(start.round(), call.ts, Side::Start);
             let mut stop = edges.keep_side(stop.round(), end, Side::End);
             // Within its parent (moved first: it was made first), after its earlier siblings.
-            if let Some(&(ps, pe)) = parent.and_then(|p| moved.get(p as usize)) {
-                (start, stop) = (start.clamp(ps, pe), stop.clamp(ps, pe));
+            if let Some(p) = &parent {
+                (start, stop) = (start.clamp(p.start, p.stop), stop.clamp(p.start, p.stop));
             }
             // (An outermost frame's siblings are the other outermost calls; a deeper call whose
             // parent was not found has none known.)
-            let slot = match parent {
-                Some(p) => Some(p as usize + 1),
-                None => (depth <= 0).then_some(0),
-            };
-            if let Some(slot) = slot {
-                start = start.max(sibling_end[slot]);
+            let siblings_end = nesting.siblings_end(parent.as_ref(), depth);
+            if let Some(e) = siblings_end {
+                start = start.max(e);
             }
             stop = stop.max(start);
-            if let Some(slot) = slot {
-                sibling_end[slot] = stop;
-            }
-            moved.push((start, stop));
+            let opened = Opened {
+                index: c as u32,
+                ts: call.ts,
+                end,
+                sample_index: call.sample_index,
+                start,
+                stop,
+                children_end: f64::NEG_INFINITY,
+            };
+            nesting.made(parent.as_ref(), depth, opened);
+            moved(c, start, stop);
         }
-        moved
     }
 }

@@ -199,7 +199,7 @@ pub(crate) fn refine(
         let stacks = if midway { stack_times(calls_seen) } else { Vec::new() };
         (runs, tables, edges, stacks)
     };
-    let ((exact, mut sampler), (runs, CallTables { ends, parents, changes }, mut edges, stacks)) = match side_by_side {
+    let ((exact, mut sampler), (runs, CallTables { ends, changes }, mut edges, stacks)) = match side_by_side {
         Some(exec) => exec.join(measure, tables),
         None => (measure(), tables()),
     };
@@ -229,36 +229,40 @@ pub(crate) fn refine(
             .collect();
         (out, single)
     };
-    let pass = midway::Pass {
-        model,
-        entries,
-        calls: calls_seen,
-        parents: &parents,
-        ends: &ends,
-        changes: &changes,
-        cap: &cap,
-        n,
-        log_over,
-    };
-    let mut move_calls = || pass.move_calls(&mut edges);
+    let pass = midway::Pass { model, entries, ends: &ends, changes: &changes, cap: &cap, n, log_over };
     let all = 0..calls_seen.len();
     // Midway's pass and the bounds do not depend on each other, nor one call's bounds on
     // another's (the run cache aside): on a long thread, the pass beside the bounds, or the
-    // bounds in two halves.
-    let (moved, (out, single_calls)) = match side_by_side {
-        Some(exec) if midway && bounds => exec.join(move_calls, || bound(all)),
+    // bounds in two halves. The pass moves the calls in place unless the bounds read them.
+    let (out, single_calls) = match side_by_side {
+        Some(exec) if midway && bounds => {
+            let mut moved = Vec::with_capacity(all.end);
+            let pass = || pass.move_calls(&mut edges, all.end, |c| calls_seen[c], |_, s, e| moved.push((s, e)));
+            let ((), out) = exec.join(pass, || bound(all.clone()));
+            for (call, (start, stop)) in calls.iter_mut().zip(moved) {
+                (call.ts, call.dur) = (start, stop - start);
+            }
+            out
+        }
         Some(exec) if bounds => {
             let half = all.end / 2;
             let ((mut out, a), (rest, b)) = exec.join(|| bound(0..half), || bound(half..all.end));
             out.extend((0..rest.len()).filter_map(|i| rest.get(i)));
-            (Vec::new(), (out, a + b))
+            (out, a + b)
         }
-        _ => (if midway { move_calls() } else { Vec::new() }, bound(all)),
+        _ => {
+            let out = bound(all.clone());
+            if midway {
+                let calls = std::cell::Cell::from_mut(calls).as_slice_of_cells();
+                let put = |c: usize, start: f64, stop: f64| {
+                    let call: &std::cell::Cell<ProfileCall> = &calls[c];
+                    call.set(ProfileCall { ts: start, dur: stop - start, ..call.get() });
+                };
+                pass.move_calls(&mut edges, calls.len(), |c| calls[c].get(), put);
+            }
+            out
+        }
     };
-    for (call, (start, stop)) in calls.iter_mut().zip(moved) {
-        call.ts = start;
-        call.dur = stop - start;
-    }
     sampler.single_sample_calls = bounds.then_some(single_calls);
     (sampler, out)
 }

@@ -11,10 +11,6 @@ pub(super) struct CallTables {
     /// Per call, the first sample at or after its end (`t.len()` for none): the one that closed
     /// the call or, when an event's end closed it, the first after that (with bounds or midway).
     pub(super) ends: Vec<u32>,
-    /// Per call, the call it was opened inside: the last one made a level up, when it holds the
-    /// call's start (midway). By depth, not by node: DevTools goes on with a call across a
-    /// frame equal to its own under another node.
-    pub(super) parents: Vec<Option<u32>>,
     /// The calls DevTools ended and opened on each sample (midway).
     pub(super) changes: Changes,
 }
@@ -29,13 +25,10 @@ impl CallTables {
     ) -> CallTables {
         let mut at = Changes::new(if midway && !calls.is_empty() { t.len() } else { 0 });
         let mut ends = Vec::with_capacity(if bounds || midway { calls.len() } else { 0 });
-        let mut parents = Vec::with_capacity(if midway { calls.len() } else { 0 });
-        // Per depth, the last call made at it.
-        let mut last_at_depth: Vec<u32> = Vec::new();
         if !(bounds || midway) {
-            return CallTables { ends, parents, changes: at };
+            return CallTables { ends, changes: at };
         }
-        for (c, call) in calls.iter().enumerate() {
+        for call in calls {
             let end = call.ts + call.dur;
             let k = usize::try_from(call.sample_index).ok().filter(|&k| k < t.len());
             let j = match k {
@@ -50,20 +43,6 @@ impl CallTables {
                 continue;
             }
             let node = &model.nodes[call.node as usize];
-            let depth = usize::try_from(node.depth).ok();
-            let found = depth.and_then(|d| last_at_depth.get(d.checked_sub(1)?).copied()).filter(|&pc| {
-                pc != NONE && {
-                    let pc = &calls[pc as usize];
-                    pc.ts <= call.ts && call.ts <= pc.ts + pc.dur
-                }
-            });
-            parents.push(found);
-            if let Some(d) = depth {
-                if last_at_depth.len() <= d {
-                    last_at_depth.resize(d + 1, NONE);
-                }
-                last_at_depth[d] = c as u32;
-            }
             if let Some(k) = k {
                 at.update(k, |ch| {
                     ch.opened += 1;
@@ -77,7 +56,83 @@ impl CallTables {
                 });
             }
         }
-        CallTables { ends, parents, changes: at }
+        CallTables { ends, changes: at }
+    }
+}
+
+/// The calls the midway pass has made at each depth, as DevTools made them and as moved: the
+/// call each new one was opened inside is the last one made a level up, when it holds the
+/// call's start. By depth, not by node: DevTools goes on with a call across a frame equal to
+/// its own under another node. (A table of parents would cost 8 bytes a call; this, a row a
+/// depth.)
+pub(super) struct Nesting {
+    /// Per depth, the last call made at it ([`Opened::NONE`] where none was).
+    at: Vec<Opened>,
+    /// Where the last outermost call (depth 0, none found around it) ends once moved.
+    outermost_end: f64,
+}
+
+/// A call the pass has made, with where its last child ends once moved.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) struct Opened {
+    pub(super) index: u32,
+    /// DevTools' start and end.
+    pub(super) ts: f64,
+    pub(super) end: f64,
+    pub(super) sample_index: i64,
+    /// The start and end once moved.
+    pub(super) start: f64,
+    pub(super) stop: f64,
+    /// Where its last child so far ends once moved.
+    pub(super) children_end: f64,
+}
+
+impl Opened {
+    const NONE: Opened = Opened {
+        index: NONE,
+        ts: f64::NAN,
+        end: f64::NAN,
+        sample_index: -1,
+        start: f64::NAN,
+        stop: f64::NAN,
+        children_end: f64::NEG_INFINITY,
+    };
+}
+
+impl Nesting {
+    pub(super) fn new() -> Nesting {
+        Nesting { at: Vec::new(), outermost_end: f64::NEG_INFINITY }
+    }
+
+    /// The call a call `depth` deep starting at `ts` was opened inside (the next call made
+    /// must be this one).
+    pub(super) fn parent(&self, depth: i32, ts: f64) -> Option<Opened> {
+        let d = usize::try_from(depth).ok()?.checked_sub(1)?;
+        self.at.get(d).copied().filter(|p| p.index != NONE && p.ts <= ts && ts <= p.end)
+    }
+
+    /// Where the siblings before a call `depth` deep in `parent` end once moved: `None` when
+    /// its siblings are not known (a deeper call whose parent was not found).
+    pub(super) fn siblings_end(&self, parent: Option<&Opened>, depth: i32) -> Option<f64> {
+        match parent {
+            Some(p) => Some(p.children_end),
+            None => (depth <= 0).then_some(self.outermost_end),
+        }
+    }
+
+    /// Records a call `depth` deep in `parent` (what [`Nesting::parent`] gave).
+    pub(super) fn made(&mut self, parent: Option<&Opened>, depth: i32, opened: Opened) {
+        match parent {
+            Some(_) => self.at[depth as usize - 1].children_end = opened.stop,
+            None if depth <= 0 => self.outermost_end = opened.stop,
+            None => {}
+        }
+        if let Ok(d) = usize::try_from(depth) {
+            if self.at.len() <= d {
+                self.at.resize(d + 1, Opened::NONE);
+            }
+            self.at[d] = Opened { children_end: f64::NEG_INFINITY, ..opened };
+        }
     }
 }
 

@@ -2,6 +2,7 @@
 
 use super::midway::{lag_within, place_both, Place};
 use super::sampler::{fit_lag, stamp_delay};
+use super::tables::{Nesting, Opened};
 use super::times::{key_time, merge_times, ordered_edges, partition_from, sort_times, time_key, Side};
 use super::*;
 
@@ -110,10 +111,28 @@ fn frames_that_change_between_two_samples_do_so_in_order() {
         call("e", 2, 200.0, 100.0),
     ];
     let t = [0.0, 100.0, 200.0, 300.0];
-    let CallTables { ends, parents, changes } = CallTables::new(&model, &calls, &t, false, true);
+    let CallTables { ends, changes } = CallTables::new(&model, &calls, &t, false, true);
     assert_eq!(ends, [3, 1, 1, 3, 3]);
-    assert_eq!(parents, [None, Some(0), Some(1), Some(0), Some(3)]);
     let depth = |name| model.nodes[node(name).unwrap() as usize].depth;
+    // Each call's parent as the midway pass finds it, the calls made where DevTools put them.
+    let mut nesting = Nesting::new();
+    let mut parents = Vec::new();
+    for (c, (call, name)) in calls.iter().zip(["a", "b", "c", "d", "e"]).enumerate() {
+        let parent = nesting.parent(depth(name), call.ts);
+        parents.push(parent.map(|p| p.index));
+        let end = call.ts + call.dur;
+        let opened = Opened {
+            index: c as u32,
+            ts: call.ts,
+            end,
+            sample_index: call.sample_index,
+            start: call.ts,
+            stop: end,
+            children_end: f64::NEG_INFINITY,
+        };
+        nesting.made(parent.as_ref(), depth(name), opened);
+    }
+    assert_eq!(parents, [None, Some(0), Some(1), Some(0), Some(3)]);
     // Before sample 1: c ends first, then b, then d starts: at 1/4, 2/4, 3/4 of the gap.
     assert_eq!(changes.place(1, depth("c"), Side::End), 0.25);
     assert_eq!(changes.place(1, depth("b"), Side::End), 0.5);
@@ -123,7 +142,7 @@ fn frames_that_change_between_two_samples_do_so_in_order() {
     assert_eq!(changes.place(2, depth("d"), Side::End), 0.5);
     // Without midway, only the ends are made.
     let only = CallTables::new(&model, &calls, &t, true, false);
-    assert_eq!((only.ends, only.parents.len(), only.changes.len()), (vec![3, 1, 1, 3, 3], 0, 0));
+    assert_eq!((only.ends, only.changes.len()), (vec![3, 1, 1, 3, 3], 0));
 }
 
 #[test]
@@ -253,4 +272,44 @@ fn changes_read_back_in_either_form() {
     assert_eq!(ch.place(2, 3, Side::Start), 2.0 / 3.0);
     assert_eq!(ch.place(3, -1, Side::End), 0.5);
     assert_eq!(ch.place(9, 1, Side::End), 0.5, "past the samples");
+}
+
+#[test]
+fn a_call_is_nested_in_the_last_call_a_level_up_that_holds_its_start() {
+    let call = |index: u32, ts: f64, end: f64, stop: f64| Opened {
+        index,
+        ts,
+        end,
+        sample_index: i64::from(index),
+        start: ts,
+        stop,
+        children_end: f64::NEG_INFINITY,
+    };
+    let mut n = Nesting::new();
+    // Nothing made yet: an outermost call has no parent and no siblings before it; a deeper
+    // one has no siblings known.
+    assert_eq!(
+        (n.parent(0, 0.0), n.siblings_end(None, 0), n.siblings_end(None, 3)),
+        (None, Some(f64::NEG_INFINITY), None)
+    );
+    n.made(None, 0, call(0, 0.0, 100.0, 90.0));
+    assert_eq!(n.siblings_end(None, 0), Some(90.0));
+    // Inside call 0 (its start and its end count as inside); its first child has no siblings.
+    let p = n.parent(1, 100.0).unwrap();
+    assert_eq!((p.index, n.siblings_end(Some(&p), 1)), (0, Some(f64::NEG_INFINITY)));
+    n.made(Some(&p), 1, call(1, 10.0, 40.0, 45.0));
+    let p = n.parent(1, 50.0).unwrap();
+    assert_eq!((p.index, n.siblings_end(Some(&p), 1)), (0, Some(45.0)));
+    // After call 0's end, DevTools' times: none around it, whatever it was moved to.
+    assert_eq!(n.parent(1, 100.5), None);
+    // A new call a level up starts its children's siblings afresh.
+    n.made(None, 0, call(2, 200.0, 300.0, 300.0));
+    let p = n.parent(1, 250.0).unwrap();
+    assert_eq!(
+        (p.index, n.siblings_end(Some(&p), 1), n.siblings_end(None, 0)),
+        (2, Some(f64::NEG_INFINITY), Some(300.0))
+    );
+    // Two levels down with nothing made a level up: none; a negative depth is outermost.
+    assert_eq!(n.parent(3, 250.0), None);
+    assert_eq!((n.parent(-1, 250.0), n.siblings_end(None, -1)), (None, Some(300.0)));
 }
