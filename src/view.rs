@@ -178,7 +178,7 @@ impl<'a> Call<'a> {
     /// The (time-sorted) index of the sample whose stack opened the call; −1 for a frame that
     /// came from an event's `sampleTraceId`.
     pub fn sample_index(&self) -> i64 {
-        self.raw().sample_index
+        i64::from(self.raw().sample_index)
     }
 
     /// Where the true start and end lie, µs, when [`Config::bounds`](crate::Config::bounds) was

@@ -58,7 +58,7 @@ struct Walk {
 
 impl Walk {
     fn open(&mut self, depth: i32, node: u32, sample: usize, t: f64) {
-        self.out.calls.push(ProfileCall { node, sample_index: sample as i64, ts: t * 1000.0, dur: 0.0 });
+        self.out.calls.push(ProfileCall { node, sample_index: sample as i32, ts: t * 1000.0, dur: 0.0 });
         self.out.self_time.push_none();
         self.out.depth.push(depth);
         self.open_calls.push(self.out.calls.len() - 1);

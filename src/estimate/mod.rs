@@ -27,13 +27,18 @@ pub(crate) use integrator::IntegratorConfig;
 pub(crate) struct ProfileCall {
     /// Index of the node in [`ProfileModel::nodes`].
     pub node: u32,
-    /// The (time-sorted) index of the sample that opened the call; −1 for trace-id frames.
-    pub sample_index: i64,
+    /// The (time-sorted) index of the sample that opened the call; −1 for trace-id frames. (32
+    /// bits: a call is 24 bytes; a profile holds fewer than 2³¹ samples, see
+    /// [`crate::model::profile::MAX_SAMPLES`].)
+    pub sample_index: i32,
     /// Start, µs.
     pub ts: f64,
     /// Duration, µs.
     pub dur: f64,
 }
+
+// The estimate of a long thread is mostly its calls: kept at 24 bytes.
+const _: () = assert!(std::mem::size_of::<ProfileCall>() == 24);
 
 /// A thread's trace event with its name, kept with its calls: what DevTools' tree of every
 /// event and the stacks of the events inside calls read.

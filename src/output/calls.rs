@@ -275,7 +275,7 @@ pub(crate) fn write_call(s: &mut String, th: &ThreadCalls, i: usize, frags: &Nod
     write_bounds(s, th, i);
     write_tree_fields(s, th, i);
     s.push_str(frags.node_head(c.node));
-    write_int(s, c.sample_index);
+    write_int(s, i64::from(c.sample_index));
     s.push_str(frags.frame(node.frame));
 }
 

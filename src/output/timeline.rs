@@ -317,7 +317,7 @@ impl EventParts {
         s.push_str(&self.text[self.ends[k]..self.ends[k + 1]]);
         write_int(s, node.id);
         s.push_str(",\"sampleIndex\":");
-        write_int(s, c.sample_index);
+        write_int(s, i64::from(c.sample_index));
         s.push_str(&self.profile);
         super::calls::write_tree_fields(s, th, i);
         super::calls::write_bounds(s, th, i);

@@ -344,6 +344,8 @@ calls: 0"# },
         Case { name: "100 000 nested arrays in args", input: deep_args.into_bytes(), cfg: none, want: r#"warning: no CPU profile to estimate calls from (no usable Profile and ProfileChunk events): record the trace with the disabled-by-default-v8.cpu_profiler category (README, "Recording") [no-cpu-profile]
 calls: 0"# },
         Case { name: "stack deeper than --max-depth", input: deep_nodes.into_bytes(), cfg: |c| c.limits.max_depth = 1_000, want: r#"error: 1:2 (event 0): profile "0x1" of thread 1:1: the node tree is deeper than the limit of 1000 frames (raise it with --max-depth)"# },
+        Case { name: "more samples than a profile may have", input: t.clone().into_bytes(), cfg: |c| c.limits.max_samples = 2, want: r#"error: 1:2 (event 0): profile "0x1" of thread 0:0: 3 samples, more than the 2 one profile may have"# },
+        Case { name: "cpuprofile: more samples than a profile may have", input: ok_profile().into_bytes(), cfg: |c| c.limits.max_samples = 1, want: r#"error: 1:1: profile: 2 samples, more than the 1 one profile may have"# },
         Case { name: "event larger than --max-event-bytes", input: t.clone().into_bytes(), cfg: |c| c.max_event_bytes = 100, want: r#"error: 2:1 (event 1): the event is 526 bytes, more than the limit of 100 (raise it with --max-event-bytes)"# },
         Case { name: "cpuprofile: no nodes", input: ok_profile().replace(r#""nodes":[{"#, r#""nodes":[],"x":[{"#).into_bytes(), cfg: none, want: r#"error: 1:1: profile: the profile has no nodes"# },
         Case {

@@ -79,7 +79,7 @@ pub(super) struct Opened {
     /// DevTools' start and end.
     pub(super) ts: f64,
     pub(super) end: f64,
-    pub(super) sample_index: i64,
+    pub(super) sample_index: i32,
     /// The start and end once moved.
     pub(super) start: f64,
     pub(super) stop: f64,

@@ -280,7 +280,7 @@ fn a_call_is_nested_in_the_last_call_a_level_up_that_holds_its_start() {
         index,
         ts,
         end,
-        sample_index: i64::from(index),
+        sample_index: index as i32,
         start: ts,
         stop,
         children_end: f64::NEG_INFINITY,

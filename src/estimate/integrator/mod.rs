@@ -586,7 +586,7 @@ impl<'m> State<'m> {
             self.fill_seed_stack(s);
             self.cand_of = Some((s.node, s.gc_base));
         }
-        self.reconcile(s.sample as i64, s.ts);
+        self.reconcile(s.sample as i32, s.ts);
     }
 
     fn extract_for_event(&mut self, e: &Entry) {
@@ -616,7 +616,7 @@ impl<'m> State<'m> {
     }
 
     /// `#extractStackTrace` once the candidate is in `self.cand`.
-    fn reconcile(&mut self, sample: i64, ts: f64) {
+    fn reconcile(&mut self, sample: i32, ts: f64) {
         if self.settled == Some(self.n_truncates) {
             // What the walk below would find: every frame equal, nothing to end or push.
             self.n_truncates += 1;

@@ -123,7 +123,7 @@ fn random_entries(r: &mut Lcg, m: &ProfileModel, from: usize, long: bool) -> Vec
 /// bit, with the same console errors, for both engine versions and with native frames kept
 /// or not.
 fn same_as_from_root(what: &str, m: &ProfileModel, entries: &[Entry], trace_nodes: &[u32]) {
-    let bits = |calls: &[ProfileCall]| -> Vec<(u32, i64, u64, u64)> {
+    let bits = |calls: &[ProfileCall]| -> Vec<(u32, i32, u64, u64)> {
         calls.iter().map(|c| (c.node, c.sample_index, c.ts.to_bits(), c.dur.to_bits())).collect()
     };
     for (show_all_events, version) in
@@ -264,7 +264,7 @@ fn kept_stacks_equal_devtools_walk_on_long_threads() {
 /// the same console errors, for both engine versions and with native frames kept or not.
 #[test]
 fn a_thread_cut_at_a_task_gives_the_calls_of_one_walk() {
-    let bits = |calls: &[ProfileCall]| -> Vec<(u32, i64, u64, u64)> {
+    let bits = |calls: &[ProfileCall]| -> Vec<(u32, i32, u64, u64)> {
         calls.iter().map(|c| (c.node, c.sample_index, c.ts.to_bits(), c.dur.to_bits())).collect()
     };
     let mut tried = 0;

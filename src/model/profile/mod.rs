@@ -355,11 +355,17 @@ pub struct Limits {
     /// The most parsed nodes accepted beyond the protocol nodes (a node under several parents is
     /// parsed once per path, which a hostile profile can make exponential).
     pub max_extra_nodes: u64,
+    /// The most samples accepted in one profile: at most 2³¹ − 1, the default (a call holds
+    /// its sample's index in 32 bits).
+    pub max_samples: u64,
 }
+
+/// The most samples one profile can have: a call's sample index is an `i32`.
+pub(crate) const MAX_SAMPLES: u64 = i32::MAX as u64;
 
 impl Default for Limits {
     fn default() -> Limits {
-        Limits { max_depth: 100_000, max_extra_nodes: 1_000_000 }
+        Limits { max_depth: 100_000, max_extra_nodes: 1_000_000, max_samples: MAX_SAMPLES }
     }
 }
 
@@ -538,6 +544,11 @@ impl ProfileModel {
             return Err(fail("the profile has no nodes".into()));
         }
         let time_deltas = time_deltas.unwrap_or_default();
+        let count = time_deltas.len().max(samples.as_ref().map_or(0, |s| s.len())) as u64;
+        let max_samples = limits.max_samples.min(MAX_SAMPLES);
+        if count > max_samples {
+            return Err(fail(format!("{count} samples, more than the {max_samples} one profile may have")));
+        }
         let in_order = check_times(start_time, &time_deltas, &fail)?;
         if samples.is_none() && !nodes[0].hit_count_is_number {
             return Err(fail("neither hitCount nor samples are present in the profile".into()));
