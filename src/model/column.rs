@@ -96,21 +96,6 @@ impl<N: Narrow> Column32<N> {
         }
     }
 
-    /// Appends `w`, widening the column first if it needs it.
-    pub(crate) fn push(&mut self, w: N::Wide) {
-        match self {
-            Column32::Narrow(n) => match N::narrow(w) {
-                Some(x) => n.push(x),
-                None => {
-                    let mut wide: Vec<N::Wide> = n.iter().map(|x| x.widen()).collect();
-                    wide.push(w);
-                    *self = Column32::Wide(wide);
-                }
-            },
-            Column32::Wide(v) => v.push(w),
-        }
-    }
-
     /// The number of values.
     pub(crate) fn len(&self) -> usize {
         match self {
@@ -138,6 +123,54 @@ impl<N: Narrow> Column32<N> {
     }
 }
 
+/// A model's time deltas (µs) in 2 bytes each where they are whole numbers below 65,535 (at
+/// sampling intervals of 0.05–10 ms, all but a few gaps), the others in order beside them:
+/// samples are most of a long profile's memory, and their times are only ever read in order.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct SmallDeltas {
+    small: Vec<u16>,
+    /// Each delta [`ESCAPE`] stands for, in order.
+    other: Vec<f64>,
+}
+
+/// The small value standing for the next of [`SmallDeltas::other`].
+const ESCAPE: u16 = u16::MAX;
+
+impl SmallDeltas {
+    pub(crate) fn with_capacity(n: usize) -> SmallDeltas {
+        SmallDeltas { small: Vec::with_capacity(n), other: Vec::new() }
+    }
+
+    pub(crate) fn push(&mut self, d: f64) {
+        let s = d as u16;
+        // Exact, not −0 (its sign must survive), and not the escape itself; NaN fails.
+        if s != ESCAPE && f64::from(s) == d && d.is_sign_positive() {
+            self.small.push(s);
+        } else {
+            self.small.push(ESCAPE);
+            self.other.push(d);
+        }
+    }
+
+    /// The deltas, in order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = f64> + '_ {
+        let mut other = self.other.iter();
+        self.small.iter().map(move |&s| match s {
+            ESCAPE => *other.next().expect("one value beside the small ones per escape"),
+            s => f64::from(s),
+        })
+    }
+}
+
+impl FromIterator<f64> for SmallDeltas {
+    fn from_iter<I: IntoIterator<Item = f64>>(it: I) -> SmallDeltas {
+        let it = it.into_iter();
+        let mut d = SmallDeltas::with_capacity(it.size_hint().0);
+        it.for_each(|x| d.push(x));
+        d
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -149,7 +182,7 @@ mod tests {
         assert!(matches!(ids, Column32::Narrow(_)));
         ids.extend(&[7, -1, 8]);
         assert!(matches!(ids, Column32::Wide(_)));
-        ids.push(9);
+        ids.extend(&[9]);
         assert_eq!(ids.iter().collect::<Vec<_>>(), [1, 2, u32::MAX as i64, 7, -1, 8, 9]);
         assert_eq!(ids.iter_from(5).collect::<Vec<_>>(), [8, 9]);
         assert_eq!(ids.len(), 7);
@@ -157,12 +190,25 @@ mod tests {
         let tricky = [0.0, 100.0, -3.0, 2_147_483_647.0, 2_147_483_648.0, -0.0, 1.25, 1e-7, -2_147_483_648.0];
         for (k, &x) in tricky.iter().enumerate() {
             let mut d = Deltas::from_slice(&[100.0, 50.0]);
-            d.push(x);
+            d.extend(&[x]);
             d.extend(&[7.0]);
             let narrow = !(k == 4 || k == 5 || k == 6 || k == 7);
             assert_eq!(matches!(d, Column32::Narrow(_)), narrow, "{x}");
             let bits: Vec<u64> = d.iter().map(f64::to_bits).collect();
             assert_eq!(bits, [100.0, 50.0, x, 7.0].map(f64::to_bits), "{x}");
         }
+    }
+
+    #[test]
+    fn small_deltas_give_back_every_value_bit_for_bit() {
+        let values = [
+            100.0, 0.0, -0.0, 65_534.0, 65_535.0, 65_536.0, 1.5, -3.0, 1e-7, f64::NAN, 7.0, 1e12, f64::INFINITY, 2.0,
+        ];
+        let d: SmallDeltas = values.iter().copied().collect();
+        let bits: Vec<u64> = d.iter().map(f64::to_bits).collect();
+        assert_eq!(bits, values.map(f64::to_bits));
+        // Two bytes each for 100, 0, 65,534, 7 and 2; the other nine beside them, in order.
+        assert_eq!((d.small.len(), d.other.len()), (14, 9));
+        assert_eq!(d.other[..3].iter().map(|x| x.to_bits()).collect::<Vec<_>>(), [(-0.0f64).to_bits(), 65_535f64.to_bits(), 65_536f64.to_bits()]);
     }
 }

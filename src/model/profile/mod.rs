@@ -12,7 +12,7 @@ mod parse;
 use itertools::Either;
 use rustc_hash::FxHashMap;
 
-use super::column::{Column32, Deltas, Ids, Narrow};
+use super::column::{Column32, Deltas, Ids, SmallDeltas};
 use crate::error::{Error, Location};
 use crate::input::leaf::{Leaf, UNKNOWN_ID};
 use crate::js::Scalar;
@@ -208,8 +208,8 @@ impl RawProfile {
 #[derive(Debug, Clone)]
 enum Times {
     /// In time order: time `i` is `(start + deltas[0] + … + deltas[i]) / 1000` ms, summed in
-    /// `f64` as the reference sums them (4 bytes a sample instead of 8).
-    Deltas { start: f64, deltas: Deltas },
+    /// `f64` as the reference sums them (2 bytes a sample instead of 8, mostly).
+    Deltas { start: f64, deltas: SmallDeltas },
     /// Sorted, in ms.
     Ms(Vec<f64>),
     /// A profile without samples: the times in µs, never normalized.
@@ -224,45 +224,21 @@ impl Default for Times {
 
 impl Times {
     /// Sorted times (µs): as deltas again when summing them gives back every value bit for bit
-    /// (whole microseconds, as recorded, always do), else in ms. `spare` is the column the
-    /// times were summed from, as long: its room is reused (fresh pages cost a fault each).
-    fn sorted(start: f64, us: Vec<f64>, spare: Deltas) -> Times {
-        let (mut prev, mut sum, mut exact) = (start, start, true);
-        // The deltas go straight into narrow values while they fit (the usual case), and into
-        // a column that widens once one does not.
-        let mut narrow: Vec<i32> = match spare {
-            Column32::Narrow(mut v) => {
-                v.clear();
-                v
-            }
-            Column32::Wide(_) => Vec::with_capacity(us.len()),
-        };
-        let mut wide: Option<Deltas> = None;
+    /// (whole microseconds, as recorded, always do), else in ms.
+    fn sorted(start: f64, us: Vec<f64>) -> Times {
+        let (mut prev, mut sum) = (start, start);
+        let mut deltas = SmallDeltas::with_capacity(us.len());
         for &t in &us {
             let d = t - prev;
             sum += d;
-            exact = sum.to_bits() == t.to_bits();
-            if !exact {
-                break;
+            if sum.to_bits() != t.to_bits() {
+                // normalizeTimestamps: µs → ms.
+                return Times::Ms(us.into_iter().map(|t| t / 1000.0).collect());
             }
             prev = t;
-            match (&mut wide, i32::narrow(d)) {
-                (None, Some(x)) => narrow.push(x),
-                (None, None) => {
-                    let mut col = Deltas::Narrow(std::mem::take(&mut narrow));
-                    col.push(d);
-                    wide = Some(col);
-                }
-                (Some(col), _) => col.push(d),
-            }
+            deltas.push(d);
         }
-        if exact {
-            let deltas = wide.unwrap_or(Deltas::Narrow(narrow));
-            Times::Deltas { start, deltas }
-        } else {
-            // normalizeTimestamps: µs → ms.
-            Times::Ms(us.into_iter().map(|t| t / 1000.0).collect())
-        }
+        Times::Deltas { start, deltas }
     }
 }
 
@@ -625,13 +601,14 @@ impl ProfileModel {
             };
             sample_nodes.resize(n, NONE);
             let times = if in_order {
-                Times::Deltas { start: start_time, deltas: time_deltas }
+                Times::Deltas { start: start_time, deltas: time_deltas.iter().collect() }
             } else {
                 // (The iterator cannot tell its length: collecting it grew the vector step by step.)
                 let mut timestamps: Vec<f64> = Vec::with_capacity(time_deltas.len());
                 timestamps.extend(times_us());
+                drop(time_deltas);
                 sort_samples(&mut timestamps, &mut sample_nodes);
-                Times::sorted(start_time, timestamps, time_deltas)
+                Times::sorted(start_time, timestamps)
             };
             model.times = times;
             // normalizeTimestamps: plus one extra timestamp one mean interval later (the samples
