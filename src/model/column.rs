@@ -201,14 +201,16 @@ mod tests {
 
     #[test]
     fn small_deltas_give_back_every_value_bit_for_bit() {
-        let values = [
-            100.0, 0.0, -0.0, 65_534.0, 65_535.0, 65_536.0, 1.5, -3.0, 1e-7, f64::NAN, 7.0, 1e12, f64::INFINITY, 2.0,
-        ];
+        let values =
+            [100.0, 0.0, -0.0, 65_534.0, 65_535.0, 65_536.0, 1.5, -3.0, 1e-7, f64::NAN, 7.0, 1e12, f64::INFINITY, 2.0];
         let d: SmallDeltas = values.iter().copied().collect();
         let bits: Vec<u64> = d.iter().map(f64::to_bits).collect();
         assert_eq!(bits, values.map(f64::to_bits));
         // Two bytes each for 100, 0, 65,534, 7 and 2; the other nine beside them, in order.
         assert_eq!((d.small.len(), d.other.len()), (14, 9));
-        assert_eq!(d.other[..3].iter().map(|x| x.to_bits()).collect::<Vec<_>>(), [(-0.0f64).to_bits(), 65_535f64.to_bits(), 65_536f64.to_bits()]);
+        assert_eq!(
+            d.other[..3].iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+            [(-0.0f64).to_bits(), 65_535f64.to_bits(), 65_536f64.to_bits()]
+        );
     }
 }

@@ -62,11 +62,10 @@ struct State<'m> {
     out: Vec<ProfileCall>,
     /// The JS stack: indices into `out`, with the truncate count when each was pushed.
     js: Vec<(u32, u64)>,
-    /// The [`State::keys`] of the JS stack's frames, side by side with `js`: the walk that
-    /// compares the stacks reads two short arrays instead of a node per frame.
+    /// The frame keys ([`Node::frame_key`](crate::model::profile::Node::frame_key)) of the JS
+    /// stack's frames, side by side with `js`: the walk that compares the stacks reads two
+    /// short arrays instead of a node per frame.
     js_keys: Vec<u32>,
-    /// Per node: its frame's key for `framesEqual` ([`NEVER`] for a frame never equal).
-    keys: Vec<u32>,
     locks: Vec<usize>,
     fake: bool,
     /// Truncates so far, and the time of the last one.
@@ -75,7 +74,7 @@ struct State<'m> {
     /// The candidate stack (nodes, outermost first); its calls would all start at the same
     /// sample and time, which [`State::reconcile`] is given.
     cand: Vec<u32>,
-    /// The [`State::keys`] of `cand`, side by side with it.
+    /// The frame keys of `cand`, side by side with it.
     cand_keys: Vec<u32>,
     /// The tree path of the node whose stack `cand` holds (the root left out): `path[d]` is
     /// its ancestor at depth `d`; with `path_cand[d]`, the length of `cand` up to it (native
@@ -112,7 +111,7 @@ struct State<'m> {
 const NO_NODE: u32 = u32::MAX;
 
 /// The key of a frame that is never equal to any (one with a NaN field): two of them differ.
-const NEVER: u32 = u32::MAX;
+const NEVER: u32 = crate::model::profile::NEVER_EQUAL;
 
 /// The node each trace index resolves to, from the values the profile's `trace_ids` give the
 /// events' ids ([`NO_NODE`] where none; empty when no event's id is in `trace_ids`).
@@ -381,18 +380,6 @@ fn seeds(model: &ProfileModel, from: usize, to: usize) -> impl Iterator<Item = S
 impl<'m> State<'m> {
     fn new(model: &'m ProfileModel, trace_nodes: &'m [u32], cfg: IntegratorConfig) -> State<'m> {
         let id = |n: Option<u32>| n.map(|n| model.nodes[n as usize].id);
-        let keys = model
-            .nodes
-            .iter()
-            .map(|n| {
-                debug_assert!(n.frame_never_equal || n.frame_key != NEVER, "frame keys are counted from 0");
-                if n.frame_never_equal {
-                    NEVER
-                } else {
-                    n.frame_key
-                }
-            })
-            .collect();
         State {
             model,
             trace_nodes,
@@ -400,7 +387,6 @@ impl<'m> State<'m> {
             out: Vec::new(),
             js: Vec::new(),
             js_keys: Vec::new(),
-            keys,
             locks: Vec::new(),
             fake: false,
             n_truncates: 0,
@@ -512,7 +498,7 @@ impl<'m> State<'m> {
         self.set_path(base);
         if is_gc && self.keeps(s.node) {
             self.cand.push(s.node);
-            self.cand_keys.push(self.keys[s.node as usize]);
+            self.cand_keys.push(self.model.nodes[s.node as usize].frame_key);
             self.cand_gc = true;
         }
     }
@@ -521,7 +507,7 @@ impl<'m> State<'m> {
     /// shown).
     #[inline]
     fn keeps(&self, node: u32) -> bool {
-        self.cfg.show_all_events || !self.model.nodes[node as usize].native
+        self.cfg.show_all_events || !self.model.is_native(node)
     }
 
     /// Makes the candidate the stack of `node` and its ancestors, outermost first, the root
@@ -557,7 +543,7 @@ impl<'m> State<'m> {
             self.path.push(n);
             if self.keeps(n) {
                 self.cand.push(n);
-                self.cand_keys.push(self.keys[n as usize]);
+                self.cand_keys.push(self.model.nodes[n as usize].frame_key);
             }
             self.path_cand.push(self.cand.len() as u32);
         }

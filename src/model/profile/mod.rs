@@ -315,13 +315,16 @@ pub(crate) struct Node {
     pub depth: i32,
     /// The frame: an index into [`ProfileModel::frames`] (see [`ProfileModel::frame`]).
     pub frame: u32,
-    /// Frame identity for `framesAreEqual` (scriptId, functionName, lineNumber).
+    /// Frame identity for `framesAreEqual` (scriptId, functionName, lineNumber);
+    /// [`NEVER_EQUAL`] for a frame never equal to anything, itself included (a NaN field).
     pub frame_key: u32,
-    /// True when the frame is never equal to anything, itself included (a NaN field).
-    pub frame_never_equal: bool,
-    /// `url === "native V8Runtime"`.
-    pub native: bool,
 }
+
+/// The [`Node::frame_key`] of a frame never equal to anything.
+pub(crate) const NEVER_EQUAL: u32 = u32::MAX;
+
+// A long profile has millions of nodes: kept at 24 bytes.
+const _: () = assert!(std::mem::size_of::<Node>() == 24);
 
 /// Limits that keep hostile profiles from exhausting memory or time.
 #[derive(Debug, Clone, Copy)]
@@ -353,6 +356,8 @@ pub(crate) struct ProfileModel {
     pub nodes: Vec<Node>,
     /// The distinct frames the nodes refer to.
     pub frames: Vec<CallFrame>,
+    /// Per frame, whether it is native (`url === "native V8Runtime"`).
+    native_frames: Vec<bool>,
     id_to_node: IdMap,
     /// The node each sample resolves to ([`NONE`] for an unknown id), in time order. The
     /// sample's id is that node's (see [`ProfileModel::sample_id`]).
@@ -446,8 +451,8 @@ fn scalar_key(s: Scalar) -> Option<ScalarKey> {
 }
 
 impl FrameKeys {
-    /// The key of a frame, and whether the frame is never equal to anything.
-    fn key(&mut self, f: &CallFrame) -> (u32, bool) {
+    /// The key of a frame ([`NEVER_EQUAL`] for one never equal to anything).
+    fn key(&mut self, f: &CallFrame) -> u32 {
         match (scalar_key(f.script_id), scalar_key(f.function_name), scalar_key(f.line_number)) {
             (Some(a), Some(b), Some(c)) => {
                 let key = (a, b, c);
@@ -465,9 +470,9 @@ impl FrameKeys {
                         n
                     }
                 };
-                (n, false)
+                n
             }
-            _ => (u32::MAX, true),
+            _ => NEVER_EQUAL,
         }
     }
 }
@@ -542,6 +547,7 @@ impl ProfileModel {
         let mut model = ProfileModel {
             nodes: tree.nodes,
             frames,
+            native_frames: tree.native_frames,
             id_to_node: tree.id_to_node,
             sample_nodes: Vec::new(),
             times: Times::Us(Vec::new()),
@@ -634,6 +640,12 @@ impl ProfileModel {
             // No samples: the times stay in µs (the reference normalizes only with samples).
             model.times = Times::Us(times_us().collect());
         }
+    }
+
+    /// Whether parsed node `n`'s frame is native (`url === "native V8Runtime"`).
+    #[inline]
+    pub(crate) fn is_native(&self, n: u32) -> bool {
+        self.native_frames[self.nodes[n as usize].frame as usize]
     }
 
     /// The frame of parsed node `n`.

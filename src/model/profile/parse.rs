@@ -11,6 +11,8 @@ use crate::strings::Strings;
 /// The parsed tree: the protocol's nodes walked depth first from the root.
 pub(super) struct ParsedTree {
     pub(super) nodes: Vec<Node>,
+    /// Per frame, whether it is native (`url === "native V8Runtime"`).
+    pub(super) native_frames: Vec<bool>,
     pub(super) id_to_node: IdMap,
     /// The root's parsed children, in the walk's order.
     pub(super) root_children: Vec<u32>,
@@ -39,19 +41,17 @@ impl ParsedTree {
         let children = Children::new(nodes, &by_id);
 
         let url_native = strings.lookup("native V8Runtime").map(Scalar::Str);
-        // Per frame: its key for framesAreEqual, whether it is never equal, whether it is native.
+        // Per frame: its key for framesAreEqual (NEVER_EQUAL for a frame never equal).
         let mut keys = FrameKeys::default();
-        let frame_info: Vec<(u32, bool, bool)> = frames
-            .iter()
-            .map(|f| {
-                let (key, never) = keys.key(f);
-                (key, never, Some(f.url) == url_native)
-            })
-            .collect();
+        let frame_keys: Vec<u32> = frames.iter().map(|f| keys.key(f)).collect();
         drop(keys);
-        let make = |raw: &RawNode, parent: u32, depth: i32| {
-            let (frame_key, frame_never_equal, native) = frame_info[raw.frame as usize];
-            Node { id: raw.id, parent, depth, frame: raw.frame, frame_key, frame_never_equal, native }
+        let native_frames = frames.iter().map(|f| Some(f.url) == url_native).collect();
+        let make = |raw: &RawNode, parent: u32, depth: i32| Node {
+            id: raw.id,
+            parent,
+            depth,
+            frame: raw.frame,
+            frame_key: frame_keys[raw.frame as usize],
         };
         let mut parsed: Vec<Node> = Vec::with_capacity(nodes.len());
         parsed.push(make(&nodes[0], NONE, -1));
@@ -99,7 +99,15 @@ impl ParsedTree {
         }
 
         let n_unreachable = seen[1..].iter().filter(|s| !**s).count() as u64;
-        Ok(ParsedTree { nodes: parsed, id_to_node, root_children, n_shared, n_duplicate_ids, n_unreachable })
+        Ok(ParsedTree {
+            nodes: parsed,
+            native_frames,
+            id_to_node,
+            root_children,
+            n_shared,
+            n_duplicate_ids,
+            n_unreachable,
+        })
     }
 }
 
