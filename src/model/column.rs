@@ -123,9 +123,9 @@ impl<N: Narrow> Column32<N> {
     }
 }
 
-/// A model's time deltas (µs) in 2 bytes each where they are whole numbers below 65,535 (at
-/// sampling intervals of 0.05–10 ms, all but a few gaps), the others in order beside them:
-/// samples are most of a long profile's memory, and their times are only ever read in order.
+/// Time deltas (µs) in 2 bytes each where they are whole numbers below 65,535 (at sampling
+/// intervals of 0.05–10 ms, all but a few gaps), the others in order beside them: samples are
+/// most of a long profile's memory, and their times are only ever read in order.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct SmallDeltas {
     small: Vec<u16>,
@@ -135,6 +135,13 @@ pub(crate) struct SmallDeltas {
 
 /// The small value standing for the next of [`SmallDeltas::other`].
 const ESCAPE: u16 = u16::MAX;
+
+/// A place in a [`SmallDeltas`]: where its values up to a point end.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub(crate) struct Mark {
+    small: usize,
+    other: usize,
+}
 
 impl SmallDeltas {
     pub(crate) fn with_capacity(n: usize) -> SmallDeltas {
@@ -152,10 +159,30 @@ impl SmallDeltas {
         }
     }
 
+    /// The values of `v`, after the others.
+    pub(crate) fn extend(&mut self, v: &[f64]) {
+        self.small.reserve(v.len());
+        v.iter().for_each(|&d| self.push(d));
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.small.len()
+    }
+
+    /// Where the values so far end.
+    pub(crate) fn end(&self) -> Mark {
+        Mark { small: self.small.len(), other: self.other.len() }
+    }
+
     /// The deltas, in order.
     pub(crate) fn iter(&self) -> impl Iterator<Item = f64> + '_ {
-        let mut other = self.other.iter();
-        self.small.iter().map(move |&s| match s {
+        self.iter_since(Mark::default())
+    }
+
+    /// The deltas after `mark` (an [`SmallDeltas::end`] of this column), in order.
+    pub(crate) fn iter_since(&self, mark: Mark) -> impl Iterator<Item = f64> + '_ {
+        let mut other = self.other[mark.other..].iter();
+        self.small[mark.small..].iter().map(move |&s| match s {
             ESCAPE => *other.next().expect("one value beside the small ones per escape"),
             s => f64::from(s),
         })
@@ -212,5 +239,12 @@ mod tests {
             d.other[..3].iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
             [(-0.0f64).to_bits(), 65_535f64.to_bits(), 65_536f64.to_bits()]
         );
+        // Added to, read from where the first values ended.
+        let mut e: SmallDeltas = values[..5].iter().copied().collect();
+        let mark = e.end();
+        e.extend(&values[5..]);
+        let since: Vec<u64> = e.iter_since(mark).map(f64::to_bits).collect();
+        let want: Vec<u64> = values[5..].iter().map(|x| x.to_bits()).collect();
+        assert_eq!((since, e.len()), (want, values.len()));
     }
 }

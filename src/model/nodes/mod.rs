@@ -268,7 +268,7 @@ fn finish_raw(
         nodes,
         frames,
         samples: json.samples.as_ref().map(|s| Ids::from_slice(&s.0)),
-        time_deltas: json.time_deltas.as_ref().map(|d| Deltas::from_slice(&d.values)),
+        time_deltas: json.time_deltas.as_ref().map(|d| d.values.iter().copied().collect()),
         lines: json.lines.as_ref().map(|l| Deltas::from_slice(&l.values)),
         columns: json.columns.as_ref().map(|l| Deltas::from_slice(&l.values)),
         // Decided by the caller ([`RawProfile::keep`]).

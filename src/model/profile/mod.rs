@@ -178,7 +178,7 @@ pub(crate) struct RawProfile {
     /// The sampled node ids ([`UNKNOWN_ID`] for values that are not ids); None when absent.
     pub samples: Option<Ids>,
     /// µs between samples; None when absent.
-    pub time_deltas: Option<Deltas>,
+    pub time_deltas: Option<SmallDeltas>,
     /// The line of each sample, in the order recorded (not sorted with the samples, as DevTools
     /// leaves them); NaN for a value that is not a number. None when absent.
     pub lines: Option<Deltas>,
@@ -479,7 +479,7 @@ impl FrameKeys {
 
 /// The sample times (µs), the deltas summed in f64 from `startTime`, checked: whether they
 /// are in order (then the deltas are kept as they are, see [`Times`]).
-fn check_times(start_time: f64, time_deltas: &Deltas, fail: &impl Fn(String) -> Error) -> Result<bool, Error> {
+fn check_times(start_time: f64, time_deltas: &SmallDeltas, fail: &impl Fn(String) -> Error) -> Result<bool, Error> {
     let mut in_order = true;
     let mut t = start_time;
     for (i, x) in time_deltas.iter().enumerate() {
@@ -576,7 +576,7 @@ impl ProfileModel {
 
     /// The samples and their times (sortSamples, normalizeTimestamps), or without samples the
     /// times alone.
-    fn take_samples(&mut self, samples: Option<Ids>, start_time: f64, time_deltas: Deltas, in_order: bool) {
+    fn take_samples(&mut self, samples: Option<Ids>, start_time: f64, time_deltas: SmallDeltas, in_order: bool) {
         let model = self;
         let times_us = || {
             time_deltas.iter().scan(start_time, |t, x| {
@@ -607,7 +607,7 @@ impl ProfileModel {
             };
             sample_nodes.resize(n, NONE);
             let times = if in_order {
-                Times::Deltas { start: start_time, deltas: time_deltas.iter().collect() }
+                Times::Deltas { start: start_time, deltas: time_deltas }
             } else {
                 // (The iterator cannot tell its length: collecting it grew the vector step by step.)
                 let mut timestamps: Vec<f64> = Vec::with_capacity(time_deltas.len());

@@ -9,7 +9,7 @@ use crate::input::scan::RawEvent;
 use crate::input::shapes;
 use crate::input::shapes::MapKey;
 use crate::input::sink::EventCtx;
-use crate::model::column::{Deltas, Ids};
+use crate::model::column::{Deltas, Ids, Mark, SmallDeltas};
 use crate::model::nodes::raw_from_cpuprofile;
 use crate::model::nodes::FrameCache;
 use crate::model::profile::RawProfile;
@@ -26,7 +26,7 @@ pub(crate) struct PreProfile {
     /// Where the profile was first seen.
     pub(crate) location: Location,
     /// Running `startTime + Σ deltas` for the endTime quirk: (startTime used, sum, deltas summed).
-    pub(crate) end_fold: (f64, f64, usize),
+    pub(crate) end_fold: (f64, f64, Mark),
 }
 
 impl TraceBuilder {
@@ -42,7 +42,7 @@ impl TraceBuilder {
             id: key.clone(),
             raw: RawProfile {
                 samples: Some(Ids::default()),
-                time_deltas: Some(Deltas::default()),
+                time_deltas: Some(SmallDeltas::default()),
                 // The SamplesHandler starts every chunked profile with `lines: []`.
                 lines: self.keep_lines.then(Deltas::default),
                 columns: self.keep_lines.then(Deltas::default),
@@ -53,7 +53,7 @@ impl TraceBuilder {
             thread: None,
             source: None,
             location: loc(),
-            end_fold: (f64::NAN, 0.0, 0),
+            end_fold: (f64::NAN, 0.0, Mark::default()),
         });
         self.profile_index.insert((pid, key), i);
         i
@@ -237,12 +237,12 @@ impl TraceBuilder {
                 let (start, mut sum, mut done) = p.end_fold;
                 if start.to_bits() != p.raw.start_time.to_bits() {
                     sum = p.raw.start_time;
-                    done = 0;
+                    done = Mark::default();
                 }
-                for x in d.iter_from(done) {
+                for x in d.iter_since(done) {
                     sum += x;
                 }
-                p.end_fold = (p.raw.start_time, sum, d.len());
+                p.end_fold = (p.raw.start_time, sum, d.end());
                 p.raw.end_time = sum;
             }
         }
