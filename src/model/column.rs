@@ -1,8 +1,10 @@
-//! Sample columns that take 4 bytes a value while the values allow it.
+//! Sample columns that take 4 bytes a value, or 2, while the values allow it.
 //!
-//! A profile's sample ids and time deltas are held until the end of the input. Ids are small
-//! integers and deltas whole microseconds almost always, so each column starts narrow (`u32`
-//! ids, `i32` deltas) and widens once, for good, at the first value that does not fit.
+//! A profile's sample ids, time deltas, lines and columns are held until the end of the input.
+//! Ids are small integers and lines and columns whole numbers almost always, so each such
+//! column starts narrow (`u32` ids, `i32` positions) and widens once, for good, at the first
+//! value that does not fit. Time deltas are whole microseconds of a sampling interval almost
+//! always: 2 bytes each, the few others beside them ([`SmallDeltas`]).
 
 use itertools::Either;
 
@@ -69,8 +71,8 @@ impl<N: Narrow> Default for Column32<N> {
 
 /// Sample ids ([`crate::input::leaf::UNKNOWN_ID`] for values that are not ids).
 pub(crate) type Ids = Column32<u32>;
-/// Time deltas in µs.
-pub(crate) type Deltas = Column32<i32>;
+/// Lines or columns of the samples.
+pub(crate) type Positions = Column32<i32>;
 
 impl<N: Narrow> Column32<N> {
     /// The values of `v`.
@@ -216,7 +218,7 @@ mod tests {
 
         let tricky = [0.0, 100.0, -3.0, 2_147_483_647.0, 2_147_483_648.0, -0.0, 1.25, 1e-7, -2_147_483_648.0];
         for (k, &x) in tricky.iter().enumerate() {
-            let mut d = Deltas::from_slice(&[100.0, 50.0]);
+            let mut d = Positions::from_slice(&[100.0, 50.0]);
             d.extend(&[x]);
             d.extend(&[7.0]);
             let narrow = !(k == 4 || k == 5 || k == 6 || k == 7);

@@ -1,6 +1,6 @@
-//! What the calls' boundaries need to know of one another, made in one pass over the calls:
-//! where each call's run of samples ends (bounds and midway), the call each was opened in and
-//! the changes DevTools made on each sample (midway).
+//! What the calls' boundaries need to know of one another: made in one pass over the calls,
+//! where each call's run of samples ends (bounds and midway) and the changes DevTools made on
+//! each sample (midway); kept as the midway pass goes, the call each was opened in.
 
 use super::times::{partition_from, Side};
 use crate::estimate::ProfileCall;

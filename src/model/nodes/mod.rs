@@ -4,7 +4,7 @@
 
 mod frame_key;
 
-use super::column::{Deltas, Ids};
+use super::column::{Ids, Positions};
 use super::profile::{js_minus_one, CallFrame, Frames, NodeMore, RawNode, RawProfile};
 use crate::error::{Error, Location};
 use crate::input::leaf::{Leaf, UNKNOWN_ID};
@@ -269,8 +269,8 @@ fn finish_raw(
         frames,
         samples: json.samples.as_ref().map(|s| Ids::from_slice(&s.0)),
         time_deltas: json.time_deltas.as_ref().map(|d| d.values.iter().copied().collect()),
-        lines: json.lines.as_ref().map(|l| Deltas::from_slice(&l.values)),
-        columns: json.columns.as_ref().map(|l| Deltas::from_slice(&l.values)),
+        lines: json.lines.as_ref().map(|l| Positions::from_slice(&l.values)),
+        columns: json.columns.as_ref().map(|l| Positions::from_slice(&l.values)),
         // Decided by the caller ([`RawProfile::keep`]).
         keep_lines: true,
         trace_ids: None,

@@ -12,7 +12,7 @@ mod parse;
 use itertools::Either;
 use rustc_hash::FxHashMap;
 
-use super::column::{Column32, Deltas, Ids, SmallDeltas};
+use super::column::{Column32, Ids, Positions, SmallDeltas};
 use crate::error::{Error, Location};
 use crate::input::leaf::{Leaf, UNKNOWN_ID};
 use crate::js::Scalar;
@@ -181,9 +181,9 @@ pub(crate) struct RawProfile {
     pub time_deltas: Option<SmallDeltas>,
     /// The line of each sample, in the order recorded (not sorted with the samples, as DevTools
     /// leaves them); NaN for a value that is not a number. None when absent.
-    pub lines: Option<Deltas>,
+    pub lines: Option<Positions>,
     /// The column (1-based) of each sample's line, as `lines` (Chrome records them since 2024).
-    pub columns: Option<Deltas>,
+    pub columns: Option<Positions>,
     /// Whether the line data is wanted ([`crate::Config::keep_lines`]): the model keeps
     /// neither `lines` nor `positionTicks` without.
     pub keep_lines: bool,
@@ -389,9 +389,9 @@ pub(crate) struct ProfileModel {
     pub n_unreachable: u64,
     /// The samples' lines as recorded ([`RawProfile::lines`]): `lines[i]` goes with sample `i`
     /// of the sorted samples, as DevTools pairs them.
-    pub lines: Option<Deltas>,
+    pub lines: Option<Positions>,
     /// The columns of those lines as recorded ([`RawProfile::columns`]), paired as `lines` is.
-    pub columns: Option<Deltas>,
+    pub columns: Option<Positions>,
     /// How many samples the input gave (before `sortSamples` made them as many as the times).
     pub raw_sample_count: usize,
     /// Without `lines`: the parsed nodes that have `positionTicks` (from the protocol node their

@@ -9,7 +9,7 @@ use crate::input::scan::RawEvent;
 use crate::input::shapes;
 use crate::input::shapes::MapKey;
 use crate::input::sink::EventCtx;
-use crate::model::column::{Deltas, Ids, Mark, SmallDeltas};
+use crate::model::column::{Ids, Mark, Positions, SmallDeltas};
 use crate::model::nodes::raw_from_cpuprofile;
 use crate::model::nodes::FrameCache;
 use crate::model::profile::RawProfile;
@@ -44,8 +44,8 @@ impl TraceBuilder {
                 samples: Some(Ids::default()),
                 time_deltas: Some(SmallDeltas::default()),
                 // The SamplesHandler starts every chunked profile with `lines: []`.
-                lines: self.keep_lines.then(Deltas::default),
-                columns: self.keep_lines.then(Deltas::default),
+                lines: self.keep_lines.then(Positions::default),
+                columns: self.keep_lines.then(Positions::default),
                 keep_lines: self.keep_lines,
                 ..RawProfile::default()
             },
