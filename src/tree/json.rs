@@ -26,6 +26,18 @@ impl CallTree {
     /// Appends `{"func":…,"total":…,"self":…,"children":[…]}` for each root, comma
     /// separated, one node per line (written with an explicit stack: any depth).
     pub fn write_json(&self, out: &mut String, stacks: &Stacks, shown: Shown) {
+        self.write_json_in_parts(out, stacks, shown, &mut |_| {});
+    }
+
+    /// [`CallTree::write_json`], handing `part` the text made so far after each node: it may
+    /// take it (leaving `out` empty), so that a large tree is written as it is made.
+    pub fn write_json_in_parts(
+        &self,
+        out: &mut String,
+        stacks: &Stacks,
+        shown: Shown,
+        part: &mut dyn FnMut(&mut String),
+    ) {
         let tree = self;
         let whole = tree.total;
         let keep = |n: usize| whole <= 0.0 || 100.0 * tree.nodes[n].total / whole >= shown.min_percent;
@@ -53,6 +65,7 @@ impl CallTree {
             if depth < shown.max_depth {
                 push_list(&mut stack, &node.children, depth + 1);
             }
+            part(out);
         }
     }
 }
@@ -60,6 +73,18 @@ impl CallTree {
 impl Stacks {
     /// Appends the flat list as JSON objects `{"func":…,"self":…,"total":…}`, comma separated.
     pub fn write_flat_json(&self, out: &mut String, whole: f64, shown: Shown) {
+        self.write_flat_json_in_parts(out, whole, shown, &mut |_| {});
+    }
+
+    /// [`Stacks::write_flat_json`], handing `part` the text made so far after each function
+    /// (see [`CallTree::write_json_in_parts`]).
+    pub fn write_flat_json_in_parts(
+        &self,
+        out: &mut String,
+        whole: f64,
+        shown: Shown,
+        part: &mut dyn FnMut(&mut String),
+    ) {
         let stacks = self;
         let mut first = true;
         for (f, s, t) in CallTree::functions(stacks) {
@@ -74,6 +99,7 @@ impl Stacks {
             out.push_str(",\"total\":");
             write_number(out, t);
             out.push('}');
+            part(out);
         }
     }
 }

@@ -479,3 +479,26 @@ fn stacks_are_numbered_once_each_across_compaction() {
     let new = st.stack(Some(StackId::new(before - 1)), funcs[0]);
     assert_eq!(new.index(), before);
 }
+
+#[test]
+fn json_written_in_parts_is_the_json_written_whole() {
+    let st = example();
+    let tree = CallTree::top_down(&st);
+    let mut whole = String::new();
+    tree.write_json(&mut whole, &st, Shown::default());
+    let mut flat = String::new();
+    st.write_flat_json(&mut flat, st.total(), Shown::default());
+    // Taken after every node (9) or function (8): as many parts, which together
+    // are the whole.
+    for (want, nodes) in [(&whole, 9), (&flat, 8)] {
+        let (mut out, mut parts) = (String::new(), Vec::new());
+        let mut take = |out: &mut String| parts.push(std::mem::take(out));
+        if want == &whole {
+            tree.write_json_in_parts(&mut out, &st, Shown::default(), &mut take);
+        } else {
+            st.write_flat_json_in_parts(&mut out, st.total(), Shown::default(), &mut take);
+        }
+        parts.push(out);
+        assert_eq!((parts.concat(), parts.len() - 1), (want.clone(), nodes));
+    }
+}

@@ -2,6 +2,7 @@
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
+use std::io::{self, Write};
 use std::sync::Arc;
 
 mod text;
@@ -61,12 +62,14 @@ impl PerInput for Tree<'_> {
                 .write(|w| assembled.write_devtools_tree_of(w, label, range.as_ref()))
                 .map_err(|err| failure(name, err));
         }
-        let text = render(assembled, args, range.as_ref(), to_terminal, label, cfg.engine).map_err(|f| match f {
-            Failure::Usage(m) => Failed::Usage(m),
-            Failure::Input(err) => failure(name, err),
-        })?;
+        let kept = choose(assembled, &args.select, range.as_ref(), Wants { samples: true, ..Wants::default() })
+            .map_err(|f| match f {
+                Failure::Usage(m) => Failed::Usage(m),
+                Failure::Input(err) => failure(name, err),
+            })?;
+        let trees = Trees { kept: &kept, args, window: range.as_ref(), to_terminal, input: label, engine: cfg.engine };
         output
-            .write(|w| w.write_all(text.as_bytes()).map_err(|err| Error::io("cannot write the tree", err)))
+            .write(|w| trees.write(w).map_err(|err| Error::io("cannot write the tree", err)))
             .map_err(|err| failure(name, err))
     }
 }
@@ -300,119 +303,151 @@ fn with_none((stacks, spans): (Stacks, Spans)) -> (Stacks, Spans, Option<f64>) {
     (stacks, spans, None)
 }
 
-/// The whole output for `assembled`.
-pub(crate) fn render(
-    assembled: Assembled,
-    args: &TreeArgs,
-    window: Option<&Selection>,
+/// Chosen threads' trees, written as text or JSON.
+struct Trees<'a> {
+    kept: &'a [Chosen],
+    args: &'a TreeArgs,
+    window: Option<&'a Selection>,
     to_terminal: bool,
-    input: &str,
+    input: &'a str,
     engine: EngineVersion,
-) -> Result<String, Failure> {
-    let kept = choose(assembled, &args.select, window, Wants { samples: true, ..Wants::default() })?;
-    let shown = Shown {
-        min_percent: args.min_percent.unwrap_or(if to_terminal && args.format == TreeFormat::Text { 0.5 } else { 0.0 }),
-        max_depth: args.depth.unwrap_or(usize::MAX),
-        counts: args.select.weight == WeightArg::Samples,
-    };
-    let view = if args.flat {
-        "flat"
-    } else if args.invert {
-        "inverted"
-    } else {
-        "top-down"
-    };
-    let mut out = String::new();
-    match args.format {
-        TreeFormat::Text | TreeFormat::Devtools => {
-            if let Some(w) = window {
-                let _ = writeln!(
-                    out,
-                    "{} {}: {}..{} ms on the trace's clock ({:.3} ms)\n",
-                    w.option,
-                    w.arg,
-                    w.min_us / 1000.0,
-                    w.max_us / 1000.0,
-                    (w.max_us - w.min_us) / 1000.0
-                );
-            }
-            if kept.is_empty() {
-                out.push_str("no thread has estimated calls\n");
-            }
-            for c in &kept {
-                let total = c.stacks.total();
-                let what = match args.select.weight {
-                    WeightArg::SelfTime => format!("{:.3} ms in {} calls", total / 1000.0, c.calls),
-                    WeightArg::Samples => format!("{total} samples"),
-                    WeightArg::SampleTime => format!("{:.3} ms of samples", total / 1000.0),
-                };
-                let name = c.name.as_deref().unwrap_or("thread");
-                // --js-only charges native frames and trace events to their JS caller: said so.
-                let js_only = if args.select.js_only { ", JS only (the rest charged to its JS caller)" } else { "" };
-                let _ = writeln!(out, "{name} (pid {}, tid {}): {what}, {view}{js_only}", c.pid, c.tid);
-                match view {
-                    "flat" => text::flat_text(&mut out, &c.stacks, total, shown),
-                    "inverted" => text::text(&mut out, &c.stacks, &CallTree::inverted(&c.stacks), shown),
-                    _ => text::text(&mut out, &c.stacks, &CallTree::top_down(&c.stacks), shown),
+}
+
+/// Text is handed to the output in blocks of this size as it is made (a tree of a long trace
+/// is hundreds of MB as JSON).
+const BLOCK: usize = 64 << 10;
+
+impl Trees<'_> {
+    fn write(&self, w: &mut dyn Write) -> io::Result<()> {
+        let mut failed: Option<io::Error> = None;
+        let mut part = |out: &mut String| {
+            if out.len() >= BLOCK {
+                if failed.is_none() {
+                    failed = w.write_all(out.as_bytes()).err();
                 }
-                out.push('\n');
+                out.clear();
             }
-        }
-        TreeFormat::Json => {
-            out.push_str("{\"format\":\"jscalls-tree/1\",\"input\":");
-            write_json_str(&mut out, input);
-            let _ = write!(
-                out,
-                ",\"engine\":\"{}\",\"weight\":\"{}\",\"view\":\"{view}\",\"jsOnly\":{},\"transforms\":[",
-                engine.label(),
-                match args.select.weight {
-                    WeightArg::SelfTime => "self-time-us",
-                    WeightArg::Samples => "samples",
-                    WeightArg::SampleTime => "sample-time-us",
-                },
-                args.select.js_only
-            );
-            for (k, t) in args.select.transforms.iter().enumerate() {
-                if k > 0 {
-                    out.push(',');
-                }
-                write_json_str(&mut out, t);
-            }
-            out.push(']');
-            if let Some(w) = window {
-                out.push_str(",\"range\":{");
-                w.write_json_fields(&mut out);
-                out.push('}');
-            }
-            out.push_str(",\"threads\":[");
-            for (k, c) in kept.iter().enumerate() {
-                if k > 0 {
-                    out.push(',');
-                }
-                let _ = write!(out, "\n{{\"pid\":{},\"tid\":{},\"name\":", c.pid, c.tid);
-                match &c.name {
-                    Some(n) => write_json_str(&mut out, n),
-                    None => out.push_str("null"),
-                }
-                let _ = write!(out, ",\"calls\":{},\"total\":", c.calls);
-                write_json_number(&mut out, c.stacks.total());
-                if view == "flat" {
-                    out.push_str(",\"functions\":[");
-                    c.stacks.write_flat_json(&mut out, c.stacks.total(), shown);
-                } else {
-                    let tree =
-                        if view == "inverted" { CallTree::inverted(&c.stacks) } else { CallTree::top_down(&c.stacks) };
-                    out.push_str(",\"rootSelf\":");
-                    write_json_number(&mut out, tree.root_self);
-                    out.push_str(",\"roots\":[");
-                    tree.write_json(&mut out, &c.stacks, shown);
-                }
-                out.push_str("]}");
-            }
-            out.push_str("]}\n");
+        };
+        let mut out = String::new();
+        self.write_in_parts(&mut out, &mut part);
+        match failed {
+            Some(e) => Err(e),
+            None => w.write_all(out.as_bytes()),
         }
     }
-    Ok(out)
+
+    fn write_in_parts(&self, out: &mut String, part: &mut dyn FnMut(&mut String)) {
+        let Trees { kept, args, window, to_terminal, input, engine } = *self;
+        let shown = Shown {
+            min_percent: args.min_percent.unwrap_or(if to_terminal && args.format == TreeFormat::Text {
+                0.5
+            } else {
+                0.0
+            }),
+            max_depth: args.depth.unwrap_or(usize::MAX),
+            counts: args.select.weight == WeightArg::Samples,
+        };
+        let view = if args.flat {
+            "flat"
+        } else if args.invert {
+            "inverted"
+        } else {
+            "top-down"
+        };
+        match args.format {
+            TreeFormat::Text | TreeFormat::Devtools => {
+                if let Some(w) = window {
+                    let _ = writeln!(
+                        out,
+                        "{} {}: {}..{} ms on the trace's clock ({:.3} ms)\n",
+                        w.option,
+                        w.arg,
+                        w.min_us / 1000.0,
+                        w.max_us / 1000.0,
+                        (w.max_us - w.min_us) / 1000.0
+                    );
+                }
+                if kept.is_empty() {
+                    out.push_str("no thread has estimated calls\n");
+                }
+                for c in kept {
+                    let total = c.stacks.total();
+                    let what = match args.select.weight {
+                        WeightArg::SelfTime => format!("{:.3} ms in {} calls", total / 1000.0, c.calls),
+                        WeightArg::Samples => format!("{total} samples"),
+                        WeightArg::SampleTime => format!("{:.3} ms of samples", total / 1000.0),
+                    };
+                    let name = c.name.as_deref().unwrap_or("thread");
+                    // --js-only charges native frames and trace events to their JS caller: said so.
+                    let js_only =
+                        if args.select.js_only { ", JS only (the rest charged to its JS caller)" } else { "" };
+                    let _ = writeln!(out, "{name} (pid {}, tid {}): {what}, {view}{js_only}", c.pid, c.tid);
+                    match view {
+                        "flat" => text::flat_text(out, &c.stacks, total, shown),
+                        "inverted" => text::text(out, &c.stacks, &CallTree::inverted(&c.stacks), shown, part),
+                        _ => text::text(out, &c.stacks, &CallTree::top_down(&c.stacks), shown, part),
+                    }
+                    out.push('\n');
+                }
+            }
+            TreeFormat::Json => {
+                out.push_str("{\"format\":\"jscalls-tree/1\",\"input\":");
+                write_json_str(out, input);
+                let _ = write!(
+                    out,
+                    ",\"engine\":\"{}\",\"weight\":\"{}\",\"view\":\"{view}\",\"jsOnly\":{},\"transforms\":[",
+                    engine.label(),
+                    match args.select.weight {
+                        WeightArg::SelfTime => "self-time-us",
+                        WeightArg::Samples => "samples",
+                        WeightArg::SampleTime => "sample-time-us",
+                    },
+                    args.select.js_only
+                );
+                for (k, t) in args.select.transforms.iter().enumerate() {
+                    if k > 0 {
+                        out.push(',');
+                    }
+                    write_json_str(out, t);
+                }
+                out.push(']');
+                if let Some(w) = window {
+                    out.push_str(",\"range\":{");
+                    w.write_json_fields(out);
+                    out.push('}');
+                }
+                out.push_str(",\"threads\":[");
+                for (k, c) in kept.iter().enumerate() {
+                    if k > 0 {
+                        out.push(',');
+                    }
+                    let _ = write!(out, "\n{{\"pid\":{},\"tid\":{},\"name\":", c.pid, c.tid);
+                    match &c.name {
+                        Some(n) => write_json_str(out, n),
+                        None => out.push_str("null"),
+                    }
+                    let _ = write!(out, ",\"calls\":{},\"total\":", c.calls);
+                    write_json_number(out, c.stacks.total());
+                    if view == "flat" {
+                        out.push_str(",\"functions\":[");
+                        c.stacks.write_flat_json_in_parts(out, c.stacks.total(), shown, part);
+                    } else {
+                        let tree = if view == "inverted" {
+                            CallTree::inverted(&c.stacks)
+                        } else {
+                            CallTree::top_down(&c.stacks)
+                        };
+                        out.push_str(",\"rootSelf\":");
+                        write_json_number(out, tree.root_self);
+                        out.push_str(",\"roots\":[");
+                        tree.write_json_in_parts(out, &c.stacks, shown, part);
+                    }
+                    out.push_str("]}");
+                }
+                out.push_str("]}\n");
+            }
+        }
+    }
 }
 
 /// `--thread`: `PID:TID` or a thread name.

@@ -7,8 +7,15 @@ use jscalls::tree::{CallTree, Shown, Stacks};
 use crate::cli::report::printable;
 
 /// Appends `tree` as indented lines: total and self (ms and % of the thread's total), then
-/// the function, indented by depth.
-pub(crate) fn text(out: &mut String, stacks: &Stacks, tree: &CallTree, shown: Shown) {
+/// the function, indented by depth; `part` is handed the text after each line (it may take
+/// it).
+pub(crate) fn text(
+    out: &mut String,
+    stacks: &Stacks,
+    tree: &CallTree,
+    shown: Shown,
+    part: &mut dyn FnMut(&mut String),
+) {
     let whole = tree.total;
     let pct = |w: f64| percent(w, whole);
     let (total_head, self_head) = if shown.counts { ("total", "self") } else { ("total ms", "self ms") };
@@ -30,6 +37,7 @@ pub(crate) fn text(out: &mut String, stacks: &Stacks, tree: &CallTree, shown: Sh
             indent(depth),
             printable(&stacks.funcs[node.func.index()].label())
         );
+        part(out);
         true
     });
     if tree.root_self > 0.0 {
@@ -127,7 +135,7 @@ mod tests {
         }
         st.add(top.unwrap(), 1.0);
         let mut out = String::new();
-        text(&mut out, &st, &CallTree::top_down(&st), Shown::default());
+        text(&mut out, &st, &CallTree::top_down(&st), Shown::default(), &mut |_| {});
         let last = out.lines().last().unwrap();
         assert!(last.ends_with(&format!("{}[99999] f r.js", "  ".repeat(40))), "{last}");
         assert!(out.len() < 200 * 100_000);
