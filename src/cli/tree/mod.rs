@@ -1,6 +1,6 @@
 //! `jscalls tree`: each chosen thread's calls as a call tree, transformed, as text or JSON.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use std::fmt::Write as _;
 use std::io::{self, Write};
 use std::sync::Arc;
@@ -222,7 +222,7 @@ pub(crate) fn choose(
             }
             let (stacks, spans, summed_total) = stacks;
             let events = if events {
-                let mut names: HashMap<&str, Arc<str>> = HashMap::new();
+                let mut names: FxHashMap<&str, Arc<str>> = FxHashMap::default();
                 th.events()
                     .map(|(n, ts, dur)| (names.entry(n).or_insert_with(|| Arc::from(n)).clone(), ts, dur))
                     .collect()

@@ -11,6 +11,7 @@ use crate::cli::tree::Chosen;
 use write::{ns_from, FrameRow, FuncRow, Marker, SpanSamples, GC, IDLE, JS, NATIVE};
 pub(crate) use write::{write, Head, ThreadPart};
 
+use rustc_hash::FxHashMap;
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
 
@@ -210,7 +211,7 @@ impl Base {
             ..ThreadPart::default()
         };
         // A function per distinct (label, kind): its first place is the one shown.
-        let mut func_of_label: HashMap<(String, (u8, bool, bool)), u32> = HashMap::new();
+        let mut func_of_label: FxHashMap<(String, (u8, bool, bool)), u32> = FxHashMap::default();
         let funcs: Vec<u32> = c
             .stacks
             .funcs
@@ -234,7 +235,7 @@ impl Base {
                 })
             })
             .collect();
-        let mut frame_index: HashMap<FrameRow, u32> = HashMap::new();
+        let mut frame_index: FxHashMap<FrameRow, u32> = FxHashMap::default();
         let mut frame = |t: &mut ThreadPart, row: FrameRow| {
             *frame_index.entry(row).or_insert_with(|| {
                 t.frames.push(row);
@@ -243,7 +244,7 @@ impl Base {
         };
         // Each stack's stack in the profile (its index, frame and parent's index).
         let mut stacks: Vec<(u32, u32, Option<u32>)> = Vec::with_capacity(c.stacks.len());
-        let mut stack_index: HashMap<(Option<u32>, u32), u32> = HashMap::new();
+        let mut stack_index: FxHashMap<(Option<u32>, u32), u32> = FxHashMap::default();
         for s in (0..c.stacks.len()).map(StackId::new) {
             let (parent, f) = c.stacks.frame(s);
             let func = &c.stacks.funcs[f.index()];
@@ -265,7 +266,7 @@ impl Base {
             });
             stacks.push((k, fr, prefix));
         }
-        let mut name_index: HashMap<&str, usize> = HashMap::new();
+        let mut name_index: FxHashMap<&str, usize> = FxHashMap::default();
         let events = std::mem::take(&mut c.events);
         t.markers.reserve_exact(events.len());
         for (name, ts, dur) in &events {

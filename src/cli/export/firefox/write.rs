@@ -247,23 +247,28 @@ pub(crate) fn write(head: &Head, parts: &[ThreadPart], threads: usize, w: &mut d
     tables(&mut out, &shared);
     out.push_str("},\"threads\":[");
     w.write_all(out.as_bytes())?;
-    let mut first = true;
+    // Each thread in two halves, its samples and its markers, made side by side: most of a
+    // recording is often one thread.
     jscalls::threads::ordered(
-        parts.len(),
+        2 * parts.len(),
         threads,
-        threads,
-        |k| (&parts[k], &placed[k]),
-        |(p, at)| {
-            let mut s = String::with_capacity(64 * (p.samples.spans.len() + p.markers.len()) + 256);
-            thread(&mut s, p, at, head.tracing_ms);
+        2 * threads,
+        |k| (k, &parts[k / 2], &placed[k / 2]),
+        |(k, p, at)| {
+            let mut s;
+            if k % 2 == 0 {
+                s = String::with_capacity(32 * p.samples.spans.len() + 256);
+                if k > 0 {
+                    s.push(',');
+                }
+                thread_samples(&mut s, p, at, head.tracing_ms);
+            } else {
+                s = String::with_capacity(48 * p.markers.len() + 256);
+                thread_markers(&mut s, p, at);
+            }
             s
         },
-        |s| {
-            if !std::mem::take(&mut first) {
-                w.write_all(b",")?;
-            }
-            w.write_all(s.as_bytes())
-        },
+        |s| w.write_all(s.as_bytes()),
     )?;
     w.write_all(b"]}\n")
 }
@@ -371,7 +376,8 @@ fn tables(out: &mut String, s: &Shared) {
     out.push(']');
 }
 
-fn thread(out: &mut String, p: &ThreadPart, at: &Placed, tracing_ms: bool) {
+/// A thread's object up to its samples, which [`thread_markers`] goes on from.
+fn thread_samples(out: &mut String, p: &ThreadPart, at: &Placed, tracing_ms: bool) {
     out.push_str("{\"processType\":\"default\",\"processStartupTime\":");
     push_ms(out, p.process_start as i64);
     out.push_str(",\"processShutdownTime\":null,\"registerTime\":");
@@ -419,6 +425,10 @@ fn thread(out: &mut String, p: &ThreadPart, at: &Placed, tracing_ms: bool) {
     out.push_str("],");
     drop(cols);
     length(out, n);
+}
+
+/// A thread's markers, to the end of its object.
+fn thread_markers(out: &mut String, p: &ThreadPart, at: &Placed) {
     let m = &p.markers;
     let n = m.len();
     out.push_str(",\"markers\":{");
@@ -490,11 +500,12 @@ pub(crate) fn push_ms(out: &mut String, ns: i64) {
         digits -= 1;
     }
     out.push('.');
-    let text = itoa::Buffer::new().format(frac).to_owned();
+    let mut buf = itoa::Buffer::new();
+    let text = buf.format(frac);
     for _ in text.len()..digits {
         out.push('0');
     }
-    out.push_str(&text);
+    out.push_str(text);
 }
 
 #[cfg(test)]
