@@ -22,6 +22,7 @@ pub mod shapes;
 #[cfg_attr(not(feature = "internals"), allow(unreachable_pub))]
 pub(crate) mod sink;
 pub(crate) mod source;
+mod stream;
 
 pub use formats::InputKind;
 pub use source::Source;

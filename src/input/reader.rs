@@ -15,10 +15,11 @@
 //! of the mapping that moves the same way, with nothing copied (not even into the kernel's
 //! read buffers), and the pages of the ranges done with are handed back as the window moves.
 
-use std::io::{self, Read};
+use std::io;
 use std::sync::Arc;
 
 use crate::error::{Error, Location};
+use crate::input::stream::Stream;
 
 /// Bytes read from the source at a time.
 const BLOCK: usize = 1 << 20;
@@ -55,7 +56,7 @@ pub(crate) struct Text {
 
 /// The source of the bytes.
 pub(crate) struct Input {
-    src: Box<dyn Read + Send>,
+    src: Stream,
     eof: bool,
     name: String,
     /// The (gzip) stream ended early.
@@ -138,7 +139,7 @@ impl std::ops::DerefMut for Window {
 }
 
 impl Window {
-    pub(crate) fn new(src: Box<dyn Read + Send>, name: String, max_value: usize) -> Window {
+    pub(crate) fn new(src: Stream, name: String, max_value: usize) -> Window {
         Window {
             text: Text {
                 buf: Bytes::Read(Vec::with_capacity(BLOCK * 2)),
@@ -173,7 +174,7 @@ impl Window {
                 newlines_memo: Default::default(),
             },
             input: Input {
-                src: Box::new(io::empty()),
+                src: Stream::Read(Box::new(io::empty())),
                 eof: true,
                 name,
                 cut_stream: false,
@@ -384,33 +385,29 @@ impl Input {
         let mut got_any = false;
         while buf.len() < target {
             let start = buf.len();
-            // Zeroed a step at a time: a small input costs a small memset, not a block's.
+            // A step at a time: a small input costs a small memset, not a block's (bytes read
+            // from the source go into room zeroed first).
             let cap = buf.capacity().min(target).min(start + READ_STEP);
-            buf.resize(cap, 0);
-            match self.src.read(&mut buf[start..]) {
+            match self.src.append(buf, cap - start) {
                 Ok(0) => {
-                    buf.truncate(start);
                     self.eof = true;
                     break;
                 }
                 Ok(n) => {
-                    buf.truncate(start + n);
                     got_any = true;
                     self.read += n as u64;
                     if let Some(p) = &self.progress {
                         p.fetch_max(self.read, std::sync::atomic::Ordering::Relaxed);
                     }
                 }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => buf.truncate(start),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {
                     // A gzip stream cut short: what was inflated is the input.
-                    buf.truncate(start);
                     self.eof = true;
                     self.cut_stream = true;
                     break;
                 }
                 Err(e) => {
-                    buf.truncate(start);
                     return Err(Error::io(format!("cannot read {}", self.name), e));
                 }
             }

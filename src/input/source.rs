@@ -4,12 +4,11 @@
 use std::fs::File;
 use std::io::{self, BufReader, Read};
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::Arc;
-use std::thread;
 
 use crate::error::Error;
 use crate::input::reader::Window;
+use crate::input::stream::{Prefetch, Stream};
 
 /// An input: a file, standard input or bytes in memory.
 #[derive(Debug, Clone)]
@@ -87,11 +86,16 @@ impl Source {
             }
             return Ok(Window::new(inflate_if_gzip(Box::new(file), &name)?, name, max_value));
         }
-        Ok(Window::new(self.open()?, name, max_value))
+        Ok(Window::new(self.stream()?, name, max_value))
     }
 
     /// Opens the input, inflating gzip (one or more members) when the first bytes say so.
     pub fn open(&self) -> Result<Box<dyn Read + Send>, Error> {
+        self.stream().map(Stream::into_read)
+    }
+
+    /// [`Source::open`], as the window reads it.
+    fn stream(&self) -> Result<Stream, Error> {
         let name = self.display_name();
         let raw: Box<dyn Read + Send> = match self {
             Source::File(p) => Box::new(open_input(p)?),
@@ -119,7 +123,7 @@ fn open_input(path: &Path) -> Result<File, Error> {
 }
 
 /// `raw`, inflated when its first bytes are gzip's magic bytes.
-fn inflate_if_gzip(mut raw: Box<dyn Read + Send>, name: &str) -> Result<Box<dyn Read + Send>, Error> {
+fn inflate_if_gzip(mut raw: Box<dyn Read + Send>, name: &str) -> Result<Stream, Error> {
     let mut magic = [0u8; 2];
     let n = read_full(&mut raw, &mut magic).map_err(|e| Error::io(format!("cannot read {name}"), e))?;
     let head = io::Cursor::new(magic[..n].to_vec());
@@ -128,7 +132,7 @@ fn inflate_if_gzip(mut raw: Box<dyn Read + Send>, name: &str) -> Result<Box<dyn 
         let decoder = GzMembers::new(BufReader::with_capacity(1 << 20, joined));
         Ok(Prefetch::spawn(decoder))
     } else {
-        Ok(Box::new(joined))
+        Ok(Stream::Read(Box::new(joined)))
     }
 }
 
@@ -224,123 +228,4 @@ fn read_full(r: &mut dyn Read, buf: &mut [u8]) -> io::Result<usize> {
         }
     }
     Ok(n)
-}
-
-/// Reads from `inner` on a background thread in large blocks, a few blocks ahead. Used blocks
-/// go back to the reader, so that no memory is allocated (and faulted in) per block.
-struct Prefetch {
-    /// Blocks, each with the length of its bytes read.
-    rx: Option<Receiver<io::Result<Block>>>,
-    free: SyncSender<Vec<u8>>,
-    cur: Vec<u8>,
-    /// Bytes of `cur` read, and taken.
-    len: usize,
-    pos: usize,
-    done: bool,
-    handle: Option<thread::JoinHandle<()>>,
-}
-
-impl Drop for Prefetch {
-    /// Stops the reader thread and waits for it: no thread outlives its input.
-    fn drop(&mut self) {
-        drop(self.rx.take()); // its next send fails, and it returns
-        if let Some(h) = self.handle.take() {
-            let _ = h.join();
-        }
-    }
-}
-
-const PREFETCH_BLOCK: usize = 4 << 20;
-
-/// A block of [`PREFETCH_BLOCK`] bytes and how many of them were read.
-type Block = (Vec<u8>, usize);
-
-impl Prefetch {
-    /// `inner` read on a thread of its own; read on the caller's thread when no thread can be
-    /// started (a process limit), only slower.
-    fn spawn<R: Read + Send + 'static>(inner: R) -> Box<dyn Read + Send> {
-        let (tx, rx) = sync_channel::<io::Result<Block>>(3);
-        let (free, recycled) = sync_channel::<Vec<u8>>(4);
-        let slot = Arc::new(std::sync::Mutex::new(Some(inner)));
-        let theirs = slot.clone();
-        let spawned = crate::parallel::spawn_named("jscalls-read", move || {
-            let Some(mut inner) = theirs.lock().ok().and_then(|mut s| s.take()) else { return };
-            loop {
-                // A recycled block keeps its length: zeroed once, when it was made.
-                let mut block = recycled.try_recv().unwrap_or_default();
-                block.resize(PREFETCH_BLOCK, 0);
-                let mut n = 0;
-                let mut err = None;
-                while n < block.len() {
-                    match inner.read(&mut block[n..]) {
-                        Ok(0) => break,
-                        Ok(k) => n += k,
-                        Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                        Err(e) => {
-                            err = Some(io::Error::new(e.kind(), format!("gzip stream: {e}")));
-                            break;
-                        }
-                    }
-                }
-                // What was read before an error is handed over first.
-                if n > 0 && tx.send(Ok((block, n))).is_err() {
-                    return;
-                }
-                if let Some(e) = err {
-                    let _ = tx.send(Err(e));
-                    return;
-                }
-                if n == 0 {
-                    return;
-                }
-            }
-        });
-        match spawned {
-            Ok(handle) => Box::new(Prefetch {
-                rx: Some(rx),
-                free,
-                cur: Vec::new(),
-                len: 0,
-                pos: 0,
-                done: false,
-                handle: Some(handle),
-            }),
-            Err(_) => {
-                let inner = slot.lock().ok().and_then(|mut s| s.take()).expect("the thread never started");
-                Box::new(inner)
-            }
-        }
-    }
-}
-
-impl Read for Prefetch {
-    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
-        while self.pos == self.len {
-            if self.done {
-                return Ok(0);
-            }
-            let Some(rx) = &self.rx else { return Ok(0) };
-            match rx.recv() {
-                Ok(Ok((block, len))) => {
-                    let used = std::mem::replace(&mut self.cur, block);
-                    if used.capacity() > 0 {
-                        let _ = self.free.try_send(used);
-                    }
-                    (self.len, self.pos) = (len, 0);
-                }
-                Ok(Err(e)) => {
-                    self.done = true;
-                    return Err(e);
-                }
-                Err(_) => {
-                    self.done = true;
-                    return Ok(0);
-                }
-            }
-        }
-        let n = out.len().min(self.len - self.pos);
-        out[..n].copy_from_slice(&self.cur[self.pos..self.pos + n]);
-        self.pos += n;
-        Ok(n)
-    }
 }
