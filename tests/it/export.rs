@@ -162,6 +162,63 @@ fn svg_draws_every_frame_wide_enough_where_all_lines_would() {
     assert_eq!(drawn.len(), 3, "{drawn:?}");
 }
 
+#[test]
+fn svg_folds_exactly_the_subtrees_inferno_would_leave_out() {
+    // main calls `heavy` and, between its runs, 21 subtrees `sN` > `leafN` (all of it in the
+    // leaf) whose weights step by 1 µs across the narrowest frame inferno draws (its
+    // `min_width` percent of the whole): the one just under it is folded into one line, the
+    // one at it keeps its leaf, as inferno draws them from every line.
+    let dir = tempfile::tempdir().unwrap();
+    let n = 21;
+    let kids: Vec<i64> = (0..n).map(|i| 4 + 2 * i).collect();
+    let mut nodes =
+        vec![node(1, "(root)", &[2]), node(2, "main@a.js", &[&[3], &kids[..]].concat()), node(3, "heavy@a.js", &[])];
+    // (node, µs until the next sample)
+    let mut spans: Vec<(i64, f64)> = Vec::new();
+    for (i, &t) in kids.iter().enumerate() {
+        nodes.push(node(t, &format!("s{i}@a.js"), &[t + 1]));
+        nodes.push(node(t + 1, &format!("leaf{i}@a.js"), &[]));
+        spans.extend(std::iter::repeat_n((3, 100.0), 470));
+        spans.extend([(t + 1, 91.0 + i as f64), (2, 40.0)]);
+    }
+    let samples: Vec<i64> = spans.iter().map(|s| s.0).collect();
+    let deltas: Vec<f64> = std::iter::once(0.0).chain(spans.iter().map(|s| s.1)).take(spans.len()).collect();
+    let end: f64 = spans.iter().map(|s| s.1).sum();
+    let p = dir.path().join("steps.cpuprofile");
+    std::fs::write(&p, cpuprofile(&nodes, &samples, &deltas, 0.0, end)).unwrap();
+    let p = p.to_str().unwrap();
+    let (svg, collapsed) = (dir.path().join("s.svg"), dir.path().join("s.collapsed"));
+    stdout(&jscalls(&["export", p, "-o", svg.to_str().unwrap()]));
+    stdout(&jscalls(&["export", p, "-o", collapsed.to_str().unwrap()]));
+    let lines = std::fs::read_to_string(&collapsed).unwrap();
+    let weight = |l: &str| l.rsplit_once(' ').unwrap().1.parse::<u64>().unwrap();
+    let total: u64 = lines.lines().map(weight).sum();
+    // Each subtree's weight, its own line's and its leaf's.
+    let subtree = |i: usize| -> u64 {
+        lines.lines().filter(|l| l.contains(&format!(";s{i} ")) || l.contains(&format!(";s{i};"))).map(weight).sum()
+    };
+    let widths: Vec<u64> = (0..n as usize).map(subtree).collect();
+    // inferno's own test: a frame `w` wide is left out when `(w as f64) < limit`.
+    let limit = inferno::flamegraph::Options::default().min_width / (100.0 / total as f64);
+    let first_drawn = widths.iter().copied().filter(|&w| w as f64 >= limit).min().unwrap();
+    assert!(widths.contains(&(first_drawn - 1)), "the steps straddle the limit {limit}: {widths:?}");
+    let mut opt = inferno::flamegraph::Options::default();
+    opt.count_name = "µs".to_owned();
+    opt.subtitle = Some("a subtitle, as the export's, to draw at the same height".to_owned());
+    opt.name_type = "Function:".to_owned();
+    opt.deterministic = true;
+    opt.text_truncate_direction = inferno::flamegraph::TextTruncateDirection::Right;
+    let mut all = Vec::new();
+    inferno::flamegraph::from_lines(&mut opt, lines.lines(), &mut all).unwrap();
+    let (ours, all) = (std::fs::read_to_string(&svg).unwrap(), String::from_utf8(all).unwrap());
+    let drawn = drawn_frames(&ours);
+    assert_eq!(drawn, drawn_frames(&all));
+    // The subtrees at or over the limit are drawn, each with its leaf.
+    let wide = widths.iter().filter(|&&w| w >= first_drawn).count();
+    assert_eq!(drawn.iter().filter(|g| g.starts_with("<title>leaf")).count(), wide, "{drawn:?}");
+    assert!(wide > 0 && wide < n as usize);
+}
+
 /// A thread of a processed Firefox profile (the shared tables of version 60 on), read back
 /// table by table: each sample as (time ms, stack's function names outermost first, weight).
 fn firefox_samples(doc: &serde_json::Value, t: &serde_json::Value) -> Vec<(f64, Vec<String>, f64)> {

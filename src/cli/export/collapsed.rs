@@ -55,11 +55,11 @@ pub(super) fn lines(kept: &[Chosen], args: &ExportArgs, fold: Option<f64>, threa
         CollapsedTree::new(&c.stacks, several.then_some(label.as_str()))
     });
     let Some(min_width) = fold else { return Lines::Trees(trees) };
-    // inferno leaves out frames under `min_width` percent of the whole; subtrees under half
-    // that go in as one line each (see `CollapsedTree::write`). The lines end to end in one
+    // inferno leaves out frames under `min_width` percent of the whole; subtrees under that
+    // go in as one line each (see `CollapsedTree::write`). The lines end to end in one
     // string, not a string each: thousands of lines hundreds of bytes long.
     let total: u64 = trees.iter().map(CollapsedTree::total).sum();
-    let fold = (total as f64 * min_width / 100.0 / 2.0) as u64;
+    let fold = fold_below(min_width, total);
     let (mut text, mut ends) = (String::new(), Vec::new());
     for t in &trees {
         t.each_line(fold, |l| {
@@ -68,4 +68,11 @@ pub(super) fn lines(kept: &[Chosen], args: &ExportArgs, fold: Option<f64>, threa
         });
     }
     Lines::Folded { text, ends }
+}
+
+/// The least whole weight inferno draws a frame of, in a flame graph of `total` whose
+/// `min_width` is given: it leaves out a frame `w` wide when `(w as f64) < min_width / (100.0
+/// / total as f64)`, computed so (every weight under the result is left out).
+fn fold_below(min_width: f64, total: u64) -> u64 {
+    (min_width / (100.0 / total as f64)).ceil() as u64
 }
