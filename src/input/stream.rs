@@ -25,15 +25,7 @@ impl Stream {
                 buf.truncate(start + got.as_ref().map_or(0, |&n| n));
                 got
             }
-            Stream::Inflated(p) => {
-                if !p.ready()? {
-                    return Ok(0);
-                }
-                let n = max.min(p.len - p.pos);
-                buf.extend_from_slice(&p.cur[p.pos..p.pos + n]);
-                p.pos += n;
-                Ok(n)
-            }
+            Stream::Inflated(p) => p.append(buf, max),
         }
     }
 
@@ -131,9 +123,7 @@ impl Prefetch {
             }
         }
     }
-}
 
-impl Prefetch {
     /// Whether bytes are ready in `cur`, waiting for the next block when it is used up; false
     /// at the end of the stream (an error once, after the bytes read before it).
     fn ready(&mut self) -> io::Result<bool> {
@@ -161,6 +151,17 @@ impl Prefetch {
             }
         }
         Ok(true)
+    }
+
+    /// Appends up to `max` of the bytes ready (waiting for a block when none is); 0 at the end.
+    fn append(&mut self, buf: &mut Vec<u8>, max: usize) -> io::Result<usize> {
+        if !self.ready()? {
+            return Ok(0);
+        }
+        let n = max.min(self.len - self.pos);
+        buf.extend_from_slice(&self.cur[self.pos..self.pos + n]);
+        self.pos += n;
+        Ok(n)
     }
 }
 

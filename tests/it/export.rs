@@ -108,6 +108,28 @@ fn svg_flame_graph_names_the_input_and_the_functions() {
     assert_eq!(std::fs::read(&again).unwrap(), svg.as_bytes());
 }
 
+/// The SVG export and the collapsed stacks of the profile at `p`, written into `dir`.
+fn svg_and_collapsed(dir: &std::path::Path, p: &str) -> (String, String) {
+    let (svg, collapsed) = (dir.join("out.svg"), dir.join("out.collapsed"));
+    stdout(&jscalls(&["export", p, "-o", svg.to_str().unwrap()]));
+    stdout(&jscalls(&["export", p, "-o", collapsed.to_str().unwrap()]));
+    (std::fs::read_to_string(&svg).unwrap(), std::fs::read_to_string(&collapsed).unwrap())
+}
+
+/// The flame graph inferno draws from every line of `lines`, its frames placed as the
+/// export's are.
+fn inferno_svg(lines: &str) -> String {
+    let mut opt = inferno::flamegraph::Options::default();
+    opt.count_name = "µs".to_owned();
+    opt.subtitle = Some("a subtitle, as the export's, to draw at the same height".to_owned());
+    opt.name_type = "Function:".to_owned();
+    opt.deterministic = true;
+    opt.text_truncate_direction = inferno::flamegraph::TextTruncateDirection::Right;
+    let mut all = Vec::new();
+    inferno::flamegraph::from_lines(&mut opt, lines.lines(), &mut all).unwrap();
+    String::from_utf8(all).unwrap()
+}
+
 /// The frames a flame graph draws (`<g>…</g>`, each with its title, place and label).
 fn drawn_frames(svg: &str) -> Vec<&str> {
     svg.split("<g>").skip(1).map(|g| &g[..g.find("</g>").unwrap()]).collect()
@@ -141,23 +163,10 @@ fn svg_draws_every_frame_wide_enough_where_all_lines_would() {
     let end = deltas.iter().sum::<f64>() + 100.0;
     let p = dir.path().join("many.cpuprofile");
     std::fs::write(&p, cpuprofile(&nodes, &samples, &deltas, 0.0, end)).unwrap();
-    let p = p.to_str().unwrap();
-    let (svg, collapsed) = (dir.path().join("m.svg"), dir.path().join("m.collapsed"));
-    stdout(&jscalls(&["export", p, "-o", svg.to_str().unwrap()]));
-    stdout(&jscalls(&["export", p, "-o", collapsed.to_str().unwrap()]));
-    let lines = std::fs::read_to_string(&collapsed).unwrap();
+    let (ours, lines) = svg_and_collapsed(dir.path(), p.to_str().unwrap());
     assert_eq!(lines.lines().count(), n as usize + 2, "{lines}");
-    let mut opt = inferno::flamegraph::Options::default();
-    opt.count_name = "µs".to_owned();
-    opt.subtitle = Some("a subtitle, as the export's, to draw at the same height".to_owned());
-    opt.name_type = "Function:".to_owned();
-    opt.deterministic = true;
-    opt.text_truncate_direction = inferno::flamegraph::TextTruncateDirection::Right;
-    let mut all = Vec::new();
-    inferno::flamegraph::from_lines(&mut opt, lines.lines(), &mut all).unwrap();
-    let (ours, all) = (std::fs::read_to_string(&svg).unwrap(), String::from_utf8(all).unwrap());
     let drawn = drawn_frames(&ours);
-    assert_eq!(drawn, drawn_frames(&all));
+    assert_eq!(drawn, drawn_frames(&inferno_svg(&lines)));
     // all, main, heavy, and nothing of the narrow calls.
     assert_eq!(drawn.len(), 3, "{drawn:?}");
 }
@@ -186,11 +195,7 @@ fn svg_folds_exactly_the_subtrees_inferno_would_leave_out() {
     let end: f64 = spans.iter().map(|s| s.1).sum();
     let p = dir.path().join("steps.cpuprofile");
     std::fs::write(&p, cpuprofile(&nodes, &samples, &deltas, 0.0, end)).unwrap();
-    let p = p.to_str().unwrap();
-    let (svg, collapsed) = (dir.path().join("s.svg"), dir.path().join("s.collapsed"));
-    stdout(&jscalls(&["export", p, "-o", svg.to_str().unwrap()]));
-    stdout(&jscalls(&["export", p, "-o", collapsed.to_str().unwrap()]));
-    let lines = std::fs::read_to_string(&collapsed).unwrap();
+    let (ours, lines) = svg_and_collapsed(dir.path(), p.to_str().unwrap());
     let weight = |l: &str| l.rsplit_once(' ').unwrap().1.parse::<u64>().unwrap();
     let total: u64 = lines.lines().map(weight).sum();
     // Each subtree's weight, its own line's and its leaf's.
@@ -202,17 +207,8 @@ fn svg_folds_exactly_the_subtrees_inferno_would_leave_out() {
     let limit = inferno::flamegraph::Options::default().min_width / (100.0 / total as f64);
     let first_drawn = widths.iter().copied().filter(|&w| w as f64 >= limit).min().unwrap();
     assert!(widths.contains(&(first_drawn - 1)), "the steps straddle the limit {limit}: {widths:?}");
-    let mut opt = inferno::flamegraph::Options::default();
-    opt.count_name = "µs".to_owned();
-    opt.subtitle = Some("a subtitle, as the export's, to draw at the same height".to_owned());
-    opt.name_type = "Function:".to_owned();
-    opt.deterministic = true;
-    opt.text_truncate_direction = inferno::flamegraph::TextTruncateDirection::Right;
-    let mut all = Vec::new();
-    inferno::flamegraph::from_lines(&mut opt, lines.lines(), &mut all).unwrap();
-    let (ours, all) = (std::fs::read_to_string(&svg).unwrap(), String::from_utf8(all).unwrap());
     let drawn = drawn_frames(&ours);
-    assert_eq!(drawn, drawn_frames(&all));
+    assert_eq!(drawn, drawn_frames(&inferno_svg(&lines)));
     // The subtrees at or over the limit are drawn, each with its leaf.
     let wide = widths.iter().filter(|&&w| w >= first_drawn).count();
     assert_eq!(drawn.iter().filter(|g| g.starts_with("<title>leaf")).count(), wide, "{drawn:?}");

@@ -255,17 +255,16 @@ pub(crate) fn write(head: &Head, parts: &[ThreadPart], threads: usize, w: &mut d
         2 * threads,
         |k| (k, &parts[k / 2], &placed[k / 2]),
         |(k, p, at)| {
-            let mut s;
-            if k % 2 == 0 {
-                s = String::with_capacity(32 * p.samples.spans.len() + 256);
-                if k > 0 {
-                    s.push(',');
-                }
-                thread_samples(&mut s, p, at, head.tracing_ms);
-            } else {
-                s = String::with_capacity(48 * p.markers.len() + 256);
+            if k % 2 == 1 {
+                let mut s = String::with_capacity(48 * p.markers.len() + 256);
                 thread_markers(&mut s, p, at);
+                return s;
             }
+            let mut s = String::with_capacity(32 * p.samples.spans.len() + 256);
+            if k > 0 {
+                s.push(',');
+            }
+            thread_samples(&mut s, p, at, head.tracing_ms);
             s
         },
         |s| w.write_all(s.as_bytes()),
