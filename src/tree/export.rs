@@ -453,9 +453,24 @@ impl CollapsedTree {
         // there (the roots' `Root`); see above for `Folded`. A run sorts by its key (its line's
         // first bytes), `keys[from..to]`.
         let runs_of = |list: &[u32], keys: &mut Vec<u8>, out: &mut Vec<(usize, usize, Run)>| {
+            // The siblings by name: a name that the next one starts with, followed by a byte
+            // that sorts before `;` (a space, a digit), has that sibling's lines between its
+            // own line and its children's, where inferno splits it in two frames; folded, it
+            // would move that sibling. (Names that start with it are next in this order, those
+            // with the lowest byte after it first.)
+            let mut by_name = list.to_vec();
+            by_name.sort_unstable_by(|&a, &b| self.names[a as usize].cmp(&self.names[b as usize]));
+            let split = |t: u32| {
+                let name = self.names[t as usize].as_bytes();
+                let at = by_name.partition_point(|&u| self.names[u as usize].as_bytes() < name);
+                by_name.get(at + 1).is_some_and(|&u| {
+                    let next = self.names[u as usize].as_bytes();
+                    next.len() > name.len() && next.starts_with(name) && next[name.len()] < b';'
+                })
+            };
             for &t in list {
                 let name = self.names[t as usize].as_bytes();
-                let folded = self.below[t as usize] < fold_below;
+                let folded = self.below[t as usize] < fold_below && !split(t);
                 let parent = !folded && !self.children[t as usize].is_empty();
                 let w = if folded { self.below[t as usize] } else { self.own[t as usize] };
                 // A parent's own line even at 0: its first folded children may join it.

@@ -215,6 +215,33 @@ fn svg_folds_exactly_the_subtrees_inferno_would_leave_out() {
     assert!(wide > 0 && wide < n as usize);
 }
 
+#[test]
+fn svg_keeps_the_place_of_a_sibling_whose_name_extends_another() {
+    // main calls `L` (1 µs, then 3 in its child `y`), `L S` and `heavy`: `L S` sorts between
+    // `L`'s own line and its child's, so inferno draws `L` in two places and `L S` after the
+    // first. `L` is far too narrow to draw, but folding it into one line would move `L S`.
+    let dir = tempfile::tempdir().unwrap();
+    let nodes = [(1, "(root)", &[2][..]), (2, "main", &[3, 4, 6]), (3, "heavy", &[]), (4, "L", &[5]), (5, "y", &[])];
+    let mut nodes: Vec<String> = nodes.iter().map(|(id, name, kids)| node(*id, name, kids)).collect();
+    nodes.push(node(6, "L S", &[]));
+    let mut spans: Vec<(i64, f64)> = Vec::new();
+    for _ in 0..10 {
+        spans.extend(std::iter::repeat_n((3, 100.0), 1000));
+        spans.extend([(4, 1.0), (5, 3.0), (6, 5000.0), (2, 40.0)]);
+    }
+    let samples: Vec<i64> = spans.iter().map(|s| s.0).collect();
+    let deltas: Vec<f64> = std::iter::once(0.0).chain(spans.iter().map(|s| s.1)).take(spans.len()).collect();
+    let end: f64 = spans.iter().map(|s| s.1).sum();
+    let p = dir.path().join("split.cpuprofile");
+    std::fs::write(&p, cpuprofile(&nodes, &samples, &deltas, 0.0, end)).unwrap();
+    let (ours, lines) = svg_and_collapsed(dir.path(), p.to_str().unwrap());
+    assert_eq!(lines, "main 360\nmain;L 10\nmain;L S 50000\nmain;L;y 30\nmain;heavy 1000000\n");
+    let drawn = drawn_frames(&ours);
+    assert_eq!(drawn, drawn_frames(&inferno_svg(&lines)));
+    // `L S` starts after `L`'s own 10 µs and main's 360, not after all of `L`.
+    assert!(drawn.iter().any(|g| g.starts_with("<title>L S") && g.contains("fg:x=\"370\"")), "{drawn:?}");
+}
+
 /// A thread of a processed Firefox profile (the shared tables of version 60 on), read back
 /// table by table: each sample as (time ms, stack's function names outermost first, weight).
 fn firefox_samples(doc: &serde_json::Value, t: &serde_json::Value) -> Vec<(f64, Vec<String>, f64)> {
