@@ -108,6 +108,15 @@ fn svg_flame_graph_names_the_input_and_the_functions() {
     assert_eq!(std::fs::read(&again).unwrap(), svg.as_bytes());
 }
 
+/// A `.cpuprofile` of `nodes` whose samples are `spans`: each (node, µs until the next
+/// sample), the first at 0, the profile ending with the last one's.
+fn profile_of_spans(nodes: &[String], spans: &[(i64, f64)]) -> String {
+    let samples: Vec<i64> = spans.iter().map(|s| s.0).collect();
+    let deltas: Vec<f64> = std::iter::once(0.0).chain(spans.iter().map(|s| s.1)).take(spans.len()).collect();
+    let end: f64 = spans.iter().map(|s| s.1).sum();
+    cpuprofile(nodes, &samples, &deltas, 0.0, end)
+}
+
 /// The SVG export and the collapsed stacks of the profile at `p`, written into `dir`.
 fn svg_and_collapsed(dir: &std::path::Path, p: &str) -> (String, String) {
     let (svg, collapsed) = (dir.join("out.svg"), dir.join("out.collapsed"));
@@ -190,11 +199,8 @@ fn svg_folds_exactly_the_subtrees_inferno_would_leave_out() {
         spans.extend(std::iter::repeat_n((3, 100.0), 470));
         spans.extend([(t + 1, 91.0 + i as f64), (2, 40.0)]);
     }
-    let samples: Vec<i64> = spans.iter().map(|s| s.0).collect();
-    let deltas: Vec<f64> = std::iter::once(0.0).chain(spans.iter().map(|s| s.1)).take(spans.len()).collect();
-    let end: f64 = spans.iter().map(|s| s.1).sum();
     let p = dir.path().join("steps.cpuprofile");
-    std::fs::write(&p, cpuprofile(&nodes, &samples, &deltas, 0.0, end)).unwrap();
+    std::fs::write(&p, profile_of_spans(&nodes, &spans)).unwrap();
     let (ours, lines) = svg_and_collapsed(dir.path(), p.to_str().unwrap());
     let weight = |l: &str| l.rsplit_once(' ').unwrap().1.parse::<u64>().unwrap();
     let total: u64 = lines.lines().map(weight).sum();
@@ -229,11 +235,8 @@ fn svg_keeps_the_place_of_a_sibling_whose_name_extends_another() {
         spans.extend(std::iter::repeat_n((3, 100.0), 1000));
         spans.extend([(4, 1.0), (5, 3.0), (6, 5000.0), (2, 40.0)]);
     }
-    let samples: Vec<i64> = spans.iter().map(|s| s.0).collect();
-    let deltas: Vec<f64> = std::iter::once(0.0).chain(spans.iter().map(|s| s.1)).take(spans.len()).collect();
-    let end: f64 = spans.iter().map(|s| s.1).sum();
     let p = dir.path().join("split.cpuprofile");
-    std::fs::write(&p, cpuprofile(&nodes, &samples, &deltas, 0.0, end)).unwrap();
+    std::fs::write(&p, profile_of_spans(&nodes, &spans)).unwrap();
     let (ours, lines) = svg_and_collapsed(dir.path(), p.to_str().unwrap());
     assert_eq!(lines, "main 360\nmain;L 10\nmain;L S 50000\nmain;L;y 30\nmain;heavy 1000000\n");
     let drawn = drawn_frames(&ours);
