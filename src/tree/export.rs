@@ -372,9 +372,25 @@ impl CollapsedTree {
         /// Lines a piece: enough to be worth handing out, few enough that a piece's text (a few
         /// hundred KB) is a block the allocator reuses, not fresh pages of its own.
         const PIECE: usize = 512;
+        /// A piece's text, about (a line more at most): on a deep recursion a line is hundreds
+        /// of KB, and 512 of them would be held at once by each thread.
+        const PIECE_BYTES: usize = 1 << 20;
+        self.write_pieces(fold_below, threads, (PIECE, PIECE_BYTES), w)
+    }
+
+    /// [`CollapsedTree::write_lines`] in pieces of at most `piece.0` lines, which end once
+    /// their paths' text reaches `piece.1` bytes.
+    pub(crate) fn write_pieces(
+        &self,
+        fold_below: u64,
+        threads: usize,
+        piece: (usize, usize),
+        w: &mut dyn std::io::Write,
+    ) -> std::io::Result<()> {
         let order = self.line_order(fold_below);
-        let pieces = order.len().div_ceil(PIECE);
-        let make = |k: usize| &order[k * PIECE..((k + 1) * PIECE).min(order.len())];
+        let starts = self.pieces(&order, piece.0, piece.1);
+        let pieces = starts.len() - 1;
+        let make = |k: usize| &order[starts[k]..starts[k + 1]];
         // Buffers written come back to be filled again (a piece's text outgrows a new one).
         let spare: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
         let work = |lines: &[Line]| {
@@ -394,6 +410,38 @@ impl CollapsedTree {
             }
             Ok(())
         })
+    }
+
+    /// Where [`CollapsedTree::write_pieces`] starts its pieces, in line numbers, and the end.
+    #[cfg(test)]
+    pub(crate) fn piece_starts(&self, fold_below: u64, piece: (usize, usize)) -> Vec<usize> {
+        self.pieces(&self.line_order(fold_below), piece.0, piece.1)
+    }
+
+    /// Where the pieces of `order` start (and, last, its end): at most `lines` lines a piece,
+    /// and no more once a piece's names reach `bytes`.
+    fn pieces(&self, order: &[Line], lines: usize, bytes: usize) -> Vec<usize> {
+        // Each node's path, in bytes (a node comes after its parent).
+        let mut path_len: Vec<usize> = Vec::with_capacity(self.names.len());
+        for (t, name) in self.names.iter().enumerate() {
+            let p = self.parent[t];
+            path_len.push(if p == NO_PARENT { 0 } else { path_len[p as usize] + 1 } + name.len());
+        }
+        let mut starts = vec![0];
+        let (mut count, mut size) = (0, 0);
+        for (k, l) in order.iter().enumerate() {
+            if count == lines || size >= bytes {
+                starts.push(k);
+                (count, size) = (0, 0);
+            }
+            count += 1;
+            size += match *l {
+                Line::Node(t, _) => path_len[t as usize],
+                Line::Root(_) => 0,
+            };
+        }
+        starts.push(order.len());
+        starts
     }
 
     /// Appends line `l` (no newline) to `out`; `path` is the last line's, kept from one line

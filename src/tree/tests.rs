@@ -229,6 +229,33 @@ proptest::proptest! {
     }
 }
 
+/// A piece of collapsed lines ends at its line count or once its paths' text reaches the
+/// bound: `aa` (2 bytes), `aa;b` (4) and `aa;b;ccc` (8).
+#[test]
+fn collapsed_pieces_end_at_their_size() {
+    let mut st = Stacks::new();
+    let (a, b, c) = (st.func(f("aa", "")), st.func(f("b", "")), st.func(f("ccc", "")));
+    for path in [vec![a], vec![a, b], vec![a, b, c]] {
+        let s = st.stack_of(&path).unwrap();
+        st.add(s, 1.0);
+    }
+    let tree = export::CollapsedTree::new(&st, None);
+    let mut lines = Vec::new();
+    tree.write(&mut lines, 0);
+    assert_eq!(lines, ["aa 1", "aa;b 1", "aa;b;ccc 1"]);
+    for (piece, starts) in [
+        ((512, 1 << 20), vec![0, 3]),
+        ((2, 1 << 20), vec![0, 2, 3]),
+        ((512, 1), vec![0, 1, 2, 3]),
+        ((512, 2), vec![0, 1, 2, 3]),
+        ((512, 3), vec![0, 2, 3]),
+        ((512, 6), vec![0, 2, 3]),
+        ((512, 7), vec![0, 3]),
+    ] {
+        assert_eq!(tree.piece_starts(0, piece), starts, "{piece:?}");
+    }
+}
+
 #[test]
 fn collapsed_lines_come_sorted_byte_by_byte() {
     // `b c` sorts between `b` and `b;x`; `b7` (a digit after `b`) between `b 1…` and `b;`.
@@ -386,6 +413,12 @@ fn collapsed_lines_written_in_pieces_are_every_path_once() {
             let text = String::from_utf8(out).unwrap();
             assert_eq!(text.lines().collect::<Vec<_>>(), expected, "prefix {prefix:?}, {threads} threads");
             assert!(text.ends_with('\n'));
+            // Pieces cut by their text's size too (a line each, a few lines) give the same.
+            for piece in [(512, 1), (512, 100), (3, 1 << 20)] {
+                let mut cut = Vec::new();
+                tree.write_pieces(0, threads, piece, &mut cut).unwrap();
+                assert!(cut == text.as_bytes(), "prefix {prefix:?}, {threads} threads, pieces {piece:?}");
+            }
         }
     }
 }

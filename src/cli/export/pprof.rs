@@ -226,12 +226,19 @@ impl Builder {
         })
     }
 
-    /// The profile's bytes: its samples (most of them) encoded on up to `threads` threads,
-    /// byte-identical to `encode_to_vec` (protobuf writes fields in the order of their numbers,
-    /// and a repeated field's entries one after another, so the parts are spliced).
+    /// The profile's bytes (see [`Builder::write`]).
     fn encode(self, threads: usize) -> Vec<u8> {
+        let mut out = Vec::new();
+        self.write(threads, &mut out).expect("a Vec grows as needed");
+        out
+    }
+
+    /// Writes the profile: its samples (most of it) encoded on up to `threads` threads in
+    /// pieces of about `SAMPLES` samples, or fewer when their stacks are deep, written in order
+    /// as they come (on a deep recursion the profile is many times larger than its input).
+    fn write(self, threads: usize, w: &mut dyn std::io::Write) -> std::io::Result<()> {
         let piece = self.samples.len().div_ceil(threads.max(1) * 4).max(1024);
-        encode_in_parts(self, threads, piece)
+        write_in_parts(self, threads, (piece, PIECE_LOCATIONS), w)
     }
 
     /// Starts a thread, its samples labelled `labels`: they are not merged with the previous
@@ -301,13 +308,38 @@ impl Builder {
     }
 }
 
-/// The profile's bytes, its samples made and encoded `piece` at a time on up to `threads`
-/// threads.
-fn encode_in_parts(b: Builder, threads: usize, piece: usize) -> Vec<u8> {
+/// Writes the profile, its samples made and encoded at most `piece.0` at a time, holding at
+/// most `piece.1` locations (a deeper sample alone), on up to `threads` threads: byte for byte what prost's
+/// `encode_to_vec` makes of it whole (protobuf writes fields in the order of their numbers,
+/// and a repeated field's entries one after another, so the pieces are spliced).
+fn write_in_parts(
+    b: Builder,
+    threads: usize,
+    piece: (usize, usize),
+    w: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
     let Builder { profile: mut rest, samples, labels, links, .. } = b;
     let head = Profile { sample_type: std::mem::take(&mut rest.sample_type), ..Profile::default() };
     let n_values = head.sample_type.len().min(2);
-    let parts = jscalls::threads::map(samples.chunks(piece.max(1)).collect(), threads, |part: &[Pending]| {
+    // Each path's depth (a path comes after the one it was called from).
+    let mut depth: Vec<u32> = Vec::with_capacity(links.len());
+    for &(parent, _) in &links {
+        let d = if parent == u32::MAX { 1 } else { depth[parent as usize] + 1 };
+        depth.push(d);
+    }
+    let mut starts = vec![0];
+    let (mut count, mut locations) = (0, 0);
+    for (k, p) in samples.iter().enumerate() {
+        if count == piece.0.max(1) || locations >= piece.1 {
+            starts.push(k);
+            (count, locations) = (0, 0);
+        }
+        count += 1;
+        locations += depth[p.path as usize] as usize;
+    }
+    starts.push(samples.len());
+    let make = |k: usize| &samples[starts[k]..starts[k + 1]];
+    let work = |part: &[Pending]| {
         let mut buf = Vec::new();
         let mut s = Sample::default();
         for p in part {
@@ -325,15 +357,15 @@ fn encode_in_parts(b: Builder, threads: usize, piece: usize) -> Vec<u8> {
             prost::encoding::message::encode(2, &s, &mut buf);
         }
         buf
-    });
-    let mut out = head.encode_to_vec();
-    out.reserve(parts.iter().map(Vec::len).sum::<usize>() + rest.encoded_len());
-    for p in parts {
-        out.extend_from_slice(&p);
-    }
-    rest.encode(&mut out).expect("a Vec grows as needed");
-    out
+    };
+    w.write_all(&head.encode_to_vec())?;
+    let pieces = starts.len() - 1;
+    jscalls::threads::ordered(pieces, threads, 2 * threads.max(1), make, work, |part| w.write_all(&part))?;
+    w.write_all(&rest.encode_to_vec())
 }
+
+/// The most locations a piece of samples holds: a few MB encoded, however deep the stacks.
+const PIECE_LOCATIONS: usize = 1 << 20;
 
 /// One thread of `diff --format pprof`: its name, and its stacks in BASE and in NEW.
 pub(crate) struct ThreadDelta<'a> {
@@ -369,12 +401,8 @@ pub(crate) fn difference(threads: &[ThreadDelta<'_>], comment: &str) -> Vec<u8> 
 }
 
 fn render(kept: Vec<Chosen>, args: &ExportArgs, input: &str, threads: usize) -> Result<Rendered, Failure> {
-    Ok(Rendered::Bytes(profile_bytes(&kept, args, input, threads)))
-}
-
-/// The profile of `kept`, encoded.
-fn profile_bytes(kept: &[Chosen], args: &ExportArgs, input: &str, threads: usize) -> Vec<u8> {
-    build(kept, args, input).encode(threads)
+    let b = build(&kept, args, input);
+    Ok(Rendered::Stream(Box::new(move |w| b.write(threads, w))))
 }
 
 /// What the stacks' weights (µs, or samples) are multiplied by to make pprof's values
@@ -426,6 +454,11 @@ mod tests {
 
     use super::*;
     use crate::cli::args::{Cli, Command};
+
+    /// The profile of `kept`, encoded.
+    fn profile_bytes(kept: &[Chosen], args: &ExportArgs, input: &str, threads: usize) -> Vec<u8> {
+        build(kept, args, input).encode(threads)
+    }
 
     /// What the export asks [`choose`](crate::cli::tree::choose) for.
     fn pprof_wants() -> crate::cli::tree::Wants {
@@ -520,8 +553,12 @@ mod tests {
         let whole = p.encode_to_vec();
         assert_eq!(bytes, whole);
         assert!(p.sample.len() > 20, "{} samples: too few for several parts", p.sample.len());
-        for piece in [1, 7, p.sample.len()] {
-            assert_eq!(encode_in_parts(b.clone(), 2, piece), whole, "{piece} a part");
+        // Cut by count, and by locations (a piece ends at the sample that reaches the bound).
+        for piece in [(1, usize::MAX), (7, usize::MAX), (p.sample.len(), usize::MAX), (usize::MAX, 1), (usize::MAX, 40)]
+        {
+            let mut parts = Vec::new();
+            write_in_parts(b.clone(), 2, piece, &mut parts).unwrap();
+            assert_eq!(parts, whole, "{piece:?} a part");
         }
     }
 
