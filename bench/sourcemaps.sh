@@ -2,7 +2,8 @@
 # Times `jscalls calls` with source maps against `--no-source-maps` on TypeScript's compiler
 # bundled and minified by esbuild (a 3.5 MB script with a 14 MB map) while it type-checks
 # typescript.d.ts twice: a node trace (trace events with the CPU profile) and a `.cpuprofile` of
-# the same run. Rounds are interleaved; prints medians, ratios and peak memory. With
+# the same run; and on two such bundles in one program ("two": one type-checks, the other
+# transpiles), whose maps are read side by side. Rounds are interleaved; prints medians, ratios and peak memory. With
 # BEFORE=OTHER_BINARY, that binary with maps is timed in the same rounds. Where ../shared/smoracle
 # is (JSCALLS_SHARED), it also compares every frame's name (both of DevTools' states) and
 # original place with DevTools' own source-map code.
@@ -38,6 +39,31 @@ A
   node --cpu-prof --cpu-prof-interval 100 --cpu-prof-name app.cpuprofile app.js > /dev/null
   cd "$ROOT"
 fi
+if [ ! -f "$W/out2/two.trace.json" ]; then
+  cd "$W"
+  mkdir -p out2
+  cat > a.js <<'A'
+const ts = require('typescript');
+const files = [require.resolve('typescript/lib/typescript.d.ts')];
+ts.getPreEmitDiagnostics(ts.createProgram(files, { noEmit: true, lib: ['lib.es2020.d.ts'], strict: true }));
+A
+  cat > b.js <<'A'
+const ts = require('typescript');
+const src = require('fs').readFileSync(require.resolve('typescript/lib/typescript.d.ts'), 'utf8');
+for (let i = 0; i < 3; i++) ts.transpileModule(src, { compilerOptions: { module: ts.ModuleKind.CommonJS } });
+A
+  for b in a b; do
+    npx esbuild $b.js --bundle --platform=node --minify --sourcemap --outfile=out2/$b.js --log-level=error
+  done
+  cp node_modules/typescript/lib/lib*.d.ts out2/
+  printf "require('./a.js');\nrequire('./b.js');\n" > out2/two.js
+  cd out2
+  mkdir trace
+  node --trace-event-file-pattern "trace/\${pid}.json" "$ROOT/fixtures/record/workloads/trace_wrap.js" two.js > /dev/null
+  mv trace/*.json two.trace.json && rmdir trace
+  node --cpu-prof --cpu-prof-interval 100 --cpu-prof-name two.cpuprofile two.js > /dev/null
+  cd "$ROOT"
+fi
 cargo build --quiet --release --bin jscalls
 J="$ROOT/target/release/jscalls"
 OUT="$(mktemp -d)"
@@ -45,32 +71,41 @@ trap 'rm -rf "$OUT"' EXIT
 
 . "$ROOT/bench/lib.sh"
 
-KEYS="trace_maps trace_none profile_maps profile_none"
-[ -n "${BEFORE:-}" ] && KEYS="$KEYS trace_before profile_before"
+# input name, its file and its maps' folder
+INPUTS="trace out/app.trace.json out
+profile out/app.cpuprofile out
+two_trace out2/two.trace.json out2
+two_profile out2/two.cpuprofile out2"
+KEYS=""
+while read -r input _ _; do
+  KEYS="$KEYS ${input}_maps ${input}_none"
+  [ -n "${BEFORE:-}" ] && KEYS="$KEYS ${input}_before"
+done <<< "$INPUTS"
 for k in $KEYS; do : > "$OUT/$k.s"; : > "$OUT/$k.m"; done
 for _ in $(seq "$RUNS"); do
-  for input in trace profile; do
-    f="$W/out/app.trace.json"; [ "$input" = profile ] && f="$W/out/app.cpuprofile"
+  while read -r input f dir; do
     # Each run writes a new file (see compare.sh).
     rm -f "$OUT"/*.json
-    measure "${input}_maps" "$J" calls "$f" --source-maps "$W/out" -q -o "$OUT/maps.json"
-    measure "${input}_none" "$J" calls "$f" --no-source-maps -q -o "$OUT/none.json"
+    measure "${input}_maps" "$J" calls "$W/$f" --source-maps "$W/$dir" -q -o "$OUT/maps.json"
+    measure "${input}_none" "$J" calls "$W/$f" --no-source-maps -q -o "$OUT/none.json"
     if [ -n "${BEFORE:-}" ]; then
-      measure "${input}_before" "$BEFORE" calls "$f" --source-maps "$W/out" -q -o "$OUT/before.json"
+      measure "${input}_before" "$BEFORE" calls "$W/$f" --source-maps "$W/$dir" -q -o "$OUT/before.json"
     fi
-  done
+  done <<< "$INPUTS"
 done
 "$J" calls "$W/out/app.trace.json" --source-maps "$W/out" -o "$OUT/out.json" 2>&1 | grep 'source maps' || true
+"$J" calls "$W/out2/two.trace.json" --source-maps "$W/out2" -o "$OUT/out.json" 2>&1 | grep 'source maps' || true
 echo "script $(wc -c < "$W/out/app.js") bytes, map $(wc -c < "$W/out/app.js.map") bytes;" \
-  "trace $(wc -c < "$W/out/app.trace.json") bytes, profile $(wc -c < "$W/out/app.cpuprofile") bytes; $RUNS runs, medians"
+  "trace $(wc -c < "$W/out/app.trace.json") bytes, profile $(wc -c < "$W/out/app.cpuprofile") bytes;" \
+  "two: trace $(wc -c < "$W/out2/two.trace.json") bytes, profile $(wc -c < "$W/out2/two.cpuprofile") bytes; $RUNS runs, medians"
 for k in $KEYS; do
-  printf "%-16s %8s s %6s MB   runs: %s\n" "$k" "$(median < "$OUT/$k.s")" "$(( $(sort -n "$OUT/$k.m" | tail -1) / 1024 ))" \
+  printf "%-18s %8s s %6s MB   runs: %s\n" "$k" "$(median < "$OUT/$k.s")" "$(( $(sort -n "$OUT/$k.m" | tail -1) / 1024 ))" \
     "$(tr '\n' ' ' < "$OUT/$k.s")"
 done
-for input in trace profile; do
+while read -r input _ _; do
   echo "$input: with maps / --no-source-maps: $(awk -v a="$(median < "$OUT/${input}_maps.s")" \
     -v b="$(median < "$OUT/${input}_none.s")" 'BEGIN{printf "%.2f", a/b}')"
-done
+done <<< "$INPUTS"
 
 SHARED="${JSCALLS_SHARED:-$ROOT/../shared}"
 if [ -d "$SHARED/smoracle" ] && command -v node > /dev/null; then
@@ -81,17 +116,26 @@ if [ -d "$SHARED/smoracle" ] && command -v node > /dev/null; then
   # jscalls writes the final name as resolvedName and the first pass's as resolvedNameFirst.
   first() { node -e 'const d=JSON.parse(require("fs").readFileSync(process.argv[1]));
     for (const f of d.frames) f.resolvedName = f.resolvedNameFirst; console.log(JSON.stringify(d))' "$1"; }
-  url="$(node -e 'const p=JSON.parse(require("fs").readFileSync(process.argv[1]));console.log(p.nodes.map(n=>n.callFrame.url).find(u=>u.endsWith("/app.js")))' "$W/out/app.cpuprofile")"
-  path="$W/out/app.js"
-  node "$SM/oracle.mjs" "$W/out/app.cpuprofile" --maps "$W/out" --script "$url=$W/out/app.js" --out "$OUT/p.sm.json" 2> /dev/null
-  # Node's trace names the script by its path: its map's URL given as jscalls makes it.
-  node "$SM/oracle.mjs" "$W/out/app.trace.json" --maps "$W/out" --script "$path=$W/out/app.js" \
-    --map-url "$path=file://$path.map" --out "$OUT/t.sm.json" 2> /dev/null
-  for input in p t; do
-    f="$W/out/app.cpuprofile"; [ "$input" = t ] && f="$W/out/app.trace.json"
-    "$J" frames "$f" --source-maps "$W/out" --format smoracle -q -o "$OUT/$input.j.json"
-    first "$OUT/$input.j.json" > "$OUT/$input.j1.json"
-    echo "parity $(basename "$f"), final names: $(node "$SM/compare.mjs" "$OUT/$input.sm.json" "$OUT/$input.j.json" --shown --ast | tail -1)"
-    echo "parity $(basename "$f"), first pass: $(node "$SM/compare.mjs" "$OUT/$input.sm.json" "$OUT/$input.j1.json" --shown | tail -1)"
-  done
+  # Per folder: its recording's name and its scripts.
+  while read -r dir rec scripts; do
+    pargs=() targs=()
+    for sc in $scripts; do
+      url="$(node -e 'const p=JSON.parse(require("fs").readFileSync(process.argv[1]));
+        console.log(p.nodes.map(n=>n.callFrame.url).find(u=>u.endsWith("/"+process.argv[2])))' "$W/$dir/$rec.cpuprofile" "$sc")"
+      path="$W/$dir/$sc"
+      pargs+=(--script "$url=$path")
+      # Node's trace names the script by its path: its map's URL given as jscalls makes it.
+      targs+=(--script "$path=$path" --map-url "$path=file://$path.map")
+    done
+    node "$SM/oracle.mjs" "$W/$dir/$rec.cpuprofile" --maps "$W/$dir" "${pargs[@]}" --out "$OUT/p.sm.json" 2> /dev/null
+    node "$SM/oracle.mjs" "$W/$dir/$rec.trace.json" --maps "$W/$dir" "${targs[@]}" --out "$OUT/t.sm.json" 2> /dev/null
+    for input in p t; do
+      f="$W/$dir/$rec.cpuprofile"; [ "$input" = t ] && f="$W/$dir/$rec.trace.json"
+      "$J" frames "$f" --source-maps "$W/$dir" --format smoracle -q -o "$OUT/$input.j.json"
+      first "$OUT/$input.j.json" > "$OUT/$input.j1.json"
+      echo "parity $(basename "$f"), final names: $(node "$SM/compare.mjs" "$OUT/$input.sm.json" "$OUT/$input.j.json" --shown --ast | tail -1)"
+      echo "parity $(basename "$f"), first pass: $(node "$SM/compare.mjs" "$OUT/$input.sm.json" "$OUT/$input.j1.json" --shown | tail -1)"
+    done
+  done <<< "out app app.js
+out2 two a.js b.js"
 fi

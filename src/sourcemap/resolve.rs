@@ -56,7 +56,8 @@ pub struct Resolved {
 pub(crate) type ReadMap<'a> = Box<dyn FnOnce() -> Result<Vec<u8>, String> + 'a>;
 
 /// Where maps and scripts come from: given by the user (pairs and folders), never fetched.
-pub trait Loader {
+/// Shared by the threads that read several scripts' maps at once.
+pub trait Loader: Sync {
     /// The text of the script at `url` (its generated code), when the user has it.
     fn script(&self, url: &str) -> Option<String>;
     /// The map the user gave for the script at `url` (`--source-map URL=FILE`), as
@@ -136,6 +137,9 @@ pub struct ScriptSummary {
     pub map_url: Option<String>,
 }
 
+/// The scopes of a script's text made original, or why not.
+type AstScopes = Result<ScopesInfo, Option<String>>;
+
 /// A script as the resolver models it (DevTools' `SDK.Script` and its map).
 struct Script {
     group: String,
@@ -149,6 +153,9 @@ struct Script {
     ast: std::cell::OnceCell<Option<ScopesInfo>>,
     /// The text's own scopes, found while its map was read.
     generated: Option<Result<Vec<Scope>, Option<String>>>,
+    /// What [`Script::make_ast`] gave beside the other scripts, for `ast` to take (with its
+    /// reason to warn then, in the frames' order).
+    made_ast: std::cell::Cell<Option<AstScopes>>,
     /// The text's lines (made on first use).
     lines: std::cell::OnceCell<Lines>,
     summary: ScriptSummary,
@@ -172,9 +179,30 @@ impl Script {
             map: None,
             ast: std::cell::OnceCell::new(),
             generated: None,
+            made_ast: std::cell::Cell::new(None),
             lines: std::cell::OnceCell::new(),
             summary,
         }
+    }
+
+    /// The scopes of its text made original by its map, when the map has none of its own
+    /// (None: no text or no such map; an error says why not, when it is worth a warning).
+    fn make_ast(&self) -> Option<AstScopes> {
+        let map = self.map.as_ref()?;
+        if map.scopes.is_some() || map.mappings_error.is_some() {
+            return None;
+        }
+        let (text, lines) = self.text_lines()?;
+        Some(match &self.generated {
+            Some(g) => g.as_ref().map(|g| ScopesInfo::of(map, lines, g)).map_err(Clone::clone),
+            None => ScopesInfo::new(map, text, lines, self.desc.is_module),
+        })
+    }
+
+    /// Makes [`Script::make_ast`]'s answer now, for the frames to take.
+    fn ready_ast(&mut self) {
+        let made = self.make_ast();
+        self.made_ast.set(made);
     }
 
     /// The script's text and its lines (made on first use, for both name rules).
@@ -294,7 +322,12 @@ fn base64_decode(s: &[u8]) -> Option<Vec<u8>> {
 
 /// Resolves `frames` (each distinct frame with the place of its last node), the way DevTools
 /// does once the maps `loader` finds and the trace carries (`embedded`) are attached.
-pub(crate) fn resolve(frames: &[(FrameKey, FrameAt)], embedded: &Embedded, loader: &dyn Loader) -> Resolution {
+pub(crate) fn resolve(
+    frames: &[(FrameKey, FrameAt)],
+    embedded: &Embedded,
+    loader: &dyn Loader,
+    threads: usize,
+) -> Resolution {
     let mut res = Resolution::default();
     // DevTools keeps one answer per frame key: a later node with the key overwrites.
     let mut distinct: BTreeMap<&FrameKey, FrameAt> = BTreeMap::new();
@@ -350,17 +383,40 @@ pub(crate) fn resolve(frames: &[(FrameKey, FrameAt)], embedded: &Embedded, loade
         let (x, y) = (&scripts[a], &scripts[b]);
         x.group.cmp(&y.group).then_with(|| numeric_id(&x.desc.script_id).total_cmp(&numeric_id(&y.desc.script_id)))
     });
+    // The targets: per group, scripts by id (a later one with the same id replaces).
+    let mut by_id: HashMap<(String, String), usize> = HashMap::new();
     for &s in &order {
-        attach(&mut scripts[s], &embedded.maps, loader, &mut res.problems);
+        by_id.insert((scripts[s].group.clone(), scripts[s].desc.script_id.clone()), s);
     }
-    // The targets: per group, scripts by id (a later one with the same id replaces), and per
-    // project the maps each source URL is bound to.
-    let mut by_id: HashMap<(&str, &str), usize> = HashMap::new();
+    // The scripts whose scopes name a frame: those its place finds by id.
+    let mut named = vec![false; scripts.len()];
+    for (k, s) in &frame_script {
+        if let (Some(&s), Some(_), Some(_)) =
+            (by_id.get(&(scripts[*s].group.clone(), k.script_id.clone())), k.line, k.column)
+        {
+            named[s] = true;
+        }
+    }
+    // Each script's map is read, its text parsed and its scopes made original apart from the
+    // others', on up to `threads` threads (a page often has several large bundles); what went
+    // wrong is told in parse order.
+    let jobs: Vec<(&mut Script, bool)> = scripts.iter_mut().zip(named).collect();
+    let mut told: Vec<Vec<MapProblem>> = crate::parallel::map(jobs, threads, |(s, named)| {
+        let mut problems = Vec::new();
+        attach(s, &embedded.maps, loader, &mut problems);
+        if named {
+            s.ready_ast();
+        }
+        problems
+    });
+    for &s in &order {
+        res.problems.append(&mut told[s]);
+    }
+    // Per project, the maps each source URL is bound to.
     let mut projects: HashMap<String, HashMap<String, Vec<usize>>> = HashMap::new();
     let mut project_of: HashMap<usize, String> = HashMap::new();
     for &s in &order {
         let sc = &scripts[s];
-        by_id.insert((sc.group.as_str(), sc.desc.script_id.as_str()), s);
         let Some(map) = &sc.map else { continue };
         let project = format!("{}{}", sc.group, origin_part(&sc.desc.url));
         let bound_urls = projects.entry(project.clone()).or_default();
@@ -391,31 +447,23 @@ pub(crate) fn resolve(frames: &[(FrameKey, FrameAt)], embedded: &Embedded, loade
     for k in distinct.keys() {
         let mut r = Resolved::default();
         if let Some(&fs) = frame_script.get(k) {
-            let group = scripts[fs].group.as_str();
-            if let (Some(&s), Some(line), Some(column)) = (by_id.get(&(group, k.script_id.as_str())), k.line, k.column)
-            {
+            let id = (scripts[fs].group.clone(), k.script_id.clone());
+            if let (Some(&s), Some(line), Some(column)) = (by_id.get(&id), k.line, k.column) {
                 let sc = &scripts[s];
                 if let Some(map) = &sc.map {
                     // The map and the text count from the script's own start.
                     let (line, column) = sc.desc.relative(line, column);
                     // Scope data names the function first: the map's, else the script's scopes
                     // (unless the map failed: DevTools then has neither).
-                    let ast = sc.ast.get_or_init(|| {
-                        match (sc.text_lines(), map.scopes.is_some() || map.mappings_error.is_some()) {
-                            (Some((text, lines)), false) => match match &sc.generated {
-                                Some(g) => g.as_ref().map(|g| ScopesInfo::of(map, lines, g)).map_err(Clone::clone),
-                                None => ScopesInfo::new(map, text, lines, sc.desc.is_module),
-                            } {
-                                Ok(a) => Some(a),
-                                Err(why) => {
-                                    if let Some(why) = why {
-                                        res.problems.push(MapProblem { script: sc.desc.url.clone(), what: why });
-                                    }
-                                    None
-                                }
-                            },
-                            _ => None,
+                    let ast = sc.ast.get_or_init(|| match sc.made_ast.take().or_else(|| sc.make_ast()) {
+                        Some(Ok(a)) => Some(a),
+                        Some(Err(why)) => {
+                            if let Some(why) = why {
+                                res.problems.push(MapProblem { script: sc.desc.url.clone(), what: why });
+                            }
+                            None
                         }
+                        None => None,
                     });
                     let mapped = || {
                         let e = map.find_entry(line, column)?;
