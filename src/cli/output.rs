@@ -164,27 +164,29 @@ impl Output {
     pub(crate) fn write(self, f: impl FnOnce(&mut dyn Write) -> Result<(), Error>) -> Result<(), Error> {
         match self {
             Output::Stdout => {
-                let mut w = BufWriter::with_capacity(OUT_BUFFER, io::stdout().lock());
-                f(&mut w)?;
-                w.flush().map_err(|e| Error::io("cannot write to standard output", e))
+                let ctx = "cannot write to standard output";
+                let mut w = BufWriter::with_capacity(OUT_BUFFER, Noted::new(io::stdout().lock()));
+                f(&mut w).map_err(|e| w.get_ref().blame(e, ctx))?;
+                w.flush().map_err(|e| Error::io(ctx, e))
             }
             Output::Direct(file, path) => {
-                let mut w = BufWriter::with_capacity(OUT_BUFFER, file);
-                f(&mut w)?;
-                w.flush().map_err(|e| Error::io(format!("cannot write {}", path.display()), e))
+                let ctx = format!("cannot write {}", path.display());
+                let mut w = BufWriter::with_capacity(OUT_BUFFER, Noted::new(file));
+                f(&mut w).map_err(|e| w.get_ref().blame(e, &ctx))?;
+                w.flush().map_err(|e| Error::io(ctx, e))
             }
             Output::Temp { file, target, gzip } => {
                 let fsync = file.early;
                 let ctx = |what: &str| format!("cannot {what} {}", target.display());
                 let result = (|| {
-                    let mut w = BufWriter::with_capacity(OUT_BUFFER, file);
+                    let mut w = BufWriter::with_capacity(OUT_BUFFER, Noted::new(file));
                     if let Some(threads) = gzip {
                         // The fastest level: a third larger than the default, several times faster.
                         gzip::gzip(threads, &mut w, |p| f(p)).map_err(|e| Error::io(ctx("write"), e))??;
                     } else {
-                        f(&mut w)?;
+                        f(&mut w).map_err(|e| w.get_ref().blame(e, &ctx("write")))?;
                     }
-                    let tmp = w.into_inner().map_err(|e| Error::io(ctx("write"), e.into_error()))?.file;
+                    let tmp = w.into_inner().map_err(|e| Error::io(ctx("write"), e.into_error()))?.inner.file;
                     if fsync {
                         tmp.as_file().sync_all().map_err(|e| Error::io(ctx("write"), e))?;
                     }
@@ -210,6 +212,41 @@ impl Output {
         }
     }
 }
+/// The output's writer, noting whether a write to it failed: an error of the writing is then
+/// the output's, and names it.
+struct Noted<W> {
+    inner: W,
+    failed: bool,
+}
+
+impl<W> Noted<W> {
+    fn new(inner: W) -> Noted<W> {
+        Noted { inner, failed: false }
+    }
+
+    /// `e`, said of the output (`ctx`) when it is an I/O error and a write to the output failed.
+    fn blame(&self, e: Error, ctx: &str) -> Error {
+        match e {
+            Error::Io { source, .. } if self.failed => Error::io(ctx, source),
+            e => e,
+        }
+    }
+}
+
+impl<W: Write> Write for Noted<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.inner.write(buf).inspect_err(|_| self.failed = true)
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        self.inner.write_all(buf).inspect_err(|_| self.failed = true)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush().inspect_err(|_| self.failed = true)
+    }
+}
+
 /// A file being written that, when it is to be flushed to disk at the end (`--fsync`), asks
 /// the kernel to start writing its bytes to disk a megabyte at a time, as soon as they are
 /// written, so that the final `fsync` waits for the last megabyte instead of the whole output

@@ -541,7 +541,8 @@ fn limits_end_in_a_clear_error_with_nothing_left() {
     let out = run("ulimit -f 16");
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("File too large") && !err.contains(".jscalls-"), "{err}");
+    let named = format!("cannot write {}: File too large", d.join("out.json").display());
+    assert!(err.contains(&named) && !err.contains(".jscalls-"), "{err}");
     assert_eq!(files_in(&d), Vec::<String>::new());
     // An address-space limit: the allocator's failure is an error, not an abort.
     let out = run("ulimit -v 40000");
@@ -624,6 +625,34 @@ fn no_threads_to_be_had_gives_the_same_output() {
             let label = |o: &[u8]| String::from_utf8_lossy(o).into_owned();
             assert!(label(&out.stdout) == label(&free.stdout), "{input} {cmd}: the output differs");
         }
+    }
+}
+
+/// A write that fails names the output, whichever command writes it and however far it got
+/// (the calls and the timeline fill the output's buffer several times before its end).
+#[cfg(target_os = "linux")]
+#[test]
+fn a_full_output_is_named_in_the_error() {
+    for cmd in [&["calls"][..], &["timeline"], &["export", "--to", "pprof"], &["tree", "--format", "json"]] {
+        let out = jscalls().args(cmd).args(["fixtures/chrome-ui.json.gz", "-q", "-o", "/dev/full"]).output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "{cmd:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            "jscalls: error: cannot write /dev/full: No space left on device (os error 28)\n",
+            "{cmd:?}"
+        );
+        let out = jscalls()
+            .args(cmd)
+            .args(["fixtures/chrome-ui.json.gz", "-q"])
+            .stdout(std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{cmd:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            "jscalls: error: cannot write to standard output: No space left on device (os error 28)\n",
+            "{cmd:?}"
+        );
     }
 }
 
