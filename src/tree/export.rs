@@ -421,12 +421,7 @@ impl CollapsedTree {
     /// Where the pieces of `order` start (and, last, its end): at most `lines` lines a piece,
     /// and no more once a piece's names reach `bytes`.
     fn pieces(&self, order: &[Line], lines: usize, bytes: usize) -> Vec<usize> {
-        // Each node's path, in bytes (a node comes after its parent).
-        let mut path_len: Vec<usize> = Vec::with_capacity(self.names.len());
-        for (t, name) in self.names.iter().enumerate() {
-            let p = self.parent[t];
-            path_len.push(if p == NO_PARENT { 0 } else { path_len[p as usize] + 1 } + name.len());
-        }
+        let path_len = self.path_lens();
         let mut starts = vec![0];
         let (mut count, mut size) = (0, 0);
         for (k, l) in order.iter().enumerate() {
@@ -442,6 +437,49 @@ impl CollapsedTree {
         }
         starts.push(order.len());
         starts
+    }
+
+    /// Each node's path as its lines write it (the prefix and the names joined by `;`), in
+    /// bytes.
+    fn path_lens(&self) -> Vec<usize> {
+        let prefix = self.prefix.as_deref().map_or(0, |p| if p.is_empty() { 0 } else { p.len() + 1 });
+        let mut path_len: Vec<usize> = Vec::with_capacity(self.names.len());
+        // A node comes after its parent.
+        for (t, name) in self.names.iter().enumerate() {
+            let p = self.parent[t];
+            path_len.push(if p == NO_PARENT { prefix } else { path_len[p as usize] + 1 } + name.len());
+        }
+        path_len
+    }
+
+    /// The bytes of the lines [`CollapsedTree::each_line`] hands out, without newlines: known
+    /// before they are made (on a deep recursion, more than any memory holds). Folding only
+    /// takes lines away: [`CollapsedTree::text_len`] of 0 is the most, and costs no sort.
+    pub fn text_len(&self, fold_below: u64) -> u64 {
+        if fold_below == 0 {
+            return self.unfolded_text_len();
+        }
+        let path_len = self.path_lens();
+        let root = self.prefix.as_deref().filter(|p| !p.is_empty()).map_or("(root)".len(), str::len);
+        let digits = |w: u64| itoa::Buffer::new().format(w).len() as u64;
+        self.line_order(fold_below)
+            .iter()
+            .map(|l| match *l {
+                Line::Node(t, w) => path_len[t as usize] as u64 + 1 + digits(w),
+                Line::Root(w) => root as u64 + 1 + digits(w),
+            })
+            .sum()
+    }
+
+    /// [`CollapsedTree::text_len`] of every line: each node with a weight of its own, and the
+    /// weight on no function.
+    fn unfolded_text_len(&self) -> u64 {
+        let path_len = self.path_lens();
+        let digits = |w: u64| itoa::Buffer::new().format(w).len() as u64;
+        let root = self.prefix.as_deref().filter(|p| !p.is_empty()).map_or("(root)".len(), str::len);
+        let nodes: u64 =
+            (self.own.iter().zip(&path_len)).filter(|(&w, _)| w > 0).map(|(&w, &len)| len as u64 + 1 + digits(w)).sum();
+        nodes + if self.root > 0 { root as u64 + 1 + digits(self.root) } else { 0 }
     }
 
     /// Appends line `l` (no newline) to `out`; `path` is the last line's, kept from one line

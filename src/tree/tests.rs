@@ -340,6 +340,17 @@ fn folded_lines_keep_every_wide_frame_in_its_place() {
     tree.write(&mut all, 0);
     assert_eq!(all.len(), 13);
     assert_eq!(tree.total(), 202);
+    // Their size, known before they are made: folded or not, with a prefix or not.
+    let len = |lines: &[String]| lines.iter().map(|l| l.len() as u64).sum::<u64>();
+    assert_eq!((tree.text_len(10), tree.text_len(0)), (len(&lines), len(&all)));
+    for prefix in ["T;1", ""] {
+        let tree = export::CollapsedTree::new(&st, Some(prefix));
+        for fold in [0, 10] {
+            let mut lines = Vec::new();
+            tree.write(&mut lines, fold);
+            assert_eq!(tree.text_len(fold), len(&lines), "{prefix:?} {fold}");
+        }
+    }
 }
 
 /// Counted per stack, a recording's samples make the stacks and per-stack totals that one

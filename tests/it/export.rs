@@ -685,3 +685,43 @@ fn pprof_top_lists_the_flat_trees_functions() {
     assert!((rows[11].1 - largest[11]).abs() <= 0.01, "{} vs {}", rows[11].1, largest[11]);
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// A flame graph whose stacks, written in full as inferno needs them all at once, would not fit
+/// in the memory available is refused before they are made, with what to do instead;
+/// `JSCALLS_MEMORY` stands for the system's figure. At exactly the stacks' size it is drawn.
+#[test]
+fn a_flame_graph_larger_than_memory_is_refused_before_it_is_made() {
+    let dir = tempfile::tempdir().unwrap();
+    let nodes = [node(1, "(root)", &[2]), node(2, "a@x.js", &[3]), node(3, "b@x.js", &[4]), node(4, "c@x.js", &[])];
+    let p = dir.path().join("chain.cpuprofile");
+    std::fs::write(&p, profile_of_spans(&nodes, &[(2, 100.0), (3, 100.0), (4, 100.0), (2, 100.0)])).unwrap();
+    let p = p.to_str().unwrap();
+    let collapsed = String::from_utf8(jscalls(&["export", p, "--to", "collapsed", "-o", "-"]).stdout).unwrap();
+    // The lines the flame graph is drawn from (none folded here), without their newlines.
+    let need = collapsed.len() - collapsed.lines().count();
+    assert!(collapsed.lines().count() >= 3 && need < 1000, "{collapsed}");
+    let svg = dir.path().join("out.svg");
+    let run = |memory: usize| {
+        crate::support::jscalls_command()
+            .args(["export", p, "-o", svg.to_str().unwrap()])
+            .env("JSCALLS_MEMORY", memory.to_string())
+            .output()
+            .unwrap()
+    };
+    let out = run(need - 1);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!(
+            "jscalls: error: {p}: the flame graph would be drawn from {need} bytes of stacks, each written in full, \
+             which inferno holds all at once: more than the {} bytes of memory available (a deep recursion?); shorten \
+             the stacks (--transform collapse-recursion:FUNCTION), or export --to speedscope or firefox, which keep \
+             each frame once\n",
+            need - 1
+        )
+    );
+    assert!(!svg.exists());
+    let out = run(need);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(std::fs::read_to_string(&svg).unwrap().contains("<svg"));
+}

@@ -20,7 +20,7 @@ pub(super) const FORMAT: Format = Format {
 };
 
 fn render(kept: Vec<Chosen>, args: &ExportArgs, _input: &str, threads: usize) -> Result<Rendered, Failure> {
-    Ok(match lines(&kept, args, None, threads) {
+    Ok(match lines(&kept, args, None, threads)? {
         Lines::Trees(trees) => Rendered::Collapsed { trees, threads },
         Lines::Each(lines) => Rendered::Lines(lines),
         Lines::Folded { .. } => unreachable!("folded only for a flame graph"),
@@ -40,7 +40,7 @@ pub(super) enum Lines {
 
 /// The threads' lines, sorted by thread label (blocks of sorted lines sorted as a whole); with
 /// `fold` (a flame graph's), the trees' subtrees lighter than it folded into one line each.
-pub(super) fn lines(kept: &[Chosen], args: &ExportArgs, fold: Option<f64>, threads: usize) -> Lines {
+pub(super) fn lines(kept: &[Chosen], args: &ExportArgs, fold: Option<f64>, threads: usize) -> Result<Lines, Failure> {
     let several = kept.len() > 1;
     let mut by_label: Vec<(String, &Chosen)> = kept.iter().map(|c| (thread_label(c), c)).collect();
     by_label.sort_by(|a, b| a.0.cmp(&b.0));
@@ -49,17 +49,36 @@ pub(super) fn lines(kept: &[Chosen], args: &ExportArgs, fold: Option<f64>, threa
         for (label, c) in by_label {
             c.stacks.collapsed_by_time(&mut lines, &c.spans, several.then_some(label).as_deref());
         }
-        return Lines::Each(lines);
+        return Ok(Lines::Each(lines));
     }
     let trees: Vec<CollapsedTree> = jscalls::threads::map(by_label, threads, |(label, c)| {
         CollapsedTree::new(&c.stacks, several.then_some(label.as_str()))
     });
-    let Some(min_width) = fold else { return Lines::Trees(trees) };
+    let Some(min_width) = fold else { return Ok(Lines::Trees(trees)) };
     // inferno leaves out frames under `min_width` percent of the whole; subtrees under that
     // go in as one line each (see `CollapsedTree::write`). The lines end to end in one
     // string, not a string each: thousands of lines hundreds of bytes long.
     let total: u64 = trees.iter().map(CollapsedTree::total).sum();
     let fold = fold_below(min_width, total);
+    // inferno holds every line at once, and a deep recursion's are more than any memory: that
+    // is said before they are made, not found by running out of memory (the folded lines'
+    // size, which takes their order, only when the unfolded ones' could be too large).
+    let most: u64 = trees.iter().map(|t| t.text_len(0)).sum();
+    let have = memory_available().unwrap_or(u64::MAX);
+    let need = if most > have { trees.iter().map(|t| t.text_len(fold)).sum() } else { most };
+    if need > have {
+        return Err(Failure::Input(jscalls::Error::input(
+            None,
+            format!(
+                "the flame graph would be drawn from {} of stacks, each written in full, which inferno holds all at \
+                 once: more than the {} of memory available (a deep recursion?); shorten the stacks \
+                 (--transform collapse-recursion:FUNCTION), or export --to speedscope or firefox, which keep each \
+                 frame once",
+                size(need),
+                size(have)
+            ),
+        )));
+    }
     let (mut text, mut ends) = (String::new(), Vec::new());
     for t in &trees {
         t.each_line(fold, |l| {
@@ -67,7 +86,34 @@ pub(super) fn lines(kept: &[Chosen], args: &ExportArgs, fold: Option<f64>, threa
             ends.push(text.len());
         });
     }
-    Lines::Folded { text, ends }
+    Ok(Lines::Folded { text, ends })
+}
+
+/// The memory this process may use: `JSCALLS_MEMORY` (bytes), else what the system says is
+/// available (`MemAvailable`, Linux), else unknown.
+fn memory_available() -> Option<u64> {
+    if let Some(v) = std::env::var_os("JSCALLS_MEMORY") {
+        return v.to_str()?.parse().ok();
+    }
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let kb = info.lines().find_map(|l| l.strip_prefix("MemAvailable:"))?.trim().strip_suffix("kB")?;
+    kb.trim().parse::<u64>().ok().map(|k| k * 1024)
+}
+
+/// `bytes` for a person: `6.0 TB`, `512 MB`.
+fn size(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["bytes", "KB", "MB", "GB", "TB"];
+    let mut v = bytes as f64;
+    let mut unit = 0;
+    while v >= 1000.0 && unit + 1 < UNITS.len() {
+        v /= 1000.0;
+        unit += 1;
+    }
+    if unit == 0 || v >= 100.0 {
+        format!("{v:.0} {}", UNITS[unit])
+    } else {
+        format!("{v:.1} {}", UNITS[unit])
+    }
 }
 
 /// The least whole weight inferno draws a frame of, in a flame graph of `total` whose
@@ -75,4 +121,17 @@ pub(super) fn lines(kept: &[Chosen], args: &ExportArgs, fold: Option<f64>, threa
 /// / total as f64)`, computed so (every weight under the result is left out).
 fn fold_below(min_width: f64, total: u64) -> u64 {
     (min_width / (100.0 / total as f64)).ceil() as u64
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn sizes_read_as_a_person_says_them() {
+        let said: Vec<String> =
+            [0, 999, 1000, 12_345, 512_000_000, 24_500_000_000, 6_000_000_000_000, 123_456_000_000_000]
+                .into_iter()
+                .map(super::size)
+                .collect();
+        assert_eq!(said, ["0 bytes", "999 bytes", "1.0 KB", "12.3 KB", "512 MB", "24.5 GB", "6.0 TB", "123 TB"]);
+    }
 }

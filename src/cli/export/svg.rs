@@ -26,7 +26,7 @@ pub(super) const FORMAT: Format = Format {
 fn render(kept: Vec<Chosen>, args: &ExportArgs, input: &str, threads: usize) -> Result<Rendered, Failure> {
     let several = kept.len() > 1;
     let min_width = inferno::flamegraph::Options::default().min_width;
-    let drawn = lines(&kept, args, Some(min_width), threads);
+    let drawn = lines(&kept, args, Some(min_width), threads)?;
     let lines: Vec<&str> = match &drawn {
         Lines::Each(lines) => lines.iter().map(String::as_str).collect(),
         Lines::Folded { text, ends } => {
