@@ -679,6 +679,35 @@ impl Stacks {
             lines.extend(collapsed_line(&names, stacks, stack, w, prefix.as_deref()));
         }
     }
+
+    /// The bytes of the lines [`Stacks::collapsed_by_time`] makes, without newlines, known
+    /// before they are made.
+    pub fn collapsed_by_time_len(&self, spans: &Spans, prefix: Option<&str>) -> u64 {
+        let names = collapsed_names(self);
+        let base = prefix.map_or(0, |p| collapsed_text(p).len());
+        // Each stack's path as its line writes it (a stack comes after its parent).
+        let mut path: Vec<usize> = Vec::with_capacity(self.len());
+        for k in 0..self.len() {
+            let (parent, f) = self.frame(StackId::new(k));
+            let before = parent.map_or(base, |p| path[p.index()]);
+            path.push(before + usize::from(before > 0) + names[f.index()].len());
+        }
+        let (mut total, mut spans) = (0, spans.iter().peekable());
+        while let Some(first) = spans.next() {
+            let mut w = 0.0;
+            w += first.weight;
+            while let Some(s) = spans.next_if(|s| s.stack == first.stack) {
+                w += s.weight;
+            }
+            let w = w.round();
+            if w >= 1.0 {
+                let len = path.get(first.stack.index()).copied().unwrap_or(base);
+                let digits = itoa::Buffer::new().format(w as u64).len();
+                total += (if len == 0 { "(root)".len() } else { len } + 1 + digits) as u64;
+            }
+        }
+        total
+    }
 }
 
 /// The Firefox Profiler keeps a Chrome trace's samples at least this far apart (its importer's

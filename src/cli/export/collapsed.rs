@@ -44,7 +44,20 @@ pub(super) fn lines(kept: &[Chosen], args: &ExportArgs, fold: Option<f64>, threa
     let several = kept.len() > 1;
     let mut by_label: Vec<(String, &Chosen)> = kept.iter().map(|c| (thread_label(c), c)).collect();
     by_label.sort_by(|a, b| a.0.cmp(&b.0));
+    let have = memory_available().unwrap_or(u64::MAX);
     if args.by_time {
+        // Held whole as well (a line per run of spans).
+        let need: u64 = by_label
+            .iter()
+            .map(|(label, c)| c.stacks.collapsed_by_time_len(&c.spans, several.then_some(&**label)))
+            .sum();
+        if need > have {
+            let what = format!(
+                "the stacks by time would be {} of lines, each stack written in full, held all at once",
+                size(need)
+            );
+            return Err(too_large(&what, have));
+        }
         let mut lines = Vec::new();
         for (label, c) in by_label {
             c.stacks.collapsed_by_time(&mut lines, &c.spans, several.then_some(label).as_deref());
@@ -64,20 +77,13 @@ pub(super) fn lines(kept: &[Chosen], args: &ExportArgs, fold: Option<f64>, threa
     // is said before they are made, not found by running out of memory (the folded lines'
     // size, which takes their order, only when the unfolded ones' could be too large).
     let most: u64 = trees.iter().map(|t| t.text_len(0)).sum();
-    let have = memory_available().unwrap_or(u64::MAX);
     let need = if most > have { trees.iter().map(|t| t.text_len(fold)).sum() } else { most };
     if need > have {
-        return Err(Failure::Input(jscalls::Error::input(
-            None,
-            format!(
-                "the flame graph would be drawn from {} of stacks, each written in full, which inferno holds all at \
-                 once: more than the {} of memory available (a deep recursion?); shorten the stacks \
-                 (--transform collapse-recursion:FUNCTION), or export --to speedscope or firefox, which keep each \
-                 frame once",
-                size(need),
-                size(have)
-            ),
-        )));
+        let what = format!(
+            "the flame graph would be drawn from {} of stacks, each written in full, which inferno holds all at once",
+            size(need)
+        );
+        return Err(too_large(&what, have));
     }
     let (mut text, mut ends) = (String::new(), Vec::new());
     for t in &trees {
@@ -87,6 +93,18 @@ pub(super) fn lines(kept: &[Chosen], args: &ExportArgs, fold: Option<f64>, threa
         });
     }
     Ok(Lines::Folded { text, ends })
+}
+
+/// Lines that `what` says are larger than the memory available (`have`), and what to do.
+fn too_large(what: &str, have: u64) -> Failure {
+    Failure::Input(jscalls::Error::input(
+        None,
+        format!(
+            "{what}: more than the {} of memory available (a deep recursion?); shorten the stacks (--transform \
+             collapse-recursion:FUNCTION), or export --to speedscope or firefox, which keep each frame once",
+            size(have)
+        ),
+    ))
 }
 
 /// The memory this process may use: `JSCALLS_MEMORY` (bytes), else what the system says is
