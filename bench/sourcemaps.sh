@@ -15,6 +15,15 @@ ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$ROOT"
 RUNS="${1:-7}"
 W="$ROOT/bench-data/sourcemaps"
+# Records DIR/NAME.js as a node trace (DIR/NAME.trace.json) and a .cpuprofile (DIR/NAME.cpuprofile).
+record() {
+  (
+    cd "$1" && mkdir trace
+    node --trace-event-file-pattern "trace/\${pid}.json" "$ROOT/fixtures/record/workloads/trace_wrap.js" "$2.js" > /dev/null
+    mv trace/*.json "$2.trace.json" && rmdir trace
+    node --cpu-prof --cpu-prof-interval 100 --cpu-prof-name "$2.cpuprofile" "$2.js" > /dev/null
+  )
+}
 if [ ! -f "$W/out/app.trace.json" ]; then
   rm -rf "$W" && mkdir -p "$W/out"
   cd "$W"
@@ -32,11 +41,7 @@ for (let i = 0; i < 2; i++) {
 A
   npx esbuild app.js --bundle --platform=node --minify --sourcemap --outfile=out/app.js --log-level=error
   cp node_modules/typescript/lib/lib*.d.ts out/
-  cd out
-  mkdir trace
-  node --trace-event-file-pattern "trace/\${pid}.json" "$ROOT/fixtures/record/workloads/trace_wrap.js" app.js > /dev/null
-  mv trace/*.json app.trace.json && rmdir trace
-  node --cpu-prof --cpu-prof-interval 100 --cpu-prof-name app.cpuprofile app.js > /dev/null
+  record out app
   cd "$ROOT"
 fi
 if [ ! -f "$W/out2/two.trace.json" ]; then
@@ -57,11 +62,7 @@ A
   done
   cp node_modules/typescript/lib/lib*.d.ts out2/
   printf "require('./a.js');\nrequire('./b.js');\n" > out2/two.js
-  cd out2
-  mkdir trace
-  node --trace-event-file-pattern "trace/\${pid}.json" "$ROOT/fixtures/record/workloads/trace_wrap.js" two.js > /dev/null
-  mv trace/*.json two.trace.json && rmdir trace
-  node --cpu-prof --cpu-prof-interval 100 --cpu-prof-name two.cpuprofile two.js > /dev/null
+  record out2 two
   cd "$ROOT"
 fi
 cargo build --quiet --release --bin jscalls
