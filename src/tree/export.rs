@@ -456,30 +456,25 @@ impl CollapsedTree {
     /// before they are made (on a deep recursion, more than any memory holds). Folding only
     /// takes lines away: [`CollapsedTree::text_len`] of 0 is the most, and costs no sort.
     pub fn text_len(&self, fold_below: u64) -> u64 {
+        let path_len = self.path_lens();
+        let len = |l: Line| {
+            let digits = itoa::Buffer::new()
+                .format(match l {
+                    Line::Node(_, w) | Line::Root(w) => w,
+                })
+                .len();
+            let path = match l {
+                Line::Node(t, _) => path_len[t as usize],
+                Line::Root(_) => self.prefix.as_deref().filter(|p| !p.is_empty()).map_or("(root)".len(), str::len),
+            };
+            (path + 1 + digits) as u64
+        };
         if fold_below == 0 {
-            return self.unfolded_text_len();
+            // Every node with a weight of its own, and the weight on no function.
+            let nodes = self.own.iter().enumerate().filter(|(_, &w)| w > 0).map(|(t, &w)| len(Line::Node(t as u32, w)));
+            return nodes.sum::<u64>() + if self.root > 0 { len(Line::Root(self.root)) } else { 0 };
         }
-        let path_len = self.path_lens();
-        let root = self.prefix.as_deref().filter(|p| !p.is_empty()).map_or("(root)".len(), str::len);
-        let digits = |w: u64| itoa::Buffer::new().format(w).len() as u64;
-        self.line_order(fold_below)
-            .iter()
-            .map(|l| match *l {
-                Line::Node(t, w) => path_len[t as usize] as u64 + 1 + digits(w),
-                Line::Root(w) => root as u64 + 1 + digits(w),
-            })
-            .sum()
-    }
-
-    /// [`CollapsedTree::text_len`] of every line: each node with a weight of its own, and the
-    /// weight on no function.
-    fn unfolded_text_len(&self) -> u64 {
-        let path_len = self.path_lens();
-        let digits = |w: u64| itoa::Buffer::new().format(w).len() as u64;
-        let root = self.prefix.as_deref().filter(|p| !p.is_empty()).map_or("(root)".len(), str::len);
-        let nodes: u64 =
-            (self.own.iter().zip(&path_len)).filter(|(&w, _)| w > 0).map(|(&w, &len)| len as u64 + 1 + digits(w)).sum();
-        nodes + if self.root > 0 { root as u64 + 1 + digits(self.root) } else { 0 }
+        self.line_order(fold_below).into_iter().map(len).sum()
     }
 
     /// Appends line `l` (no newline) to `out`; `path` is the last line's, kept from one line

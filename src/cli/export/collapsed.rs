@@ -44,8 +44,8 @@ pub(super) fn lines(kept: &[Chosen], args: &ExportArgs, fold: Option<f64>, threa
     let several = kept.len() > 1;
     let mut by_label: Vec<(String, &Chosen)> = kept.iter().map(|c| (thread_label(c), c)).collect();
     by_label.sort_by(|a, b| a.0.cmp(&b.0));
-    let have = memory_available().unwrap_or(u64::MAX);
     if args.by_time {
+        let have = memory_available().unwrap_or(u64::MAX);
         // Held whole as well (a line per run of spans).
         let need: u64 = by_label
             .iter()
@@ -76,6 +76,7 @@ pub(super) fn lines(kept: &[Chosen], args: &ExportArgs, fold: Option<f64>, threa
     // inferno holds every line at once, and a deep recursion's are more than any memory: that
     // is said before they are made, not found by running out of memory (the folded lines'
     // size, which takes their order, only when the unfolded ones' could be too large).
+    let have = memory_available().unwrap_or(u64::MAX);
     let most: u64 = trees.iter().map(|t| t.text_len(0)).sum();
     let need = if most > have { trees.iter().map(|t| t.text_len(fold)).sum() } else { most };
     if need > have {

@@ -233,9 +233,9 @@ impl Builder {
         out
     }
 
-    /// Writes the profile: its samples (most of it) encoded on up to `threads` threads in
-    /// pieces of about `SAMPLES` samples, or fewer when their stacks are deep, written in order
-    /// as they come (on a deep recursion the profile is many times larger than its input).
+    /// Writes the profile: its samples (most of it) encoded on up to `threads` threads, four
+    /// pieces a thread (of 1,024 samples at least, fewer when their stacks are deep), written
+    /// in order as they come (on a deep recursion the profile is many times its input's size).
     fn write(self, threads: usize, w: &mut dyn std::io::Write) -> std::io::Result<()> {
         let piece = self.samples.len().div_ceil(threads.max(1) * 4).max(1024);
         write_in_parts(self, threads, (piece, PIECE_LOCATIONS), w)
@@ -308,10 +308,10 @@ impl Builder {
     }
 }
 
-/// Writes the profile, its samples made and encoded at most `piece.0` at a time, holding at
-/// most `piece.1` locations (a deeper sample alone), on up to `threads` threads: byte for byte what prost's
-/// `encode_to_vec` makes of it whole (protobuf writes fields in the order of their numbers,
-/// and a repeated field's entries one after another, so the pieces are spliced).
+/// Writes the profile, its samples made and encoded at most `piece.0` at a time, a piece
+/// ending once it holds `piece.1` locations, on up to `threads` threads: byte for byte what
+/// prost's `encode_to_vec` makes of it whole (protobuf writes fields in the order of their
+/// numbers, and a repeated field's entries one after another, so the pieces are spliced).
 fn write_in_parts(
     b: Builder,
     threads: usize,
