@@ -108,11 +108,11 @@ fn too_large(what: &str, have: u64) -> Failure {
     ))
 }
 
-/// The memory this process may use: `JSCALLS_MEMORY` (bytes), else what the system says is
-/// available (`MemAvailable`, Linux), else unknown.
+/// The memory this process may use: `JSCALLS_MEMORY` (a number of bytes), else what the
+/// system says is available (`MemAvailable`, Linux), else unknown.
 fn memory_available() -> Option<u64> {
-    if let Some(v) = std::env::var_os("JSCALLS_MEMORY") {
-        return v.to_str()?.parse().ok();
+    if let Some(given) = std::env::var("JSCALLS_MEMORY").ok().and_then(|v| v.trim().parse().ok()) {
+        return Some(given);
     }
     let info = std::fs::read_to_string("/proc/meminfo").ok()?;
     let kb = info.lines().find_map(|l| l.strip_prefix("MemAvailable:"))?.trim().strip_suffix("kB")?;
