@@ -658,3 +658,53 @@ fn original_sources_are_listed_and_exported_from_the_maps() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Scripts' maps are read side by side; what went wrong with them is still told in the order
+/// DevTools attaches them (by script id), the same with one thread as with several.
+#[test]
+fn bad_maps_of_many_scripts_are_told_in_script_order() {
+    let dir = tmpdir("sourcemaps", "many-bad");
+    let dist = dir.join("dist");
+    std::fs::create_dir_all(&dist).unwrap();
+    let bad: [&[u8]; 3] = [b"{\"version\":3,", b"[1]", br#"{"version":3,"mappings":"AAAA"}"#];
+    let (mut nodes, mut urls) = (Vec::new(), Vec::new());
+    for k in 0..12usize {
+        let name = format!("s{k:02}.js");
+        std::fs::write(dist.join(&name), format!("function f{k}(){{}}\n//# sourceMappingURL={name}.map\n")).unwrap();
+        std::fs::write(dist.join(format!("{name}.map")), bad[k % 3]).unwrap();
+        let url = format!("file://{}", dist.join(&name).display());
+        // Script ids run against the files' order: s11.js is script 1.
+        nodes.push(format!(
+            r#"{{"id":{},"callFrame":{{"functionName":"f{k}","scriptId":"{}","url":"{url}","lineNumber":0,"columnNumber":10}}}}"#,
+            k + 2,
+            12 - k
+        ));
+        urls.push(url);
+    }
+    let children: Vec<String> = (0..12).map(|k| (k + 2).to_string()).collect();
+    let samples: Vec<String> = children.clone();
+    let profile = format!(
+        r#"{{"nodes":[{{"id":1,"callFrame":{{"functionName":"(root)","scriptId":"0","url":"","lineNumber":-1,"columnNumber":-1}},"children":[{}]}},{}],
+        "startTime":0,"endTime":1300,"samples":[{}],"timeDeltas":[0{}]}}"#,
+        children.join(","),
+        nodes.join(","),
+        samples.join(","),
+        ",100".repeat(11)
+    );
+    let p = dir.join("many.cpuprofile");
+    std::fs::write(&p, profile).unwrap();
+    let told = |threads: &str| {
+        let args = ["tree", p.to_str().unwrap(), "--source-maps", dist.to_str().unwrap(), "--threads", threads];
+        let o = jscalls(&args);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8(o.stderr).unwrap()
+    };
+    let one = told("1");
+    let order: Vec<usize> =
+        one.lines().filter_map(|l| urls.iter().position(|u| l.contains(&format!("{u}:")))).collect();
+    assert_eq!(order, (0..12).rev().collect::<Vec<_>>(), "{one}");
+    for threads in ["2", "4"] {
+        assert_eq!(told(threads), one, "{threads} threads");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
