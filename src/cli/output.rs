@@ -212,6 +212,7 @@ impl Output {
         }
     }
 }
+
 /// The output's writer, noting whether a write to it failed: an error of the writing is then
 /// the output's, and names it.
 struct Noted<W> {
