@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use super::info::ScopesInfo;
 use super::map::{parse_text, SourceMap};
-use super::scopes::{self, Scope};
+use super::scopes::{self, Originals, Scope};
 use super::text::Lines;
 use super::url::{complete_url, file_name, ParsedUrl};
 use crate::model::trace::scripts::{Embedded, MetaMap, TraceScript};
@@ -197,12 +197,6 @@ impl Script {
             Some(g) => g.as_ref().map(|g| ScopesInfo::of(map, lines, g)).map_err(Clone::clone),
             None => ScopesInfo::new(map, text, lines, self.desc.is_module),
         })
-    }
-
-    /// Makes [`Script::make_ast`]'s answer now, for the frames to take.
-    fn ready_ast(&mut self) {
-        let made = self.make_ast();
-        self.made_ast.set(made);
     }
 
     /// The script's text and its lines (made on first use, for both name rules).
@@ -403,10 +397,7 @@ pub(crate) fn resolve(
     let jobs: Vec<(&mut Script, bool)> = scripts.iter_mut().zip(named).collect();
     let mut told: Vec<Vec<MapProblem>> = crate::parallel::map(jobs, threads, |(s, named)| {
         let mut problems = Vec::new();
-        attach(s, &embedded.maps, loader, &mut problems);
-        if named {
-            s.ready_ast();
-        }
+        attach(s, &embedded.maps, loader, named, &mut problems);
         problems
     });
     for &s in &order {
@@ -549,7 +540,13 @@ const CARRIED_MAP_URL: &str = "data:application/json;charset=utf-8,";
 /// `data:` map, the trace's map for its `sourceMappingURL`, the trace's map for a script whose
 /// inline map Chrome elided, the map the `sourceMappingURL` names in the user's folders, the
 /// script's `.map` there, and last the trace's map for its URL.
-fn attach<'a>(s: &mut Script, carried: &[MetaMap], loader: &'a dyn Loader, problems: &mut Vec<MapProblem>) {
+fn attach<'a>(
+    s: &mut Script,
+    carried: &[MetaMap],
+    loader: &'a dyn Loader,
+    named: bool,
+    problems: &mut Vec<MapProblem>,
+) {
     let url = s.desc.url.clone();
     if s.desc.text.is_some() {
         s.summary.text = Some("trace");
@@ -652,17 +649,40 @@ fn attach<'a>(s: &mut Script, carried: &[MetaMap], loader: &'a dyn Loader, probl
             .and_then(|json| SourceMap::new(&compiled, &map_url, &json).map_err(|e| format!("{origin}: {e}")))
     };
     // The script's own scopes are found beside the map's reading (both take a while for a
-    // large bundle), on a stack of their own.
+    // large bundle), on a stack of their own; once the map is read, those found are made
+    // original as they come, when a frame will be named by them.
     let (text, module) = (s.desc.text.clone(), s.desc.is_module);
-    let (map, generated) = std::thread::scope(|scope| {
+    let sc = &*s;
+    let (map, generated, made) = std::thread::scope(|scope| {
+        let (tx, found) = std::sync::mpsc::channel();
         let parse = text.as_deref().and_then(|t| {
             let b = std::thread::Builder::new().name("jscalls-parse".into()).stack_size(scopes::PARSE_STACK);
-            b.spawn_scoped(scope, move || scopes::generated(t, module)).ok()
+            let send = move |some| drop(tx.send(some));
+            b.spawn_scoped(scope, move || scopes::generated_each(t, module, &mut { send })).ok()
         });
         let map = read_map();
-        (map, parse.and_then(|h| h.join().ok()))
+        let Some(parse) = parse else { return (map, None, None) };
+        let mut made = None;
+        let mut all = Vec::new();
+        let eligible = map.as_ref().is_ok_and(|m| named && m.scopes.is_none() && m.mappings_error.is_none());
+        match (&map, sc.text_lines().filter(|_| eligible)) {
+            (Ok(m), Some((_, lines))) => {
+                let mut o = Originals::new(m, lines);
+                found.iter().for_each(|some: Vec<Scope>| some.iter().for_each(|sc| o.add(sc)));
+                made = Some(o);
+            }
+            _ => found.iter().for_each(|mut some| all.append(&mut some)),
+        }
+        let (generated, made) = match (parse.join(), made) {
+            (Ok(Ok(())), Some(o)) => (None, Some(Ok(o.finish()))),
+            (Ok(Ok(())), None) => (Some(Ok(all)), None),
+            (Ok(Err(why)), made) => (Some(Err(why.clone())), made.map(|_| Err(why))),
+            (Err(_), _) => (None, None),
+        };
+        (map, generated, made)
     });
     s.generated = generated;
+    s.made_ast.set(made);
     match map {
         Ok(m) => {
             if let Some(e) = &m.mappings_error {

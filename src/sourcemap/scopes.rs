@@ -35,8 +35,13 @@ pub(crate) struct Scope {
     name: Option<String>,
     /// Where a named mapping may name the function (its identifier, `(`, `=>`).
     name_at: Vec<u32>,
-    children: Vec<usize>,
+    /// The scope it is in (the global scope's is [`NO_SCOPE`]): scopes are numbered in the
+    /// order they are entered, a parent before its children, siblings in the text's order.
+    parent: usize,
 }
+
+/// The parent of the global scope.
+const NO_SCOPE: usize = usize::MAX;
 
 /// Brackets nested deeper than this are not parsed (the parser recurses per level); DevTools'
 /// own parser stops near 10,000 levels of its stack. Real scripts stay under a hundred.
@@ -97,21 +102,35 @@ pub(crate) const PARSE_STACK: usize = 64 << 20;
 
 #[cfg(test)]
 fn parse_scopes(text: &str, module: bool) -> Option<Vec<Scope>> {
-    crate::parallel::on_stack(PARSE_STACK, || parse_scopes_here(text, module)).flatten()
+    crate::parallel::on_stack(PARSE_STACK, || {
+        let mut all = Vec::new();
+        parse_scopes_here(text, module, &mut |mut some| all.append(&mut some)).map(|()| all)
+    })
+    .flatten()
 }
 
 /// A script's own scopes, in its text's positions, as DevTools' formatter finds them; an
 /// error says why not (None: it does not parse). To be run on a stack of [`PARSE_STACK`].
 pub(crate) fn generated(text: &str, module: bool) -> Result<Vec<Scope>, Option<String>> {
+    let mut all = Vec::new();
+    generated_each(text, module, &mut |mut some| all.append(&mut some)).map(|()| all)
+}
+
+/// [`generated`], the scopes handed to `each` a few at a time, in order, as they are found
+/// (none when the text does not parse).
+pub(crate) fn generated_each(text: &str, module: bool, each: &mut dyn FnMut(Vec<Scope>)) -> Result<(), Option<String>> {
     if let Some(deepest) = nesting_over(text, MAX_NESTING) {
         return Err(Some(format!(
             "its script nests brackets {deepest} deep (over {MAX_NESTING}): its functions are named by the mappings alone"
         )));
     }
-    parse_scopes_here(text, module).ok_or(None)
+    parse_scopes_here(text, module, each).ok_or(None)
 }
 
-fn parse_scopes_here(text: &str, module: bool) -> Option<Vec<Scope>> {
+/// Scopes handed out at a time by [`generated_each`].
+const SCOPES_AT_ONCE: usize = 512;
+
+fn parse_scopes_here(text: &str, module: bool, each: &mut dyn FnMut(Vec<Scope>)) -> Option<()> {
     let allocator = Allocator::default();
     let source_type = if module { SourceType::mjs() } else { SourceType::cjs() };
     let options = oxc_parser::ParseOptions { preserve_parens: false, ..oxc_parser::ParseOptions::default() };
@@ -126,16 +145,22 @@ fn parse_scopes_here(text: &str, module: bool) -> Option<Vec<Scope>> {
         kind: Kind::Global,
         name: None,
         name_at: Vec::new(),
-        children: Vec::new(),
+        parent: NO_SCOPE,
     };
-    let mut v = Scopes { text: text.as_bytes(), scopes: vec![root], open: vec![0], method: None };
+    let mut v = Scopes { text: text.as_bytes(), scopes: vec![root], count: 1, open: vec![0], method: None, each };
     v.visit_program(&ret.program);
-    Some(v.scopes)
+    if !v.scopes.is_empty() {
+        (v.each)(v.scopes);
+    }
+    Some(())
 }
 
 struct Scopes<'t> {
     text: &'t [u8],
+    /// The scopes found and not yet handed out, and how many were found.
     scopes: Vec<Scope>,
+    count: usize,
+    each: &'t mut dyn FnMut(Vec<Scope>),
     /// The scopes entered and not left.
     open: Vec<usize>,
     /// A method's or property's name and key offset, for the function that is its value.
@@ -144,10 +169,13 @@ struct Scopes<'t> {
 
 impl Scopes<'_> {
     fn push(&mut self, start: u32, end: u32, kind: Kind, name: Option<String>, name_at: Vec<u32>) {
-        let k = self.scopes.len();
-        self.scopes.push(Scope { start, end, kind, name, name_at, children: Vec::new() });
+        let k = self.count;
         let parent = *self.open.last().expect("the global scope stays open");
-        self.scopes[parent].children.push(k);
+        if self.scopes.len() == SCOPES_AT_ONCE {
+            (self.each)(std::mem::replace(&mut self.scopes, Vec::with_capacity(SCOPES_AT_ONCE)));
+        }
+        self.scopes.push(Scope { start, end, kind, name, name_at, parent });
+        self.count += 1;
         self.open.push(k);
     }
 
@@ -289,68 +317,101 @@ impl ScopesInfo {
     /// The scopes of a script whose own scopes ([`generated`]) are `scopes`, made original
     /// through `map`.
     pub(crate) fn of(map: &SourceMap, lines: &Lines, scopes: &[Scope]) -> ScopesInfo {
-        let n_urls = map.source_urls().len();
-        // One root per source, over all of it.
-        let mut originals: Vec<Original> = (0..n_urls).map(|_| Original::new((0, 0), (i64::MAX, i64::MAX))).collect();
-        let mut ranges: Vec<Range> = Vec::with_capacity(scopes.len());
-        // (scope, its parent range, the parent's original scope as a hint)
-        let mut stack: Vec<(usize, Option<usize>, Option<usize>)> = vec![(0, None, None)];
-        // The walk meets the scopes in the order of their starts: each start's mapping is
-        // searched from the last one's, an end's and a name's from their start's.
-        let mut near_start = 0;
-        while let Some((node, parent_range, hint)) = stack.pop() {
-            let s = &scopes[node];
-            let (start, end) = (lines.pos(s.start), lines.pos(s.end));
-            let se = map.find_entry_near(&mut near_start, start.0, start.1);
-            let mut near_end = near_start;
-            let ee = map.find_entry_near(&mut near_end, end.0, end.1);
-            let source = se.and_then(|e| map.source_index(e));
-            let mappable = match (se, ee, source) {
-                (Some(_), Some(e), Some(k)) => map.source_index(e) == Some(k) && k < n_urls,
-                _ => false,
-            };
-            let stack_frame = matches!(s.kind, Kind::Function | Kind::Arrow);
-            let name = s
-                .name_at
-                .iter()
-                .find_map(|&at| {
-                    let ((l, c), mut near) = (lines.pos(at), near_start);
-                    map.find_entry_near(&mut near, l, c)
-                        .filter(|e| (e.line(), e.column()) == (l, c))
-                        .and_then(|e| map.name(e).map(str::to_owned))
-                })
-                .or_else(|| s.name.clone());
-            let mut scope = None;
-            if mappable {
-                let (se, ee) = (se.expect("mappable"), ee.expect("mappable"));
-                let k = originals.len();
-                originals.push(Original {
-                    name,
-                    stack_frame,
-                    ..Original::new((se.source_line(), se.source_column()), (ee.source_line(), ee.source_column()))
-                });
-                scope = Some(k);
-            }
-            let r = ranges.len();
-            ranges.push(Range::new(start, end, scope));
-            if let Some(p) = parent_range {
-                ranges[p].children.push(r);
-            }
-            let mut next_hint = hint;
-            if let (Some(k), Some(source)) = (scope, source) {
-                let from = match hint {
-                    Some(h) if contains_original(&originals[h], &originals[k]) => h,
-                    _ => source,
-                };
-                insert_in_scope(&mut originals, from, k);
-                next_hint = Some(k);
-            }
-            for &c in s.children.iter().rev() {
-                stack.push((c, Some(r), next_hint));
-            }
+        let mut o = Originals::new(map, lines);
+        for s in scopes {
+            o.add(s);
         }
-        let range_roots = if ranges.is_empty() { Vec::new() } else { vec![0] };
-        let mut info = ScopesInfo { originals, ranges, source_roots: (0..n_urls).map(Some).collect(), range_roots };
+        o.finish()
+    }
+}
+
+/// [`ScopesInfo::of`] made a generated scope at a time, in their order (each after its
+/// parent): while the script's scopes are still being found.
+pub(crate) struct Originals<'m> {
+    map: &'m SourceMap,
+    lines: &'m Lines,
+    n_urls: usize,
+    originals: Vec<Original>,
+    ranges: Vec<Range>,
+    /// Per scope added: its range, and the original scope its children's are searched from.
+    added: Vec<(usize, Option<usize>)>,
+    /// Scopes come in the order of their starts: each start's mapping is searched from the
+    /// last one's, an end's and a name's from their start's.
+    near_start: usize,
+}
+
+impl<'m> Originals<'m> {
+    pub(crate) fn new(map: &'m SourceMap, lines: &'m Lines) -> Originals<'m> {
+        let n_urls = map.source_urls().len();
+        Originals {
+            map,
+            lines,
+            n_urls,
+            // One root per source, over all of it.
+            originals: (0..n_urls).map(|_| Original::new((0, 0), (i64::MAX, i64::MAX))).collect(),
+            ranges: Vec::new(),
+            added: Vec::new(),
+            near_start: 0,
+        }
+    }
+
+    /// Adds the next generated scope (its parent added before it).
+    pub(crate) fn add(&mut self, s: &Scope) {
+        let (map, lines, n_urls) = (self.map, self.lines, self.n_urls);
+        let (parent_range, hint) = self.added.get(s.parent).map_or((None, None), |&(r, h)| (Some(r), h));
+        let (start, end) = (lines.pos(s.start), lines.pos(s.end));
+        let se = map.find_entry_near(&mut self.near_start, start.0, start.1);
+        let mut near_end = self.near_start;
+        let ee = map.find_entry_near(&mut near_end, end.0, end.1);
+        let source = se.and_then(|e| map.source_index(e));
+        let mappable = match (se, ee, source) {
+            (Some(_), Some(e), Some(k)) => map.source_index(e) == Some(k) && k < n_urls,
+            _ => false,
+        };
+        let stack_frame = matches!(s.kind, Kind::Function | Kind::Arrow);
+        let name = s
+            .name_at
+            .iter()
+            .find_map(|&at| {
+                let ((l, c), mut near) = (lines.pos(at), self.near_start);
+                map.find_entry_near(&mut near, l, c)
+                    .filter(|e| (e.line(), e.column()) == (l, c))
+                    .and_then(|e| map.name(e).map(str::to_owned))
+            })
+            .or_else(|| s.name.clone());
+        let originals = &mut self.originals;
+        let mut scope = None;
+        if mappable {
+            let (se, ee) = (se.expect("mappable"), ee.expect("mappable"));
+            let k = originals.len();
+            originals.push(Original {
+                name,
+                stack_frame,
+                ..Original::new((se.source_line(), se.source_column()), (ee.source_line(), ee.source_column()))
+            });
+            scope = Some(k);
+        }
+        let r = self.ranges.len();
+        self.ranges.push(Range::new(start, end, scope));
+        if let Some(p) = parent_range {
+            self.ranges[p].children.push(r);
+        }
+        let mut next_hint = hint;
+        if let (Some(k), Some(source)) = (scope, source) {
+            let from = match hint {
+                Some(h) if contains_original(&originals[h], &originals[k]) => h,
+                _ => source,
+            };
+            insert_in_scope(originals, from, k);
+            next_hint = Some(k);
+        }
+        self.added.push((r, next_hint));
+    }
+
+    pub(crate) fn finish(self) -> ScopesInfo {
+        let range_roots = if self.ranges.is_empty() { Vec::new() } else { vec![0] };
+        let source_roots = (0..self.n_urls).map(Some).collect();
+        let mut info = ScopesInfo { originals: self.originals, ranges: self.ranges, source_roots, range_roots };
         info.index();
         info
     }
@@ -446,14 +507,20 @@ mod tests {
             let (l, c) = lines.pos(b);
             format!("{l}:{c}")
         };
-        let mut out = String::new();
-        let mut todo = vec![0];
+        // Depth first, from each scope's children: the order they are numbered in.
+        let mut children = vec![Vec::new(); scopes.len()];
+        for (k, x) in scopes.iter().enumerate().skip(1) {
+            children[x.parent].push(k);
+        }
+        let (mut out, mut todo, mut seen) = (String::new(), vec![0], 0);
         while let Some(k) = todo.pop() {
+            assert_eq!(k, seen, "scopes are numbered depth first");
+            seen += 1;
             let x = &scopes[k];
             let places: Vec<String> = x.name_at.iter().map(|&b| at(b)).collect();
             let name = x.name.as_ref().map_or("None".to_owned(), |n| format!("Some({n:?})"));
             out.push_str(&format!("{:?} {}-{} {name} [{}]\n", x.kind, at(x.start), at(x.end), places.join(",")));
-            todo.extend(x.children.iter().rev());
+            todo.extend(children[k].iter().rev());
         }
         out
     }
