@@ -151,10 +151,11 @@ struct Script {
     /// The scopes of the script's text, made original by its map, when the map has no scope
     /// data of its own (made on first use).
     ast: std::cell::OnceCell<Option<ScopesInfo>>,
-    /// The text's own scopes, found while its map was read.
+    /// The text's own scopes, found while its map was read (none when they were made
+    /// original as they were found).
     generated: Option<Result<Vec<Scope>, Option<String>>>,
-    /// What [`Script::make_ast`] gave beside the other scripts, for `ast` to take (with its
-    /// reason to warn then, in the frames' order).
+    /// The text's scopes made original while it was parsed (when a frame is named by them),
+    /// or why not, for `ast` to take (its warning told then, in the frames' order).
     made_ast: std::cell::Cell<Option<AstScopes>>,
     /// The text's lines (made on first use).
     lines: std::cell::OnceCell<Lines>,
