@@ -378,19 +378,21 @@ pub(crate) fn resolve(
         let (x, y) = (&scripts[a], &scripts[b]);
         x.group.cmp(&y.group).then_with(|| numeric_id(&x.desc.script_id).total_cmp(&numeric_id(&y.desc.script_id)))
     });
-    // The targets: per group, scripts by id (a later one with the same id replaces).
-    let mut by_id: HashMap<(String, String), usize> = HashMap::new();
+    // The targets: per group, scripts by id (a later one with the same id replaces); a frame
+    // with a place is resolved in the one its target has by the frame's id.
+    let mut by_id: HashMap<(&str, &str), usize> = HashMap::new();
     for &s in &order {
-        by_id.insert((scripts[s].group.clone(), scripts[s].desc.script_id.clone()), s);
+        by_id.insert((scripts[s].group.as_str(), scripts[s].desc.script_id.as_str()), s);
     }
-    // The scripts whose scopes name a frame: those its place finds by id.
+    let resolved_in: HashMap<&FrameKey, usize> = frame_script
+        .iter()
+        .filter(|(k, _)| k.line.is_some() && k.column.is_some())
+        .filter_map(|(k, &fs)| Some((*k, *by_id.get(&(scripts[fs].group.as_str(), k.script_id.as_str()))?)))
+        .collect();
+    // The scripts whose scopes name a frame.
     let mut named = vec![false; scripts.len()];
-    for (k, s) in &frame_script {
-        if let (Some(&s), Some(_), Some(_)) =
-            (by_id.get(&(scripts[*s].group.clone(), k.script_id.clone())), k.line, k.column)
-        {
-            named[s] = true;
-        }
+    for &s in resolved_in.values() {
+        named[s] = true;
     }
     // Each script's map is read, its text parsed and its scopes made original apart from the
     // others', on up to `threads` threads (a page often has several large bundles); what went
@@ -438,52 +440,49 @@ pub(crate) fn resolve(
     }
     for k in distinct.keys() {
         let mut r = Resolved::default();
-        if let Some(&fs) = frame_script.get(k) {
-            let id = (scripts[fs].group.clone(), k.script_id.clone());
-            if let (Some(&s), Some(line), Some(column)) = (by_id.get(&id), k.line, k.column) {
-                let sc = &scripts[s];
-                if let Some(map) = &sc.map {
-                    // The map and the text count from the script's own start.
-                    let (line, column) = sc.desc.relative(line, column);
-                    // Scope data names the function first: the map's, else the script's scopes
-                    // (unless the map failed: DevTools then has neither).
-                    let ast = sc.ast.get_or_init(|| match sc.made_ast.take().or_else(|| sc.make_ast()) {
-                        Some(Ok(a)) => Some(a),
-                        Some(Err(why)) => {
-                            if let Some(why) = why {
-                                res.problems.push(MapProblem { script: sc.desc.url.clone(), what: why });
-                            }
-                            None
+        if let (Some(&s), Some(line), Some(column)) = (resolved_in.get(k), k.line, k.column) {
+            let sc = &scripts[s];
+            if let Some(map) = &sc.map {
+                // The map and the text count from the script's own start.
+                let (line, column) = sc.desc.relative(line, column);
+                // Scope data names the function first: the map's, else the script's scopes
+                // (unless the map failed: DevTools then has neither).
+                let ast = sc.ast.get_or_init(|| match sc.made_ast.take().or_else(|| sc.make_ast()) {
+                    Some(Ok(a)) => Some(a),
+                    Some(Err(why)) => {
+                        if let Some(why) = why {
+                            res.problems.push(MapProblem { script: sc.desc.url.clone(), what: why });
                         }
-                        None => None,
-                    });
-                    let mapped = || {
-                        let e = map.find_entry(line, column)?;
-                        Some((map.source_index(e)?, (e.source_line(), e.source_column())))
-                    };
-                    let scope_name =
-                        map.scopes.as_ref().or(ast.as_ref()).and_then(|a| a.function_name(line, column, mapped));
-                    if let Some(e) = map.find_entry(line, column) {
-                        if let Some(source) = map.source_url(e) {
-                            if let Some(name) = map.name(e).filter(|n| !n.is_empty()) {
-                                // The generated text there must be `(` (DevTools' check).
-                                if sc.text_char_at(line, column) == Some('(') {
-                                    r.first_name = Some(name.to_owned());
-                                }
-                            }
-                            let bound = project_of.get(&s).and_then(|p| projects.get(p)).and_then(|p| p.get(source));
-                            if bound.is_some_and(|b| b.contains(&s)) {
-                                r.original = Some((source.to_owned(), e.source_line(), e.source_column()));
+                        None
+                    }
+                    None => None,
+                });
+                let mapped = || {
+                    let e = map.find_entry(line, column)?;
+                    Some((map.source_index(e)?, (e.source_line(), e.source_column())))
+                };
+                let scope_name =
+                    map.scopes.as_ref().or(ast.as_ref()).and_then(|a| a.function_name(line, column, mapped));
+                if let Some(e) = map.find_entry(line, column) {
+                    if let Some(source) = map.source_url(e) {
+                        if let Some(name) = map.name(e).filter(|n| !n.is_empty()) {
+                            // The generated text there must be `(` (DevTools' check).
+                            if sc.text_char_at(line, column) == Some('(') {
+                                r.first_name = Some(name.to_owned());
                             }
                         }
+                        let bound = project_of.get(&s).and_then(|p| projects.get(p)).and_then(|p| p.get(source));
+                        if bound.is_some_and(|b| b.contains(&s)) {
+                            r.original = Some((source.to_owned(), e.source_line(), e.source_column()));
+                        }
                     }
-                    // The map's own scope data is there from the first pass, the script's
-                    // scopes only once DevTools has parsed them.
-                    if map.scopes.is_some() {
-                        r.first_name = scope_name.clone().or(r.first_name.take());
-                    }
-                    r.name = scope_name.or_else(|| r.first_name.clone());
                 }
+                // The map's own scope data is there from the first pass, the script's
+                // scopes only once DevTools has parsed them.
+                if map.scopes.is_some() {
+                    r.first_name = scope_name.clone().or(r.first_name.take());
+                }
+                r.name = scope_name.or_else(|| r.first_name.clone());
             }
         }
         res.frames.insert((*k).clone(), r);
