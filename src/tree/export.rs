@@ -709,6 +709,27 @@ impl Stacks {
 /// fixed interval, 0.5 ms), µs; one more keeps its sums of float deltas from dropping one.
 const RESAMPLE_US: i64 = 501;
 
+/// Samples inside spans at most (about 8.8 minutes of calls at [`RESAMPLE_US`]): where the
+/// spans last longer, all are sampled further apart, so that counts stay proportional to time,
+/// a viewer gets a profile it can draw, and a span of absurd length (a time delta of 1e300 µs)
+/// does not make samples without end.
+const MAX_RESAMPLED: i64 = 1 << 20;
+
+/// The interval that samples the spans, from their starts and ends, in [`MAX_RESAMPLED`]
+/// samples or fewer: [`RESAMPLE_US`] unless they last longer than that many.
+fn resample_step(changes: impl IntoIterator<Item = (i64, i64)>, idle: i64) -> i64 {
+    let mut inside: i128 = 0;
+    let mut last: Option<(i64, i64)> = None;
+    for (at, node) in changes {
+        if let Some((from, _)) = last.filter(|l| l.1 != idle) {
+            inside += i128::from(at.saturating_sub(from).max(0));
+        }
+        last = Some((at, node));
+    }
+    let need = (inside + i128::from(MAX_RESAMPLED) - 1) / i128::from(MAX_RESAMPLED);
+    i64::try_from(need).map_or(i64::MAX, |n| n.max(RESAMPLE_US))
+}
+
 /// A V8 CPU profile (`{nodes, startTime, endTime, samples, timeDeltas}`, µs) of the spans, for
 /// viewers that draw samples only. Node 1 is `(root)`; each stack is the node `2 + its id`,
 /// parents first; the last node is `(idle)`, for the time outside every span. Samples are
@@ -776,9 +797,10 @@ pub(crate) fn cpu_profile(
         })
         .flatten()
     };
+    let step = resample_step(changes(), idle);
     // Made twice, once for each list: a table of them was 16 bytes a sample.
     out.push_str(",\"samples\":[");
-    for (k, (_, n)) in resample(changes(), idle).enumerate() {
+    for (k, (_, n)) in resample(changes(), idle, step).enumerate() {
         if k > 0 {
             out.push(',');
         }
@@ -787,7 +809,7 @@ pub(crate) fn cpu_profile(
     }
     out.push_str("],\"timeDeltas\":[");
     let mut last = 0;
-    for (k, (t, _)) in resample(changes(), idle).enumerate() {
+    for (k, (t, _)) in resample(changes(), idle, step).enumerate() {
         if k > 0 {
             out.push(',');
         }
@@ -803,29 +825,29 @@ pub(crate) fn cpu_profile(
 const FLUSH: usize = 256 << 10;
 
 /// Samples from the changes (in time order): one at a change, holding the node of the last
-/// change at that time; a change sooner than [`RESAMPLE_US`] after the last sample is sampled
-/// that long after it instead, with the node then. Between changes, samples come every
-/// [`RESAMPLE_US`] but in idle time, so that sample counts (what the Firefox Profiler's call
-/// tree shows) stay proportional to time.
-fn resample(changes: impl IntoIterator<Item = (i64, i64)>, idle: i64) -> impl Iterator<Item = (i64, i64)> {
+/// change at that time; a change sooner than `step` (µs, at least [`RESAMPLE_US`]) after the
+/// last sample is sampled that long after it instead, with the node then. Between changes,
+/// samples come every `step` but in idle time, so that sample counts (what the Firefox
+/// Profiler's call tree shows) stay proportional to time.
+fn resample(changes: impl IntoIterator<Item = (i64, i64)>, idle: i64, step: i64) -> impl Iterator<Item = (i64, i64)> {
     let mut changes = changes.into_iter().peekable();
     // The last sample's time; the samples still to come inside a span (from, before, node).
     let mut last: Option<i64> = None;
     let mut inside: Option<(i64, i64, i64)> = None;
     std::iter::from_fn(move || {
         if let Some((at, before, node)) = inside.take().filter(|i| i.0 < i.1) {
-            inside = Some((at + RESAMPLE_US, before, node));
+            inside = Some((at.saturating_add(step), before, node));
             last = Some(at);
             return Some((at, node));
         }
         let (first, mut node) = changes.next()?;
-        let t = last.map_or(first, |l| first.max(l + RESAMPLE_US));
+        let t = last.map_or(first, |l| first.max(l.saturating_add(step)));
         while let Some((_, later)) = changes.next_if(|c| c.0 <= t) {
             node = later;
         }
         last = Some(t);
         if let Some(&(next, _)) = changes.peek().filter(|_| node != idle) {
-            inside = Some((t + RESAMPLE_US, next, node));
+            inside = Some((t.saturating_add(step), next, node));
         }
         Some((t, node))
     })
@@ -833,18 +855,34 @@ fn resample(changes: impl IntoIterator<Item = (i64, i64)>, idle: i64) -> impl It
 
 #[cfg(test)]
 mod tests {
-    use super::resample;
+    use super::{resample, resample_step};
 
     /// By hand: a span of 2 ms is sampled every 501 µs from its start, the idle after it once;
     /// changes closer than 501 µs to the last sample wait for it and take what is current then.
     #[test]
     fn samples_every_501_us_inside_a_span_and_once_when_idle() {
         const IDLE: i64 = 9;
-        let resample = |changes: &[(i64, i64)]| resample(changes.iter().copied(), IDLE).collect::<Vec<_>>();
+        let resample = |changes: &[(i64, i64)]| resample(changes.iter().copied(), IDLE, 501).collect::<Vec<_>>();
         assert_eq!(resample(&[(0, 2), (2000, IDLE)]), [(0, 2), (501, 2), (1002, 2), (1503, 2), (2004, IDLE)]);
         // main at 100, work at 200, leaf at 300, work at 600, main at 700, idle at 1100.
         let changes = [(100, 2), (200, 3), (300, 4), (600, 3), (700, 2), (1100, IDLE)];
         assert_eq!(resample(&changes), [(100, 2), (601, 3), (1102, IDLE)]);
         assert_eq!(resample(&[]), []);
+    }
+
+    /// By hand: spans of 2^20 × 501 µs in all keep 501 µs (idle time is not counted); twice
+    /// that, 1002 µs; a span to the end of time a step that samples it 2^20 times, in time.
+    #[test]
+    fn spans_longer_than_the_samples_allow_are_sampled_further_apart() {
+        const IDLE: i64 = 9;
+        let full = (1i64 << 20) * 501;
+        assert_eq!(resample_step([(0, 2), (full / 2, IDLE), (full * 5, 3), (full * 5 + full / 2, IDLE)], IDLE), 501);
+        assert_eq!(resample_step([(0, 2), (full, 3), (2 * full, IDLE)], IDLE), 1002);
+        assert_eq!(resample_step([(0, 2), (2 * full + 1, IDLE)], IDLE), 1003);
+        let endless = [(0, 2), (i64::MAX, IDLE)];
+        let step = resample_step(endless, IDLE);
+        assert_eq!(step as u64, (i64::MAX as u64).div_ceil(1 << 20));
+        let n = resample(endless, IDLE, step).count();
+        assert_eq!(n, (1 << 20) + 1, "2^20 samples inside, then idle");
     }
 }

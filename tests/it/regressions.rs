@@ -63,3 +63,26 @@ fn regression_lone_surrogates_round_trip() {
         assert!(timeline.contains(r#""a\ud800""#) && timeline.contains(r#""x\udc00.js""#), "{timeline}");
     }
 }
+
+/// Fuzzing: a time delta of 1e300 µs made a call that long, and the timeline's calls as
+/// samples (every 501 µs inside a call) had no end: `timeline` wrote until the disk was full.
+/// Spans that would need more than 2^20 samples are now all sampled further apart.
+#[test]
+fn regression_an_endless_call_is_sampled_in_bounded_samples() {
+    let path = "fixtures/bad/fuzz-timeline-endless-span.cpuprofile";
+    let src = Source::file(path);
+    let a = analyze(&src, &Config::default()).unwrap();
+    let main = a.threads().flat_map(|t| t.calls().collect::<Vec<_>>()).find(|c| c.frame().function_name() == "main");
+    assert_eq!(main.map(|c| c.dur()), Some(1e300), "the call keeps the input's length");
+    let mut out = Vec::new();
+    a.write_timeline(&mut out, &src).unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out).expect("the timeline is JSON");
+    let events = v["traceEvents"].as_array().unwrap();
+    let profile = &events.iter().find(|e| e["name"] == "CpuProfile").unwrap()["args"]["data"]["cpuProfile"];
+    let (samples, deltas) = (profile["samples"].as_array().unwrap(), profile["timeDeltas"].as_array().unwrap());
+    // The call's start, 2^20 samples inside it (the first at its start), then idle.
+    assert_eq!(samples.len(), (1 << 20) + 1);
+    assert_eq!(deltas.len(), samples.len());
+    assert_eq!(deltas[0], 100);
+    assert_eq!(deltas[1].as_u64(), Some((i64::MAX as u64 - 100).div_ceil(1 << 20)));
+}
