@@ -6,8 +6,10 @@ The cargo-fuzz targets check the library; this checks what a user sees: each run
 limit; 2 only for the usage errors the command line can cause from an input (a transform or
 thread naming nothing, an ambiguous name). A third of the runs mutate a file an option reads
 instead (a --budget, a --symbols table): there a usage error (2) is a right answer too, a
-crash or a hang never. Inputs that break the rule are kept in OUT_DIR with the command that
-broke it.
+crash or a hang never. Another third give a bundle's profile with its build folder
+(`--source-maps`), its map, its script or the script's `sourceMappingURL` mutated: a bad map
+is a warning (with `--strict`, exit 1). Inputs that break the rule are kept in OUT_DIR (a
+folder's files side by side) with the command that broke it.
 
 usage: python3 fuzz/cli.py [--runs N] [--seed S] [--bin PATH] [--out OUT_DIR]
 """
@@ -18,6 +20,7 @@ import gzip
 import json
 import os
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -33,7 +36,8 @@ BUDGET = '[[rule]]\nfunction = "work"\nself = "0.1ms"\n\n[[rule]]\nthread = "CrR
 def inputs():
     """The fixtures small enough to mutate quickly, parsed."""
     paths = [p for p in glob.glob(os.path.join(ROOT, "fixtures/rules/*")) if ".oracle" not in p and not p.endswith(".py")]
-    paths += [os.path.join(ROOT, p) for p in ("fixtures/gecko/hand.json", "fixtures/truth/synth-lag30.cpuprofile.gz",
+    paths += [os.path.join(ROOT, p) for p in ("fixtures/gecko/hand.json", "fixtures/gecko/processed-v55.json.gz",
+                                              "fixtures/gecko/processed-v70.json.gz", "fixtures/truth/synth-lag30.cpuprofile.gz",
                                               "fixtures/node-mixed.cpuprofile.gz", "fixtures/node-trace-mixed.json.gz")]
     out = {}
     for p in paths:
@@ -118,7 +122,98 @@ def commands(path, original, budget):
         ["diff", original, path],
         ["diff", path, path, "--base-opt", "--engine 0.0.65"],
         ["check", path, "--budget", budget, "--format", "junit"],
+        ["lines", path, "--list", "--top", "5"],
+        ["ranges", path],
+        ["export", path, "--to", "pprof"],
     ]
+
+
+# The bundles whose build folder has a script and its map, and their profiles.
+BUNDLES = ["esbuild", "esbuild-es2017", "esbuild-pasta", "esbuild-scopes", "esbuild-scopes-no-ranges", "rollup",
+           "terser", "webpack"]
+# What a `sourceMappingURL` comment may say, from plain to hostile.
+MAP_URLS = ["app.js.map", "../app.js.map", "../../../../etc/passwd", "/etc/passwd", "app.js", ".", "..", "",
+            "data:application/json;base64,e30=", "data:application/json;base64,!!!", "data:application/json,{",
+            "data:application/json;charset=utf-8,%7B%22version%22%3A3%7D", "http://example.com/app.js.map",
+            "file:///etc/passwd", "app.js.map?x=1#y", "%2e%2e/%2e%2e/etc/passwd", "a" * 5000, "sub/../app.js.map"]
+VLQ = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/,;"
+
+
+def mutate_text(rng, text):
+    """Character edits of a string: VLQ digits and separators, brackets, quotes, cuts."""
+    t = list(text)
+    for _ in range(rng.randint(1, 6)):
+        p = rng.randrange(len(t) + 1)
+        r = rng.random()
+        if r < 0.5:
+            t[p:p] = rng.choice([rng.choice(VLQ), "gggggggggggggggggA", "/////////////", ";;;;", "!", "=", "\u00e9",
+                                 "{", "}", "(", ")", "`", "/", "'", "\\"])
+        elif r < 0.8:
+            del t[p:p + rng.randint(1, 20)]
+        else:
+            t[p:p] = t[rng.randrange(len(t) + 1):][:rng.randint(1, 40)]
+    return "".join(t)
+
+
+def mutate_map(rng, doc):
+    """Edits of a map: its mappings text, its fields' values and types, sections around it."""
+    doc = copy.deepcopy(doc)
+    for _ in range(rng.randint(1, 3)):
+        r = rng.random()
+        if r < 0.4 and isinstance(doc.get("mappings"), str):
+            doc["mappings"] = mutate_text(rng, doc["mappings"])
+        elif r < 0.55:
+            doc[rng.choice(["version", "sources", "names", "sourceRoot", "sourcesContent", "mappings", "file",
+                            "ignoreList", "x_google_ignoreList", "scopes", "x_com_bloomberg_sourcesFunctionMappings"])] = \
+                rng.choice(WEIRD + [["a", None, 3], ["x"] * 3, "AAAA;;AACA", [[0, 1], "AA"], 2 ** 40])
+        elif r < 0.65 and isinstance(doc.get("scopes"), str):
+            doc["scopes"] = mutate_text(rng, doc["scopes"])
+        elif r < 0.75:
+            # An index map of one or two sections at odd offsets.
+            section = {"offset": {"line": rng.choice([0, 0, 1, -1, 10 ** 9, 1.5]), "column": rng.choice([0, 5, -3])},
+                       "map": doc}
+            doc = {"version": 3, "sections": [section] + ([copy.deepcopy(section)] if rng.random() < 0.5 else [])}
+        else:
+            return json.loads(mutate_json(rng, doc))
+    return doc
+
+
+def bundle_run(rng, work, docs):
+    """A bundle's build folder with its map, its script or the script's map URL mutated, and a
+    command run on its profile with `--source-maps`."""
+    bundle = rng.choice(BUNDLES)
+    src = os.path.join(ROOT, "fixtures/sourcemaps", bundle)
+    folder = os.path.join(work, "folder")
+    shutil.rmtree(folder, ignore_errors=True)
+    os.makedirs(folder)
+    for name in ("app.cpuprofile", "app.js", "app.js.map"):
+        data = gzip.decompress(open(os.path.join(src, name + ".gz"), "rb").read())
+        open(os.path.join(folder, name), "wb").write(data)
+    if bundle not in docs:
+        docs[bundle] = json.load(open(os.path.join(folder, "app.js.map")))
+    r = rng.random()
+    if r < 0.5:
+        data = json.dumps(mutate_map(rng, docs[bundle])).encode()
+        if rng.random() < 0.3:
+            data = mutate_bytes(rng, data)
+        open(os.path.join(folder, "app.js.map"), "wb").write(data)
+    elif r < 0.8:
+        text = open(os.path.join(folder, "app.js"), encoding="utf-8").read()
+        open(os.path.join(folder, "app.js"), "w", encoding="utf-8").write(mutate_text(rng, text))
+    else:
+        text = open(os.path.join(folder, "app.js"), encoding="utf-8").read()
+        text = re.sub(r"sourceMappingURL=\S*", lambda _: "sourceMappingURL=" + rng.choice(MAP_URLS), text)
+        open(os.path.join(folder, "app.js"), "w", encoding="utf-8").write(text)
+    profile = os.path.join(folder, "app.cpuprofile")
+    cmd = rng.choice([
+        ["calls", profile, "--format", "json"],
+        ["tree", profile, "--format", "json"],
+        ["frames", profile, "--format", "json"],
+        ["export", profile, "--to", "firefox"],
+        ["export", profile, "--to", "collapsed"],
+        ["lines", profile, "--list", "--top", "5"],
+    ]) + ["--source-maps", folder] + (["--strict"] if rng.random() < 0.2 else [])
+    return folder, cmd
 
 
 def main():
@@ -137,11 +232,15 @@ def main():
     open(budget, "w").write(BUDGET)
     broken = 0
     nm = open(os.path.join(ROOT, "fixtures/gecko/app.nm"), "rb").read()
+    maps = {}
     for run in range(args.runs):
         original = rng.choice(sorted(docs))
         path = os.path.join(work, "input")
-        side = rng.random() < 1 / 3
-        if side:
+        pick = rng.random()
+        side = pick < 1 / 3
+        if pick > 2 / 3:
+            path, cmd = bundle_run(rng, work, maps)
+        elif side:
             # A file an option reads, mutated; the recording stays whole.
             if rng.random() < 0.5:
                 open(path, "wb").write(mutate_bytes(rng, BUDGET.encode()))
@@ -166,7 +265,8 @@ def main():
         broken += 1
         kept = os.path.join(out, f"broken-{args.seed}-{run}")
         shutil.move(path, kept)  # OUT_DIR may be on another file system
-        shown = " ".join(kept if a == path else a.replace(path, kept) for a in cmd)
+        shown = " ".join(kept if a == path else a.replace(path + "/", kept + "/") if os.path.isdir(kept) else
+                         a.replace(path, kept) for a in cmd)
         print(f"exit {code}: jscalls {shown}  ({last})", flush=True)
     if out != work or not broken:
         shutil.rmtree(work)
