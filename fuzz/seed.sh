@@ -5,7 +5,8 @@ set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 ROOT="$(cd "$HERE/.." && pwd)"
 T="$HERE/corpus/trace"; P="$HERE/corpus/cpuprofile"; G="$HERE/corpus/gecko"
-mkdir -p "$T" "$P" "$G"
+# events makes its inputs from the bytes: it starts from an empty corpus.
+mkdir -p "$T" "$P" "$G" "$HERE/corpus/events"
 cp "$ROOT"/fixtures/gecko/hand.json "$G/"
 { zcat "$ROOT"/fixtures/gecko/node-mixed.gecko.json.gz || true; } > "$G/node-mixed.json"
 for v in 55 70; do { zcat "$ROOT/fixtures/gecko/processed-v$v.json.gz" || true; } > "$G/processed-v$v.json"; done

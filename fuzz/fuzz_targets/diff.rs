@@ -25,7 +25,7 @@ fn side(bytes: &[u8]) -> Option<Vec<ThreadEstimate>> {
     let mut doc = Vec::new();
     a.write_calls(&mut doc, "fuzz").unwrap();
     let back = ThreadEstimate::read_calls_document(&doc).expect("jscalls' own calls document reads back");
-    assert_eq!(back.iter().map(|t| t.calls.len()).sum::<usize>(), out.iter().map(|t| t.calls.len()).sum::<usize>());
+    assert_eq!(back.iter().map(ThreadEstimate::call_count).sum::<usize>(), out.iter().map(ThreadEstimate::call_count).sum::<usize>());
     Some(out)
 }
 
