@@ -358,8 +358,43 @@ struct CallJson {
     function_name: String,
     url: String,
     script_id: Scalar,
+    #[serde(default, deserialize_with = "position")]
     line_number: Option<i64>,
+    #[serde(default, deserialize_with = "position")]
     column_number: Option<i64>,
+}
+
+/// A frame's line or column as the calls output writes it: the profile's number, which may be
+/// past 64 bits or not whole; read as [`crate::Frame::line`] reads the profile's (a whole
+/// number, saturated), so that a document and the estimate it was written from name the same
+/// functions.
+fn position<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
+    struct Position;
+    impl<'de> serde::de::Visitor<'de> for Position {
+        type Value = Option<i64>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a number or null")
+        }
+        fn visit_i64<E>(self, v: i64) -> Result<Option<i64>, E> {
+            Ok(Some(v))
+        }
+        fn visit_u64<E>(self, v: u64) -> Result<Option<i64>, E> {
+            Ok(Some(i64::try_from(v).unwrap_or(i64::MAX)))
+        }
+        fn visit_f64<E>(self, v: f64) -> Result<Option<i64>, E> {
+            Ok((v.is_finite() && v.fract() == 0.0).then_some(v as i64))
+        }
+        fn visit_unit<E>(self) -> Result<Option<i64>, E> {
+            Ok(None)
+        }
+        fn visit_none<E>(self) -> Result<Option<i64>, E> {
+            Ok(None)
+        }
+        fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<Option<i64>, D::Error> {
+            d.deserialize_any(Position)
+        }
+    }
+    d.deserialize_option(Position)
 }
 
 /// A script id: text in jscalls' output, a number in some producers'.
