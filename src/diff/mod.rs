@@ -355,13 +355,48 @@ struct CallJson {
     node_depth: i32,
     node_id: i64,
     sample_index: i64,
+    #[serde(deserialize_with = "js_text")]
     function_name: String,
+    #[serde(deserialize_with = "js_text")]
     url: String,
     script_id: Scalar,
     #[serde(default, deserialize_with = "position")]
     line_number: Option<i64>,
     #[serde(default, deserialize_with = "position")]
     column_number: Option<i64>,
+}
+
+/// A frame's name or URL as the calls output writes it: the profile's value, which may be a
+/// number or a boolean; read as [`crate::Frame::function_name`] reads the profile's (its text
+/// in JavaScript), so that a document and the estimate it was written from name the same
+/// functions.
+fn js_text<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    struct Text;
+    impl serde::de::Visitor<'_> for Text {
+        type Value = String;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a string, a number or a boolean")
+        }
+        fn visit_str<E>(self, v: &str) -> Result<String, E> {
+            Ok(v.to_owned())
+        }
+        fn visit_string<E>(self, v: String) -> Result<String, E> {
+            Ok(v)
+        }
+        fn visit_i64<E>(self, v: i64) -> Result<String, E> {
+            Ok(crate::js::number_to_string(v as f64))
+        }
+        fn visit_u64<E>(self, v: u64) -> Result<String, E> {
+            Ok(crate::js::number_to_string(v as f64))
+        }
+        fn visit_f64<E>(self, v: f64) -> Result<String, E> {
+            Ok(crate::js::number_to_string(v))
+        }
+        fn visit_bool<E>(self, v: bool) -> Result<String, E> {
+            Ok(v.to_string())
+        }
+    }
+    d.deserialize_any(Text)
 }
 
 /// A frame's line or column as the calls output writes it: the profile's number, which may be

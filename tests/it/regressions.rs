@@ -88,29 +88,34 @@ fn regression_an_endless_call_is_sampled_in_bounded_samples() {
 }
 
 /// Fuzzing (`diff`): a column of -3.3e44 is written in the calls output as the profile has it
-/// (`-3.3333333333333332e+44`), and `diff` could not read jscalls' own document back ("expected
-/// i64"). A document's lines and columns are now read as the profile's are: whole numbers,
-/// saturated to 64 bits; others (2.5) none. The document and the estimate name the same
-/// functions, and their calls do not differ.
+/// (`-3.3333333333333332e+44`), and so is a name that is a number (`0`); `diff` could not read
+/// jscalls' own document back ("expected i64", "expected a string"). A document's lines and
+/// columns are now read as the profile's are: whole numbers, saturated to 64 bits, others
+/// (2.5) none; names and URLs as their text in JavaScript (`1e+21`, `true`). The document and
+/// the estimate name the same functions, and their calls do not differ.
 #[test]
-fn regression_a_calls_document_with_huge_positions_reads_back() {
+fn regression_a_calls_document_with_odd_frames_reads_back() {
     use jscalls::diff::{calls, funcs, ThreadEstimate};
-    let a = analyze(&Source::file("fixtures/bad/fuzz-diff-huge-positions.cpuprofile"), &Config::default()).unwrap();
+    let a = analyze(&Source::file("fixtures/bad/fuzz-diff-odd-frames.cpuprofile"), &Config::default()).unwrap();
     let estimate: Vec<ThreadEstimate> = a.threads().map(|t| ThreadEstimate::of_thread(&t)).collect();
     let mut doc = Vec::new();
     a.write_calls(&mut doc, "x").unwrap();
     assert!(String::from_utf8_lossy(&doc).contains("\"columnNumber\":-3.3333333333333332e+44"));
     let back = ThreadEstimate::read_calls_document(&doc).expect("jscalls' own calls document reads back");
-    assert_eq!(back.iter().map(ThreadEstimate::call_count).sum::<usize>(), 2);
+    assert_eq!(back.iter().map(ThreadEstimate::call_count).sum::<usize>(), 3);
     let keys = |d: &funcs::FuncDiff| {
-        let mut k: Vec<_> = d.funcs.iter().map(|f| (f.name.clone(), f.line, f.column)).collect();
+        let mut k: Vec<_> = d.funcs.iter().map(|f| (f.name.clone(), f.url.clone(), f.line, f.column)).collect();
         k.sort();
         k
     };
     let both = funcs::diff(&[&estimate[..]], &[&back[..]]);
     assert_eq!(
         keys(&both),
-        [("leaf".to_owned(), Some(i64::MAX), None), ("main".to_owned(), Some(3), Some(i64::MIN))],
+        [
+            ("1e+21".to_owned(), "true".to_owned(), Some(1), Some(1)),
+            ("leaf".to_owned(), "/a.js".to_owned(), Some(i64::MAX), None),
+            ("main".to_owned(), "/a.js".to_owned(), Some(3), Some(i64::MIN))
+        ],
         "one function each, not one per side"
     );
     assert!(calls::diff(&estimate, &back).iter().all(|t| t.changes.is_empty()));
