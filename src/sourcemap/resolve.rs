@@ -189,10 +189,7 @@ impl Script {
     /// The scopes of its text made original by its map, when the map has none of its own
     /// (None: no text or no such map; an error says why not, when it is worth a warning).
     fn make_ast(&self) -> Option<AstScopes> {
-        let map = self.map.as_ref()?;
-        if map.scopes.is_some() || map.mappings_error.is_some() {
-            return None;
-        }
+        let map = self.map.as_ref().filter(|m| named_by_text(m))?;
         let (text, lines) = self.text_lines()?;
         Some(match &self.generated {
             Some(g) => g.as_ref().map(|g| ScopesInfo::of(map, lines, g)).map_err(Clone::clone),
@@ -211,6 +208,12 @@ impl Script {
         let (text, lines) = self.text_lines()?;
         lines.char_at(text, line, column)
     }
+}
+
+/// Whether a script's functions are named by its text's scopes made original through `map`:
+/// the map has no scope data of its own, and its mappings decoded.
+fn named_by_text(map: &SourceMap) -> bool {
+    map.scopes.is_none() && map.mappings_error.is_none()
 }
 
 /// The last `//# sourceMappingURL=` (or `//@`, or in a `/* */` comment) of a script.
@@ -664,7 +667,7 @@ fn attach<'a>(
         let Some(parse) = parse else { return (map, None, None) };
         let mut made = None;
         let mut all = Vec::new();
-        let eligible = map.as_ref().is_ok_and(|m| named && m.scopes.is_none() && m.mappings_error.is_none());
+        let eligible = map.as_ref().is_ok_and(|m| named && named_by_text(m));
         match (&map, sc.text_lines().filter(|_| eligible)) {
             (Ok(m), Some((_, lines))) => {
                 let mut o = Originals::new(m, lines);
@@ -676,7 +679,8 @@ fn attach<'a>(
         let (generated, made) = match (parse.join(), made) {
             (Ok(Ok(())), Some(o)) => (None, Some(Ok(o.finish()))),
             (Ok(Ok(())), None) => (Some(Ok(all)), None),
-            (Ok(Err(why)), made) => (Some(Err(why.clone())), made.map(|_| Err(why))),
+            (Ok(Err(why)), Some(_)) => (None, Some(Err(why))),
+            (Ok(Err(why)), None) => (Some(Err(why)), None),
             (Err(_), _) => (None, None),
         };
         (map, generated, made)

@@ -102,11 +102,7 @@ pub(crate) const PARSE_STACK: usize = 64 << 20;
 
 #[cfg(test)]
 fn parse_scopes(text: &str, module: bool) -> Option<Vec<Scope>> {
-    crate::parallel::on_stack(PARSE_STACK, || {
-        let mut all = Vec::new();
-        parse_scopes_here(text, module, &mut |mut some| all.append(&mut some)).map(|()| all)
-    })
-    .flatten()
+    crate::parallel::on_stack(PARSE_STACK, || generated(text, module).ok()).flatten()
 }
 
 /// A script's own scopes, in its text's positions, as DevTools' formatter finds them; an
