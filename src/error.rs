@@ -137,6 +137,10 @@ pub enum WarningKind {
     /// (Nodes of native code with ticks but no URL are usual in Node's profiles: DevTools
     /// leaves them out, and so does jscalls, without a warning.)
     BadLineData,
+    /// A sample's time delta moves the clock by more than a day, forwards or back: no genuine
+    /// recording has one (its clock stops while the machine sleeps), so the times past it are
+    /// likely wrong; they are used as given, as DevTools does.
+    TimeLeap,
     /// Something else that does not fit a category.
     Other,
 }
@@ -171,6 +175,7 @@ impl WarningKind {
             WarningKind::NoEndTime => "no-end-time",
             WarningKind::NoCpuProfile => "no-cpu-profile",
             WarningKind::BadLineData => "bad-line-data",
+            WarningKind::TimeLeap => "time-leap",
             WarningKind::Other => "other",
         }
     }

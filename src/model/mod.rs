@@ -246,6 +246,19 @@ pub(crate) fn report_model(model: &ProfileModel, what: &str, at: Location, diag:
             ),
         );
     }
+    if model.time_leaps.count > 0 {
+        let (sample, delta) = model.time_leaps.first;
+        diag.push(
+            WarningKind::TimeLeap,
+            Some(at),
+            format!(
+                "{what}: {} time delta(s) move the clock by more than a day (the first: sample {sample}, {} µs); \
+                 the times are used as given, as in DevTools",
+                model.time_leaps.count,
+                crate::js::number_to_string(delta)
+            ),
+        );
+    }
     report_line_data(model, what, at, diag);
     if model.n_shared > 0 {
         diag.push(

@@ -181,6 +181,14 @@ calls: 0"# },
 calls: 2"#,
         },
         Case {
+            name: "time deltas of more than a day",
+            input: chunk_trace(&format!(r#"{{"nodes":{NODES3},"samples":[2,3,3,2]}}"#), "[100,1e12,100,-2e11]", "")
+                .into_bytes(),
+            cfg: none,
+            want: r#"warning: 1:2 (event 0): thread 1:1: 2 time delta(s) move the clock by more than a day (the first: sample 1, 1000000000000 µs); the times are used as given, as in DevTools [time-leap]
+calls: 3"#,
+        },
+        Case {
             name: "unknown node id in samples",
             input: chunk_trace(&format!(r#"{{"nodes":{NODES3},"samples":[2,77,3]}}"#), "[100,100,100]", "").into_bytes(),
             cfg: none,

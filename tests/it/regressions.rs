@@ -66,12 +66,15 @@ fn regression_lone_surrogates_round_trip() {
 
 /// Fuzzing: a time delta of 1e300 µs made a call that long, and the timeline's calls as
 /// samples (every 501 µs inside a call) had no end: `timeline` wrote until the disk was full.
-/// Spans that would need more than 2^20 samples are now all sampled further apart.
+/// Spans that would need more than 2^20 samples are now all sampled further apart. The delta
+/// itself is a `time-leap` warning.
 #[test]
 fn regression_an_endless_call_is_sampled_in_bounded_samples() {
     let path = "fixtures/bad/fuzz-timeline-endless-span.cpuprofile";
     let src = Source::file(path);
     let a = analyze(&src, &Config::default()).unwrap();
+    let kinds: Vec<_> = a.diagnostics().warnings().iter().map(|w| w.kind).collect();
+    assert_eq!(kinds, [jscalls::WarningKind::TimeLeap]);
     let main = a.threads().flat_map(|t| t.calls().collect::<Vec<_>>()).find(|c| c.frame().function_name() == "main");
     assert_eq!(main.map(|c| c.dur()), Some(1e300), "the call keeps the input's length");
     let mut out = Vec::new();

@@ -387,6 +387,8 @@ pub(crate) struct ProfileModel {
     pub n_duplicate_ids: u64,
     /// Nodes not reachable from the root: unknown, cyclic or self parents (ignored).
     pub n_unreachable: u64,
+    /// Time deltas of more than a day (the times are used as given).
+    pub time_leaps: TimeLeaps,
     /// The samples' lines as recorded ([`RawProfile::lines`]): `lines[i]` goes with sample `i`
     /// of the sorted samples, as DevTools pairs them.
     pub lines: Option<Positions>,
@@ -477,10 +479,29 @@ impl FrameKeys {
     }
 }
 
+/// A time delta longer than this (a day, in µs) is not a genuine recording's: a trace's clock
+/// does not run while the machine sleeps, and no sampling session lasts that long.
+const TIME_LEAP_US: f64 = 86_400e6;
+
+/// Time deltas of more than [`TIME_LEAP_US`], forwards or back: how many, and the first's
+/// sample and delta.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub(crate) struct TimeLeaps {
+    /// How many.
+    pub count: u64,
+    /// The first's sample index and delta (µs).
+    pub first: (usize, f64),
+}
+
 /// The sample times (µs), the deltas summed in f64 from `startTime`, checked: whether they
-/// are in order (then the deltas are kept as they are, see [`Times`]).
-fn check_times(start_time: f64, time_deltas: &SmallDeltas, fail: &impl Fn(String) -> Error) -> Result<bool, Error> {
+/// are in order (then the deltas are kept as they are, see [`Times`]), and their leaps.
+fn check_times(
+    start_time: f64,
+    time_deltas: &SmallDeltas,
+    fail: &impl Fn(String) -> Error,
+) -> Result<(bool, TimeLeaps), Error> {
     let mut in_order = true;
+    let mut leaps = TimeLeaps::default();
     let mut t = start_time;
     for (i, x) in time_deltas.iter().enumerate() {
         let next = t + x;
@@ -490,10 +511,16 @@ fn check_times(start_time: f64, time_deltas: &SmallDeltas, fail: &impl Fn(String
                 crate::js::number_to_string(start_time)
             )));
         }
+        if x.abs() > TIME_LEAP_US {
+            if leaps.count == 0 {
+                leaps.first = (i, x);
+            }
+            leaps.count += 1;
+        }
         in_order &= i == 0 || t <= next;
         t = next;
     }
-    Ok(in_order)
+    Ok((in_order, leaps))
 }
 
 impl ProfileModel {
@@ -530,7 +557,7 @@ impl ProfileModel {
         if count > max_samples {
             return Err(fail(format!("{count} samples, more than the {max_samples} one profile may have")));
         }
-        let in_order = check_times(start_time, &time_deltas, &fail)?;
+        let (in_order, time_leaps) = check_times(start_time, &time_deltas, &fail)?;
         if samples.is_none() && !nodes[0].hit_count_is_number {
             return Err(fail("neither hitCount nor samples are present in the profile".into()));
         }
@@ -562,6 +589,7 @@ impl ProfileModel {
             repaired: Vec::new(),
             n_duplicate_ids: tree.n_duplicate_ids,
             n_unreachable: tree.n_unreachable,
+            time_leaps,
             lines,
             columns,
             raw_sample_count,
