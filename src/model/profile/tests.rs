@@ -63,3 +63,15 @@ fn a_trace_node_is_four_words() {
     let kids = RawNode::new(7, 3, 1, true, NodeMore { children: Some(Box::new([4, 5])), ..NodeMore::default() });
     assert_eq!(kids.children(), Some(&[4, 5][..]));
 }
+
+#[test]
+fn deltas_of_more_than_a_day_are_leaps() {
+    let fail = |m: String| Error::input(None, m);
+    let day = 86_400e6;
+    let deltas: SmallDeltas = [100.0, day, day + 1.0, -day - 1.0, 5.0].into_iter().collect();
+    let (in_order, leaps) = check_times(0.0, &deltas, &fail).unwrap();
+    assert!(!in_order);
+    assert_eq!(leaps, TimeLeaps { count: 2, first: (2, day + 1.0) });
+    let (_, none) = check_times(0.0, &[1.0, day].into_iter().collect(), &fail).unwrap();
+    assert_eq!(none.count, 0);
+}
