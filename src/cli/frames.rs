@@ -2,6 +2,7 @@
 //! source maps apply, with where each script's map came from; `--format smoracle` writes the
 //! source-map oracle's own document, so its `compare.mjs` checks jscalls directly.
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
@@ -182,8 +183,8 @@ pub(crate) fn apply(
     // What the maps did, so that a map that matched nothing is not silent.
     if !global.quiet {
         let (named, placed, mapped) = (res.renamed(), res.placed(), res.mapped_scripts());
-        let without: Vec<&str> = res.scripts.iter().filter(|s| s.map.is_none()).map(|s| s.url.as_str()).collect();
-        let shown: Vec<&str> = without.iter().take(3).copied().collect();
+        let without: Vec<Cow<str>> = res.scripts.iter().filter(|s| s.map.is_none()).map(script_label).collect();
+        let shown: Vec<&str> = without.iter().take(3).map(|s| &**s).collect();
         let more = if without.len() > 3 { format!(", … {} more", without.len() - 3) } else { String::new() };
         let list = if without.is_empty() { String::new() } else { format!(" (without: {}{more})", shown.join(", ")) };
         say!(
@@ -367,6 +368,16 @@ fn shown_name(f: &FrameKey, r: &sourcemap::Resolved) -> String {
     }
 }
 
+/// A script as a person finds it: its URL, or its id when it has none (an `eval`, a script
+/// a tool injected).
+fn script_label(s: &sourcemap::ScriptSummary) -> Cow<'_, str> {
+    if s.url.is_empty() {
+        Cow::Owned(format!("script {} (no URL)", s.script_id))
+    } else {
+        Cow::Borrowed(&s.url)
+    }
+}
+
 /// The frames a map changed, then the scripts and their maps.
 fn text(res: &Resolution) -> String {
     let mut out = String::new();
@@ -391,7 +402,7 @@ fn text(res: &Resolution) -> String {
         let recorded = if f.name.is_empty() { "(anonymous)" } else { f.name.as_str() };
         let _ = writeln!(out, "  {:<28} {place}  (was {recorded} {at})", shown_name(f, r));
     }
-    let unmapped: Vec<&str> = res.scripts.iter().filter(|s| s.map.is_none()).map(|s| s.url.as_str()).collect();
+    let unmapped: Vec<Cow<str>> = res.scripts.iter().filter(|s| s.map.is_none()).map(script_label).collect();
     if !unmapped.is_empty() {
         let _ = writeln!(out, "\nscripts without a map ({}):", unmapped.len());
         for u in unmapped {

@@ -419,6 +419,38 @@ fn a_budget_on_original_names_survives_a_rebuild() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The scripts left without a map are listed so that a map that matched nothing is seen; a
+/// script without a URL (here the ones the recording's browser driver ran) by its id, not as
+/// an empty name.
+#[test]
+fn scripts_without_a_map_are_listed_by_url_or_id() {
+    let build = build_folder("chromium-page", "unmapped");
+    let (trace, dir) = (build.join("trace.json"), build.to_str().unwrap());
+    let o = jscalls(&["frames", trace.to_str().unwrap(), "--source-maps", dir]);
+    let said = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{said}");
+    let listed = said.split_once("scripts without a map (5):\n").map(|(_, l)| l);
+    assert_eq!(
+        listed,
+        Some(
+            "  http://127.0.0.1:39729/inline.js\n  script 9 (no URL)\n  script 14 (no URL)\n  script 16 (no URL)\n  \
+             script 22 (no URL)\n"
+        ),
+        "{said}"
+    );
+    let out = build.join("calls.json");
+    let o = jscalls(&["calls", trace.to_str().unwrap(), "--source-maps", dir, "-o", out.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(
+            "1 of 6 scripts have a map (without: http://127.0.0.1:39729/inline.js, script 9 (no URL), script 14 (no \
+             URL), … 2 more)"
+        ),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&build);
+}
+
 /// `diff` pairs a function of two builds by its original name and place, though its
 /// minified names differ. Both builds' folders are given, under one folder as they were
 /// built (`out/esbuild/app.js`, `out/esbuild-es2017/app.js`): each script is found by its
