@@ -3,7 +3,10 @@
 # bundled and minified by esbuild (a 3.5 MB script with a 14 MB map) while it type-checks
 # typescript.d.ts twice: a node trace (trace events with the CPU profile) and a `.cpuprofile` of
 # the same run; and on two such bundles in one program ("two": one type-checks, the other
-# transpiles), whose maps are read side by side. Rounds are interleaved; prints medians, ratios and peak memory. With
+# transpiles), whose maps are read side by side; where Debian's chromium is, also a page that
+# runs the same compiler bundled for the browser, recorded as the Performance panel records
+# ("page": a 15 MB trace, the usual size of a few seconds' recording). Rounds are interleaved;
+# prints medians, ratios and peak memory. With
 # BEFORE=OTHER_BINARY, that binary with maps is timed in the same rounds. Where ../shared/smoracle
 # is (JSCALLS_SHARED), it also compares every frame's name (both of DevTools' states) and
 # original place with DevTools' own source-map code.
@@ -65,6 +68,33 @@ A
   record out2 two
   cd "$ROOT"
 fi
+# A page: the same compiler bundled for the browser, transpiling for four seconds, recorded in
+# headless Chromium as the Performance panel records (only where Debian's chromium is).
+CHROMIUM="$(command -v chromium || true)"
+if [ ! -f "$W/page/trace.json" ] && [ -n "$CHROMIUM" ]; then
+  cd "$W"
+  mkdir -p page/site
+  cat > page.js <<'A'
+const ts = require('typescript');
+let src = '';
+for (let i = 0; i < 400; i++) {
+  src += `export class C${i}<T extends {id: number}> { private items: T[] = []; add(x: T): number { this.items.push(x); return this.items.length; }\n` +
+    `  find(id: number): T | undefined { return this.items.find(v => v.id === id); } }\n` +
+    `export function f${i}(a: number, b: string = "x"): string { return [a, b].map(v => String(v)).join(","); }\n`;
+}
+const t0 = performance.now();
+let n = 0;
+while (performance.now() - t0 < 4000) {
+  n += ts.transpileModule(src, { compilerOptions: { module: ts.ModuleKind.ESNext } }).outputText.length;
+  document.title = String(n);
+}
+A
+  npx esbuild page.js --bundle --platform=browser --minify --sourcemap --outfile=page/site/ts.js --log-level=error
+  printf '<!doctype html>\n<html><head><meta charset="utf-8"><title>ts</title></head><body>\n<script src="ts.js"></script>\n<script>window.__done = true;</script>\n</body></html>\n' > page/site/index.html
+  (cd "$ROOT/fixtures/record" && { [ -d node_modules ] || npm ci --no-audit --no-fund --silent; } &&
+    node chrome.mjs index "$W/page/trace.json" --pages "$W/page/site" --hires)
+  cd "$ROOT"
+fi
 cargo build --quiet --release --bin jscalls
 J="$ROOT/target/release/jscalls"
 OUT="$(mktemp -d)"
@@ -77,6 +107,8 @@ INPUTS="trace out/app.trace.json out
 profile out/app.cpuprofile out
 two_trace out2/two.trace.json out2
 two_profile out2/two.cpuprofile out2"
+[ -f "$W/page/trace.json" ] && INPUTS="$INPUTS
+page page/trace.json page/site"
 KEYS=""
 while read -r input _ _; do
   KEYS="$KEYS ${input}_maps ${input}_none"
@@ -96,6 +128,7 @@ for _ in $(seq "$RUNS"); do
 done
 "$J" calls "$W/out/app.trace.json" --source-maps "$W/out" -o "$OUT/out.json" 2>&1 | grep 'source maps' || true
 "$J" calls "$W/out2/two.trace.json" --source-maps "$W/out2" -o "$OUT/out.json" 2>&1 | grep 'source maps' || true
+[ -f "$W/page/trace.json" ] && { "$J" calls "$W/page/trace.json" --source-maps "$W/page/site" -o "$OUT/out.json" 2>&1 | grep 'source maps' || true; echo "page: trace $(wc -c < "$W/page/trace.json") bytes"; }
 echo "script $(wc -c < "$W/out/app.js") bytes, map $(wc -c < "$W/out/app.js.map") bytes;" \
   "trace $(wc -c < "$W/out/app.trace.json") bytes, profile $(wc -c < "$W/out/app.cpuprofile") bytes;" \
   "two: trace $(wc -c < "$W/out2/two.trace.json") bytes, profile $(wc -c < "$W/out2/two.cpuprofile") bytes; $RUNS runs, medians"
@@ -139,4 +172,15 @@ if [ -d "$SHARED/smoracle" ] && command -v node > /dev/null; then
     done
   done <<< "out app app.js
 out2 two a.js b.js"
+  if [ -f "$W/page/trace.json" ]; then
+    url="$(node -e 'const t=JSON.parse(require("fs").readFileSync(process.argv[1])); const e=t.traceEvents||t;
+      for (const ev of e) for (const n of ev.args?.data?.cpuProfile?.nodes||[])
+        if ((n.callFrame.url || "").endsWith("/ts.js")) { console.log(n.callFrame.url); process.exit(0); }' "$W/page/trace.json")"
+    node "$SM/oracle.mjs" "$W/page/trace.json" --maps "$W/page/site" --script "$url=$W/page/site/ts.js" \
+      --out "$OUT/g.sm.json" 2> /dev/null
+    "$J" frames "$W/page/trace.json" --source-maps "$W/page/site" --format smoracle -q -o "$OUT/g.j.json"
+    first "$OUT/g.j.json" > "$OUT/g.j1.json"
+    echo "parity page trace.json, final names: $(node "$SM/compare.mjs" "$OUT/g.sm.json" "$OUT/g.j.json" --shown --ast | tail -1)"
+    echo "parity page trace.json, first pass: $(node "$SM/compare.mjs" "$OUT/g.sm.json" "$OUT/g.j1.json" --shown | tail -1)"
+  fi
 fi
