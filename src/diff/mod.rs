@@ -359,14 +359,15 @@ struct CallJson {
     function_name: String,
     #[serde(deserialize_with = "js_text")]
     url: String,
-    script_id: Scalar,
+    #[serde(deserialize_with = "js_text")]
+    script_id: String,
     #[serde(default, deserialize_with = "position")]
     line_number: Option<i64>,
     #[serde(default, deserialize_with = "position")]
     column_number: Option<i64>,
 }
 
-/// A frame's name or URL as the calls output writes it: the profile's value, which may be a
+/// A frame's name, URL or script id as the calls output writes it: the profile's value, which may be a
 /// number or a boolean; read as [`crate::Frame::function_name`] reads the profile's (its text
 /// in JavaScript), so that a document and the estimate it was written from name the same
 /// functions.
@@ -399,16 +400,22 @@ fn js_text<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
     d.deserialize_any(Text)
 }
 
-/// A frame's line or column as the calls output writes it: the profile's number, which may be
-/// past 64 bits or not whole; read as [`crate::Frame::line`] reads the profile's (a whole
-/// number, saturated), so that a document and the estimate it was written from name the same
-/// functions.
+/// A frame's line or column as the calls output writes it: the profile's value, a number that
+/// may be past 64 bits or not whole, or not a number at all; read as [`crate::Frame::line`]
+/// reads the profile's (a whole number, saturated; anything else none), so that a document and
+/// the estimate it was written from name the same functions.
 fn position<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
     struct Position;
     impl<'de> serde::de::Visitor<'de> for Position {
         type Value = Option<i64>;
         fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-            f.write_str("a number or null")
+            f.write_str("a number, a string, a boolean or null")
+        }
+        fn visit_str<E>(self, _: &str) -> Result<Option<i64>, E> {
+            Ok(None)
+        }
+        fn visit_bool<E>(self, _: bool) -> Result<Option<i64>, E> {
+            Ok(None)
         }
         fn visit_i64<E>(self, v: i64) -> Result<Option<i64>, E> {
             Ok(Some(v))
@@ -430,14 +437,6 @@ fn position<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Er
         }
     }
     d.deserialize_option(Position)
-}
-
-/// A script id: text in jscalls' output, a number in some producers'.
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum Scalar {
-    Text(String),
-    Int(i64),
 }
 
 impl ThreadEstimate {
@@ -477,15 +476,11 @@ impl ThreadEstimate {
                 }
                 last = (c.ts, c.dur);
                 calls.push(CallRecord::new(c.ts, c.dur, c.self_time, c.depth, c.node_depth, c.node_id, c.sample_index));
-                let script = match c.script_id {
-                    Scalar::Text(s) => s,
-                    Scalar::Int(n) => n.to_string(),
-                };
                 list.push((
                     c.ts,
                     c.dur,
                     c.node_depth,
-                    Func::of_frame(c.function_name, c.url, script, c.line_number, c.column_number),
+                    Func::of_frame(c.function_name, c.url, c.script_id, c.line_number, c.column_number),
                     c.self_time,
                 ));
             }

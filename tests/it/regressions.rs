@@ -123,3 +123,24 @@ fn regression_a_calls_document_with_odd_frames_reads_back() {
     );
     assert!(calls::diff(&estimate, &back).iter().all(|t| t.changes.is_empty()));
 }
+
+/// Fuzzing (`diff`): a line or column that is not a number (`"Peperoni"`, `true`) is written
+/// as the profile has it, and `diff` could not read the document back ("expected a number or
+/// null"). They are read as the profile's are: no line, no column.
+#[test]
+fn regression_a_calls_document_with_text_positions_reads_back() {
+    use jscalls::diff::{calls, funcs, ThreadEstimate};
+    let a = analyze(&Source::file("fixtures/bad/fuzz-diff-text-positions.cpuprofile"), &Config::default()).unwrap();
+    let estimate: Vec<ThreadEstimate> = a.threads().map(|t| ThreadEstimate::of_thread(&t)).collect();
+    let mut doc = Vec::new();
+    a.write_calls(&mut doc, "x").unwrap();
+    let text = String::from_utf8_lossy(&doc);
+    assert!(text.contains("\"lineNumber\":true,\"columnNumber\":\"Peperoni\""), "{text}");
+    let back = ThreadEstimate::read_calls_document(&doc).expect("jscalls' own calls document reads back");
+    assert_eq!(back.iter().map(ThreadEstimate::call_count).sum::<usize>(), 4);
+    let both = funcs::diff(&[&estimate[..]], &[&back[..]]);
+    let mut keys: Vec<_> = both.funcs.iter().map(|f| (f.name.clone(), f.line, f.column)).collect();
+    keys.sort();
+    assert_eq!(keys, [("leaf".to_owned(), None, None), ("main".to_owned(), None, None)], "one function each");
+    assert!(calls::diff(&estimate, &back).iter().all(|t| t.changes.is_empty()));
+}
