@@ -367,10 +367,10 @@ struct CallJson {
     column_number: Option<i64>,
 }
 
-/// A frame's name, URL or script id as the calls output writes it: the profile's value, which may be a
-/// number or a boolean; read as [`crate::Frame::function_name`] reads the profile's (its text
-/// in JavaScript), so that a document and the estimate it was written from name the same
-/// functions.
+/// A frame's name, URL or script id as the calls output writes it: the profile's value, which
+/// may be a number or a boolean; read as [`crate::Frame::function_name`] reads the profile's
+/// (its text in JavaScript), so that a document and the estimate it was written from name the
+/// same functions.
 fn js_text<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
     struct Text;
     impl serde::de::Visitor<'_> for Text {
