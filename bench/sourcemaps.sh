@@ -5,7 +5,7 @@
 # the same run; and on two such bundles in one program ("two": one type-checks, the other
 # transpiles), whose maps are read side by side; where Debian's chromium is, also a page that
 # runs the same compiler bundled for the browser, recorded as the Performance panel records
-# ("page": a 15 MB trace, the usual size of a few seconds' recording). Rounds are interleaved;
+# ("page": a trace of about 16 MB, a few seconds of a user's recording). Rounds are interleaved;
 # prints medians, ratios and peak memory. With
 # BEFORE=OTHER_BINARY, that binary with maps is timed in the same rounds. Where ../shared/smoracle
 # is (JSCALLS_SHARED), it also compares every frame's name (both of DevTools' states) and

@@ -1,5 +1,6 @@
 //! Inputs that once broke jscalls (found by fuzzing), kept so they stay fixed.
 
+use jscalls::diff::{calls, funcs, ThreadEstimate};
 use jscalls::{analyze, Config, Source};
 
 /// Fuzzing: an event whose bytes are not UTF-8 was copied as-is into the timeline, so the
@@ -98,22 +99,14 @@ fn regression_an_endless_call_is_sampled_in_bounded_samples() {
 /// the estimate name the same functions, and their calls do not differ.
 #[test]
 fn regression_a_calls_document_with_odd_frames_reads_back() {
-    use jscalls::diff::{calls, funcs, ThreadEstimate};
-    let a = analyze(&Source::file("fixtures/bad/fuzz-diff-odd-frames.cpuprofile"), &Config::default()).unwrap();
-    let estimate: Vec<ThreadEstimate> = a.threads().map(|t| ThreadEstimate::of_thread(&t)).collect();
-    let mut doc = Vec::new();
-    a.write_calls(&mut doc, "x").unwrap();
-    assert!(String::from_utf8_lossy(&doc).contains("\"columnNumber\":-3.3333333333333332e+44"));
-    let back = ThreadEstimate::read_calls_document(&doc).expect("jscalls' own calls document reads back");
+    let (estimate, back, doc) = written_and_read_back("fixtures/bad/fuzz-diff-odd-frames.cpuprofile");
+    assert!(doc.contains("\"columnNumber\":-3.3333333333333332e+44"));
     assert_eq!(back.iter().map(ThreadEstimate::call_count).sum::<usize>(), 3);
-    let keys = |d: &funcs::FuncDiff| {
-        let mut k: Vec<_> = d.funcs.iter().map(|f| (f.name.clone(), f.url.clone(), f.line, f.column)).collect();
-        k.sort();
-        k
-    };
     let both = funcs::diff(&[&estimate[..]], &[&back[..]]);
+    let mut keys: Vec<_> = both.funcs.iter().map(|f| (f.name.clone(), f.url.clone(), f.line, f.column)).collect();
+    keys.sort();
     assert_eq!(
-        keys(&both),
+        keys,
         [
             ("1e+21".to_owned(), "true".to_owned(), Some(1), Some(1)),
             ("leaf".to_owned(), "/a.js".to_owned(), Some(i64::MAX), None),
@@ -124,19 +117,23 @@ fn regression_a_calls_document_with_odd_frames_reads_back() {
     assert!(calls::diff(&estimate, &back).iter().all(|t| t.changes.is_empty()));
 }
 
+/// The estimate of a profile, its calls document read back, and the document.
+fn written_and_read_back(path: &str) -> (Vec<ThreadEstimate>, Vec<ThreadEstimate>, String) {
+    let a = analyze(&Source::file(path), &Config::default()).unwrap();
+    let estimate: Vec<ThreadEstimate> = a.threads().map(|t| ThreadEstimate::of_thread(&t)).collect();
+    let mut doc = Vec::new();
+    a.write_calls(&mut doc, "x").unwrap();
+    let back = ThreadEstimate::read_calls_document(&doc).expect("jscalls' own calls document reads back");
+    (estimate, back, String::from_utf8(doc).unwrap())
+}
+
 /// Fuzzing (`diff`): a line or column that is not a number (`"Peperoni"`, `true`) is written
 /// as the profile has it, and `diff` could not read the document back ("expected a number or
 /// null"). They are read as the profile's are: no line, no column.
 #[test]
 fn regression_a_calls_document_with_text_positions_reads_back() {
-    use jscalls::diff::{calls, funcs, ThreadEstimate};
-    let a = analyze(&Source::file("fixtures/bad/fuzz-diff-text-positions.cpuprofile"), &Config::default()).unwrap();
-    let estimate: Vec<ThreadEstimate> = a.threads().map(|t| ThreadEstimate::of_thread(&t)).collect();
-    let mut doc = Vec::new();
-    a.write_calls(&mut doc, "x").unwrap();
-    let text = String::from_utf8_lossy(&doc);
-    assert!(text.contains("\"lineNumber\":true,\"columnNumber\":\"Peperoni\""), "{text}");
-    let back = ThreadEstimate::read_calls_document(&doc).expect("jscalls' own calls document reads back");
+    let (estimate, back, doc) = written_and_read_back("fixtures/bad/fuzz-diff-text-positions.cpuprofile");
+    assert!(doc.contains("\"lineNumber\":true,\"columnNumber\":\"Peperoni\""), "{doc}");
     assert_eq!(back.iter().map(ThreadEstimate::call_count).sum::<usize>(), 4);
     let both = funcs::diff(&[&estimate[..]], &[&back[..]]);
     let mut keys: Vec<_> = both.funcs.iter().map(|f| (f.name.clone(), f.line, f.column)).collect();
