@@ -101,6 +101,12 @@ pub(crate) fn number_to_string(n: f64) -> String {
     buf.format(n).to_owned()
 }
 
+/// A frame's line or column as jscalls reads one: a whole number, saturated to 64 bits;
+/// anything else (a fraction, a non-finite number) none.
+pub(crate) fn whole(n: f64) -> Option<i64> {
+    (n.is_finite() && n.fract() == 0.0).then_some(n as i64)
+}
+
 /// `n` as an integer when it is whole and within ±2^53 (where every integer is exact), the
 /// range where ids and times are keyed and printed as integers; -0 gives 0.
 #[inline]

@@ -291,7 +291,7 @@ impl<'a> Frame<'a> {
 
 fn integer(s: Scalar) -> Option<i64> {
     match s {
-        Scalar::Num(n) if n.is_finite() && n.fract() == 0.0 => Some(n as i64),
+        Scalar::Num(n) => crate::js::whole(n),
         _ => None,
     }
 }

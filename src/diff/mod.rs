@@ -424,7 +424,7 @@ fn position<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Er
             Ok(Some(i64::try_from(v).unwrap_or(i64::MAX)))
         }
         fn visit_f64<E>(self, v: f64) -> Result<Option<i64>, E> {
-            Ok((v.is_finite() && v.fract() == 0.0).then_some(v as i64))
+            Ok(crate::js::whole(v))
         }
         fn visit_unit<E>(self) -> Result<Option<i64>, E> {
             Ok(None)

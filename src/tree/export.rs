@@ -798,7 +798,8 @@ pub(crate) fn cpu_profile(
         .flatten()
     };
     let step = resample_step(changes(), idle);
-    // Made twice, once for each list: a table of them was 16 bytes a sample.
+    // Made three times, for the step and once for each list: a table of them was 16 bytes a
+    // sample.
     out.push_str(",\"samples\":[");
     for (k, (_, n)) in resample(changes(), idle, step).enumerate() {
         if k > 0 {

@@ -75,7 +75,7 @@ pub(super) fn sort_samples(times: &mut [f64], nodes: &mut Vec<u32>) {
 }
 
 /// A time delta longer than this (a day, in µs) is not a genuine recording's: a trace's clock
-/// does not run while the machine sleeps, and no sampling session lasts that long.
+/// does not run while the machine sleeps, and no profile is sampled for that long.
 const TIME_LEAP_US: f64 = 86_400e6;
 
 /// Time deltas of more than [`TIME_LEAP_US`], forwards or back: how many, and the first's
