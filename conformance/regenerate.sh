@@ -23,6 +23,8 @@
 # Chromium page, trace.smoracle.json (the folder as --maps) and trace-saved.smoracle.json (the
 # trace's own maps only), and the same for the positions its samples recorded
 # (TRACE.positions.smoracle.json: fixtures/record/sourcemaps/positions.mjs makes them frames).
+# For the Firefox profile of firefox-page/, profile.smoracle.json: DevTools' rules at Firefox's
+# positions (fixtures/record/sourcemaps/gecko-frames.mjs makes its JS frames a .cpuprofile).
 # usage: bash conformance/regenerate.sh [FIXTURE...]
 #        bash conformance/regenerate.sh --shared
 #        bash conformance/regenerate.sh --sourcemaps
@@ -65,6 +67,16 @@ if [ "${1:-}" = --sourcemaps ]; then
       done
       node "$SM/oracle.mjs" "$tmp/trace.positions.json" --maps "$tmp" --out "$d/trace.positions.smoracle.json"
       node "$SM/oracle.mjs" "$tmp/trace-saved.positions.json" --out "$d/trace-saved.positions.smoracle.json"
+    fi
+    if [ -f "$tmp/profile.json" ]; then
+      # A Firefox profile of a page running the Chromium page's bundle: its JS frames as a
+      # .cpuprofile (Firefox has no script ids: one a URL, written back as "0"), answered with
+      # the bundle and its map.
+      for f in app.js app.js.map; do gzip -dc "$ROOT/fixtures/sourcemaps/chromium-page/$f.gz" > "$tmp/$f"; done
+      node "$ROOT/fixtures/record/sourcemaps/gecko-frames.mjs" "$tmp/profile.json" "$tmp/profile.cpuprofile"
+      node "$SM/oracle.mjs" "$tmp/profile.cpuprofile" --maps "$tmp" --script "http://127.0.0.1:8711/app.js=$tmp/app.js" \
+        --out "$d/profile.smoracle.json"
+      node "$ROOT/fixtures/record/sourcemaps/gecko-frames.mjs" --script-ids-to-zero "$d/profile.smoracle.json"
     fi
     for f in "$d"*.smoracle.json; do
       if [ "$(stat -c %s "$f")" -gt 65536 ]; then gzip -9n "$f"; fi

@@ -388,7 +388,7 @@ impl Assembled {
     /// finds apply (each distinct frame's name and original place, the scripts and their
     /// maps, the maps that could not be used), without changing the input.
     pub fn resolve_source_maps(&self, loader: &dyn sourcemap::Loader) -> sourcemap::Resolution {
-        sourcemap::resolve(&self.frames(), &self.embedded, loader, self.cfg.threads)
+        sourcemap::resolve(&self.frames(), &self.embedded, loader, self.cfg.threads, self.kind == InputKind::Gecko)
     }
 
     /// The text of the source or script at `url`, when the input carries it: an original
@@ -443,7 +443,8 @@ impl Assembled {
         let real = self.frames();
         let real_keys: std::collections::BTreeSet<sourcemap::FrameKey> = real.iter().map(|f| f.0.clone()).collect();
         frames.extend(real);
-        let mut res = sourcemap::resolve(&frames, &self.embedded, loader, self.cfg.threads);
+        let by_url = self.kind == InputKind::Gecko;
+        let mut res = sourcemap::resolve(&frames, &self.embedded, loader, self.cfg.threads, by_url);
         let strings = &mut self.strings;
         for (t, p) in self.threads.iter_mut().zip(&positions) {
             if p.keys.is_empty() {

@@ -319,12 +319,16 @@ fn base64_decode(s: &[u8]) -> Option<Vec<u8>> {
 }
 
 /// Resolves `frames` (each distinct frame with the place of its last node), the way DevTools
-/// does once the maps `loader` finds and the trace carries (`embedded`) are attached.
+/// does once the maps `loader` finds and the trace carries (`embedded`) are attached. With
+/// `by_url` (a Firefox profile, whose frames have no script id) a frame's script is the one
+/// with its URL; SpiderMonkey places a function where V8 does (its parameters' start), so the
+/// same rules name it.
 pub(crate) fn resolve(
     frames: &[(FrameKey, FrameAt)],
     embedded: &Embedded,
     loader: &dyn Loader,
     threads: usize,
+    by_url: bool,
 ) -> Resolution {
     let mut res = Resolution::default();
     // DevTools keeps one answer per frame key: a later node with the key overwrites.
@@ -359,7 +363,7 @@ pub(crate) fn resolve(
                 scripts.push(Script::new(format!("{}|{}", t.pid, t.isolate), t.clone(), true));
                 scripts.len() - 1
             })
-        } else if k.url.is_empty() || k.script_id == "0" {
+        } else if k.url.is_empty() || (k.script_id == "0" && !by_url) {
             continue;
         } else {
             *of_profile.entry((at.pid, k.script_id.clone(), k.url.clone())).or_insert_with(|| {
@@ -385,12 +389,16 @@ pub(crate) fn resolve(
     // with a place is resolved in the one its target has by the frame's id.
     let mut by_id: HashMap<(&str, &str), usize> = HashMap::new();
     for &s in &order {
-        by_id.insert((scripts[s].group.as_str(), scripts[s].desc.script_id.as_str()), s);
+        let d = &scripts[s].desc;
+        by_id.insert((scripts[s].group.as_str(), if by_url { &d.url } else { &d.script_id }), s);
     }
     let resolved_in: HashMap<&FrameKey, usize> = frame_script
         .iter()
         .filter(|(k, _)| k.line.is_some() && k.column.is_some())
-        .filter_map(|(k, &fs)| Some((*k, *by_id.get(&(scripts[fs].group.as_str(), k.script_id.as_str()))?)))
+        .filter_map(|(k, &fs)| {
+            let id = if by_url { &k.url } else { &k.script_id };
+            Some((*k, *by_id.get(&(scripts[fs].group.as_str(), id.as_str()))?))
+        })
         .collect();
     // The scripts whose scopes name a frame.
     let mut named = vec![false; scripts.len()];

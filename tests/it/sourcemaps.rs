@@ -177,6 +177,51 @@ fn every_frame_of_node_and_chromium_traces_is_named_and_placed_as_devtools_does(
     assert!(compared >= 1000 && placed > 400 && renamed > 50, "{compared} frames, {placed} placed, {renamed} renamed");
 }
 
+/// A Firefox profile of a page running the Chromium page's bundle (fixtures/record/sourcemaps/
+/// firefox.sh): its frames have no script id, so each is the script with its URL. SpiderMonkey
+/// places a function where V8 does (its parameters' start), and every JS frame gets what
+/// DevTools' own code gives at that place (`profile.smoracle.json`: the frames as a
+/// `.cpuprofile`, gecko-frames.mjs); the other commands show the original names, which
+/// `--no-source-maps` keeps away.
+#[test]
+fn a_firefox_profile_is_named_and_placed_by_devtools_rules() {
+    let dir = tmpdir("sourcemaps", "firefox-page");
+    let fixtures = Path::new("fixtures/sourcemaps");
+    for (from, name) in [("chromium-page", "app.js"), ("chromium-page", "app.js.map"), ("firefox-page", "profile.json")]
+    {
+        std::fs::write(dir.join(name), gunzip(&fixtures.join(from).join(format!("{name}.gz")))).unwrap();
+    }
+    let js_only = |doc: Value| {
+        let frames: Vec<Value> = doc["frames"].as_array().unwrap().iter().filter(|f| f["url"] != "").cloned().collect();
+        serde_json::json!({ "frames": frames })
+    };
+    let want = js_only(answer_for("firefox-page", "profile"));
+    let got = js_only(resolved_trace_in(&dir, "profile.json", &["--source-maps", "{dir}"]));
+    let mut tally = Tally::default();
+    same_frames("firefox-page", &want, &got, &mut tally);
+    let Tally { compared, renamed, placed } = tally;
+    assert!(compared > 100 && placed > 100 && renamed >= 10, "{compared} frames, {placed} placed, {renamed} renamed");
+    let profile = dir.join("profile.json");
+    let collapsed = |extra: &[&str]| {
+        let mut args = vec!["export", profile.to_str().unwrap(), "--to", "collapsed"];
+        args.extend_from_slice(extra);
+        let o = jscalls(&args);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        (String::from_utf8(o.stdout).unwrap(), String::from_utf8(o.stderr).unwrap())
+    };
+    let (stacks, said) = collapsed(&["--source-maps", dir.to_str().unwrap()]);
+    assert!(said.contains("source maps: ") && said.contains("1 of 8 scripts have a map"), "{said}");
+    // marked's helpers by their own names in their own files, not the bundle's `ot` and `xi`.
+    for name in ["outputLink node_modules/marked/src/Tokenizer.ts", "indentCodeCompensation node_modules/marked"] {
+        let (function, file) = name.split_once(' ').unwrap();
+        assert!(stacks.contains(&format!("{function} http://127.0.0.1:8711/{file}")), "{name}: {stacks}");
+    }
+    let (plain, said) = collapsed(&["--no-source-maps"]);
+    assert!(!said.contains("source maps"), "{said}");
+    assert!(plain.contains(";ot http://127.0.0.1:8711/app.js:1:1768") && !plain.contains("outputLink"), "{plain}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// The trace with each distinct (script, line, column) its samples recorded as a frame there
 /// (what `fixtures/record/sourcemaps/positions.mjs` made for the oracle): 0-based, a sample
 /// without a column at its line's start.
