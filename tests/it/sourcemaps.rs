@@ -219,6 +219,20 @@ fn a_firefox_profile_is_named_and_placed_by_devtools_rules() {
     let (plain, said) = collapsed(&["--no-source-maps"]);
     assert!(!said.contains("source maps"), "{said}");
     assert!(plain.contains(";ot http://127.0.0.1:8711/app.js:1:1768") && !plain.contains("outputLink"), "{plain}");
+    // The Firefox Profiler's processed form of the same profile (exported without maps): the
+    // same frames renamed and placed.
+    let processed = dir.join("processed.json");
+    let (p, out) = (profile.to_str().unwrap(), processed.to_str().unwrap());
+    let o = jscalls(&["export", p, "--to", "firefox", "--no-source-maps", "-o", out]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let counts = |input: &str| {
+        let o = jscalls(&["frames", input, "--source-maps", dir.to_str().unwrap()]);
+        let text = String::from_utf8(o.stdout).unwrap();
+        let first = text.lines().next().unwrap_or_default();
+        first.split([':', ';']).nth(1).unwrap_or_default().trim().to_owned()
+    };
+    assert_eq!(counts(p), "44 renamed and 119 placed by source maps");
+    assert_eq!(counts(out), counts(p));
     let _ = std::fs::remove_dir_all(&dir);
 }
 
