@@ -128,9 +128,12 @@ def commands(path, original, budget):
     ]
 
 
-# The bundles whose build folder has a script and its map, and their profiles.
-BUNDLES = ["esbuild", "esbuild-es2017", "esbuild-pasta", "esbuild-scopes", "esbuild-scopes-no-ranges", "rollup",
-           "terser", "webpack"]
+# The bundles whose build folder has a script and its map, and their profiles: the fixture folder
+# with the script and map, and the one with the profile and its name (a Firefox profile of the
+# Chromium page's bundle too).
+BUNDLES = {b: (b, b, "app.cpuprofile") for b in ["esbuild", "esbuild-es2017", "esbuild-pasta", "esbuild-scopes",
+                                                 "esbuild-scopes-no-ranges", "rollup", "terser", "webpack"]}
+BUNDLES["firefox-page"] = ("chromium-page", "firefox-page", "profile.json")
 # What a `sourceMappingURL` comment may say, from plain to hostile.
 MAP_URLS = ["app.js.map", "../app.js.map", "../../../../etc/passwd", "/etc/passwd", "app.js", ".", "..", "",
             "data:application/json;base64,e30=", "data:application/json;base64,!!!", "data:application/json,{",
@@ -181,13 +184,13 @@ def mutate_map(rng, doc):
 def bundle_run(rng, work, docs):
     """A bundle's build folder with its map, its script or the script's map URL mutated, and a
     command run on its profile with `--source-maps`."""
-    bundle = rng.choice(BUNDLES)
-    src = os.path.join(ROOT, "fixtures/sourcemaps", bundle)
+    bundle = rng.choice(sorted(BUNDLES))
+    script_from, profile_from, profile_name = BUNDLES[bundle]
     folder = os.path.join(work, "folder")
     shutil.rmtree(folder, ignore_errors=True)
     os.makedirs(folder)
-    for name in ("app.cpuprofile", "app.js", "app.js.map"):
-        data = gzip.decompress(open(os.path.join(src, name + ".gz"), "rb").read())
+    for src, name in ((profile_from, profile_name), (script_from, "app.js"), (script_from, "app.js.map")):
+        data = gzip.decompress(open(os.path.join(ROOT, "fixtures/sourcemaps", src, name + ".gz"), "rb").read())
         open(os.path.join(folder, name), "wb").write(data)
     if bundle not in docs:
         docs[bundle] = json.load(open(os.path.join(folder, "app.js.map")))
@@ -204,7 +207,7 @@ def bundle_run(rng, work, docs):
         text = open(os.path.join(folder, "app.js"), encoding="utf-8").read()
         text = re.sub(r"sourceMappingURL=\S*", lambda _: "sourceMappingURL=" + rng.choice(MAP_URLS), text)
         open(os.path.join(folder, "app.js"), "w", encoding="utf-8").write(text)
-    profile = os.path.join(folder, "app.cpuprofile")
+    profile = os.path.join(folder, profile_name)
     cmd = rng.choice([
         ["calls", profile, "--format", "json"],
         ["tree", profile, "--format", "json"],

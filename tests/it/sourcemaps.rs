@@ -177,6 +177,48 @@ fn every_frame_of_node_and_chromium_traces_is_named_and_placed_as_devtools_does(
     assert!(compared >= 1000 && placed > 400 && renamed > 50, "{compared} frames, {placed} placed, {renamed} renamed");
 }
 
+/// The Firefox profile of `firefox-page` beside the bundle it ran and its map, in a folder.
+fn firefox_folder(test: &str) -> PathBuf {
+    let dir = tmpdir("sourcemaps", &format!("firefox-{test}"));
+    let fixtures = Path::new("fixtures/sourcemaps");
+    for (from, name) in [("chromium-page", "app.js"), ("chromium-page", "app.js.map"), ("firefox-page", "profile.json")]
+    {
+        std::fs::write(dir.join(name), gunzip(&fixtures.join(from).join(format!("{name}.gz")))).unwrap();
+    }
+    dir
+}
+
+/// The Firefox profile exported for the Firefox Profiler with its maps: the Profiler (the real
+/// app, `../shared/viewers`) shows the job's functions under their original names. Skipped,
+/// and said so, without a browser or the viewers.
+#[test]
+fn a_firefox_profile_opens_in_the_profiler_under_original_names() {
+    let Some(viewers) = crate::support::viewers("a_firefox_profile_opens_in_the_profiler_under_original_names") else {
+        return;
+    };
+    let dir = firefox_folder("viewer");
+    let (profile, out) = (dir.join("profile.json"), dir.join("mapped.json"));
+    let o = jscalls(&[
+        "export",
+        profile.to_str().unwrap(),
+        "--to",
+        "firefox",
+        "--source-maps",
+        dir.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let check = std::process::Command::new("node")
+        .arg(viewers.join("check.mjs"))
+        .args(["firefox", out.to_str().unwrap(), "--expect", "renderAll", "--expect", "emStrong"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&check.stdout);
+    assert!(check.status.success() && said.contains("\"outcome\":\"shown\""), "{said}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// A Firefox profile of a page running the Chromium page's bundle (fixtures/record/sourcemaps/
 /// firefox.sh): its frames have no script id, so each is the script with its URL. SpiderMonkey
 /// places a function where V8 does (its parameters' start), and every JS frame gets what
@@ -185,12 +227,7 @@ fn every_frame_of_node_and_chromium_traces_is_named_and_placed_as_devtools_does(
 /// `--no-source-maps` keeps away.
 #[test]
 fn a_firefox_profile_is_named_and_placed_by_devtools_rules() {
-    let dir = tmpdir("sourcemaps", "firefox-page");
-    let fixtures = Path::new("fixtures/sourcemaps");
-    for (from, name) in [("chromium-page", "app.js"), ("chromium-page", "app.js.map"), ("firefox-page", "profile.json")]
-    {
-        std::fs::write(dir.join(name), gunzip(&fixtures.join(from).join(format!("{name}.gz")))).unwrap();
-    }
+    let dir = firefox_folder("parity");
     let js_only = |doc: Value| {
         let frames: Vec<Value> = doc["frames"].as_array().unwrap().iter().filter(|f| f["url"] != "").cloned().collect();
         serde_json::json!({ "frames": frames })
