@@ -118,9 +118,21 @@ impl PerInput for Lines<'_> {
             (LinesFormat::Json, _) => json(&times, label, wanted),
             (LinesFormat::Text, dirs) if self.listing() => {
                 let text_of = |url: &str| assembled.source_text(url).map(|t| t.lines().map(str::to_owned).collect());
-                listing(&times, args.top.unwrap_or(3), wanted, dirs.as_ref(), &text_of, output.target())?
+                let listed = listing(&times, args.top.unwrap_or(3), wanted, dirs.as_ref(), &text_of, output.target())?;
+                if listed.is_empty() {
+                    no_lines(assembled.kind())
+                } else {
+                    listed
+                }
             }
-            (LinesFormat::Text, _) => text(&times, args.top.unwrap_or(20), wanted),
+            (LinesFormat::Text, _) => {
+                let shown = text(&times, args.top.unwrap_or(20), wanted);
+                if shown.is_empty() {
+                    no_lines(assembled.kind())
+                } else {
+                    shown
+                }
+            }
         };
         output
             .write(|w| w.write_all(text.as_bytes()).map_err(|err| Error::io("cannot write the line times", err)))
@@ -245,12 +257,11 @@ fn json(t: &LineTimes, label: &str, wanted: Option<&ThreadSpec>) -> String {
     out
 }
 
-/// Each thread with line times: its hottest lines, with the function each belongs to.
+/// Each thread with line times: its hottest lines, with the function each belongs to (nothing
+/// when none has any).
 fn text(t: &LineTimes, top: usize, wanted: Option<&ThreadSpec>) -> String {
     let mut out = String::new();
-    let mut any = false;
     for p in t.profiles.iter().filter(|p| !p.rows.is_empty() && shown(p, wanted)) {
-        any = true;
         let name = p.thread_name.as_deref().unwrap_or("thread");
         let _ = writeln!(
             out,
@@ -290,12 +301,18 @@ fn text(t: &LineTimes, top: usize, wanted: Option<&ThreadSpec>) -> String {
         }
         out.push('\n');
     }
-    if !any {
-        out.push_str(
-            "no line times: the profiles record no lines (Chrome traces carry them per sample; a .cpuprofile needs positionTicks or lines)\n",
-        );
-    }
     out
+}
+
+/// What the text says when no sample has a line, and where lines come from in such an input.
+fn no_lines(kind: jscalls::InputKind) -> String {
+    let whence = match kind {
+        jscalls::InputKind::Gecko => {
+            "Firefox records them on JavaScript frames, and none of the samples ends in one that has a line"
+        }
+        _ => "Chrome traces carry them per sample; a .cpuprofile needs positionTicks or lines",
+    };
+    format!("no line times: the profiles record no lines ({whence})\n")
 }
 
 /// A listing of each thread's hottest functions, `pprof -list` style: the function's lines
@@ -384,9 +401,6 @@ fn listing(
             }
         }
         out.push('\n');
-    }
-    if out.is_empty() {
-        out.push_str("no line times: the profiles record no lines\n");
     }
     Ok(out)
 }

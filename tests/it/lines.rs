@@ -218,6 +218,26 @@ fn a_firefox_profiles_frame_lines_give_the_line_times() {
     );
 }
 
+/// A Firefox profile whose samples all end in native code (Firefox ESR, JS frames only: the
+/// leaf is the JIT's or the library's address) has no line times, and the text says where a
+/// Firefox profile has them; a `.cpuprofile` without line data (empty `lines`) is told where its
+/// would be.
+#[test]
+fn no_line_times_say_where_the_input_kind_has_them() {
+    for (input, whence) in [
+        ("fixtures/sourcemaps/firefox-page/profile.json.gz", "Firefox records them on JavaScript frames"),
+        ("fixtures/lines/b2-empty-lines.cpuprofile", "a .cpuprofile needs positionTicks or lines"),
+    ] {
+        for list in [&[][..], &["--list"][..]] {
+            let mut args = vec!["lines", input];
+            args.extend_from_slice(list);
+            let o = jscalls(&args);
+            let text = String::from_utf8(o.stdout).unwrap();
+            assert!(o.status.success() && text.starts_with("no line times: ") && text.contains(whence), "{text}");
+        }
+    }
+}
+
 #[test]
 fn by_line_puts_each_sample_under_a_frame_of_its_line() {
     // The samples on relayout's line 11 in a flat tree by line are the samples DevTools adds to
