@@ -308,7 +308,7 @@ fn text(t: &LineTimes, top: usize, wanted: Option<&ThreadSpec>) -> String {
 fn no_lines(kind: jscalls::InputKind) -> String {
     let whence = match kind {
         jscalls::InputKind::Gecko => {
-            "Firefox records them on JavaScript frames, and none of the samples ends in one that has a line"
+            "a Firefox profile has them on its JavaScript frames, and no sample has one with a line"
         }
         _ => "Chrome traces carry them per sample; a .cpuprofile needs positionTicks or lines",
     };

@@ -647,6 +647,10 @@ impl Stacks {
             if n as usize >= m.nodes.len() {
                 continue; // an id the profile does not have
             }
+            let line = lines.get(k).copied().filter(|l| *l != 0.0 && !l.is_nan());
+            // By line, a sample is at its line's function (a Firefox sample's native frames
+            // above it go into the line).
+            let n = if line.is_some() { m.line_node(n, strings) } else { n };
             // Up to the nearest node whose stack is known, then down, making each.
             chain.clear();
             let mut x = n;
@@ -662,7 +666,7 @@ impl Stacks {
                 parent = Some(s);
             }
             let Some(mut stack) = stack_of[n as usize].expect("made") else { continue };
-            if let Some(&line) = lines.get(k).filter(|l| **l != 0.0 && !l.is_nan()) {
+            if let Some(line) = line {
                 let origin = origins.and_then(|o| o.lines.get(k).copied().flatten());
                 let (line, url) = origin.map_or((line, None), |(u, l, _)| (l, Some(u)));
                 stack = *line_stack.entry((stack, line.to_bits(), url)).or_insert_with(|| {

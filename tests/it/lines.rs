@@ -218,14 +218,12 @@ fn a_firefox_profiles_frame_lines_give_the_line_times() {
     );
 }
 
-/// A Firefox profile whose samples all end in native code (Firefox ESR, JS frames only: the
-/// leaf is the JIT's or the library's address) has no line times, and the text says where a
-/// Firefox profile has them; a `.cpuprofile` without line data (empty `lines`) is told where its
-/// would be.
+/// An input without line data says where its kind has them: a Firefox profile exported without
+/// lines (its frames have none), a `.cpuprofile` whose `lines` are empty.
 #[test]
 fn no_line_times_say_where_the_input_kind_has_them() {
     for (input, whence) in [
-        ("fixtures/sourcemaps/firefox-page/profile.json.gz", "Firefox records them on JavaScript frames"),
+        ("fixtures/gecko/processed-v70.json.gz", "a Firefox profile has them on its JavaScript frames"),
         ("fixtures/lines/b2-empty-lines.cpuprofile", "a .cpuprofile needs positionTicks or lines"),
     ] {
         for list in [&[][..], &["--list"][..]] {
@@ -236,6 +234,57 @@ fn no_line_times_say_where_the_input_kind_has_them() {
             assert!(o.status.success() && text.starts_with("no line times: ") && text.contains(whence), "{text}");
         }
     }
+}
+
+/// A Firefox sample that ends in native code (an address above the JavaScript frames, as most
+/// of a real recording's do) is at its innermost JavaScript frame's line, as a V8 sample is at
+/// its top JavaScript frame's. Samples 1 ms apart on: render (its frame at line 12), a native
+/// address above render twice, the address alone, render: line 12 gets the 3 ms since the
+/// samples before the three with render (the first sample gives nothing), and `--by-line`
+/// puts those samples and the first on the line; the calls are as recorded.
+#[test]
+fn a_firefox_sample_in_native_code_is_at_its_javascript_line() {
+    let dir = tmpdir("lines", "firefox-native");
+    let profile = dir.join("native.json");
+    std::fs::write(
+        &profile,
+        r#"{"meta":{"version":27,"startTime":0,"interval":1,"processType":0,"product":"Firefox",
+"categories":[{"name":"Other","color":"grey","subcategories":["Other"]}]},"libs":[],
+"threads":[{"name":"GeckoMain","processType":"default","pid":1,"tid":1,"registerTime":0,"unregisterTime":null,
+"samples":{"schema":{"stack":0,"time":1},"data":[[0,1.0],[1,2.0],[1,3.0],[2,4.0],[0,5.0]]},
+"markers":{"schema":{"name":0,"startTime":1,"endTime":2,"phase":3,"category":4,"data":5},"data":[]},
+"stackTable":{"schema":{"prefix":0,"frame":1},"data":[[null,0],[0,1],[null,1]]},
+"frameTable":{"schema":{"location":0,"relevantForJS":1,"innerWindowID":2,"implementation":3,"line":4,"column":5,
+"category":6,"subcategory":7},"data":[[0,false,0,null,12,7,0,0],[1,false,0,null,null,null,0,0]]},
+"stringTable":["render (http://a.test/app.js:10:3)","0x1234"]}]}"#,
+    )
+    .unwrap();
+    let p = profile.to_str().unwrap();
+    let doc = json_of(&["lines", p, "--format", "json"]);
+    let rows: Vec<(String, f64, f64, f64)> = doc["threads"][0]["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let n = |k: &str| r[k].as_f64().unwrap();
+            (r["url"].as_str().unwrap().to_owned(), n("line"), n("ms"), n("samples"))
+        })
+        .collect();
+    assert_eq!(rows, vec![("http://a.test/app.js".to_owned(), 12.0, 3.0, 3.0)]);
+    let self_of = |args: &[&str]| -> Vec<(String, f64)> {
+        let mut all = vec!["tree", p, "--weight", "samples", "--flat", "--format", "json"];
+        all.extend_from_slice(args);
+        json_of(&all)["threads"][0]["functions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| (f["func"]["name"].as_str().unwrap().to_owned(), f["self"].as_f64().unwrap()))
+            .filter(|(_, s)| *s > 0.0)
+            .collect()
+    };
+    assert_eq!(self_of(&["--by-line"]), vec![("line 12".to_owned(), 4.0), ("0x1234".to_owned(), 1.0)]);
+    assert_eq!(self_of(&[]), vec![("0x1234".to_owned(), 3.0), ("render".to_owned(), 2.0)]);
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

@@ -270,6 +270,18 @@ fn a_firefox_profile_is_named_and_placed_by_devtools_rules() {
     };
     assert_eq!(counts(p), "44 renamed and 119 placed by source maps");
     assert_eq!(counts(out), counts(p));
+    // Its line times at the original lines: the job's calls of marked and acorn (app/main.js
+    // lines 15 and 20, in renderAll and countNodes), by each sample's JavaScript line and column.
+    let o = jscalls(&["lines", p, "--source-maps", dir.to_str().unwrap(), "--format", "json", "-q"]);
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let job: Vec<(i64, &str)> = doc["merged"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["url"] == "http://127.0.0.1:8711/app/main.js" && r["function"] != "")
+        .map(|r| (r["line"].as_i64().unwrap(), r["function"].as_str().unwrap()))
+        .collect();
+    assert_eq!(job, [(15, "renderAll"), (20, "countNodes")]);
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -136,7 +136,7 @@ fn thread(
     let stacks = table(t, shared, "stackTable", path, at)?;
     let frames = table(t, shared, "frameTable", path, at)?;
     let funcs = table(t, shared, "funcTable", path, at)?;
-    let func_json = function_frames(&funcs, shared, text, at)?;
+    let (func_json, scripted) = function_frames(&funcs, shared, text, at)?;
     let frame_func = frames.column("func", at)?;
     let mut frame_of_func = Vec::with_capacity(frames.len);
     for f in 0..frames.len {
@@ -150,9 +150,11 @@ fn thread(
     let prefix = stacks.column("prefix", at).ok();
     let offset = if prefix.is_none() { Some(stacks.column("prefixOffset", at)?) } else { None };
     let frame_line = frames.has("line").then(|| frames.column("line", at)).transpose()?;
+    let frame_column = frames.has("column").then(|| frames.column("column", at)).transpose()?;
     let mut sampled = Sampled {
         stacks: Vec::with_capacity(stacks.len),
-        stack_lines: Vec::with_capacity(stacks.len),
+        stack_places: Vec::with_capacity(stacks.len),
+        scripted,
         samples: Vec::new(),
         end_us: f64::NAN,
     };
@@ -175,7 +177,8 @@ fn thread(
             (None, None) => None,
         };
         sampled.stacks.push((parent, frame_of_func[frame]));
-        sampled.stack_lines.push(frame_line.and_then(|l| l[frame].as_f64()).unwrap_or(0.0));
+        let place = |c: Option<&[Value]>| c.and_then(|c| c[frame].as_f64()).unwrap_or(0.0);
+        sampled.stack_places.push((place(frame_line), place(frame_column)));
     }
     let stack_cells = samples.column("stack", at)?;
     let (cells, name, deltas) = if samples.has("time") {
@@ -206,8 +209,14 @@ fn thread(
     sampled.work(&func_json, r, at)
 }
 
-/// Each function as a call frame (JSON): its name, file and own start (1-based there).
-fn function_frames(funcs: &Columns<'_>, shared: Option<&Value>, text: &[Value], at: &At) -> Result<Vec<String>, Error> {
+/// Each function as a call frame (JSON): its name, file and own start (1-based there); and
+/// whether it is a script's (has a file).
+fn function_frames(
+    funcs: &Columns<'_>,
+    shared: Option<&Value>,
+    text: &[Value],
+    at: &At,
+) -> Result<(Vec<String>, Vec<bool>), Error> {
     let string = |k: usize, p: &str| -> Result<&str, Error> {
         text.get(k)
             .and_then(Value::as_str)
@@ -225,6 +234,7 @@ fn function_frames(funcs: &Columns<'_>, shared: Option<&Value>, text: &[Value], 
         None
     };
     let mut func_json = Vec::with_capacity(funcs.len);
+    let mut scripted = Vec::with_capacity(funcs.len);
     for f in 0..funcs.len {
         let fpath = format!("{}.name[{f}]", funcs.path);
         let name_index = funcs.index(names, "name", f, at)?.ok_or_else(|| at.err(&fpath, "expected a string index"))?;
@@ -259,9 +269,10 @@ fn function_frames(funcs: &Columns<'_>, shared: Option<&Value>, text: &[Value], 
             None if is_js[f].as_bool() == Some(true) => labelled(name),
             None => FrameOut { name: name.to_owned(), url: String::new(), line: None, column: None },
         };
+        scripted.push(!out.url.is_empty());
         func_json.push(call_frame_json(&out));
     }
-    Ok(func_json)
+    Ok((func_json, scripted))
 }
 
 /// The name of a function whose file is `url`: jscalls' export names it by its label, `name

@@ -259,6 +259,7 @@ fn thread(
     };
     // Each frame as a call frame, once.
     let mut frame_json: Vec<String> = Vec::with_capacity(frames.rows.len());
+    let mut scripted: Vec<bool> = Vec::with_capacity(frames.rows.len());
     for f in 0..frames.rows.len() {
         let fpath = format!("{}.data[{f}]", frames.path);
         frames.row_is_array(f, at)?;
@@ -271,12 +272,14 @@ fn thread(
         // Profiler's func table keys it. The frame's line and column columns are where the
         // sample was inside it, not which function it is.
         let out = frame_of(location, libs, r.cfg);
+        scripted.push(!out.url.is_empty());
         frame_json.push(call_frame_json(&out));
     }
     let n_stacks = stacks.rows.len();
     let mut sampled = Sampled {
         stacks: Vec::with_capacity(n_stacks),
-        stack_lines: Vec::with_capacity(n_stacks),
+        stack_places: Vec::with_capacity(n_stacks),
+        scripted,
         samples: Vec::new(),
         end_us: f64::NAN,
     };
@@ -292,11 +295,9 @@ fn thread(
             return Err(at.err(&spath, format!("frame {frame} is not in frameTable ({} rows)", frame_json.len())));
         }
         sampled.stacks.push((prefix, frame));
-        sampled.stack_lines.push(if frames.has("line") {
-            frames.cell(frame, "line").as_f64().unwrap_or(0.0)
-        } else {
-            0.0
-        });
+        let place =
+            |column: &str| if frames.has(column) { frames.cell(frame, column).as_f64().unwrap_or(0.0) } else { 0.0 };
+        sampled.stack_places.push((place("line"), place("column")));
     }
     let time_column = if samples.has("time") {
         "time"

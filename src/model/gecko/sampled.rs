@@ -62,8 +62,11 @@ pub(super) fn thread_id(t: &Value, key: &str) -> Option<i64> {
 pub(super) struct Sampled {
     /// Each stack's prefix stack and frame (an index into the frames' call frames).
     pub(super) stacks: Vec<(Option<usize>, usize)>,
-    /// Each stack's line: where in its function the sample was, 1-based (0: not known).
-    pub(super) stack_lines: Vec<f64>,
+    /// Each stack's line and column: where in its function the sample was, 1-based (0: not
+    /// known).
+    pub(super) stack_places: Vec<(f64, f64)>,
+    /// Whether each frame (an index into the frames' call frames) is a script's, with a URL.
+    pub(super) scripted: Vec<bool>,
     /// Each sample's stack (None: no stack, an idle sample) and time, µs on the root clock.
     pub(super) samples: Vec<(Option<u64>, f64)>,
     /// When the last sample ends, µs.
@@ -153,23 +156,70 @@ impl Sampled {
             ("endTime".to_owned(), number(self.end_us).into_bytes()),
         ];
         if r.cfg.keep_lines {
-            // Each sample's line: its stack's (a V8 profile's `lines`).
-            let mut lines = String::from("[");
+            // Each sample's line: its innermost script frame's (a V8 profile's `lines` are its
+            // top JavaScript frame's; a Firefox sample mostly ends in native code below it).
+            let script_stack = self.script_stacks();
+            let (mut lines, mut columns) = (String::from("["), String::from("["));
             for (k, &(stack, _)) in self.samples.iter().enumerate() {
                 if k > 0 {
                     lines.push(',');
+                    columns.push(',');
                 }
-                let line = stack.and_then(|s| self.stack_lines.get(s as usize)).copied().unwrap_or(0.0);
+                let (line, column) = stack
+                    .and_then(|s| script_stack.get(s as usize).copied().flatten())
+                    .and_then(|s| self.stack_places.get(s))
+                    .copied()
+                    .unwrap_or((0.0, 0.0));
                 crate::js::write_number(&mut lines, line);
+                crate::js::write_number(&mut columns, column);
             }
             lines.push(']');
+            columns.push(']');
             fields.push(("lines".to_owned(), lines.into_bytes()));
+            fields.push(("columns".to_owned(), columns.into_bytes()));
         }
         let mut b = (f64::INFINITY, f64::NEG_INFINITY);
         let mut works =
             crate::model::cpuprofile::thread_work(fields, None, at.location, r.strings, r.cfg, r.diag, &mut b)?;
         *r.bounds = (r.bounds.0.min(b.0), r.bounds.1.max(b.1));
-        Ok(works.pop())
+        let mut w = works.pop();
+        if let Some(w) = w.as_mut() {
+            w.model.lines_at_script = r.cfg.keep_lines;
+        }
+        Ok(w)
+    }
+
+    /// Each stack's innermost stack (itself or a prefix) whose frame is a script's; a table
+    /// whose prefixes loop gives none on the loop.
+    fn script_stacks(&self) -> Vec<Option<usize>> {
+        let n = self.stacks.len();
+        // None: not found yet; Some(x): found.
+        let mut found: Vec<Option<Option<usize>>> = vec![None; n];
+        let mut chain = Vec::new();
+        for s in 0..n {
+            chain.clear();
+            let mut x = Some(s);
+            let answer = loop {
+                let Some(k) = x.filter(|&k| k < n) else { break None };
+                if let Some(a) = found[k] {
+                    break a;
+                }
+                if chain.len() > n {
+                    break None;
+                }
+                chain.push(k);
+                let (prefix, frame) = self.stacks[k];
+                if self.scripted.get(frame).copied().unwrap_or(false) {
+                    break Some(k);
+                }
+                x = prefix;
+            };
+            // Every stack walked on the way has the same answer.
+            for &k in &chain {
+                found[k] = Some(answer);
+            }
+        }
+        found.into_iter().map(Option::flatten).collect()
     }
 }
 

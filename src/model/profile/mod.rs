@@ -336,6 +336,10 @@ pub(crate) struct ProfileModel {
     /// Where source maps put the recorded lines (set after assembly, when the command applies
     /// maps and keeps lines).
     pub line_origins: Option<LineOrigins>,
+    /// Whether a sample's line is in its innermost node with a URL rather than in its own node
+    /// ([`ProfileModel::line_node`]): a Firefox profile's samples end in native code more often
+    /// than not, and its lines are on JavaScript frames.
+    pub lines_at_script: bool,
     /// How many samples there were once they are let go ([`ProfileModel::release_samples`]).
     released: usize,
 }
@@ -483,6 +487,7 @@ impl ProfileModel {
             position_ticks,
             total_hit_count,
             line_origins: None,
+            lines_at_script: false,
             released: 0,
         };
         model.take_samples(samples, start_time, time_deltas, in_order);
@@ -623,6 +628,24 @@ impl ProfileModel {
     #[inline]
     pub(crate) fn node_by_index(&self, i: usize) -> Option<u32> {
         self.sample_nodes.get(i).copied().filter(|&n| n != NONE)
+    }
+
+    /// The node whose function a line recorded with a sample on node `n` is in: `n`, or with
+    /// [`ProfileModel::lines_at_script`] its innermost node (itself or an ancestor) whose frame
+    /// has a URL, as a V8 sample's line is its top JavaScript frame's.
+    pub(crate) fn line_node(&self, n: u32, strings: &Strings) -> u32 {
+        if !self.lines_at_script {
+            return n;
+        }
+        let mut x = n;
+        while x != NONE && (x as usize) < self.nodes.len() {
+            let url = self.frames[self.nodes[x as usize].frame as usize].url;
+            if matches!(url, Scalar::Str(id) if !strings.get(id).is_empty()) {
+                return x;
+            }
+            x = self.nodes[x as usize].parent;
+        }
+        n
     }
 
     /// The node's depth-0 ancestor (the node itself for depth ≤ 0).
