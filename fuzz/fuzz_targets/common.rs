@@ -32,6 +32,18 @@ pub fn run(data: &[u8]) {
             serde_json_check(std::str::from_utf8(&out).expect("timeline output is UTF-8"));
         }
     }
+    // The line data read and summed (a Firefox profile's samples at their JavaScript frames'
+    // lines), by line and by column: no panic, no hang.
+    let mut cfg = Config::default();
+    cfg.threads = 1;
+    cfg.keep_lines = true;
+    cfg.limits.max_depth = 2_000;
+    cfg.limits.max_extra_nodes = 20_000;
+    if let Ok((_, assembled)) = jscalls::assemble(&src, &cfg) {
+        for by_column in [false, true] {
+            std::hint::black_box(assembled.line_times_of(false, by_column));
+        }
+    }
 }
 
 fn serde_json_check(text: &str) {

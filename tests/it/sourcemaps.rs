@@ -223,8 +223,9 @@ fn a_firefox_profile_opens_in_the_profiler_under_original_names() {
 /// firefox.sh): its frames have no script id, so each is the script with its URL. SpiderMonkey
 /// places a function where V8 does (its parameters' start), and every JS frame gets what
 /// DevTools' own code gives at that place (`profile.smoracle.json`: the frames as a
-/// `.cpuprofile`, gecko-frames.mjs); the other commands show the original names, which
-/// `--no-source-maps` keeps away.
+/// `.cpuprofile`, gecko-frames.mjs). The other commands show the original names (not with
+/// `--no-source-maps`), the Profiler's processed form of the profile has the same frames
+/// renamed, and its line times land on the original lines.
 #[test]
 fn a_firefox_profile_is_named_and_placed_by_devtools_rules() {
     let dir = firefox_folder("parity");
