@@ -177,6 +177,15 @@ fn every_frame_of_node_and_chromium_traces_is_named_and_placed_as_devtools_does(
     assert!(compared >= 1000 && placed > 400 && renamed > 50, "{compared} frames, {placed} placed, {renamed} renamed");
 }
 
+/// `jscalls export INPUT --to collapsed` with `extra`: its stacks and what it said on stderr.
+fn collapsed(input: &Path, extra: &[&str]) -> (String, String) {
+    let mut args = vec!["export", input.to_str().unwrap(), "--to", "collapsed"];
+    args.extend_from_slice(extra);
+    let o = jscalls(&args);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    (String::from_utf8(o.stdout).unwrap(), String::from_utf8(o.stderr).unwrap())
+}
+
 /// The Firefox profile of `firefox-page` beside the bundle it ran and its map, in a folder.
 fn firefox_folder(test: &str) -> PathBuf {
     let dir = tmpdir("sourcemaps", &format!("firefox-{test}"));
@@ -240,21 +249,14 @@ fn a_firefox_profile_is_named_and_placed_by_devtools_rules() {
     let Tally { compared, renamed, placed } = tally;
     assert!(compared > 100 && placed > 100 && renamed >= 10, "{compared} frames, {placed} placed, {renamed} renamed");
     let profile = dir.join("profile.json");
-    let collapsed = |extra: &[&str]| {
-        let mut args = vec!["export", profile.to_str().unwrap(), "--to", "collapsed"];
-        args.extend_from_slice(extra);
-        let o = jscalls(&args);
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        (String::from_utf8(o.stdout).unwrap(), String::from_utf8(o.stderr).unwrap())
-    };
-    let (stacks, said) = collapsed(&["--source-maps", dir.to_str().unwrap()]);
+    let (stacks, said) = collapsed(&profile, &["--source-maps", dir.to_str().unwrap()]);
     assert!(said.contains("source maps: ") && said.contains("1 of 8 scripts have a map"), "{said}");
     // marked's helpers by their own names in their own files, not the bundle's `ot` and `xi`.
     for name in ["outputLink node_modules/marked/src/Tokenizer.ts", "indentCodeCompensation node_modules/marked"] {
         let (function, file) = name.split_once(' ').unwrap();
         assert!(stacks.contains(&format!("{function} http://127.0.0.1:8711/{file}")), "{name}: {stacks}");
     }
-    let (plain, said) = collapsed(&["--no-source-maps"]);
+    let (plain, said) = collapsed(&profile, &["--no-source-maps"]);
     assert!(!said.contains("source maps"), "{said}");
     assert!(plain.contains(";ot http://127.0.0.1:8711/app.js:1:1768") && !plain.contains("outputLink"), "{plain}");
     // The Firefox Profiler's processed form of the same profile (exported without maps): the
@@ -383,20 +385,13 @@ fn every_sampled_position_is_at_devtools_original_place() {
 fn a_trace_saved_with_its_maps_shows_original_names_unasked() {
     let dir = build_folder("chromium-page", "saved");
     let trace = dir.join("trace-saved.json");
-    let tree = |extra: &[&str]| {
-        let mut args = vec!["export", trace.to_str().unwrap(), "--to", "collapsed"];
-        args.extend_from_slice(extra);
-        let o = jscalls(&args);
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        (String::from_utf8(o.stdout).unwrap(), String::from_utf8(o.stderr).unwrap())
-    };
-    let (stacks, said) = tree(&[]);
+    let (stacks, said) = collapsed(&trace, &[]);
     assert!(said.contains("source maps: ") && said.contains("2 of 6 scripts have a map"), "{said}");
     // The job's functions and acorn's, by their own names.
     for name in ["renderAll", "countNodes", "isIdentifierChar"] {
         assert!(stacks.contains(name), "{name} missing: {}", &stacks[..stacks.len().min(2000)]);
     }
-    let (plain, said) = tree(&["--no-source-maps"]);
+    let (plain, said) = collapsed(&trace, &["--no-source-maps"]);
     assert!(!said.contains("source maps"), "{said}");
     assert!(!plain.contains("renderAll") && !plain.contains("isIdentifierChar"), "{plain}");
     let _ = std::fs::remove_dir_all(&dir);
