@@ -237,9 +237,10 @@ fn run_one(
         strict(global, &name, &diagnostics)?;
         if let Some(maps) = maps {
             let timing = Timing::start();
-            super::frames::apply(&mut assembled, maps, &name, global)?;
-            if let Some(t) = &timing {
-                t.report("source maps");
+            if super::frames::apply(&mut assembled, maps, &name, global)? {
+                if let Some(t) = &timing {
+                    t.report("source maps");
+                }
             }
         }
         let range = match job.range() {

@@ -160,15 +160,15 @@ impl PerInput for Frames<'_> {
 
 /// Applies `maps` and the trace's own to an input's frames; each map that cannot be used is a
 /// warning (with `--strict`, an error), and the frames it would have named keep their recorded
-/// names. Without either, nothing is done or said.
+/// names. Without either, nothing is done or said (false).
 pub(crate) fn apply(
     assembled: &mut jscalls::Assembled,
     maps: &UserMaps,
     name: &str,
     global: &Global,
-) -> Result<(), Failed> {
+) -> Result<bool, Failed> {
     if maps.is_empty() && !assembled.embedded().has_maps() {
-        return Ok(());
+        return Ok(false);
     }
     let res = assembled.apply_source_maps(maps);
     if !global.quiet {
@@ -193,7 +193,7 @@ pub(crate) fn apply(
             res.scripts.len()
         );
     }
-    Ok(())
+    Ok(true)
 }
 
 pub(crate) fn run(args: &FramesArgs, global: &Global, cfg: &Config, reads: Reads) -> Result<(), Failed> {
