@@ -160,7 +160,7 @@ impl PerInput for Frames<'_> {
 
 /// Applies `maps` and the trace's own to an input's frames; each map that cannot be used is a
 /// warning (with `--strict`, an error), and the frames it would have named keep their recorded
-/// names. Without either, nothing is done or said (false).
+/// names. Says whether there was anything to apply: without either, nothing is done or said.
 pub(crate) fn apply(
     assembled: &mut jscalls::Assembled,
     maps: &UserMaps,
