@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use crate::support::{cpuprofile, node};
+use crate::support::{cpuprofile, node, viewer_check};
 
 use crate::support::jscalls;
 
@@ -510,34 +510,21 @@ fn the_real_viewers_show_the_exports() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("ui.speedscope.json");
     stdout(&jscalls(&["export", "fixtures/chrome-ui.json.gz", "--js-only", "-o", out.to_str().unwrap()]));
-    let check = Command::new("node")
-        .arg(viewers.join("check.mjs"))
-        .args(["speedscope", out.to_str().unwrap(), "--expect", "relayout", "--expect", "spin"])
-        .output()
-        .unwrap();
-    let said = String::from_utf8_lossy(&check.stdout);
-    assert!(check.status.success(), "{said}{}", String::from_utf8_lossy(&check.stderr));
+    let expect = ["--expect", "relayout", "--expect", "spin"];
+    let (shown, said) = viewer_check(&viewers, &[&["speedscope", out.to_str().unwrap()][..], &expect].concat());
+    assert!(shown, "{said}");
     assert!(said.contains("\"outcome\":\"shown\""), "{said}");
     // The Firefox Profiler (the built app in ../shared/viewers) shows the Firefox export.
     let ff = dir.path().join("ui.json.gz");
     stdout(&jscalls(&["export", "fixtures/chrome-ui.json.gz", "--js-only", "-o", ff.to_str().unwrap()]));
-    let check = Command::new("node")
-        .arg(viewers.join("check.mjs"))
-        .args(["firefox", ff.to_str().unwrap(), "--expect", "relayout", "--expect", "spin"])
-        .output()
-        .unwrap();
-    let said = String::from_utf8_lossy(&check.stdout);
-    assert!(check.status.success() && said.contains("\"outcome\":\"shown\""), "{said}");
+    let (shown, said) = viewer_check(&viewers, &[&["firefox", ff.to_str().unwrap()][..], &expect].concat());
+    assert!(shown && said.contains("\"outcome\":\"shown\""), "{said}");
     // The same check fails on a broken file: a frame index past the frames.
     let text = std::fs::read_to_string(&out).unwrap();
     let broken = dir.path().join("broken.speedscope.json");
     std::fs::write(&broken, text.replacen("\"frame\":0,", "\"frame\":99999,", 1)).unwrap();
-    let check = Command::new("node")
-        .arg(viewers.join("check.mjs"))
-        .args(["speedscope", broken.to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert!(!check.status.success(), "{}", String::from_utf8_lossy(&check.stdout));
+    let (shown, said) = viewer_check(&viewers, &["speedscope", broken.to_str().unwrap()]);
+    assert!(!shown, "{said}");
 }
 
 /// `--by-line` puts each sample's function at the line it recorded, and `--source` puts the

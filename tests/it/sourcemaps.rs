@@ -218,13 +218,9 @@ fn a_firefox_profile_opens_in_the_profiler_under_original_names() {
         out.to_str().unwrap(),
     ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let check = std::process::Command::new("node")
-        .arg(viewers.join("check.mjs"))
-        .args(["firefox", out.to_str().unwrap(), "--expect", "renderAll", "--expect", "emStrong"])
-        .output()
-        .unwrap();
-    let said = String::from_utf8_lossy(&check.stdout);
-    assert!(check.status.success() && said.contains("\"outcome\":\"shown\""), "{said}");
+    let expect = ["firefox", out.to_str().unwrap(), "--expect", "renderAll", "--expect", "emStrong"];
+    let (shown, said) = crate::support::viewer_check(&viewers, &expect);
+    assert!(shown && said.contains("\"outcome\":\"shown\""), "{said}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -178,6 +178,13 @@ pub fn viewers(test: &str) -> Option<std::path::PathBuf> {
     None
 }
 
+/// `node check.mjs ARGS` of the real viewers (`viewers`, from [`viewers`]): whether the viewer
+/// showed the file as asked, and what the check printed (its JSON line, then its stderr).
+pub fn viewer_check(viewers: &std::path::Path, args: &[&str]) -> (bool, String) {
+    let o = std::process::Command::new("node").arg(viewers.join("check.mjs")).args(args).output().unwrap();
+    (o.status.success(), format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr)))
+}
+
 /// The command, to be given its arguments.
 pub fn jscalls_command() -> std::process::Command {
     std::process::Command::new(env!("CARGO_BIN_EXE_jscalls"))
