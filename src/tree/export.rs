@@ -789,13 +789,17 @@ pub(crate) fn cpu_profile(
     let at = |t: f64| ((t - range.0).round() as i64).max(0);
     let changes = || {
         let mut spans = spans.iter().peekable();
+        // A span's end when a gap follows it, given after its start (not a flattened pair of
+        // iterators: this is made three times over every span).
+        let mut end = None;
         std::iter::from_fn(move || {
+            if let Some(end) = end.take() {
+                return Some(end);
+            }
             let s = spans.next()?;
-            let start = (at(s.start), if s.stack == StackId::ROOT { idle } else { node(s.stack) });
-            let end = spans.peek().is_none_or(|n| n.start > s.end).then(|| (at(s.end), idle));
-            Some(std::iter::once(start).chain(end))
+            end = spans.peek().is_none_or(|n| n.start > s.end).then(|| (at(s.end), idle));
+            Some((at(s.start), if s.stack == StackId::ROOT { idle } else { node(s.stack) }))
         })
-        .flatten()
     };
     let step = resample_step(changes(), idle);
     // Made three times, for the step and once for each list: a table of them was 16 bytes a

@@ -96,3 +96,42 @@ fn markdown_keeps_its_tables_and_code_spans_whole() {
     assert_eq!(rows.len(), 3, "{md}");
     assert!(rows.iter().all(|r| cells(r) == 4), "{md}");
 }
+
+/// A trace event's name that is not UTF-8 is shown as Node reads it (U+FFFD), in the stacks of
+/// the calls it ran inside; a name that is UTF-8, as it is.
+#[test]
+fn an_event_name_that_is_not_utf8_is_shown_with_its_replacement() {
+    use std::io::Read;
+    let mut text = Vec::new();
+    flate2::read::GzDecoder::new(std::fs::File::open("fixtures/chrome-ui.json.gz").unwrap())
+        .read_to_end(&mut text)
+        .unwrap();
+    // Every forced layout renamed, keeping the length: `Lay\xffout` and `UpdateLayoutTr\u{e9}`.
+    let renamed = |text: &[u8], from: &[u8], to: &[u8]| {
+        let mut out = Vec::with_capacity(text.len());
+        let mut rest = text;
+        while let Some(at) = rest.windows(from.len()).position(|w| w == from) {
+            out.extend_from_slice(&rest[..at]);
+            out.extend_from_slice(to);
+            rest = &rest[at + from.len()..];
+        }
+        out.extend_from_slice(rest);
+        out
+    };
+    let text = renamed(&text, b"\"name\":\"Layout\"", b"\"name\":\"Lay\xffout\"");
+    let text = renamed(&text, b"\"name\":\"UpdateLayoutTree\"", "\"name\":\"UpdateLayoutTr\u{e9}\"".as_bytes());
+    let d = std::env::temp_dir().join(format!("jscalls-escapes-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    let path = d.join("bad-name.json");
+    std::fs::write(&path, &text).unwrap();
+    let collapsed = |path: &str| {
+        let o = jscalls(&["export", path, "--to", "collapsed"]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8(o.stdout).expect("collapsed stacks are UTF-8")
+    };
+    let got = collapsed(path.to_str().unwrap());
+    assert!(got.contains(";Lay\u{fffd}out ") && got.contains(";UpdateLayoutTr\u{e9} "), "{got}");
+    // Named back, the stacks and their weights are the fixture's.
+    let back = got.replace(";Lay\u{fffd}out", ";Layout").replace(";UpdateLayoutTr\u{e9}", ";UpdateLayoutTree");
+    assert_eq!(back, collapsed("fixtures/chrome-ui.json.gz"));
+}

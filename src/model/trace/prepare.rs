@@ -285,10 +285,7 @@ impl Sink for TraceBuilder {
                 if self.keep_names || !self.timings.want.is_empty() {
                     // The name where the scan found it; else (escapes, a repaired copy) read again.
                     let at = p.name_at as usize;
-                    let in_place = (at > 0 && !ctx.lossy)
-                        .then(|| ctx.raw.get(at..at + p.name_len as usize))
-                        .flatten()
-                        .and_then(|b| std::str::from_utf8(b).ok());
+                    let in_place = (at > 0 && !ctx.lossy).then(|| ctx.str_at(at, p.name_len as usize)).flatten();
                     let parsed;
                     let (name, top) = match in_place {
                         Some(name) => (name, p.top_task),
