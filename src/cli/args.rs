@@ -637,7 +637,8 @@ pub(crate) struct OutputArgs {
     #[arg(short, long, value_name = "OUT")]
     pub(crate) output: Option<PathBuf>,
     /// Flush the output file to disk before renaming it into place, so that it survives a
-    /// system crash or power cut whole (costs a few milliseconds).
+    /// system crash or power cut whole (costs a few milliseconds; without it, a crash in the
+    /// seconds after the command can leave the file's bytes unwritten).
     #[arg(long)]
     pub(crate) fsync: bool,
 }
