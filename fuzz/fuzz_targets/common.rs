@@ -33,10 +33,12 @@ pub fn run(data: &[u8]) {
         }
     }
     // The line data read and summed (a Firefox profile's samples at their JavaScript frames'
-    // lines), by line and by column: no panic, no hang.
+    // lines), by line and by column, with the events' names kept as trees and exports keep
+    // them: no panic, no hang.
     let mut cfg = Config::default();
     cfg.threads = 1;
     cfg.keep_lines = true;
+    cfg.keep_event_names = true;
     cfg.limits.max_depth = 2_000;
     cfg.limits.max_extra_nodes = 20_000;
     if let Ok((_, assembled)) = jscalls::assemble(&src, &cfg) {
