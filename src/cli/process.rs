@@ -125,12 +125,13 @@ pub(crate) fn reserve(file: &std::fs::File, from: u64, len: u64) -> bool {
     #[cfg(target_os = "linux")]
     {
         use std::os::fd::AsRawFd;
-        let (Ok(from), Ok(len)) = (libc::off64_t::try_from(from), libc::off64_t::try_from(len)) else {
+        // Where `off_t` is 32 bits, past 2 GiB nothing more is reserved.
+        let (Ok(from), Ok(len)) = (libc::off_t::try_from(from), libc::off_t::try_from(len)) else {
             return false;
         };
         // SAFETY: fallocate only reads its integer arguments; the descriptor is open for as long
         // as `file` is borrowed.
-        unsafe { libc::fallocate64(file.as_raw_fd(), libc::FALLOC_FL_KEEP_SIZE, from, len) == 0 }
+        unsafe { libc::fallocate(file.as_raw_fd(), libc::FALLOC_FL_KEEP_SIZE, from, len) == 0 }
     }
     #[cfg(not(target_os = "linux"))]
     {
