@@ -11,12 +11,35 @@ in turn).
                                                       the same as a trace (Profile and
                                                       ProfileChunk events, 1,000 samples a
                                                       chunk, and one task over them all)
+    python3 bench/deep-cpuprofile.py N OUT --firefox-native
+                                                      a Firefox profile: one script frame
+                                                      with N native frames above it, N
+                                                      samples on the top one (their lines
+                                                      are the script frame's)
 """
 import json
 import sys
 
 n, out = int(sys.argv[1]), sys.argv[2]
 grow, trace = "--grow" in sys.argv[3:], "--trace" in sys.argv[3:]
+if "--firefox-native" in sys.argv[3:]:
+    # Gecko's raw format: stack 0 is the script frame, stack k (1..N) a native frame on k - 1.
+    thread = {
+        "name": "GeckoMain", "processType": "default", "pid": 1, "tid": 1, "registerTime": 0, "unregisterTime": None,
+        "samples": {"schema": {"stack": 0, "time": 1}, "data": [[n, float(k + 1)] for k in range(n)]},
+        "markers": {"schema": {"name": 0, "startTime": 1, "endTime": 2, "phase": 3, "category": 4, "data": 5},
+                    "data": []},
+        "stackTable": {"schema": {"prefix": 0, "frame": 1}, "data": [[None, 0]] + [[k, 1] for k in range(n)]},
+        "frameTable": {"schema": {"location": 0, "relevantForJS": 1, "innerWindowID": 2, "implementation": 3,
+                                  "line": 4, "column": 5, "category": 6, "subcategory": 7},
+                       "data": [[0, False, 0, None, 12, 7, 0, 0], [1, False, 0, None, None, None, 0, 0]]},
+        "stringTable": ["render (http://a.test/app.js:10:3)", "0x1234"],
+    }
+    meta = {"version": 27, "startTime": 0, "interval": 1, "processType": 0, "product": "Firefox",
+            "categories": [{"name": "Other", "color": "grey", "subcategories": ["Other"]}]}
+    with open(out, "w") as f:
+        json.dump({"meta": meta, "libs": [], "threads": [thread]}, f)
+    sys.exit(0)
 nodes = [{"id": 1, "callFrame": {"functionName": "(root)", "scriptId": "0", "url": "", "lineNumber": -1, "columnNumber": -1}}]
 for i in range(2, n + 2):
     nodes.append({"id": i, "parent": i - 1, "callFrame": {"functionName": "f%d" % (i % 3), "scriptId": "1",

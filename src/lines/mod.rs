@@ -437,7 +437,7 @@ fn profile_lines(
                     p.skipped_no_node += 1;
                     continue;
                 }
-                let Some((key, function)) = key_of_node(m.line_node(node, strings), tables) else {
+                let Some((key, function)) = key_of_node(m.line_node(node), tables) else {
                     p.skipped_no_key += 1;
                     continue;
                 };

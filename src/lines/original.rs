@@ -53,7 +53,7 @@ impl SampledPositions {
                 let p = if node == NONE || node as usize >= m.nodes.len() {
                     NONE
                 } else {
-                    at(m.nodes[m.line_node(node, strings) as usize].frame, line, column, &mut out.keys)
+                    at(m.nodes[m.line_node(node) as usize].frame, line, column, &mut out.keys)
                 };
                 out.lines.push(p);
             }

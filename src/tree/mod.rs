@@ -650,7 +650,7 @@ impl Stacks {
             let line = lines.get(k).copied().filter(|l| *l != 0.0 && !l.is_nan());
             // By line, a sample is at its line's function (a Firefox sample's native frames
             // above it go into the line).
-            let n = if line.is_some() { m.line_node(n, strings) } else { n };
+            let n = if line.is_some() { m.line_node(n) } else { n };
             // Up to the nearest node whose stack is known, then down, making each.
             chain.clear();
             let mut x = n;

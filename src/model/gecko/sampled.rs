@@ -183,8 +183,8 @@ impl Sampled {
             crate::model::cpuprofile::thread_work(fields, None, at.location, r.strings, r.cfg, r.diag, &mut b)?;
         *r.bounds = (r.bounds.0.min(b.0), r.bounds.1.max(b.1));
         let mut w = works.pop();
-        if let Some(w) = w.as_mut() {
-            w.model.lines_at_script = r.cfg.keep_lines;
+        if let Some(w) = w.as_mut().filter(|_| r.cfg.keep_lines) {
+            w.model.place_lines_at_scripts(r.strings);
         }
         Ok(w)
     }

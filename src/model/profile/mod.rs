@@ -336,10 +336,10 @@ pub(crate) struct ProfileModel {
     /// Where source maps put the recorded lines (set after assembly, when the command applies
     /// maps and keeps lines).
     pub line_origins: Option<LineOrigins>,
-    /// Whether a sample's line is in its innermost node with a URL rather than in its own node
-    /// ([`ProfileModel::line_node`]): a Firefox profile's samples end in native code more often
-    /// than not, and its lines are on JavaScript frames.
-    pub lines_at_script: bool,
+    /// Per node, the node its samples' lines are in when that is not itself
+    /// ([`ProfileModel::place_lines_at_scripts`]): a Firefox profile's samples end in native
+    /// code more often than not, and its lines are on JavaScript frames.
+    pub line_nodes: Option<Vec<u32>>,
     /// How many samples there were once they are let go ([`ProfileModel::release_samples`]).
     released: usize,
 }
@@ -487,7 +487,7 @@ impl ProfileModel {
             position_ticks,
             total_hit_count,
             line_origins: None,
-            lines_at_script: false,
+            line_nodes: None,
             released: 0,
         };
         model.take_samples(samples, start_time, time_deltas, in_order);
@@ -630,22 +630,48 @@ impl ProfileModel {
         self.sample_nodes.get(i).copied().filter(|&n| n != NONE)
     }
 
-    /// The node whose function a line recorded with a sample on node `n` is in: `n`, or with
-    /// [`ProfileModel::lines_at_script`] its innermost node (itself or an ancestor) whose frame
-    /// has a URL, as a V8 sample's line is its top JavaScript frame's.
-    pub(crate) fn line_node(&self, n: u32, strings: &Strings) -> u32 {
-        if !self.lines_at_script {
-            return n;
-        }
-        let mut x = n;
-        while x != NONE && (x as usize) < self.nodes.len() {
-            let url = self.frames[self.nodes[x as usize].frame as usize].url;
-            if matches!(url, Scalar::Str(id) if !strings.get(id).is_empty()) {
-                return x;
+    /// The node whose function a line recorded with a sample on node `n` is in: `n`, or the
+    /// one [`ProfileModel::place_lines_at_scripts`] chose.
+    pub(crate) fn line_node(&self, n: u32) -> u32 {
+        self.line_nodes.as_ref().and_then(|t| t.get(n as usize).copied()).unwrap_or(n)
+    }
+
+    /// Puts each sample's line in its innermost node (itself or an ancestor) whose frame has a
+    /// URL, as a V8 sample's line is its top JavaScript frame's; a node with none keeps it.
+    /// Each node is walked once, so that deep native stacks above a script cost their depth
+    /// once, not once per sample; a parent loop gives none.
+    pub(crate) fn place_lines_at_scripts(&mut self, strings: &Strings) {
+        let n = self.nodes.len();
+        let scripted = |k: u32| {
+            let url = self.frames[self.nodes[k as usize].frame as usize].url;
+            matches!(url, Scalar::Str(id) if !strings.get(id).is_empty())
+        };
+        // Per node, once known: its scripted node, or NONE.
+        let mut found: Vec<Option<u32>> = vec![None; n];
+        let mut chain = Vec::new();
+        for s in 0..n as u32 {
+            chain.clear();
+            let mut x = s;
+            let answer = loop {
+                if x == NONE || x as usize >= n || chain.len() > n {
+                    break NONE;
+                }
+                if let Some(a) = found[x as usize] {
+                    break a;
+                }
+                chain.push(x);
+                if scripted(x) {
+                    break x;
+                }
+                x = self.nodes[x as usize].parent;
+            };
+            // Every node walked on the way has the same answer.
+            for &k in &chain {
+                found[k as usize] = Some(answer);
             }
-            x = self.nodes[x as usize].parent;
         }
-        n
+        let table = found.into_iter().zip(0..).map(|(a, k)| a.filter(|&a| a != NONE).unwrap_or(k)).collect();
+        self.line_nodes = Some(table);
     }
 
     /// The node's depth-0 ancestor (the node itself for depth ≤ 0).
