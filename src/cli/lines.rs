@@ -118,22 +118,12 @@ impl PerInput for Lines<'_> {
             (LinesFormat::Json, _) => json(&times, label, wanted),
             (LinesFormat::Text, dirs) if self.listing() => {
                 let text_of = |url: &str| assembled.source_text(url).map(|t| t.lines().map(str::to_owned).collect());
-                let listed = listing(&times, args.top.unwrap_or(3), wanted, dirs.as_ref(), &text_of, output.target())?;
-                if listed.is_empty() {
-                    no_lines(assembled.kind())
-                } else {
-                    listed
-                }
+                listing(&times, args.top.unwrap_or(3), wanted, dirs.as_ref(), &text_of, output.target())?
             }
-            (LinesFormat::Text, _) => {
-                let shown = text(&times, args.top.unwrap_or(20), wanted);
-                if shown.is_empty() {
-                    no_lines(assembled.kind())
-                } else {
-                    shown
-                }
-            }
+            (LinesFormat::Text, _) => text(&times, args.top.unwrap_or(20), wanted),
         };
+        // Only the text views can come out empty (the documents always have their frame).
+        let text = if text.is_empty() { no_lines(assembled.kind()) } else { text };
         output
             .write(|w| w.write_all(text.as_bytes()).map_err(|err| Error::io("cannot write the line times", err)))
             .map_err(|err| failure(name, err))
