@@ -329,39 +329,45 @@ fn deliver_region<S: Sink>(
     let base = w.base();
     // The bad UTF-8 sequences found by the scan, reported with the event that holds them.
     let mut bad = 0;
-    for e in region.events.iter_mut().flat_map(|piece| piece.drain(..)) {
-        *index += u64::from(e.inert_before);
-        let mut utf8 = true;
-        while let Some(&at) = region.bad_utf8.get(bad).filter(|&&at| at < e.end) {
-            utf8 &= at < e.start;
-            bad_utf8(diag, w, at, (at >= e.start).then_some(*index));
-            bad += 1;
+    for (k, piece) in region.events.iter_mut().enumerate() {
+        // A piece's names go to the sink before its events.
+        if let Some(names) = region.names.get(k).filter(|_| !piece.is_empty()) {
+            sink.piece_names(names);
         }
-        let raw = &w.buf[(e.start - base) as usize..(e.end - base) as usize];
-        if raw.len() > w.max_value() {
-            return Err(Error::input(
-                Some(w.location(e.start, Some(*index))),
-                format!(
-                    "the event is {} bytes, more than the limit of {} (raise it with --max-event-bytes)",
-                    raw.len(),
-                    w.max_value()
-                ),
-            ));
-        }
-        let ctx = EventCtx { index: *index, start: e.start, raw, window: w, lossy: false, utf8 };
-        match e.prep {
-            Some(prep) => sink.event(prep, &ctx, diag)?,
-            None if e.is_object => sink.raw_event(raw, &ctx)?,
-            None => {
-                let loc = ctx.location();
-                diag.push(
-                    WarningKind::NotAnObject,
-                    Some(loc),
-                    "an element of traceEvents is not an object; skipped (DevTools would fail to load the trace)",
-                );
+        for e in piece.drain(..) {
+            *index += u64::from(e.inert_before);
+            let mut utf8 = true;
+            while let Some(&at) = region.bad_utf8.get(bad).filter(|&&at| at < e.end) {
+                utf8 &= at < e.start;
+                bad_utf8(diag, w, at, (at >= e.start).then_some(*index));
+                bad += 1;
             }
+            let raw = &w.buf[(e.start - base) as usize..(e.end - base) as usize];
+            if raw.len() > w.max_value() {
+                return Err(Error::input(
+                    Some(w.location(e.start, Some(*index))),
+                    format!(
+                        "the event is {} bytes, more than the limit of {} (raise it with --max-event-bytes)",
+                        raw.len(),
+                        w.max_value()
+                    ),
+                ));
+            }
+            let ctx = EventCtx { index: *index, start: e.start, raw, window: w, lossy: false, utf8 };
+            match e.prep {
+                Some(prep) => sink.event(prep, &ctx, diag)?,
+                None if e.is_object => sink.raw_event(raw, &ctx)?,
+                None => {
+                    let loc = ctx.location();
+                    diag.push(
+                        WarningKind::NotAnObject,
+                        Some(loc),
+                        "an element of traceEvents is not an object; skipped (DevTools would fail to load the trace)",
+                    );
+                }
+            }
+            *index += 1;
         }
-        *index += 1;
     }
     for &at in &region.bad_utf8[bad..] {
         bad_utf8(diag, w, at, None);

@@ -8,7 +8,7 @@ use std::mem::ManuallyDrop;
 use super::copy::Copied;
 use super::json::{self, Stop};
 use super::scan;
-use super::sink::Sink;
+use super::sink::{NameSpan, Sink};
 
 /// Bytes scanned per region: large enough that the per-region hand-over is rare, small enough
 /// that a region's bytes stay in the caches between the scan and the delivery.
@@ -90,6 +90,44 @@ pub(super) struct Region<P> {
     pub(super) bad_utf8: Vec<u64>,
     /// With [`RunOptions::copy`], the events' bytes, one entry per piece.
     pub(super) copies: Vec<Copied>,
+    /// With [`RunOptions::name_at`], each piece's distinct names ([`NameSpan`]), one entry per
+    /// piece as in `events`: an event's [`scan::RawEvent::name_id`] counts in its piece's.
+    pub(super) names: Vec<Vec<NameSpan>>,
+}
+
+/// The distinct names of one piece, as they are met.
+#[derive(Default)]
+struct PieceNames {
+    /// Indices into `spans`, found by the name's hash.
+    table: hashbrown::HashTable<u32>,
+    /// Each name's place in the piece's bytes, and its length.
+    spans: Vec<(usize, u32)>,
+}
+
+impl PieceNames {
+    /// The number (from 1) of the name of `len` bytes at `at` in `b`, a new one for a name
+    /// not met before in this piece.
+    fn id(&mut self, b: &[u8], at: usize, len: usize) -> u32 {
+        use std::hash::BuildHasher;
+        let name = &b[at..at + len];
+        let hash = rustc_hash::FxBuildHasher.hash_one(name);
+        let spans = &mut self.spans;
+        let bytes = |&(s, l): &(usize, u32)| &b[s..s + l as usize];
+        let entry = self.table.entry(
+            hash,
+            |&k| bytes(&spans[k as usize]) == name,
+            |&k| rustc_hash::FxBuildHasher.hash_one(bytes(&spans[k as usize])),
+        );
+        match entry {
+            hashbrown::hash_table::Entry::Occupied(e) => *e.get() + 1,
+            hashbrown::hash_table::Entry::Vacant(e) => {
+                let k = spans.len() as u32;
+                spans.push((at, len as u32));
+                e.insert(k);
+                k + 1
+            }
+        }
+    }
 }
 
 /// The scan of one region, shared by the threads that do it: the region is cut into pieces at
@@ -174,11 +212,13 @@ impl<'b, S: Sink> ScanJob<'b, S> {
             region.events.append(&mut piece.events);
             region.bad_utf8.append(&mut piece.bad_utf8);
             region.copies.append(&mut piece.copies);
+            region.names.append(&mut piece.names);
             region = Region {
                 events: region.events,
                 newlines: region.newlines + piece.newlines,
                 bad_utf8: region.bad_utf8,
                 copies: region.copies,
+                names: region.names,
                 ..piece
             };
         }
@@ -231,7 +271,9 @@ pub(super) fn scan_run<S: Sink, const NAME_AT: bool>(
         newlines: 0,
         bad_utf8: Vec::new(),
         copies: Vec::new(),
+        names: Vec::new(),
     };
+    let mut names = PieceNames::default();
     // With `copy`: where the objects lie, and their spans.
     let mut copied = Copied::default();
     let mut bounds = Vec::new();
@@ -261,6 +303,11 @@ pub(super) fn scan_run<S: Sink, const NAME_AT: bool>(
             let r = if parsed && is_object {
                 let mut ev = ManuallyDrop::new(scan::RawEvent::default());
                 let r = scan::event_into::<NAME_AT>(b, i, stack, &mut ev).map(|e| {
+                    if NAME_AT && ev.name_at > 0 {
+                        if let super::leaf::Leaf::Str(name) = &ev.name {
+                            ev.name_id = names.id(b, i + ev.name_at as usize, name.len());
+                        }
+                    }
                     if copy {
                         copied.span.note(super::copy::span(&ev));
                     }
@@ -306,6 +353,9 @@ pub(super) fn scan_run<S: Sink, const NAME_AT: bool>(
         list.push(Scanned { inert_before: inert - 1, ..last });
     }
     run.events.push(list);
+    if NAME_AT {
+        run.names.push(names.spans.into_iter().map(|(s, l)| (abs(s), l)).collect());
+    }
     let end = (run.end - at.base) as usize;
     let scanned = &b[start..end.max(start)];
     let (newlines, ascii) = json::newlines_and_ascii(scanned);

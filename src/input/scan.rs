@@ -37,6 +37,10 @@ pub struct RawEvent<'a> {
     /// read in place (no escapes) and the scan was asked to note it ([`event_into`]'s
     /// `NAME_AT`: a cost on every event that only some sinks want); else 0.
     pub name_at: u32,
+    /// Where the scan noted `name_at`: the name's number among the distinct names of the
+    /// stretch of the input one scan thread read (from 1; 0: none), so that the one thread
+    /// that keeps names reads each of them once a stretch, not once an event.
+    pub name_id: u32,
     /// The members of `args` that can hold a `sampleTraceId`, read while `args` is skipped.
     pub args_ids: ArgsIds<'a>,
     /// `args` read as a `ProfileChunk`'s, when they have that shape (see [`event`]).
@@ -86,6 +90,7 @@ impl<'a> RawEvent<'a> {
             args: self.args.map(|_| &b""[..]),
             has_call_frame: self.has_call_frame,
             name_at: 0,
+            name_id: 0,
             args_ids: ArgsIds::default(),
             chunk: None,
             owns: true,

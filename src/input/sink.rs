@@ -5,6 +5,9 @@ use super::reader::Text;
 use super::scan::RawEvent;
 use crate::error::{Diagnostics, Error, Location};
 
+/// Where a name lies in the input: its first byte's absolute offset, and its length.
+pub(crate) type NameSpan = (u64, u32);
+
 /// Where an event sits, for messages.
 pub struct EventCtx<'w> {
     /// Index of the event in `traceEvents`.
@@ -51,6 +54,13 @@ impl<'w> EventCtx<'w> {
         }
     }
 
+    /// The `len` bytes of the input at absolute offset `at`, where they are still held: a
+    /// name the scan noted in the same stretch of the input ([`Sink::piece_names`]).
+    pub(crate) fn input_at(&self, at: u64, len: u32) -> Option<&'w [u8]> {
+        let from = usize::try_from(at.checked_sub(self.window.base())?).ok()?;
+        self.window.buf.get(from..from.checked_add(len as usize)?)
+    }
+
     /// The location of a serde error raised while parsing `part`, a sub-slice of the event.
     pub fn serde_location(&self, part: &[u8], err: &serde_json::Error) -> Location {
         let base = part.as_ptr() as usize;
@@ -79,6 +89,10 @@ pub trait Sink {
     }
     /// The order-independent work on one event.
     fn prepare(ev: &mut RawEvent<'_>) -> Self::Prep;
+    /// With [`Sink::wants_name_at`], before the events of each stretch of the input that one
+    /// scan thread read: where its distinct names lie, which its events'
+    /// [`RawEvent::name_id`] number from 1 (read with [`EventCtx::input_at`]).
+    fn piece_names(&mut self, _names: &[NameSpan]) {}
     /// Whether [`Sink::event`] would do nothing with this: such an event is counted on the
     /// scan thread but not handed over (a trace's events of phases that play no part).
     fn is_inert(_prep: &Self::Prep) -> bool {

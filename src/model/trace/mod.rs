@@ -110,6 +110,26 @@ pub(crate) struct TraceBuilder {
     pub(crate) rundown: Option<scripts::Rundown>,
     /// User timings, interactions and the complete events ranges are picked from.
     pub(crate) timings: timings::TimingsBuilder,
+    /// The names of the piece of the scan being delivered ([`Sink::piece_names`]).
+    piece: PieceNames,
+}
+
+/// The distinct names of one piece of the scan: where each lies, and its id once read.
+#[derive(Debug, Default)]
+struct PieceNames {
+    spans: Vec<crate::input::sink::NameSpan>,
+    ids: Vec<PieceName>,
+}
+
+/// A piece's name, as far as it was read.
+#[derive(Debug, Clone, Copy)]
+enum PieceName {
+    /// Not met yet in the piece's events.
+    Unread,
+    /// Its id.
+    Id(StrId),
+    /// Not UTF-8 (or not in the bytes held): its events read their names themselves.
+    Unusable,
 }
 
 impl TraceBuilder {
@@ -128,6 +148,31 @@ impl TraceBuilder {
         if self.keep_names && ts != 0.0 && !name.ends_with("::UMA") {
             self.bounds.0 = js_min(self.bounds.0, ts);
             self.bounds.1 = js_max(self.bounds.1, end);
+        }
+    }
+
+    /// Takes the names of the piece of the scan whose events come next.
+    pub(crate) fn start_piece(&mut self, names: &[crate::input::sink::NameSpan]) {
+        self.piece.spans.clear();
+        self.piece.spans.extend_from_slice(names);
+        self.piece.ids.clear();
+        self.piece.ids.resize(names.len(), PieceName::Unread);
+    }
+
+    /// The id of name `name_id` of the piece being delivered (see [`RawEvent::name_id`]),
+    /// read on its first use (so names are interned in the order of their first events, as
+    /// event by event); None when the event has none or it is not UTF-8.
+    pub(crate) fn piece_name(&mut self, name_id: u32, ctx: &EventCtx<'_>) -> Option<StrId> {
+        let k = (name_id as usize).checked_sub(1)?;
+        let seen = self.piece.ids.get_mut(k)?;
+        if let PieceName::Unread = seen {
+            let (at, len) = self.piece.spans[k];
+            let name = ctx.input_at(at, len).filter(|_| !ctx.lossy).and_then(|b| std::str::from_utf8(b).ok());
+            *seen = name.map_or(PieceName::Unusable, |n| PieceName::Id(self.strings.intern(n)));
+        }
+        match *seen {
+            PieceName::Id(id) => Some(id),
+            _ => None,
         }
     }
 
@@ -167,6 +212,7 @@ impl TraceBuilder {
             keep_names: false,
             rundown: None,
             timings: Default::default(),
+            piece: PieceNames::default(),
             keep_lines: false,
             last_thread: None,
         }

@@ -141,6 +141,8 @@ pub(crate) struct Plain {
     /// keeps names does not look for the quote that ends it.
     pub(crate) name_at: u32,
     pub(crate) name_len: u32,
+    /// The name's number in its piece of the scan ([`RawEvent::name_id`]; 0: none).
+    pub(crate) name_id: u32,
     /// A top-level task ([`top_level_task`]), decided here: the one thread that keeps names
     /// need not read the event again for its category.
     pub(crate) top_task: bool,
@@ -218,7 +220,7 @@ pub(crate) fn plain(ev: &RawEvent<'_>, name: &str, ph: u8) -> Option<Plain> {
         _ => (0, 0),
     };
     let top_task = top_level_task(name, &ev.cat);
-    Some(Plain { pid, tid, ts, dur, flags, trace, name_at, name_len, top_task })
+    Some(Plain { pid, tid, ts, dur, flags, trace, name_at, name_len, name_id: ev.name_id, top_task })
 }
 
 /// Whether an event is a top-level task in DevTools' timeline: `RunTask` in its category.
@@ -267,6 +269,10 @@ impl Sink for TraceBuilder {
         matches!(prep, Prep::Nothing)
     }
 
+    fn piece_names(&mut self, names: &[crate::input::sink::NameSpan]) {
+        self.start_piece(names);
+    }
+
     fn event(&mut self, prep: Prep, ctx: &EventCtx<'_>, diag: &mut Diagnostics) -> Result<(), Error> {
         match prep {
             Prep::Plain(p) => {
@@ -283,6 +289,17 @@ impl Sink for TraceBuilder {
                 }
                 let idx = self.threads[th as usize].entries.push(Entry { ts: p.ts, dur: p.dur, trace, flags: p.flags });
                 if self.keep_names || !self.timings.want.is_empty() {
+                    // The name as its piece of the scan numbered it, read once a piece.
+                    if let Some(id) = self.piece_name(p.name_id, ctx) {
+                        if self.keep_names {
+                            self.threads[th as usize].names.push((id, p.top_task));
+                        }
+                        if p.flags & INSTANT == 0 && self.timings.wants(self.strings.get(id)) {
+                            let ev = ctx.parse()?;
+                            self.timings.complete(self.strings.get(id), &ev, (th, idx), p.ts, p.dur, ctx.index);
+                        }
+                        return Ok(());
+                    }
                     // The name where the scan found it; else (escapes, a repaired copy) read again.
                     let at = p.name_at as usize;
                     let in_place = (at > 0 && !ctx.lossy).then(|| ctx.str_at(at, p.name_len as usize)).flatten();
