@@ -441,9 +441,13 @@ fn read_document_with<'a, S: Sink>(
             }
         }
         Some(_) => {
-            return Err(
-                me.unexpected("'[' (a trace) or '{' (a trace object, a .cpuprofile or a Firefox profile)", None)
-            );
+            let mut e =
+                me.unexpected("'[' (a trace) or '{' (a trace object, a .cpuprofile or a Firefox profile)", None);
+            let what = packed(me.w.rest()).filter(|_| me.w.offset() == 0);
+            if let (Some(what), Error::Input { message, .. }) = (what, &mut e) {
+                message.push_str(&format!(" (it is {what})"));
+            }
+            return Err(e);
         }
     };
     if me.peek()?.is_some() {
@@ -453,6 +457,19 @@ fn read_document_with<'a, S: Sink>(
         ));
     }
     Ok(doc)
+}
+
+/// What an input that starts with `b` is, when it is an archive or compressed data that
+/// jscalls does not unpack (gzip it reads itself): said with the error, so that the user
+/// knows what to do.
+fn packed(b: &[u8]) -> Option<&'static str> {
+    Some(match b {
+        [b'P', b'K', 3, 4, ..] => "a zip archive: unzip it and give the trace inside",
+        [0x28, 0xb5, 0x2f, 0xfd, ..] => "zstd data: decompress it first (zstd -d), or gzip it",
+        [b'B', b'Z', b'h', b'1'..=b'9', ..] => "bzip2 data: decompress it first (bunzip2), or gzip it",
+        [0xfd, b'7', b'z', b'X', b'Z', 0, ..] => "xz data: decompress it first (unxz), or gzip it",
+        _ => return None,
+    })
 }
 
 /// The members of a top-level object. Returns the document and whether the input was cut.
@@ -553,5 +570,21 @@ fn finish_object(
     match OBJECT_FORMATS.iter().find(|f| (f.is)(&fields)) {
         Some(f) => Ok(Document::Object { kind: f.kind, fields, location }),
         None => Err(Error::input(Some(location), formats::EXPECTED)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn archives_and_other_compressors_are_named() {
+        let said = |b: &[u8]| super::packed(b).map(|w| w.split(':').next().unwrap_or(w));
+        assert_eq!(said(b"PK\x03\x04\x14\x00"), Some("a zip archive"));
+        assert_eq!(said(&[0x28, 0xb5, 0x2f, 0xfd, 0x24]), Some("zstd data"));
+        assert_eq!(said(b"BZh91AY&SY"), Some("bzip2 data"));
+        assert_eq!(said(&[0xfd, b'7', b'z', b'X', b'Z', 0, 0]), Some("xz data"));
+        // Text that only starts like one, and gzip (read as it is), are not.
+        for not in [&b"PK and more"[..], b"BZh", b"BZhx", &[0x1f, 0x8b, 8], b"[]"] {
+            assert_eq!(said(not), None, "{not:?}");
+        }
     }
 }
