@@ -167,7 +167,7 @@ impl TraceBuilder {
         let seen = self.piece.ids.get_mut(k)?;
         if let PieceName::Unread = seen {
             let (at, len) = self.piece.spans[k];
-            let name = ctx.input_at(at, len).filter(|_| !ctx.lossy).and_then(|b| std::str::from_utf8(b).ok());
+            let name = ctx.input_at(at, len).and_then(|b| std::str::from_utf8(b).ok());
             *seen = name.map_or(PieceName::Unusable, |n| PieceName::Id(self.strings.intern(n)));
         }
         match *seen {

@@ -290,7 +290,7 @@ impl Sink for TraceBuilder {
                 let idx = self.threads[th as usize].entries.push(Entry { ts: p.ts, dur: p.dur, trace, flags: p.flags });
                 if self.keep_names || !self.timings.want.is_empty() {
                     // The name as its piece of the scan numbered it, read once a piece.
-                    if let Some(id) = self.piece_name(p.name_id, ctx) {
+                    if let Some(id) = (!ctx.lossy).then(|| self.piece_name(p.name_id, ctx)).flatten() {
                         if self.keep_names {
                             self.threads[th as usize].names.push((id, p.top_task));
                         }
