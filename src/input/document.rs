@@ -336,9 +336,7 @@ fn deliver_region<S: Sink>(
         }
         for e in piece.drain(..) {
             *index += u64::from(e.inert_before);
-            let mut utf8 = true;
             while let Some(&at) = region.bad_utf8.get(bad).filter(|&&at| at < e.end) {
-                utf8 &= at < e.start;
                 bad_utf8(diag, w, at, (at >= e.start).then_some(*index));
                 bad += 1;
             }
@@ -353,7 +351,7 @@ fn deliver_region<S: Sink>(
                     ),
                 ));
             }
-            let ctx = EventCtx { index: *index, start: e.start, raw, window: w, lossy: false, utf8 };
+            let ctx = EventCtx { index: *index, start: e.start, raw, window: w, lossy: false };
             match e.prep {
                 Some(prep) => sink.event(prep, &ctx, diag)?,
                 None if e.is_object => sink.raw_event(raw, &ctx)?,

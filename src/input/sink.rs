@@ -19,8 +19,6 @@ pub struct EventCtx<'w> {
     pub(super) window: &'w Text,
     /// Whether `raw` is a lossy UTF-8 copy (positions inside it are approximate).
     pub lossy: bool,
-    /// Whether `raw` is known to be UTF-8 (the scan found no sequence in it that is not).
-    pub(crate) utf8: bool,
 }
 
 impl<'w> EventCtx<'w> {
@@ -38,20 +36,7 @@ impl<'w> EventCtx<'w> {
 
     /// The same place with other bytes (a repaired copy of the event).
     pub fn with_raw<'b>(&'b self, raw: &'b [u8]) -> EventCtx<'b> {
-        EventCtx { index: self.index, start: self.start, raw, window: self.window, lossy: true, utf8: false }
-    }
-
-    /// The text of `len` bytes at `at` in `raw`, where those bytes are UTF-8: a string's body
-    /// the scan found (its ends next to ASCII quotes, so whole characters). Not checked again
-    /// where the scan found `raw` all UTF-8, as it is but for a rare event.
-    pub(crate) fn str_at(&self, at: usize, len: usize) -> Option<&'w str> {
-        let b = self.raw.get(at..at.checked_add(len)?)?;
-        if self.utf8 && (at == 0 || self.raw[at - 1].is_ascii()) && self.raw.get(at + len).is_none_or(u8::is_ascii) {
-            // SAFETY: a slice of UTF-8 bytes between ASCII bytes (or its ends) is whole characters.
-            Some(unsafe { std::str::from_utf8_unchecked(b) })
-        } else {
-            std::str::from_utf8(b).ok()
-        }
+        EventCtx { index: self.index, start: self.start, raw, window: self.window, lossy: true }
     }
 
     /// The `len` bytes of the input at absolute offset `at`, where they are still held: a

@@ -136,12 +136,8 @@ pub(crate) struct Plain {
     pub(crate) flags: u8,
     /// The `sampleTraceId`.
     pub(crate) trace: Option<TraceKey>,
-    /// Where the name is in the event's bytes ([`RawEvent::name_at`]; 0: not in place) and its
-    /// length there (it has no escapes): found by the scan threads, so that the one thread that
-    /// keeps names does not look for the quote that ends it.
-    pub(crate) name_at: u32,
-    pub(crate) name_len: u32,
-    /// The name's number in its piece of the scan ([`RawEvent::name_id`]; 0: none).
+    /// The name's number in its piece of the scan ([`RawEvent::name_id`]; 0: none): the one
+    /// thread that keeps names reads it once a piece, not once an event.
     pub(crate) name_id: u32,
     /// A top-level task ([`top_level_task`]), decided here: the one thread that keeps names
     /// need not read the event again for its category.
@@ -215,12 +211,8 @@ pub(crate) fn plain(ev: &RawEvent<'_>, name: &str, ph: u8) -> Option<Plain> {
         _ => return None,
     };
     let flags = flags_for_name(name) | if ph == b'I' { INSTANT } else { 0 };
-    let (name_at, name_len) = match u32::try_from(name.len()) {
-        Ok(len) if ev.name_at > 0 => (ev.name_at, len),
-        _ => (0, 0),
-    };
     let top_task = top_level_task(name, &ev.cat);
-    Some(Plain { pid, tid, ts, dur, flags, trace, name_at, name_len, name_id: ev.name_id, top_task })
+    Some(Plain { pid, tid, ts, dur, flags, trace, name_id: ev.name_id, top_task })
 }
 
 /// Whether an event is a top-level task in DevTools' timeline: `RunTask` in its category.
@@ -300,20 +292,10 @@ impl Sink for TraceBuilder {
                         }
                         return Ok(());
                     }
-                    // The name where the scan found it; else (escapes, a repaired copy) read again.
-                    let at = p.name_at as usize;
-                    let in_place = (at > 0 && !ctx.lossy).then(|| ctx.str_at(at, p.name_len as usize)).flatten();
-                    let parsed;
-                    let (name, top) = match in_place {
-                        Some(name) => (name, p.top_task),
-                        None => {
-                            parsed = ctx.parse()?;
-                            match &parsed.name {
-                                Leaf::Str(name) => (name.as_ref(), top_level_task(name, &parsed.cat)),
-                                _ => return Ok(()),
-                            }
-                        }
-                    };
+                    // A name with escapes, not UTF-8, or in a repaired copy: the event read again.
+                    let parsed = ctx.parse()?;
+                    let Leaf::Str(name) = &parsed.name else { return Ok(()) };
+                    let (name, top) = (name.as_ref(), top_level_task(name, &parsed.cat));
                     if self.keep_names {
                         self.name_entry(th, name, top);
                     }
