@@ -27,14 +27,14 @@ REC="$ROOT/fixtures/record"
 cargo build --quiet --release --bin jscalls --manifest-path "$ROOT/Cargo.toml" || exit 1
 J="$ROOT/target/release/jscalls"
 
+. "$ROOT/bench/lib.sh"
 # The oracles, copied out of ../shared (their npm installs never touch it).
-O="$ROOT/target/oracle" SM="$ROOT/target/smoracle"
-mkdir -p "$O" "$SM"
+O="$ROOT/target/oracle"
+mkdir -p "$O"
 cp "$SHARED"/oracle/{oracle.mjs,tree.mjs,lines.mjs,patch-v6.mjs,compare.mjs,compare-tree.mjs,compare-lines.mjs,package.json,package-lock.json} "$O/"
 [ -d "$O/node_modules/@paulirish/trace_engine" ] || (cd "$O" && npm ci --no-audit --no-fund > /dev/null)
 [ -f "$O/engine-v6/PATCHED-V6.json" ] || (cd "$O" && node patch-v6.mjs > /dev/null)
-cp -r "$SHARED"/smoracle/{*.mjs,package.json,package-lock.json,src} "$SM/"
-[ -d "$SM/node_modules/chrome-devtools-frontend" ] || (cd "$SM" && npm ci --no-audit --no-fund > /dev/null)
+SM="$(smoracle "$ROOT" "$SHARED")"
 
 cd "$OUT"
 rm -rf ./*
@@ -116,10 +116,7 @@ if [ -d min ]; then
     s="${f%.json}"; s="${s%.cpuprofile}"; [ "$f" = min.trace.json ] && s=min.trace
     "$J" frames "$f" --source-maps min --format smoracle -q -o "$s.j-frames.json"
     check "$f source maps (final)" "$(node "$SM/compare.mjs" "$s.sm.json" "$s.j-frames.json" --shown --ast 2>&1 | tail -1)"
-    # jscalls writes DevTools' first-pass name as resolvedNameFirst.
-    node -e 'const d=JSON.parse(require("fs").readFileSync(process.argv[1]));
-      for (const f of d.frames) f.resolvedName = f.resolvedNameFirst; console.log(JSON.stringify(d))' \
-      "$s.j-frames.json" > "$s.j-first.json"
+    first_pass "$s.j-frames.json" > "$s.j-first.json"
     check "$f source maps (first pass)" "$(node "$SM/compare.mjs" "$s.sm.json" "$s.j-first.json" --shown 2>&1 | tail -1)"
   done
 fi

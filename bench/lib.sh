@@ -14,3 +14,21 @@ measure() { # name, command...
 
 # The median of the numbers on standard input, one a line.
 median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+
+# DevTools' source-map code (SHARED/smoracle) copied to ROOT/target/smoracle and installed
+# there (its npm install never touches SHARED); prints that folder.
+smoracle() { # root, shared
+  local sm="$1/target/smoracle"
+  mkdir -p "$sm"
+  cp -r "$2"/smoracle/{*.mjs,package.json,package-lock.json,src} "$sm/"
+  [ -d "$sm/node_modules/chrome-devtools-frontend" ] || (cd "$sm" && npm ci --no-audit --no-fund > /dev/null)
+  echo "$sm"
+}
+
+# `jscalls frames --format smoracle` with its first pass's names as the names (jscalls writes
+# the final name as resolvedName and the first pass's as resolvedNameFirst), for compare.mjs
+# without --ast.
+first_pass() { # frames file
+  node -e 'const d=JSON.parse(require("fs").readFileSync(process.argv[1]));
+    for (const f of d.frames) f.resolvedName = f.resolvedNameFirst; console.log(JSON.stringify(d))' "$1"
+}

@@ -143,13 +143,7 @@ done <<< "$INPUTS"
 
 SHARED="${JSCALLS_SHARED:-$ROOT/../shared}"
 if [ -d "$SHARED/smoracle" ] && command -v node > /dev/null; then
-  SM="$ROOT/target/smoracle"
-  mkdir -p "$SM"
-  cp -r "$SHARED"/smoracle/{*.mjs,package.json,package-lock.json,src} "$SM/"
-  [ -d "$SM/node_modules/chrome-devtools-frontend" ] || (cd "$SM" && npm ci --no-audit --no-fund > /dev/null)
-  # jscalls writes the final name as resolvedName and the first pass's as resolvedNameFirst.
-  first() { node -e 'const d=JSON.parse(require("fs").readFileSync(process.argv[1]));
-    for (const f of d.frames) f.resolvedName = f.resolvedNameFirst; console.log(JSON.stringify(d))' "$1"; }
+  SM="$(smoracle "$ROOT" "$SHARED")"
   # Per folder: its recording's name and its scripts.
   while read -r dir rec scripts; do
     pargs=() targs=()
@@ -166,7 +160,7 @@ if [ -d "$SHARED/smoracle" ] && command -v node > /dev/null; then
     for input in p t; do
       f="$W/$dir/$rec.cpuprofile"; [ "$input" = t ] && f="$W/$dir/$rec.trace.json"
       "$J" frames "$f" --source-maps "$W/$dir" --format smoracle -q -o "$OUT/$input.j.json"
-      first "$OUT/$input.j.json" > "$OUT/$input.j1.json"
+      first_pass "$OUT/$input.j.json" > "$OUT/$input.j1.json"
       echo "parity $(basename "$f"), final names: $(node "$SM/compare.mjs" "$OUT/$input.sm.json" "$OUT/$input.j.json" --shown --ast | tail -1)"
       echo "parity $(basename "$f"), first pass: $(node "$SM/compare.mjs" "$OUT/$input.sm.json" "$OUT/$input.j1.json" --shown | tail -1)"
     done
@@ -179,7 +173,7 @@ out2 two a.js b.js"
     node "$SM/oracle.mjs" "$W/page/trace.json" --maps "$W/page/site" --script "$url=$W/page/site/ts.js" \
       --out "$OUT/g.sm.json" 2> /dev/null
     "$J" frames "$W/page/trace.json" --source-maps "$W/page/site" --format smoracle -q -o "$OUT/g.j.json"
-    first "$OUT/g.j.json" > "$OUT/g.j1.json"
+    first_pass "$OUT/g.j.json" > "$OUT/g.j1.json"
     echo "parity page trace.json, final names: $(node "$SM/compare.mjs" "$OUT/g.sm.json" "$OUT/g.j.json" --shown --ast | tail -1)"
     echo "parity page trace.json, first pass: $(node "$SM/compare.mjs" "$OUT/g.sm.json" "$OUT/g.j1.json" --shown | tail -1)"
   fi
