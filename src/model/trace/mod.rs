@@ -111,12 +111,12 @@ pub(crate) struct TraceBuilder {
     /// User timings, interactions and the complete events ranges are picked from.
     pub(crate) timings: timings::TimingsBuilder,
     /// The names of the piece of the scan being delivered ([`Sink::piece_names`]).
-    piece: PieceNames,
+    piece: PieceIds,
 }
 
 /// The distinct names of one piece of the scan: where each lies, and its id once read.
 #[derive(Debug, Default)]
-struct PieceNames {
+struct PieceIds {
     spans: Vec<crate::input::sink::NameSpan>,
     ids: Vec<PieceName>,
 }
@@ -212,7 +212,7 @@ impl TraceBuilder {
             keep_names: false,
             rundown: None,
             timings: Default::default(),
-            piece: PieceNames::default(),
+            piece: PieceIds::default(),
             keep_lines: false,
             last_thread: None,
         }
