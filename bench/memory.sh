@@ -36,5 +36,8 @@ run '`export --to pprof`' x.pb.gz export --to pprof
 run '`lines --format json`' x.json lines --format json
 # diff takes the file twice: BASE here, NEW appended by run (read once, estimated twice).
 run '`diff` of the file with itself (one read, two estimates)' x.json diff "$FILE"
+# Two estimators of one recording: read once, every call changed.
+run "\`diff --new-opt=--estimator=midway\` (one read, two estimators)" x.txt diff "$FILE" --new-opt=--estimator=midway
+run "\`diff --new-opt=--estimator=midway --format json\`" x.json diff "$FILE" --new-opt=--estimator=midway --format json
 # Two engines read the file twice, as two recordings are.
 run "\`diff --base-opt '--engine 0.0.65'\` (two reads, as two recordings take)" x.json diff --base-opt '--engine 0.0.65'

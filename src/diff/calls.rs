@@ -44,21 +44,43 @@ impl CallChange<'_> {
     /// How much it moved, µs: the largest change of start, end or self time; an added or
     /// removed call's duration.
     pub fn size(&self) -> f64 {
-        match (&self.base, &self.new) {
-            (Some(b), Some(n)) => {
-                let d_self = (n.self_time().unwrap_or(0.0) - b.self_time().unwrap_or(0.0)).abs();
-                (n.ts() - b.ts()).abs().max((n.ts() + n.dur() - b.ts() - b.dur()).abs()).max(d_self)
-            }
-            (Some(c), None) | (None, Some(c)) => c.dur(),
-            (None, None) => 0.0,
-        }
-    }
-
-    fn key(&self) -> (i64, i64, f64) {
-        let c = self.base.or(self.new).expect("a change has a side");
-        (c.node_id(), c.sample_index(), c.ts())
+        size(self.base.as_ref(), self.new.as_ref())
     }
 }
+
+fn size(base: Option<&CallRecord>, new: Option<&CallRecord>) -> f64 {
+    match (base, new) {
+        (Some(b), Some(n)) => {
+            let d_self = (n.self_time().unwrap_or(0.0) - b.self_time().unwrap_or(0.0)).abs();
+            (n.ts() - b.ts()).abs().max((n.ts() + n.dur() - b.ts() - b.dur()).abs()).max(d_self)
+        }
+        (Some(c), None) | (None, Some(c)) => c.dur(),
+        (None, None) => 0.0,
+    }
+}
+
+/// A change as found: what it is sorted by, its |Δduration| and the calls' indices ([`NONE`] on
+/// the side that lacks the call, which gives the kind).
+#[derive(Debug, Clone, Copy)]
+struct Found {
+    size: f64,
+    /// Of the call that tells (BASE's where both sides have it).
+    ts: f64,
+    node: i64,
+    sample: i64,
+    abs_dur: f64,
+    kept: Kept,
+}
+
+/// A change as a thread's diff keeps it once sorted: the calls' indices. A sixteenth of a
+/// [`CallChange`]'s bytes: a diff of two estimators of one large recording finds millions.
+#[derive(Debug, Clone, Copy)]
+struct Kept {
+    base: u32,
+    new: u32,
+}
+
+const NONE: u32 = u32::MAX;
 
 /// One thread's differences.
 #[derive(Debug, Clone)]
@@ -73,19 +95,66 @@ pub struct ThreadDiff<'a> {
     pub base_calls: usize,
     /// Calls in NEW.
     pub new_calls: usize,
-    /// The calls that differ, largest change first.
-    pub changes: Vec<CallChange<'a>>,
+    base: Option<&'a ThreadEstimate>,
+    new: Option<&'a ThreadEstimate>,
+    /// The changes kept (see [`diff`]), largest first.
+    kept: Vec<Kept>,
+    /// How many changes of each kind: added, removed, changed.
+    counts: [usize; 3],
+    sum_abs_dur: f64,
+    origin: f64,
 }
 
-impl ThreadDiff<'_> {
+impl<'a> ThreadDiff<'a> {
+    /// How many calls differ.
+    pub fn len(&self) -> usize {
+        self.counts.iter().sum()
+    }
+
+    /// Whether no call differs.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     /// How many changes are of `kind`.
     pub fn count(&self, kind: ChangeKind) -> usize {
-        self.changes.iter().filter(|c| c.kind == kind).count()
+        self.counts[kind as usize]
     }
 
     /// The sum over matched calls of |Δduration|, µs.
     pub fn sum_abs_dur(&self) -> f64 {
-        self.changes.iter().filter_map(|c| Some((c.new?.dur() - c.base?.dur()).abs())).fold(0.0, |a, b| a + b)
+        self.sum_abs_dur
+    }
+
+    /// The earliest start of a call that differs (on the side that has it; BASE's when both
+    /// do), µs; infinite when none does.
+    pub fn origin(&self) -> f64 {
+        self.origin
+    }
+
+    /// The changes kept (all, or the largest [`diff`] was asked to keep), largest first.
+    pub fn changes(&self) -> impl ExactSizeIterator<Item = CallChange<'a>> + '_ {
+        self.kept.iter().map(|k| self.change(k))
+    }
+
+    fn change(&self, k: &Kept) -> CallChange<'a> {
+        // One decoding a side: the call's record and its stack.
+        let side = |t: Option<&'a ThreadEstimate>, i: u32| {
+            (i != NONE).then(|| (t.expect("a side"), t.expect("a side").calls.get(i as usize)))
+        };
+        let (b, n) = (side(self.base, k.base), side(self.new, k.new));
+        let kind = match (&b, &n) {
+            (Some(_), Some(_)) => ChangeKind::Changed,
+            (Some(_), None) => ChangeKind::Removed,
+            _ => ChangeKind::Added,
+        };
+        let (t, c) = n.or(b).expect("a change has a side");
+        CallChange {
+            kind,
+            func: t.func(t.stacks.frame(c.stack).1),
+            base: b.map(|(_, c)| c.record),
+            new: n.map(|(_, c)| c.record),
+        }
     }
 }
 
@@ -129,8 +198,9 @@ fn pair_in_time(
 const KEYS_BUDGET: usize = 128 << 20;
 
 /// The threads of both sides, by (pid, tid), with their differences (threads compared on
-/// several cores).
-pub fn diff<'a>(base: &'a [ThreadEstimate], new: &'a [ThreadEstimate]) -> Vec<ThreadDiff<'a>> {
+/// several cores); each keeps its `keep` largest changes (`usize::MAX`: all of them), and
+/// counts all.
+pub fn diff<'a>(base: &'a [ThreadEstimate], new: &'a [ThreadEstimate], keep: usize) -> Vec<ThreadDiff<'a>> {
     let mut ids: Vec<(i64, i64)> = base.iter().chain(new).map(|t| (t.pid, t.tid)).collect();
     ids.sort_unstable();
     ids.dedup();
@@ -145,36 +215,156 @@ pub fn diff<'a>(base: &'a [ThreadEstimate], new: &'a [ThreadEstimate]) -> Vec<Th
             has(base) || has(new)
         })
         .collect();
-    // Threads side by side as far as their tables of keys (24 bytes a call of either side)
-    // fit in 128 MB together: on a large trace, one at a time.
+    // Threads side by side as far as their tables of keys (up to 24 bytes a call of either
+    // side) fit in 128 MB together: on a large trace, one at a time.
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
     let calls = |t: Option<&ThreadEstimate>| t.map_or(0, |t| t.calls.len());
     let largest = pairs.iter().map(|&(_, _, b, n)| 24 * (calls(b) + calls(n))).max().unwrap_or(0);
     let side_by_side = (KEYS_BUDGET / largest.max(1)).clamp(1, cores);
-    crate::parallel::map(pairs, side_by_side, |(pid, tid, b, n)| ThreadDiff {
-        pid,
-        tid,
-        name: b.or(n).and_then(|t| t.name.clone()),
-        base_calls: b.map_or(0, |t| t.calls.len()),
-        new_calls: n.map_or(0, |t| t.calls.len()),
-        changes: thread_changes(b, n),
+    crate::parallel::map(pairs, side_by_side, |(pid, tid, b, n)| {
+        let mut d = ThreadDiff {
+            pid,
+            tid,
+            name: b.or(n).and_then(|t| t.name.clone()),
+            base_calls: b.map_or(0, |t| t.calls.len()),
+            new_calls: n.map_or(0, |t| t.calls.len()),
+            base: b,
+            new: n,
+            kept: Vec::new(),
+            counts: [0; 3],
+            sum_abs_dur: 0.0,
+            origin: f64::INFINITY,
+        };
+        d.find_changes(keep);
+        d
     })
 }
 
-fn thread_changes<'a>(base: Option<&'a ThreadEstimate>, new: Option<&'a ThreadEstimate>) -> Vec<CallChange<'a>> {
-    // Each side's calls by (node, sample), in time order within a key (the calls are in time
-    // order: their index breaks ties): runs of one key, walked side by side in key order. (A
-    // map of lists held ~100 bytes a call.)
-    fn by_key(t: Option<&ThreadEstimate>) -> Vec<(i64, i64, u32)> {
-        let mut keys: Vec<(i64, i64, u32)> = t.map_or(Vec::new(), |t| {
-            t.calls().enumerate().map(|(k, c)| (c.node_id(), c.sample_index(), k as u32)).collect()
+impl ThreadDiff<'_> {
+    /// Finds the thread's changes: counts them, keeps the `keep` largest.
+    fn find_changes(&mut self, keep: usize) {
+        let (base, new) = (self.base, self.new);
+        let mut found = Vec::new();
+        let mut note = |b: Option<(usize, CallRecord)>, n: Option<(usize, CallRecord)>| {
+            let (br, nr) = (b.map(|b| b.1), n.map(|n| n.1));
+            let kind = match (b, n) {
+                (Some(_), Some(_)) => ChangeKind::Changed,
+                (Some(_), None) => ChangeKind::Removed,
+                _ => ChangeKind::Added,
+            };
+            self.counts[kind as usize] += 1;
+            let first = br.or(nr).expect("a change has a side");
+            self.origin = self.origin.min(first.ts());
+            let abs_dur = match (br, nr) {
+                (Some(b), Some(n)) => (n.dur() - b.dur()).abs(),
+                _ => 0.0,
+            };
+            let index = |x: Option<(usize, CallRecord)>| x.map_or(NONE, |x| x.0 as u32);
+            found.push(Found {
+                size: size(br.as_ref(), nr.as_ref()),
+                ts: first.ts(),
+                node: first.node_id(),
+                sample: first.sample_index(),
+                abs_dur,
+                kept: Kept { base: index(b), new: index(n) },
+            });
+        };
+        walk(base, new, &mut note);
+        // Largest first; among equal sizes by start, then node and sample. The sort is stable:
+        // the walk's order breaks what ties are left.
+        found.sort_by(|a, b| {
+            b.size
+                .total_cmp(&a.size)
+                .then_with(|| a.ts.total_cmp(&b.ts).then(a.node.cmp(&b.node)).then(a.sample.cmp(&b.sample)))
         });
-        keys.sort_unstable();
-        keys
+        // Summed in the order shown (the same bits whatever is kept).
+        self.sum_abs_dur = found
+            .iter()
+            .filter(|f| f.kept.base != NONE && f.kept.new != NONE)
+            .map(|f| f.abs_dur)
+            .fold(0.0, |a, b| a + b);
+        self.kept = found.iter().take(keep).map(|f| f.kept).collect();
     }
-    let (bk, nk) = (by_key(base), by_key(new));
-    let func = |t: &'a ThreadEstimate, k: usize| t.func(t.func_of(k));
-    let mut out = Vec::new();
+}
+
+/// Pairs the calls of both sides and hands `note` each pair that differs, and each call that
+/// only one side has, with its index there.
+#[allow(clippy::type_complexity)]
+fn walk(
+    base: Option<&ThreadEstimate>,
+    new: Option<&ThreadEstimate>,
+    note: &mut dyn FnMut(Option<(usize, CallRecord)>, Option<(usize, CallRecord)>),
+) {
+    // Keys of 16 bytes where every sample index fits in 32 bits (always, for estimates of
+    // profiles), else 24.
+    let narrow = |t: Option<&ThreadEstimate>| by_key::<Narrow>(t);
+    match narrow(base).and_then(|b| Some((b, narrow(new)?))) {
+        Some((bk, nk)) => walk_keys(base, new, bk, nk, note),
+        None => {
+            let wide = |t: Option<&ThreadEstimate>| by_key::<Wide>(t).expect("every key fits");
+            walk_keys(base, new, wide(base), wide(new), note)
+        }
+    }
+}
+
+/// A call's (node, sample) and its index on its side: what the walk sorts each side's calls by.
+trait Key: Copy + Ord {
+    /// None when the sample index does not fit.
+    fn of(node: i64, sample: i64, index: u32) -> Option<Self>;
+    fn id(self) -> (i64, i64);
+    fn index(self) -> usize;
+}
+
+type Wide = (i64, i64, u32);
+type Narrow = (i64, i32, u32);
+
+impl Key for Wide {
+    fn of(node: i64, sample: i64, index: u32) -> Option<Wide> {
+        Some((node, sample, index))
+    }
+    fn id(self) -> (i64, i64) {
+        (self.0, self.1)
+    }
+    fn index(self) -> usize {
+        self.2 as usize
+    }
+}
+
+impl Key for Narrow {
+    fn of(node: i64, sample: i64, index: u32) -> Option<Narrow> {
+        Some((node, i32::try_from(sample).ok()?, index))
+    }
+    fn id(self) -> (i64, i64) {
+        (self.0, i64::from(self.1))
+    }
+    fn index(self) -> usize {
+        self.2 as usize
+    }
+}
+
+/// Each side's calls by (node, sample), in time order within a key (the calls are in time
+/// order: their index breaks ties). (A map of lists held ~100 bytes a call.)
+fn by_key<K: Key>(t: Option<&ThreadEstimate>) -> Option<Vec<K>> {
+    let mut keys: Vec<K> = match t {
+        Some(t) => {
+            t.calls().enumerate().map(|(k, c)| K::of(c.node_id(), c.sample_index(), k as u32)).collect::<Option<_>>()?
+        }
+        None => Vec::new(),
+    };
+    keys.sort_unstable();
+    Some(keys)
+}
+
+/// [`walk`] with each side's keys ([`by_key`]): runs of one key, walked side by side in key
+/// order.
+#[allow(clippy::type_complexity)]
+fn walk_keys<K: Key>(
+    base: Option<&ThreadEstimate>,
+    new: Option<&ThreadEstimate>,
+    bk: Vec<K>,
+    nk: Vec<K>,
+    note: &mut dyn FnMut(Option<(usize, CallRecord)>, Option<(usize, CallRecord)>),
+) {
     let (mut i, mut j) = (0, 0);
     // The calls paired with the call at the same index on the other side (most of them, when
     // two estimates of one recording are compared): compared in one walk of both sides below,
@@ -185,14 +375,14 @@ fn thread_changes<'a>(base: Option<&'a ThreadEstimate>, new: Option<&'a ThreadEs
     while i < bk.len() || j < nk.len() {
         // The next key of either side, and its run on each.
         let key = match (bk.get(i), nk.get(j)) {
-            (Some(a), Some(b)) => (a.0, a.1).min((b.0, b.1)),
-            (Some(a), None) => (a.0, a.1),
-            (None, Some(b)) => (b.0, b.1),
+            (Some(a), Some(b)) => a.id().min(b.id()),
+            (Some(a), None) => a.id(),
+            (None, Some(b)) => b.id(),
             (None, None) => break,
         };
-        let run = |keys: &[(i64, i64, u32)], from: usize, to: &mut Vec<usize>| {
+        let run = |keys: &[K], from: usize, to: &mut Vec<usize>| {
             to.clear();
-            to.extend(keys[from..].iter().take_while(|k| (k.0, k.1) == key).map(|k| k.2 as usize));
+            to.extend(keys[from..].iter().take_while(|k| k.id() == key).map(|k| k.index()));
             from + to.len()
         };
         (i, j) = (run(&bk, i, &mut bs), run(&nk, j, &mut ns));
@@ -205,42 +395,83 @@ fn thread_changes<'a>(base: Option<&'a ThreadEstimate>, new: Option<&'a ThreadEs
         let pairs =
             pair_in_time(&bs, &ns, |k| base.expect("indexed").call(k).ts(), |k| new.expect("indexed").call(k).ts());
         for (b, n) in pairs {
-            let b = b.map(|k| (base.expect("indexed"), k));
-            let n = n.map(|k| (new.expect("indexed"), k));
-            let change = match (b, n) {
-                (Some((bt, bk)), Some((nt, nk))) => {
-                    let (bc, nc) = (bt.call(bk), nt.call(nk));
-                    if bc.same_times(&nc) {
-                        continue;
-                    }
-                    CallChange { kind: ChangeKind::Changed, func: func(nt, nk), base: Some(bc), new: Some(nc) }
+            let b = b.map(|k| (k, base.expect("indexed").call(k)));
+            let n = n.map(|k| (k, new.expect("indexed").call(k)));
+            if let (Some((_, bc)), Some((_, nc))) = (&b, &n) {
+                if bc.same_times(nc) {
+                    continue;
                 }
-                (Some((bt, bk)), None) => {
-                    CallChange { kind: ChangeKind::Removed, func: func(bt, bk), base: Some(bt.call(bk)), new: None }
-                }
-                (None, Some((nt, nk))) => {
-                    CallChange { kind: ChangeKind::Added, func: func(nt, nk), base: None, new: Some(nt.call(nk)) }
-                }
-                (None, None) => unreachable!("j < the longer list"),
-            };
-            out.push(change);
+            }
+            note(b, n);
         }
     }
+    drop((bk, nk, bs, ns));
     if let (Some(bt), Some(nt)) = (base, new) {
         for (k, (bc, nc)) in bt.calls.iter().zip(nt.calls.iter()).enumerate() {
             if aligned[k / 64] & 1 << (k % 64) != 0 && !bc.record.same_times(&nc.record) {
-                let func = nt.func(nt.stacks.frame(nc.stack).1);
-                out.push(CallChange { kind: ChangeKind::Changed, func, base: Some(bc.record), new: Some(nc.record) });
+                note(Some((k, bc.record)), Some((k, nc.record)));
             }
         }
     }
-    // (A pair at one index has a key of its own: the order below is the same whenever it is
-    // found.)
-    out.sort_by(|a, b| {
-        b.size().total_cmp(&a.size()).then_with(|| {
-            let (ka, kb) = (a.key(), b.key());
-            ka.2.total_cmp(&kb.2).then(ka.0.cmp(&kb.0)).then(ka.1.cmp(&kb.1))
-        })
-    });
-    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One thread's calls document: (ts, dur, self time, node, sample) a call.
+    fn thread(calls: &[(f64, f64, f64, i64, i64)]) -> Vec<ThreadEstimate> {
+        let calls: Vec<String> = calls
+            .iter()
+            .map(|&(ts, dur, own, node, sample)| {
+                format!(
+                    r#"{{"ts":{ts},"dur":{dur},"selfTime":{own},"depth":0,"nodeDepth":1,"nodeId":{node},"sampleIndex":{sample},"functionName":"f{node}","url":"","scriptId":"1"}}"#
+                )
+            })
+            .collect();
+        let doc =
+            format!(r#"{{"format":"jscalls-calls/1","profiles":[{{"pid":1,"tid":1,"calls":[{}]}}]}}"#, calls.join(","));
+        ThreadEstimate::read_calls_document(doc.as_bytes()).expect("a calls document")
+    }
+
+    /// (kind, function, BASE start, NEW start) of each change kept.
+    fn shown(t: &ThreadDiff<'_>) -> Vec<(ChangeKind, String, Option<f64>, Option<f64>)> {
+        t.changes().map(|c| (c.kind, c.func.name.clone(), c.base.map(|c| c.ts()), c.new.map(|c| c.ts()))).collect()
+    }
+
+    #[test]
+    fn changes_are_counted_whole_and_kept_largest_first() {
+        // A sample index past 32 bits shares its low bits with C's: the keys must not conflate
+        // them (C would be paired with E' and E removed).
+        let far = (1i64 << 32) + 5;
+        let base = thread(&[
+            (0.0, 10.0, 5.0, 1, 0),
+            (2.0, 3.0, 3.0, 2, 1),
+            (20.0, 4.0, 4.0, 3, 5),
+            (30.0, 1.0, 1.0, 5, 7),
+            (40.0, 2.0, 2.0, 3, far),
+        ]);
+        let new =
+            thread(&[(0.0, 12.0, 7.0, 1, 0), (2.0, 3.0, 3.0, 2, 1), (41.0, 2.0, 2.0, 3, far), (50.0, 2.0, 2.0, 4, 9)]);
+        let (added, removed, changed) = (ChangeKind::Added, ChangeKind::Removed, ChangeKind::Changed);
+        // Sizes: C 4 (removed), A 2 (end and self moved by 2), F 2 (added), D 1, E 1 (its
+        // start moved by 1); equal sizes by start.
+        let all = [
+            (removed, "f3".to_owned(), Some(20.0), None),
+            (changed, "f1".to_owned(), Some(0.0), Some(0.0)),
+            (added, "f4".to_owned(), None, Some(50.0)),
+            (removed, "f5".to_owned(), Some(30.0), None),
+            (changed, "f3".to_owned(), Some(40.0), Some(41.0)),
+        ];
+        for keep in [usize::MAX, 5, 2, 0] {
+            let d = diff(&base, &new, keep);
+            let t = &d[0];
+            assert_eq!(shown(t), all[..keep.min(5)].to_vec(), "keep {keep}");
+            assert_eq!((t.len(), t.count(added), t.count(removed), t.count(changed)), (5, 1, 2, 2));
+            // |Δdur| of the matched calls: A's 2, E's 0.
+            assert_eq!((t.sum_abs_dur(), t.origin(), t.base_calls, t.new_calls), (2.0, 0.0, 5, 4));
+        }
+        let same = diff(&base, &base, usize::MAX);
+        assert!(same[0].is_empty() && same[0].origin().is_infinite());
+    }
 }

@@ -604,7 +604,7 @@ fn measure_corpus(
                 let r = (|| {
                     let side = Side::new(input)?;
                     let (b, n) = load_pair(&side, &side, specs, global, 1, None, &|| {})?;
-                    let t = calls::diff(&b, &n);
+                    let t = calls::diff(&b, &n, 0);
                     let regressions = if rules.is_empty() {
                         0
                     } else {
@@ -613,7 +613,7 @@ fn measure_corpus(
                     Ok(Drift {
                         input: input.clone(),
                         calls: (t.iter().map(|t| t.base_calls).sum(), t.iter().map(|t| t.new_calls).sum()),
-                        changed: t.iter().map(|t| t.changes.len()).sum(),
+                        changed: t.iter().map(ThreadDiff::len).sum(),
                         sum_abs_dur: t.iter().map(ThreadDiff::sum_abs_dur).fold(0.0, |a, b| a + b),
                         regressions,
                     })

@@ -25,7 +25,9 @@ pub(super) fn call_level(
     rules: &[Rule],
     gate: Gate,
 ) -> Result<(), Failed> {
-    let threads = calls::diff(base, new);
+    // Text shows the largest changes of each thread; markdown and JSON show all.
+    let keep = if args.format == DiffFormat::Text { args.top } else { usize::MAX };
+    let threads = calls::diff(base, new, keep);
     let mut text = String::new();
     match args.format {
         DiffFormat::Text => calls_text(&mut text, header, &threads, args.top),
@@ -58,14 +60,9 @@ pub(super) fn thread_name(t: &ThreadDiff) -> String {
     format!("{} (pid {}, tid {})", t.name.as_deref().unwrap_or("thread"), t.pid, t.tid)
 }
 
-/// Where a thread's times are shown from: its first call on either side.
-pub(super) fn origin(t: &ThreadDiff) -> f64 {
-    t.changes.iter().filter_map(|c| c.base.or(c.new)).map(|c| c.ts()).fold(f64::INFINITY, f64::min)
-}
-
 pub(super) fn calls_text(out: &mut String, h: &Header, threads: &[ThreadDiff], top: usize) {
     let total: usize = threads.iter().map(|t| t.base_calls.max(t.new_calls)).sum();
-    let changed: usize = threads.iter().map(|t| t.changes.len()).sum();
+    let changed: usize = threads.iter().map(ThreadDiff::len).sum();
     if changed == 0 {
         let _ = writeln!(out, "identical: {total} calls in {} threads ({} vs {})", threads.len(), h.base, h.new);
         return;
@@ -86,20 +83,20 @@ pub(super) fn calls_text(out: &mut String, h: &Header, threads: &[ThreadDiff], t
             t.count(ChangeKind::Changed),
             ms(t.sum_abs_dur())
         );
-        if t.changes.is_empty() {
+        if t.is_empty() {
             continue;
         }
-        let o = origin(t);
+        let o = t.origin();
         let _ = writeln!(
             out,
             "  {:<8} {:>11} {:>21} {:>9} {:>9} {:>7}  function",
             "", "start ms", "dur ms", "start", "self", "depth"
         );
-        for c in t.changes.iter().take(top) {
-            let _ = writeln!(out, "  {}", call_row(c, o));
+        for c in t.changes().take(top) {
+            let _ = writeln!(out, "  {}", call_row(&c, o));
         }
-        if t.changes.len() > top {
-            let _ = writeln!(out, "  ... {} more (--top N, or --format json for all)", t.changes.len() - top);
+        if t.len() > top {
+            let _ = writeln!(out, "  ... {} more (--top N, or --format json for all)", t.len() - top);
         }
     }
 }
@@ -132,7 +129,7 @@ pub(super) fn opt(d: Option<i32>) -> String {
 }
 
 pub(super) fn calls_markdown(out: &mut String, h: &Header, threads: &[ThreadDiff], top: usize) {
-    let changed: usize = threads.iter().map(|t| t.changes.len()).sum();
+    let changed: usize = threads.iter().map(ThreadDiff::len).sum();
     let _ = writeln!(out, "### jscalls diff: calls\n\nBASE {} · NEW {}\n", md_code(&h.base), md_code(&h.new));
     if let Some(r) = h.range_line() {
         let _ = writeln!(out, "Range {}\n", md_cell(&r.replace("->", "→")));
@@ -159,8 +156,8 @@ pub(super) fn calls_markdown(out: &mut String, h: &Header, threads: &[ThreadDiff
             ms(t.sum_abs_dur())
         );
     }
-    for t in threads.iter().filter(|t| !t.changes.is_empty()) {
-        let o = origin(t);
+    for t in threads.iter().filter(|t| !t.is_empty()) {
+        let o = t.origin();
         let row = |c: &calls::CallChange| {
             let first = c.base.or(c.new).expect("a side");
             let dur = |x: Option<CallRecord>| x.map_or("–".to_owned(), |c| ms(c.dur()));
@@ -175,7 +172,7 @@ pub(super) fn calls_markdown(out: &mut String, h: &Header, threads: &[ThreadDiff
         };
         let head = "| change | start ms | dur ms BASE → NEW | function |\n|---|---:|---:|---|";
         let _ = writeln!(out, "\n**{}**, largest changes first:\n", md_cell(&thread_name(t)));
-        md_table(out, head, &t.changes, top, row, "more");
+        md_table(out, head, t.changes(), top, row, "more");
     }
 }
 
@@ -183,20 +180,20 @@ pub(super) fn calls_markdown(out: &mut String, h: &Header, threads: &[ThreadDiff
 pub(super) fn md_table<T>(
     out: &mut String,
     head: &str,
-    items: &[T],
+    items: impl ExactSizeIterator<Item = T>,
     top: usize,
     row: impl Fn(&T) -> String,
     more: &str,
 ) {
     let _ = writeln!(out, "{head}");
-    for x in items.iter().take(top) {
-        let _ = writeln!(out, "{}", row(x));
-    }
-    if items.len() > top {
-        let _ = writeln!(out, "\n<details><summary>{} {more}</summary>\n\n{head}", items.len() - top);
-        for x in &items[top..] {
-            let _ = writeln!(out, "{}", row(x));
+    let n = items.len();
+    for (k, x) in items.enumerate() {
+        if k == top {
+            let _ = writeln!(out, "\n<details><summary>{} {more}</summary>\n\n{head}", n - top);
         }
+        let _ = writeln!(out, "{}", row(&x));
+    }
+    if n > top {
         let _ = writeln!(out, "\n</details>");
     }
 }
@@ -205,7 +202,7 @@ pub(super) fn md_table<T>(
 /// The call-level `jscalls-diff/1` document, written as it goes: a change a line, never the
 /// whole document in memory (a diff of two large traces holds hundreds of thousands).
 pub(super) fn calls_json(w: &mut dyn Write, h: &Header, threads: &[ThreadDiff]) -> io::Result<()> {
-    let identical = threads.iter().all(|t| t.changes.is_empty());
+    let identical = threads.iter().all(ThreadDiff::is_empty);
     write!(
         w,
         "{{\"format\":\"jscalls-diff/1\",\"level\":\"calls\",\"base\":{},\"new\":{},\"identical\":{identical},\"threads\":[",
@@ -227,7 +224,7 @@ pub(super) fn calls_json(w: &mut dyn Write, h: &Header, threads: &[ThreadDiff]) 
             t.count(ChangeKind::Changed),
             js(&t.sum_abs_dur()),
         )?;
-        for (k, c) in t.changes.iter().enumerate() {
+        for (k, c) in t.changes().enumerate() {
             write!(
                 w,
                 "{}\n{{\"kind\":\"{}\",\"function\":{{\"name\":{},\"url\":{},\"line\":{},\"column\":{}}},\"base\":{},\"new\":{}}}",
@@ -336,7 +333,7 @@ pub(super) fn function_markdown(out: &mut String, h: &Header, d: &FuncDiff, top:
             md_cell(&c[7])
         )
     };
-    md_table(out, head, &d.functions, top, row, "more functions");
+    md_table(out, head, d.functions.iter(), top, |r: &&Row| row(r), "more functions");
 }
 
 /// The function-level `jscalls-diff/1` document, serialized as it is written: a diff of two
