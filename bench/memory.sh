@@ -19,6 +19,20 @@ run() {
   read -r secs kb < "$OUT/time"
   printf '| %s | %s s | %s MB |\n' "$label" "$secs" "$((kb / 1024))"
 }
+# `view` until a client (curl, as the viewer) has the profile and it has exited.
+run_view() {
+  rm -f "$OUT"/*
+  exec 3< <(/usr/bin/time -f "%e %M" -o "$OUT/time" "$J" view "$FILE" --no-open --timeout 600 2>&1 > /dev/null)
+  local url="" line
+  while IFS= read -r line <&3; do
+    case "$line" in *from-url/*) url=$(printf '%s' "${line#*from-url/}" | sed 's|/$||; s|%3A|:|g; s|%2F|/|g'); break ;; esac
+  done
+  curl -s -H 'Origin: https://profiler.firefox.com' -o "$OUT/served" "$url"
+  cat <&3 > /dev/null
+  exec 3<&-
+  read -r secs kb < "$OUT/time"
+  printf '| %s | %s s | %s MB |\n' '`view` (the Firefox profile, served)' "$secs" "$((kb / 1024))"
+}
 echo "| command | time | peak memory |"
 echo "|---|---:|---:|"
 run '`calls`' x.json calls
@@ -34,6 +48,7 @@ run '`export --to collapsed`' x.collapsed export --to collapsed
 run '`export --to svg`' x.svg export --to svg
 run '`export --to pprof`' x.pb.gz export --to pprof
 run '`lines --format json`' x.json lines --format json
+command -v curl > /dev/null && run_view
 # diff takes the file twice: BASE here, NEW appended by run (read once, estimated twice).
 run '`diff` of the file with itself (one read, two estimates)' x.json diff "$FILE"
 # Two estimators of one recording: read once, every call changed.

@@ -7,7 +7,7 @@
 //! sent whole, on Ctrl-C, or at the timeout.
 
 use jscalls::ranges::Timings;
-use std::io::{self, Read, Write};
+use std::io::{self, Read, Seek, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -71,10 +71,12 @@ pub(crate) fn run(args: &ViewArgs, global: &Global, cfg: &Config) -> Result<(), 
 
 /// The export the viewer reads: a speedscope file as it is, else the input estimated and
 /// exported as `export` would.
-fn profile(args: &ViewArgs, viewer: &str, name: &str, global: &Global, cfg: &Config) -> Result<Vec<u8>, Failed> {
+fn profile(args: &ViewArgs, viewer: &str, name: &str, global: &Global, cfg: &Config) -> Result<Body, Failed> {
     let input = &args.input;
     if viewer == "speedscope" && ExportTo::from_path(input).is_some_and(|f| f.0.name == "speedscope") {
-        return super::files::read_option_file(input, "the export", 1 << 30).map_err(|e| failure(name, e));
+        return super::files::read_option_file(input, "the export", 1 << 30)
+            .map(Body::Bytes)
+            .map_err(|e| failure(name, e));
     }
     let export_args = ExportArgs {
         out: OutputArgs { inputs: vec![input.clone()], output: None, fsync: false },
@@ -105,9 +107,31 @@ fn profile(args: &ViewArgs, viewer: &str, name: &str, global: &Global, cfg: &Con
                 Failure::Usage(m) => Failed::Usage(m),
                 Failure::Input(e) => failure(name, e),
             })?;
-    let mut body = Vec::new();
-    rendered.write_to(&mut body).map_err(|e| failure(name, Error::io("cannot write the export", e)))?;
-    Ok(body)
+    // Into a file without a name, not memory: beside the export's own tables, a profile of a
+    // 5 GB trace (300 MB) would double the peak.
+    let spill = |e: io::Error| failure(name, Error::io("cannot write the export to a temporary file", e));
+    let mut file = io::BufWriter::with_capacity(64 << 10, tempfile::tempfile().map_err(spill)?);
+    rendered.write_to(&mut file).map_err(spill)?;
+    let mut file = file.into_inner().map_err(|e| spill(e.into_error()))?;
+    let len = file.stream_position().map_err(spill)?;
+    let mut first = [0u8; 1];
+    file.rewind().and_then(|()| file.read(&mut first)).map_err(spill)?;
+    Ok(Body::File { file, len, json: matches!(first[0], b'{' | b'[') })
+}
+
+/// The profile served: bytes, or a file of `len` bytes (JSON or not).
+enum Body {
+    Bytes(Vec<u8>),
+    File { file: std::fs::File, len: u64, json: bool },
+}
+
+impl Body {
+    fn len(&self) -> u64 {
+        match self {
+            Body::Bytes(b) => b.len() as u64,
+            Body::File { len, .. } => *len,
+        }
+    }
 }
 
 /// Waits until `listener` has a connection to accept or `limit` has passed (at once, not on
@@ -162,7 +186,7 @@ struct Server {
     path: String,
     /// The only origin allowed to read the answer.
     origin: String,
-    body: Vec<u8>,
+    body: Body,
 }
 
 impl Server {
@@ -227,19 +251,34 @@ impl Server {
                 let allow = format!("{cors}Access-Control-Allow-Methods: GET\r\nAccess-Control-Allow-Headers: *\r\n");
                 respond(&mut stream, "204 No Content", &allow, b"").map(|()| false)
             }
-            "GET" => respond(&mut stream, "200 OK", &cors, &self.body).map(|()| true),
+            "GET" => match &self.body {
+                Body::Bytes(b) => respond(&mut stream, "200 OK", &cors, b).map(|()| true),
+                Body::File { file, len, json } => {
+                    stream.write_all(head_of("200 OK", &cors, *len, *json).as_bytes())?;
+                    // From its start each time (a client that broke off may come again).
+                    let mut from = file;
+                    from.rewind()?;
+                    let sent = io::copy(&mut from.take(*len), &mut stream)?;
+                    stream.flush()?;
+                    Ok(sent == *len)
+                }
+            },
             _ => respond(&mut stream, "405 Method Not Allowed", &cors, b"").map(|()| false),
         }
     }
 }
 
 fn respond(stream: &mut TcpStream, status: &str, extra: &str, body: &[u8]) -> io::Result<()> {
-    let kind = if body.starts_with(b"{") || body.starts_with(b"[") { "application/json" } else { "text/plain" };
-    write!(
-        stream,
-        "HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nContent-Length: {}\r\nCache-Control: no-store\r\nConnection: close\r\n{extra}\r\n",
-        body.len()
-    )?;
+    let json = body.starts_with(b"{") || body.starts_with(b"[");
+    stream.write_all(head_of(status, extra, body.len() as u64, json).as_bytes())?;
     stream.write_all(body)?;
     stream.flush()
+}
+
+/// An answer's status line and headers.
+fn head_of(status: &str, extra: &str, len: u64, json: bool) -> String {
+    let kind = if json { "application/json" } else { "text/plain" };
+    format!(
+        "HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nContent-Length: {len}\r\nCache-Control: no-store\r\nConnection: close\r\n{extra}\r\n"
+    )
 }
