@@ -4,6 +4,7 @@
 #
 # usage: bash bench/memory.sh FILE [BINARY]
 #        (make the 5.4 GB trace with: cargo run --release --example gentrace -- --size 5G --seed 1 -o FILE)
+#        DIFF_WITH=SECOND also compares FILE with a second recording (--seed 2), function by function.
 set -uo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 FILE="${1:?usage: bench/memory.sh FILE [BINARY]}"
@@ -56,3 +57,9 @@ run "\`diff --new-opt=--estimator=midway\` (one read, two estimators)" x.txt dif
 run "\`diff --new-opt=--estimator=midway --format json\`" x.json diff "$FILE" --new-opt=--estimator=midway --format json
 # Two engines read the file twice, as two recordings are.
 run "\`diff --base-opt '--engine 0.0.65'\` (two reads, as two recordings take)" x.json diff --base-opt '--engine 0.0.65'
+if [ -n "${DIFF_WITH:-}" ]; then
+  # Two recordings, function by function: FILE is NEW here (run appends it).
+  for f in text json svg pprof; do
+    run "\`diff SECOND FILE --format $f\` (two recordings)" x.$f diff "$DIFF_WITH" --format "$f"
+  done
+fi
