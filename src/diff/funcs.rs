@@ -10,7 +10,7 @@ use rustc_hash::FxHashMap as HashMap;
 
 use super::stats;
 use super::ThreadEstimate;
-use crate::tree::{CallTree, Func, StackId};
+use crate::tree::{CallTree, Func, StackId, Stacks};
 
 /// A function as it is recognised across recordings: the script id left out.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -118,29 +118,61 @@ pub struct Row {
     pub thread: usize,
     /// The function or CallNode.
     pub subject: Subject,
-    /// BASE's runs, then NEW's: one allocation a row (a diff of two large recordings has
-    /// hundreds of thousands of rows).
-    figures: Box<[Figures]>,
-    base_runs: u32,
+    figures: Figs,
+}
+
+/// A row's figures, BASE's runs then NEW's: in the row when each side has one run (a diff of
+/// two large recordings has millions of rows), else in an allocation of their own.
+#[derive(Debug, Clone)]
+enum Figs {
+    One([Figures; 2]),
+    /// The figures and how many of them are BASE's.
+    Runs(Box<[Figures]>, u32),
 }
 
 impl Row {
     fn new(thread: usize, subject: Subject, runs: (usize, usize)) -> Row {
-        Row { thread, subject, figures: vec![Figures::default(); runs.0 + runs.1].into(), base_runs: runs.0 as u32 }
+        let figures = if runs == (1, 1) {
+            Figs::One([Figures::default(); 2])
+        } else {
+            Figs::Runs(vec![Figures::default(); runs.0 + runs.1].into(), runs.0 as u32)
+        };
+        Row { thread, subject, figures }
+    }
+
+    /// Every run's figures, and how many are BASE's.
+    fn runs(&self) -> (&[Figures], usize) {
+        match &self.figures {
+            Figs::One(f) => (f, 1),
+            Figs::Runs(f, b) => (f, *b as usize),
+        }
+    }
+
+    fn runs_mut(&mut self) -> &mut [Figures] {
+        match &mut self.figures {
+            Figs::One(f) => f,
+            Figs::Runs(f, _) => f,
+        }
     }
 
     /// BASE's runs.
     pub fn base(&self) -> &[Figures] {
-        &self.figures[..self.base_runs as usize]
+        let (f, b) = self.runs();
+        &f[..b]
     }
 
     /// NEW's runs.
     pub fn new_runs(&self) -> &[Figures] {
-        &self.figures[self.base_runs as usize..]
+        let (f, b) = self.runs();
+        &f[b..]
     }
 
     /// The median of `m` in BASE and in NEW.
     pub fn medians(&self, m: Metric) -> (f64, f64) {
+        if let Figs::One([b, n]) = &self.figures {
+            // A single run's median, without a sort.
+            return (b.get(m), n.get(m));
+        }
         let of = |v: &[Figures]| stats::median(&v.iter().map(|f| f.get(m)).collect::<Vec<_>>());
         (of(self.base()), of(self.new_runs()))
     }
@@ -250,117 +282,165 @@ impl FuncDiff {
 
 /// Compares BASE's runs with NEW's (each run: the threads of one recording).
 pub fn diff<R: AsRef<[ThreadEstimate]>>(base: &[R], new: &[R]) -> FuncDiff {
-    let mut d = FuncDiff { runs: (base.len(), new.len()), ..FuncDiff::default() };
-    let mut func_ids: HashMap<FuncKey, u32> = HashMap::default();
-    // A CallNode is one thread pair's: its id is its row in `call_nodes`. Keyed by its parent
-    // (a root's by `u32::MAX - pair`) and function in one word: there are hundreds of thousands.
-    let mut node_ids: HashMap<u64, u32> = HashMap::default();
-    let mut thread_ids: HashMap<(String, usize), usize> = HashMap::default();
-    // (thread pair, function) → row in `functions`.
-    let mut rows: HashMap<(usize, u32), usize> = HashMap::default();
-    let (mut functions, mut call_nodes): (Vec<Row>, Vec<Row>) = (Vec::new(), Vec::new());
-    let sides = [(base, false), (new, true)];
-    // One thread with calls in every recording (a .cpuprofile against a trace of the same
-    // program): the threads are one, whatever each format names them.
-    let with_calls = |run: &[ThreadEstimate]| run.iter().filter(|t| t.call_count() > 0).count();
-    let one_thread = base.iter().chain(new).all(|r| with_calls(r.as_ref()) <= 1);
-    // Per thread pair, whether its name is a recording's own.
-    let mut recorded: Vec<bool> = Vec::new();
-    for (runs, is_new) in sides {
+    let mut build = Build::new(base, new);
+    for (runs, is_new) in [(base, false), (new, true)] {
         for (r, run) in runs.iter().enumerate() {
-            for (t, rank) in ranked(run.as_ref()) {
-                if one_thread && t.call_count() == 0 {
-                    continue;
-                }
-                let name = t.label().to_owned();
-                let key = if one_thread { String::new() } else { name.clone() };
-                let next = d.threads.len();
-                let pair = *thread_ids.entry((key, rank)).or_insert(next);
-                if pair == next {
-                    d.threads.push(ThreadPair { name, rank, base: None, new: None });
-                    recorded.push(t.named_by_recording);
-                } else if t.name.is_some()
-                    && (d.threads[pair].name == "thread" || (t.named_by_recording && !recorded[pair]))
-                {
-                    // Paired as the one thread: named as a side that names it, a recording's
-                    // own name before a profile's file name.
-                    d.threads[pair].name = name;
-                    recorded[pair] = t.named_by_recording;
-                }
-                let slot = if is_new { &mut d.threads[pair].new } else { &mut d.threads[pair].base };
-                slot.get_or_insert((t.pid, t.tid));
-                // This thread's functions and CallNodes in global ids.
-                let stacks = t.stacks();
-                let gid: Vec<u32> = stacks
-                    .funcs
-                    .iter()
-                    .map(|f| {
-                        let n = func_ids.len() as u32;
-                        let id = *func_ids.entry(FuncKey::of(f)).or_insert(n);
-                        if id == n {
-                            d.funcs.push(FuncKey::of(f));
-                        }
-                        id
-                    })
-                    .collect();
-                let mut calls = vec![0.0; gid.len()];
-                for &(s, _) in &stacks.samples[..t.call_count()] {
-                    calls[stacks.frame(s).1.index()] += 1.0;
-                }
-                let side = if is_new { base.len() + r } else { r };
-                let add = |row: &mut Row, fig: Figures| {
-                    let f = &mut row.figures[side];
-                    // Two local functions can share a key (scripts told apart by id alone).
-                    f.self_time += fig.self_time;
-                    f.total += fig.total;
-                    f.calls += fig.calls;
-                };
-                for (f, s, tot) in CallTree::functions(&stacks) {
-                    let fig = Figures { self_time: s, total: tot, calls: calls[f.index()] };
-                    let next = functions.len();
-                    let k = *rows.entry((pair, gid[f.index()])).or_insert(next);
-                    if k == next {
-                        functions.push(Row::new(pair, Subject::Function(gid[f.index()]), d.runs));
-                    }
-                    add(&mut functions[k], fig);
-                }
-                // A CallNode per stack: the stacks of calls are a prefix tree already.
-                let n = stacks.len();
-                let (mut own, mut below, mut count) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
-                for &(s, w) in &stacks.samples {
-                    own[s.index()] += w;
-                    below[s.index()] += w;
-                    count[s.index()] += 1.0;
-                }
-                for x in (0..n).rev() {
-                    if let (Some(p), _) = stacks.frame(StackId::new(x)) {
-                        below[p.index()] += below[x];
-                    }
-                }
-                let mut global = vec![0u32; n];
-                for x in 0..n {
-                    let (parent, f) = stacks.frame(StackId::new(x));
-                    let key = (parent.map(|p| global[p.index()]), gid[f.index()]);
-                    let next = node_ids.len() as u32;
-                    let parent = key.0.unwrap_or(u32::MAX - pair as u32);
-                    let id = *node_ids.entry(u64::from(parent) << 32 | u64::from(key.1)).or_insert(next);
-                    if id == next {
-                        d.nodes.push(key);
-                        call_nodes.push(Row::new(pair, Subject::Node(id), d.runs));
-                    }
-                    global[x] = id;
-                    add(&mut call_nodes[id as usize], Figures { self_time: own[x], total: below[x], calls: count[x] });
-                }
+            let run = run.as_ref();
+            for (k, rank) in ranked(run) {
+                build.thread(&run[k], &run[k].stacks(), rank, r, is_new);
             }
         }
     }
-    drop((rows, node_ids, func_ids, thread_ids));
-    let (func_rank, node_rank) = ranks(&d);
-    sort(&mut functions, |f| func_rank[f as usize]);
-    sort(&mut call_nodes, |n| node_rank[n as usize]);
-    d.functions = functions;
-    d.call_nodes = call_nodes;
-    d
+    build.finish()
+}
+
+/// [`diff`] of estimates it may free: each thread's calls and stacks go as soon as its rows
+/// have them, so that the rows of two large recordings are not made beside both whole.
+pub fn diff_owned(mut base: Vec<Vec<ThreadEstimate>>, mut new: Vec<Vec<ThreadEstimate>>) -> FuncDiff {
+    let mut build = Build::new(&base, &new);
+    for (runs, is_new) in [(&mut base, false), (&mut new, true)] {
+        for (r, run) in runs.iter_mut().enumerate() {
+            for (k, rank) in ranked(run) {
+                run[k].shed_calls();
+                let t = &run[k];
+                build.thread(t, &t.stacks(), rank, r, is_new);
+                run[k].release();
+            }
+        }
+    }
+    build.finish()
+}
+
+/// A [`FuncDiff`] being made, a thread at a time.
+struct Build {
+    d: FuncDiff,
+    func_ids: HashMap<FuncKey, u32>,
+    /// A CallNode is one thread pair's: its id is its row in `call_nodes`. Keyed by its parent
+    /// (a root's by `u32::MAX - pair`) and function in one word: there are millions.
+    node_ids: HashMap<u64, u32>,
+    thread_ids: HashMap<(String, usize), usize>,
+    /// (thread pair, function) → row in `functions`.
+    rows: HashMap<(usize, u32), usize>,
+    functions: Vec<Row>,
+    call_nodes: Vec<Row>,
+    /// One thread with calls in every recording (a .cpuprofile against a trace of the same
+    /// program): the threads are one, whatever each format names them.
+    one_thread: bool,
+    /// Per thread pair, whether its name is a recording's own.
+    recorded: Vec<bool>,
+}
+
+impl Build {
+    fn new<R: AsRef<[ThreadEstimate]>>(base: &[R], new: &[R]) -> Build {
+        let with_calls = |run: &[ThreadEstimate]| run.iter().filter(|t| t.call_count() > 0).count();
+        Build {
+            d: FuncDiff { runs: (base.len(), new.len()), ..FuncDiff::default() },
+            func_ids: HashMap::default(),
+            node_ids: HashMap::default(),
+            thread_ids: HashMap::default(),
+            rows: HashMap::default(),
+            functions: Vec::new(),
+            call_nodes: Vec::new(),
+            one_thread: base.iter().chain(new).all(|r| with_calls(r.as_ref()) <= 1),
+            recorded: Vec::new(),
+        }
+    }
+
+    /// Adds thread `t` (of rank `rank` among its run's threads of its name) of run `r` of one
+    /// side, its stacks with every call's.
+    fn thread(&mut self, t: &ThreadEstimate, stacks: &Stacks, rank: usize, r: usize, is_new: bool) {
+        let Build { d, func_ids, node_ids, thread_ids, rows, functions, call_nodes, one_thread, recorded } = self;
+        if *one_thread && t.call_count() == 0 {
+            return;
+        }
+        let name = t.label().to_owned();
+        let key = if *one_thread { String::new() } else { name.clone() };
+        let next = d.threads.len();
+        let pair = *thread_ids.entry((key, rank)).or_insert(next);
+        if pair == next {
+            d.threads.push(ThreadPair { name, rank, base: None, new: None });
+            recorded.push(t.named_by_recording);
+        } else if t.name.is_some() && (d.threads[pair].name == "thread" || (t.named_by_recording && !recorded[pair])) {
+            // Paired as the one thread: named as a side that names it, a recording's own name
+            // before a profile's file name.
+            d.threads[pair].name = name;
+            recorded[pair] = t.named_by_recording;
+        }
+        let slot = if is_new { &mut d.threads[pair].new } else { &mut d.threads[pair].base };
+        slot.get_or_insert((t.pid, t.tid));
+        // This thread's functions and CallNodes in global ids.
+        let gid: Vec<u32> = stacks
+            .funcs
+            .iter()
+            .map(|f| {
+                let n = func_ids.len() as u32;
+                let id = *func_ids.entry(FuncKey::of(f)).or_insert(n);
+                if id == n {
+                    d.funcs.push(FuncKey::of(f));
+                }
+                id
+            })
+            .collect();
+        let mut calls = vec![0.0; gid.len()];
+        for &(s, _) in &stacks.samples[..t.call_count()] {
+            calls[stacks.frame(s).1.index()] += 1.0;
+        }
+        let side = if is_new { d.runs.0 + r } else { r };
+        let add = |row: &mut Row, fig: Figures| {
+            let f = &mut row.runs_mut()[side];
+            // Two local functions can share a key (scripts told apart by id alone).
+            f.self_time += fig.self_time;
+            f.total += fig.total;
+            f.calls += fig.calls;
+        };
+        for (f, s, tot) in CallTree::functions(stacks) {
+            let fig = Figures { self_time: s, total: tot, calls: calls[f.index()] };
+            let next = functions.len();
+            let k = *rows.entry((pair, gid[f.index()])).or_insert(next);
+            if k == next {
+                functions.push(Row::new(pair, Subject::Function(gid[f.index()]), d.runs));
+            }
+            add(&mut functions[k], fig);
+        }
+        // A CallNode per stack: the stacks of calls are a prefix tree already.
+        let n = stacks.len();
+        let (mut own, mut below, mut count) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+        for &(s, w) in &stacks.samples {
+            own[s.index()] += w;
+            below[s.index()] += w;
+            count[s.index()] += 1.0;
+        }
+        for x in (0..n).rev() {
+            if let (Some(p), _) = stacks.frame(StackId::new(x)) {
+                below[p.index()] += below[x];
+            }
+        }
+        let mut global = vec![0u32; n];
+        for x in 0..n {
+            let (parent, f) = stacks.frame(StackId::new(x));
+            let key = (parent.map(|p| global[p.index()]), gid[f.index()]);
+            let next = node_ids.len() as u32;
+            let parent = key.0.unwrap_or(u32::MAX - pair as u32);
+            let id = *node_ids.entry(u64::from(parent) << 32 | u64::from(key.1)).or_insert(next);
+            if id == next {
+                d.nodes.push(key);
+                call_nodes.push(Row::new(pair, Subject::Node(id), d.runs));
+            }
+            global[x] = id;
+            add(&mut call_nodes[id as usize], Figures { self_time: own[x], total: below[x], calls: count[x] });
+        }
+    }
+
+    fn finish(self) -> FuncDiff {
+        let Build { mut d, mut functions, mut call_nodes, func_ids, node_ids, thread_ids, rows, .. } = self;
+        drop((func_ids, node_ids, thread_ids, rows));
+        let (func_rank, node_rank) = ranks(&d);
+        sort(&mut functions, |f| func_rank[f as usize]);
+        sort(&mut call_nodes, |n| node_rank[n as usize]);
+        d.functions = functions;
+        d.call_nodes = call_nodes;
+        d
+    }
 }
 
 /// Each function's place in [`FuncKey`] order, and each CallNode's in the order of its path of
@@ -402,30 +482,47 @@ fn ranks(d: &FuncDiff) -> (Vec<u32>, Vec<u32>) {
     (func_rank, node_rank)
 }
 
-/// Rows by largest self-time change, then total-time change, then thread and subject (the
-/// keys computed once: a median per comparison would dominate the diff).
+/// Rows by largest self-time change, then total-time change, then thread and subject (each
+/// row's key is its own: any sort gives one order).
 fn sort(rows: &mut [Row], rank: impl Fn(u32) -> u32) {
     // The changes are magnitudes (or NaN, largest as `total_cmp` has it): their bits sort as they do.
-    rows.sort_by_cached_key(|r| {
+    let key = |r: &Row| {
         let subject = match r.subject {
             Subject::Function(k) | Subject::Node(k) => rank(k),
         };
         let (s, t) = (r.change(Metric::SelfTime).abs(), r.change(Metric::Total).abs());
         (std::cmp::Reverse(s.to_bits()), std::cmp::Reverse(t.to_bits()), r.thread, subject)
-    });
+    };
+    if rows.iter().all(|r| matches!(r.figures, Figs::One(_))) {
+        // A change is a subtraction here: computed at each comparison, in place, with no table
+        // of keys beside millions of rows (the subject's rank, a lookup, only on a tie).
+        let changes = |r: &Row| (r.change(Metric::SelfTime).abs().to_bits(), r.change(Metric::Total).abs().to_bits());
+        let subject = |r: &Row| match r.subject {
+            Subject::Function(k) | Subject::Node(k) => rank(k),
+        };
+        rows.sort_unstable_by(|a, b| {
+            let ((sa, ta), (sb, tb)) = (changes(a), changes(b));
+            (sb, tb, a.thread).cmp(&(sa, ta, b.thread)).then_with(|| subject(a).cmp(&subject(b)))
+        });
+    } else {
+        // A median per comparison would dominate the diff: the keys computed once.
+        rows.sort_by_cached_key(key);
+    }
 }
 
-/// The threads of a run with their rank among threads of the same name, busiest first.
-fn ranked(run: &[ThreadEstimate]) -> Vec<(&ThreadEstimate, usize)> {
-    let mut order: Vec<&ThreadEstimate> = run.iter().collect();
-    order.sort_by(|a, b| {
+/// The threads of a run (their indices) with their rank among threads of the same name,
+/// busiest first.
+fn ranked(run: &[ThreadEstimate]) -> Vec<(usize, usize)> {
+    let mut order: Vec<usize> = (0..run.len()).collect();
+    order.sort_by(|&a, &b| {
+        let (a, b) = (&run[a], &run[b]);
         a.label().cmp(b.label()).then(b.busy().total_cmp(&a.busy())).then((a.pid, a.tid).cmp(&(b.pid, b.tid)))
     });
-    let mut out = Vec::with_capacity(order.len());
-    for (i, t) in order.iter().enumerate() {
+    let mut out: Vec<(usize, usize)> = Vec::with_capacity(order.len());
+    for (i, &k) in order.iter().enumerate() {
         let rank =
-            if i > 0 && order[i - 1].label() == t.label() { out.last().map_or(0, |l: &(_, usize)| l.1 + 1) } else { 0 };
-        out.push((*t, rank));
+            if i > 0 && run[order[i - 1]].label() == run[k].label() { out.last().map_or(0, |l| l.1 + 1) } else { 0 };
+        out.push((k, rank));
     }
     out
 }
@@ -435,10 +532,20 @@ mod tests {
     use super::*;
 
     fn estimate() -> Vec<ThreadEstimate> {
+        estimate_with(1.0, 1.0)
+    }
+
+    /// [`estimate`] with z's and b's self times.
+    fn estimate_with(z: f64, b: f64) -> Vec<ThreadEstimate> {
         // m [0, 100] holds z [10, 50] (which holds q [20, 30]) and then b [60, 90]: seen in the
         // order m, z, q, b; named so that name order differs.
         let call = |ts: f64, dur: f64, depth: i32, name: &str| {
-            serde_json::json!({"ts": ts, "dur": dur, "selfTime": 1.0, "depth": depth, "nodeDepth": depth,
+            let own = match name {
+                "z" => z,
+                "b" => b,
+                _ => 1.0,
+            };
+            serde_json::json!({"ts": ts, "dur": dur, "selfTime": own, "depth": depth, "nodeDepth": depth,
                 "nodeId": depth, "sampleIndex": ts as i64, "functionName": name, "url": "", "scriptId": "1",
                 "lineNumber": null, "columnNumber": null})
         };
@@ -457,5 +564,22 @@ mod tests {
         // A path before its extensions, a subtree before its next sibling.
         let paths: Vec<String> = d.call_nodes.iter().map(|r| d.subject_label(r.subject)).collect();
         assert_eq!(paths, ["m", "m>b", "m>z", "m>z>q"]);
+    }
+
+    #[test]
+    fn estimates_freed_as_they_are_counted_give_the_same_rows() {
+        // NEW: z's self time 1 → 6, b's 1 → 3; m's total 4 → 11.
+        let (b, n) = (estimate_with(1.0, 1.0), estimate_with(6.0, 3.0));
+        for base in [vec![b.clone()], vec![b.clone(), b.clone()]] {
+            let want = diff(&base, std::slice::from_ref(&n));
+            let got = diff_owned(base.clone(), vec![n.clone()]);
+            assert_eq!(format!("{got:?}"), format!("{want:?}"));
+            let names: Vec<String> = got.functions.iter().map(|r| got.subject_label(r.subject)).collect();
+            // By self-time change, then total-time change.
+            assert_eq!(names, ["z", "b", "m", "q"]);
+            let z = &got.functions[0];
+            assert_eq!((z.medians(Metric::SelfTime), z.medians(Metric::Total)), ((1.0, 6.0), (2.0, 7.0)));
+            assert_eq!((z.base().len(), z.new_runs().len()), (base.len(), 1));
+        }
     }
 }

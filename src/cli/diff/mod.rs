@@ -355,15 +355,11 @@ pub(crate) fn run(args: &DiffArgs, global: &Global, cfg: &Config, mut reads: Rea
         }
         (true, [b, n]) => {
             let (bs, ns) = (runs_of(b)?, runs_of(n)?);
-            // Runs compare function by function: each run's stacks are kept, not its calls.
-            let load_run = |p: &PathBuf, spec: &SideSpec| {
-                let mut run = load(&Side::new(p)?, spec, global, spec.cfg.threads)?;
-                run.iter_mut().for_each(ThreadEstimate::shed_calls);
-                Ok::<_, Failed>(run)
-            };
+            // Runs compare function by function: each thread's stacks are counted, then freed.
+            let load_run = |p: &PathBuf, spec: &SideSpec| load(&Side::new(p)?, spec, global, spec.cfg.threads);
             let base_runs = bs.iter().map(|p| load_run(p, &specs.0)).collect::<Result<Vec<_>, _>>()?;
             let new_runs = ns.iter().map(|p| load_run(p, &specs.1)).collect::<Result<Vec<_>, _>>()?;
-            let d = funcs::diff(&base_runs, &new_runs);
+            let d = funcs::diff_owned(base_runs, new_runs);
             let header =
                 Header::new(describe_runs(b, bs.len(), &specs.0), describe_runs(n, ns.len(), &specs.1), &specs);
             (d, header)
@@ -458,10 +454,9 @@ impl Header {
     }
 }
 
-/// Two recordings function by function, their calls' records freed first.
-fn functions_of(mut base: Vec<ThreadEstimate>, mut new: Vec<ThreadEstimate>) -> funcs::FuncDiff {
-    base.iter_mut().chain(&mut new).for_each(ThreadEstimate::shed_calls);
-    funcs::diff(&[base], &[new])
+/// Two recordings function by function, each thread freed once counted.
+fn functions_of(base: Vec<ThreadEstimate>, new: Vec<ThreadEstimate>) -> funcs::FuncDiff {
+    funcs::diff_owned(vec![base], vec![new])
 }
 
 fn describe(p: &Path, spec: &SideSpec) -> String {
