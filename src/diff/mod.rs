@@ -252,6 +252,13 @@ impl ThreadEstimate {
         }
     }
 
+    /// Takes the stacks, with every call's stack and self weight as a sample
+    /// ([`ThreadEstimate::stacks`]), leaving none: the calls' records are freed.
+    pub fn take_stacks(&mut self) -> Stacks {
+        self.shed_calls();
+        std::mem::take(&mut self.stacks)
+    }
+
     /// Frees the calls and stacks, keeping the thread's name, ids and counts: what is left of
     /// a thread [`funcs::diff_owned`] has counted.
     fn release(&mut self) {

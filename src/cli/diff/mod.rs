@@ -381,7 +381,7 @@ pub(crate) fn run(args: &DiffArgs, global: &Global, cfg: &Config, mut reads: Rea
             let header = Header::new(describe(one, &specs.0), describe(one, &specs.1), &specs);
             match args.format {
                 DiffFormat::Svg => return stacks::differential(args, &header, &b, &n),
-                DiffFormat::Pprof => return stacks::pprof_difference(args, &header, &b, &n),
+                DiffFormat::Pprof => return stacks::pprof_difference(args, &header, b, n),
                 _ => {}
             }
             if args.level != Some(Level::Functions) {
@@ -394,7 +394,7 @@ pub(crate) fn run(args: &DiffArgs, global: &Global, cfg: &Config, mut reads: Rea
             let header = Header::new(describe(b, &specs.0), describe(n, &specs.1), &specs);
             match args.format {
                 DiffFormat::Svg => return stacks::differential(args, &header, &bt, &nt),
-                DiffFormat::Pprof => return stacks::pprof_difference(args, &header, &bt, &nt),
+                DiffFormat::Pprof => return stacks::pprof_difference(args, &header, bt, nt),
                 _ => {}
             }
             let level = args.level.unwrap_or(if ThreadEstimate::same_recording(&bt, &nt) {

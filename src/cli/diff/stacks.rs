@@ -11,31 +11,36 @@ use super::{write_with, DiffArgs, Header};
 use crate::cli::report::failure;
 use crate::cli::Failed;
 
-/// Each thread with calls and the name its stacks go under: its name, `#2` for the second
-/// busiest of that name (threads pair across recordings as `diff` pairs them), or `one` when
-/// each side has one thread (a .cpuprofile is named after its file).
-pub(super) fn named<'a>(side: &'a [ThreadEstimate], one: Option<&str>) -> Vec<(&'a ThreadEstimate, String)> {
-    let mut v: Vec<&ThreadEstimate> = side.iter().filter(|t| t.call_count() > 0).collect();
-    v.sort_by(|a, b| {
+/// Each thread with calls (its index in `side`) and the name its stacks go under: its name,
+/// `#2` for the second busiest of that name (threads pair across recordings as `diff` pairs
+/// them), or `one` when each side has one thread (a .cpuprofile is named after its file).
+pub(super) fn named(side: &[ThreadEstimate], one: Option<&str>) -> Vec<(usize, String)> {
+    let mut v: Vec<usize> = (0..side.len()).filter(|&k| side[k].call_count() > 0).collect();
+    v.sort_by(|&a, &b| {
+        let (a, b) = (&side[a], &side[b]);
         a.label().cmp(b.label()).then(b.busy().total_cmp(&a.busy())).then((a.pid, a.tid).cmp(&(b.pid, b.tid)))
     });
-    let mut out: Vec<(&ThreadEstimate, String)> = Vec::with_capacity(v.len());
+    let mut out: Vec<(usize, String)> = Vec::with_capacity(v.len());
     let mut rank = 0;
-    for (i, t) in v.iter().enumerate() {
-        rank = if i > 0 && v[i - 1].label() == t.label() { rank + 1 } else { 0 };
+    for (i, &k) in v.iter().enumerate() {
+        let t = &side[k];
+        rank = if i > 0 && side[v[i - 1]].label() == t.label() { rank + 1 } else { 0 };
         let name = match one {
             Some(n) => n.to_owned(),
             None if rank == 0 => t.label().to_owned(),
             None => format!("{} #{}", t.label(), rank + 1),
         };
-        out.push((t, name));
+        out.push((k, name));
     }
     out
 }
 
 /// A thread's stacks with scripts by path: a local server's port changes between recordings.
 pub(super) fn by_path(t: &ThreadEstimate) -> Stacks {
-    let mut stacks = t.stacks().into_owned();
+    scripts_by_path(t.stacks().into_owned())
+}
+
+fn scripts_by_path(mut stacks: Stacks) -> Stacks {
     for f in &mut stacks.funcs {
         f.url = FuncKey::script_path(&f.url).to_owned();
     }
@@ -54,8 +59,8 @@ pub(super) fn one_name(base: &[ThreadEstimate], new: &[ThreadEstimate]) -> Optio
 /// [`named`]).
 fn collapsed(side: &[ThreadEstimate], one: Option<&str>) -> String {
     let mut lines = Vec::new();
-    for (t, name) in named(side, one) {
-        CollapsedTree::new(&by_path(t), Some(&CollapsedTree::escape(&name))).write(&mut lines, 0);
+    for (k, name) in named(side, one) {
+        CollapsedTree::new(&by_path(&side[k]), Some(&CollapsedTree::escape(&name))).write(&mut lines, 0);
     }
     let mut text = lines.join("\n");
     text.push('\n');
@@ -107,27 +112,27 @@ pub(super) fn differential(
 }
 
 /// `diff --format pprof`: NEW minus BASE as one pprof profile (see
-/// [`crate::cli::export::pprof::difference`]).
+/// [`crate::cli::export::pprof::difference`]); each thread's estimate is taken apart as its
+/// stacks are added, so that both sides' are not copied whole beside the profile.
 pub(super) fn pprof_difference(
     args: &DiffArgs,
     header: &Header,
-    base: &[ThreadEstimate],
-    new: &[ThreadEstimate],
+    mut base: Vec<ThreadEstimate>,
+    mut new: Vec<ThreadEstimate>,
 ) -> Result<(), Failed> {
     use crate::cli::export::pprof::{difference, ThreadDelta};
-    let one = one_name(base, new);
-    let (b, n) = (named(base, one.as_deref()), named(new, one.as_deref()));
-    let mut names: Vec<&String> = b.iter().chain(&n).map(|(_, name)| name).collect();
+    let one = one_name(&base, &new);
+    let (b, n) = (named(&base, one.as_deref()), named(&new, one.as_deref()));
+    let mut names: Vec<String> = b.iter().chain(&n).map(|(_, name)| name.clone()).collect();
     names.sort();
     names.dedup();
-    let stacks =
-        |side: &[(&ThreadEstimate, String)], name: &str| side.iter().find(|(_, k)| k == name).map(|(t, _)| by_path(t));
-    let held: Vec<(String, Option<Stacks>, Option<Stacks>)> =
-        names.into_iter().map(|name| (name.clone(), stacks(&b, name), stacks(&n, name))).collect();
-    let threads: Vec<ThreadDelta<'_>> = held
-        .iter()
-        .map(|(name, base, new)| ThreadDelta { name: name.clone(), base: base.as_ref(), new: new.as_ref() })
-        .collect();
-    let bytes = difference(&threads, &format!("jscalls diff: {} minus {}", header.new, header.base));
+    let find = |side: &[(usize, String)], name: &str| side.iter().find(|(_, k)| k == name).map(|(t, _)| *t);
+    let threads = names.into_iter().map(|name| {
+        let (bk, nk) = (find(&b, &name), find(&n, &name));
+        let base = bk.map(|k| scripts_by_path(base[k].take_stacks()));
+        let new = nk.map(|k| scripts_by_path(new[k].take_stacks()));
+        ThreadDelta { name, base, new }
+    });
+    let bytes = difference(threads, &format!("jscalls diff: {} minus {}", header.new, header.base));
     write_with(args, |w| w.write_all(&bytes))
 }

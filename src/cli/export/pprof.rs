@@ -368,17 +368,17 @@ fn write_in_parts(
 const PIECE_LOCATIONS: usize = 1 << 20;
 
 /// One thread of `diff --format pprof`: its name, and its stacks in BASE and in NEW.
-pub(crate) struct ThreadDelta<'a> {
+pub(crate) struct ThreadDelta {
     pub(crate) name: String,
-    pub(crate) base: Option<&'a Stacks>,
-    pub(crate) new: Option<&'a Stacks>,
+    pub(crate) base: Option<Stacks>,
+    pub(crate) new: Option<Stacks>,
 }
 
 /// `diff --format pprof`: one profile of NEW's self time minus BASE's, per stack (`cpu`,
 /// nanoseconds, negative where it shrank), each sample labelled with its thread: what
 /// `go tool pprof -diff_base BASE NEW` shows, from one file. Stacks equal on both sides are left
 /// out.
-pub(crate) fn difference(threads: &[ThreadDelta<'_>], comment: &str) -> Vec<u8> {
+pub(crate) fn difference(threads: impl IntoIterator<Item = ThreadDelta>, comment: &str) -> Vec<u8> {
     let mut b = Builder::default();
     b.string("");
     let cpu = b.value_type("cpu", "nanoseconds");
@@ -388,11 +388,12 @@ pub(crate) fn difference(threads: &[ThreadDelta<'_>], comment: &str) -> Vec<u8> 
     for t in threads {
         let labels = [Label { key: thread_key, str: b.string(&t.name), num: 0 }];
         b.new_thread(&labels);
+        // Each side's stacks go once added.
         if let Some(s) = t.new {
-            b.add(s, 0, 1000.0);
+            b.add(&s, 0, 1000.0);
         }
         if let Some(s) = t.base {
-            b.add(s, 0, -1000.0);
+            b.add(&s, 0, -1000.0);
         }
     }
     b.samples.retain(|s| s.value.iter().any(|&v| v != 0));
