@@ -22,6 +22,7 @@ use super::output::{spill_stream, Output};
 use super::report::{assemble_file, failure, md_cell};
 use super::Failed;
 
+mod flame;
 mod lines;
 mod render;
 mod rule;
@@ -380,7 +381,7 @@ pub(crate) fn run(args: &DiffArgs, global: &Global, cfg: &Config, mut reads: Rea
             let (b, n) = load_both(&side, &side, &specs, global)?;
             let header = Header::new(describe(one, &specs.0), describe(one, &specs.1), &specs);
             match args.format {
-                DiffFormat::Svg => return stacks::differential(args, &header, &b, &n),
+                DiffFormat::Svg => return flame::differential(args, &header, b, n),
                 DiffFormat::Pprof => return stacks::pprof_difference(args, &header, b, n),
                 _ => {}
             }
@@ -393,7 +394,7 @@ pub(crate) fn run(args: &DiffArgs, global: &Global, cfg: &Config, mut reads: Rea
             let (bt, nt) = load_both(&Side::new(b)?, &Side::new(n)?, &specs, global)?;
             let header = Header::new(describe(b, &specs.0), describe(n, &specs.1), &specs);
             match args.format {
-                DiffFormat::Svg => return stacks::differential(args, &header, &bt, &nt),
+                DiffFormat::Svg => return flame::differential(args, &header, bt, nt),
                 DiffFormat::Pprof => return stacks::pprof_difference(args, &header, bt, nt),
                 _ => {}
             }

@@ -1,14 +1,11 @@
-//! The two sides' stacks compared: `jscalls diff --format svg`, a differential flame graph
-//! (inferno's), NEW's stacks drawn by their self time and colored by how they changed from
-//! BASE; and `--format pprof`, NEW minus BASE as one pprof profile.
+//! The two sides' stacks compared: which threads pair, under what names, and `--format
+//! pprof`, NEW minus BASE as one pprof profile (the differential flame graph is `flame.rs`).
 
 use jscalls::diff::funcs::FuncKey;
 use jscalls::diff::ThreadEstimate;
-use jscalls::tree::{CollapsedTree, Stacks};
-use jscalls::Error;
+use jscalls::tree::Stacks;
 
 use super::{write_with, DiffArgs, Header};
-use crate::cli::report::failure;
 use crate::cli::Failed;
 
 /// Each thread with calls (its index in `side`) and the name its stacks go under: its name,
@@ -36,11 +33,7 @@ pub(super) fn named(side: &[ThreadEstimate], one: Option<&str>) -> Vec<(usize, S
 }
 
 /// A thread's stacks with scripts by path: a local server's port changes between recordings.
-pub(super) fn by_path(t: &ThreadEstimate) -> Stacks {
-    scripts_by_path(t.stacks().into_owned())
-}
-
-fn scripts_by_path(mut stacks: Stacks) -> Stacks {
+pub(super) fn scripts_by_path(mut stacks: Stacks) -> Stacks {
     for f in &mut stacks.funcs {
         f.url = FuncKey::script_path(&f.url).to_owned();
     }
@@ -53,62 +46,6 @@ pub(super) fn one_name(base: &[ThreadEstimate], new: &[ThreadEstimate]) -> Optio
     (with_calls(base) <= 1 && with_calls(new) <= 1)
         .then(|| new.iter().chain(base).find(|t| t.call_count() > 0).map(|t| t.label().to_owned()))
         .flatten()
-}
-
-/// The collapsed stacks of one side, µs of self time, each under its thread's name (see
-/// [`named`]).
-fn collapsed(side: &[ThreadEstimate], one: Option<&str>) -> String {
-    let mut lines = Vec::new();
-    for (k, name) in named(side, one) {
-        CollapsedTree::new(&by_path(&side[k]), Some(&CollapsedTree::escape(&name))).write(&mut lines, 0);
-    }
-    let mut text = lines.join("\n");
-    text.push('\n');
-    text
-}
-
-/// The differential flame graph of BASE and NEW.
-pub(super) fn differential(
-    args: &DiffArgs,
-    header: &Header,
-    base: &[ThreadEstimate],
-    new: &[ThreadEstimate],
-) -> Result<(), Failed> {
-    let one = one_name(base, new);
-    let (before, after) = (collapsed(base, one.as_deref()), collapsed(new, one.as_deref()));
-    let mut folded = Vec::new();
-    inferno::differential::from_readers(
-        inferno::differential::Options::default(),
-        before.as_bytes(),
-        after.as_bytes(),
-        &mut folded,
-    )
-    .map_err(|e| failure("the differential flame graph", Error::io("cannot fold the stacks", e)))?;
-    if folded.is_empty() {
-        return Err(failure(
-            "the differential flame graph",
-            Error::input(None, "nothing to draw: no stack weighs 1 µs"),
-        ));
-    }
-    let mut opt = inferno::flamegraph::Options::default();
-    opt.title = format!(
-        "{} → {}: differential flame graph",
-        CollapsedTree::escape(&header.base),
-        CollapsedTree::escape(&header.new)
-    );
-    opt.subtitle = Some(
-        "widths: NEW's self time (µs); red: more self time than in BASE, blue: less (the deeper, the larger the change); \
-         a function BASE has and NEW lacks is not drawn"
-            .to_owned(),
-    );
-    opt.count_name = "µs".to_owned();
-    opt.name_type = "Function:".to_owned();
-    opt.deterministic = true;
-    opt.text_truncate_direction = inferno::flamegraph::TextTruncateDirection::Right;
-    let mut svg = Vec::new();
-    inferno::flamegraph::from_reader(&mut opt, &folded[..], &mut svg)
-        .map_err(|e| failure("the differential flame graph", Error::io("cannot draw it", e)))?;
-    write_with(args, |w| w.write_all(&svg))
 }
 
 /// `diff --format pprof`: NEW minus BASE as one pprof profile (see

@@ -138,7 +138,7 @@ fn size(bytes: u64) -> String {
 /// The least whole weight inferno draws a frame of, in a flame graph of `total` whose
 /// `min_width` is given: it leaves out a frame `w` wide when `(w as f64) < min_width / (100.0
 /// / total as f64)`, computed so (every weight under the result is left out).
-fn fold_below(min_width: f64, total: u64) -> u64 {
+pub(crate) fn fold_below(min_width: f64, total: u64) -> u64 {
     (min_width / (100.0 / total as f64)).ceil() as u64
 }
 

@@ -20,6 +20,7 @@ use super::Failed;
 use std::collections::HashMap;
 
 mod collapsed;
+pub(crate) use collapsed::fold_below;
 mod firefox;
 pub(crate) mod pprof;
 mod speedscope;
