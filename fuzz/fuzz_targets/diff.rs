@@ -33,14 +33,22 @@ fuzz_target!(|data: &[u8]| {
     let cut = data.iter().position(|&b| b == 0xFF).unwrap_or(data.len() / 2);
     let (a, b) = (&data[..cut], &data[(cut + 1).min(data.len())..]);
     let (Some(a), Some(b)) = (side(a), side(b)) else { return };
-    let ab = calls::diff(&a, &b);
-    let ba = calls::diff(&b, &a);
+    let ab = calls::diff(&a, &b, usize::MAX);
+    let ba = calls::diff(&b, &a, usize::MAX);
     assert_eq!(
-        ab.iter().map(|t| t.changes.len()).sum::<usize>(),
-        ba.iter().map(|t| t.changes.len()).sum::<usize>(),
+        ab.iter().map(|t| t.len()).sum::<usize>(),
+        ba.iter().map(|t| t.len()).sum::<usize>(),
         "a call-by-call diff has as many changes both ways"
     );
-    let _ = funcs::diff(&[&a[..]], &[&b[..]]);
+    // Keeping the largest few counts the same and keeps the first of all.
+    for (top, all) in calls::diff(&a, &b, 2).iter().zip(&ab) {
+        assert_eq!((top.len(), top.sum_abs_dur().to_bits()), (all.len(), all.sum_abs_dur().to_bits()));
+        let firsts = |t: &calls::ThreadDiff<'_>| t.changes().take(2).map(|c| (c.kind, c.size().to_bits())).collect::<Vec<_>>();
+        assert_eq!(firsts(top), firsts(all));
+    }
+    let one = funcs::diff(&[&a[..]], &[&b[..]]);
+    let owned = funcs::diff_owned(vec![a.clone()], vec![b.clone()]);
+    assert_eq!(format!("{owned:?}"), format!("{one:?}"), "freeing estimates as they are counted changes nothing");
     let _ = funcs::diff(&[&a[..], &b[..]], &[&b[..]]);
     let _ = ThreadEstimate::same_recording(&a, &b);
 });
