@@ -32,3 +32,19 @@ first_pass() { # frames file
   node -e 'const d=JSON.parse(require("fs").readFileSync(process.argv[1]));
     for (const f of d.frames) f.resolvedName = f.resolvedNameFirst; console.log(JSON.stringify(d))' "$1"
 }
+
+# Runs CMD... (a `jscalls view` command line, maybe under /usr/bin/time) and fetches the
+# profile it serves into OUT with curl, as the viewer would; returns once view has exited.
+# view's messages come through a pipe, read as they come (polling would take CPU from it).
+view_once() { # out, command...
+  local out=$1 url="" line
+  shift
+  exec 3< <("$@" 2>&1 > /dev/null)
+  while IFS= read -r line <&3; do
+    case "$line" in *from-url/*) url=$(printf '%s' "${line#*from-url/}" | sed 's|/$||; s|%3A|:|g; s|%2F|/|g'); break ;; esac
+  done
+  curl -s -H 'Origin: https://profiler.firefox.com' -o "$out" "$url"
+  # Until view has exited (its end of the pipe closed).
+  cat <&3 > /dev/null
+  exec 3<&-
+}

@@ -12,6 +12,7 @@ J="${2:-$ROOT/target/release/jscalls}"
 [ $# -ge 2 ] || (cd "$ROOT" && cargo build --quiet --release --bin jscalls)
 OUT="$(mktemp -d)"
 trap 'rm -rf "$OUT"' EXIT
+. "$ROOT/bench/lib.sh"
 run() {
   local label=$1 out=$2
   shift 2
@@ -23,14 +24,7 @@ run() {
 # `view` until a client (curl, as the viewer) has the profile and it has exited.
 run_view() {
   rm -f "$OUT"/*
-  exec 3< <(/usr/bin/time -f "%e %M" -o "$OUT/time" "$J" view "$FILE" --no-open --timeout 600 2>&1 > /dev/null)
-  local url="" line
-  while IFS= read -r line <&3; do
-    case "$line" in *from-url/*) url=$(printf '%s' "${line#*from-url/}" | sed 's|/$||; s|%3A|:|g; s|%2F|/|g'); break ;; esac
-  done
-  curl -s -H 'Origin: https://profiler.firefox.com' -o "$OUT/served" "$url"
-  cat <&3 > /dev/null
-  exec 3<&-
+  view_once "$OUT/served" /usr/bin/time -f "%e %M" -o "$OUT/time" "$J" view "$FILE" --no-open --timeout 600
   read -r secs kb < "$OUT/time"
   printf '| %s | %s s | %s MB |\n' '`view` (the Firefox profile, served)' "$secs" "$((kb / 1024))"
 }

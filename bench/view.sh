@@ -21,16 +21,7 @@ for _ in $(seq "$RUNS"); do
   t1=$EPOCHREALTIME
   echo "$t1 - $t0" | bc >> "$OUT/export.s"
   t0=$EPOCHREALTIME
-  # view's messages through a pipe, read as they come (polling for them would take CPU from it).
-  exec 3< <("$J" view "$FILE" --no-open --timeout 60 2>&1 > /dev/null)
-  url=""
-  while IFS= read -r line <&3; do
-    case "$line" in *from-url/*) url=$(printf '%s' "${line#*from-url/}" | sed 's|/$||; s|%3A|:|g; s|%2F|/|g'); break ;; esac
-  done
-  curl -s -H 'Origin: https://profiler.firefox.com' -o "$OUT/served" "$url"
-  # Until view has exited (its end of the pipe closed).
-  cat <&3 > /dev/null
-  exec 3<&-
+  view_once "$OUT/served" "$J" view "$FILE" --no-open --timeout 60
   t1=$EPOCHREALTIME
   echo "$t1 - $t0" | bc >> "$OUT/view.s"
 done

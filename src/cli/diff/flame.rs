@@ -15,7 +15,7 @@ use jscalls::tree::{CollapsedTree, StackId, Stacks};
 use jscalls::Error;
 use rustc_hash::FxHashMap;
 
-use super::stacks::{named, one_name, scripts_by_path};
+use super::stacks::{paired, take};
 use super::{write_with, DiffArgs, Header};
 use crate::cli::report::failure;
 use crate::cli::Failed;
@@ -41,19 +41,12 @@ pub(super) fn differential(
 
 /// The lines inferno is given: each a stack, its weight in BASE and in NEW (µs), sorted.
 fn lines(mut base: Vec<ThreadEstimate>, mut new: Vec<ThreadEstimate>) -> Vec<(String, [u64; 2])> {
-    let one = one_name(&base, &new);
-    let (b, n) = (named(&base, one.as_deref()), named(&new, one.as_deref()));
-    let mut names: Vec<String> = b.iter().chain(&n).map(|(_, name)| name.clone()).collect();
-    names.sort();
-    names.dedup();
-    let find = |side: &[(usize, String)], name: &str| side.iter().find(|(_, k)| k == name).map(|(t, _)| *t);
     // Each thread's tree, its estimates freed as they are merged.
-    let trees: Vec<Merged> = names
-        .iter()
-        .map(|name| {
-            let before = find(&b, name).map(|k| scripts_by_path(base[k].take_stacks()));
-            let after = find(&n, name).map(|k| scripts_by_path(new[k].take_stacks()));
-            Merged::new(&CollapsedTree::escape(name), before.as_ref(), after.as_ref())
+    let trees: Vec<Merged> = paired(&base, &new)
+        .into_iter()
+        .map(|(name, b, n)| {
+            let (before, after) = (take(&mut base, b), take(&mut new, n));
+            Merged::new(&CollapsedTree::escape(&name), before.as_ref(), after.as_ref())
         })
         .collect();
     drop((base, new));
@@ -289,10 +282,11 @@ mod tests {
     /// The flame graph as inferno draws it from every line, its own differential step first.
     fn unfolded(base: &[ThreadEstimate], new: &[ThreadEstimate]) -> Vec<u8> {
         let text = |side: &[ThreadEstimate]| {
-            let mut lines = Vec::new();
-            for t in side {
-                let stacks = scripts_by_path(t.stacks().into_owned());
-                CollapsedTree::new(&stacks, Some(&CollapsedTree::escape(t.label()))).write(&mut lines, 0);
+            let (mut side, mut lines) = (side.to_vec(), Vec::new());
+            for k in 0..side.len() {
+                let name = CollapsedTree::escape(side[k].label());
+                let stacks = take(&mut side, Some(k)).expect("a thread");
+                CollapsedTree::new(&stacks, Some(&name)).write(&mut lines, 0);
             }
             lines.join("\n") + "\n"
         };

@@ -11,7 +11,7 @@ use crate::cli::Failed;
 /// Each thread with calls (its index in `side`) and the name its stacks go under: its name,
 /// `#2` for the second busiest of that name (threads pair across recordings as `diff` pairs
 /// them), or `one` when each side has one thread (a .cpuprofile is named after its file).
-pub(super) fn named(side: &[ThreadEstimate], one: Option<&str>) -> Vec<(usize, String)> {
+fn named(side: &[ThreadEstimate], one: Option<&str>) -> Vec<(usize, String)> {
     let mut v: Vec<usize> = (0..side.len()).filter(|&k| side[k].call_count() > 0).collect();
     v.sort_by(|&a, &b| {
         let (a, b) = (&side[a], &side[b]);
@@ -33,7 +33,7 @@ pub(super) fn named(side: &[ThreadEstimate], one: Option<&str>) -> Vec<(usize, S
 }
 
 /// A thread's stacks with scripts by path: a local server's port changes between recordings.
-pub(super) fn scripts_by_path(mut stacks: Stacks) -> Stacks {
+fn scripts_by_path(mut stacks: Stacks) -> Stacks {
     for f in &mut stacks.funcs {
         f.url = FuncKey::script_path(&f.url).to_owned();
     }
@@ -41,11 +41,28 @@ pub(super) fn scripts_by_path(mut stacks: Stacks) -> Stacks {
 }
 
 /// The name both sides' threads go under when each side has one thread with calls.
-pub(super) fn one_name(base: &[ThreadEstimate], new: &[ThreadEstimate]) -> Option<String> {
+fn one_name(base: &[ThreadEstimate], new: &[ThreadEstimate]) -> Option<String> {
     let with_calls = |s: &[ThreadEstimate]| s.iter().filter(|t| t.call_count() > 0).count();
     (with_calls(base) <= 1 && with_calls(new) <= 1)
         .then(|| new.iter().chain(base).find(|t| t.call_count() > 0).map(|t| t.label().to_owned()))
         .flatten()
+}
+
+/// Every thread name of either side (see [`named`]), in order, with the index of the thread it
+/// names on each side.
+pub(super) fn paired(base: &[ThreadEstimate], new: &[ThreadEstimate]) -> Vec<(String, Option<usize>, Option<usize>)> {
+    let one = one_name(base, new);
+    let (b, n) = (named(base, one.as_deref()), named(new, one.as_deref()));
+    let mut names: Vec<&String> = b.iter().chain(&n).map(|(_, name)| name).collect();
+    names.sort();
+    names.dedup();
+    let find = |side: &[(usize, String)], name: &str| side.iter().find(|(_, k)| k == name).map(|(t, _)| *t);
+    names.into_iter().map(|name| (name.clone(), find(&b, name), find(&n, name))).collect()
+}
+
+/// Thread `k`'s stacks (scripts by path), taken from it: its calls are freed.
+pub(super) fn take(side: &mut [ThreadEstimate], k: Option<usize>) -> Option<Stacks> {
+    k.map(|k| scripts_by_path(side[k].take_stacks()))
 }
 
 /// `diff --format pprof`: NEW minus BASE as one pprof profile (see
@@ -58,17 +75,10 @@ pub(super) fn pprof_difference(
     mut new: Vec<ThreadEstimate>,
 ) -> Result<(), Failed> {
     use crate::cli::export::pprof::{difference, ThreadDelta};
-    let one = one_name(&base, &new);
-    let (b, n) = (named(&base, one.as_deref()), named(&new, one.as_deref()));
-    let mut names: Vec<String> = b.iter().chain(&n).map(|(_, name)| name.clone()).collect();
-    names.sort();
-    names.dedup();
-    let find = |side: &[(usize, String)], name: &str| side.iter().find(|(_, k)| k == name).map(|(t, _)| *t);
-    let threads = names.into_iter().map(|name| {
-        let (bk, nk) = (find(&b, &name), find(&n, &name));
-        let base = bk.map(|k| scripts_by_path(base[k].take_stacks()));
-        let new = nk.map(|k| scripts_by_path(new[k].take_stacks()));
-        ThreadDelta { name, base, new }
+    let threads = paired(&base, &new).into_iter().map(|(name, b, n)| ThreadDelta {
+        name,
+        base: take(&mut base, b),
+        new: take(&mut new, n),
     });
     let bytes = difference(threads, &format!("jscalls diff: {} minus {}", header.new, header.base));
     write_with(args, |w| w.write_all(&bytes))
