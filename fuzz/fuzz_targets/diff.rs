@@ -47,7 +47,7 @@ fuzz_target!(|data: &[u8]| {
         assert_eq!(firsts(top), firsts(all));
     }
     let one = funcs::diff(&[&a[..]], &[&b[..]]);
-    let owned = funcs::diff_owned(vec![a.clone()], vec![b.clone()]);
+    let owned = funcs::FuncDiff::of_owned(vec![a.clone()], vec![b.clone()]);
     assert_eq!(format!("{owned:?}"), format!("{one:?}"), "freeing estimates as they are counted changes nothing");
     let _ = funcs::diff(&[&a[..], &b[..]], &[&b[..]]);
     let _ = ThreadEstimate::same_recording(&a, &b);

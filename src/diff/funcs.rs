@@ -244,6 +244,23 @@ pub struct FuncDiff {
 }
 
 impl FuncDiff {
+    /// [`diff`] of estimates it may free: each thread's calls and stacks go as soon as its
+    /// rows have them, so that the rows of two large recordings are not made beside both whole.
+    pub fn of_owned(mut base: Vec<Vec<ThreadEstimate>>, mut new: Vec<Vec<ThreadEstimate>>) -> FuncDiff {
+        let mut build = Build::new(&base, &new);
+        for (runs, is_new) in [(&mut base, false), (&mut new, true)] {
+            for (r, run) in runs.iter_mut().enumerate() {
+                for (k, rank) in ranked(run) {
+                    run[k].shed_calls();
+                    let t = &run[k];
+                    build.thread(t, &t.stacks(), rank, r, is_new);
+                    run[k].release();
+                }
+            }
+        }
+        build.finish()
+    }
+
     /// The functions from a root to CallNode `node`.
     pub fn path(&self, node: u32) -> Vec<u32> {
         let mut out = Vec::new();
@@ -288,23 +305,6 @@ pub fn diff<R: AsRef<[ThreadEstimate]>>(base: &[R], new: &[R]) -> FuncDiff {
             let run = run.as_ref();
             for (k, rank) in ranked(run) {
                 build.thread(&run[k], &run[k].stacks(), rank, r, is_new);
-            }
-        }
-    }
-    build.finish()
-}
-
-/// [`diff`] of estimates it may free: each thread's calls and stacks go as soon as its rows
-/// have them, so that the rows of two large recordings are not made beside both whole.
-pub fn diff_owned(mut base: Vec<Vec<ThreadEstimate>>, mut new: Vec<Vec<ThreadEstimate>>) -> FuncDiff {
-    let mut build = Build::new(&base, &new);
-    for (runs, is_new) in [(&mut base, false), (&mut new, true)] {
-        for (r, run) in runs.iter_mut().enumerate() {
-            for (k, rank) in ranked(run) {
-                run[k].shed_calls();
-                let t = &run[k];
-                build.thread(t, &t.stacks(), rank, r, is_new);
-                run[k].release();
             }
         }
     }
@@ -572,7 +572,7 @@ mod tests {
         let (b, n) = (estimate_with(1.0, 1.0), estimate_with(6.0, 3.0));
         for base in [vec![b.clone()], vec![b.clone(), b.clone()]] {
             let want = diff(&base, std::slice::from_ref(&n));
-            let got = diff_owned(base.clone(), vec![n.clone()]);
+            let got = FuncDiff::of_owned(base.clone(), vec![n.clone()]);
             assert_eq!(format!("{got:?}"), format!("{want:?}"));
             let names: Vec<String> = got.functions.iter().map(|r| got.subject_label(r.subject)).collect();
             // By self-time change, then total-time change.

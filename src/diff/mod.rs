@@ -260,7 +260,7 @@ impl ThreadEstimate {
     }
 
     /// Frees the calls and stacks, keeping the thread's name, ids and counts: what is left of
-    /// a thread [`funcs::diff_owned`] has counted.
+    /// a thread [`funcs::FuncDiff::of_owned`] has counted.
     fn release(&mut self) {
         self.calls = packed::CallList::default();
         self.stacks = Stacks::default();

@@ -360,7 +360,7 @@ pub(crate) fn run(args: &DiffArgs, global: &Global, cfg: &Config, mut reads: Rea
             let load_run = |p: &PathBuf, spec: &SideSpec| load(&Side::new(p)?, spec, global, spec.cfg.threads);
             let base_runs = bs.iter().map(|p| load_run(p, &specs.0)).collect::<Result<Vec<_>, _>>()?;
             let new_runs = ns.iter().map(|p| load_run(p, &specs.1)).collect::<Result<Vec<_>, _>>()?;
-            let d = funcs::diff_owned(base_runs, new_runs);
+            let d = funcs::FuncDiff::of_owned(base_runs, new_runs);
             let header =
                 Header::new(describe_runs(b, bs.len(), &specs.0), describe_runs(n, ns.len(), &specs.1), &specs);
             (d, header)
@@ -457,7 +457,7 @@ impl Header {
 
 /// Two recordings function by function, each thread freed once counted.
 fn functions_of(base: Vec<ThreadEstimate>, new: Vec<ThreadEstimate>) -> funcs::FuncDiff {
-    funcs::diff_owned(vec![base], vec![new])
+    funcs::FuncDiff::of_owned(vec![base], vec![new])
 }
 
 fn describe(p: &Path, spec: &SideSpec) -> String {
