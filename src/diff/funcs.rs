@@ -251,10 +251,9 @@ impl FuncDiff {
         for (runs, is_new) in [(&mut base, false), (&mut new, true)] {
             for (r, run) in runs.iter_mut().enumerate() {
                 for (k, rank) in ranked(run) {
-                    run[k].shed_calls();
-                    let t = &run[k];
-                    build.thread(t, &t.stacks(), rank, r, is_new);
-                    run[k].release();
+                    // What is left of the thread (its name, ids and counts) is all `thread` reads.
+                    let stacks = run[k].take_stacks();
+                    build.thread(&run[k], &stacks, rank, r, is_new);
                 }
             }
         }
@@ -435,8 +434,9 @@ impl Build {
         let Build { mut d, mut functions, mut call_nodes, func_ids, node_ids, thread_ids, rows, .. } = self;
         drop((func_ids, node_ids, thread_ids, rows));
         let (func_rank, node_rank) = ranks(&d);
-        sort(&mut functions, |f| func_rank[f as usize]);
-        sort(&mut call_nodes, |n| node_rank[n as usize]);
+        let single = d.runs == (1, 1);
+        sort(&mut functions, single, |f| func_rank[f as usize]);
+        sort(&mut call_nodes, single, |n| node_rank[n as usize]);
         d.functions = functions;
         d.call_nodes = call_nodes;
         d
@@ -484,29 +484,26 @@ fn ranks(d: &FuncDiff) -> (Vec<u32>, Vec<u32>) {
 
 /// Rows by largest self-time change, then total-time change, then thread and subject (each
 /// row's key is its own: any sort gives one order).
-fn sort(rows: &mut [Row], rank: impl Fn(u32) -> u32) {
+fn sort(rows: &mut [Row], single: bool, rank: impl Fn(u32) -> u32) {
     // The changes are magnitudes (or NaN, largest as `total_cmp` has it): their bits sort as they do.
-    let key = |r: &Row| {
-        let subject = match r.subject {
-            Subject::Function(k) | Subject::Node(k) => rank(k),
-        };
-        let (s, t) = (r.change(Metric::SelfTime).abs(), r.change(Metric::Total).abs());
-        (std::cmp::Reverse(s.to_bits()), std::cmp::Reverse(t.to_bits()), r.thread, subject)
+    let changes = |r: &Row| (r.change(Metric::SelfTime).abs().to_bits(), r.change(Metric::Total).abs().to_bits());
+    let subject = |r: &Row| match r.subject {
+        Subject::Function(k) | Subject::Node(k) => rank(k),
     };
-    if rows.iter().all(|r| matches!(r.figures, Figs::One(_))) {
-        // A change is a subtraction here: computed at each comparison, in place, with no table
-        // of keys beside millions of rows (the subject's rank, a lookup, only on a tie).
-        let changes = |r: &Row| (r.change(Metric::SelfTime).abs().to_bits(), r.change(Metric::Total).abs().to_bits());
-        let subject = |r: &Row| match r.subject {
-            Subject::Function(k) | Subject::Node(k) => rank(k),
-        };
+    if single {
+        // A change is a subtraction here (`single`: one run a side): computed at each
+        // comparison, in place, with no table of keys beside millions of rows (the subject's
+        // rank, a lookup, only on a tie).
         rows.sort_unstable_by(|a, b| {
             let ((sa, ta), (sb, tb)) = (changes(a), changes(b));
             (sb, tb, a.thread).cmp(&(sa, ta, b.thread)).then_with(|| subject(a).cmp(&subject(b)))
         });
     } else {
         // A median per comparison would dominate the diff: the keys computed once.
-        rows.sort_by_cached_key(key);
+        rows.sort_by_cached_key(|r| {
+            let (s, t) = changes(r);
+            (std::cmp::Reverse(s), std::cmp::Reverse(t), r.thread, subject(r))
+        });
     }
 }
 

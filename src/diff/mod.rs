@@ -259,13 +259,6 @@ impl ThreadEstimate {
         std::mem::take(&mut self.stacks)
     }
 
-    /// Frees the calls and stacks, keeping the thread's name, ids and counts: what is left of
-    /// a thread [`funcs::FuncDiff::of_owned`] has counted.
-    fn release(&mut self) {
-        self.calls = packed::CallList::default();
-        self.stacks = Stacks::default();
-    }
-
     /// The calls, in the calls output's order (none after [`ThreadEstimate::shed_calls`]).
     pub fn calls(&self) -> impl Iterator<Item = CallRecord> + '_ {
         self.calls.iter().map(|c| c.record)
