@@ -1,7 +1,8 @@
 #![no_main]
 // `diff`'s library side: the bytes are two inputs (split at the first 0xFF byte, or halved), each
 // read as a calls document when it says it is one and analyzed otherwise; the two estimates are
-// compared call by call and function by function, both ways. Nothing may panic, and the
+// compared call by call and function by function, both ways (and each estimate made for a
+// comparison call by call against a full one). Nothing may panic, and the
 // comparisons must be symmetric where they promise to be.
 use jscalls::diff::{calls, funcs, ThreadEstimate};
 use jscalls::{analyze, Config, Source};
@@ -20,6 +21,15 @@ fn side(bytes: &[u8]) -> Option<Vec<ThreadEstimate>> {
     let mut out = Vec::new();
     for t in a.threads() {
         out.push(ThreadEstimate::of_thread(&t));
+        // Made for a comparison call by call: the same records, each call's function the same.
+        let flat = ThreadEstimate::of_thread_for_calls(&t);
+        let full = out.last().expect("just pushed");
+        let records = |t: &ThreadEstimate| format!("{:?}", t.calls().collect::<Vec<_>>());
+        assert_eq!(records(full), records(&flat), "the same calls");
+        for k in 0..full.call_count() {
+            let (f, l) = (full.func(full.func_of(k)), flat.func(flat.func_of(k)));
+            assert_eq!((&f.name, &f.url, f.line, f.column), (&l.name, &l.url, l.line, l.column), "call {k}'s function");
+        }
     }
     // An estimate written as a calls document reads back as the same calls.
     let mut doc = Vec::new();

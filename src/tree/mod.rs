@@ -834,7 +834,7 @@ impl Mapped {
 /// The function of a frame.
 /// A frame's function: under its source-mapped name and at its original place when a map
 /// gives them (DevTools' flame chart and trees show those), else as recorded.
-fn func_of(f: &crate::view::Frame<'_>) -> Func {
+pub(crate) fn func_of(f: &crate::view::Frame<'_>) -> Func {
     let (url, line, column) = match f.original_place() {
         Some((url, line, column)) => (url.to_owned(), Some(line), Some(column)),
         None => (f.url().into_owned(), f.line(), f.column()),

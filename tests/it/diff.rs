@@ -654,3 +654,24 @@ fn chromium_paints_the_slowed_function_red() {
     assert_eq!(reddest.0, parse.0);
     assert!(std::fs::metadata(dir.join("d.png")).unwrap().len() > 10_000, "a screenshot");
 }
+
+/// A call-by-call comparison's estimates (each call's stack its function alone) hold the
+/// records and name the functions that full ones do, so the comparison is the same.
+#[test]
+fn estimates_made_for_calls_alone_compare_as_full_ones() {
+    use jscalls::diff::{calls, ThreadEstimate};
+    for name in ["chrome-ui.json.gz", "node-mixed.cpuprofile.gz", "chrome-shop-slow.json.gz"] {
+        let a = jscalls::analyze(&jscalls::Source::file(fixture(name)), &jscalls::Config::default()).unwrap();
+        let full: Vec<ThreadEstimate> = a.threads().map(|t| ThreadEstimate::of_thread(&t)).collect();
+        let flat: Vec<ThreadEstimate> = a.threads().map(|t| ThreadEstimate::of_thread_for_calls(&t)).collect();
+        assert!(full.iter().map(ThreadEstimate::call_count).sum::<usize>() > 100, "{name}: too few calls to tell");
+        for (f, l) in full.iter().zip(&flat) {
+            assert_eq!(f.calls().collect::<Vec<_>>(), l.calls().collect::<Vec<_>>(), "{name}");
+            for k in 0..f.call_count() {
+                let (a, b) = (f.func(f.func_of(k)), l.func(l.func_of(k)));
+                assert_eq!((&a.name, &a.url, a.line, a.column), (&b.name, &b.url, b.line, b.column), "{name} call {k}");
+            }
+        }
+        assert!(calls::diff(&full, &flat, usize::MAX).iter().all(|t| t.is_empty()), "{name}");
+    }
+}

@@ -54,6 +54,9 @@ struct SideSpec {
     range: Option<Query>,
     /// The length of the range in each input read (µs), in the order they were read.
     lengths: std::sync::Mutex<Vec<f64>>,
+    /// Whether the comparison reads each call alone (call by call, without rules): the
+    /// estimates are then made for that ([`ThreadEstimate::of_thread_for_calls`]).
+    calls_only: bool,
 }
 
 impl SideSpec {
@@ -82,7 +85,7 @@ impl SideSpec {
                 "--{which}-opt '{text}': --bounds and --estimator (midway, log-midway) work on the integrator's calls, not --cpuprofile-mode performance-panel"
             )));
         }
-        Ok(SideSpec { cfg, options: text.to_owned(), range: None, lengths: Default::default() })
+        Ok(SideSpec { cfg, options: text.to_owned(), range: None, lengths: Default::default(), calls_only: false })
     }
 }
 
@@ -169,9 +172,10 @@ fn open(side: &Side, spec: &SideSpec, global: &Global, threads: usize) -> Result
 }
 
 /// What the comparison keeps of a thread's estimate: its calls within the window, if any.
-fn estimate_of(th: &jscalls::Thread<'_>, window: Option<(f64, f64)>) -> ThreadEstimate {
+fn estimate_of(th: &jscalls::Thread<'_>, window: Option<(f64, f64)>, calls_only: bool) -> ThreadEstimate {
     match window {
         Some(w) => ThreadEstimate::of_thread_in(th, w),
+        None if calls_only => ThreadEstimate::of_thread_for_calls(th),
         None => ThreadEstimate::of_thread(th),
     }
 }
@@ -180,16 +184,16 @@ fn estimate_of(th: &jscalls::Thread<'_>, window: Option<(f64, f64)>) -> ThreadEs
 fn load(side: &Side, spec: &SideSpec, global: &Global, threads: usize) -> Result<Vec<ThreadEstimate>, Failed> {
     Ok(match open(side, spec, global, threads)? {
         Opened::Estimated(threads) => threads,
-        Opened::Recording(assembled, window) => estimates(assembled, window),
+        Opened::Recording(assembled, window) => estimates(assembled, window, spec.calls_only),
     })
 }
 
 /// Every thread of a recording estimated, as the comparison keeps it.
-fn estimates(assembled: Box<jscalls::Assembled>, window: Option<(f64, f64)>) -> Vec<ThreadEstimate> {
+fn estimates(assembled: Box<jscalls::Assembled>, window: Option<(f64, f64)>, calls_only: bool) -> Vec<ThreadEstimate> {
     let mut out = Vec::new();
     assembled
         .for_each_thread(|th| {
-            out.push(estimate_of(&th, window));
+            out.push(estimate_of(&th, window, calls_only));
             Ok::<(), ()>(())
         })
         .expect("collecting cannot fail");
@@ -247,13 +251,14 @@ fn load_pair(
             if let Some(w) = window {
                 specs.1.lengths.lock().expect("not poisoned").push(w.1 - w.0);
             }
-            let both = assembled.estimate_twice(&specs.1.cfg, |th| estimate_of(&th, window));
+            let calls_only = specs.0.calls_only && specs.1.calls_only;
+            let both = assembled.estimate_twice(&specs.1.cfg, |th| estimate_of(&th, window, calls_only));
             if let Some(t) = timing {
                 t.report("read once, estimated twice");
             }
             return Ok(both);
         }
-        Opened::Recording(assembled, window) => estimates(assembled, window),
+        Opened::Recording(assembled, window) => estimates(assembled, window, specs.0.calls_only),
         Opened::Estimated(threads) => threads,
     };
     between();
@@ -378,6 +383,10 @@ pub(crate) fn run(args: &DiffArgs, global: &Global, cfg: &Config, mut reads: Rea
                 ));
             }
             let side = Side::new(one)?;
+            let calls_only = args.level != Some(Level::Functions)
+                && rules.is_empty()
+                && matches!(args.format, DiffFormat::Text | DiffFormat::Markdown | DiffFormat::Json);
+            (specs.0.calls_only, specs.1.calls_only) = (calls_only, calls_only);
             let (b, n) = load_both(&side, &side, &specs, global)?;
             let header = Header::new(describe(one, &specs.0), describe(one, &specs.1), &specs);
             match args.format {
