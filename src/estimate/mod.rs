@@ -200,7 +200,7 @@ pub(crate) fn estimate_thread(
     cfg: IntegratorConfig,
     exec: &impl Exec,
 ) -> ThreadCalls {
-    estimate_lent(&mut work, mode, cfg, exec)
+    estimate_lent(&mut work, mode, cfg, exec, Integrated::Make)
 }
 
 /// One thread estimated twice, with `cfgs[0]` and then `cfgs[1]`, from one model: `keep` makes
@@ -212,20 +212,60 @@ pub(crate) fn estimate_twice<T>(
     exec: &impl Exec,
     keep: impl Fn(&ThreadCalls) -> T,
 ) -> (T, T) {
+    // Two estimators of one walk (DevTools' and midway, or with and without bounds) refine the
+    // same calls: the walk is made once, and its calls copied for the second where the copy is
+    // small.
+    let (a, b) = (&cfgs[0], &cfgs[1]);
+    let same_walk = (a.show_all_events, a.version, a.cut) == (b.show_all_events, b.version, b.cut);
+    let mut copy = None;
     let kept = {
-        let first = estimate_lent(&mut work, mode, IntegratorConfig { release_samples: false, ..cfgs[0] }, exec);
+        let made = if same_walk { Integrated::MakeAndCopy(&mut copy) } else { Integrated::Make };
+        let first = estimate_lent(&mut work, mode, IntegratorConfig { release_samples: false, ..cfgs[0] }, exec, made);
         let kept = keep(&first);
         // The rest of the first estimate goes here, before the second is made.
         work.model = first.model;
         kept
     };
-    let second = estimate_lent(&mut work, mode, cfgs[1], exec);
+    let made = copy.map_or(Integrated::Make, Integrated::Made);
+    let second = estimate_lent(&mut work, mode, cfgs[1], exec, made);
     (kept, keep(&second))
+}
+
+/// Where [`estimate_lent`] gets the integrator's calls.
+enum Integrated<'a> {
+    /// It walks the samples.
+    Make,
+    /// It walks them, and copies the calls into `.0` when there are at most [`COPY_MAX`].
+    MakeAndCopy(&'a mut Option<(Vec<ProfileCall>, u64)>),
+    /// The calls (and console errors) a walk with the same options made.
+    Made((Vec<ProfileCall>, u64)),
+}
+
+/// Calls [`Integrated::MakeAndCopy`] copies at most (24 MB): a larger thread walks its samples
+/// again, so that the copy does not add to the peak of a large input.
+const COPY_MAX: usize = 1 << 20;
+
+/// [`COPY_MAX`], which the tests lower to have every thread walk again (either way gives the
+/// same calls, so the other tests running meanwhile are unaffected).
+#[cfg(test)]
+static COPY_MAX_IN_TESTS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(COPY_MAX);
+
+fn copy_max() -> usize {
+    #[cfg(test)]
+    return COPY_MAX_IN_TESTS.load(std::sync::atomic::Ordering::Relaxed);
+    #[cfg(not(test))]
+    COPY_MAX
 }
 
 /// [`estimate_thread`] of a thread that lends its model to the calls (and may be estimated
 /// again once it is given back).
-fn estimate_lent(work: &mut ThreadWork, mode: Mode, cfg: IntegratorConfig, exec: &impl Exec) -> ThreadCalls {
+fn estimate_lent(
+    work: &mut ThreadWork,
+    mode: Mode,
+    cfg: IntegratorConfig,
+    exec: &impl Exec,
+    made: Integrated<'_>,
+) -> ThreadCalls {
     let mut model = std::mem::take(&mut work.model);
     // Once the calls are made nothing reads the samples unless asked to keep them (a long
     // thread's samples are much of what it holds while its calls are shaped and handed on).
@@ -245,8 +285,18 @@ fn estimate_lent(work: &mut ThreadWork, mode: Mode, cfg: IntegratorConfig, exec:
                     entries.windows(2).all(|w| entry_order(&w[0], &w[1]).is_le()),
                     "a thread's entries come sorted (ThreadWork::entries)"
                 );
-                let (mut calls, errors) =
-                    integrator::build_profile_calls(&model, entries, &work.trace_values, cfg, exec);
+                let walk = || integrator::build_profile_calls(&model, entries, &work.trace_values, cfg, exec);
+                let (mut calls, errors) = match made {
+                    Integrated::Made(made) => made,
+                    Integrated::Make => walk(),
+                    Integrated::MakeAndCopy(copy) => {
+                        let (calls, errors) = walk();
+                        if calls.len() <= copy_max() {
+                            *copy = Some((calls.clone(), errors));
+                        }
+                        (calls, errors)
+                    }
+                };
                 if cfg.bounds || cfg.estimator != bounds::Estimator::DevTools {
                     let side_by_side = integrator::long_enough_to_cut(&model, cfg).then_some(exec);
                     let release_samples = cfg.release_samples;
@@ -346,5 +396,36 @@ impl AllThreads {
     /// Total number of calls.
     pub(crate) fn n_calls(&self) -> usize {
         self.threads.iter().map(|t| t.calls.len()).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// The second estimate of one read is the same whether it copies the first's walk or walks
+    /// again (a thread over [`super::COPY_MAX`] calls does).
+    #[test]
+    fn the_second_of_two_estimates_copies_the_walk_or_walks_again_alike() {
+        use crate::{Config, Estimator, Source};
+        let estimates = |copy_max: usize, path: &str, [first, second]: [Estimator; 2]| {
+            super::COPY_MAX_IN_TESTS.store(copy_max, std::sync::atomic::Ordering::Relaxed);
+            let first = Config { estimator: first, ..Config::default() };
+            let (_, assembled) = crate::assemble(&Source::file(path), &first).unwrap();
+            let second = Config { estimator: second, ..Config::default() };
+            let rows = |th: crate::Thread<'_>| {
+                th.calls_sorted().map(|c| (c.ts(), c.dur(), c.self_time(), c.node_id(), c.sample_index())).collect()
+            };
+            let (a, b): (Vec<Vec<_>>, Vec<Vec<_>>) = assembled.estimate_twice(&second, rows);
+            super::COPY_MAX_IN_TESTS.store(super::COPY_MAX, std::sync::atomic::Ordering::Relaxed);
+            (a, b)
+        };
+        let (devtools, midway) = (Estimator::DevTools, Estimator::Midway);
+        for path in ["fixtures/chrome-ui.json.gz", "fixtures/node-trace-mixed.json.gz"] {
+            // Midway first: its calls are moved in place, after the copy for the second.
+            for pair in [[devtools, midway], [midway, devtools]] {
+                let (copied, walked) = (estimates(usize::MAX, path, pair), estimates(0, path, pair));
+                assert!(copied == walked, "{path}, {pair:?}");
+                assert!(copied.0 != copied.1, "{path}: the two estimators must differ for the test to tell");
+            }
+        }
     }
 }
