@@ -831,7 +831,6 @@ impl Mapped {
     }
 }
 
-/// The function of a frame.
 /// A frame's function: under its source-mapped name and at its original place when a map
 /// gives them (DevTools' flame chart and trees show those), else as recorded.
 pub(crate) fn func_of(f: &crate::view::Frame<'_>) -> Func {
