@@ -143,6 +143,9 @@ pub struct ThreadEstimate {
     /// calls' (the events inside calls).
     stacks: Stacks,
     call_count: usize,
+    /// Made for a comparison call by call ([`ThreadEstimate::of_thread_for_calls`]): each
+    /// call's stack is its function alone, which nothing may read as a stack.
+    calls_only: bool,
 }
 
 impl ThreadEstimate {
@@ -171,8 +174,9 @@ impl ThreadEstimate {
     /// [`ThreadEstimate::of_thread`] for a comparison call by call ([`calls::diff`]), which
     /// reads each call's record and function alone: each call's stack is its function, with
     /// no callers, no events inside calls and no self weight, so what compares stacks or
-    /// functions ([`funcs`], the flame graphs) must not be given it. (On a real recording's
-    /// main thread, the flame chart's stacks were half of [`ThreadEstimate::of_thread`]'s time.)
+    /// functions ([`funcs`], the flame graphs) cannot be given it: its stacks and self weights
+    /// panic. (On a real recording's main thread, the flame chart's stacks were half of
+    /// [`ThreadEstimate::of_thread`]'s time.)
     pub fn of_thread_for_calls(th: &Thread<'_>) -> ThreadEstimate {
         let (t, strings) = th.inner();
         let mut stacks = Stacks::new();
@@ -187,11 +191,10 @@ impl ThreadEstimate {
                     let f = stacks.func(crate::tree::func_of(&crate::view::Frame::new(t.model.frame(node), strings)));
                     *slot = stacks.stack(None, f);
                 }
-                let record = record(&c);
-                packed::PackedCall { record, stack: *slot, weight: record.self_time }
+                packed::PackedCall { record: record(&c), stack: *slot, weight: 0.0 }
             })
             .collect();
-        ThreadEstimate::of_thread_list(th, list, stacks)
+        ThreadEstimate { calls_only: true, ..ThreadEstimate::of_thread_list(th, list, stacks) }
     }
 
     /// [`ThreadEstimate::of_list`] for thread `th`.
@@ -219,6 +222,7 @@ impl ThreadEstimate {
             name,
             sample_count: 0,
             call_count: list.len(),
+            calls_only: false,
             calls: list,
             stacks,
         }
@@ -271,7 +275,12 @@ impl ThreadEstimate {
 
     /// Frees the calls' records, keeping their count and stacks: all a comparison of two
     /// recordings function by function reads (the records are most of an estimate's memory).
+    ///
+    /// # Panics
+    ///
+    /// For an estimate made by [`ThreadEstimate::of_thread_for_calls`], which has no stacks.
     pub fn shed_calls(&mut self) {
+        self.stacks_are_whole();
         if self.calls.len() > 0 {
             self.stacks.samples = self.samples();
             self.calls = packed::CallList::default();
@@ -298,7 +307,12 @@ impl ThreadEstimate {
 
     /// The calls' stacks of functions: `samples[k]` is call `k`'s stack and self weight, then
     /// come the events inside calls.
+    ///
+    /// # Panics
+    ///
+    /// For an estimate made by [`ThreadEstimate::of_thread_for_calls`], which has no stacks.
     pub fn stacks(&self) -> Cow<'_, Stacks> {
+        self.stacks_are_whole();
         if self.calls.len() == 0 {
             return Cow::Borrowed(&self.stacks);
         }
@@ -323,13 +337,23 @@ impl ThreadEstimate {
         &self.stacks.funcs[f.index()]
     }
 
+    /// An estimate made for calls alone read as stacks: a caller's mistake.
+    fn stacks_are_whole(&self) {
+        assert!(!self.calls_only, "an estimate made for a comparison call by call has no stacks or weights");
+    }
+
     /// The thread's name, or "thread" when it has none.
     pub fn label(&self) -> &str {
         self.name.as_deref().unwrap_or("thread")
     }
 
     /// The total of the calls' self weights, µs.
+    ///
+    /// # Panics
+    ///
+    /// For an estimate made by [`ThreadEstimate::of_thread_for_calls`], which has no weights.
     pub fn busy(&self) -> f64 {
+        self.stacks_are_whole();
         // Summed in the order of `stacks().samples`, as `Stacks::total` sums them.
         self.calls.iter().map(|c| c.weight).chain(self.stacks.samples.iter().map(|s| s.1)).sum()
     }

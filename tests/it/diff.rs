@@ -673,5 +673,9 @@ fn estimates_made_for_calls_alone_compare_as_full_ones() {
             }
         }
         assert!(calls::diff(&full, &flat, usize::MAX).iter().all(|t| t.is_empty()), "{name}");
+        // Its one-frame stacks are no one's to compare.
+        let read_as_stacks = |f: fn(&ThreadEstimate)| std::panic::catch_unwind(|| f(&flat[0])).is_err();
+        assert!(read_as_stacks(|t| drop(t.stacks())) && read_as_stacks(|t| _ = t.busy()), "{name}");
+        assert!(std::panic::catch_unwind(|| full[0].busy()).is_ok(), "{name}");
     }
 }
