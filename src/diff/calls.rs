@@ -323,9 +323,7 @@ fn both<R: Send>(
     split: bool,
     f: impl Fn(Option<&ThreadEstimate>) -> R + Sync,
 ) -> [R; 2] {
-    let [b, n]: [R; 2] =
-        crate::parallel::map(vec![base, new], if split { 2 } else { 1 }, f).try_into().ok().expect("two sides");
-    [b, n]
+    crate::parallel::map(vec![base, new], if split { 2 } else { 1 }, f).try_into().ok().expect("two sides")
 }
 
 /// A call's (node, sample) and its index on its side: what the walk sorts each side's calls by.

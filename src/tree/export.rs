@@ -277,6 +277,12 @@ impl CollapsedTree {
         collapsed_text(s)
     }
 
+    /// A summed weight as a line of collapsed stacks carries it: rounded (0, no line, under ½).
+    pub fn line_weight(w: f64) -> u64 {
+        // Saturating: a negative or NaN weight is 0 too.
+        w.round() as u64
+    }
+
     /// The tree of `stacks`' names; every line will start with `prefix;` when given.
     pub fn new(stacks: &Stacks, prefix: Option<&str>) -> CollapsedTree {
         let labels = collapsed_names(stacks);
@@ -313,8 +319,7 @@ impl CollapsedTree {
                 None => root += w,
             }
         }
-        let round = |w: f64| if w.round() >= 1.0 { w.round() as u64 } else { 0 };
-        let own: Vec<u64> = weight.iter().map(|&w| round(w)).collect();
+        let own: Vec<u64> = weight.iter().map(|&w| CollapsedTree::line_weight(w)).collect();
         // Subtrees from the leaves up: a node comes after its parent.
         let mut below = own.clone();
         let mut children: Vec<Vec<u32>> = vec![Vec::new(); nodes.len()];
@@ -337,7 +342,7 @@ impl CollapsedTree {
             children,
             parent,
             roots,
-            root: round(root),
+            root: CollapsedTree::line_weight(root),
             prefix: prefix.map(collapsed_text),
         }
     }

@@ -181,8 +181,7 @@ impl Merged {
                 weight[node_of.get(s.index()).map_or(0, |&t| t as usize)][side] += w;
             }
         }
-        let round = |w: f64| if w.round() >= 1.0 { w.round() as u64 } else { 0 };
-        m.own = weight.iter().map(|w| [round(w[0]), round(w[1])]).collect();
+        m.own = weight.iter().map(|w| w.map(CollapsedTree::line_weight)).collect();
         m
     }
 
