@@ -154,8 +154,9 @@ fn open(side: &Side, spec: &SideSpec, global: &Global, threads: usize) -> Result
     }
     let mut cfg = spec.cfg.clone();
     cfg.threads = threads;
-    // The events inside calls are functions of their own (see `Stacks::from_calls`).
-    cfg.keep_event_names = true;
+    // The events inside calls are functions of their own (see `Stacks::from_calls`); a
+    // comparison of calls alone reads none of them.
+    cfg.keep_event_names = !spec.calls_only;
     // The comparison reads calls and their stacks alone (`--level lines` reads its own way).
     cfg.keep_samples = false;
     cfg.range_event_names = range.map_or_else(Vec::new, |q| Timings::names_for(&[q]));
