@@ -160,18 +160,20 @@ impl<'a> ThreadDiff<'a> {
 
 /// Pairs two time-sorted lists of calls that share a key: calls that start at the same time
 /// first, then the others in order (a call one side has and the other lacks must not shift
-/// every later pairing).
+/// every later pairing). The pairs go into `out`, emptied first (one list for every key).
 fn pair_in_time(
     bs: &[usize],
     ns: &[usize],
     bts: impl Fn(usize) -> f64,
     nts: impl Fn(usize) -> f64,
-) -> Vec<(Option<usize>, Option<usize>)> {
+    out: &mut Vec<(Option<usize>, Option<usize>)>,
+) {
+    out.clear();
     if bs.len() <= 1 && ns.len() <= 1 {
-        return vec![(bs.first().copied(), ns.first().copied())];
+        out.push((bs.first().copied(), ns.first().copied()));
+        return;
     }
     let (mut b_used, mut n_used) = (vec![false; bs.len()], vec![false; ns.len()]);
-    let mut out = Vec::new();
     let (mut i, mut j) = (0, 0);
     while i < bs.len() && j < ns.len() {
         let (tb, tn) = (bts(bs[i]), nts(ns[j]));
@@ -191,7 +193,6 @@ fn pair_in_time(
     for k in 0..rest_b.len().max(rest_n.len()) {
         out.push((rest_b.get(k).copied(), rest_n.get(k).copied()));
     }
-    out
 }
 
 /// Bytes of keys the threads compared side by side may hold together.
@@ -216,10 +217,12 @@ pub fn diff<'a>(base: &'a [ThreadEstimate], new: &'a [ThreadEstimate], keep: usi
         })
         .collect();
     // Threads side by side as far as their tables of keys (up to 24 bytes a call of either
-    // side) fit in 128 MB together: on a large trace, one at a time.
+    // side, and 48 more where its calls are decoded) fit in 128 MB together: on a large
+    // trace, one at a time.
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
     let calls = |t: Option<&ThreadEstimate>| t.map_or(0, |t| t.calls.len());
-    let largest = pairs.iter().map(|&(_, _, b, n)| 24 * (calls(b) + calls(n))).max().unwrap_or(0);
+    let bytes = |b, n| if decodes(b, n) { 72 } else { 24 } * (calls(b) + calls(n));
+    let largest = pairs.iter().map(|&(_, _, b, n)| bytes(b, n)).max().unwrap_or(0);
     let side_by_side = (KEYS_BUDGET / largest.max(1)).clamp(1, cores);
     // A thread with most of the calls (a page's main thread) would leave the other cores
     // idle: its sides' keys are made side by side.
@@ -239,14 +242,14 @@ pub fn diff<'a>(base: &'a [ThreadEstimate], new: &'a [ThreadEstimate], keep: usi
             sum_abs_dur: 0.0,
             origin: f64::INFINITY,
         };
-        d.find_changes(keep, split);
+        d.find_changes(keep, split, decodes(b, n));
         d
     })
 }
 
 impl ThreadDiff<'_> {
     /// Finds the thread's changes: counts them, keeps the `keep` largest.
-    fn find_changes(&mut self, keep: usize, split: bool) {
+    fn find_changes(&mut self, keep: usize, split: bool, decode: bool) {
         let (base, new) = (self.base, self.new);
         let mut found = Vec::new();
         let mut note = |b: Option<(usize, CallRecord)>, n: Option<(usize, CallRecord)>| {
@@ -273,7 +276,7 @@ impl ThreadDiff<'_> {
                 kept: Kept { base: index(b), new: index(n) },
             });
         };
-        walk(base, new, split, &mut note);
+        walk(base, new, split, decode, &mut note);
         // Largest first; among equal sizes by start, then node and sample. The sort is stable:
         // the walk's order breaks what ties are left.
         found.sort_by(|a, b| {
@@ -298,22 +301,49 @@ fn walk(
     base: Option<&ThreadEstimate>,
     new: Option<&ThreadEstimate>,
     split: bool,
+    decode: bool,
     note: &mut dyn FnMut(Option<(usize, CallRecord)>, Option<(usize, CallRecord)>),
 ) {
     // Keys of 16 bytes where every sample index fits in 32 bits (always, for estimates of
     // profiles), else 24.
-    match both(base, new, split, by_key::<Narrow>) {
+    match both(base, new, split, |t| by_key::<Narrow>(t, decode)) {
         [Some(bk), Some(nk)] => walk_keys(base, new, bk, nk, note),
         _ => {
-            let [bk, nk] = both(base, new, split, by_key::<Wide>).map(|k| k.expect("every key fits"));
+            let [bk, nk] = both(base, new, split, |t| by_key::<Wide>(t, decode)).map(|k| k.expect("every key fits"));
             walk_keys(base, new, bk, nk, note)
         }
     }
 }
 
+/// Calls a side may have for the walk to decode them all at once (48 bytes each) rather than
+/// find each pair's calls in the packed lists (a block's decoding for each): 12 MB a side at
+/// most, where a large input's threads keep to their packed lists.
+const DECODE_MAX: usize = 1 << 18;
+
+/// Whether the walk of a thread's two sides decodes their calls at once.
+fn decodes(base: Option<&ThreadEstimate>, new: Option<&ThreadEstimate>) -> bool {
+    [base, new].iter().all(|t| t.is_none_or(|t| t.calls.len() <= DECODE_MAX))
+}
+
+/// A side's calls as the walk reads them by index.
+enum Records<'a> {
+    /// Decoded once, in order.
+    Decoded(Vec<CallRecord>),
+    /// Found in the packed list when read.
+    Packed(Option<&'a ThreadEstimate>),
+}
+
+impl Records<'_> {
+    fn get(&self, k: usize) -> CallRecord {
+        match self {
+            Records::Decoded(v) => v[k],
+            Records::Packed(t) => t.expect("indexed").call(k),
+        }
+    }
+}
+
 /// Calls each side of a thread must have for [`both`] to be worth a second thread: a side's
-/// keys are a decoding of all its calls and a sort, 4 ms for the 94,000 calls of a real
-/// recording's main thread.
+/// keys are a decoding of all its calls and a sort.
 const SPLIT_FROM: usize = 1 << 14;
 
 /// `f` of each side; with `split`, side by side.
@@ -362,16 +392,61 @@ impl Key for Narrow {
 }
 
 /// Each side's calls by (node, sample), in time order within a key (the calls are in time
-/// order: their index breaks ties). (A map of lists held ~100 bytes a call.)
-fn by_key<K: Key>(t: Option<&ThreadEstimate>) -> Option<Vec<K>> {
+/// order: their index breaks ties), and with `decode` its calls decoded. (A map of lists held
+/// ~100 bytes a call.)
+fn by_key<K: Key>(t: Option<&ThreadEstimate>, decode: bool) -> Option<(Vec<K>, Vec<CallRecord>)> {
+    let mut records = Vec::new();
     let mut keys: Vec<K> = match t {
+        Some(t) if decode => {
+            records.reserve_exact(t.calls.len());
+            let mut keys = Vec::with_capacity(t.calls.len());
+            for (k, c) in t.calls().enumerate() {
+                keys.push(K::of(c.node_id(), c.sample_index(), k as u32)?);
+                records.push(c);
+            }
+            keys
+        }
         Some(t) => {
             t.calls().enumerate().map(|(k, c)| K::of(c.node_id(), c.sample_index(), k as u32)).collect::<Option<_>>()?
         }
         None => Vec::new(),
     };
-    keys.sort_unstable();
-    Some(keys)
+    sort_keys(&mut keys);
+    Some((keys, records))
+}
+
+/// Sorts keys made in the calls' order: by node first, counting (the profile numbers its
+/// nodes densely), then each node's keys, which are mostly in order already (calls are in time
+/// order, and so mostly are their samples).
+fn sort_keys<K: Key>(keys: &mut Vec<K>) {
+    let (lo, hi) = keys.iter().fold((i64::MAX, i64::MIN), |(lo, hi), k| (lo.min(k.id().0), hi.max(k.id().0)));
+    let range = (i128::from(hi) - i128::from(lo) + 1).max(0) as u128;
+    if keys.len() < 2 || range > 4 * keys.len() as u128 + 1024 {
+        keys.sort_unstable();
+        return;
+    }
+    let slot = |k: &K| (k.id().0 - lo) as usize;
+    let mut at = vec![0usize; range as usize + 1];
+    for k in keys.iter() {
+        at[slot(k) + 1] += 1;
+    }
+    for i in 1..at.len() {
+        at[i] += at[i - 1];
+    }
+    let starts = at.clone();
+    let mut sorted = vec![keys[0]; keys.len()];
+    for k in keys.iter() {
+        let s = &mut at[slot(k)];
+        sorted[*s] = *k;
+        *s += 1;
+    }
+    for w in starts.windows(2) {
+        let node = &mut sorted[w[0]..w[1]];
+        if !node.is_sorted() {
+            node.sort_unstable();
+        }
+    }
+    *keys = sorted;
 }
 
 /// [`walk`] with each side's keys ([`by_key`]): runs of one key, walked side by side in key
@@ -380,10 +455,12 @@ fn by_key<K: Key>(t: Option<&ThreadEstimate>) -> Option<Vec<K>> {
 fn walk_keys<K: Key>(
     base: Option<&ThreadEstimate>,
     new: Option<&ThreadEstimate>,
-    bk: Vec<K>,
-    nk: Vec<K>,
+    (bk, b_records): (Vec<K>, Vec<CallRecord>),
+    (nk, n_records): (Vec<K>, Vec<CallRecord>),
     note: &mut dyn FnMut(Option<(usize, CallRecord)>, Option<(usize, CallRecord)>),
 ) {
+    let records = |v: Vec<CallRecord>, t| if v.is_empty() { Records::Packed(t) } else { Records::Decoded(v) };
+    let (bc, nc) = (records(b_records, base), records(n_records, new));
     let (mut i, mut j) = (0, 0);
     // The calls paired with the call at the same index on the other side (most of them, when
     // two estimates of one recording are compared): compared in one walk of both sides below,
@@ -391,6 +468,7 @@ fn walk_keys<K: Key>(
     let mut aligned = vec![0u64; bk.len().min(nk.len()).div_ceil(64)];
     let mut bs: Vec<usize> = Vec::new();
     let mut ns: Vec<usize> = Vec::new();
+    let mut pairs = Vec::new();
     while i < bk.len() || j < nk.len() {
         // The next key of either side, and its run on each.
         let key = match (bk.get(i), nk.get(j)) {
@@ -411,11 +489,10 @@ fn walk_keys<K: Key>(
                 continue;
             }
         }
-        let pairs =
-            pair_in_time(&bs, &ns, |k| base.expect("indexed").call(k).ts(), |k| new.expect("indexed").call(k).ts());
-        for (b, n) in pairs {
-            let b = b.map(|k| (k, base.expect("indexed").call(k)));
-            let n = n.map(|k| (k, new.expect("indexed").call(k)));
+        pair_in_time(&bs, &ns, |k| bc.get(k).ts(), |k| nc.get(k).ts(), &mut pairs);
+        for &(b, n) in &pairs {
+            let b = b.map(|k| (k, bc.get(k)));
+            let n = n.map(|k| (k, nc.get(k)));
             if let (Some((_, bc)), Some((_, nc))) = (&b, &n) {
                 if bc.same_times(nc) {
                     continue;
@@ -425,10 +502,22 @@ fn walk_keys<K: Key>(
         }
     }
     drop((bk, nk, bs, ns));
-    if let (Some(bt), Some(nt)) = (base, new) {
-        for (k, (bc, nc)) in bt.calls.iter().zip(nt.calls.iter()).enumerate() {
-            if aligned[k / 64] & 1 << (k % 64) != 0 && !bc.record.same_times(&nc.record) {
-                note(Some((k, bc.record)), Some((k, nc.record)));
+    let mut each_aligned = |k: usize, b: CallRecord, n: CallRecord| {
+        if aligned[k / 64] & 1 << (k % 64) != 0 && !b.same_times(&n) {
+            note(Some((k, b)), Some((k, n)));
+        }
+    };
+    match (&bc, &nc) {
+        (Records::Decoded(b), Records::Decoded(n)) => {
+            for (k, (b, n)) in b.iter().zip(n).enumerate() {
+                each_aligned(k, *b, *n);
+            }
+        }
+        _ => {
+            if let (Some(bt), Some(nt)) = (base, new) {
+                for (k, (b, n)) in bt.calls().zip(nt.calls()).enumerate() {
+                    each_aligned(k, b, n);
+                }
             }
         }
     }
@@ -492,11 +581,36 @@ mod tests {
         }
         let same = diff(&base, &base, usize::MAX);
         assert!(same[0].is_empty() && same[0].origin().is_infinite());
-        // Each side's keys made side by side (as for a large thread) pair the same calls.
+        // Each side's keys made side by side (as for a large thread), and its calls read from
+        // the packed lists (as for a large thread) rather than decoded, pair the same calls.
         for split in [false, true] {
-            let mut d = ThreadDiff { kept: Vec::new(), counts: [0; 3], ..diff(&base, &new, 0).remove(0) };
-            d.find_changes(usize::MAX, split);
-            assert_eq!(shown(&d), all.to_vec(), "split {split}");
+            for decode in [false, true] {
+                let mut d = ThreadDiff { kept: Vec::new(), counts: [0; 3], ..diff(&base, &new, 0).remove(0) };
+                d.find_changes(usize::MAX, split, decode);
+                assert_eq!(shown(&d), all.to_vec(), "split {split}, decode {decode}");
+            }
+        }
+    }
+
+    proptest::proptest! {
+        /// The counting sort by node gives what a sort of the whole keys gives: nodes dense
+        /// or far apart, samples in order or not.
+        #[test]
+        fn keys_sort_as_a_whole_sort_would(
+            calls in proptest::collection::vec((0i64..40, 0i32..60), 0..300),
+            spread in proptest::prop_oneof![proptest::strategy::Just(1i64), proptest::strategy::Just(1 << 40)],
+            in_order in proptest::bool::ANY,
+        ) {
+            let mut calls = calls;
+            if in_order {
+                calls.sort_by_key(|c| c.1);
+            }
+            let mut keys: Vec<Narrow> =
+                calls.iter().enumerate().map(|(k, &(node, sample))| (node * spread - 7, sample, k as u32)).collect();
+            let mut whole = keys.clone();
+            whole.sort_unstable();
+            sort_keys(&mut keys);
+            proptest::prop_assert_eq!(keys, whole);
         }
     }
 }
