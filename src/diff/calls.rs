@@ -217,11 +217,11 @@ pub fn diff<'a>(base: &'a [ThreadEstimate], new: &'a [ThreadEstimate], keep: usi
         })
         .collect();
     // Threads side by side as far as their tables of keys (up to 24 bytes a call of either
-    // side, and 48 more where its calls are decoded) fit in 128 MB together: on a large
-    // trace, one at a time.
+    // side; where its calls are decoded, 48 more and the keys' sorted copy) fit in 128 MB
+    // together: on a large trace, one at a time.
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
     let calls = |t: Option<&ThreadEstimate>| t.map_or(0, |t| t.calls.len());
-    let bytes = |b, n| if decodes(b, n) { 72 } else { 24 } * (calls(b) + calls(n));
+    let bytes = |b, n| if decodes(b, n) { 96 } else { 24 } * (calls(b) + calls(n));
     let largest = pairs.iter().map(|&(_, _, b, n)| bytes(b, n)).max().unwrap_or(0);
     let side_by_side = (KEYS_BUDGET / largest.max(1)).clamp(1, cores);
     // A thread with most of the calls (a page's main thread) would leave the other cores
@@ -411,13 +411,18 @@ fn by_key<K: Key>(t: Option<&ThreadEstimate>, decode: bool) -> Option<(Vec<K>, V
         }
         None => Vec::new(),
     };
-    sort_keys(&mut keys);
+    if decode {
+        sort_keys(&mut keys);
+    } else {
+        // In place: a thread too large to decode keeps to its keys' bytes.
+        keys.sort_unstable();
+    }
     Some((keys, records))
 }
 
-/// Sorts keys made in the calls' order: by node first, counting (the profile numbers its
-/// nodes densely), then each node's keys, which are mostly in order already (calls are in time
-/// order, and so mostly are their samples).
+/// Sorts keys made in the calls' order: by node first, counting into a copy (the profile
+/// numbers its nodes densely), then each node's keys, which are mostly in order already (calls
+/// are in time order, and so mostly are their samples).
 fn sort_keys<K: Key>(keys: &mut Vec<K>) {
     let (lo, hi) = keys.iter().fold((i64::MAX, i64::MIN), |(lo, hi), k| (lo.min(k.id().0), hi.max(k.id().0)));
     let range = (i128::from(hi) - i128::from(lo) + 1).max(0) as u128;
