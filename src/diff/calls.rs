@@ -297,9 +297,9 @@ impl ThreadDiff<'_> {
 /// Pairs the calls of both sides and hands `note` each pair that differs, and each call that
 /// only one side has, with its index there.
 #[allow(clippy::type_complexity)]
-fn walk(
-    base: Option<&ThreadEstimate>,
-    new: Option<&ThreadEstimate>,
+fn walk<'a>(
+    base: Option<&'a ThreadEstimate>,
+    new: Option<&'a ThreadEstimate>,
     split: bool,
     decode: bool,
     note: &mut dyn FnMut(Option<(usize, CallRecord)>, Option<(usize, CallRecord)>),
@@ -307,10 +307,10 @@ fn walk(
     // Keys of 16 bytes where every sample index fits in 32 bits (always, for estimates of
     // profiles), else 24.
     match both(base, new, split, |t| by_key::<Narrow>(t, decode)) {
-        [Some(bk), Some(nk)] => walk_keys(base, new, bk, nk, note),
+        [Some(bk), Some(nk)] => walk_keys(bk, nk, note),
         _ => {
             let [bk, nk] = both(base, new, split, |t| by_key::<Wide>(t, decode)).map(|k| k.expect("every key fits"));
-            walk_keys(base, new, bk, nk, note)
+            walk_keys(bk, nk, note)
         }
     }
 }
@@ -347,11 +347,11 @@ impl Records<'_> {
 const SPLIT_FROM: usize = 1 << 14;
 
 /// `f` of each side; with `split`, side by side.
-fn both<R: Send>(
-    base: Option<&ThreadEstimate>,
-    new: Option<&ThreadEstimate>,
+fn both<'a, R: Send>(
+    base: Option<&'a ThreadEstimate>,
+    new: Option<&'a ThreadEstimate>,
     split: bool,
-    f: impl Fn(Option<&ThreadEstimate>) -> R + Sync,
+    f: impl Fn(Option<&'a ThreadEstimate>) -> R + Sync,
 ) -> [R; 2] {
     crate::parallel::map(vec![base, new], if split { 2 } else { 1 }, f).try_into().ok().expect("two sides")
 }
@@ -392,32 +392,26 @@ impl Key for Narrow {
 }
 
 /// Each side's calls by (node, sample), in time order within a key (the calls are in time
-/// order: their index breaks ties), and with `decode` its calls decoded. (A map of lists held
-/// ~100 bytes a call.)
-fn by_key<K: Key>(t: Option<&ThreadEstimate>, decode: bool) -> Option<(Vec<K>, Vec<CallRecord>)> {
-    let mut records = Vec::new();
-    let mut keys: Vec<K> = match t {
-        Some(t) if decode => {
-            records.reserve_exact(t.calls.len());
-            let mut keys = Vec::with_capacity(t.calls.len());
-            for (k, c) in t.calls().enumerate() {
-                keys.push(K::of(c.node_id(), c.sample_index(), k as u32)?);
-                records.push(c);
-            }
-            keys
+/// order: their index breaks ties), and the side's calls as the walk reads them: with
+/// `decode`, decoded as the keys are made. (A map of lists held ~100 bytes a call.)
+fn by_key<K: Key>(t: Option<&ThreadEstimate>, decode: bool) -> Option<(Vec<K>, Records<'_>)> {
+    let calls = t.map_or(0, |t| t.calls.len());
+    let mut keys = Vec::with_capacity(calls);
+    if !decode {
+        for (k, c) in t.into_iter().flat_map(ThreadEstimate::calls).enumerate() {
+            keys.push(K::of(c.node_id(), c.sample_index(), k as u32)?);
         }
-        Some(t) => {
-            t.calls().enumerate().map(|(k, c)| K::of(c.node_id(), c.sample_index(), k as u32)).collect::<Option<_>>()?
-        }
-        None => Vec::new(),
-    };
-    if decode {
-        sort_keys(&mut keys);
-    } else {
         // In place: a thread too large to decode keeps to its keys' bytes.
         keys.sort_unstable();
+        return Some((keys, Records::Packed(t)));
     }
-    Some((keys, records))
+    let mut records = Vec::with_capacity(calls);
+    for (k, c) in t.into_iter().flat_map(ThreadEstimate::calls).enumerate() {
+        keys.push(K::of(c.node_id(), c.sample_index(), k as u32)?);
+        records.push(c);
+    }
+    sort_keys(&mut keys);
+    Some((keys, Records::Decoded(records)))
 }
 
 /// Sorts keys made in the calls' order: by node first, counting into a copy (the profile
@@ -458,14 +452,10 @@ fn sort_keys<K: Key>(keys: &mut Vec<K>) {
 /// order.
 #[allow(clippy::type_complexity)]
 fn walk_keys<K: Key>(
-    base: Option<&ThreadEstimate>,
-    new: Option<&ThreadEstimate>,
-    (bk, b_records): (Vec<K>, Vec<CallRecord>),
-    (nk, n_records): (Vec<K>, Vec<CallRecord>),
+    (bk, bc): (Vec<K>, Records<'_>),
+    (nk, nc): (Vec<K>, Records<'_>),
     note: &mut dyn FnMut(Option<(usize, CallRecord)>, Option<(usize, CallRecord)>),
 ) {
-    let records = |v: Vec<CallRecord>, t| if v.is_empty() { Records::Packed(t) } else { Records::Decoded(v) };
-    let (bc, nc) = (records(b_records, base), records(n_records, new));
     let (mut i, mut j) = (0, 0);
     // The calls paired with the call at the same index on the other side (most of them, when
     // two estimates of one recording are compared): compared in one walk of both sides below,
@@ -518,13 +508,13 @@ fn walk_keys<K: Key>(
                 each_aligned(k, *b, *n);
             }
         }
-        _ => {
-            if let (Some(bt), Some(nt)) = (base, new) {
-                for (k, (b, n)) in bt.calls().zip(nt.calls()).enumerate() {
-                    each_aligned(k, b, n);
-                }
+        (Records::Packed(Some(b)), Records::Packed(Some(n))) => {
+            for (k, (b, n)) in b.calls().zip(n.calls()).enumerate() {
+                each_aligned(k, b, n);
             }
         }
+        // A side without calls has none aligned (both sides are decoded, or neither).
+        _ => {}
     }
 }
 
