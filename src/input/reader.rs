@@ -50,8 +50,8 @@ pub(crate) struct Text {
     line_start_before: u64,
     /// The largest single value (event) accepted, in bytes.
     max_value: usize,
-    /// (position in `buf`, newlines before it) of the last [`Text::location`].
-    newlines_memo: std::sync::Mutex<(usize, u64)>,
+    /// Where the last [`Text::location`] was asked for in `buf`: what it counted there.
+    newlines_memo: std::sync::Mutex<Counted>,
 }
 
 /// The source of the bytes.
@@ -225,7 +225,7 @@ impl Window {
             }
             t.base += t.pos as u64;
             t.pos = 0;
-            *t.newlines_memo.get_mut().unwrap_or_else(|e| e.into_inner()) = (0, 0);
+            *t.newlines_memo.get_mut().unwrap_or_else(|e| e.into_inner()) = Counted::default();
         }
         if need_more_than > t.max_value {
             return Err(Error::input(
@@ -468,17 +468,15 @@ impl Text {
         let before = &self.buf[..rel];
         // Counted on from the last position asked for, when this one is after it: the
         // locations of a region's events are asked for in order (one per profile, say), and
-        // counting from the start each time would be quadratic in the region's size.
-        let n = {
+        // counting from the start each time would be quadratic in the region's size (so would
+        // seeking the line's start back from each, on a trace written as one line).
+        let (n, line_start) = {
             let mut memo = self.newlines_memo.lock().unwrap_or_else(|e| e.into_inner());
-            let (from, before_from) = if memo.0 <= rel { *memo } else { (0, 0) };
-            let n = before_from + memchr::memchr_iter(b'\n', &before[from..]).count() as u64;
-            *memo = (rel, n);
-            n
-        };
-        let line_start = match memchr::memrchr(b'\n', before) {
-            Some(i) => self.base + i as u64 + 1,
-            None => self.line_start_before,
+            let from = if memo.at <= rel { *memo } else { Counted::default() };
+            let n = from.newlines + memchr::memchr_iter(b'\n', &before[from.at..]).count() as u64;
+            let last = memchr::memrchr(b'\n', &before[from.at..]).map(|i| from.at + i).or(from.last);
+            *memo = Counted { at: rel, newlines: n, last };
+            (n, last.map_or(self.line_start_before, |i| self.base + i as u64 + 1))
         };
         Location { line: self.lines_before + n + 1, column: abs.saturating_sub(line_start) + 1, offset: abs, event }
     }
@@ -495,11 +493,58 @@ impl Text {
     }
 }
 
+/// Newlines counted in a window's buffer up to a position.
+#[derive(Debug, Default, Clone, Copy)]
+struct Counted {
+    /// The position in `buf`.
+    at: usize,
+    /// Newlines before it.
+    newlines: u64,
+    /// The last of them.
+    last: Option<usize>,
+}
+
 /// Strips serde_json's own " at line L column C" suffix (we print absolute positions instead).
 pub(crate) fn serde_message(err: &serde_json::Error) -> String {
     let s = err.to_string();
     match s.rfind(" at line ") {
         Some(i) => s[..i].to_owned(),
         None => s,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    proptest::proptest! {
+        /// Locations asked for in any order, on text with newlines or on one long line, are
+        /// those counted from the start of the input.
+        #[test]
+        fn locations_are_counted_from_the_start(
+            before in "[a\n]{0,40}",
+            window in "[ab\n]{0,300}",
+            asks in proptest::collection::vec(0usize..320, 1..40),
+        ) {
+            let all = format!("{before}{window}");
+            let base = before.len() as u64;
+            let text = Text {
+                buf: Bytes::Read(window.clone().into_bytes()),
+                pos: 0,
+                base,
+                lines_before: before.matches('\n').count() as u64,
+                line_start_before: before.rfind('\n').map_or(0, |i| i as u64 + 1),
+                max_value: usize::MAX,
+                newlines_memo: Default::default(),
+            };
+            for rel in asks {
+                let abs = base + rel.min(window.len()) as u64;
+                let head = &all[..abs as usize];
+                let line = head.matches('\n').count() as u64 + 1;
+                let column = abs - head.rfind('\n').map_or(0, |i| i as u64 + 1) + 1;
+                let at = text.location(abs, Some(7));
+                proptest::prop_assert_eq!((at.line, at.column, at.offset, at.event), (line, column, abs, Some(7)));
+            }
+        }
     }
 }
