@@ -202,20 +202,18 @@ const KEYS_BUDGET: usize = 128 << 20;
 /// several cores); each keeps its `keep` largest changes (`usize::MAX`: all of them), and
 /// counts all.
 pub fn diff<'a>(base: &'a [ThreadEstimate], new: &'a [ThreadEstimate], keep: usize) -> Vec<ThreadDiff<'a>> {
-    let mut ids: Vec<(i64, i64)> = base.iter().chain(new).map(|t| (t.pid, t.tid)).collect();
-    ids.sort_unstable();
-    ids.dedup();
-    let pairs: Vec<_> = ids
-        .into_iter()
-        .map(|(pid, tid)| {
-            let side = |s: &'a [ThreadEstimate]| s.iter().find(|t| (t.pid, t.tid) == (pid, tid));
-            (pid, tid, side(base), side(new))
-        })
-        .filter(|&(pid, tid, _, _)| {
-            let has = |s: &[ThreadEstimate]| s.iter().any(|t| (t.pid, t.tid) == (pid, tid) && t.calls.len() > 0);
-            has(base) || has(new)
-        })
-        .collect();
+    // Each (pid, tid): its first thread on each side, and whether any of them has calls (a
+    // map, not a search of each side for every thread: a trace may hold thousands).
+    let mut at = std::collections::BTreeMap::<(i64, i64), [(Option<&'a ThreadEstimate>, bool); 2]>::new();
+    for (side, threads) in [base, new].into_iter().enumerate() {
+        for t in threads {
+            let e = &mut at.entry((t.pid, t.tid)).or_default()[side];
+            e.0.get_or_insert(t);
+            e.1 |= t.calls.len() > 0;
+        }
+    }
+    let pairs: Vec<_> =
+        at.into_iter().filter(|(_, [b, n])| b.1 || n.1).map(|((pid, tid), [b, n])| (pid, tid, b.0, n.0)).collect();
     // Threads side by side as far as their tables of keys (up to 24 bytes a call of either
     // side; where its calls are decoded, 48 more and the keys' sorted copy) fit in 128 MB
     // together: on a large trace, one at a time.
