@@ -152,6 +152,10 @@ enum Made {
     Samples(Stacks),
 }
 
+/// The calls and samples of a thread from which its sample counts' stacks are made on
+/// another core.
+const ASIDE_FROM: usize = 8192;
+
 /// Each chosen thread's stacks (and what else `wants` asks for), through `--js-only` and the
 /// transforms, busiest first. A transform that fits no thread is a usage error.
 pub(crate) fn choose(
@@ -212,9 +216,12 @@ pub(crate) fn choose(
                     (Some(w), true) => with_none(Stacks::from_samples_with_spans(&th, w)),
                 })
             };
-            // The sample counts' stacks beside the calls', on another core when there is one.
+            // The sample counts' stacks beside the calls', on another core when there is one
+            // and the thread is worth it (handing work to another core costs tens of µs, so a
+            // trace of thousands of small threads would spend its time in the handing).
             let (mut stacks, mut samples) = ((Stacks::new(), Spans::new(), None), None);
-            for m in jscalls::threads::map(if counts { vec![true, false] } else { vec![true] }, 2, made) {
+            let cores = if th.len() + th.sample_count() >= ASIDE_FROM { 2 } else { 1 };
+            for m in jscalls::threads::map(if counts { vec![true, false] } else { vec![true] }, cores, made) {
                 match m {
                     Made::Stacks(s) => stacks = s,
                     Made::Samples(s) => samples = Some(s),
