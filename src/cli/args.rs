@@ -612,6 +612,10 @@ pub(crate) struct Global {
     /// The deepest stack accepted, in frames.
     #[arg(long, default_value_t = Limits::default().max_depth, value_name = "FRAMES", global = true)]
     pub(crate) max_depth: u32,
+    /// The most frames one profile's samples may enter, one after another (each is a call: a
+    /// stack that goes thousands of frames deep and back at every sample makes billions).
+    #[arg(long, default_value_t = Limits::default().max_calls, value_name = "CALLS", global = true)]
+    pub(crate) max_calls: u64,
     /// The largest single event (or top-level .cpuprofile value) accepted, in bytes.
     #[arg(long, default_value_t = 1 << 30, value_name = "BYTES", global = true)]
     pub(crate) max_event_bytes: usize,
@@ -745,6 +749,7 @@ impl Global {
         cfg.estimator = self.estimator.estimator();
         cfg.bounds = self.bounds;
         cfg.limits.max_depth = self.max_depth;
+        cfg.limits.max_calls = self.max_calls;
         cfg.max_event_bytes = self.max_event_bytes;
         // A trace's own scripts and maps apply unless maps are turned off.
         cfg.keep_scripts = !self.source_maps.no_source_maps;

@@ -88,6 +88,21 @@ fn cases() -> Vec<Case> {
         "[".repeat(100_000),
         "]".repeat(100_000)
     );
+    // A chain of five frames under the root, its samples at the bottom and the top in turn.
+    let jumping = cpuprofile(
+        &[
+            node(1, "(root)", &[2]),
+            node(2, "a", &[3]),
+            node(3, "b", &[4]),
+            node(4, "c", &[5]),
+            node(5, "d", &[6]),
+            node(6, "e", &[]),
+        ],
+        &[6, 2, 6, 2, 6],
+        &[100.0; 5],
+        0.0,
+        500.0,
+    );
     let deep_nodes = {
         let mut n = vec![r#"{"id":1,"callFrame":{"functionName":"(root)","scriptId":0}}"#.to_owned()];
         for i in 2..=1_200 {
@@ -356,6 +371,9 @@ calls: 0"# },
         Case { name: "stack deeper than --max-depth", input: deep_nodes.into_bytes(), cfg: |c| c.limits.max_depth = 1_000, want: r#"error: 1:2 (event 0): profile "0x1" of thread 1:1: the node tree is deeper than the limit of 1000 frames (raise it with --max-depth)"# },
         Case { name: "more samples than a profile may have", input: t.clone().into_bytes(), cfg: |c| c.limits.max_samples = 2, want: r#"error: 1:2 (event 0): profile "0x1" of thread 0:0: 3 samples, more than the 2 one profile may have"# },
         Case { name: "cpuprofile: more samples than a profile may have", input: ok_profile().into_bytes(), cfg: |c| c.limits.max_samples = 1, want: r#"error: 1:1: profile: 2 samples, more than the 1 one profile may have"# },
+        // Five frames entered, none, four, none, four: thirteen calls.
+        Case { name: "samples that enter as many frames as --max-calls", input: jumping.clone().into_bytes(), cfg: |c| c.limits.max_calls = 13, want: "calls: 13" },
+        Case { name: "samples that enter more frames than --max-calls", input: jumping.clone().into_bytes(), cfg: |c| c.limits.max_calls = 12, want: r#"error: 1:1: profile: its samples enter more than 12 frames, each a call (raise the limit with --max-calls)"# },
         Case { name: "event larger than --max-event-bytes", input: t.clone().into_bytes(), cfg: |c| c.max_event_bytes = 100, want: r#"error: 2:1 (event 1): the event is 526 bytes, more than the limit of 100 (raise it with --max-event-bytes)"# },
         Case { name: "cpuprofile: no nodes", input: ok_profile().replace(r#""nodes":[{"#, r#""nodes":[],"x":[{"#).into_bytes(), cfg: none, want: r#"error: 1:1: profile: the profile has no nodes"# },
         Case {

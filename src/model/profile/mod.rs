@@ -268,6 +268,10 @@ pub struct Limits {
     /// The most samples accepted in one profile: at most 2³¹ − 1, the default (a call holds
     /// its sample's index in 32 bits).
     pub max_samples: u64,
+    /// The most frames one profile's samples may enter, each a call at least: a stack that
+    /// goes a hundred thousand frames deep and back at every sample makes billions of calls
+    /// from a few MB of profile.
+    pub max_calls: u64,
 }
 
 /// The most samples one profile can have: a call's sample index is an `i32`.
@@ -275,7 +279,7 @@ pub(crate) const MAX_SAMPLES: u64 = i32::MAX as u64;
 
 impl Default for Limits {
     fn default() -> Limits {
-        Limits { max_depth: 100_000, max_extra_nodes: 1_000_000, max_samples: MAX_SAMPLES }
+        Limits { max_depth: 100_000, max_extra_nodes: 1_000_000, max_samples: MAX_SAMPLES, max_calls: 100_000_000 }
     }
 }
 
@@ -491,7 +495,46 @@ impl ProfileModel {
             released: 0,
         };
         model.take_samples(samples, start_time, time_deltas, in_order);
+        if model.enters_more_than(limits.max_calls) {
+            return Err(fail(format!(
+                "its samples enter more than {} frames, each a call (raise the limit with --max-calls)",
+                limits.max_calls
+            )));
+        }
         Ok(model)
+    }
+
+    /// Whether the samples, one after another, enter more than `limit` frames (those of a
+    /// sample's stack that the stack before it lacks): the calls they make, at least. Counted
+    /// only when every sample's whole stack could pass the limit, and only until it does.
+    fn enters_more_than(&self, limit: u64) -> bool {
+        let nodes = &self.nodes;
+        let at = |n: u32| if n == NONE { 0 } else { n as usize };
+        let deepest = nodes.iter().map(|n| n.depth + 1).max().unwrap_or(0) as u64;
+        let whole = |s: &[u32]| s.iter().map(|&n| (nodes[at(n)].depth + 1) as u64).sum::<u64>();
+        if (self.sample_nodes.len() as u64).saturating_mul(deepest) <= limit || whole(&self.sample_nodes) <= limit {
+            return false;
+        }
+        let (mut entered, mut before) = (0u64, 0usize);
+        for &n in &self.sample_nodes {
+            // Up from both stacks to the frame they share.
+            let (mut a, mut b) = (before, at(n));
+            while a != b {
+                let (da, db) = (nodes[a].depth, nodes[b].depth);
+                if da >= db {
+                    a = at(nodes[a].parent);
+                }
+                if db >= da {
+                    b = at(nodes[b].parent);
+                    entered += 1;
+                }
+            }
+            if entered > limit {
+                return true;
+            }
+            before = at(n);
+        }
+        false
     }
 
     /// The samples and their times (sortSamples, normalizeTimestamps), or without samples the
