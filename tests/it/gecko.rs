@@ -65,6 +65,39 @@ fn a_hand_written_profile_gives_the_calls_computed_by_hand() {
     assert_eq!(calls(&doc, 1), ["onmessage 5000 3000 1000", "work 6000 2000 2000"]);
 }
 
+/// Firefox writes JavaScript strings as they are, lone surrogates included, and JSON.parse
+/// (the Firefox Profiler's reader) takes them: a function name with one keeps it; markers,
+/// which no estimate reads, are read through whatever they hold, but their syntax still counts.
+#[test]
+fn lone_surrogates_and_markers_read_as_the_profiler_reads_them() {
+    let hand = std::fs::read_to_string(fixture("gecko/hand.json")).unwrap();
+    let dir = crate::support::tmpdir("gecko", "lone");
+    let write = |name: &str, from: &str, to: &str| {
+        let text = hand.replace(from, to);
+        assert_ne!(text, hand, "{name}: the fixture has {from}");
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        path.to_str().unwrap().to_owned()
+    };
+    let name = write("name.json", r#""render (http"#, r#""ren\ud800der (http"#);
+    let o = jscalls(&["calls", &name, "--format", "json"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert_eq!(text.matches(r#""functionName":"ren\ud800der""#).count(), 1, "{text}");
+    let markers = r#""markers": {"schema": {"name": 0, "startTime": 1, "endTime": 2, "phase": 3, "category": 4, "data": 5}, "data": []}"#;
+    let odd = write(
+        "markers.json",
+        markers,
+        r#""markers": {"schema": 7, "data": [["x\udc00y", {"deep": [[[null]]]}, 1e400]]}"#,
+    );
+    assert_eq!(calls_doc(&[&odd])["profiles"], calls_doc(&[&fixture("gecko/hand.json")])["profiles"]);
+    let broken = write("broken.json", markers, r#""markers": {"data": [1,]}"#);
+    let o = jscalls(&["calls", &broken]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.ends_with(":18:30: expected a JSON value, found ']'\n"), "{err}");
+}
+
 #[test]
 fn symbols_make_addresses_functions_and_the_tree_changes_shape() {
     let hand = fixture("gecko/hand.json");
