@@ -17,6 +17,7 @@ pub(crate) mod reader;
 mod region;
 #[cfg_attr(not(feature = "internals"), allow(unreachable_pub))]
 pub mod scan;
+pub(crate) mod shaped;
 #[cfg_attr(not(feature = "internals"), allow(unreachable_pub))]
 pub mod shapes;
 #[cfg_attr(not(feature = "internals"), allow(unreachable_pub))]

@@ -2,7 +2,11 @@
 //! URL, its mappings decoded (sections of an index map one after another) and sorted, and
 //! `find_entry`, the lookup behind every name and place DevTools shows.
 
+use std::borrow::Cow;
+
 use serde_json::Value;
+
+use crate::input::shaped::{Shape, Shaped};
 
 use super::units::{js_string, Ascii, CodeUnits, Units};
 use super::url::{complete_url, is_relative_url};
@@ -127,10 +131,8 @@ pub(crate) fn parse_text(text: &[u8], whole: bool) -> Result<Value, MapError> {
     if let Some(rest) = t.strip_prefix("\u{FEFF}".as_bytes()) {
         t = rest;
     }
-    let mut de = serde_json::Deserializer::from_slice(t);
-    let seed = if whole { Lean::Whole } else { Lean::Plain };
-    let v = serde::de::DeserializeSeed::deserialize(seed, &mut de).and_then(|v| de.end().map(|()| v));
-    v.map_err(|e| MapError::Json(e.to_string()))
+    let shape = if whole { Lean::Whole } else { Lean::Plain };
+    Shaped(shape).read(t).map_err(|e| MapError::Json(e.to_string()))
 }
 
 /// A map's JSON as a [`Value`], each string of a `sourcesContent` array replaced by a digest
@@ -155,70 +157,26 @@ fn digest(text: &str) -> Value {
     Value::String(format!("{}:{:016x}", text.len(), h.finish()))
 }
 
-impl<'de> serde::de::DeserializeSeed<'de> for Lean {
-    type Value = Value;
-
-    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-impl<'de> serde::de::Visitor<'de> for Lean {
-    type Value = Value;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("any JSON value")
-    }
-    fn visit_bool<E>(self, b: bool) -> Result<Value, E> {
-        Ok(Value::Bool(b))
-    }
-    fn visit_i64<E>(self, n: i64) -> Result<Value, E> {
-        Ok(Value::from(n))
-    }
-    fn visit_u64<E>(self, n: u64) -> Result<Value, E> {
-        Ok(Value::from(n))
-    }
-    fn visit_f64<E>(self, n: f64) -> Result<Value, E> {
-        Ok(serde_json::Number::from_f64(n).map_or(Value::Null, Value::Number))
-    }
-    fn visit_str<E>(self, s: &str) -> Result<Value, E> {
-        Ok(match self {
-            Lean::Content => digest(s),
-            _ => Value::String(s.to_owned()),
+impl Shape for Lean {
+    fn member(self, key: &str) -> Option<Lean> {
+        Some(match self {
+            Lean::Whole => Lean::Whole,
+            _ if key == "sourcesContent" => Lean::Contents,
+            _ => Lean::Plain,
         })
     }
-    fn visit_string<E>(self, s: String) -> Result<Value, E> {
-        Ok(match self {
-            Lean::Content => digest(&s),
-            _ => Value::String(s),
-        })
-    }
-    fn visit_unit<E>(self) -> Result<Value, E> {
-        Ok(Value::Null)
-    }
-    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
-        let element = match self {
+    fn element(self) -> Lean {
+        match self {
             Lean::Contents => Lean::Content,
             Lean::Whole => Lean::Whole,
             _ => Lean::Plain,
-        };
-        let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(4096));
-        while let Some(v) = seq.next_element_seed(element)? {
-            out.push(v);
         }
-        Ok(Value::Array(out))
     }
-    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
-        let mut out = serde_json::Map::new();
-        while let Some(k) = map.next_key::<String>()? {
-            let seed = match self {
-                Lean::Whole => Lean::Whole,
-                _ if k == "sourcesContent" => Lean::Contents,
-                _ => Lean::Plain,
-            };
-            out.insert(k, map.next_value_seed(seed)?);
+    fn string(self, s: Cow<'_, str>) -> Value {
+        match self {
+            Lean::Content => digest(&s),
+            _ => Value::String(s.into_owned()),
         }
-        Ok(Value::Object(out))
     }
 }
 

@@ -10,6 +10,7 @@ mod sampled;
 use serde_json::Value;
 
 use crate::error::{Diagnostics, Error, Location};
+use crate::input::shaped::{Shape, Shaped};
 use crate::model::ReadOptions;
 use crate::model::ThreadWork;
 use crate::strings::Strings;
@@ -33,7 +34,7 @@ pub(crate) fn thread_works(
         // Rare: serde refuses lone surrogates, which JSON.parse takes; they get stand-ins.
         let fixed = crate::input::json::lone_surrogates_replaced(raw);
         let raw = fixed.as_deref().unwrap_or(raw);
-        let Unmarked(v) = serde_json::from_slice(raw).map_err(|e| at.err(key, format!("not JSON ({e})")))?;
+        let v = Shaped(Unmarked).read(raw).map_err(|e| at.err(key, format!("not JSON ({e})")))?;
         root.insert(key.clone(), v);
     }
     drop(fields);
@@ -46,64 +47,16 @@ pub(crate) fn thread_works(
     }
 }
 
-/// A member of a Firefox profile as a JSON value without the `markers` of its threads: the
-/// model reads none, and they are most of a recorded profile's bytes (their syntax is still
-/// read through).
-struct Unmarked(Value);
+/// How a member of a Firefox profile is read: as a JSON value without the `markers` of its
+/// threads, which no estimate reads and which are most of a recorded profile's bytes.
+#[derive(Clone, Copy)]
+struct Unmarked;
 
-impl<'de> serde::Deserialize<'de> for Unmarked {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Unmarked, D::Error> {
-        d.deserialize_any(UnmarkedVisitor).map(Unmarked)
+impl Shape for Unmarked {
+    fn member(self, key: &str) -> Option<Unmarked> {
+        (key != "markers").then_some(Unmarked)
     }
-}
-
-/// [`Unmarked`]'s visitor: serde_json's own `Value`, but for `markers`.
-struct UnmarkedVisitor;
-
-impl<'de> serde::de::Visitor<'de> for UnmarkedVisitor {
-    type Value = Value;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("any JSON value")
-    }
-    fn visit_bool<E>(self, b: bool) -> Result<Value, E> {
-        Ok(Value::Bool(b))
-    }
-    fn visit_i64<E>(self, n: i64) -> Result<Value, E> {
-        Ok(Value::Number(n.into()))
-    }
-    fn visit_u64<E>(self, n: u64) -> Result<Value, E> {
-        Ok(Value::Number(n.into()))
-    }
-    fn visit_f64<E>(self, n: f64) -> Result<Value, E> {
-        Ok(serde_json::Number::from_f64(n).map_or(Value::Null, Value::Number))
-    }
-    fn visit_str<E>(self, s: &str) -> Result<Value, E> {
-        Ok(Value::String(s.to_owned()))
-    }
-    fn visit_string<E>(self, s: String) -> Result<Value, E> {
-        Ok(Value::String(s))
-    }
-    fn visit_unit<E>(self) -> Result<Value, E> {
-        Ok(Value::Null)
-    }
-    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
-        let mut items = Vec::new();
-        while let Some(Unmarked(v)) = seq.next_element()? {
-            items.push(v);
-        }
-        Ok(Value::Array(items))
-    }
-    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
-        let mut members = serde_json::Map::new();
-        while let Some(key) = map.next_key::<String>()? {
-            if key == "markers" {
-                map.next_value::<serde::de::IgnoredAny>()?;
-            } else {
-                let Unmarked(v) = map.next_value()?;
-                members.insert(key, v);
-            }
-        }
-        Ok(Value::Object(members))
+    fn element(self) -> Unmarked {
+        Unmarked
     }
 }
