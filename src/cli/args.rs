@@ -612,8 +612,9 @@ pub(crate) struct Global {
     /// The deepest stack accepted, in frames.
     #[arg(long, default_value_t = Limits::default().max_depth, value_name = "FRAMES", global = true)]
     pub(crate) max_depth: u32,
-    /// The most frames one profile's samples may enter, one after another (each is a call: a
-    /// stack that goes thousands of frames deep and back at every sample makes billions).
+    /// The most frames one profile's samples may enter, one after another (each JavaScript
+    /// frame entered is a call: a stack that goes thousands of frames deep and back at every
+    /// sample makes billions).
     #[arg(long, default_value_t = Limits::default().max_calls, value_name = "CALLS", global = true)]
     pub(crate) max_calls: u64,
     /// The largest single event (or top-level .cpuprofile value) accepted, in bytes.

@@ -268,9 +268,9 @@ pub struct Limits {
     /// The most samples accepted in one profile: at most 2³¹ − 1, the default (a call holds
     /// its sample's index in 32 bits).
     pub max_samples: u64,
-    /// The most frames one profile's samples may enter, each a call at least: a stack that
-    /// goes a hundred thousand frames deep and back at every sample makes billions of calls
-    /// from a few MB of profile.
+    /// The most frames one profile's samples may enter, one after another: each JavaScript
+    /// frame entered is a call, and a stack that goes a hundred thousand frames deep and back
+    /// at every sample makes billions of them from a few MB of profile.
     pub max_calls: u64,
 }
 
@@ -505,8 +505,9 @@ impl ProfileModel {
     }
 
     /// Whether the samples, one after another, enter more than `limit` frames (those of a
-    /// sample's stack that the stack before it lacks): the calls they make, at least. Counted
-    /// only when every sample's whole stack could pass the limit, and only until it does.
+    /// sample's stack that the stack before it lacks): about the calls they make (meta frames
+    /// enter too; a trace event can split a call). Counted only when every sample's whole stack
+    /// could pass the limit, and only until it does.
     fn enters_more_than(&self, limit: u64) -> bool {
         let nodes = &self.nodes;
         let at = |n: u32| if n == NONE { 0 } else { n as usize };
