@@ -395,21 +395,25 @@ impl Key for Narrow {
 fn by_key<K: Key>(t: Option<&ThreadEstimate>, decode: bool) -> Option<(Vec<K>, Records<'_>)> {
     let calls = t.map_or(0, |t| t.calls.len());
     let mut keys = Vec::with_capacity(calls);
-    if !decode {
-        for (k, c) in t.into_iter().flat_map(ThreadEstimate::calls).enumerate() {
-            keys.push(K::of(c.node_id(), c.sample_index(), k as u32)?);
-        }
-        // In place: a thread too large to decode keeps to its keys' bytes.
-        keys.sort_unstable();
-        return Some((keys, Records::Packed(t)));
-    }
-    let mut records = Vec::with_capacity(calls);
+    let mut records = decode.then(|| Vec::with_capacity(calls));
     for (k, c) in t.into_iter().flat_map(ThreadEstimate::calls).enumerate() {
         keys.push(K::of(c.node_id(), c.sample_index(), k as u32)?);
-        records.push(c);
+        if let Some(r) = &mut records {
+            r.push(c);
+        }
     }
-    sort_keys(&mut keys);
-    Some((keys, Records::Decoded(records)))
+    let records = match records {
+        Some(r) => {
+            sort_keys(&mut keys);
+            Records::Decoded(r)
+        }
+        None => {
+            // In place: a thread too large to decode keeps to its keys' bytes.
+            keys.sort_unstable();
+            Records::Packed(t)
+        }
+    };
+    Some((keys, records))
 }
 
 /// Sorts keys made in the calls' order: by node first, counting into a copy (the profile
