@@ -1,11 +1,13 @@
 //! `jscalls check`: a recording against a budget file of rules, each passed or failed with its
 //! measured value; text, JSON, markdown or JUnit XML; exit 3 when a rule fails.
 
+use std::cell::OnceCell;
 use std::fmt::Write as _;
 use std::io::Write as _;
 use std::ops::Range;
 use std::path::Path;
 
+use rustc_hash::FxHashMap;
 use serde::Deserialize;
 
 use jscalls::diff::ThreadEstimate;
@@ -269,6 +271,77 @@ struct Seen {
     stacks: Stacks,
     /// (start, duration) of its top-level tasks, in time order.
     tasks: Vec<(f64, f64)>,
+    /// What the rules read of it, each made once, on first use: a budget may have thousands of
+    /// rules, and each measured by a walk of the thread took minutes.
+    functions: OnceCell<Functions>,
+    calls: OnceCell<Vec<(u64, f64)>>,
+    js: OnceCell<f64>,
+}
+
+impl Seen {
+    fn new(estimate: ThreadEstimate, tasks: Vec<(f64, f64)>) -> Seen {
+        let stacks = estimate.stacks().into_owned();
+        Seen { estimate, stacks, tasks, functions: OnceCell::new(), calls: OnceCell::new(), js: OnceCell::new() }
+    }
+
+    fn functions(&self) -> &Functions {
+        self.functions.get_or_init(|| Functions::new(&self.stacks))
+    }
+
+    /// Per function: its calls, and the longest one's part inside `(lo, hi)` (the view's window).
+    fn calls(&self, (lo, hi): (f64, f64)) -> &[(u64, f64)] {
+        self.calls.get_or_init(|| {
+            let mut per = vec![(0, f64::NEG_INFINITY); self.stacks.funcs.len()];
+            for (c, &(stack, _)) in self.estimate.calls().zip(&self.stacks.samples) {
+                let f = &mut per[self.stacks.frame(stack).1.index()];
+                f.0 += 1;
+                f.1 = f64::max(f.1, (c.ts() + c.dur()).min(hi) - c.ts().max(lo));
+            }
+            per
+        })
+    }
+
+    /// Time in JavaScript and what it calls.
+    fn js(&self) -> f64 {
+        *self.js.get_or_init(|| {
+            let js = Transform::JsOnly.apply(&self.stacks);
+            js.samples.iter().filter(|s| s.0 != StackId::ROOT).map(|s| s.1).sum::<f64>()
+        })
+    }
+}
+
+/// A thread's functions as rules name them, with their self and total times.
+struct Functions {
+    /// Self and total time of each function that has any, in `CallTree::functions`' order.
+    times: Vec<(FuncId, f64, f64)>,
+    /// Each function's place in `times` (`u32::MAX`: not there).
+    place: Vec<u32>,
+    /// The functions of each name and of each label (`name url:line:column`), each once.
+    named: FxHashMap<String, Vec<FuncId>>,
+}
+
+impl Functions {
+    fn new(stacks: &Stacks) -> Functions {
+        let times = CallTree::functions(stacks);
+        let mut place = vec![u32::MAX; stacks.funcs.len()];
+        for (k, &(f, _, _)) in times.iter().enumerate() {
+            place[f.index()] = k as u32;
+        }
+        let mut named: FxHashMap<String, Vec<FuncId>> = FxHashMap::default();
+        for (k, func) in stacks.funcs.iter().enumerate() {
+            let label = func.label();
+            if label != func.name {
+                named.entry(label).or_default().push(FuncId::new(k));
+            }
+            named.entry(func.name.clone()).or_default().push(FuncId::new(k));
+        }
+        Functions { times, place, named }
+    }
+
+    /// The functions a rule names, by name or label.
+    fn named(&self, function: Option<&str>) -> &[FuncId] {
+        function.and_then(|w| self.named.get(w)).map_or(&[], Vec::as_slice)
+    }
 }
 
 /// The input as the rules of one range see it: its window (µs), or why the input lacks it.
@@ -330,37 +403,40 @@ fn measure(rule: &Rule, view: &View) -> Outcome {
     let mut value = 0.0;
     let mut any = false;
     for s in &chosen {
-        let (t, stacks) = (&s.estimate, &s.stacks);
-        let wanted = |f: FuncId| {
-            let func = &stacks.funcs[f.index()];
-            rule.function.as_deref().is_some_and(|w| func.name == w || func.label() == w)
-        };
         match rule.measure {
             Measure::SelfTime | Measure::Total => {
-                for (f, own, total) in CallTree::functions(stacks) {
-                    if wanted(f) {
-                        any = true;
-                        value += if rule.measure == Measure::SelfTime { own } else { total };
-                    }
+                let functions = s.functions();
+                // Summed in the order a walk of `times` would sum them: the same bits.
+                let mut places: Vec<u32> = functions
+                    .named(rule.function.as_deref())
+                    .iter()
+                    .map(|f| functions.place[f.index()])
+                    .filter(|&k| k != u32::MAX)
+                    .collect();
+                places.sort_unstable();
+                for k in places {
+                    let (_, own, total) = functions.times[k as usize];
+                    any = true;
+                    value += if rule.measure == Measure::SelfTime { own } else { total };
                 }
             }
             Measure::Calls | Measure::LongestCall => {
-                for (c, &(stack, _)) in t.calls().zip(&stacks.samples) {
-                    if wanted(stacks.frame(stack).1) {
+                let per = s.calls((lo, hi));
+                for f in s.functions().named(rule.function.as_deref()) {
+                    let (n, longest) = per[f.index()];
+                    if n > 0 {
                         any = true;
                         if rule.measure == Measure::Calls {
-                            value += 1.0;
+                            value += n as f64;
                         } else {
-                            // Its part inside the range.
-                            value = f64::max(value, (c.ts() + c.dur()).min(hi) - c.ts().max(lo));
+                            value = f64::max(value, longest);
                         }
                     }
                 }
             }
             Measure::Js => {
                 any = true;
-                let js = Transform::JsOnly.apply(stacks);
-                value += js.samples.iter().filter(|s| s.0 != StackId::ROOT).map(|s| s.1).sum::<f64>();
+                value += s.js();
             }
             Measure::LongTasks(over) => {
                 any |= !s.tasks.is_empty();
@@ -524,8 +600,7 @@ fn measure_input(input: &Path, rules: &[Rule], global: &Global, cfg: &Config) ->
                     .filter(|t| t.0 <= hi && t.0 + t.1 >= lo)
                     .map(|t| (t.0.max(lo), (t.0 + t.1).min(hi) - t.0.max(lo)))
                     .collect();
-                let stacks = estimate.stacks().into_owned();
-                v.threads.push(Seen { estimate, stacks, tasks });
+                v.threads.push(Seen::new(estimate, tasks));
             }
             Ok::<(), ()>(())
         })

@@ -222,3 +222,63 @@ fn the_line_of_a_rule_deep_in_a_long_budget_is_exact() {
     // At the value: the rule's header is line 9001, the time two lines below.
     assert!(err.contains(&format!("{}:9003:8: '5 parsecs': unknown unit 'parsecs'", b.display())), "{err}");
 }
+
+/// A function named by name is every function of that name, by label the one; each rule is
+/// measured from per-thread tables made once, whatever the number of rules (each rule walked
+/// the thread: 20,000 rules took 21 s on a 105 MB trace, now 0.16 s).
+#[test]
+fn rules_by_name_and_by_label_sum_what_the_flat_tree_shows() {
+    let ui = fixture("chrome-ui.json.gz");
+    let flat = jscalls(&["tree", &ui, "--flat", "--format", "json"]);
+    let flat: serde_json::Value = serde_json::from_slice(&flat.stdout).unwrap();
+    let functions = flat["threads"][0]["functions"].as_array().unwrap();
+    let sum = |what: &str, keep: &dyn Fn(&serde_json::Value) -> bool| -> f64 {
+        functions.iter().filter(|f| keep(&f["func"])).map(|f| f[what].as_f64().unwrap()).sum()
+    };
+    let calls = jscalls(&["calls", &ui]);
+    let calls: serde_json::Value = serde_json::from_slice(&calls.stdout).unwrap();
+    let relayouts = calls["profiles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|p| p["calls"].as_array().unwrap())
+        .filter(|c| c["functionName"] == "relayout")
+        .count();
+    let expected = [
+        // Two functions named `listener`, at different places.
+        sum("self", &|f| f["name"] == "listener"),
+        // Every nameless function, and those of no URL: labelled `(anonymous)`.
+        sum("total", &|f| f["name"] == ""),
+        sum("total", &|f| f["name"] == "" && f["url"] == ""),
+        sum("self", &|f| f["name"] == "" && f["url"] == "http://127.0.0.1:40017/ui.js" && f["line"] == 0),
+        relayouts as f64,
+    ];
+    assert!(
+        expected[0] > functions.iter().find(|f| f["func"]["name"] == "listener").unwrap()["self"].as_f64().unwrap()
+    );
+    assert!(expected[1] > expected[2] && expected[2] > 0.0 && expected[3] > 0.0 && expected[4] > 0.0, "{expected:?}");
+    let five = r#"[[rule]]
+function = "listener"
+self = "1s"
+[[rule]]
+function = ""
+total = "1s"
+[[rule]]
+function = "(anonymous)"
+total = "1s"
+[[rule]]
+function = "(anonymous) http://127.0.0.1:40017/ui.js:1:1"
+self = "1s"
+[[rule]]
+function = "relayout http://127.0.0.1:40017/ui.js:9:18"
+calls = 1000
+"#;
+    let b = budget("many.toml", &five.repeat(400));
+    let o = jscalls(&["check", &ui, "--budget", b.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let r = rules(&o);
+    assert_eq!(r.len(), 2000);
+    for (k, rule) in r.iter().enumerate() {
+        assert_eq!(rule["value"].as_f64(), Some(expected[k % 5]), "rule {k}: {rule}");
+    }
+}
