@@ -11,7 +11,9 @@
 
 use serde_json::Value;
 
-use super::sampled::{call_frame_json, meta_start, position, thread_id, At, FrameOut, Reading, Sampled};
+use super::sampled::{
+    call_frame_json, meta_start, position, thread_id, At, FrameOut, Nodes, Reading, Samples, StackTable,
+};
 use crate::error::{Error, WarningKind};
 use crate::model::ThreadWork;
 
@@ -86,12 +88,14 @@ pub(super) fn thread_works(root: &Value, at: &At, r: &mut Reading<'_>) -> Result
         _ => return Err(at.err("threads", "expected an array of threads")),
     };
     let mut out = Vec::new();
+    // The tables the last thread read, made ready: from version 60 every thread shares them.
+    let mut made = None;
     for (k, t) in threads.iter().enumerate() {
         let path = format!("threads[{k}]");
         if !t.is_object() {
             return Err(at.err(&path, "expected a thread object"));
         }
-        let Some(mut w) = thread(t, &path, shared, start_ms, interval_ms, r, at)? else {
+        let Some(mut w) = thread(t, &path, shared, (start_ms, interval_ms), &mut made, r, at)? else {
             continue;
         };
         w.pid = thread_id(t, "pid").unwrap_or(0);
@@ -115,12 +119,15 @@ fn table<'a>(t: &'a Value, shared: Option<&'a Value>, name: &str, path: &str, at
     }
 }
 
+/// Which tables a thread reads (their addresses): threads that read the same ones share them.
+type TablesKey = [usize; 4];
+
 fn thread(
     t: &Value,
     path: &str,
     shared: Option<&Value>,
-    start_ms: f64,
-    interval_ms: f64,
+    (start_ms, interval_ms): (f64, f64),
+    made: &mut Option<(TablesKey, Nodes)>,
     r: &mut Reading<'_>,
     at: &At,
 ) -> Result<Option<ThreadWork>, Error> {
@@ -136,56 +143,22 @@ fn thread(
     let stacks = table(t, shared, "stackTable", path, at)?;
     let frames = table(t, shared, "frameTable", path, at)?;
     let funcs = table(t, shared, "funcTable", path, at)?;
-    let (func_json, scripted) = function_frames(&funcs, shared, text, at)?;
-    let frame_func = frames.column("func", at)?;
-    let mut frame_of_func = Vec::with_capacity(frames.len);
-    for f in 0..frames.len {
-        let func = frames.index(frame_func, "func", f, at)?.filter(|&k| k < funcs.len).ok_or_else(|| {
-            at.err(&format!("{}.func[{f}]", frames.path), format!("expected a function index below {}", funcs.len))
-        })?;
-        frame_of_func.push(func);
-    }
-    // The stacks, each on its function: a frame's line is where the sample was, not the function.
-    let stack_frame = stacks.column("frame", at)?;
-    let prefix = stacks.column("prefix", at).ok();
-    let offset = if prefix.is_none() { Some(stacks.column("prefixOffset", at)?) } else { None };
-    let frame_line = frames.has("line").then(|| frames.column("line", at)).transpose()?;
-    let frame_column = frames.has("column").then(|| frames.column("column", at)).transpose()?;
-    let mut sampled = Sampled {
-        stacks: Vec::with_capacity(stacks.len),
-        stack_places: Vec::with_capacity(stacks.len),
-        scripted,
-        samples: Vec::new(),
-        end_us: f64::NAN,
+    let address = |c: &Columns<'_>| std::ptr::from_ref(c.table) as usize;
+    let key = [address(&stacks), address(&frames), address(&funcs), text.as_ptr() as usize];
+    let nodes = match made {
+        Some((k, nodes)) if *k == key => nodes,
+        _ => {
+            let table = stack_table(&stacks, &frames, &funcs, shared, text, at)?;
+            &made.insert((key, Nodes::new(table, stacks.path.starts_with("shared.")))).1
+        }
     };
-    for s in 0..stacks.len {
-        let frame = stacks.index(stack_frame, "frame", s, at)?.filter(|&k| k < frames.len).ok_or_else(|| {
-            at.err(&format!("{}.frame[{s}]", stacks.path), format!("expected a frame index below {}", frames.len))
-        })?;
-        let parent = match (prefix, offset) {
-            (Some(p), _) => stacks.index(p, "prefix", s, at)?,
-            (None, Some(o)) => match o[s].as_u64() {
-                Some(0) => None,
-                Some(back) if back as usize <= s => Some(s - back as usize),
-                _ => {
-                    return Err(at.err(
-                        &format!("{}.prefixOffset[{s}]", stacks.path),
-                        "expected 0 or a count back to an earlier stack",
-                    ))
-                }
-            },
-            (None, None) => None,
-        };
-        sampled.stacks.push((parent, frame_of_func[frame]));
-        let place = |c: Option<&[Value]>| c.and_then(|c| c[frame].as_f64()).unwrap_or(0.0);
-        sampled.stack_places.push((place(frame_line), place(frame_column)));
-    }
     let stack_cells = samples.column("stack", at)?;
     let (cells, name, deltas) = if samples.has("time") {
         (samples.column("time", at)?, "time", false)
     } else {
         (samples.column("timeDeltas", at)?, "timeDeltas", true)
     };
+    let mut sampled = Samples { samples: Vec::with_capacity(samples.len), end_us: f64::NAN };
     let mut running = 0.0;
     for (k, cell) in cells.iter().enumerate() {
         let stack = samples.index(stack_cells, "stack", k, at)?.map(|s| s as u64);
@@ -205,8 +178,62 @@ fn thread(
         _ => None,
     };
     sampled.end_us = sampled.samples.last().map_or(f64::NAN, |l| l.1) + last_ms.unwrap_or(interval_ms) * 1000.0;
-    // The stacks are on functions: each function's call frame stands for the "frame".
-    sampled.work(&func_json, r, at)
+    nodes.work(&sampled, r, at)
+}
+
+/// The stacks on their functions: a frame's line is where the sample was, not the function,
+/// and each function's call frame stands for the "frame".
+fn stack_table(
+    stacks: &Columns<'_>,
+    frames: &Columns<'_>,
+    funcs: &Columns<'_>,
+    shared: Option<&Value>,
+    text: &[Value],
+    at: &At,
+) -> Result<StackTable, Error> {
+    let (frame_json, scripted) = function_frames(funcs, shared, text, at)?;
+    let frame_func = frames.column("func", at)?;
+    let mut frame_of_func = Vec::with_capacity(frames.len);
+    for f in 0..frames.len {
+        let func = frames.index(frame_func, "func", f, at)?.filter(|&k| k < funcs.len).ok_or_else(|| {
+            at.err(&format!("{}.func[{f}]", frames.path), format!("expected a function index below {}", funcs.len))
+        })?;
+        frame_of_func.push(func);
+    }
+    let stack_frame = stacks.column("frame", at)?;
+    let prefix = stacks.column("prefix", at).ok();
+    let offset = if prefix.is_none() { Some(stacks.column("prefixOffset", at)?) } else { None };
+    let frame_line = frames.has("line").then(|| frames.column("line", at)).transpose()?;
+    let frame_column = frames.has("column").then(|| frames.column("column", at)).transpose()?;
+    let mut table = StackTable {
+        stacks: Vec::with_capacity(stacks.len),
+        stack_places: Vec::with_capacity(stacks.len),
+        scripted,
+        frame_json,
+    };
+    for s in 0..stacks.len {
+        let frame = stacks.index(stack_frame, "frame", s, at)?.filter(|&k| k < frames.len).ok_or_else(|| {
+            at.err(&format!("{}.frame[{s}]", stacks.path), format!("expected a frame index below {}", frames.len))
+        })?;
+        let parent = match (prefix, offset) {
+            (Some(p), _) => stacks.index(p, "prefix", s, at)?,
+            (None, Some(o)) => match o[s].as_u64() {
+                Some(0) => None,
+                Some(back) if back as usize <= s => Some(s - back as usize),
+                _ => {
+                    return Err(at.err(
+                        &format!("{}.prefixOffset[{s}]", stacks.path),
+                        "expected 0 or a count back to an earlier stack",
+                    ))
+                }
+            },
+            (None, None) => None,
+        };
+        table.stacks.push((parent, frame_of_func[frame]));
+        let place = |c: Option<&[Value]>| c.and_then(|c| c[frame].as_f64()).unwrap_or(0.0);
+        table.stack_places.push((place(frame_line), place(frame_column)));
+    }
+    Ok(table)
 }
 
 /// Each function as a call frame (JSON): its name, file and own start (1-based there); and

@@ -14,7 +14,9 @@ use std::sync::Arc;
 use rustc_hash::FxHashMap as HashMap;
 use serde_json::Value;
 
-use super::sampled::{call_frame_json, meta_start, position, thread_id, At, FrameOut, Reading, Sampled};
+use super::sampled::{
+    call_frame_json, meta_start, position, thread_id, At, FrameOut, Nodes, Reading, Samples, StackTable,
+};
 use crate::error::{Diagnostics, Error, Location, WarningKind};
 use crate::model::ReadOptions;
 use crate::model::ThreadWork;
@@ -276,12 +278,11 @@ fn thread(
         frame_json.push(call_frame_json(&out));
     }
     let n_stacks = stacks.rows.len();
-    let mut sampled = Sampled {
+    let mut table = StackTable {
         stacks: Vec::with_capacity(n_stacks),
         stack_places: Vec::with_capacity(n_stacks),
         scripted,
-        samples: Vec::new(),
-        end_us: f64::NAN,
+        frame_json,
     };
     for s in 0..n_stacks {
         let spath = format!("{}.data[{s}]", stacks.path);
@@ -291,13 +292,13 @@ fn thread(
             v => Some(v.as_u64().ok_or_else(|| at.err(&spath, "expected a prefix (a stack index or null)"))? as usize),
         };
         let frame = stacks.cell(s, "frame").as_u64().ok_or_else(|| at.err(&spath, "expected a frame index"))? as usize;
-        if frame >= frame_json.len() {
-            return Err(at.err(&spath, format!("frame {frame} is not in frameTable ({} rows)", frame_json.len())));
+        if frame >= table.frame_json.len() {
+            return Err(at.err(&spath, format!("frame {frame} is not in frameTable ({} rows)", table.frame_json.len())));
         }
-        sampled.stacks.push((prefix, frame));
+        table.stacks.push((prefix, frame));
         let place =
             |column: &str| if frames.has(column) { frames.cell(frame, column).as_f64().unwrap_or(0.0) } else { 0.0 };
-        sampled.stack_places.push((place("line"), place("column")));
+        table.stack_places.push((place("line"), place("column")));
     }
     let time_column = if samples.has("time") {
         "time"
@@ -306,6 +307,7 @@ fn thread(
     } else {
         return Err(at.err(&format!("{}.schema", samples.path), "expected a time or timeDeltas column"));
     };
+    let mut sampled = Samples { samples: Vec::with_capacity(samples.rows.len()), end_us: f64::NAN };
     let mut running = 0.0;
     for r in 0..samples.rows.len() {
         samples.row_is_array(r, at)?;
@@ -327,7 +329,7 @@ fn thread(
         sampled.samples.push((stack, (offset_ms + ms) * 1000.0));
     }
     sampled.end_us = sampled.samples.last().map_or(f64::NAN, |l| l.1) + interval_ms * 1000.0;
-    let Some(mut w) = sampled.work(&frame_json, r, at)? else { return Ok(None) };
+    let Some(mut w) = Nodes::new(table, false).work(&sampled, r, at)? else { return Ok(None) };
     w.pid = thread_id(t, "pid").unwrap_or(0);
     w.tid = thread_id(t, "tid").unwrap_or(0);
     w.thread_name = t.get("name").and_then(Value::as_str).map(str::to_owned);

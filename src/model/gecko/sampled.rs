@@ -1,9 +1,10 @@
 //! What both Firefox formats share: a sampled thread (a stack table over frames, and samples)
 //! turned into a CPU profile, frames as call frames, and where a problem is.
 
+use std::cell::OnceCell;
 use std::fmt::Write as _;
 
-use rustc_hash::FxHashMap as HashMap;
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use serde_json::Value;
 
 use crate::error::{Diagnostics, Error, Location};
@@ -58,63 +59,116 @@ pub(super) fn thread_id(t: &Value, key: &str) -> Option<i64> {
     }
 }
 
-/// A sampled thread as both Firefox formats hold it: a stack table over frames, and samples.
-pub(super) struct Sampled {
-    /// Each stack's prefix stack and frame (an index into the frames' call frames).
+/// A stack table over frames, as both Firefox formats hold it: a thread's own, or (in a
+/// processed profile) one that every thread shares, made ready once for all of them.
+pub(super) struct StackTable {
+    /// Each stack's prefix stack and frame (an index into `frame_json`).
     pub(super) stacks: Vec<(Option<usize>, usize)>,
     /// Each stack's line and column: where in its function the sample was, 1-based (0: not
     /// known).
     pub(super) stack_places: Vec<(f64, f64)>,
-    /// Whether each frame (an index into the frames' call frames) is a script's, with a URL.
+    /// Whether each frame is a script's, with a URL.
     pub(super) scripted: Vec<bool>,
-    /// Each sample's stack (None: no stack, an idle sample) and time, µs on the root clock.
+    /// Each frame's call frame (JSON).
+    pub(super) frame_json: Vec<String>,
+}
+
+/// A stack table's nodes: a node per function on each path (ids from 2; 1 is the root).
+/// Stacks whose frames are one function under one parent are one node, as V8 makes one node
+/// per function and call path, so that a call does not split where the sampled line changes.
+/// A table whose prefixes do not all come first keeps a node per stack, for the model to judge.
+pub(super) struct Nodes {
+    table: StackTable,
+    /// Each stack's node.
+    node_of: Vec<i64>,
+    /// Each node (id 2 + its index): its parent's id and its frame.
+    nodes: Vec<(i64, usize)>,
+    /// Whether stacks were merged into nodes (every prefix came first).
+    merged: bool,
+    /// The `(idle)` node of samples with no stack: an id after every stack's.
+    idle: i64,
+    /// Each stack's innermost stack (itself or a prefix) whose frame is a script's: made when
+    /// a thread's lines are asked for.
+    script_stacks: OnceCell<Vec<Option<usize>>>,
+    /// Whether threads share the table.
+    shared: bool,
+}
+
+/// A sampled thread's samples: each one's stack (None: no stack, an idle sample) and time, µs
+/// on the root clock, and when the last one ends.
+pub(super) struct Samples {
     pub(super) samples: Vec<(Option<u64>, f64)>,
-    /// When the last sample ends, µs.
     pub(super) end_us: f64,
 }
 
-impl Sampled {
-    /// The thread as a CPU profile: `frame_json` holds each frame's call frame (JSON).
-    pub(super) fn work(
-        &self,
-        frame_json: &[String],
-        r: &mut Reading<'_>,
-        at: &At,
-    ) -> Result<Option<ThreadWork>, Error> {
-        // A node per function on each path (ids from 2; 1 is the root): stacks whose frames are
-        // one function under one parent are one node, as V8 makes one node per function and
-        // call path, so that a call does not split where the sampled line changes. A table
-        // whose prefixes do not all come first keeps a node per stack, for the model to judge.
-        let mut nodes = String::from("[{\"id\":1,\"callFrame\":{\"functionName\":\"(root)\",\"scriptId\":\"0\",\"url\":\"\",\"lineNumber\":-1,\"columnNumber\":-1}}");
-        let n_stacks = self.stacks.len();
-        let merge = self.stacks.iter().enumerate().all(|(s, p)| p.0.is_none_or(|p| p < s));
+impl Nodes {
+    pub(super) fn new(table: StackTable, shared: bool) -> Nodes {
+        let n_stacks = table.stacks.len();
+        let merged = table.stacks.iter().enumerate().all(|(s, p)| p.0.is_none_or(|p| p < s));
         let mut node_of: Vec<i64> = Vec::with_capacity(n_stacks);
-        let mut by_key: HashMap<(i64, &str), i64> = HashMap::default();
-        let mut next_id = 2;
-        for (s, &(prefix, frame)) in self.stacks.iter().enumerate() {
-            let fj = frame_json[frame].as_str();
-            let (parent, id) = if merge {
+        let mut nodes: Vec<(i64, usize)> = Vec::new();
+        if merged {
+            let mut by_key: HashMap<(i64, &str), i64> = HashMap::default();
+            for &(prefix, frame) in &table.stacks {
                 let parent = prefix.map_or(1, |p| node_of[p]);
-                match by_key.get(&(parent, fj)) {
-                    Some(&id) => {
-                        node_of.push(id);
-                        continue;
-                    }
-                    None => {
-                        by_key.insert((parent, fj), next_id);
-                        (parent, next_id)
-                    }
+                let next = nodes.len() as i64 + 2;
+                let id = *by_key.entry((parent, table.frame_json[frame].as_str())).or_insert(next);
+                if id == next {
+                    nodes.push((parent, frame));
                 }
-            } else {
-                (prefix.map_or(1, |p| p as i64 + 2), s as i64 + 2)
-            };
-            next_id = next_id.max(id + 1);
-            node_of.push(id);
+                node_of.push(id);
+            }
+        } else {
+            for (s, &(prefix, frame)) in table.stacks.iter().enumerate() {
+                node_of.push(s as i64 + 2);
+                nodes.push((prefix.map_or(1, |p| p as i64 + 2), frame));
+            }
+        }
+        let idle = n_stacks as i64 + 2;
+        Nodes { table, node_of, nodes, merged, idle, script_stacks: OnceCell::new(), shared }
+    }
+
+    /// The ids of the nodes a thread's profile holds, in order: of a table that threads share
+    /// (a processed profile's, from version 60) whose stacks merged, the nodes the thread's
+    /// samples reach and their ancestors, its own part of the table and not the whole; else
+    /// every node.
+    fn reached(&self, samples: &Samples) -> Vec<i64> {
+        let ids = 2..self.nodes.len() as i64 + 2;
+        if !self.merged || !self.shared {
+            return ids.collect();
+        }
+        let mut used: HashSet<i64> = HashSet::default();
+        for &(stack, _) in &samples.samples {
+            let mut id = stack.and_then(|k| self.node_of.get(k as usize)).copied().unwrap_or(1);
+            while ids.contains(&id) && used.insert(id) {
+                id = self.nodes[(id - 2) as usize].0;
+            }
+        }
+        let mut used: Vec<i64> = used.into_iter().collect();
+        used.sort_unstable();
+        used
+    }
+
+    /// The thread of `samples` as a CPU profile.
+    pub(super) fn work(&self, samples: &Samples, r: &mut Reading<'_>, at: &At) -> Result<Option<ThreadWork>, Error> {
+        let node_id = |stack: Option<u64>| match stack {
+            None => self.idle,
+            // A stack the table does not have: an id no node has, which the model reports.
+            Some(k) => self
+                .node_of
+                .get(k as usize)
+                .copied()
+                .unwrap_or_else(|| self.idle.saturating_add(1).saturating_add(k as i64)),
+        };
+        let mut nodes = String::from("[{\"id\":1,\"callFrame\":{\"functionName\":\"(root)\",\"scriptId\":\"0\",\"url\":\"\",\"lineNumber\":-1,\"columnNumber\":-1}}");
+        for id in self.reached(samples) {
+            let (parent, frame) = self.nodes[(id - 2) as usize];
+            let fj = &self.table.frame_json[frame];
             let _ = write!(nodes, ",{{\"id\":{id},\"parent\":{parent},\"callFrame\":{fj}}}");
         }
         // A sample with no stack (the thread was not running code the profiler can walk) is an
         // idle sample, which makes no call, as V8's `(idle)`.
-        let idle = next_id.max(n_stacks as i64 + 2);
+        let idle = self.idle;
         let _ = write!(
             nodes,
             ",{{\"id\":{idle},\"parent\":1,\"callFrame\":{{\"functionName\":\"(idle)\",\"scriptId\":\"0\",\"url\":\"\",\"lineNumber\":-1,\"columnNumber\":-1}}}}"
@@ -124,14 +178,7 @@ impl Sampled {
         let mut ids = String::from("[");
         let mut deltas = String::from("[");
         let (mut first, mut last) = (f64::NAN, f64::NAN);
-        for (r, &(stack, us)) in self.samples.iter().enumerate() {
-            let id = match stack {
-                None => idle,
-                // A stack the table does not have: an id no node has, which the model reports.
-                Some(k) => {
-                    node_of.get(k as usize).copied().unwrap_or_else(|| idle.saturating_add(1).saturating_add(k as i64))
-                }
-            };
+        for (r, &(stack, us)) in samples.samples.iter().enumerate() {
             if r > 0 {
                 ids.push(',');
                 deltas.push(',');
@@ -143,7 +190,7 @@ impl Sampled {
                 us - last
             };
             last = us;
-            let _ = write!(ids, "{id}");
+            let _ = write!(ids, "{}", node_id(stack));
             crate::js::write_number(&mut deltas, delta);
         }
         ids.push(']');
@@ -153,21 +200,21 @@ impl Sampled {
             ("samples".to_owned(), ids.into_bytes()),
             ("timeDeltas".to_owned(), deltas.into_bytes()),
             ("startTime".to_owned(), number(first).into_bytes()),
-            ("endTime".to_owned(), number(self.end_us).into_bytes()),
+            ("endTime".to_owned(), number(samples.end_us).into_bytes()),
         ];
         if r.cfg.keep_lines {
             // Each sample's line: its innermost script frame's (a V8 profile's `lines` are its
             // top JavaScript frame's; a Firefox sample mostly ends in native code below it).
-            let script_stack = self.script_stacks();
+            let script_stack = self.script_stacks.get_or_init(|| self.table.script_stacks());
             let (mut lines, mut columns) = (String::from("["), String::from("["));
-            for (k, &(stack, _)) in self.samples.iter().enumerate() {
+            for (k, &(stack, _)) in samples.samples.iter().enumerate() {
                 if k > 0 {
                     lines.push(',');
                     columns.push(',');
                 }
                 let (line, column) = stack
                     .and_then(|s| script_stack.get(s as usize).copied().flatten())
-                    .and_then(|s| self.stack_places.get(s))
+                    .and_then(|s| self.table.stack_places.get(s))
                     .copied()
                     .unwrap_or((0.0, 0.0));
                 crate::js::write_number(&mut lines, line);
@@ -188,7 +235,9 @@ impl Sampled {
         }
         Ok(w)
     }
+}
 
+impl StackTable {
     /// Each stack's innermost stack (itself or a prefix) whose frame is a script's; a table
     /// whose prefixes loop gives none on the loop.
     fn script_stacks(&self) -> Vec<Option<usize>> {
@@ -254,4 +303,43 @@ pub(super) fn call_frame_json(f: &FrameOut) -> String {
         f.line.unwrap_or(-1),
         f.column.unwrap_or(-1)
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table(stacks: &[(Option<usize>, usize)], frames: usize) -> StackTable {
+        StackTable {
+            stacks: stacks.to_vec(),
+            stack_places: vec![(0.0, 0.0); stacks.len()],
+            scripted: vec![true; frames],
+            frame_json: (0..frames).map(|f| format!("{{\"f\":{f}}}")).collect(),
+        }
+    }
+
+    fn samples(stacks: &[Option<u64>]) -> Samples {
+        Samples { samples: stacks.iter().map(|&s| (s, 0.0)).collect(), end_us: 0.0 }
+    }
+
+    /// Threads that share a table (a processed profile's) hold the nodes their samples reach;
+    /// a thread's own table is held whole.
+    #[test]
+    fn a_thread_holds_the_nodes_its_samples_reach() {
+        // 0 a; 1 a>b; 2 a>b (another line of b: node 3 again); 3 a>c; 4 a>c>d; 5 e.
+        let stacks = [(None, 0), (Some(0), 1), (Some(0), 1), (Some(0), 2), (Some(3), 3), (None, 4)];
+        assert_eq!(Nodes::new(table(&stacks, 5), false).reached(&samples(&[Some(2)])), [2, 3, 4, 5, 6]);
+        let t = Nodes::new(table(&stacks, 5), true);
+        assert_eq!(t.node_of, [2, 3, 3, 4, 5, 6]);
+        assert_eq!(t.idle, 8);
+        assert_eq!(t.reached(&samples(&[Some(2)])), [2, 3]);
+        assert_eq!(t.reached(&samples(&[Some(4), None, Some(5), Some(4)])), [2, 4, 5, 6]);
+        // Idle samples and stacks the table lacks reach nothing (the model reports the latter).
+        assert_eq!(t.reached(&samples(&[None, Some(99)])), Vec::<i64>::new());
+        // A table whose prefixes do not come first keeps every stack as a node, for the model
+        // to judge.
+        let t = Nodes::new(table(&[(Some(1), 0), (None, 1), (Some(0), 1)], 2), true);
+        assert_eq!(t.node_of, [2, 3, 4]);
+        assert_eq!(t.reached(&samples(&[Some(1)])), [2, 3, 4]);
+    }
 }
