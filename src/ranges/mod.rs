@@ -9,7 +9,10 @@
 
 mod query;
 
+use std::collections::hash_map::Entry;
 use std::fmt::Write as _;
+
+use rustc_hash::FxHashMap;
 
 pub use query::{Pick, Query};
 
@@ -162,17 +165,19 @@ impl Timings {
     /// longest `EventTiming` pair (the first of the longest), as INP takes an interaction.
     pub fn interactions(&self) -> Vec<&Landmark> {
         let mut out: Vec<&Landmark> = Vec::new();
-        let mut at: Vec<(u64, usize)> = Vec::new();
+        // Each id's place in `out` (a recording may hold thousands).
+        let mut at: FxHashMap<u64, usize> = FxHashMap::default();
         for l in self.of(Kind::Interaction) {
             let id = l.interaction_id.unwrap_or(f64::NAN).to_bits();
-            match at.iter().find(|(k, _)| *k == id) {
-                Some(&(_, i)) => {
+            match at.entry(id) {
+                Entry::Occupied(i) => {
+                    let i = *i.get();
                     if l.dur > out[i].dur {
                         out[i] = l;
                     }
                 }
-                None => {
-                    at.push((id, out.len()));
+                Entry::Vacant(v) => {
+                    v.insert(out.len());
                     out.push(l);
                 }
             }
@@ -220,19 +225,12 @@ impl Timings {
     /// Each landmark with its index among those of its name (the K of `NAME#K`), in the order
     /// given.
     pub fn indexed<'a>(ls: impl Iterator<Item = &'a Landmark>) -> Vec<(usize, &'a Landmark)> {
-        let mut seen: Vec<(&str, usize)> = Vec::new();
+        // How many of each name came before.
+        let mut seen: FxHashMap<&str, usize> = FxHashMap::default();
         ls.map(|l| {
-            let k = match seen.iter_mut().find(|s| s.0 == l.name) {
-                Some(s) => {
-                    s.1 += 1;
-                    s.1 - 1
-                }
-                None => {
-                    seen.push((&l.name, 1));
-                    0
-                }
-            };
-            (k, l)
+            let n = seen.entry(&l.name).or_insert(0);
+            *n += 1;
+            (*n - 1, l)
         })
         .collect()
     }
@@ -255,4 +253,49 @@ impl Timings {
 pub(crate) fn ms(us: f64) -> String {
     let s = format!("{:.3}", us / 1000.0);
     format!("{} ms", s.trim_end_matches('0').trim_end_matches('.'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(kind: Kind, name: &str, ts: f64, dur: f64, interaction_id: Option<f64>) -> Landmark {
+        Landmark {
+            kind,
+            name: name.to_owned(),
+            ts,
+            dur,
+            pid: 1,
+            tid: 1,
+            ph: 'b',
+            cat: String::new(),
+            order: ts as u64,
+            devtools: true,
+            event_type: None,
+            interaction_id,
+        }
+    }
+
+    /// Each landmark's index among those of its name, and each interaction id once (its
+    /// longest pair, in the order of its first), counted by hand.
+    #[test]
+    fn names_are_counted_and_interactions_keep_their_longest() {
+        let marks: Vec<Landmark> = ["a", "b", "a", "c", "b", "a"]
+            .iter()
+            .enumerate()
+            .map(|(k, n)| at(Kind::Mark, n, k as f64, 0.0, None))
+            .collect();
+        let indexed: Vec<(usize, &str)> =
+            Timings::indexed(marks.iter()).into_iter().map(|(k, l)| (k, l.name.as_str())).collect();
+        assert_eq!(indexed, [(0, "a"), (0, "b"), (1, "a"), (0, "c"), (1, "b"), (2, "a")]);
+        let pairs = [(7.0, 10.0), (3.0, 5.0), (7.0, 30.0), (3.0, 5.0), (9.0, 1.0), (7.0, 30.0)];
+        let all = pairs
+            .iter()
+            .enumerate()
+            .map(|(k, &(id, dur))| at(Kind::Interaction, "EventTiming", k as f64, dur, Some(id)));
+        let t = Timings::new(all.collect(), Vec::new(), 0);
+        let kept: Vec<(f64, f64)> = t.interactions().iter().map(|l| (l.interaction_id.unwrap(), l.ts)).collect();
+        // Id 7's longest is its second (ts 2; the third ties and comes later); id 3's first.
+        assert_eq!(kept, [(7.0, 2.0), (3.0, 1.0), (9.0, 4.0)]);
+    }
 }
