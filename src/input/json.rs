@@ -370,7 +370,7 @@ pub(crate) fn lone_surrogates_replaced(text: &[u8]) -> Option<Vec<u8>> {
         u32::from_str_radix(std::str::from_utf8(h).ok()?, 16).ok().filter(|_| h.iter().all(u8::is_ascii_hexdigit))
     }
     // Fast refusal: no `\u` escape of a surrogate at all.
-    if !text.windows(3).any(|w| w[0] == b'\\' && w[1] == b'u' && matches!(w[2], b'd' | b'D')) {
+    if !memchr::memmem::find_iter(text, b"\\u").any(|at| matches!(text.get(at + 2), Some(b'd' | b'D'))) {
         return None;
     }
     let mut out: Option<Vec<u8>> = None;
