@@ -111,14 +111,21 @@ impl Loader for UserMaps {
 
     fn map_at(&self, url: &str) -> Option<Box<dyn FnOnce() -> Result<Vec<u8>, String> + '_>> {
         let dirs = self.dirs.as_ref()?;
-        let path = dirs.find(url).or_else(|| dirs.find(&format!("{url}.gz")))?;
-        Some(Box::new(move || Self::read(&path, "the source map")))
+        let (plain, gz) = (dirs.find_entry(url), dirs.find_entry(&format!("{url}.gz")));
+        match (plain, gz) {
+            (Ok(Some(path)), _) | (_, Ok(Some(path))) => Some(Box::new(move || Self::read(&path, "the source map"))),
+            (Err(other), _) | (_, Err(other)) => Some(Box::new(move || {
+                Err(format!("{} is not a regular file (a FIFO, socket, device or folder): not read", other.display()))
+            })),
+            _ => None,
+        }
     }
 }
 
 struct Frames<'a> {
     args: &'a FramesArgs,
     maps: Option<UserMaps>,
+    strict: bool,
 }
 
 impl PerInput for Frames<'_> {
@@ -145,6 +152,10 @@ impl PerInput for Frames<'_> {
         let res = assembled.resolve_source_maps(self.maps.as_ref().unwrap_or(&none));
         for p in &res.problems {
             say!("jscalls: warning: {name}: the map of {}: {}", p.script, p.what);
+        }
+        if self.strict && !res.problems.is_empty() {
+            say!("jscalls: error: {name}: {} source map(s) could not be used and --strict is set", res.problems.len());
+            return Err(Failed::Reported);
         }
         let kind = assembled.kind();
         let text = match self.args.format {
@@ -199,7 +210,7 @@ pub(crate) fn apply(
 pub(crate) fn run(args: &FramesArgs, global: &Global, cfg: &Config, reads: Reads) -> Result<(), Failed> {
     super::no_bounds(global, "frames")?;
     let maps = UserMaps::wanted(&global.source_maps)?;
-    each::run(&args.out, &Frames { args, maps }, global, cfg, reads)
+    each::run(&args.out, &Frames { args, maps, strict: global.strict }, global, cfg, reads)
 }
 
 fn push_str(out: &mut String, s: &str) {

@@ -45,13 +45,28 @@ impl SourceDirs {
     /// folder, and `https://host/a/b.js`, `/a/b.js` and `a/b.js` as `a/b.js` under each (then
     /// by the path's last parts: `b.js`). None when no such file exists there.
     pub(crate) fn find(&self, url: &str) -> Option<PathBuf> {
+        self.find_entry(url).ok().flatten()
+    }
+
+    /// As [`find`](Self::find), and where there is no such file, the first entry of that name
+    /// that is no regular file (a FIFO, a socket, a device, a folder: never opened, as a FIFO
+    /// would wait for a writer).
+    pub(crate) fn find_entry(&self, url: &str) -> Result<Option<PathBuf>, PathBuf> {
+        let mut other = None;
+        match self.find_in(url, &mut other) {
+            Some(found) => Ok(Some(found)),
+            None => other.map_or(Ok(None), Err),
+        }
+    }
+
+    fn find_in(&self, url: &str, other: &mut Option<PathBuf>) -> Option<PathBuf> {
         // A URL's query and fragment are no part of the file's name.
         let url = url.split(['?', '#']).next().unwrap_or("");
         for (prefix, d) in &self.dirs {
             if let Some(rest) = prefix.as_deref().and_then(|p| url.strip_prefix(p)) {
                 let rest = percent_decoded(rest);
                 let rel: PathBuf = plain_parts(Path::new(&rest)).into_iter().collect();
-                if let Some(found) = self.inside(&d.join(rel)) {
+                if let Some(found) = self.inside(&d.join(rel), other) {
                     return Some(found);
                 }
             }
@@ -59,7 +74,7 @@ impl SourceDirs {
         let path = match url.split_once("://") {
             Some(("file", rest)) => {
                 let p = PathBuf::from(percent_decoded(rest.trim_start_matches("localhost")));
-                if let Some(found) = self.inside(&p) {
+                if let Some(found) = self.inside(&p, other) {
                     return Some(found);
                 }
                 p
@@ -71,7 +86,7 @@ impl SourceDirs {
         for skip in 0..parts.len() {
             let rel: PathBuf = parts[skip..].iter().collect();
             for (_, d) in self.dirs.iter().filter(|(p, _)| p.is_none()) {
-                if let Some(found) = self.inside(&d.join(&rel)) {
+                if let Some(found) = self.inside(&d.join(&rel), other) {
                     return Some(found);
                 }
             }
@@ -80,9 +95,14 @@ impl SourceDirs {
     }
 
     /// The file at `candidate`, when it is one inside the folders (a symbolic link out of
-    /// them is not followed).
-    fn inside(&self, candidate: &Path) -> Option<PathBuf> {
-        std::fs::canonicalize(candidate).ok().filter(|c| self.contains(c) && c.is_file())
+    /// them is not followed); an entry there that is no file is noted in `other`, the first.
+    fn inside(&self, candidate: &Path, other: &mut Option<PathBuf>) -> Option<PathBuf> {
+        let c = std::fs::canonicalize(candidate).ok().filter(|c| self.contains(c))?;
+        if c.is_file() {
+            return Some(c);
+        }
+        other.get_or_insert(c);
+        None
     }
 
     fn contains(&self, p: &Path) -> bool {

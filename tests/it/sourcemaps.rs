@@ -658,8 +658,9 @@ fn bad_maps_are_warnings_named_as_the_catalogue_says() {
 }
 
 /// A map too large to read (here a gzip bomb: 300 MiB inflated from 1.3 MB) is a warning; a
-/// FIFO or a directory where the map should be is no map (never read: nothing to wait for); a
-/// file named on the command line that is not there is a usage error before any work.
+/// FIFO or a directory where the map should be is no map (never read: nothing to wait for),
+/// and a warning that names it; a file named on the command line that is not there is a usage
+/// error before any work.
 #[test]
 fn maps_that_cannot_be_read_are_warnings() {
     use std::io::Write;
@@ -689,6 +690,21 @@ fn maps_that_cannot_be_read_are_warnings() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(doc["scripts"][0]["map"], Value::Null, "a FIFO ({made}) or a directory is no map: {doc}");
+    // The FIFO when there is one, else the folder named like the gzipped map.
+    let named = if made { "app.js.map " } else { "app.js.map.gz " };
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains(&format!("the map of {url}: ")), "{err}");
+    assert!(err.contains(named) && err.contains("is not a regular file"), "{err}");
+    let o = jscalls(&[
+        "frames",
+        p.to_str().unwrap(),
+        "--source-maps",
+        dist.to_str().unwrap(),
+        "--format",
+        "json",
+        "--strict",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
 
     let o = jscalls(&["tree", p.to_str().unwrap(), "--source-map", &format!("{url}=/nowhere/app.js.map")]);
     assert_eq!(o.status.code(), Some(2));
