@@ -208,7 +208,12 @@ impl TimingsBuilder {
             Some(Value::Number(n)) => format!("n:{}", crate::js::number_to_string(n.as_f64().unwrap_or(f64::NAN))),
             Some(other) => format!("o:{}:{order}", other), // objects: each its own
         };
-        let data = whole.get("args").and_then(|a| a.get("data")).cloned();
+        // Only an interaction's start reads its data (a recording may hold many thousands of marks).
+        let data = if ev.phase() == b'b' && name.as_ref() == "EventTiming" {
+            whole.get("args").and_then(|a| a.get("data")).cloned()
+        } else {
+            None
+        };
         self.events.push(Async {
             order,
             ph: ev.phase(),
