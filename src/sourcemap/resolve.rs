@@ -4,8 +4,10 @@
 //! `CompilerScriptMapping.rawLocationToUILocation` (the mapping's source and position, while
 //! the source's URL is still bound to that map in its project).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::Arc;
+
+use rustc_hash::FxHashMap as HashMap;
 
 use super::info::ScopesInfo;
 use super::map::{parse_text, SourceMap};
@@ -337,15 +339,15 @@ pub(crate) fn resolve(
         distinct.insert(k, *at);
     }
     // The trace's scripts by (pid, id); a frame takes the one with its URL, then its thread.
-    let mut by_pid_id: HashMap<(i64, &str), Vec<usize>> = HashMap::new();
+    let mut by_pid_id: HashMap<(i64, &str), Vec<usize>> = HashMap::default();
     for (i, t) in embedded.scripts.iter().enumerate() {
         by_pid_id.entry((t.pid, t.script_id.as_str())).or_default().push(i);
     }
     let mut scripts: Vec<Script> = Vec::new();
-    let mut of_trace: HashMap<usize, usize> = HashMap::new();
+    let mut of_trace: HashMap<usize, usize> = HashMap::default();
     // Otherwise one script per (pid, scriptId, url) of the frames: the profile is all there is.
-    let mut of_profile: HashMap<(i64, String, String), usize> = HashMap::new();
-    let mut frame_script: HashMap<&FrameKey, usize> = HashMap::new();
+    let mut of_profile: HashMap<(i64, String, String), usize> = HashMap::default();
+    let mut frame_script: HashMap<&FrameKey, usize> = HashMap::default();
     for (k, at) in &distinct {
         let candidates = by_pid_id.get(&(at.pid, k.script_id.as_str())).map_or(&[][..], Vec::as_slice);
         let mut best: Option<(usize, (bool, bool))> = None;
@@ -387,7 +389,7 @@ pub(crate) fn resolve(
     });
     // The targets: per group, scripts by id (a later one with the same id replaces); a frame
     // with a place is resolved in the one its target has by the frame's id.
-    let mut by_id: HashMap<(&str, &str), usize> = HashMap::new();
+    let mut by_id: HashMap<(&str, &str), usize> = HashMap::default();
     for &s in &order {
         let d = &scripts[s].desc;
         by_id.insert((scripts[s].group.as_str(), if by_url { &d.url } else { &d.script_id }), s);
@@ -418,8 +420,8 @@ pub(crate) fn resolve(
         res.problems.append(&mut told[s]);
     }
     // Per project, the maps each source URL is bound to.
-    let mut projects: HashMap<String, HashMap<String, Vec<usize>>> = HashMap::new();
-    let mut project_of: HashMap<usize, String> = HashMap::new();
+    let mut projects: HashMap<String, HashMap<String, Vec<usize>>> = HashMap::default();
+    let mut project_of: HashMap<usize, String> = HashMap::default();
     for &s in &order {
         let sc = &scripts[s];
         let Some(map) = &sc.map else { continue };
@@ -583,15 +585,18 @@ fn attach<'a>(
     let resolved_comment = comment.as_deref().and_then(|c| complete_url(&compiled, c));
     // For a script named by its path, the comment against its `file:` URL (looked up last).
     let file_comment = comment.as_deref().filter(|_| resolved_comment.is_none()).and_then(|c| complete_url(&base, c));
-    let default_map_url = resolved_comment
-        .clone()
-        .or_else(|| file_comment.clone())
-        .or_else(|| complete_url(&base, &format!("{}.map", file_name(&base))));
+    // Made only for a map found (a profile may name hundreds of thousands of scripts).
+    let default_map_url = || {
+        resolved_comment
+            .clone()
+            .or_else(|| file_comment.clone())
+            .or_else(|| complete_url(&base, &format!("{}.map", file_name(&base))))
+    };
     let read = |r: ReadMap<'a>| Ok(MapBytes::Later(r));
     let by_url = |u: &str| carried.iter().find(|m| m.url.as_deref() == Some(u));
     let mut found: Option<Found<'a>> = None;
     if let Some(bytes) = loader.map_for(&url).or_else(|| s.desc.source_url.as_deref().and_then(|u| loader.map_for(u))) {
-        found = Some((read(bytes), default_map_url.clone(), "map-file"));
+        found = Some((read(bytes), default_map_url(), "map-file"));
     }
     if found.is_none() && is_data {
         let c = comment.as_deref().unwrap_or_default();
@@ -622,7 +627,7 @@ fn attach<'a>(
     }
     if found.is_none() && !url.is_empty() {
         if let Some(bytes) = loader.map_at(&format!("{}.map", url.split(['?', '#']).next().unwrap_or(""))) {
-            found = Some((read(bytes), default_map_url, "maps-dir-by-name"));
+            found = Some((read(bytes), default_map_url(), "maps-dir-by-name"));
         }
     }
     if found.is_none() && !is_data {
