@@ -17,7 +17,7 @@ use super::report::failure;
 use super::sources::SourceDirs;
 use super::tree::{self, Chosen, Failure};
 use super::Failed;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 mod collapsed;
 pub(crate) use collapsed::fold_below;
@@ -275,13 +275,13 @@ pub(crate) fn render(
 ) -> Result<Rendered, Failure> {
     let firefox = std::ptr::eq(format, &firefox::FORMAT);
     let texts: HashMap<String, String> = if firefox && !args.no_sources {
-        let mut texts = HashMap::new();
+        let mut texts = HashMap::default();
         for (u, t) in assembled.source_texts() {
             texts.entry(u.to_owned()).or_insert_with(|| t.to_owned());
         }
         texts
     } else {
-        HashMap::new()
+        HashMap::default()
     };
     let wants = tree::Wants {
         spans: format.spans || args.by_time,

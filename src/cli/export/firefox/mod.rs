@@ -12,7 +12,7 @@ use write::{ns_from, FrameRow, FuncRow, Marker, SpanSamples, GC, IDLE, JS, NATIV
 pub(crate) use write::{write, Head, ThreadPart};
 
 use rustc_hash::FxHashMap;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 use std::path::Path;
 
 use crate::cli::files::read_option_file;
@@ -124,7 +124,7 @@ fn firefox(kept: Vec<Chosen>, weight: WeightArg, by_line: bool, input: &str, thr
 /// The ids the Firefox profile's writer gives these (u32 there), in the order they are added:
 /// the number, and `.n` after it for its n-th repeat.
 fn unique_ids(ids: impl Iterator<Item = u32>) -> Vec<String> {
-    let mut seen: std::collections::HashMap<u32, u32> = std::collections::HashMap::new();
+    let mut seen: FxHashMap<u32, u32> = FxHashMap::default();
     ids.map(|id| {
         let n = seen.entry(id).or_insert(0);
         *n += 1;
@@ -291,12 +291,12 @@ impl Base {
 /// `dirs` were asked for and do not have.
 pub(crate) fn sources(
     parts: &[ThreadPart],
-    mut texts: HashMap<String, String>,
+    mut texts: FxHashMap<String, String>,
     dirs: Option<&SourceDirs>,
     output: Option<&Path>,
-) -> Result<(HashMap<String, String>, Vec<String>), Failure> {
+) -> Result<(FxHashMap<String, String>, Vec<String>), Failure> {
     let files: BTreeSet<&str> = parts.iter().flat_map(|p| p.funcs.iter().filter_map(|f| f.file.as_deref())).collect();
-    let (mut found, mut missing) = (HashMap::new(), Vec::new());
+    let (mut found, mut missing) = (FxHashMap::default(), Vec::new());
     for file in files {
         if let Some(text) = texts.remove(file) {
             found.insert(file.to_owned(), text);

@@ -5,7 +5,7 @@
 //! Times are whole nanoseconds from the profile's start, written as ms with up to six decimals
 //! (exact, and the shortest text that reads back as the same double to 1 ns).
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::io::{self, Write};
 
 use jscalls::tree::{Spans, StackId};
