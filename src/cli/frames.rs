@@ -111,13 +111,20 @@ impl Loader for UserMaps {
 
     fn map_at(&self, url: &str) -> Option<Box<dyn FnOnce() -> Result<Vec<u8>, String> + '_>> {
         let dirs = self.dirs.as_ref()?;
-        let (plain, gz) = (dirs.find_entry(url), dirs.find_entry(&format!("{url}.gz")));
-        match (plain, gz) {
-            (Ok(Some(path)), _) | (_, Ok(Some(path))) => Some(Box::new(move || Self::read(&path, "the source map"))),
-            (Err(other), _) | (_, Err(other)) => Some(Box::new(move || {
+        // The map, else its gzipped copy; else the first entry of either name that is no file.
+        let found = match dirs.find_entry(url) {
+            Ok(Some(path)) => Ok(Some(path)),
+            plain => match dirs.find_entry(&format!("{url}.gz")) {
+                Ok(Some(gz)) => Ok(Some(gz)),
+                gz => plain.and(gz),
+            },
+        };
+        match found {
+            Ok(Some(path)) => Some(Box::new(move || Self::read(&path, "the source map"))),
+            Err(other) => Some(Box::new(move || {
                 Err(format!("{} is not a regular file (a FIFO, socket, device or folder): not read", other.display()))
             })),
-            _ => None,
+            Ok(None) => None,
         }
     }
 }
