@@ -271,26 +271,61 @@ struct Seen {
     stacks: Stacks,
     /// (start, duration) of its top-level tasks, in time order.
     tasks: Vec<(f64, f64)>,
+    /// Its view's window (µs): calls count by their part inside it.
+    window: (f64, f64),
     /// What the rules read of it, each made once, on first use: a budget may have thousands of
     /// rules, and each measured by a walk of the thread took minutes.
-    functions: OnceCell<Functions>,
+    named: OnceCell<FxHashMap<String, Vec<FuncId>>>,
+    times: OnceCell<Times>,
     calls: OnceCell<Vec<(u64, f64)>>,
     js: OnceCell<f64>,
 }
 
+/// Self and total time of each function that has any, in `CallTree::functions`' order, and
+/// each function's place there (`u32::MAX`: not there).
+struct Times {
+    times: Vec<(FuncId, f64, f64)>,
+    place: Vec<u32>,
+}
+
 impl Seen {
-    fn new(estimate: ThreadEstimate, tasks: Vec<(f64, f64)>) -> Seen {
+    fn new(estimate: ThreadEstimate, tasks: Vec<(f64, f64)>, window: (f64, f64)) -> Seen {
         let stacks = estimate.stacks().into_owned();
-        Seen { estimate, stacks, tasks, functions: OnceCell::new(), calls: OnceCell::new(), js: OnceCell::new() }
+        let (named, times, calls, js) = (OnceCell::new(), OnceCell::new(), OnceCell::new(), OnceCell::new());
+        Seen { estimate, stacks, tasks, window, named, times, calls, js }
     }
 
-    fn functions(&self) -> &Functions {
-        self.functions.get_or_init(|| Functions::new(&self.stacks))
+    /// The functions a rule names, by name or by label (`name url:line:column`), each once.
+    fn named(&self, function: Option<&str>) -> &[FuncId] {
+        let named = self.named.get_or_init(|| {
+            let mut named: FxHashMap<String, Vec<FuncId>> = FxHashMap::default();
+            for (k, func) in self.stacks.funcs.iter().enumerate() {
+                let label = func.label();
+                if label != func.name {
+                    named.entry(label).or_default().push(FuncId::new(k));
+                }
+                named.entry(func.name.clone()).or_default().push(FuncId::new(k));
+            }
+            named
+        });
+        function.and_then(|w| named.get(w)).map_or(&[], Vec::as_slice)
     }
 
-    /// Per function: its calls, and the longest one's part inside `(lo, hi)` (the view's window).
-    fn calls(&self, (lo, hi): (f64, f64)) -> &[(u64, f64)] {
+    fn times(&self) -> &Times {
+        self.times.get_or_init(|| {
+            let times = CallTree::functions(&self.stacks);
+            let mut place = vec![u32::MAX; self.stacks.funcs.len()];
+            for (k, &(f, _, _)) in times.iter().enumerate() {
+                place[f.index()] = k as u32;
+            }
+            Times { times, place }
+        })
+    }
+
+    /// Per function: its calls, and the longest one's part inside the window.
+    fn calls(&self) -> &[(u64, f64)] {
         self.calls.get_or_init(|| {
+            let (lo, hi) = self.window;
             let mut per = vec![(0, f64::NEG_INFINITY); self.stacks.funcs.len()];
             for (c, &(stack, _)) in self.estimate.calls().zip(&self.stacks.samples) {
                 let f = &mut per[self.stacks.frame(stack).1.index()];
@@ -307,40 +342,6 @@ impl Seen {
             let js = Transform::JsOnly.apply(&self.stacks);
             js.samples.iter().filter(|s| s.0 != StackId::ROOT).map(|s| s.1).sum::<f64>()
         })
-    }
-}
-
-/// A thread's functions as rules name them, with their self and total times.
-struct Functions {
-    /// Self and total time of each function that has any, in `CallTree::functions`' order.
-    times: Vec<(FuncId, f64, f64)>,
-    /// Each function's place in `times` (`u32::MAX`: not there).
-    place: Vec<u32>,
-    /// The functions of each name and of each label (`name url:line:column`), each once.
-    named: FxHashMap<String, Vec<FuncId>>,
-}
-
-impl Functions {
-    fn new(stacks: &Stacks) -> Functions {
-        let times = CallTree::functions(stacks);
-        let mut place = vec![u32::MAX; stacks.funcs.len()];
-        for (k, &(f, _, _)) in times.iter().enumerate() {
-            place[f.index()] = k as u32;
-        }
-        let mut named: FxHashMap<String, Vec<FuncId>> = FxHashMap::default();
-        for (k, func) in stacks.funcs.iter().enumerate() {
-            let label = func.label();
-            if label != func.name {
-                named.entry(label).or_default().push(FuncId::new(k));
-            }
-            named.entry(func.name.clone()).or_default().push(FuncId::new(k));
-        }
-        Functions { times, place, named }
-    }
-
-    /// The functions a rule names, by name or label.
-    fn named(&self, function: Option<&str>) -> &[FuncId] {
-        function.and_then(|w| self.named.get(w)).map_or(&[], Vec::as_slice)
     }
 }
 
@@ -370,7 +371,7 @@ struct Outcome {
 }
 
 fn measure(rule: &Rule, view: &View) -> Outcome {
-    let (threads, (lo, hi)) = match &view.window {
+    let threads = match &view.window {
         Ok(w) => {
             if rule.measure == Measure::Duration {
                 let value = w.1 - w.0;
@@ -378,7 +379,7 @@ fn measure(rule: &Rule, view: &View) -> Outcome {
                 let message = format!("{} (budget {})", amount(value), amount(rule.limit));
                 return Outcome { value, status, message, measured: true };
             }
-            (&view.threads, *w)
+            &view.threads
         }
         Err(m) => {
             // A range the input lacks measures nothing: a failure, unless allowed to be missing.
@@ -405,24 +406,24 @@ fn measure(rule: &Rule, view: &View) -> Outcome {
     for s in &chosen {
         match rule.measure {
             Measure::SelfTime | Measure::Total => {
-                let functions = s.functions();
+                let t = s.times();
                 // Summed in the order a walk of `times` would sum them: the same bits.
-                let mut places: Vec<u32> = functions
+                let mut places: Vec<u32> = s
                     .named(rule.function.as_deref())
                     .iter()
-                    .map(|f| functions.place[f.index()])
+                    .map(|f| t.place[f.index()])
                     .filter(|&k| k != u32::MAX)
                     .collect();
                 places.sort_unstable();
                 for k in places {
-                    let (_, own, total) = functions.times[k as usize];
+                    let (_, own, total) = t.times[k as usize];
                     any = true;
                     value += if rule.measure == Measure::SelfTime { own } else { total };
                 }
             }
             Measure::Calls | Measure::LongestCall => {
-                let per = s.calls((lo, hi));
-                for f in s.functions().named(rule.function.as_deref()) {
+                let per = s.calls();
+                for f in s.named(rule.function.as_deref()) {
                     let (n, longest) = per[f.index()];
                     if n > 0 {
                         any = true;
@@ -600,7 +601,7 @@ fn measure_input(input: &Path, rules: &[Rule], global: &Global, cfg: &Config) ->
                     .filter(|t| t.0 <= hi && t.0 + t.1 >= lo)
                     .map(|t| (t.0.max(lo), (t.0 + t.1).min(hi) - t.0.max(lo)))
                     .collect();
-                v.threads.push(Seen::new(estimate, tasks));
+                v.threads.push(Seen::new(estimate, tasks, (lo, hi)));
             }
             Ok::<(), ()>(())
         })
