@@ -29,10 +29,22 @@ pub(crate) fn thread_work(
             *v = fixed;
         }
     }
-    let mut raw = read_fields(&fields, nodes, location, strings)?;
-    raw.keep(cfg.keep_lines);
+    let raw = read_fields(&fields, nodes, location, strings)?;
     // The members' bytes (as large as the input) go before the model is built.
     drop(fields);
+    profile_thread(raw, location, strings, cfg, diag, bounds)
+}
+
+/// The thread of a profile's raw form, as [`thread_work`] makes it of a `.cpuprofile`'s.
+pub(crate) fn profile_thread(
+    mut raw: RawProfile,
+    location: Location,
+    strings: &mut Strings,
+    cfg: &ReadOptions<'_>,
+    diag: &mut Diagnostics,
+    bounds: &mut (f64, f64),
+) -> Result<Vec<ThreadWork>, Error> {
+    raw.keep(cfg.keep_lines);
     *bounds = profile_bounds(raw.start_time, raw.end_time, cfg.cpuprofile_mode);
     // The integrator sums the deltas instead; the Performance panel ends the last calls at NaN.
     if raw.end_time.is_nan() && cfg.cpuprofile_mode == CpuProfileMode::PerformancePanel {

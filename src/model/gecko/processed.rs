@@ -11,9 +11,7 @@
 
 use serde_json::Value;
 
-use super::sampled::{
-    call_frame_json, meta_start, position, thread_id, At, FrameOut, Nodes, Reading, Samples, StackTable,
-};
+use super::sampled::{meta_start, position, thread_id, At, FrameOut, Nodes, Reading, Samples, StackTable};
 use crate::error::{Error, WarningKind};
 use crate::model::ThreadWork;
 
@@ -158,7 +156,7 @@ fn thread(
     } else {
         (samples.column("timeDeltas", at)?, "timeDeltas", true)
     };
-    let mut sampled = Samples { samples: Vec::with_capacity(samples.len), end_us: f64::NAN };
+    let mut sampled = Samples::new(&samples.path, name, samples.len);
     let mut running = 0.0;
     for (k, cell) in cells.iter().enumerate() {
         let stack = samples.index(stack_cells, "stack", k, at)?.map(|s| s as u64);
@@ -191,7 +189,7 @@ fn stack_table(
     text: &[Value],
     at: &At,
 ) -> Result<StackTable, Error> {
-    let (frame_json, scripted) = function_frames(funcs, shared, text, at)?;
+    let (func_frames, scripted) = function_frames(funcs, shared, text, at)?;
     let frame_func = frames.column("func", at)?;
     let mut frame_of_func = Vec::with_capacity(frames.len);
     for f in 0..frames.len {
@@ -209,7 +207,7 @@ fn stack_table(
         stacks: Vec::with_capacity(stacks.len),
         stack_places: Vec::with_capacity(stacks.len),
         scripted,
-        frame_json,
+        frames: func_frames,
     };
     for s in 0..stacks.len {
         let frame = stacks.index(stack_frame, "frame", s, at)?.filter(|&k| k < frames.len).ok_or_else(|| {
@@ -243,11 +241,11 @@ fn function_frames(
     shared: Option<&Value>,
     text: &[Value],
     at: &At,
-) -> Result<(Vec<String>, Vec<bool>), Error> {
-    let string = |k: usize, p: &str| -> Result<&str, Error> {
+) -> Result<(Vec<FrameOut>, Vec<bool>), Error> {
+    let string = |k: usize, p: &dyn Fn() -> String| -> Result<&str, Error> {
         text.get(k)
             .and_then(Value::as_str)
-            .ok_or_else(|| at.err(p, format!("string {k} is not among the {} strings", text.len())))
+            .ok_or_else(|| at.err(&p(), format!("string {k} is not among the {} strings", text.len())))
     };
     let (names, is_js) = (funcs.column("name", at)?, funcs.column("isJS", at)?);
     let (lines, columns) = (funcs.column("lineNumber", at).ok(), funcs.column("columnNumber", at).ok());
@@ -260,11 +258,12 @@ fn function_frames(
     } else {
         None
     };
-    let mut func_json = Vec::with_capacity(funcs.len);
+    let mut func_frames = Vec::with_capacity(funcs.len);
     let mut scripted = Vec::with_capacity(funcs.len);
     for f in 0..funcs.len {
-        let fpath = format!("{}.name[{f}]", funcs.path);
-        let name_index = funcs.index(names, "name", f, at)?.ok_or_else(|| at.err(&fpath, "expected a string index"))?;
+        let fpath = || format!("{}.name[{f}]", funcs.path);
+        let name_index =
+            funcs.index(names, "name", f, at)?.ok_or_else(|| at.err(&fpath(), "expected a string index"))?;
         let name = string(name_index, &fpath)?;
         let file = match files {
             Some((cells, via)) => {
@@ -289,17 +288,17 @@ fn function_frames(
             Some(url) => FrameOut {
                 name: own_name(name, url),
                 url: url.to_owned(),
-                line: number(lines).map(|l| l - 1),
-                column: number(columns).map(|c| (c - 1).max(0)),
+                line: number(lines).map(|l| l.saturating_sub(1)),
+                column: number(columns).map(|c| c.saturating_sub(1).max(0)),
             },
             // jscalls' own export names a JS function `name url:line:column`.
             None if is_js[f].as_bool() == Some(true) => labelled(name),
             None => FrameOut { name: name.to_owned(), url: String::new(), line: None, column: None },
         };
         scripted.push(!out.url.is_empty());
-        func_json.push(call_frame_json(&out));
+        func_frames.push(out);
     }
-    Ok((func_json, scripted))
+    Ok((func_frames, scripted))
 }
 
 /// The name of a function whose file is `url`: jscalls' export names it by its label, `name

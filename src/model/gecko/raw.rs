@@ -14,9 +14,7 @@ use std::sync::Arc;
 use rustc_hash::FxHashMap as HashMap;
 use serde_json::Value;
 
-use super::sampled::{
-    call_frame_json, meta_start, position, thread_id, At, FrameOut, Nodes, Reading, Samples, StackTable,
-};
+use super::sampled::{meta_start, position, thread_id, At, FrameOut, Nodes, Reading, Samples, StackTable};
 use crate::error::{Diagnostics, Error, Location, WarningKind};
 use crate::model::ReadOptions;
 use crate::model::ThreadWork;
@@ -214,11 +212,16 @@ impl<'a> Table<'a> {
         self.columns.contains_key(column)
     }
 
+    /// The index of a column, found once for all rows.
+    fn column(&self, name: &str) -> Option<usize> {
+        self.columns.get(name).copied()
+    }
+
     /// The cell, or null when the row stops before it (or the schema lacks the column).
-    fn cell(&self, row: usize, column: &str) -> &'a Value {
+    fn cell(&self, row: usize, column: Option<usize>) -> &'a Value {
         const NULL: Value = Value::Null;
-        match (self.rows.get(row), self.columns.get(column)) {
-            (Some(Value::Array(r)), Some(&c)) => r.get(c).unwrap_or(&NULL),
+        match (self.rows.get(row), column) {
+            (Some(Value::Array(r)), Some(c)) => r.get(c).unwrap_or(&NULL),
             _ => &NULL,
         }
     }
@@ -253,52 +256,57 @@ fn thread(
     let Some(Value::Array(string_table)) = t.get("stringTable") else {
         return Err(at.err(&format!("{path}.stringTable"), "expected an array of strings"));
     };
-    let text = |k: usize, p: &str| -> Result<&str, Error> {
+    let text = |k: usize, p: &dyn Fn() -> String| -> Result<&str, Error> {
         string_table
             .get(k)
             .and_then(Value::as_str)
-            .ok_or_else(|| at.err(p, format!("string {k} is not in stringTable ({} strings)", string_table.len())))
+            .ok_or_else(|| at.err(&p(), format!("string {k} is not in stringTable ({} strings)", string_table.len())))
     };
     // Each frame as a call frame, once.
-    let mut frame_json: Vec<String> = Vec::with_capacity(frames.rows.len());
+    let mut call_frames: Vec<FrameOut> = Vec::with_capacity(frames.rows.len());
     let mut scripted: Vec<bool> = Vec::with_capacity(frames.rows.len());
+    let location_column = frames.column("location");
     for f in 0..frames.rows.len() {
-        let fpath = format!("{}.data[{f}]", frames.path);
+        let fpath = || format!("{}.data[{f}]", frames.path);
         frames.row_is_array(f, at)?;
         let loc = frames
-            .cell(f, "location")
+            .cell(f, location_column)
             .as_u64()
-            .ok_or_else(|| at.err(&fpath, "expected a location (a string index)"))?;
+            .ok_or_else(|| at.err(&fpath(), "expected a location (a string index)"))?;
         let location = text(loc as usize, &fpath)?;
         // The function is the location's: its name, file and own start, as the Firefox
         // Profiler's func table keys it. The frame's line and column columns are where the
         // sample was inside it, not which function it is.
         let out = frame_of(location, libs, r.cfg);
         scripted.push(!out.url.is_empty());
-        frame_json.push(call_frame_json(&out));
+        call_frames.push(out);
     }
     let n_stacks = stacks.rows.len();
     let mut table = StackTable {
         stacks: Vec::with_capacity(n_stacks),
         stack_places: Vec::with_capacity(n_stacks),
         scripted,
-        frame_json,
+        frames: call_frames,
     };
+    let (prefix_column, frame_column) = (stacks.column("prefix"), stacks.column("frame"));
+    let (line_column, column_column) = (frames.column("line"), frames.column("column"));
     for s in 0..n_stacks {
-        let spath = format!("{}.data[{s}]", stacks.path);
+        let spath = || format!("{}.data[{s}]", stacks.path);
         stacks.row_is_array(s, at)?;
-        let prefix = match stacks.cell(s, "prefix") {
+        let prefix = match stacks.cell(s, prefix_column) {
             Value::Null => None,
-            v => Some(v.as_u64().ok_or_else(|| at.err(&spath, "expected a prefix (a stack index or null)"))? as usize),
+            v => {
+                Some(v.as_u64().ok_or_else(|| at.err(&spath(), "expected a prefix (a stack index or null)"))? as usize)
+            }
         };
-        let frame = stacks.cell(s, "frame").as_u64().ok_or_else(|| at.err(&spath, "expected a frame index"))? as usize;
-        if frame >= table.frame_json.len() {
-            return Err(at.err(&spath, format!("frame {frame} is not in frameTable ({} rows)", table.frame_json.len())));
+        let frame =
+            stacks.cell(s, frame_column).as_u64().ok_or_else(|| at.err(&spath(), "expected a frame index"))? as usize;
+        if frame >= table.frames.len() {
+            return Err(at.err(&spath(), format!("frame {frame} is not in frameTable ({} rows)", table.frames.len())));
         }
         table.stacks.push((prefix, frame));
-        let place =
-            |column: &str| if frames.has(column) { frames.cell(frame, column).as_f64().unwrap_or(0.0) } else { 0.0 };
-        table.stack_places.push((place("line"), place("column")));
+        let place = |column: Option<usize>| frames.cell(frame, column).as_f64().unwrap_or(0.0);
+        table.stack_places.push((place(line_column), place(column_column)));
     }
     let time_column = if samples.has("time") {
         "time"
@@ -307,19 +315,20 @@ fn thread(
     } else {
         return Err(at.err(&format!("{}.schema", samples.path), "expected a time or timeDeltas column"));
     };
-    let mut sampled = Samples { samples: Vec::with_capacity(samples.rows.len()), end_us: f64::NAN };
+    let mut sampled = Samples::new(&samples.path, "data", samples.rows.len());
     let mut running = 0.0;
+    let (stack_column, time_index) = (samples.column("stack"), samples.column(time_column));
     for r in 0..samples.rows.len() {
         samples.row_is_array(r, at)?;
-        let rpath = format!("{}.data[{r}]", samples.path);
-        let stack = match samples.cell(r, "stack") {
+        let rpath = || format!("{}.data[{r}]", samples.path);
+        let stack = match samples.cell(r, stack_column) {
             Value::Null => None,
-            v => Some(v.as_u64().ok_or_else(|| at.err(&rpath, "expected a stack index or null"))?),
+            v => Some(v.as_u64().ok_or_else(|| at.err(&rpath(), "expected a stack index or null"))?),
         };
         let t = samples
-            .cell(r, time_column)
+            .cell(r, time_index)
             .as_f64()
-            .ok_or_else(|| at.err(&rpath, format!("expected a number of ms in {time_column}")))?;
+            .ok_or_else(|| at.err(&rpath(), format!("expected a number of ms in {time_column}")))?;
         let ms = if time_column == "time" {
             t
         } else {

@@ -1,13 +1,17 @@
 //! What both Firefox formats share: a sampled thread (a stack table over frames, and samples)
 //! turned into a CPU profile, frames as call frames, and where a problem is.
 
+use std::borrow::Cow;
 use std::cell::OnceCell;
-use std::fmt::Write as _;
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use serde_json::Value;
 
 use crate::error::{Diagnostics, Error, Location};
+use crate::input::leaf::{IdArray, Leaf, NumArray, UNKNOWN_ID};
+use crate::input::shapes::{CpuProfileJson, FrameJson};
+use crate::model::nodes::{finish_raw, FrameCache};
+use crate::model::profile::{Frames, NodeMore, RawNode};
 use crate::model::ReadOptions;
 use crate::model::ThreadWork;
 use crate::strings::Strings;
@@ -19,6 +23,34 @@ pub(super) struct FrameOut {
     pub(super) url: String,
     pub(super) line: Option<i64>,
     pub(super) column: Option<i64>,
+}
+
+/// A [`FrameOut`]'s name, url, line and column: equal for frames that make one call frame.
+type FrameKey<'f> = (&'f str, &'f str, i64, i64);
+
+impl FrameOut {
+    /// What makes the frame's call frame: name, url, line and column (-1: none).
+    fn key(&self) -> FrameKey<'_> {
+        (&self.name, &self.url, self.line.unwrap_or(-1), self.column.unwrap_or(-1))
+    }
+
+    /// The frame as a `.cpuprofile` node's `callFrame` (script id `"0"`), read into `frames`.
+    fn call_frame(&self, strings: &mut Strings, frames: &mut Frames, cache: &mut FrameCache) -> u32 {
+        let (name, url, line, column) = self.key();
+        let f = FrameJson {
+            function_name: Leaf::Str(Cow::Borrowed(name)),
+            script_id: Leaf::Str(Cow::Borrowed("0")),
+            url: Leaf::Str(Cow::Borrowed(url)),
+            line_number: Leaf::Num(line as f64),
+            column_number: Leaf::Num(column as f64),
+        };
+        cache.frame(&f, false, strings, frames).expect("a frame of strings and numbers is read")
+    }
+
+    /// A frame with no script.
+    fn native(name: &str) -> FrameOut {
+        FrameOut { name: name.to_owned(), url: String::new(), line: None, column: None }
+    }
 }
 
 /// Where a problem is: the document's start and a path inside it.
@@ -62,15 +94,15 @@ pub(super) fn thread_id(t: &Value, key: &str) -> Option<i64> {
 /// A stack table over frames, as both Firefox formats hold it: a thread's own, or (in a
 /// processed profile) one that every thread shares, made ready once for all of them.
 pub(super) struct StackTable {
-    /// Each stack's prefix stack and frame (an index into `frame_json`).
+    /// Each stack's prefix stack and frame (an index into `frames`).
     pub(super) stacks: Vec<(Option<usize>, usize)>,
     /// Each stack's line and column: where in its function the sample was, 1-based (0: not
     /// known).
     pub(super) stack_places: Vec<(f64, f64)>,
     /// Whether each frame is a script's, with a URL.
     pub(super) scripted: Vec<bool>,
-    /// Each frame's call frame (JSON).
-    pub(super) frame_json: Vec<String>,
+    /// Each frame's call frame.
+    pub(super) frames: Vec<FrameOut>,
 }
 
 /// A stack table's nodes: a node per function on each path (ids from 2; 1 is the root).
@@ -99,6 +131,37 @@ pub(super) struct Nodes {
 pub(super) struct Samples {
     pub(super) samples: Vec<(Option<u64>, f64)>,
     pub(super) end_us: f64,
+    /// Where the samples are in the profile, and the array that holds them in order
+    /// (`threads[0].samples`, `data`), for errors.
+    pub(super) path: String,
+    pub(super) rows: &'static str,
+}
+
+impl Samples {
+    /// The samples of the table at `path`, held in its `rows` array.
+    pub(super) fn new(path: &str, rows: &'static str, n: usize) -> Samples {
+        Samples { samples: Vec::with_capacity(n), end_us: f64::NAN, path: path.to_owned(), rows }
+    }
+
+    /// An error unless each time, the step to it from the one before and the last sample's
+    /// end are finite numbers of µs.
+    fn check_times(&self, at: &At) -> Result<(), Error> {
+        let mut before = 0.0;
+        for (k, &(_, us)) in self.samples.iter().enumerate() {
+            if !us.is_finite() || !(us - before).is_finite() {
+                let what =
+                    "the time is out of range (it or its step from the sample before is not a finite number of µs)";
+                return Err(at.err(&format!("{}.{}[{k}]", self.path, self.rows), what));
+            }
+            before = us;
+        }
+        if !self.samples.is_empty() && !self.end_us.is_finite() {
+            return Err(
+                at.err(&self.path, "the last sample's end (its time and the sampling interval) is out of range")
+            );
+        }
+        Ok(())
+    }
 }
 
 impl Nodes {
@@ -108,11 +171,11 @@ impl Nodes {
         let mut node_of: Vec<i64> = Vec::with_capacity(n_stacks);
         let mut nodes: Vec<(i64, usize)> = Vec::new();
         if merged {
-            let mut by_key: HashMap<(i64, &str), i64> = HashMap::default();
+            let mut by_key: HashMap<(i64, FrameKey<'_>), i64> = HashMap::default();
             for &(prefix, frame) in &table.stacks {
                 let parent = prefix.map_or(1, |p| node_of[p]);
                 let next = nodes.len() as i64 + 2;
-                let id = *by_key.entry((parent, table.frame_json[frame].as_str())).or_insert(next);
+                let id = *by_key.entry((parent, table.frames[frame].key())).or_insert(next);
                 if id == next {
                     nodes.push((parent, frame));
                 }
@@ -149,85 +212,65 @@ impl Nodes {
         used
     }
 
-    /// The thread of `samples` as a CPU profile.
+    /// The thread of `samples` as a CPU profile: what a `.cpuprofile` of it would say, made
+    /// without its JSON text.
     pub(super) fn work(&self, samples: &Samples, r: &mut Reading<'_>, at: &At) -> Result<Option<ThreadWork>, Error> {
-        let node_id = |stack: Option<u64>| match stack {
-            None => self.idle,
-            // A stack the table does not have: an id no node has, which the model reports.
-            Some(k) => self
-                .node_of
-                .get(k as usize)
-                .copied()
-                .unwrap_or_else(|| self.idle.saturating_add(1).saturating_add(k as i64)),
-        };
-        let mut nodes = String::from("[{\"id\":1,\"callFrame\":{\"functionName\":\"(root)\",\"scriptId\":\"0\",\"url\":\"\",\"lineNumber\":-1,\"columnNumber\":-1}}");
-        for id in self.reached(samples) {
+        samples.check_times(at)?;
+        let (mut frames, mut cache) = (Frames::default(), FrameCache::default());
+        let node = |id: i64, parent: i64, frame: u32| RawNode::new(id, parent, frame, false, NodeMore::default());
+        let reached = self.reached(samples);
+        let mut nodes = Vec::with_capacity(reached.len() + 2);
+        let root = FrameOut::native("(root)").call_frame(r.strings, &mut frames, &mut cache);
+        nodes.push(node(1, UNKNOWN_ID, root));
+        // Each table frame's call frame, read once per thread.
+        let mut frame_of: HashMap<usize, u32> = HashMap::default();
+        for id in reached {
             let (parent, frame) = self.nodes[(id - 2) as usize];
-            let fj = &self.table.frame_json[frame];
-            let _ = write!(nodes, ",{{\"id\":{id},\"parent\":{parent},\"callFrame\":{fj}}}");
+            let f = *frame_of
+                .entry(frame)
+                .or_insert_with(|| self.table.frames[frame].call_frame(r.strings, &mut frames, &mut cache));
+            nodes.push(node(id, parent, f));
         }
         // A sample with no stack (the thread was not running code the profiler can walk) is an
         // idle sample, which makes no call, as V8's `(idle)`.
-        let idle = self.idle;
-        let _ = write!(
-            nodes,
-            ",{{\"id\":{idle},\"parent\":1,\"callFrame\":{{\"functionName\":\"(idle)\",\"scriptId\":\"0\",\"url\":\"\",\"lineNumber\":-1,\"columnNumber\":-1}}}}"
-        );
-        nodes.push(']');
+        let idle = FrameOut::native("(idle)").call_frame(r.strings, &mut frames, &mut cache);
+        nodes.push(node(self.idle, 1, idle));
+        let node_id = |stack: Option<u64>| match stack {
+            None => self.idle,
+            // A stack the table does not have: an id no node has, which the model reports.
+            Some(k) => self.node_of.get(k as usize).copied().unwrap_or_else(|| {
+                i64::try_from(k).ok().and_then(|k| (self.idle + 1).checked_add(k)).unwrap_or(UNKNOWN_ID)
+            }),
+        };
         // Samples: node ids and µs deltas.
-        let mut ids = String::from("[");
-        let mut deltas = String::from("[");
-        let (mut first, mut last) = (f64::NAN, f64::NAN);
-        for (r, &(stack, us)) in samples.samples.iter().enumerate() {
-            if r > 0 {
-                ids.push(',');
-                deltas.push(',');
-            }
-            let delta = if r == 0 {
-                first = us;
-                0.0
-            } else {
-                us - last
-            };
+        let mut json = CpuProfileJson::default();
+        let ids = samples.samples.iter().map(|&(stack, _)| as_json_id(node_id(stack)));
+        json.samples = Some(IdArray(ids.collect()));
+        let mut last = f64::NAN;
+        json.time_deltas = Some(numbers(samples.samples.iter().enumerate().map(|(k, &(_, us))| {
+            let delta = if k == 0 { 0.0 } else { us - last };
             last = us;
-            let _ = write!(ids, "{}", node_id(stack));
-            crate::js::write_number(&mut deltas, delta);
-        }
-        ids.push(']');
-        deltas.push(']');
-        let mut fields = vec![
-            ("nodes".to_owned(), nodes.into_bytes()),
-            ("samples".to_owned(), ids.into_bytes()),
-            ("timeDeltas".to_owned(), deltas.into_bytes()),
-            ("startTime".to_owned(), number(first).into_bytes()),
-            ("endTime".to_owned(), number(samples.end_us).into_bytes()),
-        ];
+            delta
+        })));
+        json.start_time = as_json_number(samples.samples.first().map_or(f64::NAN, |s| s.1));
+        json.end_time = as_json_number(samples.end_us);
         if r.cfg.keep_lines {
             // Each sample's line: its innermost script frame's (a V8 profile's `lines` are its
             // top JavaScript frame's; a Firefox sample mostly ends in native code below it).
             let script_stack = self.script_stacks.get_or_init(|| self.table.script_stacks());
-            let (mut lines, mut columns) = (String::from("["), String::from("["));
-            for (k, &(stack, _)) in samples.samples.iter().enumerate() {
-                if k > 0 {
-                    lines.push(',');
-                    columns.push(',');
-                }
-                let (line, column) = stack
+            let places = samples.samples.iter().map(|&(stack, _)| {
+                stack
                     .and_then(|s| script_stack.get(s as usize).copied().flatten())
                     .and_then(|s| self.table.stack_places.get(s))
                     .copied()
-                    .unwrap_or((0.0, 0.0));
-                crate::js::write_number(&mut lines, line);
-                crate::js::write_number(&mut columns, column);
-            }
-            lines.push(']');
-            columns.push(']');
-            fields.push(("lines".to_owned(), lines.into_bytes()));
-            fields.push(("columns".to_owned(), columns.into_bytes()));
+                    .unwrap_or((0.0, 0.0))
+            });
+            json.lines = Some(numbers(places.clone().map(|p| p.0)));
+            json.columns = Some(numbers(places.map(|p| p.1)));
         }
+        let raw = finish_raw(&json, nodes, frames, Some(at.location))?;
         let mut b = (f64::INFINITY, f64::NEG_INFINITY);
-        let mut works =
-            crate::model::cpuprofile::thread_work(fields, None, at.location, r.strings, r.cfg, r.diag, &mut b)?;
+        let mut works = crate::model::cpuprofile::profile_thread(raw, at.location, r.strings, r.cfg, r.diag, &mut b)?;
         *r.bounds = (r.bounds.0.min(b.0), r.bounds.1.max(b.1));
         let mut w = works.pop();
         if let Some(w) = w.as_mut().filter(|_| r.cfg.keep_lines) {
@@ -235,6 +278,33 @@ impl Nodes {
         }
         Ok(w)
     }
+}
+
+/// A number as a JSON document would carry it: `JSON.stringify` makes a non-finite one
+/// `null` and writes `-0` as `0`.
+fn as_json_number(n: f64) -> Leaf<'static> {
+    match n {
+        n if !n.is_finite() => Leaf::Null,
+        0.0 => Leaf::Num(0.0),
+        n => Leaf::Num(n),
+    }
+}
+
+/// Numbers as a JSON array of them would be read.
+fn numbers(values: impl Iterator<Item = f64>) -> NumArray {
+    let mut out = NumArray { values: Vec::with_capacity(values.size_hint().0), n_non_numbers: 0 };
+    for v in values {
+        let v = as_json_number(v).num().unwrap_or(f64::NAN);
+        out.n_non_numbers += usize::from(v.is_nan());
+        out.values.push(v);
+    }
+    out
+}
+
+/// A node id as a JSON document would carry it: JavaScript's numbers hold integers exactly
+/// only up to 2^53.
+fn as_json_id(id: i64) -> i64 {
+    crate::js::safe_int(id as f64).unwrap_or(UNKNOWN_ID)
 }
 
 impl StackTable {
@@ -272,12 +342,6 @@ impl StackTable {
     }
 }
 
-fn number(n: f64) -> String {
-    let mut s = String::new();
-    crate::js::write_number(&mut s, n);
-    s
-}
-
 /// `url:line` or `url:line:column` (url not empty).
 pub(super) fn position(s: &str) -> Option<(&str, i64, Option<i64>)> {
     let number =
@@ -294,17 +358,6 @@ pub(super) fn position(s: &str) -> Option<(&str, i64, Option<i64>)> {
     (!head.is_empty()).then_some((head, last, None))
 }
 
-pub(super) fn call_frame_json(f: &FrameOut) -> String {
-    let s = |t: &str| serde_json::to_string(t).expect("a string serializes");
-    format!(
-        "{{\"functionName\":{},\"scriptId\":\"0\",\"url\":{},\"lineNumber\":{},\"columnNumber\":{}}}",
-        s(&f.name),
-        s(&f.url),
-        f.line.unwrap_or(-1),
-        f.column.unwrap_or(-1)
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -314,12 +367,14 @@ mod tests {
             stacks: stacks.to_vec(),
             stack_places: vec![(0.0, 0.0); stacks.len()],
             scripted: vec![true; frames],
-            frame_json: (0..frames).map(|f| format!("{{\"f\":{f}}}")).collect(),
+            frames: (0..frames).map(|f| FrameOut::native(&f.to_string())).collect(),
         }
     }
 
     fn samples(stacks: &[Option<u64>]) -> Samples {
-        Samples { samples: stacks.iter().map(|&s| (s, 0.0)).collect(), end_us: 0.0 }
+        let mut s = Samples::new("threads[0].samples", "data", stacks.len());
+        s.samples = stacks.iter().map(|&s| (s, 0.0)).collect();
+        s
     }
 
     /// Threads that share a table (a processed profile's) hold the nodes their samples reach;

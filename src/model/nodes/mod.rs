@@ -239,7 +239,7 @@ pub(crate) fn raw_from_cpuprofile(
 }
 
 /// The rest of a [`RawProfile`]: its times, samples and deltas, checked.
-fn finish_raw(
+pub(crate) fn finish_raw(
     json: &shapes::CpuProfileJson<'_>,
     nodes: Vec<RawNode>,
     frames: Frames,
