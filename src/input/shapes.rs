@@ -398,3 +398,58 @@ impl MapKey {
         }
     }
 }
+
+/// The `id2` of a user-timing or interaction event, read when it has no `id`.
+#[derive(Debug, Default)]
+pub struct Id2Event<'a> {
+    /// `id2`: `{global, local}`.
+    pub id2: MaybeObj<Id2Json<'a>>,
+}
+
+last_wins!(Id2Event { id2: "id2" });
+
+/// An `id2` object.
+#[derive(Debug, Default)]
+pub struct Id2Json<'a> {
+    /// `global`.
+    pub global: Leaf<'a>,
+    /// `local`.
+    pub local: Leaf<'a>,
+}
+
+last_wins!(Id2Json { global: "global", local: "local" });
+
+/// The `args` of an `EventTiming` start, as far as DevTools' interactions read them.
+#[derive(Debug, Default)]
+pub struct EventTimingArgs<'a> {
+    /// `data`.
+    pub data: MaybeObj<EventTimingData<'a>>,
+}
+
+last_wins!(EventTimingArgs { data: "data" });
+
+/// `args.data` of an `EventTiming` start.
+#[derive(Debug, Default)]
+pub struct EventTimingData<'a> {
+    /// `duration`, ms.
+    pub duration: Leaf<'a>,
+    /// `interactionId`.
+    pub interaction_id: Leaf<'a>,
+    /// `type` (`click`, `keydown`, …).
+    pub event_type: Leaf<'a>,
+    /// `timeStamp`.
+    pub time_stamp: Leaf<'a>,
+    /// `processingStart`.
+    pub processing_start: Leaf<'a>,
+    /// `processingEnd`.
+    pub processing_end: Leaf<'a>,
+}
+
+last_wins!(EventTimingData {
+    duration: "duration",
+    interaction_id: "interactionId",
+    event_type: "type",
+    time_stamp: "timeStamp",
+    processing_start: "processingStart",
+    processing_end: "processingEnd",
+});

@@ -303,3 +303,48 @@ fn node_console_time_spans_are_measures() {
     let t = json(&["tree", "--format", "json", "--measure", "batch#2", "fixtures/node-timed-base.json.gz"]);
     assert!(t.to_string().contains("transform"));
 }
+
+/// A user-timing or interaction event is read whatever else its members hold, as `JSON.parse`
+/// reads it: deep arrays, numbers past a double's range and lone surrogates in `args`, a lone
+/// surrogate in an interaction's type, and a repeated `id2` (the last counts).
+#[test]
+fn timing_events_are_read_whatever_their_other_members_hold() {
+    let ut = |ph: &str, name: &str, ts: u32, rest: &str| {
+        format!(r#"{{"name":"{name}","cat":"blink.user_timing","ph":"{ph}","pid":5,"tid":5,"ts":{ts},{rest}}}"#)
+    };
+    let deep = format!(r#"{{"x":{}{},"big":1e400,"s":"\ud800"}}"#, "[".repeat(200), "]".repeat(200));
+    let data =
+        r#"{"type":"\ud800","interactionId":3,"timeStamp":1,"processingStart":1,"processingEnd":2,"duration":8}"#;
+    let events = [
+        r#"{"name":"thread_name","ph":"M","pid":5,"tid":5,"ts":0,"args":{"name":"CrRendererMain"}}"#.to_owned(),
+        r#"{"name":"Profile","ph":"P","pid":5,"tid":5,"ts":0,"id":"0x1","args":{"data":{"startTime":0}}}"#.to_owned(),
+        r#"{"name":"ProfileChunk","ph":"P","pid":5,"tid":5,"ts":0,"id":"0x1","args":{"data":{"cpuProfile":{"nodes":[{"id":1,"callFrame":{"functionName":"(root)","scriptId":0}},{"id":2,"parent":1,"callFrame":{"functionName":"a","scriptId":1,"url":"a.js"}}],"samples":[2,2,2,2,2,2,2]},"timeDeltas":[100,100,100,100,100,100,100]}}}"#.to_owned(),
+        r#"{"name":"FunctionCall","ph":"X","pid":5,"tid":5,"ts":1,"dur":700}"#.to_owned(),
+        ut("b", "m1", 100, &format!(r#""args":{deep},"id2":{{"local":"0x1"}}"#)),
+        ut("e", "m1", 200, r#""args":{},"id2":{"local":"0x1"}"#),
+        ut("b", "m2", 300, r#""args":{},"id2":{"local":"a"},"id2":{"local":"b"}"#),
+        ut("e", "m2", 450, r#""args":{},"id2":{"local":"b"}"#),
+        format!(
+            r#"{{"name":"EventTiming","cat":"devtools.timeline","ph":"b","pid":5,"tid":5,"ts":500,"id":"0x9","args":{{"data":{data}}}}}"#
+        ),
+        r#"{"name":"EventTiming","cat":"devtools.timeline","ph":"e","pid":5,"tid":5,"ts":600,"id":"0x9","args":{}}"#
+            .to_owned(),
+    ];
+    let path = tmpdir("ranges", "odd-timings").join("odd-timings.json");
+    std::fs::write(&path, format!("[\n{}\n]", events.join(",\n"))).unwrap();
+    let o = jscalls(&["ranges", "--format", "json", "--strict", path.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(String::from_utf8_lossy(&o.stderr), "");
+    // The type is written back as it was read: a lone surrogate, which serde refuses.
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(text.contains(r#""dur":100,"startTime":0.5,"endTime":0.6,"type":"\ud800","interactionId":3}"#), "{text}");
+    let doc: Value = serde_json::from_str(&text.replace(r"\ud800", "?")).unwrap();
+    let measures: Vec<(&str, f64)> = doc["measures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| (m["name"].as_str().unwrap(), m["dur"].as_f64().unwrap()))
+        .collect();
+    assert_eq!(measures, [("m1", 100.0), ("m2", 150.0)]);
+    assert_eq!(doc["interactions"].as_array().map(Vec::len), Some(1));
+}

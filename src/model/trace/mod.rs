@@ -358,7 +358,7 @@ impl TraceBuilder {
                 WarningKind::Other,
                 None,
                 format!(
-                    "{} user-timing or interaction event(s) without a numeric pid, tid or ts; skipped",
+                    "{} user-timing or interaction event(s) without a numeric pid, tid or ts, or whose id2 or args cannot be read; skipped",
                     timings.unreadable
                 ),
             );

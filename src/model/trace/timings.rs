@@ -1,14 +1,16 @@
 //! The events a user selects a range by: user-timing marks and measures, `console.time`
 //! spans, interactions (`EventTiming` with an interaction id), and the complete events of one
-//! name. They are few, so each is read whole from its bytes when it is met; pairing follows
+//! name. Each is read from what the scan found of it, and its `id2` and an interaction's
+//! `args.data` from its bytes, without a JSON tree (a page may hold tens of thousands of
+//! marks and measures); pairing follows
 //! DevTools' UserTimingsHandler (`matchEvents`) and UserInteractionsHandler (`finalize`), and
 //! the result is in [`crate::ranges::Timings`].
 
 use rustc_hash::FxHashMap;
-use serde_json::Value;
 
 use crate::input::leaf::Leaf;
 use crate::input::scan::RawEvent;
+use crate::input::shapes::{EventTimingArgs, EventTimingData, Id2Event, MaybeObj};
 use crate::ranges::{Kind, Landmark, Timings};
 
 /// Names under `blink.user_timing` that the browser adds (resource and navigation timing):
@@ -59,35 +61,73 @@ fn node_timing_category(cat: &str) -> bool {
 }
 
 /// An async event's id as DevTools keys pairs by it (`id ?? id2.global ?? id2.local`, as a
-/// string); None when it has none, or one that never pairs (a falsy id).
-fn synthetic_id(v: &Value) -> Option<String> {
-    let id = match v.get("id").filter(|x| !x.is_null()) {
-        Some(x) => x,
-        None => {
-            let id2 = v.get("id2").filter(|x| !x.is_null())?;
-            id2.get("global").filter(|x| !x.is_null()).or_else(|| id2.get("local").filter(|x| !x.is_null()))?
-        }
-    };
-    js_key(id).filter(|_| truthy(id))
+/// string); None when it has none, or one that never pairs (a falsy id). `id2` is read from
+/// the event's bytes `raw` only when there is no `id`; Err when they cannot be read.
+fn synthetic_id(id: &Leaf<'_>, raw: &[u8]) -> Result<Option<String>, serde_json::Error> {
+    let key = |v: &Leaf<'_>| js_key(v).filter(|_| v.truthy());
+    if !id.is_nullish() {
+        return Ok(key(id));
+    }
+    leniently(raw, |raw| {
+        Ok(match serde_json::from_slice::<Id2Event<'_>>(raw)?.id2 {
+            MaybeObj::Obj(id2) if !id2.global.is_nullish() => key(&id2.global),
+            MaybeObj::Obj(id2) => key(&id2.local),
+            _ => None,
+        })
+    })
+}
+
+/// `read` of `bytes`, or of a copy whose lone surrogates have stand-ins: serde refuses them,
+/// `JSON.parse` takes them.
+fn leniently<R>(bytes: &[u8], read: impl Fn(&[u8]) -> Result<R, serde_json::Error>) -> Result<R, serde_json::Error> {
+    read(bytes).or_else(|e| match crate::input::json::lone_surrogates_replaced(bytes) {
+        Some(fixed) => read(&fixed),
+        None => Err(e),
+    })
 }
 
 /// A value as a JavaScript template literal spells it (objects never pair: None).
-fn js_key(v: &Value) -> Option<String> {
+fn js_key(v: &Leaf<'_>) -> Option<String> {
     match v {
-        Value::String(s) => Some(s.clone()),
-        Value::Number(n) => Some(crate::js::number_to_string(n.as_f64()?)),
-        Value::Bool(b) => Some(b.to_string()),
+        Leaf::Str(_) | Leaf::Num(_) | Leaf::Bool(_) => v.property_key(),
         _ => None,
     }
 }
 
-fn truthy(v: &Value) -> bool {
-    match v {
-        Value::Null => false,
-        Value::Bool(b) => *b,
-        Value::Number(n) => n.as_f64().is_some_and(|x| x != 0.0 && !x.is_nan()),
-        Value::String(s) => !s.is_empty(),
-        _ => true,
+/// What DevTools reads of an `EventTiming` start's `args.data`.
+#[derive(Debug, Clone, PartialEq)]
+struct EventData {
+    /// Whether UserInteractionsHandler takes the event for an interaction's start: a
+    /// duration of at least 1 ms (or none) and an interaction id other than 0.
+    start: bool,
+    /// Whether `type`, `interactionId`, `timeStamp`, `processingStart` and `processingEnd`
+    /// are all truthy, as an interaction's start needs them.
+    complete: bool,
+    event_type: Option<String>,
+    interaction_id: Option<f64>,
+}
+
+impl EventData {
+    /// The data of an event's `args` bytes; None when `args` or its `data` is not an object.
+    fn of_args(args: &[u8]) -> Result<Option<EventData>, serde_json::Error> {
+        leniently(args, |args| {
+            Ok(match serde_json::from_slice::<MaybeObj<EventTimingArgs<'_>>>(args)? {
+                MaybeObj::Obj(EventTimingArgs { data: MaybeObj::Obj(d) }) => Some(EventData::of(&d)),
+                _ => None,
+            })
+        })
+    }
+
+    fn of(d: &EventTimingData<'_>) -> EventData {
+        let short = d.duration.num().is_some_and(|x| x < 1.0);
+        let no_id = matches!(d.interaction_id, Leaf::Missing) || d.interaction_id.num() == Some(0.0);
+        let fields = [&d.event_type, &d.interaction_id, &d.time_stamp, &d.processing_start, &d.processing_end];
+        EventData {
+            start: !(short || no_id),
+            complete: fields.iter().all(|v| v.truthy()),
+            event_type: js_key(&d.event_type),
+            interaction_id: d.interaction_id.num(),
+        }
     }
 }
 
@@ -109,7 +149,7 @@ struct Async {
     /// `EventTiming`: the raw `id` as a key of its own type (`n:1`, `s:1`, `u` for none).
     raw_id: String,
     /// `args.data`, for `EventTiming` starts.
-    data: Option<Value>,
+    data: Option<EventData>,
 }
 
 /// A complete event with the wanted name, on its thread.
@@ -157,9 +197,8 @@ impl TimingsBuilder {
         }
         let cat = ev.cat.str().unwrap_or("").to_owned();
         // What DevTools says of a selected event: its `args.data.type` and `interactionId`.
-        let data = ev.args.and_then(|a| serde_json::from_slice::<Value>(a).ok()).and_then(|a| a.get("data").cloned());
-        let event_type = data.as_ref().and_then(|d| d.get("type")).and_then(js_key);
-        let interaction_id = data.as_ref().and_then(|d| d.get("interactionId")).and_then(Value::as_f64);
+        let data = ev.args.and_then(|a| EventData::of_args(a).ok().flatten());
+        let (event_type, interaction_id) = data.map_or((None, None), |d| (d.event_type, d.interaction_id));
         if ph == b'B' {
             self.open.insert(key, self.complete.len());
         }
@@ -198,21 +237,26 @@ impl TimingsBuilder {
             return;
         };
         let Leaf::Str(name) = &ev.name else { return };
-        let Ok(whole) = serde_json::from_slice::<Value>(raw) else {
+        let raw_id = match &ev.id {
+            Leaf::Missing => "u".to_owned(),
+            Leaf::Str(s) => format!("s:{s}"),
+            Leaf::Num(n) => format!("n:{}", crate::js::number_to_string(*n)),
+            _ => format!("o:{order}"), // null, booleans, objects: each its own
+        };
+        let Ok(id) = synthetic_id(&ev.id, raw) else {
             self.unreadable += 1;
             return;
         };
-        let raw_id = match whole.get("id") {
-            None => "u".to_owned(),
-            Some(Value::String(s)) => format!("s:{s}"),
-            Some(Value::Number(n)) => format!("n:{}", crate::js::number_to_string(n.as_f64().unwrap_or(f64::NAN))),
-            Some(other) => format!("o:{}:{order}", other), // objects: each its own
-        };
         // Only an interaction's start reads its data (a recording may hold many thousands of marks).
-        let data = if ev.phase() == b'b' && name.as_ref() == "EventTiming" {
-            whole.get("args").and_then(|a| a.get("data")).cloned()
-        } else {
-            None
+        let data = match ev.args.filter(|_| ev.phase() == b'b' && name.as_ref() == "EventTiming") {
+            Some(args) => match EventData::of_args(args) {
+                Ok(d) => d,
+                Err(_) => {
+                    self.unreadable += 1;
+                    return;
+                }
+            },
+            None => None,
         };
         self.events.push(Async {
             order,
@@ -220,10 +264,10 @@ impl TimingsBuilder {
             cat: ev.cat.str().unwrap_or("").to_owned(),
             name: name.to_string(),
             ts,
-            dur: whole.get("dur").and_then(Value::as_f64),
+            dur: ev.dur.num(),
             pid,
             tid,
-            id: synthetic_id(&whole),
+            id,
             raw_id,
             data,
         });
@@ -245,7 +289,9 @@ impl TimingsBuilder {
                 (c, b'b' | b'e' | b'n') if node_timing_category(c) => node.push(e),
                 (c, b'R' | b'I') if node_timing_category(c) => out.push(mark(&e)),
                 _ if e.name == "EventTiming" && e.ph == b'e' => ends.push(e),
-                _ if e.name == "EventTiming" && e.ph == b'b' && interaction_start(e.data.as_ref()) => starts.push(e),
+                _ if e.name == "EventTiming" && e.ph == b'b' && e.data.as_ref().is_some_and(|d| d.start) => {
+                    starts.push(e)
+                }
                 _ => {}
             }
         }
@@ -365,16 +411,6 @@ fn match_pairs(mut events: Vec<Async>, devtools: bool) -> Vec<Landmark> {
         .collect()
 }
 
-/// UserInteractionsHandler's test of an `EventTiming` start: `args.data` with a duration of
-/// at least 1 ms (or none) and an interaction id other than 0.
-fn interaction_start(data: Option<&Value>) -> bool {
-    let Some(d) = data.filter(|d| !d.is_null()) else { return false };
-    let short = d.get("duration").and_then(Value::as_f64).is_some_and(|x| x < 1.0);
-    let id = d.get("interactionId");
-    let no_id = id.is_none() || id.and_then(Value::as_f64) == Some(0.0);
-    !(short || no_id)
-}
-
 /// The interactions: `EventTiming` starts and ends merged in time order (`mergeOrdered`, which
 /// drops an end that ties with a start), each end closing the last open start of its id.
 fn interactions(starts: Vec<Async>, ends: Vec<Async>) -> Vec<Landmark> {
@@ -401,13 +437,12 @@ fn interactions(starts: Vec<Async>, ends: Vec<Async>) -> Vec<Landmark> {
         }
         let Some(b) = open.get_mut(e.raw_id.as_str()).and_then(Vec::pop) else { continue };
         let d = b.data.as_ref().expect("starts have data");
-        let field = |k: &str| d.get(k).is_some_and(truthy);
-        if !["type", "interactionId", "timeStamp", "processingStart", "processingEnd"].iter().all(|k| field(k)) {
+        if !d.complete {
             continue;
         }
         let mut l = landmark(Kind::Interaction, b, e.ts, b, true);
-        l.event_type = d.get("type").and_then(js_key);
-        l.interaction_id = d.get("interactionId").and_then(Value::as_f64);
+        l.event_type = d.event_type.clone();
+        l.interaction_id = d.interaction_id;
         out.push(l);
     }
     out
@@ -417,7 +452,7 @@ fn interactions(starts: Vec<Async>, ends: Vec<Async>) -> Vec<Landmark> {
 mod tests {
     use super::*;
 
-    fn ev(order: u64, ph: u8, ts: f64, id: &str, data: Option<Value>) -> Async {
+    fn ev(order: u64, ph: u8, ts: f64, id: &str, data: Option<EventData>) -> Async {
         Async {
             order,
             ph,
@@ -435,7 +470,10 @@ mod tests {
 
     #[test]
     fn ids_as_devtools_keys_them() {
-        let id = |j: &str| synthetic_id(&serde_json::from_str(j).unwrap());
+        let id = |j: &str| {
+            let (ev, _) = crate::input::scan::event(j.as_bytes(), 0, &mut Vec::new()).unwrap();
+            synthetic_id(&ev.id, j.as_bytes()).unwrap()
+        };
         assert_eq!(id(r#"{"id":"0x1"}"#), Some("0x1".to_owned()));
         assert_eq!(id(r#"{"id":12}"#), Some("12".to_owned()));
         assert_eq!(id(r#"{"id2":{"local":"0x3"}}"#), Some("0x3".to_owned()));
@@ -444,6 +482,13 @@ mod tests {
         assert_eq!(id(r#"{"id":0}"#), None);
         assert_eq!(id(r#"{"id":""}"#), None);
         assert_eq!(id(r#"{}"#), None);
+        // An id that is an object or array never pairs, whatever its `id2`.
+        assert_eq!(id(r#"{"id":{"a":1},"id2":{"local":"l"}}"#), None);
+        assert_eq!(id(r#"{"id":true}"#), Some("true".to_owned()));
+        assert_eq!(id(r#"{"id2":{"global":null,"local":5}}"#), Some("5".to_owned()));
+        assert_eq!(id(r#"{"id2":"0x3"}"#), None);
+        // Duplicate keys: the last one counts, as with `JSON.parse`.
+        assert_eq!(id(r#"{"id2":{"local":"a"},"id2":{"local":"b"}}"#), Some("b".to_owned()));
     }
 
     #[test]
@@ -463,9 +508,11 @@ mod tests {
 
     #[test]
     fn an_end_that_ties_with_its_start_is_dropped_as_merge_ordered_drops_it() {
-        let data = serde_json::json!({"type": "click", "interactionId": 7, "timeStamp": 1.0,
-                                      "processingStart": 2.0, "processingEnd": 3.0, "duration": 16});
-        let mut start = ev(0, b'b', 100.0, "x", Some(data.clone()));
+        let args = br#"{"data":{"type":"click","interactionId":7,"timeStamp":1.0,
+                         "processingStart":2.0,"processingEnd":3.0,"duration":16}}"#;
+        let data = EventData::of_args(args).unwrap();
+        assert!(data.as_ref().is_some_and(|d| d.start && d.complete));
+        let mut start = ev(0, b'b', 100.0, "x", data);
         start.name = "EventTiming".to_owned();
         let mut end = ev(1, b'e', 100.0, "x", None);
         end.name = "EventTiming".to_owned();
@@ -478,12 +525,16 @@ mod tests {
 
     #[test]
     fn starts_that_are_not_interactions() {
-        let d = |j: &str| -> Option<Value> { Some(serde_json::from_str(j).unwrap()) };
-        assert!(interaction_start(d(r#"{"interactionId":3,"duration":8}"#).as_ref()));
-        assert!(interaction_start(d(r#"{"interactionId":3}"#).as_ref()), "no duration: kept, as DevTools");
-        assert!(!interaction_start(d(r#"{"interactionId":0,"duration":8}"#).as_ref()));
-        assert!(!interaction_start(d(r#"{"duration":8}"#).as_ref()));
-        assert!(!interaction_start(d(r#"{"interactionId":3,"duration":0.5}"#).as_ref()));
-        assert!(!interaction_start(None));
+        let start = |args: &str| EventData::of_args(args.as_bytes()).unwrap().is_some_and(|d| d.start);
+        assert!(start(r#"{"data":{"interactionId":3,"duration":8}}"#));
+        assert!(start(r#"{"data":{"interactionId":3}}"#), "no duration: kept, as DevTools");
+        assert!(start(r#"{"data":{"interactionId":null}}"#), "an id that is null is not a missing one");
+        assert!(!start(r#"{"data":{"interactionId":0,"duration":8}}"#));
+        assert!(!start(r#"{"data":{"duration":8}}"#));
+        assert!(!start(r#"{"data":{"interactionId":3,"duration":0.5}}"#));
+        assert!(!start(r#"{"data":null}"#));
+        assert!(!start(r#"{"data":[1]}"#));
+        assert!(!start("null"));
+        assert!(!start("{}"));
     }
 }
