@@ -2,9 +2,8 @@
 //! spans, interactions (`EventTiming` with an interaction id), and the complete events of one
 //! name. Each is read from what the scan found of it, and its `id2` and an interaction's
 //! `args.data` from its bytes, without a JSON tree (a page may hold tens of thousands of
-//! marks and measures); pairing follows
-//! DevTools' UserTimingsHandler (`matchEvents`) and UserInteractionsHandler (`finalize`), and
-//! the result is in [`crate::ranges::Timings`].
+//! marks and measures). Pairing follows DevTools' UserTimingsHandler (`matchEvents`) and
+//! UserInteractionsHandler (`finalize`); the result is in [`crate::ranges::Timings`].
 
 use rustc_hash::FxHashMap;
 
