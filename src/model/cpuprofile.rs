@@ -32,12 +32,14 @@ pub(crate) fn thread_work(
     let raw = read_fields(&fields, nodes, location, strings)?;
     // The members' bytes (as large as the input) go before the model is built.
     drop(fields);
-    profile_thread(raw, location, strings, cfg, diag, bounds)
+    profile_thread(raw, "profile", location, strings, cfg, diag, bounds)
 }
 
-/// The thread of a profile's raw form, as [`thread_work`] makes it of a `.cpuprofile`'s.
+/// The thread of a profile's raw form, as [`thread_work`] makes it of a `.cpuprofile`'s;
+/// `what` names the profile in messages.
 pub(crate) fn profile_thread(
     mut raw: RawProfile,
+    what: &str,
     location: Location,
     strings: &mut Strings,
     cfg: &ReadOptions<'_>,
@@ -55,8 +57,8 @@ pub(crate) fn profile_thread(
         diag.push(WarningKind::EmptyProfile, Some(location), "the profile has no nodes; DevTools shows nothing");
         return Ok(Vec::new());
     }
-    let model = ProfileModel::new(raw, strings, cfg.limits, "profile", Some(location))?;
-    report_model(&model, "profile", location, diag);
+    let model = ProfileModel::new(raw, strings, cfg.limits, what, Some(location))?;
+    report_model(&model, what, location, diag);
     Ok(vec![ThreadWork {
         pid: 1,
         tid: 1,

@@ -11,7 +11,9 @@
 
 use serde_json::Value;
 
-use super::sampled::{meta_start, position, thread_id, At, FrameOut, Nodes, Reading, Samples, StackTable};
+use super::sampled::{
+    meta_start, position, thread_id, thread_label, At, FrameOut, Nodes, Reading, Samples, StackTable,
+};
 use crate::error::{Error, WarningKind};
 use crate::model::ThreadWork;
 
@@ -176,7 +178,7 @@ fn thread(
         _ => None,
     };
     sampled.end_us = sampled.samples.last().map_or(f64::NAN, |l| l.1) + last_ms.unwrap_or(interval_ms) * 1000.0;
-    nodes.work(&sampled, r, at)
+    nodes.work(&thread_label(t, path), &sampled, r, at)
 }
 
 /// The stacks on their functions: a frame's line is where the sample was, not the function,

@@ -14,7 +14,9 @@ use std::sync::Arc;
 use rustc_hash::FxHashMap as HashMap;
 use serde_json::Value;
 
-use super::sampled::{meta_start, position, thread_id, At, FrameOut, Nodes, Reading, Samples, StackTable};
+use super::sampled::{
+    meta_start, position, thread_id, thread_label, At, FrameOut, Nodes, Reading, Samples, StackTable,
+};
 use crate::error::{Diagnostics, Error, Location, WarningKind};
 use crate::model::ReadOptions;
 use crate::model::ThreadWork;
@@ -338,7 +340,9 @@ fn thread(
         sampled.samples.push((stack, (offset_ms + ms) * 1000.0));
     }
     sampled.end_us = sampled.samples.last().map_or(f64::NAN, |l| l.1) + interval_ms * 1000.0;
-    let Some(mut w) = Nodes::new(table, false).work(&sampled, r, at)? else { return Ok(None) };
+    let Some(mut w) = Nodes::new(table, false).work(&thread_label(t, path), &sampled, r, at)? else {
+        return Ok(None);
+    };
     w.pid = thread_id(t, "pid").unwrap_or(0);
     w.tid = thread_id(t, "tid").unwrap_or(0);
     w.thread_name = t.get("name").and_then(Value::as_str).map(str::to_owned);

@@ -73,6 +73,14 @@ pub(super) struct Reading<'a> {
     pub(super) bounds: &'a mut (f64, f64),
 }
 
+/// How messages name a thread: its place in the profile, and its name when it has one.
+pub(super) fn thread_label(t: &Value, path: &str) -> String {
+    match t.get("name").and_then(Value::as_str) {
+        Some(name) => format!("{path} ({name})"),
+        None => path.to_owned(),
+    }
+}
+
 /// `meta.startTime` (ms since the epoch).
 pub(super) fn meta_start(p: &Value, path: &str, at: &At) -> Result<f64, Error> {
     match p.get("meta").and_then(|m| m.get("startTime")) {
@@ -213,8 +221,14 @@ impl Nodes {
     }
 
     /// The thread of `samples` as a CPU profile: what a `.cpuprofile` of it would say, made
-    /// without its JSON text.
-    pub(super) fn work(&self, samples: &Samples, r: &mut Reading<'_>, at: &At) -> Result<Option<ThreadWork>, Error> {
+    /// without its JSON text. `thread` names it in messages.
+    pub(super) fn work(
+        &self,
+        thread: &str,
+        samples: &Samples,
+        r: &mut Reading<'_>,
+        at: &At,
+    ) -> Result<Option<ThreadWork>, Error> {
         samples.check_times(at)?;
         let (mut frames, mut cache) = (Frames::default(), FrameCache::default());
         let node = |id: i64, parent: i64, frame: u32| RawNode::new(id, parent, frame, false, NodeMore::default());
@@ -270,7 +284,8 @@ impl Nodes {
         }
         let raw = finish_raw(&json, nodes, frames, Some(at.location))?;
         let mut b = (f64::INFINITY, f64::NEG_INFINITY);
-        let mut works = crate::model::cpuprofile::profile_thread(raw, at.location, r.strings, r.cfg, r.diag, &mut b)?;
+        let mut works =
+            crate::model::cpuprofile::profile_thread(raw, thread, at.location, r.strings, r.cfg, r.diag, &mut b)?;
         *r.bounds = (r.bounds.0.min(b.0), r.bounds.1.max(b.1));
         let mut w = works.pop();
         if let Some(w) = w.as_mut().filter(|_| r.cfg.keep_lines) {
