@@ -392,6 +392,27 @@ mod tests {
         s
     }
 
+    /// The numbers a thread's profile is made of are those a `.cpuprofile` of it would carry.
+    #[test]
+    fn numbers_are_what_json_would_carry() {
+        let bits = |l: Leaf<'_>| l.num().map(f64::to_bits);
+        assert_eq!(bits(as_json_number(-0.0)), Some(0.0f64.to_bits()));
+        assert_eq!(bits(as_json_number(0.1 + 0.2)), Some((0.1f64 + 0.2).to_bits()));
+        assert!(matches!(as_json_number(f64::INFINITY), Leaf::Null));
+        assert!(matches!(as_json_number(f64::NAN), Leaf::Null));
+        let n = numbers([1.5, f64::NEG_INFINITY, -0.0, f64::NAN].into_iter());
+        assert_eq!(n.n_non_numbers, 2);
+        assert_eq!(n.values[0], 1.5);
+        assert!(n.values[1].is_nan() && n.values[3].is_nan());
+        assert_eq!(n.values[2].to_bits(), 0.0f64.to_bits());
+        assert_eq!(as_json_id(7), 7);
+        assert_eq!(as_json_id(1 << 53), 1 << 53);
+        // Read as JavaScript reads the digits: rounded to the nearest double.
+        assert_eq!(as_json_id((1 << 53) + 1), 1 << 53);
+        assert_eq!(as_json_id((1 << 53) + 2), UNKNOWN_ID);
+        assert_eq!(as_json_id(i64::MAX), UNKNOWN_ID);
+    }
+
     /// Threads that share a table (a processed profile's) hold the nodes their samples reach;
     /// a thread's own table is held whole.
     #[test]
