@@ -2,7 +2,8 @@
 //! its child processes.
 //!
 //! The format keeps its tables as `{schema: {column: index}, data: [rows]}`, and rows may stop
-//! before the last column (trailing nulls left out), so every cell is looked up by name. Times
+//! before the last column (trailing nulls left out), so a cell is found by its column's index
+//! in the schema, and a row too short for it reads null. Times
 //! are ms since the start of the (sub)process's profile (`meta.startTime`, ms since the epoch);
 //! child processes are moved onto the root profile's clock. A frame's location is a JS
 //! function (`name (url:line:column)`), a label (`PresShell::DoReflow`), or a native return
