@@ -218,6 +218,15 @@ impl<'w> Spill<'w> {
         self.text.clear();
     }
 
+    /// Hands over the text so far, then `bytes` (text made elsewhere, e.g. on another thread).
+    pub(crate) fn push_bytes(&mut self, bytes: &[u8]) {
+        self.hand_over();
+        if !self.stopped {
+            self.failed = self.out.write_all(bytes).err();
+            self.stopped = self.failed.is_some();
+        }
+    }
+
     /// The write error, once there was one (for a writer to stop early).
     pub(crate) fn failed(&mut self) -> std::io::Result<()> {
         self.failed.take().map_or(Ok(()), Err)

@@ -260,7 +260,8 @@ impl Analysis {
         range: Option<&tree::Selection>,
     ) -> Result<(), Error> {
         names_kept(self.kind, &self.cfg)?;
-        tree::devtools::write(out, &self.all, self.bounds, range, input_label, self.cfg.engine.label())
+        let (engine, threads) = (self.cfg.engine.label(), self.cfg.threads);
+        tree::devtools::write(out, &self.all, self.bounds, range, input_label, engine, threads)
             .map_err(|e| Error::io("cannot write the tree", e))
     }
 
@@ -557,7 +558,7 @@ impl Assembled {
         names_kept(self.kind, &self.cfg)?;
         let bounds = self.bounds;
         let (lazy, cfg) = self.lazy();
-        tree::devtools::write(out, lazy, bounds, range, input_label, cfg.engine.label())
+        tree::devtools::write(out, lazy, bounds, range, input_label, cfg.engine.label(), cfg.threads)
             .map_err(|e| Error::io("cannot write the tree", e))
     }
 

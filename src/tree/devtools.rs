@@ -45,8 +45,14 @@ enum What {
 
 pub use crate::ranges::Selection;
 
+/// A thread with at most this many calls and trace events has its two sets' trees made side
+/// by side, each held as text until it is written (about 55 bytes an event); a larger one's
+/// are written as they are made, one set after the other, so that memory does not grow with
+/// the thread.
+const SIDE_BY_SIDE: usize = 500_000;
+
 /// Writes the document for every thread of `t` with calls, over the trace (`bounds`, µs) or
-/// the `range` selected in it.
+/// the `range` selected in it, on up to `threads` threads.
 pub(crate) fn write(
     out: &mut dyn Write,
     mut t: impl Estimates,
@@ -54,6 +60,7 @@ pub(crate) fn write(
     range: Option<&Selection>,
     input: &str,
     engine: &str,
+    threads: usize,
 ) -> io::Result<()> {
     let mode = t.mode();
     // Written as it is made: a long thread's trees are larger than its calls.
@@ -104,12 +111,25 @@ pub(crate) fn write(
         // A CPU profile's thread (a .cpuprofile, or a trace saved from one) is its calls alone.
         let trace: &[TraceEntry] = if mode == Mode::Trace { &th.trace_entries } else { &[] };
         let set = Set::new(th, strings, mode, trace);
-        for (k, name) in ["calls", "all"].iter().enumerate() {
+        if threads > 1 && th.calls.len() + trace.len() <= SIDE_BY_SIDE {
+            // Both trees of both sets; the larger set (all events) first, for the balance.
+            let parts = vec![(true, false), (true, true), (false, false), (false, true)];
+            let mut texts = crate::parallel::map(parts, threads, |(all, bottom_up)| {
+                let mut text = Vec::new();
+                let mut t = Spill::new(&mut text);
+                set.write_part(all, bottom_up, window, &mut t);
+                // Into memory: nothing to fail.
+                let _ = t.finish();
+                text
+            });
+            texts.rotate_left(2);
+            for text in texts {
+                s.push_bytes(&text);
+            }
+        } else {
             // Each set made as its trees are written, and let go before the next.
-            let evs = set.select(k == 1);
-            let _ = std::fmt::Write::write_fmt(&mut *s, format_args!("\"{name}\":{{\"events\":{},", evs.len()));
-            set.tree(&evs, window, &mut s);
-            s.push_str(if k == 0 { "},\n" } else { "}\n}" });
+            set.write(false, window, &mut s);
+            set.write(true, window, &mut s);
         }
         s.spill();
         s.failed()
@@ -231,11 +251,37 @@ impl<'a> Set<'a> {
         traces.merge_by(self.calls(), in_order).filter(timed).collect()
     }
 
-    /// Both trees of `items`, as the members `diagnostics`, `topDown` and `bottomUp`.
-    fn tree(&self, items: &[Item], bounds: (f64, f64), s: &mut Spill<'_>) {
-        let start_ms = bounds.0 / 1000.0;
-        let end_ms = bounds.1 / 1000.0;
-        let walk = Walk { set: self, items, start_us: start_ms * 1000.0, end_us: end_ms * 1000.0, start_ms, end_ms };
+    /// The set of the calls, or of all events (`all`), as the member `calls` or `all`.
+    fn write(&self, all: bool, window: (f64, f64), s: &mut Spill<'_>) {
+        let evs = self.select(all);
+        self.set_head(all, &evs, window, s);
+        self.bottom_up(&self.walk(&evs, window), s);
+        s.push_str(if all { "]}\n}" } else { "]},\n" });
+    }
+
+    /// [`Set::write`] in two parts: up to the top-down tree, or from the bottom-up one on.
+    fn write_part(&self, all: bool, bottom_up: bool, window: (f64, f64), s: &mut Spill<'_>) {
+        let evs = self.select(all);
+        if bottom_up {
+            self.bottom_up(&self.walk(&evs, window), s);
+            s.push_str(if all { "]}\n}" } else { "]},\n" });
+        } else {
+            self.set_head(all, &evs, window, s);
+        }
+    }
+
+    /// The walk of `items` over `bounds` (µs).
+    fn walk<'s>(&'s self, items: &'s [Item], bounds: (f64, f64)) -> Walk<'s> {
+        let (start_ms, end_ms) = (bounds.0 / 1000.0, bounds.1 / 1000.0);
+        Walk { set: self, items, start_us: start_ms * 1000.0, end_us: end_ms * 1000.0, start_ms, end_ms }
+    }
+
+    /// A set's member up to its top-down tree, and the bottom-up tree's opening: `"calls":` or
+    /// `"all":`, then `events`, `diagnostics` and `topDown`.
+    fn set_head(&self, all: bool, items: &[Item], bounds: (f64, f64), s: &mut Spill<'_>) {
+        let name = if all { "all" } else { "calls" };
+        let _ = std::fmt::Write::write_fmt(&mut **s, format_args!("\"{name}\":{{\"events\":{},", items.len()));
+        let walk = self.walk(items, bounds);
         let d = walk.diagnostics();
         let _ = std::fmt::Write::write_fmt(
             &mut **s,
@@ -248,8 +294,6 @@ impl<'a> Set<'a> {
         s.push_str("},\"topDown\":\n");
         self.top_down(&walk, s);
         s.push_str(",\"bottomUp\":[");
-        self.bottom_up(&walk, s);
-        s.push(']');
     }
 
     fn top_down(&self, walk: &Walk<'_>, s: &mut Spill<'_>) {

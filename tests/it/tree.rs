@@ -312,3 +312,24 @@ fn calls_in_a_range_are_the_calls_that_overlap_it() {
     let o = crate::support::jscalls(&["calls", "fixtures/chrome-ui.json.gz", "--format", "summary", "--range", "1..2"]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+/// DevTools' trees of a thread are made side by side (both sets, both trees) when there are
+/// threads to spare, and one after the other without: the document is the same, byte for byte.
+#[test]
+fn devtools_trees_are_the_same_made_side_by_side_or_in_turn() {
+    for input in [
+        "fixtures/chrome-ui.json.gz",
+        "fixtures/chrome-shop-base.json.gz",
+        "fixtures/node-mixed.cpuprofile.gz",
+        "fixtures/gecko/firefox-esr-worker.json.gz",
+    ] {
+        let tree = |threads: &str| {
+            let o = crate::support::jscalls(&["tree", "--format", "devtools", "--threads", threads, input]);
+            assert!(o.status.success(), "{input}: {}", String::from_utf8_lossy(&o.stderr));
+            o.stdout
+        };
+        let one = tree("1");
+        assert!(one.len() > 1000, "{input}: {} bytes", one.len());
+        assert!(one == tree("2") && one == tree("3"), "{input}: the trees differ with the threads");
+    }
+}
