@@ -45,10 +45,10 @@ enum What {
 
 pub use crate::ranges::Selection;
 
-/// A thread with at most this many calls and trace events has its two sets' trees made side
-/// by side, each held as text until it is written (about 55 bytes an event); a larger one's
-/// are written as they are made, one set after the other, so that memory does not grow with
-/// the thread.
+/// A thread with at most this many calls and trace events has its four trees (top-down and
+/// bottom-up, of its calls and of all its events) made side by side, each held as text until
+/// it is written (about 55 bytes an event); a larger one's are written as they are made, one
+/// after the other, so that memory does not grow with the thread.
 const SIDE_BY_SIDE: usize = 500_000;
 
 /// Writes the document for every thread of `t` with calls, over the trace (`bounds`, µs) or
@@ -255,19 +255,23 @@ impl<'a> Set<'a> {
     fn write(&self, all: bool, window: (f64, f64), s: &mut Spill<'_>) {
         let evs = self.select(all);
         self.set_head(all, &evs, window, s);
-        self.bottom_up(&self.walk(&evs, window), s);
-        s.push_str(if all { "]}\n}" } else { "]},\n" });
+        self.set_tail(all, &evs, window, s);
     }
 
     /// [`Set::write`] in two parts: up to the top-down tree, or from the bottom-up one on.
     fn write_part(&self, all: bool, bottom_up: bool, window: (f64, f64), s: &mut Spill<'_>) {
         let evs = self.select(all);
         if bottom_up {
-            self.bottom_up(&self.walk(&evs, window), s);
-            s.push_str(if all { "]}\n}" } else { "]},\n" });
+            self.set_tail(all, &evs, window, s);
         } else {
             self.set_head(all, &evs, window, s);
         }
+    }
+
+    /// The rest of a set's member: its bottom-up tree, closed, and the set.
+    fn set_tail(&self, all: bool, items: &[Item], bounds: (f64, f64), s: &mut Spill<'_>) {
+        self.bottom_up(&self.walk(items, bounds), s);
+        s.push_str(if all { "]}\n}" } else { "]},\n" });
     }
 
     /// The walk of `items` over `bounds` (µs).
