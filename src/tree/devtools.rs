@@ -93,6 +93,9 @@ pub(crate) fn write(
     let window = range.map_or(bounds, |r| (r.min_us, r.max_us));
     s.push_str("\"topDownDepth\":null,\n\"bottomUpLevels\":2,\n\"order\":\"children by id\",\n\"threads\":[");
     let mut first = true;
+    // The side-by-side parts' buffers, kept from one thread to the next: their pages are
+    // touched once, not made afresh (and zeroed by the kernel) for every thread.
+    let mut spare: Vec<Vec<u8>> = Vec::new();
     t.each(|th, strings| {
         if th.calls.is_empty() {
             return Ok(());
@@ -113,9 +116,10 @@ pub(crate) fn write(
         let set = Set::new(th, strings, mode, trace);
         if threads > 1 && th.calls.len() + trace.len() <= SIDE_BY_SIDE {
             // Both trees of both sets; the larger set (all events) first, for the balance.
-            let parts = vec![(true, false), (true, true), (false, false), (false, true)];
-            let mut texts = crate::parallel::map(parts, threads, |(all, bottom_up)| {
-                let mut text = Vec::new();
+            let parts = [(true, false), (true, true), (false, false), (false, true)];
+            let parts = parts.into_iter().map(|part| (part, spare.pop().unwrap_or_default())).collect();
+            let mut texts = crate::parallel::map(parts, threads, |((all, bottom_up), mut text)| {
+                text.clear();
                 let mut t = Spill::new(&mut text);
                 set.write_part(all, bottom_up, window, &mut t);
                 // Into memory: nothing to fail.
@@ -123,9 +127,10 @@ pub(crate) fn write(
                 text
             });
             texts.rotate_left(2);
-            for text in texts {
-                s.push_bytes(&text);
+            for text in &texts {
+                s.push_bytes(text);
             }
+            spare = texts;
         } else {
             // Each set made as its trees are written, and let go before the next.
             set.write(false, window, &mut s);
@@ -153,6 +158,9 @@ struct Set<'a> {
     run_task: Option<u32>,
     ids: Vec<String>,
     id_index: HashMap<String, u32>,
+    /// Each id's place among the ids in the engine's order of them (UTF-16 code units):
+    /// siblings are sorted by it, not by comparing their text again.
+    rank: Vec<u32>,
 }
 
 impl<'a> Set<'a> {
@@ -167,6 +175,7 @@ impl<'a> Set<'a> {
             run_task: None,
             ids: Vec::new(),
             id_index: HashMap::default(),
+            rank: Vec::new(),
         };
         // Call ids by node (many calls share a node), made in the calls' order, then the
         // trace events' names in theirs: the ids' numbers are those of the engine's sets.
@@ -195,6 +204,13 @@ impl<'a> Set<'a> {
             let at = |k: u32| (th.calls[k as usize].ts, th.calls[k as usize].dur);
             order.sort_by(|&a, &b| span_order(at(a), at(b)));
             set.order = Some(order);
+        }
+        // The ids are distinct, so their order is total.
+        let mut in_order: Vec<u32> = (0..set.ids.len() as u32).collect();
+        in_order.sort_unstable_by(|&a, &b| utf16_cmp(&set.ids[a as usize], &set.ids[b as usize]));
+        set.rank = vec![0; in_order.len()];
+        for (r, &id) in in_order.iter().enumerate() {
+            set.rank[id as usize] = r as u32;
         }
         set
     }
@@ -348,6 +364,8 @@ impl<'a> Set<'a> {
                 s.push('\n');
                 continue;
             }
+            // Each node is written once: its children are taken, not copied.
+            let mut kids = std::mem::take(&mut nodes[n].children);
             let node = &nodes[n];
             s.push_str("{\"id\":");
             if n == 0 {
@@ -360,8 +378,7 @@ impl<'a> Set<'a> {
             write_number(s, node.self_time);
             s.push_str(",\"totalTime\":");
             write_number(s, node.total);
-            let mut kids = node.children.clone();
-            kids.sort_by(|&a, &b| utf16_cmp(&self.ids[nodes[a].id as usize], &self.ids[nodes[b].id as usize]));
+            kids.sort_unstable_by_key(|&a| self.rank[nodes[a].id as usize]);
             if kids.is_empty() {
                 s.push_str(if last { ",\"children\":[]}" } else { ",\"children\":[]}," });
                 s.push('\n');
@@ -385,18 +402,21 @@ impl<'a> Set<'a> {
             self_time: f64,
             total: f64,
         }
+        // The engine's maps keyed by id are vectors indexed by it: ids are dense.
+        let n_ids = self.ids.len();
         // BottomUpRootNode.ungroupedTopNodes.
         let mut id_stack: Vec<u32> = Vec::new();
         let mut functions: Vec<(u32, Node)> = Vec::new();
-        let mut function_index: HashMap<u32, usize> = HashMap::default();
+        let mut function_index: Vec<u32> = vec![u32::MAX; n_ids];
         let mut self_stack: Vec<f64> = vec![walk.end_ms - walk.start_ms];
         let mut first_stack: Vec<bool> = Vec::new();
-        let mut total_by_id: HashMap<u32, f64> = HashMap::default();
+        let mut total_by_id: Vec<Option<f64>> = vec![None; n_ids];
         // BottomUpNode.children() of every function, in the same walk.
         let mut self_stack2: Vec<f64> = vec![0.0];
         let mut event_stack: Vec<(u32, usize)> = Vec::new();
-        let mut marker: HashMap<u32, f64> = HashMap::default();
-        let mut callers: HashMap<u32, Vec<(u32, Node)>> = HashMap::default();
+        // Each id's marker; one never set reads as the window's start.
+        let mut marker: Vec<f64> = vec![walk.start_ms; n_ids];
+        let mut callers: Vec<Vec<(u32, Node)>> = vec![Vec::new(); n_ids];
         let empty_id = self.ids.iter().position(String::is_empty).map(|k| k as u32);
         walk.run(|open, e, k| {
             if open {
@@ -404,9 +424,9 @@ impl<'a> Set<'a> {
                 *self_stack.last_mut().expect("the window") -= d;
                 self_stack.push(d);
                 id_stack.push(e.id);
-                let outermost = !total_by_id.contains_key(&e.id);
+                let outermost = total_by_id[e.id as usize].is_none();
                 if outermost {
-                    total_by_id.insert(e.id, d);
+                    total_by_id[e.id as usize] = Some(d);
                 }
                 first_stack.push(outermost);
                 *self_stack2.last_mut().expect("the base") -= d;
@@ -419,7 +439,7 @@ impl<'a> Set<'a> {
                 let (id, _) = event_stack.pop().expect("opened");
                 if let Some(&(parent_id, parent_k)) = event_stack.last() {
                     let (s_ms, end, _) = walk.clipped(e);
-                    let list = callers.entry(id).or_default();
+                    let list = &mut callers[id as usize];
                     let at = match list.iter().position(|c| c.0 == parent_id) {
                         Some(at) => at,
                         None => {
@@ -427,11 +447,10 @@ impl<'a> Set<'a> {
                             list.len() - 1
                         }
                     };
-                    let m = marker.get(&id).copied().unwrap_or(walk.start_ms);
-                    let total = end - s_ms.max(m);
+                    let total = end - s_ms.max(marker[id as usize]);
                     list[at].1.self_time += nan_to_zero(self_time);
                     list[at].1.total += total;
-                    marker.insert(id, end);
+                    marker[id as usize] = end;
                 }
                 let id = id_stack.pop().expect("opened");
                 // The engine returns here for an empty id, leaving its self time and
@@ -439,25 +458,26 @@ impl<'a> Set<'a> {
                 if Some(id) == empty_id {
                     return;
                 }
-                let at = *function_index.entry(id).or_insert_with(|| {
+                if function_index[id as usize] == u32::MAX {
+                    function_index[id as usize] = functions.len() as u32;
                     functions.push((id, Node { rep: k, self_time: 0.0, total: 0.0 }));
-                    functions.len() - 1
-                });
+                }
+                let at = function_index[id as usize] as usize;
                 functions[at].1.self_time += nan_to_zero(self_stack.pop().unwrap_or(0.0));
                 if first_stack.pop().unwrap_or(false) {
-                    functions[at].1.total += nan_to_zero(total_by_id.remove(&id).unwrap_or(0.0));
+                    functions[at].1.total += nan_to_zero(total_by_id[id as usize].take().unwrap_or(0.0));
                 }
             }
         });
         let mut kept: Vec<&(u32, Node)> = functions.iter().filter(|f| f.1.self_time > 0.0).collect();
-        kept.sort_by(|a, b| utf16_cmp(&self.ids[a.0 as usize], &self.ids[b.0 as usize]));
+        kept.sort_unstable_by_key(|f| self.rank[f.0 as usize]);
         let n = kept.len();
         for (i, (id, node)) in kept.into_iter().enumerate() {
             s.spill();
             s.push('\n');
             self.head(*id, node.rep, node.self_time, node.total, walk, s);
-            let mut list: Vec<&(u32, Node)> = callers.get(id).map(|l| l.iter().collect()).unwrap_or_default();
-            list.sort_by(|a, b| utf16_cmp(&self.ids[a.0 as usize], &self.ids[b.0 as usize]));
+            let mut list: Vec<&(u32, Node)> = callers[*id as usize].iter().collect();
+            list.sort_unstable_by_key(|c| self.rank[c.0 as usize]);
             if list.is_empty() {
                 s.push_str(",\"children\":[]}");
             } else {
