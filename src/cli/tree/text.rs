@@ -21,22 +21,23 @@ pub(crate) fn text(
     let (total_head, self_head) = if shown.counts { ("total", "self") } else { ("total ms", "self ms") };
     let _ = writeln!(out, "  {total_head:>10} {:>6} {self_head:>10} {:>6}  function", "%", "%");
     let mut hidden = 0usize;
+    // Each function's label, made once: an inverted tree names a function on many lines.
+    let mut labels: Vec<Option<Box<str>>> = vec![None; stacks.funcs.len()];
     tree.walk(|n, depth| {
         let node = &tree.nodes[n];
         if pct(node.total) < shown.min_percent || depth > shown.max_depth {
             hidden += 1;
             return false;
         }
-        let _ = writeln!(
-            out,
-            "  {} {:>6.1} {} {:>6.1}  {}{}",
-            amount(node.total, shown),
-            pct(node.total),
-            amount(node.self_weight, shown),
-            pct(node.self_weight),
-            indent(depth),
-            printable(&stacks.funcs[node.func.index()].label())
-        );
+        out.push_str("  ");
+        amount(out, node.total, shown);
+        let _ = write!(out, " {:>6.1} ", pct(node.total));
+        amount(out, node.self_weight, shown);
+        let _ = write!(out, " {:>6.1}  ", pct(node.self_weight));
+        indent(out, depth);
+        let f = node.func.index();
+        out.push_str(labels[f].get_or_insert_with(|| printable(&stacks.funcs[f].label()).into()));
+        out.push('\n');
         part(out);
         true
     });
@@ -55,11 +56,12 @@ pub(crate) fn text(
 
 /// Two spaces a level, up to [`MAX_INDENT`] levels; deeper nodes say their depth instead, so
 /// that a tree a million calls deep prints in linear space.
-fn indent(depth: usize) -> String {
-    if depth <= MAX_INDENT {
-        "  ".repeat(depth)
-    } else {
-        format!("{}[{depth}] ", "  ".repeat(MAX_INDENT))
+fn indent(out: &mut String, depth: usize) {
+    for _ in 0..depth.min(MAX_INDENT) {
+        out.push_str("  ");
+    }
+    if depth > MAX_INDENT {
+        let _ = write!(out, "[{depth}] ");
     }
 }
 
@@ -67,12 +69,9 @@ fn indent(depth: usize) -> String {
 const MAX_INDENT: usize = 40;
 
 /// A weight in a 10-wide column: a count, or µs as ms.
-fn amount(w: f64, shown: Shown) -> String {
-    if shown.counts {
-        format!("{w:>10}")
-    } else {
-        format!("{:>10.3}", unsigned_zero(w / 1000.0, 0.001))
-    }
+fn amount(out: &mut String, w: f64, shown: Shown) {
+    let _ =
+        if shown.counts { write!(out, "{w:>10}") } else { write!(out, "{:>10.3}", unsigned_zero(w / 1000.0, 0.001)) };
 }
 
 /// `w` as a percentage of `whole` (0 of nothing), as printed to 0.1.
@@ -106,8 +105,11 @@ pub(crate) fn flat_text(out: &mut String, stacks: &Stacks, whole: f64, shown: Sh
             continue;
         }
         let label = stacks.funcs[f.index()].label();
-        let label = printable(&label);
-        let _ = writeln!(out, "  {} {:>6.1} {} {:>6.1}  {label}", amount(s, shown), pct(s), amount(t, shown), pct(t));
+        out.push_str("  ");
+        amount(out, s, shown);
+        let _ = write!(out, " {:>6.1} ", pct(s));
+        amount(out, t, shown);
+        let _ = writeln!(out, " {:>6.1}  {}", pct(t), printable(&label));
     }
     if hidden > 0 {
         let _ = writeln!(out, "  ({hidden} function(s) under --min-percent not shown)");
