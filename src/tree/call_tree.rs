@@ -184,7 +184,14 @@ fn add_node(nodes: &mut Vec<CallNode>, roots: &mut Vec<usize>, parent: Option<us
     let n = nodes.len();
     nodes.push(CallNode { func, parent, total: 0.0, self_weight: 0.0, children: Vec::new() });
     match parent {
-        Some(p) => nodes[p].children.push(n),
+        Some(p) => {
+            // Most nodes have one child: room for one, not the four a first push makes.
+            let children = &mut nodes[p].children;
+            if children.capacity() == 0 {
+                children.reserve_exact(1);
+            }
+            children.push(n);
+        }
         None => roots.push(n),
     }
     n
@@ -264,6 +271,9 @@ fn inverted_nodes(stacks: &Stacks, weight: &[f64]) -> (Vec<CallNode>, Vec<usize>
     // How many functions two different stacks' upward paths share.
     let shared = |mut a: u32, mut b: u32| {
         let mut len = 0u32;
+        if a == NONE {
+            return 0;
+        }
         for j in (0..top).rev() {
             if a != NONE && b != NONE && rank[j][a as usize] == rank[j][b as usize] {
                 len += 1 << j;
@@ -273,13 +283,15 @@ fn inverted_nodes(stacks: &Stacks, weight: &[f64]) -> (Vec<CallNode>, Vec<usize>
         }
         len
     };
-    let mut nodes: Vec<CallNode> = Vec::new();
+    // How much of each path the one before it made, so that the nodes are counted first:
+    // made into a vector of their exact size, with no copy of it half made beside it.
+    let keeps: Vec<u32> = order.iter().scan(NONE, |prev, &s| Some(shared(std::mem::replace(prev, s), s))).collect();
+    let count = order.iter().zip(&keeps).map(|(&s, &keep)| (depth[s as usize] - keep) as usize).sum();
+    let mut nodes: Vec<CallNode> = Vec::with_capacity(count);
     let mut roots = Vec::new();
     // The previous path's nodes, from its root.
     let mut path: Vec<usize> = Vec::new();
-    let mut prev = NONE;
-    for s in order {
-        let keep = if prev == NONE { 0 } else { shared(prev, s) };
+    for (s, keep) in order.into_iter().zip(keeps) {
         path.truncate(keep as usize);
         let mut x = ancestor(s, keep);
         while x != NONE {
@@ -289,7 +301,6 @@ fn inverted_nodes(stacks: &Stacks, weight: &[f64]) -> (Vec<CallNode>, Vec<usize>
             x = parent.map_or(NONE, |p| p.0);
         }
         nodes[*path.last().unwrap()].total += weight[s as usize];
-        prev = s;
     }
     (nodes, roots)
 }
