@@ -216,13 +216,22 @@ fn collapsed_names(stacks: &Stacks) -> Vec<String> {
     stacks.funcs.iter().map(|f| collapsed_text(&f.label())).collect()
 }
 
-/// The collapsed line of `stack` weighing `w` (rounded; None under 1).
-fn collapsed_line(names: &[String], stacks: &Stacks, stack: StackId, w: f64, prefix: Option<&str>) -> Option<String> {
+/// The collapsed line of `stack` weighing `w` (rounded), made in `line`; false (and `line`
+/// left as it was) under 1.
+fn collapsed_line(
+    line: &mut String,
+    names: &[String],
+    stacks: &Stacks,
+    stack: StackId,
+    w: f64,
+    prefix: Option<&str>,
+) -> bool {
     let w = w.round();
     if w < 1.0 {
-        return None;
+        return false;
     }
-    let mut line = prefix.unwrap_or("").to_owned();
+    line.clear();
+    line.push_str(prefix.unwrap_or(""));
     if stack != StackId::ROOT {
         for f in stacks.funcs_of(stack) {
             if !line.is_empty() {
@@ -236,7 +245,7 @@ fn collapsed_line(names: &[String], stacks: &Stacks, stack: StackId, w: f64, pre
     }
     line.push(' ');
     line.push_str(itoa::Buffer::new().format(w as u64));
-    Some(line)
+    true
 }
 
 /// Collapsed stacks of `stacks`, one line per stack with weight (`a;b;c 1234`), each weight
@@ -662,11 +671,18 @@ const NO_PARENT: u32 = u32::MAX;
 
 impl Stacks {
     /// Collapsed stacks in time order, for a flame chart by time: one line per run of spans on
-    /// the same stack, weight its length in µs (or samples), rounded.
-    pub fn collapsed_by_time(&self, lines: &mut Vec<String>, spans: &Spans, prefix: Option<&str>) {
+    /// the same stack, weight its length in µs (or samples), rounded. Each line is handed to
+    /// `line` (without its newline) as it is made; the first error ends the walk.
+    pub fn collapsed_by_time<E>(
+        &self,
+        spans: &Spans,
+        prefix: Option<&str>,
+        mut line: impl FnMut(&str) -> Result<(), E>,
+    ) -> Result<(), E> {
         let stacks = self;
         let names = collapsed_names(stacks);
         let prefix = prefix.map(collapsed_text);
+        let mut text = String::new();
         let mut spans = spans.iter().peekable();
         while let Some(first) = spans.next() {
             let stack = first.stack;
@@ -676,8 +692,11 @@ impl Stacks {
             while let Some(s) = spans.next_if(|s| s.stack == stack) {
                 w += s.weight;
             }
-            lines.extend(collapsed_line(&names, stacks, stack, w, prefix.as_deref()));
+            if collapsed_line(&mut text, &names, stacks, stack, w, prefix.as_deref()) {
+                line(&text)?;
+            }
         }
+        Ok(())
     }
 
     /// The bytes of the lines [`Stacks::collapsed_by_time`] makes, without newlines, known

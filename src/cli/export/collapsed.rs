@@ -20,53 +20,73 @@ pub(super) const FORMAT: Format = Format {
 };
 
 fn render(kept: Vec<Chosen>, args: &ExportArgs, _input: &str, threads: usize) -> Result<Rendered, Failure> {
+    if args.by_time {
+        // Written as they are made: a line per run of spans, each stack in full, is often
+        // larger than the input.
+        return Ok(Rendered::Stream(Box::new(move |w| {
+            by_time(&kept, |line| {
+                w.write_all(line.as_bytes())?;
+                w.write_all(b"\n")
+            })
+        })));
+    }
     Ok(match lines(&kept, args, None, threads)? {
         Lines::Trees(trees) => Rendered::Collapsed { trees, threads },
-        Lines::Each(lines) => Rendered::Lines(lines),
-        Lines::Folded { .. } => unreachable!("folded only for a flame graph"),
+        Lines::Text { .. } => unreachable!("lines end to end only for a flame graph"),
     })
 }
 
 /// The collapsed lines of the chosen threads.
 pub(super) enum Lines {
-    /// By time (`--by-time`), a line each.
-    Each(Vec<String>),
     /// A tree of names per thread, each written line by line.
     Trees(Vec<CollapsedTree>),
-    /// The trees' lines end to end in `text`, each ending at its `ends` entry (subtrees under
-    /// the fold written as one line each).
-    Folded { text: String, ends: Vec<usize> },
+    /// The lines end to end in `text`, each ending at its `ends` entry: by time (`--by-time`),
+    /// or the trees' lines with the subtrees under the fold written as one line each.
+    Text { text: String, ends: Vec<usize> },
+}
+
+/// The threads sorted by label, with the prefix each line of theirs takes (none for one).
+fn by_label(kept: &[Chosen]) -> Vec<(Option<String>, &Chosen)> {
+    let several = kept.len() > 1;
+    let mut by_label: Vec<(String, &Chosen)> = kept.iter().map(|c| (thread_label(c), c)).collect();
+    by_label.sort_by(|a, b| a.0.cmp(&b.0));
+    by_label.into_iter().map(|(label, c)| (several.then_some(label), c)).collect()
+}
+
+/// Each line of the threads' stacks in time order (`--by-time`), threads sorted by label.
+fn by_time<E>(kept: &[Chosen], mut line: impl FnMut(&str) -> Result<(), E>) -> Result<(), E> {
+    for (label, c) in by_label(kept) {
+        c.stacks.collapsed_by_time(&c.spans, label.as_deref(), &mut line)?;
+    }
+    Ok(())
 }
 
 /// The threads' lines, sorted by thread label (blocks of sorted lines sorted as a whole); with
 /// `fold` (a flame graph's), the trees' subtrees lighter than it folded into one line each.
 pub(super) fn lines(kept: &[Chosen], args: &ExportArgs, fold: Option<f64>, threads: usize) -> Result<Lines, Failure> {
-    let several = kept.len() > 1;
-    let mut by_label: Vec<(String, &Chosen)> = kept.iter().map(|c| (thread_label(c), c)).collect();
-    by_label.sort_by(|a, b| a.0.cmp(&b.0));
+    let by_label = by_label(kept);
     if args.by_time {
         let have = memory_available().unwrap_or(u64::MAX);
-        // Held whole as well (a line per run of spans).
-        let need: u64 = by_label
-            .iter()
-            .map(|(label, c)| c.stacks.collapsed_by_time_len(&c.spans, several.then_some(&**label)))
-            .sum();
+        // inferno holds every line at once.
+        let need: u64 =
+            by_label.iter().map(|(label, c)| c.stacks.collapsed_by_time_len(&c.spans, label.as_deref())).sum();
         if need > have {
             let what = format!(
-                "the stacks by time would be {} of lines, each stack written in full, held all at once",
+                "the stacks by time would be {} of lines, each stack written in full, which inferno holds all at once",
                 size(need)
             );
             return Err(too_large(&what, have));
         }
-        let mut lines = Vec::new();
-        for (label, c) in by_label {
-            c.stacks.collapsed_by_time(&mut lines, &c.spans, several.then_some(label).as_deref());
-        }
-        return Ok(Lines::Each(lines));
+        let (mut text, mut ends) = (String::with_capacity(need as usize), Vec::new());
+        let _ = by_time::<std::convert::Infallible>(kept, |l| {
+            text.push_str(l);
+            ends.push(text.len());
+            Ok(())
+        });
+        return Ok(Lines::Text { text, ends });
     }
-    let trees: Vec<CollapsedTree> = jscalls::threads::map(by_label, threads, |(label, c)| {
-        CollapsedTree::new(&c.stacks, several.then_some(label.as_str()))
-    });
+    let trees: Vec<CollapsedTree> =
+        jscalls::threads::map(by_label, threads, |(label, c)| CollapsedTree::new(&c.stacks, label.as_deref()));
     let Some(min_width) = fold else { return Ok(Lines::Trees(trees)) };
     // inferno leaves out frames under `min_width` percent of the whole; subtrees under that
     // go in as one line each (see `CollapsedTree::write`). The lines end to end in one
@@ -93,7 +113,7 @@ pub(super) fn lines(kept: &[Chosen], args: &ExportArgs, fold: Option<f64>, threa
             ends.push(text.len());
         });
     }
-    Ok(Lines::Folded { text, ends })
+    Ok(Lines::Text { text, ends })
 }
 
 /// Lines that `what` says are larger than the memory available (`have`), and what to do.

@@ -235,8 +235,6 @@ pub(crate) enum Rendered {
         trees: Vec<CollapsedTree>,
         threads: usize,
     },
-    /// Lines, each written with its newline.
-    Lines(Vec<String>),
     /// The Firefox Profiler's profile: each thread's tables, its samples and markers written
     /// on up to `threads` threads.
     Firefox {
@@ -254,10 +252,6 @@ impl Rendered {
             Rendered::Bytes(b) => w.write_all(&b),
             Rendered::Stream(write) => write(w),
             Rendered::Collapsed { trees, threads } => trees.iter().try_for_each(|t| t.write_lines(0, threads, w)),
-            Rendered::Lines(lines) => lines.iter().try_for_each(|l| {
-                w.write_all(l.as_bytes())?;
-                w.write_all(b"\n")
-            }),
             Rendered::Firefox { head, parts, threads, .. } => firefox::write(&head, &parts, threads, w),
         }
     }

@@ -28,8 +28,7 @@ fn render(kept: Vec<Chosen>, args: &ExportArgs, input: &str, threads: usize) -> 
     let min_width = inferno::flamegraph::Options::default().min_width;
     let drawn = lines(&kept, args, Some(min_width), threads)?;
     let lines: Vec<&str> = match &drawn {
-        Lines::Each(lines) => lines.iter().map(String::as_str).collect(),
-        Lines::Folded { text, ends } => {
+        Lines::Text { text, ends } => {
             ends.iter().scan(0, |from, &end| Some(&text[std::mem::replace(from, end)..end])).collect()
         }
         Lines::Trees(_) => unreachable!("a flame graph's trees are folded"),
