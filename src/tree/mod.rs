@@ -615,6 +615,12 @@ impl Stacks {
         Stacks::samples(thread, weight, true, spans, false)
     }
 
+    /// [`Stacks::from_samples_by_line`] weighing [`Weight::Samples`], with the samples on one
+    /// stack as one, as [`Stacks::from_sample_counts`] has them.
+    pub fn from_sample_counts_by_line(thread: &Thread<'_>) -> Stacks {
+        Stacks::samples(thread, Weight::Samples, true, None, true)
+    }
+
     /// `merge`: each stack's samples as one (weight [`Weight::Samples`] alone).
     fn samples(
         thread: &Thread<'_>,

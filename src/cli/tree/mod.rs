@@ -199,10 +199,16 @@ pub(crate) fn choose(
                     return Made::Samples(if sel.js_only { Transform::JsOnly.apply(&samples) } else { samples });
                 }
                 Made::Stacks(match (weight, spans) {
+                    // Counts, where no span wants each sample: a sample per stack sums to the
+                    // same whole numbers in any order (on a long recording, most of the memory).
+                    (Some(Weight::Samples), false) if sel.by_line => {
+                        (Stacks::from_sample_counts_by_line(&th), Spans::new(), None)
+                    }
                     (Some(w), _) if sel.by_line => {
                         let mut s = Spans::new();
                         (Stacks::from_samples_by_line(&th, w, spans.then_some(&mut s)), s, None)
                     }
+                    (Some(Weight::Samples), false) => (Stacks::from_sample_counts(&th), Spans::new(), None),
                     // Summed per stack as they are made, when nothing reshapes them after.
                     (None, false) => match rounded.filter(|_| keep_samples && !reshaped) {
                         Some(scale) => {
