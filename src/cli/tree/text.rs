@@ -70,8 +70,72 @@ const MAX_INDENT: usize = 40;
 
 /// A weight in a 10-wide column: a count, or µs as ms.
 fn amount(out: &mut String, w: f64, shown: Shown) {
-    let _ =
-        if shown.counts { write!(out, "{w:>10}") } else { write!(out, "{:>10.3}", unsigned_zero(w / 1000.0, 0.001)) };
+    if shown.counts {
+        let _ = write!(out, "{w:>10}");
+    } else {
+        fixed(out, unsigned_zero(w / 1000.0, 0.001), 3, 10);
+    }
+}
+
+/// `v` with `decimals` digits after the point, right-aligned in `width`: what
+/// `format!("{v:>width$.decimals$}")` writes (the exact value rounded, ties to even), without
+/// the general float formatting, for the values a tree has (most of a text tree's time).
+fn fixed(out: &mut String, v: f64, decimals: u32, width: usize) {
+    let Some(n) = fixed_digits(v, decimals) else {
+        let _ = write!(out, "{v:>width$.prec$}", prec = decimals as usize);
+        return;
+    };
+    let d = decimals as usize;
+    let mut buf = itoa::Buffer::new();
+    let digits = buf.format(n).as_bytes();
+    // At least one digit before the point.
+    let zeros = (d + 1).saturating_sub(digits.len());
+    let sign = v.is_sign_negative();
+    let len = usize::from(sign) + zeros + digits.len() + usize::from(d > 0);
+    out.extend(std::iter::repeat_n(' ', width.saturating_sub(len)));
+    if sign {
+        out.push('-');
+    }
+    let mut all = [b'0'; 48];
+    all[zeros..zeros + digits.len()].copy_from_slice(digits);
+    let (int, frac) = all[..zeros + digits.len()].split_at(zeros + digits.len() - d);
+    // ASCII digits.
+    out.push_str(std::str::from_utf8(int).unwrap_or_default());
+    if d > 0 {
+        out.push('.');
+        out.push_str(std::str::from_utf8(frac).unwrap_or_default());
+    }
+}
+
+/// |v| × 10^decimals rounded to a whole number, ties to even, computed exactly (v is m × 2^e,
+/// so the product is a whole number over a power of two); None where this does not reach
+/// (not finite, more than 6 decimals, or past 64 bits), which the general formatting takes.
+fn fixed_digits(v: f64, decimals: u32) -> Option<u64> {
+    if !v.is_finite() || decimals > 6 {
+        return None;
+    }
+    let bits = v.to_bits();
+    let exp = ((bits >> 52) & 0x7ff) as i32;
+    let frac = bits & ((1u64 << 52) - 1);
+    // |v| = m × 2^e.
+    let (m, e) = if exp == 0 { (frac, -1074) } else { (frac | 1 << 52, exp - 1075) };
+    let a = u128::from(m) * 10u128.pow(decimals);
+    let n = if e >= 0 {
+        if e > 40 {
+            return None;
+        }
+        a << e
+    } else {
+        let k = e.unsigned_abs();
+        if k > 127 {
+            // Under 2^-74: rounds to 0 at 6 decimals or fewer.
+            return Some(0);
+        }
+        let (whole, rest) = (a >> k, a & ((1u128 << k) - 1));
+        let half = 1u128 << (k - 1);
+        whole + u128::from(rest > half || (rest == half && whole & 1 == 1))
+    };
+    u64::try_from(n).ok()
 }
 
 /// `w` as a percentage of `whole` (0 of nothing), as printed to 0.1.
@@ -141,6 +205,45 @@ mod tests {
         let last = out.lines().last().unwrap();
         assert!(last.ends_with(&format!("{}[99999] f r.js", "  ".repeat(40))), "{last}");
         assert!(out.len() < 200 * 100_000);
+    }
+
+    fn fixed_text(v: f64, decimals: u32, width: usize) -> String {
+        let mut out = String::new();
+        fixed(&mut out, v, decimals, width);
+        out
+    }
+
+    /// By hand: ties go to the even digit, on the exact binary value.
+    #[test]
+    fn fixed_rounds_the_exact_value_ties_to_even() {
+        assert_eq!(fixed_text(0.0625, 3, 10), "     0.062");
+        assert_eq!(fixed_text(0.0635, 3, 10), "     0.064"); // 0.06350000000000000144...
+        assert_eq!(fixed_text(0.25, 1, 6), "   0.2");
+        assert_eq!(fixed_text(0.35, 1, 6), "   0.3"); // 0.34999999999999997779...
+        assert_eq!(fixed_text(99.95, 1, 6), " 100.0"); // 99.95000000000000284...
+        assert_eq!(fixed_text(-12.3456, 3, 10), "   -12.346");
+        assert_eq!(fixed_text(-0.0, 3, 10), format!("{:>10.3}", -0.0));
+        assert_eq!(fixed_text(123456789012.5, 3, 4), "123456789012.500");
+        assert_eq!(fixed_text(f64::NAN, 1, 6), "   NaN");
+        assert_eq!(fixed_text(1e300, 3, 10), format!("{:>10.3}", 1e300));
+        assert_eq!(fixed_text(5e-324, 3, 10), "     0.000");
+    }
+
+    proptest::proptest! {
+        /// The same text as the standard formatting, on any double.
+        #[test]
+        fn fixed_writes_what_format_writes(bits: u64, decimals in 0u32..7, width in 0usize..14) {
+            let v = f64::from_bits(bits);
+            proptest::prop_assert_eq!(fixed_text(v, decimals, width), format!("{v:>width$.prec$}", prec = decimals as usize));
+        }
+
+        /// And on the values trees have: ms and percentages, and halfway cases.
+        #[test]
+        fn fixed_writes_what_format_writes_for_times(us in 0u64..10_000_000_000, k in 0i32..8, decimals in 1u32..4) {
+            for v in [us as f64 / 1000.0, us as f64 / 10f64.powi(k), (us as f64 + 0.5) / 1000.0, -(us as f64) / 7.0] {
+                proptest::prop_assert_eq!(fixed_text(v, decimals, 10), format!("{v:>10.prec$}", prec = decimals as usize));
+            }
+        }
     }
 
     #[test]
