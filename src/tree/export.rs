@@ -201,14 +201,25 @@ fn sampled(out: &mut Spill<'_>, p: &Profile<'_>, ids: &[u32]) {
 /// A name in collapsed stacks, with the separator `;` and line breaks replaced (the format
 /// cannot escape them) and every other control character made U+FFFD: an SVG drawn from the
 /// lines must be well-formed XML, and a terminal showing them must not take them as commands.
+/// A name that ends in a space and a number (a line frame of no script, `line 4`; a trace
+/// event's) has that space made a no-break space: a line ending `line 4 2862` reads as a
+/// differential line of the frame `line` to flame-graph tools (inferno drew it so).
 pub(crate) fn collapsed_text(s: &str) -> String {
-    s.chars()
+    let mut out: String = s
+        .chars()
         .map(|c| match c {
             ';' | '\n' | '\r' => ':',
             c if c.is_control() => '\u{FFFD}',
             c => c,
         })
-        .collect()
+        .collect();
+    if let Some(at) = out.rfind(' ') {
+        let tail = &out.as_bytes()[at + 1..];
+        if !tail.is_empty() && tail.iter().all(|b| b.is_ascii_digit() || *b == b'.') {
+            out.replace_range(at..=at, "\u{A0}");
+        }
+    }
+    out
 }
 
 /// Each function's name in collapsed stacks: its label.

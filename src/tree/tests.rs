@@ -256,6 +256,21 @@ fn collapsed_pieces_end_at_their_size() {
     }
 }
 
+/// A name ending in a space and a number would be read as a count: that space is a no-break
+/// space; other names keep their spaces.
+#[test]
+fn collapsed_names_never_end_in_a_count() {
+    use export::collapsed_text;
+    assert_eq!(collapsed_text("line 4"), "line\u{A0}4");
+    assert_eq!(collapsed_text("Frame 12.5"), "Frame\u{A0}12.5");
+    assert_eq!(collapsed_text("a b 3"), "a b\u{A0}3");
+    assert_eq!(collapsed_text("line 4 http://x/a.js:4"), "line 4 http://x/a.js:4");
+    assert_eq!(collapsed_text("f a.js:3:1"), "f a.js:3:1");
+    assert_eq!(collapsed_text("v8 "), "v8 ");
+    assert_eq!(collapsed_text("7"), "7");
+    assert_eq!(collapsed_text("a;b 9"), "a:b\u{A0}9");
+}
+
 #[test]
 fn collapsed_lines_come_sorted_byte_by_byte() {
     // `b c` sorts between `b` and `b;x`; `b7` (a digit after `b`) between `b 1…` and `b;`.

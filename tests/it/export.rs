@@ -584,6 +584,36 @@ fn the_firefox_profilers_source_view_shows_the_time_of_each_line() {
     }
 }
 
+/// By line, a native function's samples get a frame `line N` of no script. In collapsed
+/// stacks that name must not end a line as if its number were a count: inferno read such
+/// lines as differential ones (a frame `line`, drawn grey with a `; +0.06%` change). Every
+/// line is a path and one count, and the flame graph and chart have no differential frame.
+#[test]
+fn line_frames_of_no_script_are_not_read_as_counts() {
+    let p = "fixtures/chrome-ui.json.gz";
+    let by_line = ["--weight", "sample-time", "--by-line", "-o", "-"];
+    let collapsed = stdout(&jscalls(&[&["export", p, "--to", "collapsed"][..], &by_line].concat()));
+    let nameless = collapsed.lines().filter(|l| l.contains(";line\u{A0}")).count();
+    assert!(nameless >= 3, "{collapsed}");
+    for l in collapsed.lines() {
+        let (path, count) = l.rsplit_once(' ').unwrap();
+        assert!(count.parse::<u64>().is_ok(), "{l}");
+        let last = path.rsplit(';').next().unwrap();
+        assert!(last.rsplit_once(' ').is_none_or(|(_, t)| t.parse::<f64>().is_err()), "{l}");
+    }
+    for by_time in [false, true] {
+        let mut args = vec!["export", p, "--to", "svg"];
+        args.extend(by_line);
+        if by_time {
+            args.push("--by-time");
+        }
+        let svg = stdout(&jscalls(&args));
+        assert!(svg.contains("<title>line\u{A0}10 ("), "{by_time}");
+        assert!(!svg.contains("<title>line ("), "{by_time}: a frame named by half its name");
+        assert!(!svg.contains("%; "), "{by_time}: a differential frame");
+    }
+}
+
 /// A trace that carries its scripts' text (Chrome's `v8-source-rundown-sources`) gives the
 /// Firefox export the code of its scripts, for the source view: the bundle as it was served.
 #[test]
