@@ -223,13 +223,13 @@ pub(crate) fn collapsed_text(s: &str) -> String {
 }
 
 /// Each function's name in collapsed stacks: its label.
-fn collapsed_names(stacks: &Stacks) -> Vec<String> {
+pub(super) fn collapsed_names(stacks: &Stacks) -> Vec<String> {
     stacks.funcs.iter().map(|f| collapsed_text(&f.label())).collect()
 }
 
 /// The collapsed line of `stack` weighing `w` (rounded), made in `line`; false (and `line`
 /// left as it was) under 1.
-fn collapsed_line(
+pub(super) fn collapsed_line(
     line: &mut String,
     names: &[String],
     stacks: &Stacks,

@@ -10,6 +10,7 @@
 //! Every walk is iterative: a stack a million frames deep is as safe as a shallow one.
 
 mod call_tree;
+mod chart;
 pub(crate) mod devtools;
 pub use devtools::Selection;
 pub(crate) mod export;

@@ -66,10 +66,29 @@ fn by_time<E>(kept: &[Chosen], mut line: impl FnMut(&str) -> Result<(), E>) -> R
 pub(super) fn lines(kept: &[Chosen], args: &ExportArgs, fold: Option<f64>, threads: usize) -> Result<Lines, Failure> {
     let by_label = by_label(kept);
     if args.by_time {
+        // The chart's frames too narrow to be drawn are folded, as the flame graph's are.
+        let total: u64 = by_label.iter().map(|(_, c)| c.stacks.collapsed_by_time_total(&c.spans)).sum();
+        let fold = fold.map_or(0, |min_width| fold_below(min_width, total));
+        let folded = |line: &mut dyn FnMut(&str)| {
+            for (label, c) in &by_label {
+                let _ = c.stacks.collapsed_by_time_folded::<()>(&c.spans, label.as_deref(), fold, |l| {
+                    line(l);
+                    Ok(())
+                });
+            }
+        };
+        // inferno holds every line at once (their size folded only when the unfolded
+        // lines' could be too large).
         let have = memory_available().unwrap_or(u64::MAX);
-        // inferno holds every line at once.
-        let need: u64 =
+        let most: u64 =
             by_label.iter().map(|(label, c)| c.stacks.collapsed_by_time_len(&c.spans, label.as_deref())).sum();
+        let need = if most > have {
+            let mut need = 0;
+            folded(&mut |l| need += l.len() as u64);
+            need
+        } else {
+            most
+        };
         if need > have {
             let what = format!(
                 "the stacks by time would be {} of lines, each stack written in full, which inferno holds all at once",
@@ -77,11 +96,10 @@ pub(super) fn lines(kept: &[Chosen], args: &ExportArgs, fold: Option<f64>, threa
             );
             return Err(too_large(&what, have));
         }
-        let (mut text, mut ends) = (String::with_capacity(need as usize), Vec::new());
-        let _ = by_time::<std::convert::Infallible>(kept, |l| {
+        let (mut text, mut ends) = (String::new(), Vec::new());
+        folded(&mut |l| {
             text.push_str(l);
             ends.push(text.len());
-            Ok(())
         });
         return Ok(Lines::Text { text, ends });
     }

@@ -70,3 +70,61 @@ fn render(kept: Vec<Chosen>, args: &ExportArgs, input: &str, threads: usize) -> 
         .map_err(|e| Failure::Input(Error::input(None, format!("the flame graph cannot be drawn: {e}"))))?;
     Ok(Rendered::Bytes(svg))
 }
+
+#[cfg(test)]
+mod tests {
+    use jscalls::tree::{Func, Span, Spans, StackId, Stacks};
+
+    /// The chart inferno draws from `lines`, by time.
+    fn chart(lines: &[String]) -> Vec<u8> {
+        let mut opt = inferno::flamegraph::Options::default();
+        opt.flame_chart = true;
+        opt.deterministic = true;
+        let mut svg = Vec::new();
+        inferno::flamegraph::from_lines(&mut opt, lines.iter().map(String::as_str), &mut svg).unwrap();
+        svg
+    }
+
+    proptest::proptest! {
+        /// Folding what a chart cannot draw changes nothing it draws: random stacks (two
+        /// functions share a label, and one is a nameless line frame) and runs of spans, a few
+        /// heavy among many light ones, with and without a thread's prefix.
+        #[test]
+        fn a_folded_chart_is_the_chart(
+            parents in proptest::collection::vec((0usize..64, 0usize..6), 1..40),
+            runs in proptest::collection::vec((0usize..40, 1u32..6, proptest::bool::weighted(0.05)), 1..300),
+            prefix in proptest::bool::ANY,
+        ) {
+            let mut st = Stacks::new();
+            let func = |name: &str, line: Option<i64>| Func {
+                name: name.into(), url: String::new(), script: String::new(), line, column: None,
+            };
+            let funcs: Vec<_> = [("a", Some(1)), ("b", None), ("a", Some(1)), ("line 4", None), ("c", None), ("d", None)]
+                .into_iter()
+                .map(|(n, l)| st.func(func(n, l)))
+                .collect();
+            let mut stacks: Vec<StackId> = Vec::new();
+            for &(p, f) in &parents {
+                let parent = (p < stacks.len() && p % 5 != 0).then(|| stacks[p]);
+                stacks.push(st.stack(parent, funcs[f]));
+            }
+            let mut spans = Spans::new();
+            let mut t = 0.0;
+            for &(s, w, heavy) in &runs {
+                let w = if heavy { 2000.0 * f64::from(w) } else { f64::from(w) };
+                let stack = if s == 39 { StackId::ROOT } else { stacks[s % stacks.len()] };
+                spans.push(Span { start: t, end: t + w, stack, weight: w });
+                t += w;
+            }
+            let prefix = prefix.then_some("thread 7");
+            let mut all = Vec::new();
+            st.collapsed_by_time::<()>(&spans, prefix, |l| Ok(all.push(l.to_owned()))).unwrap();
+            let total = st.collapsed_by_time_total(&spans);
+            let fold = crate::cli::export::collapsed::fold_below(inferno::flamegraph::Options::default().min_width, total);
+            let mut folded = Vec::new();
+            st.collapsed_by_time_folded::<()>(&spans, prefix, fold, |l| Ok(folded.push(l.to_owned()))).unwrap();
+            proptest::prop_assert!(folded.len() <= all.len());
+            proptest::prop_assert_eq!(chart(&folded), chart(&all));
+        }
+    }
+}
