@@ -57,9 +57,8 @@ pub(crate) fn text(
 /// Two spaces a level, up to [`MAX_INDENT`] levels; deeper nodes say their depth instead, so
 /// that a tree a million calls deep prints in linear space.
 fn indent(out: &mut String, depth: usize) {
-    for _ in 0..depth.min(MAX_INDENT) {
-        out.push_str("  ");
-    }
+    const SPACES: &str = "                                                                                ";
+    out.push_str(&SPACES[..2 * depth.min(MAX_INDENT)]);
     if depth > MAX_INDENT {
         let _ = write!(out, "[{depth}] ");
     }
@@ -88,23 +87,30 @@ fn fixed(out: &mut String, v: f64, decimals: u32, width: usize) {
     let d = decimals as usize;
     let mut buf = itoa::Buffer::new();
     let digits = buf.format(n).as_bytes();
-    // At least one digit before the point.
-    let zeros = (d + 1).saturating_sub(digits.len());
-    let sign = v.is_sign_negative();
-    let len = usize::from(sign) + zeros + digits.len() + usize::from(d > 0);
-    out.extend(std::iter::repeat_n(' ', width.saturating_sub(len)));
-    if sign {
-        out.push('-');
-    }
-    let mut all = [b'0'; 48];
-    all[zeros..zeros + digits.len()].copy_from_slice(digits);
-    let (int, frac) = all[..zeros + digits.len()].split_at(zeros + digits.len() - d);
-    // ASCII digits.
-    out.push_str(std::str::from_utf8(int).unwrap_or_default());
+    // Made right to left in `text`: the digits after the point, the point, at least one digit
+    // before it, the sign, then spaces up to `width`.
+    let mut text = [b' '; 64];
+    let mut at = text.len();
+    let mut put = |bytes: &[u8]| {
+        at -= bytes.len();
+        text[at..at + bytes.len()].copy_from_slice(bytes);
+    };
+    let len = digits.len().max(d + 1);
+    let mut padded = [b'0'; 32];
+    padded[len - digits.len()..len].copy_from_slice(digits);
+    let (int, frac) = padded[..len].split_at(len - d);
     if d > 0 {
-        out.push('.');
-        out.push_str(std::str::from_utf8(frac).unwrap_or_default());
+        put(frac);
+        put(b".");
     }
+    put(int);
+    if v.is_sign_negative() {
+        put(b"-");
+    }
+    out.extend(std::iter::repeat_n(' ', width.saturating_sub(text.len())));
+    let start = at.min(text.len().saturating_sub(width));
+    // ASCII.
+    out.push_str(std::str::from_utf8(&text[start..]).unwrap_or_default());
 }
 
 /// |v| × 10^decimals rounded to a whole number, ties to even, computed exactly (v is m × 2^e,
@@ -232,7 +238,7 @@ mod tests {
     proptest::proptest! {
         /// The same text as the standard formatting, on any double.
         #[test]
-        fn fixed_writes_what_format_writes(bits: u64, decimals in 0u32..7, width in 0usize..14) {
+        fn fixed_writes_what_format_writes(bits: u64, decimals in 0u32..7, width in 0usize..80) {
             let v = f64::from_bits(bits);
             proptest::prop_assert_eq!(fixed_text(v, decimals, width), format!("{v:>width$.prec$}", prec = decimals as usize));
         }
