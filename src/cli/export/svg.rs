@@ -118,11 +118,19 @@ mod tests {
             }
             let prefix = prefix.then_some("thread 7");
             let mut all = Vec::new();
-            st.collapsed_by_time::<()>(&spans, prefix, |l| Ok(all.push(l.to_owned()))).unwrap();
+            st.collapsed_by_time::<()>(&spans, prefix, |l| {
+                all.push(l.to_owned());
+                Ok(())
+            })
+            .unwrap();
             let total = st.collapsed_by_time_total(&spans);
             let fold = crate::cli::export::collapsed::fold_below(inferno::flamegraph::Options::default().min_width, total);
             let mut folded = Vec::new();
-            st.collapsed_by_time_folded::<()>(&spans, prefix, fold, |l| Ok(folded.push(l.to_owned()))).unwrap();
+            st.collapsed_by_time_folded::<()>(&spans, prefix, fold, |l| {
+                folded.push(l.to_owned());
+                Ok(())
+            })
+            .unwrap();
             proptest::prop_assert!(folded.len() <= all.len());
             proptest::prop_assert_eq!(chart(&folded), chart(&all));
         }
