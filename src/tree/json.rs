@@ -43,9 +43,17 @@ impl CallTree {
         let keep = |n: usize| whole <= 0.0 || 100.0 * tree.nodes[n].total / whole >= shown.min_percent;
         // Some((node, depth, first in its list)) opens a node; None closes the one opened last.
         let push_list = |stack: &mut Vec<Option<(usize, usize, bool)>>, list: &[usize], depth: usize| {
-            let kept: Vec<usize> = list.iter().copied().filter(|&c| keep(c)).collect();
-            stack.extend(kept.iter().enumerate().rev().map(|(k, &c)| Some((c, depth, k == 0))));
+            let before = stack.len();
+            stack.extend(list.iter().rev().filter(|&&c| keep(c)).map(|&c| Some((c, depth, false))));
+            // Pushed last, taken first.
+            if stack.len() > before {
+                if let Some(Some(first)) = stack.last_mut() {
+                    first.2 = true;
+                }
+            }
         };
+        // Each function's JSON, made once: a tree names a function on many nodes.
+        let mut funcs: Vec<Option<Box<str>>> = vec![None; stacks.funcs.len()];
         let mut stack = Vec::new();
         push_list(&mut stack, &tree.roots, 0);
         while let Some(item) = stack.pop() {
@@ -55,7 +63,11 @@ impl CallTree {
             };
             out.push_str(if first { "\n" } else { ",\n" });
             let node = &tree.nodes[n];
-            func_json(out, stacks, node.func);
+            out.push_str(funcs[node.func.index()].get_or_insert_with(|| {
+                let mut text = String::new();
+                func_json(&mut text, stacks, node.func);
+                text.into()
+            }));
             out.push_str(",\"total\":");
             write_number(out, node.total);
             out.push_str(",\"self\":");
