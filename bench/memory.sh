@@ -11,7 +11,10 @@ FILE="${1:?usage: bench/memory.sh FILE [BINARY]}"
 J="${2:-$ROOT/target/release/jscalls}"
 [ $# -ge 2 ] || (cd "$ROOT" && cargo build --quiet --release --bin jscalls)
 OUT="$(mktemp -d)"
-trap 'rm -rf "$OUT"' EXIT
+BUDGET="$(mktemp)"
+trap 'rm -rf "$OUT" "$BUDGET"' EXIT
+# Three rules on every thread, loose enough to hold (exit 0).
+printf '[[rule]]\njs = "100000s"\n\n[[rule]]\nlong-tasks = 1000000\n\n[[rule]]\nfunction = "main"\nself = "4ms"\nallow-missing = true\n' > "$BUDGET"
 . "$ROOT/bench/lib.sh"
 run() {
   local label=$1 out=$2
@@ -43,6 +46,16 @@ run '`export --to collapsed`' x.collapsed export --to collapsed
 run '`export --to svg`' x.svg export --to svg
 run '`export --to pprof`' x.pb.gz export --to pprof
 run '`lines --format json`' x.json lines --format json
+run '`tree --invert` (text)' x.txt tree --invert
+run '`tree --weight samples`' x.txt tree --weight samples
+run '`export --to collapsed --weight samples`' x.collapsed export --to collapsed --weight samples
+run '`export --to pprof --weight samples`' x.pb.gz export --to pprof --weight samples
+run '`export --to collapsed --by-time`' x.collapsed export --to collapsed --by-time
+run '`export --to svg --by-time`' x.svg export --to svg --by-time
+run '`calls --format summary`' x.txt calls --format summary
+run '`ranges`' x.txt ranges
+run '`frames`' x.json frames
+run '`check` (three rules)' x.txt check --budget "$BUDGET"
 command -v curl > /dev/null && run_view
 # diff takes the file twice: BASE here, NEW appended by run (read once, estimated twice).
 run '`diff` of the file with itself (one read, two estimates)' x.json diff "$FILE"
