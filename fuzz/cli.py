@@ -125,6 +125,9 @@ def commands(path, original, budget):
         ["lines", path, "--list", "--top", "5"],
         ["ranges", path],
         ["export", path, "--to", "pprof"],
+        ["tree", path, "--invert", "--weight", "samples", "--by-line"],
+        ["export", path, "--to", "svg", "--by-time", "--weight", "sample-time", "--by-line"],
+        ["export", path, "--to", "collapsed", "--by-time"],
     ]
 
 
