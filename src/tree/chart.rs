@@ -34,13 +34,13 @@ impl<'a> Made<'a> {
 /// No node: above the outermost frame.
 const NONE: u32 = u32::MAX;
 
-impl Stacks {
-    /// The lines [`Stacks::collapsed_by_time`] writes, as (stack, weight rounded).
-    fn runs(&self, spans: &Spans) -> Vec<(StackId, u64)> {
-        let mut runs = Vec::new();
-        let mut spans = spans.iter().peekable();
+/// The lines of stacks by time: each run of spans on one stack as (stack, weight rounded),
+/// the runs that round to 0 left out.
+pub(super) fn runs(spans: &Spans) -> impl Iterator<Item = (StackId, u64)> + '_ {
+    let mut spans = spans.iter().peekable();
+    std::iter::from_fn(move || {
         while let Some(first) = spans.next() {
-            // Summed as collapsed_by_time sums them.
+            // Summed from 0, as before (a lone -0.0 weighs 0).
             let mut w = 0.0;
             w += first.weight;
             while let Some(s) = spans.next_if(|s| s.stack == first.stack) {
@@ -48,16 +48,18 @@ impl Stacks {
             }
             let w = w.round();
             if w >= 1.0 {
-                runs.push((first.stack, w as u64));
+                return Some((first.stack, w as u64));
             }
         }
-        runs
-    }
+        None
+    })
+}
 
+impl Stacks {
     /// The sum of the weights of [`Stacks::collapsed_by_time`]'s lines: what a chart of them
     /// is drawn over.
     pub fn collapsed_by_time_total(&self, spans: &Spans) -> u64 {
-        self.runs(spans).iter().map(|r| r.1).sum()
+        runs(spans).map(|r| r.1).sum()
     }
 
     /// [`Stacks::collapsed_by_time`], with the lines inside each frame that weighs less than
@@ -70,7 +72,7 @@ impl Stacks {
         fold: u64,
         mut line: impl FnMut(&str) -> Result<(), E>,
     ) -> Result<(), E> {
-        let runs = self.runs(spans);
+        let runs: Vec<(StackId, u64)> = runs(spans).collect();
         let names = collapsed_names(self);
         let prefix = prefix.map(collapsed_text);
         let paths = Paths::new(self, &names, prefix.as_deref());

@@ -694,16 +694,8 @@ impl Stacks {
         let names = collapsed_names(stacks);
         let prefix = prefix.map(collapsed_text);
         let mut text = String::new();
-        let mut spans = spans.iter().peekable();
-        while let Some(first) = spans.next() {
-            let stack = first.stack;
-            // Summed from 0, as before (a lone -0.0 weighs 0).
-            let mut w = 0.0;
-            w += first.weight;
-            while let Some(s) = spans.next_if(|s| s.stack == stack) {
-                w += s.weight;
-            }
-            if collapsed_line(&mut text, &names, stacks, stack, w, prefix.as_deref()) {
+        for (stack, w) in super::chart::runs(spans) {
+            if collapsed_line(&mut text, &names, stacks, stack, w as f64, prefix.as_deref()) {
                 line(&text)?;
             }
         }
@@ -722,19 +714,11 @@ impl Stacks {
             let before = parent.map_or(base, |p| path[p.index()]);
             path.push(before + usize::from(before > 0) + names[f.index()].len());
         }
-        let (mut total, mut spans) = (0, spans.iter().peekable());
-        while let Some(first) = spans.next() {
-            let mut w = 0.0;
-            w += first.weight;
-            while let Some(s) = spans.next_if(|s| s.stack == first.stack) {
-                w += s.weight;
-            }
-            let w = w.round();
-            if w >= 1.0 {
-                let len = path.get(first.stack.index()).copied().unwrap_or(base);
-                let digits = itoa::Buffer::new().format(w as u64).len();
-                total += (if len == 0 { "(root)".len() } else { len } + 1 + digits) as u64;
-            }
+        let mut total = 0;
+        for (stack, w) in super::chart::runs(spans) {
+            let len = path.get(stack.index()).copied().unwrap_or(base);
+            let digits = itoa::Buffer::new().format(w).len();
+            total += (if len == 0 { "(root)".len() } else { len } + 1 + digits) as u64;
         }
         total
     }
