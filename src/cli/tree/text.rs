@@ -31,9 +31,13 @@ pub(crate) fn text(
         }
         out.push_str("  ");
         amount(out, node.total, shown);
-        let _ = write!(out, " {:>6.1} ", pct(node.total));
+        out.push(' ');
+        fixed(out, pct(node.total), 1, 6);
+        out.push(' ');
         amount(out, node.self_weight, shown);
-        let _ = write!(out, " {:>6.1}  ", pct(node.self_weight));
+        out.push(' ');
+        fixed(out, pct(node.self_weight), 1, 6);
+        out.push_str("  ");
         indent(out, depth);
         let f = node.func.index();
         out.push_str(labels[f].get_or_insert_with(|| printable(&stacks.funcs[f].label()).into()));
@@ -177,9 +181,15 @@ pub(crate) fn flat_text(out: &mut String, stacks: &Stacks, whole: f64, shown: Sh
         let label = stacks.funcs[f.index()].label();
         out.push_str("  ");
         amount(out, s, shown);
-        let _ = write!(out, " {:>6.1} ", pct(s));
+        out.push(' ');
+        fixed(out, pct(s), 1, 6);
+        out.push(' ');
         amount(out, t, shown);
-        let _ = writeln!(out, " {:>6.1}  {}", pct(t), printable(&label));
+        out.push(' ');
+        fixed(out, pct(t), 1, 6);
+        out.push_str("  ");
+        out.push_str(&printable(&label));
+        out.push('\n');
     }
     if hidden > 0 {
         let _ = writeln!(out, "  ({hidden} function(s) under --min-percent not shown)");
