@@ -270,10 +270,11 @@ fn inverted_nodes(stacks: &Stacks, weight: &[f64]) -> (Vec<CallNode>, Vec<usize>
     };
     // How many functions two different stacks' upward paths share.
     let shared = |mut a: u32, mut b: u32| {
-        let mut len = 0u32;
+        // The first path shares nothing with the none before it.
         if a == NONE {
             return 0;
         }
+        let mut len = 0u32;
         for j in (0..top).rev() {
             if a != NONE && b != NONE && rank[j][a as usize] == rank[j][b as usize] {
                 len += 1 << j;
