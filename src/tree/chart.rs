@@ -1,9 +1,9 @@
-//! A flame chart's lines with what it cannot draw folded away. A chart by time has a line per
-//! run of spans on one stack, each stack written in full, and its drawing leaves out every
-//! frame (a run of lines whose paths share the names down to it) narrower than a least weight.
-//! The lines inside such a frame become one line to the frame itself: the frames above it keep
-//! their starts and ends, it keeps its own, and nothing below it was drawn. The chart is the
-//! same, drawn from far fewer lines.
+//! Stacks by time: collapsed lines in time order (a line per run of spans on one stack, each
+//! stack written in full), and those lines with what a flame chart cannot draw folded away.
+//! A chart leaves out every frame (a run of lines whose paths share the names down to it)
+//! narrower than a least weight. The lines inside such a frame become one line to the frame
+//! itself: the frames above it keep their starts and ends, it keeps its own, and nothing
+//! below it was drawn. The chart is the same, drawn from far fewer lines.
 
 use rustc_hash::FxHashMap as HashMap;
 
@@ -56,6 +56,48 @@ pub(super) fn runs(spans: &Spans) -> impl Iterator<Item = (StackId, u64)> + '_ {
 }
 
 impl Stacks {
+    /// Collapsed stacks in time order, for a flame chart by time: one line per run of spans on
+    /// the same stack, weight its length in µs (or samples), rounded. Each line is handed to
+    /// `line` (without its newline) as it is made; the first error ends the walk.
+    pub fn collapsed_by_time<E>(
+        &self,
+        spans: &Spans,
+        prefix: Option<&str>,
+        mut line: impl FnMut(&str) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let stacks = self;
+        let names = collapsed_names(stacks);
+        let prefix = prefix.map(collapsed_text);
+        let mut text = String::new();
+        for (stack, w) in runs(spans) {
+            if collapsed_line(&mut text, &names, stacks, stack, w as f64, prefix.as_deref()) {
+                line(&text)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The bytes of the lines [`Stacks::collapsed_by_time`] makes, without newlines, known
+    /// before they are made.
+    pub fn collapsed_by_time_len(&self, spans: &Spans, prefix: Option<&str>) -> u64 {
+        let names = collapsed_names(self);
+        let base = prefix.map_or(0, |p| collapsed_text(p).len());
+        // Each stack's path as its line writes it (a stack comes after its parent).
+        let mut path: Vec<usize> = Vec::with_capacity(self.len());
+        for k in 0..self.len() {
+            let (parent, f) = self.frame(StackId::new(k));
+            let before = parent.map_or(base, |p| path[p.index()]);
+            path.push(before + usize::from(before > 0) + names[f.index()].len());
+        }
+        let mut total = 0;
+        for (stack, w) in runs(spans) {
+            let len = path.get(stack.index()).copied().unwrap_or(base);
+            let digits = itoa::Buffer::new().format(w).len();
+            total += (if len == 0 { "(root)".len() } else { len } + 1 + digits) as u64;
+        }
+        total
+    }
+
     /// The sum of the weights of [`Stacks::collapsed_by_time`]'s lines: what a chart of them
     /// is drawn over.
     pub fn collapsed_by_time_total(&self, spans: &Spans) -> u64 {

@@ -680,50 +680,6 @@ struct Path {
 /// The parent of a [`CollapsedTree`]'s root nodes.
 const NO_PARENT: u32 = u32::MAX;
 
-impl Stacks {
-    /// Collapsed stacks in time order, for a flame chart by time: one line per run of spans on
-    /// the same stack, weight its length in µs (or samples), rounded. Each line is handed to
-    /// `line` (without its newline) as it is made; the first error ends the walk.
-    pub fn collapsed_by_time<E>(
-        &self,
-        spans: &Spans,
-        prefix: Option<&str>,
-        mut line: impl FnMut(&str) -> Result<(), E>,
-    ) -> Result<(), E> {
-        let stacks = self;
-        let names = collapsed_names(stacks);
-        let prefix = prefix.map(collapsed_text);
-        let mut text = String::new();
-        for (stack, w) in super::chart::runs(spans) {
-            if collapsed_line(&mut text, &names, stacks, stack, w as f64, prefix.as_deref()) {
-                line(&text)?;
-            }
-        }
-        Ok(())
-    }
-
-    /// The bytes of the lines [`Stacks::collapsed_by_time`] makes, without newlines, known
-    /// before they are made.
-    pub fn collapsed_by_time_len(&self, spans: &Spans, prefix: Option<&str>) -> u64 {
-        let names = collapsed_names(self);
-        let base = prefix.map_or(0, |p| collapsed_text(p).len());
-        // Each stack's path as its line writes it (a stack comes after its parent).
-        let mut path: Vec<usize> = Vec::with_capacity(self.len());
-        for k in 0..self.len() {
-            let (parent, f) = self.frame(StackId::new(k));
-            let before = parent.map_or(base, |p| path[p.index()]);
-            path.push(before + usize::from(before > 0) + names[f.index()].len());
-        }
-        let mut total = 0;
-        for (stack, w) in super::chart::runs(spans) {
-            let len = path.get(stack.index()).copied().unwrap_or(base);
-            let digits = itoa::Buffer::new().format(w).len();
-            total += (if len == 0 { "(root)".len() } else { len } + 1 + digits) as u64;
-        }
-        total
-    }
-}
-
 /// The Firefox Profiler keeps a Chrome trace's samples at least this far apart (its importer's
 /// fixed interval, 0.5 ms), µs; one more keeps its sums of float deltas from dropping one.
 const RESAMPLE_US: i64 = 501;
