@@ -638,11 +638,10 @@ impl Stacks {
         if let Some(root) = stack_of.first_mut() {
             *root = Some(None);
         }
-        let times = if weight == Weight::SampleTime || spans.is_some() { m.timestamps() } else { Vec::new() };
-        let lines: Vec<f64> = match &m.lines {
-            Some(l) if by_line => l.iter().collect(),
-            _ => Vec::new(),
-        };
+        // Each sample's time and the next one's, and its line, read as the samples are: a
+        // long recording's times and lines would be 16 bytes a sample held beside them.
+        let mut times = (weight == Weight::SampleTime || spans.is_some()).then(|| m.timestamps_iter().peekable());
+        let mut lines = m.lines.as_ref().filter(|_| by_line).map(|l| l.iter());
         // Where source maps put each line, when they did.
         let origins = m.line_origins.as_ref().filter(|_| by_line);
         // Each (function's stack, line, original file) as its own stack, made once.
@@ -651,10 +650,12 @@ impl Stacks {
         // With `merge`: each stack's samples, by stack id.
         let mut counts: Vec<u64> = Vec::new();
         for (k, &n) in m.sample_nodes.iter().enumerate() {
+            let (time, next) = times.as_mut().map_or((None, None), |t| (t.next(), t.peek().copied()));
+            let line = lines.as_mut().and_then(Iterator::next);
             if n as usize >= m.nodes.len() {
                 continue; // an id the profile does not have
             }
-            let line = lines.get(k).copied().filter(|l| *l != 0.0 && !l.is_nan());
+            let line = line.filter(|l| *l != 0.0 && !l.is_nan());
             // By line, a sample is at its line's function (a Firefox sample's native frames
             // above it go into the line).
             let n = if line.is_some() { m.line_node(n) } else { n };
@@ -689,7 +690,7 @@ impl Stacks {
                 });
             }
             let w = match weight {
-                Weight::SampleTime => match (times.get(k), times.get(k + 1)) {
+                Weight::SampleTime => match (time, next) {
                     (Some(a), Some(b)) => (b - a) * 1000.0,
                     _ => 0.0,
                 },
@@ -703,8 +704,8 @@ impl Stacks {
             } else {
                 st.add(stack, w);
             }
-            if let (Some(spans), Some(&a)) = (spans.as_deref_mut(), times.get(k)) {
-                let b = times.get(k + 1).copied().unwrap_or(a);
+            if let (Some(spans), Some(a)) = (spans.as_deref_mut(), time) {
+                let b = next.unwrap_or(a);
                 spans.push(Span { start: a * 1000.0, end: b * 1000.0, stack, weight: w });
             }
         }

@@ -641,7 +641,12 @@ impl ProfileModel {
 
     /// `timestamps`: [`ProfileModel::sample_times`] and the extra one after the last sample.
     pub(crate) fn timestamps(&self) -> Vec<f64> {
-        self.sample_times().chain(self.extra_time).collect()
+        self.timestamps_iter().collect()
+    }
+
+    /// [`ProfileModel::timestamps`] one by one, for a reader that goes through them once.
+    pub(crate) fn timestamps_iter(&self) -> impl Iterator<Item = f64> + '_ {
+        self.sample_times().chain(self.extra_time)
     }
 
     /// The number of samples (after `sortSamples`: as many as there are time deltas).
