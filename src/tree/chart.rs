@@ -119,7 +119,6 @@ impl Stacks {
         let prefix = prefix.map(collapsed_text);
         let paths = Paths::new(self, &names, prefix.as_deref());
         let folds = narrow_frames(&runs, &paths, fold);
-        let depth = self.depths();
         let base = u32::from(prefix.is_some());
         let mut text = String::new();
         let (mut i, mut folds) = (0, folds.into_iter().peekable());
@@ -133,7 +132,8 @@ impl Stacks {
                 if at <= base {
                     stack = StackId::ROOT;
                 } else if stack != StackId::ROOT {
-                    for _ in at - base..depth[stack.index()] {
+                    // Up from the line's own path to the frame.
+                    for _ in at..paths.depth(paths.of(stack)) {
                         stack = self.frame(stack).0.expect("deeper than the frame");
                     }
                 }
