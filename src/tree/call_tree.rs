@@ -60,6 +60,10 @@ impl CallTree {
                 weight[s.index()] += w;
             }
         }
+        // Summed in time order where the samples are one a stack (the same bits as above).
+        if !stacks.samples.is_empty() {
+            total = stacks.total_in_order.unwrap_or(total);
+        }
         let (mut nodes, mut roots) =
             if inverted { inverted_nodes(stacks, &weight) } else { top_down_nodes(stacks, &weight) };
         // Totals from the leaves up: a node's index is above its parent's.

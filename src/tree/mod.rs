@@ -171,6 +171,9 @@ pub struct Stacks {
     stack_index: StackIndex,
     /// (stack, weight) of each sample.
     pub samples: Vec<(StackId, f64)>,
+    /// The samples' total, summed in time order, where `samples` holds less than each of
+    /// them ([`SamplesKept`]); None: the total is the sum of `samples`.
+    total_in_order: Option<f64>,
 }
 
 /// A stack's number by its (parent, function): the numbers alone, hashed by what the prefix
@@ -260,6 +263,8 @@ impl Stacks {
 
     /// Adds a sample of `weight` on `stack`.
     pub fn add(&mut self, stack: StackId, weight: f64) {
+        // The total is the samples' sum again.
+        self.total_in_order = None;
         self.samples.push((stack, weight));
     }
 
@@ -319,7 +324,7 @@ impl Stacks {
 
     /// The total weight.
     pub fn total(&self) -> f64 {
-        self.samples.iter().map(|s| s.1).sum()
+        self.total_in_order.unwrap_or_else(|| self.samples.iter().map(|s| s.1).sum())
     }
 
     /// Each stack's samples, each rounded to a whole multiple of `1 / scale`, summed as those
@@ -342,6 +347,7 @@ impl Stacks {
         let mut sums = self.rounded_sums(scale);
         let root = sums.pop();
         self.samples = samples_of_sums(&sums, root, scale);
+        self.total_in_order = None;
     }
 
     /// The estimated calls of `thread` as samples: each call's self time (µs) on the stack of
@@ -590,7 +596,7 @@ impl Stacks {
     /// sample's node and its ancestors (the root aside), weighing 1 each, or the time to the
     /// next sample (µs; the last one, to the profile's end) with [`Weight::SampleTime`].
     pub fn from_samples(thread: &Thread<'_>, weight: Weight) -> Stacks {
-        Stacks::samples(thread, weight, false, None, false)
+        Stacks::from_samples_kept(thread, weight, false, SamplesKept::Each, None)
     }
 
     /// [`Stacks::from_samples`] weighing [`Weight::Samples`], with the samples on one stack as
@@ -598,13 +604,13 @@ impl Stacks {
     /// totals from a sample per stack, not one per profile sample (on a long recording, most
     /// of the memory the stacks take).
     pub fn from_sample_counts(thread: &Thread<'_>) -> Stacks {
-        Stacks::samples(thread, Weight::Samples, false, None, true)
+        Stacks::from_samples_kept(thread, Weight::Samples, false, SamplesKept::PerStack, None)
     }
 
     /// [`Stacks::from_samples`], and each sample as a [`Span`] to the next sample, in time order.
     pub fn from_samples_with_spans(thread: &Thread<'_>, weight: Weight) -> (Stacks, Spans) {
         let mut spans = Spans::new();
-        let st = Stacks::samples(thread, weight, false, Some(&mut spans), false);
+        let st = Stacks::from_samples_kept(thread, weight, false, SamplesKept::Each, Some(&mut spans));
         (st, spans)
     }
 
@@ -613,22 +619,24 @@ impl Stacks {
     /// samples. Needs the line data ([`crate::Config::keep_lines`]); a sample without a line
     /// stays on its function.
     pub fn from_samples_by_line(thread: &Thread<'_>, weight: Weight, spans: Option<&mut Spans>) -> Stacks {
-        Stacks::samples(thread, weight, true, spans, false)
+        Stacks::from_samples_kept(thread, weight, true, SamplesKept::Each, spans)
     }
 
     /// [`Stacks::from_samples_by_line`] weighing [`Weight::Samples`], with the samples on one
     /// stack as one, as [`Stacks::from_sample_counts`] has them.
     pub fn from_sample_counts_by_line(thread: &Thread<'_>) -> Stacks {
-        Stacks::samples(thread, Weight::Samples, true, None, true)
+        Stacks::from_samples_kept(thread, Weight::Samples, true, SamplesKept::PerStack, None)
     }
 
-    /// `merge`: each stack's samples as one (weight [`Weight::Samples`] alone).
-    fn samples(
+    /// [`Stacks::from_samples`] (with `by_line`, [`Stacks::from_samples_by_line`]), keeping of
+    /// the samples what `kept` says, each as a [`Span`] in `spans` too when given.
+    /// [`Stacks::total`] is the samples' total, summed in time order, whatever is kept.
+    pub fn from_samples_kept(
         thread: &Thread<'_>,
         weight: Weight,
         by_line: bool,
+        kept: SamplesKept,
         mut spans: Option<&mut Spans>,
-        merge: bool,
     ) -> Stacks {
         let (t, strings) = thread.inner();
         let m = &t.model;
@@ -647,8 +655,10 @@ impl Stacks {
         // Each (function's stack, line, original file) as its own stack, made once.
         let mut line_stack: HashMap<(StackId, u64, Option<crate::strings::StrId>), StackId> = HashMap::default();
         let mut chain: Vec<u32> = Vec::new();
-        // With `merge`: each stack's samples, by stack id.
-        let mut counts: Vec<u64> = Vec::new();
+        // With `SamplesKept::PerStack`: each stack's samples' sum, by stack id.
+        let mut sums: Vec<Option<f64>> = Vec::new();
+        // Their total in time order, as `Iterator::sum` adds them.
+        let mut total: Option<f64> = None;
         for (k, &n) in m.sample_nodes.iter().enumerate() {
             let (time, next) = times.as_mut().map_or((None, None), |t| (t.next(), t.peek().copied()));
             let line = lines.as_mut().and_then(Iterator::next);
@@ -696,22 +706,27 @@ impl Stacks {
                 },
                 _ => 1.0,
             };
-            if merge {
-                if counts.len() <= stack.index() {
-                    counts.resize(st.len(), 0);
+            match kept {
+                SamplesKept::Each => st.add(stack, w),
+                SamplesKept::PerStack => {
+                    if sums.len() <= stack.index() {
+                        sums.resize(st.len(), None);
+                    }
+                    *sums[stack.index()].get_or_insert(0.0) += w;
                 }
-                counts[stack.index()] += 1;
-            } else {
-                st.add(stack, w);
+                SamplesKept::Total => {}
             }
+            total = Some(total.map_or(w, |t| t + w));
             if let (Some(spans), Some(a)) = (spans.as_deref_mut(), time) {
                 let b = next.unwrap_or(a);
                 spans.push(Span { start: a * 1000.0, end: b * 1000.0, stack, weight: w });
             }
         }
-        if merge {
-            st.samples =
-                counts.iter().enumerate().filter(|c| *c.1 > 0).map(|(k, &c)| (StackId::new(k), c as f64)).collect();
+        if kept == SamplesKept::PerStack {
+            st.samples = sums.iter().enumerate().filter_map(|(k, s)| Some((StackId::new(k), (*s)?))).collect();
+        }
+        if kept != SamplesKept::Each {
+            st.total_in_order = total;
         }
         st
     }
@@ -730,6 +745,7 @@ impl Stacks {
             prefix: Vec::with_capacity(self.prefix.len()),
             stack_index: StackIndex::with_capacity(self.prefix.len()),
             samples: Vec::new(),
+            total_in_order: None,
         };
         let mut new: Vec<Mapped> = Vec::with_capacity(self.prefix.len());
         for (k, &(parent, func)) in self.prefix.iter().enumerate() {
@@ -763,6 +779,20 @@ impl Stacks {
         out.samples.extend(root.map(|w| (StackId::ROOT, w)));
         (out, remap)
     }
+}
+
+/// What [`Stacks::from_samples_kept`] keeps of the samples.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SamplesKept {
+    /// Each sample.
+    Each,
+    /// One sample a stack, the sum of its samples' weights in time order: the same
+    /// [`CallTree`]s as [`SamplesKept::Each`], bit for bit, from a sample per stack. (A function's
+    /// sums in [`CallTree::functions`], and what a [`Transform`] makes of the stacks, add them
+    /// in another order; with [`Weight::Samples`], whole numbers, the order does not matter.)
+    PerStack,
+    /// No sample (their spans, or their total, are all that is wanted).
+    Total,
 }
 
 /// What a sample weighs in [`Stacks::from_samples`].

@@ -396,6 +396,51 @@ fn sample_counts_are_the_samples_summed_per_stack() {
     }
 }
 
+/// Kept one a stack, or not at all, a recording's samples give the trees and the total, bit
+/// for bit, that one sample each gives (sample time, by function and by line, and counts).
+#[test]
+fn samples_kept_per_stack_or_not_at_all_give_the_same_trees_and_total() {
+    let mut order_told = false;
+    for file in
+        ["fixtures/chrome-ui.json.gz", "fixtures/node-mixed.cpuprofile.gz", "fixtures/gecko/firefox-159-sites.json.gz"]
+    {
+        let cfg = crate::Config { keep_lines: true, ..crate::Config::default() };
+        let (_, assembled) = crate::assemble(&crate::Source::file(file), &cfg).unwrap();
+        assembled
+            .for_each_thread(|th| {
+                for (weight, by_line) in
+                    [(Weight::SampleTime, false), (Weight::SampleTime, true), (Weight::Samples, true)]
+                {
+                    let at = format!("{file} {weight:?} by line {by_line}");
+                    let kept = |k| Stacks::from_samples_kept(&th, weight, by_line, k, None);
+                    let (each, per_stack, total) =
+                        (kept(SamplesKept::Each), kept(SamplesKept::PerStack), kept(SamplesKept::Total));
+                    assert_eq!(each.prefix, per_stack.prefix, "{at}");
+                    assert!(each.samples.len() > per_stack.samples.len(), "{at}: too few repeats to tell");
+                    assert!(total.samples.is_empty(), "{at}");
+                    assert_eq!(each.total().to_bits(), per_stack.total().to_bits(), "{at}");
+                    assert_eq!(each.total().to_bits(), total.total().to_bits(), "{at}");
+                    for tree in [CallTree::top_down, CallTree::inverted] {
+                        let (a, b) = (tree(&each), tree(&per_stack));
+                        assert_eq!((a.total.to_bits(), &a.roots), (b.total.to_bits(), &b.roots), "{at}");
+                        let bits = |t: &CallTree| {
+                            t.nodes.iter().map(|n| (n.total.to_bits(), n.self_weight.to_bits())).collect::<Vec<_>>()
+                        };
+                        assert_eq!(a.nodes, b.nodes, "{at}");
+                        assert_eq!(bits(&a), bits(&b), "{at}");
+                    }
+                    // The stacks' sums added up are not always the total in time order.
+                    let summed: f64 = per_stack.samples.iter().map(|s| s.1).sum();
+                    order_told |= summed.to_bits() != each.total().to_bits();
+                }
+                Ok::<(), ()>(())
+            })
+            .unwrap();
+    }
+    // (The Firefox profile's sample times are not whole µs.)
+    assert!(order_told, "no thread whose total depends on the order of its samples");
+}
+
 /// Written in pieces on several threads, collapsed stacks are the lines one per name path,
 /// weights summed and rounded, sorted byte by byte: checked on thousands of lines (several
 /// pieces) of a deep tree whose names sort around `;` and ` `.

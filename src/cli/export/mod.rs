@@ -284,6 +284,7 @@ pub(crate) fn render(
         samples: format.samples,
         // pprof sums each stack's rounded values: held one a stack from the start.
         rounded: std::ptr::eq(format, &pprof::FORMAT).then(|| pprof::scale(args)),
+        per_stack: false,
     };
     let kept = tree::choose(assembled, &args.select, window, wants)?;
     if kept.is_empty() {

@@ -469,6 +469,7 @@ mod tests {
             events: FORMAT.markers,
             samples: FORMAT.samples,
             rounded: None,
+            per_stack: false,
         }
     }
 

@@ -9,7 +9,7 @@ mod text;
 
 use jscalls::ranges::{Query, Selection};
 use jscalls::tree::{write_json_number, write_json_str, Shown};
-use jscalls::tree::{CallTree, Span, Spans, Stacks, Transform, Weight};
+use jscalls::tree::{CallTree, SamplesKept, Span, Spans, Stacks, Transform, Weight};
 use jscalls::{Assembled, EngineVersion, Error};
 
 use super::args::{Global, SelectArgs, TreeArgs, TreeFormat, WeightArg};
@@ -62,11 +62,16 @@ impl PerInput for Tree<'_> {
                 .write(|w| assembled.write_devtools_tree_of(w, label, range.as_ref()))
                 .map_err(|err| failure(name, err));
         }
-        let kept = choose(assembled, &args.select, range.as_ref(), Wants { samples: true, ..Wants::default() })
-            .map_err(|f| match f {
-                Failure::Usage(m) => Failed::Usage(m),
-                Failure::Input(err) => failure(name, err),
-            })?;
+        let kept = choose(
+            assembled,
+            &args.select,
+            range.as_ref(),
+            Wants { samples: true, per_stack: !args.flat, ..Wants::default() },
+        )
+        .map_err(|f| match f {
+            Failure::Usage(m) => Failed::Usage(m),
+            Failure::Input(err) => failure(name, err),
+        })?;
         let trees = Trees { kept: &kept, args, window: range.as_ref(), to_terminal, input: label, engine: cfg.engine };
         output
             .write(|w| trees.write(w).map_err(|err| Error::io("cannot write the tree", err)))
@@ -125,6 +130,8 @@ pub(crate) struct Wants {
     /// The stacks' samples summed per stack, each first rounded to a multiple of 1/this (the
     /// whole numbers pprof writes, the same whatever the order): one a stack, not one a call.
     pub(crate) rounded: Option<f64>,
+    /// Only trees read the samples: each stack's may be summed first (in time order).
+    pub(crate) per_stack: bool,
 }
 
 /// Options that shape jscalls' own trees, which DevTools' document does not take.
@@ -164,7 +171,7 @@ pub(crate) fn choose(
     window: Option<&Selection>,
     wants: Wants,
 ) -> Result<Vec<Chosen>, Failure> {
-    let Wants { spans, counts, events, samples: keep_samples, rounded } = wants;
+    let Wants { spans, counts, events, samples: keep_samples, rounded, per_stack } = wants;
     let wanted = sel.thread.as_deref().map(ThreadSpec::parse).transpose().map_err(Failure::Usage)?;
     if sel.by_line && sel.weight == WeightArg::SelfTime {
         return Err(Failure::Usage(
@@ -199,16 +206,20 @@ pub(crate) fn choose(
                     return Made::Samples(if sel.js_only { Transform::JsOnly.apply(&samples) } else { samples });
                 }
                 Made::Stacks(match (weight, spans) {
-                    // Counts, where no span wants each sample: a sample per stack sums to the
-                    // same whole numbers in any order (on a long recording, most of the memory).
-                    (Some(Weight::Samples), false) if sel.by_line => {
-                        (Stacks::from_sample_counts_by_line(&th), Spans::new(), None)
-                    }
-                    (Some(w), _) if sel.by_line => {
+                    (Some(w), _) => {
+                        // What of each sample is read: whole numbers (counts) sum alike in any
+                        // order, a tree sums each stack's first, spans hold them all.
+                        let kept = if !spans && (w == Weight::Samples || (per_stack && !reshaped)) {
+                            SamplesKept::PerStack
+                        } else if spans && !keep_samples && !reshaped {
+                            SamplesKept::Total
+                        } else {
+                            SamplesKept::Each
+                        };
                         let mut s = Spans::new();
-                        (Stacks::from_samples_by_line(&th, w, spans.then_some(&mut s)), s, None)
+                        let st = Stacks::from_samples_kept(&th, w, sel.by_line, kept, spans.then_some(&mut s));
+                        (st, s, None)
                     }
-                    (Some(Weight::Samples), false) => (Stacks::from_sample_counts(&th), Spans::new(), None),
                     // Summed per stack as they are made, when nothing reshapes them after.
                     (None, false) => match rounded.filter(|_| keep_samples && !reshaped) {
                         Some(scale) => {
@@ -218,8 +229,6 @@ pub(crate) fn choose(
                         None => (Stacks::from_calls(&th), Spans::new(), None),
                     },
                     (None, true) => with_none(Stacks::from_calls_with_spans(&th)),
-                    (Some(w), false) => (Stacks::from_samples(&th, w), Spans::new(), None),
-                    (Some(w), true) => with_none(Stacks::from_samples_with_spans(&th, w)),
                 })
             };
             // The sample counts' stacks beside the calls', on another core when there is one
