@@ -28,7 +28,7 @@ use per_call::{samples_of_sums, Kept, PerCall};
 pub use call_tree::{CallNode, CallTree};
 pub use export::{CollapsedTree, Profile, ProfileKind};
 pub use json::{write_json_number, write_json_str, Shown};
-pub use spans::Spans;
+pub use spans::{SpanCursor, Spans};
 pub use transform::Transform;
 
 /// A function of a [`Stacks`]: its index in [`Stacks::funcs`].

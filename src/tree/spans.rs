@@ -22,6 +22,14 @@ pub struct Spans {
     last: Option<Span>,
 }
 
+/// Where a span of [`Spans`] is: its packed bytes' offset, and the end of the span before it,
+/// which they are read against.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct SpanCursor {
+    at: usize,
+    end: f64,
+}
+
 // The header's fields.
 /// Start: the end of the span before.
 const START_AT_END: u8 = 0;
@@ -83,7 +91,12 @@ impl Spans {
 
     /// The spans in order.
     pub fn iter(&self) -> impl Iterator<Item = Span> + '_ {
-        let (mut at, mut end) = (0, 0.0);
+        self.iter_from(SpanCursor::default())
+    }
+
+    /// The spans from the one `from` is at on (from [`Spans::cursors`]).
+    pub fn iter_from(&self, from: SpanCursor) -> impl Iterator<Item = Span> + '_ {
+        let SpanCursor { mut at, mut end } = from;
         let bytes = &self.bytes[..];
         std::iter::from_fn(move || {
             (at < bytes.len()).then(|| {
@@ -93,6 +106,25 @@ impl Spans {
             })
         })
         .chain(self.last)
+    }
+
+    /// Where the first span and every `every`-th after it are, to read on from there
+    /// ([`Spans::iter_from`]): a long run of spans read in pieces.
+    pub fn cursors(&self, every: usize) -> Vec<SpanCursor> {
+        let every = every.max(1);
+        let mut out = Vec::with_capacity(self.len().div_ceil(every));
+        let (mut at, mut end, mut k) = (0, 0.0, 0usize);
+        while at < self.bytes.len() {
+            if k.is_multiple_of(every) {
+                out.push(SpanCursor { at, end });
+            }
+            end = unpack(&self.bytes, &mut at, end).end;
+            k += 1;
+        }
+        if self.last.is_some() && k.is_multiple_of(every) {
+            out.push(SpanCursor { at, end });
+        }
+        out
     }
 
     /// Keeps the spans for which `f` (which may change them) says true, in order.
@@ -229,6 +261,29 @@ mod tests {
         // The abutting whole-µs spans take 4 bytes or less each.
         let run: Spans = all[all.len() - 100..].iter().copied().collect();
         assert!(run.bytes.len() <= 4 * 99, "{} bytes", run.bytes.len());
+    }
+
+    /// Read on from each cursor, the spans are the ones from that place on: every span's
+    /// cursor, and every third's, the last (kept unpacked) among them.
+    #[test]
+    fn spans_read_from_a_cursor_are_the_rest() {
+        let all: Vec<Span> = (0..10)
+            .map(|k| {
+                let start = if k == 4 { 0.25 } else { f64::from(k * k) };
+                Span { start, end: start + 1.5, stack: StackId::new(k as usize), weight: 2.0 }
+            })
+            .collect();
+        let spans: Spans = all.iter().copied().collect();
+        let bits = |s: &[Span]| s.iter().map(|s| (s.start.to_bits(), s.end.to_bits(), s.stack)).collect::<Vec<_>>();
+        for every in [1, 3, 10, 11] {
+            let cursors = spans.cursors(every);
+            assert_eq!(cursors.len(), all.len().div_ceil(every), "{every}");
+            for (k, &c) in cursors.iter().enumerate() {
+                let rest: Vec<Span> = spans.iter_from(c).collect();
+                assert_eq!(bits(&rest), bits(&all[k * every..]), "{every} {k}");
+            }
+        }
+        assert_eq!(Spans::new().cursors(4), Vec::new());
     }
 
     #[test]

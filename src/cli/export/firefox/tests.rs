@@ -252,3 +252,34 @@ fn nanoseconds_print_as_their_exact_millis() {
         assert_eq!(out.parse::<f64>().unwrap(), ns as f64 / 1e6, "{ns}: {out}");
     }
 }
+
+/// A thread written a column at a time, a piece of its spans or markers at a time, is the
+/// thread written whole, byte for byte: pieces of 1 to 5 spans (a piece's first sample after
+/// a gap or not), markers too, on one thread and on several.
+#[test]
+fn threads_written_in_pieces_are_written_as_whole() {
+    let mut kept = vec![thread(10, 1, "CrRendererMain", "a.js", 1000.0), thread(10, 4, "Worker", "", 1200.5)];
+    for (k, c) in kept.iter_mut().enumerate() {
+        // Seven events: instants and intervals.
+        for j in 0..6 {
+            let ts = 1000.0 + f64::from(j) * 7.25 + k as f64;
+            c.events.push((std::sync::Arc::from(if j % 2 == 0 { "A" } else { "B" }), ts, f64::from(j % 3)));
+        }
+    }
+    for weight in [WeightArg::SelfTime, WeightArg::Samples] {
+        let whole = written(&kept, weight, false, 1);
+        for (piece, threads) in [(1, 1), (2, 2), (3, 1), (4, 3), (5, 2), (7, 1)] {
+            let super::super::Rendered::Firefox { head, parts, .. } =
+                super::firefox(kept.clone(), weight, false, "t.json", threads)
+            else {
+                unreachable!("a Firefox profile")
+            };
+            let mut out = Vec::new();
+            super::write::write_in_pieces(&head, &parts, threads, piece, &mut out).unwrap();
+            assert!(out == whole, "{weight:?}, pieces of {piece}:\n{}", String::from_utf8_lossy(&out));
+        }
+        let p: serde_json::Value = serde_json::from_slice(&whole).unwrap();
+        assert_eq!(p["threads"][0]["markers"]["length"], 7);
+        assert_eq!(p["threads"][0]["samples"]["length"], 6);
+    }
+}

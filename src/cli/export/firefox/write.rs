@@ -8,7 +8,7 @@
 use rustc_hash::FxHashMap as HashMap;
 use std::io::{self, Write};
 
-use jscalls::tree::{Spans, StackId};
+use jscalls::tree::{Span, SpanCursor, Spans, StackId};
 
 /// The `preprocessedProfileVersion` written: the Firefox Profiler's own (shared tables, a
 /// stack's parent as an offset back, sources with their text).
@@ -125,29 +125,83 @@ pub(crate) struct SpanSamples {
 /// A sample: (time in ns from the profile's start, stack, weight, CPU time in µs).
 type Sample = (u64, Option<u32>, i64, u64);
 
+/// Where a piece of a thread's samples starts: its first span, the running sum of the weights
+/// before it, and the time of the sample before it (ns; 0 for none).
+#[derive(Debug, Clone, Copy, Default)]
+struct PieceStart {
+    at: SpanCursor,
+    sum: f64,
+    last: u64,
+}
+
+/// The CPU time of `s`'s sample (µs).
+fn cpu(s: &Span) -> u64 {
+    round((s.end - s.start).max(0.0)) as u64
+}
+
+/// Whether a sample on no stack follows `s`: a gap before the next span, or the end.
+fn gap_after(s: &Span, next: Option<&Span>) -> bool {
+    s.end.is_finite() && next.is_none_or(|n| n.start > s.end)
+}
+
 impl SpanSamples {
     /// The samples, in time order.
     pub(crate) fn iter(&self) -> impl Iterator<Item = Sample> + '_ {
-        let mut spans = self.spans.iter().peekable();
-        let mut sum: f64 = 0.0;
+        self.iter_from(PieceStart::default(), usize::MAX)
+    }
+
+    /// The samples of `n` spans from `from` on.
+    fn iter_from(&self, from: PieceStart, mut n: usize) -> impl Iterator<Item = Sample> + '_ {
+        let mut spans = self.spans.iter_from(from.at).peekable();
+        let mut sum = from.sum;
         std::iter::from_fn(move || {
+            n = n.checked_sub(1)?;
             let s = spans.next()?;
-            let w = if self.counts {
-                s.weight as i64
-            } else {
-                let before = sum;
-                sum += s.weight;
-                (round(sum) - round(before)) as i64
-            };
-            let stack = (s.stack != StackId::ROOT).then(|| self.stack_of[s.stack.index()]);
-            let cpu = round((s.end - s.start).max(0.0)) as u64;
-            let sample = (ns_from(self.zero, s.start), stack, w, cpu);
-            // A gap after it (the next span starts later), or the end.
-            let gap = (s.end.is_finite() && spans.peek().is_none_or(|n| n.start > s.end))
-                .then(|| (ns_from(self.zero, s.end), None, 0, 0));
+            let sample = (ns_from(self.zero, s.start), self.stack(&s), self.weight(&s, &mut sum), cpu(&s));
+            let gap = gap_after(&s, spans.peek()).then(|| (ns_from(self.zero, s.end), None, 0, 0));
             Some(std::iter::once(sample).chain(gap))
         })
         .flatten()
+    }
+
+    /// The stack of `s`'s sample.
+    fn stack(&self, s: &Span) -> Option<u32> {
+        (s.stack != StackId::ROOT).then(|| self.stack_of[s.stack.index()])
+    }
+
+    /// The weight of `s`'s sample, after `sum` of the weights before it (which it adds to).
+    fn weight(&self, s: &Span, sum: &mut f64) -> i64 {
+        if self.counts {
+            s.weight as i64
+        } else {
+            let before = *sum;
+            *sum += s.weight;
+            (round(*sum) - round(before)) as i64
+        }
+    }
+
+    /// Where each piece of `piece` spans starts, and how many samples there are.
+    fn pieces(&self, piece: usize) -> (Vec<PieceStart>, usize) {
+        let mut starts: Vec<PieceStart> =
+            self.spans.cursors(piece).into_iter().map(|at| PieceStart { at, ..PieceStart::default() }).collect();
+        let (mut sum, mut last, mut n) = (0.0, 0, 0);
+        let mut spans = self.spans.iter().enumerate().peekable();
+        while let Some((k, s)) = spans.next() {
+            if k % piece == 0 {
+                let p = &mut starts[k / piece];
+                (p.sum, p.last) = (sum, last);
+            }
+            if !self.counts {
+                sum += s.weight;
+            }
+            last = ns_from(self.zero, s.start);
+            n += 1;
+            if gap_after(&s, spans.peek().map(|p| &p.1)) {
+                last = ns_from(self.zero, s.end);
+                n += 1;
+            }
+        }
+        (starts, n)
     }
 }
 
@@ -228,6 +282,17 @@ struct Placed {
 /// Writes the profile of `parts` (in the order the profile lists its threads), their samples
 /// and markers serialized by up to `threads` threads.
 pub(crate) fn write(head: &Head, parts: &[ThreadPart], threads: usize, w: &mut dyn Write) -> io::Result<()> {
+    write_in_pieces(head, parts, threads, PIECE, w)
+}
+
+/// [`write`], a thread of more than `piece` spans or markers a piece of `piece` at a time.
+pub(super) fn write_in_pieces(
+    head: &Head,
+    parts: &[ThreadPart],
+    threads: usize,
+    piece: usize,
+    w: &mut dyn Write,
+) -> io::Result<()> {
     let mut shared = Shared::default();
     let mut placed = Vec::with_capacity(parts.len());
     let mut n_stacks = 0u32;
@@ -247,29 +312,108 @@ pub(crate) fn write(head: &Head, parts: &[ThreadPart], threads: usize, w: &mut d
     tables(&mut out, &shared);
     out.push_str("},\"threads\":[");
     w.write_all(out.as_bytes())?;
-    // Each thread in two halves, its samples and its markers, made side by side: most of a
-    // recording is often one thread.
+    // Each thread in two halves, its samples and its markers, made side by side (most of a
+    // recording is often one thread), a long thread's in pieces.
+    let pieces: Vec<(usize, Piece)> =
+        parts.iter().enumerate().flat_map(|(t, p)| Piece::all(p, piece).map(move |x| (t, x))).collect();
+    // Where each long thread's pieces of samples start, found on every core.
+    let starts = jscalls::threads::map(parts.iter().collect(), threads, |p: &ThreadPart| {
+        (p.samples.spans.len() > piece).then(|| p.samples.pieces(piece))
+    });
     jscalls::threads::ordered(
-        2 * parts.len(),
+        pieces.len(),
         threads,
         2 * threads,
-        |k| (k, &parts[k / 2], &placed[k / 2]),
-        |(k, p, at)| {
-            if k % 2 == 1 {
-                let mut s = String::with_capacity(48 * p.markers.len() + 256);
-                thread_markers(&mut s, p, at);
-                return s;
-            }
-            let mut s = String::with_capacity(32 * p.samples.spans.len() + 256);
-            if k > 0 {
+        |k| pieces[k],
+        |(t, part)| {
+            let (p, at) = (&parts[t], &placed[t]);
+            let mut s = String::with_capacity(match part {
+                Piece::Samples => 32 * p.samples.spans.len() + 256,
+                Piece::Markers => 48 * p.markers.len() + 256,
+                _ => 8 * piece + 256,
+            });
+            if t > 0 && matches!(part, Piece::Samples | Piece::SamplesHead) {
                 s.push(',');
             }
-            thread_samples(&mut s, p, at, head.tracing_ms);
+            match part {
+                Piece::Samples => thread_samples(&mut s, p, at, head.tracing_ms),
+                Piece::SamplesHead => {
+                    thread_head(&mut s, p);
+                    s.push_str(",\"samples\":{\"stack\":[");
+                }
+                Piece::SampleColumn { col, k } => {
+                    let (starts, _) = starts[t].as_ref().expect("a long thread's pieces");
+                    sample_column(&mut s, p, at, head.tracing_ms, (col, k, piece), starts[k]);
+                }
+                Piece::SamplesEnd => {
+                    s.push_str("],");
+                    length(&mut s, starts[t].as_ref().expect("a long thread's pieces").1);
+                }
+                Piece::Markers => {
+                    for col in 0..MARKER_COLUMNS.len() {
+                        marker_column(&mut s, p, at, (col, 0, usize::MAX));
+                    }
+                    markers_end(&mut s, p);
+                }
+                Piece::MarkerColumn { col, k } => marker_column(&mut s, p, at, (col, k, piece)),
+                Piece::MarkersEnd => markers_end(&mut s, p),
+            }
             s
         },
         |s| w.write_all(s.as_bytes()),
     )?;
     w.write_all(b"]}\n")
+}
+
+/// Spans of a thread's samples, and markers, that one piece of text holds at most: a longer
+/// thread is written a column at a time, a piece of it at a time (its spans read again for
+/// each column), so that no column of it is held whole.
+const PIECE: usize = 1 << 20;
+
+/// A piece of a thread's text.
+#[derive(Debug, Clone, Copy)]
+enum Piece {
+    /// Its object to the end of its samples, all their columns made in one pass.
+    Samples,
+    /// Its object to its samples' first column.
+    SamplesHead,
+    /// Column `col` (stack, timeDeltas, weight, threadCPUDelta) of the samples of the `k`-th
+    /// pieces of spans.
+    SampleColumn { col: u8, k: usize },
+    /// The samples' end.
+    SamplesEnd,
+    /// Its markers, to the end of its object.
+    Markers,
+    /// Column `col` of [`MARKER_COLUMNS`] for the `k`-th piece of markers.
+    MarkerColumn { col: usize, k: usize },
+    /// The markers' end, and the object's.
+    MarkersEnd,
+}
+
+impl Piece {
+    /// The pieces of `p`, in order.
+    fn all(p: &ThreadPart, piece: usize) -> impl Iterator<Item = Piece> {
+        let columns = |n: usize, cols: usize, each: fn(usize, usize) -> Piece| {
+            (0..cols).flat_map(move |col| (0..n.div_ceil(piece)).map(move |k| each(col, k)))
+        };
+        let (spans, markers) = (p.samples.spans.len(), p.markers.len());
+        let samples: Vec<Piece> = if spans <= piece {
+            vec![Piece::Samples]
+        } else {
+            std::iter::once(Piece::SamplesHead)
+                .chain(columns(spans, 4, |col, k| Piece::SampleColumn { col: col as u8, k }))
+                .chain([Piece::SamplesEnd])
+                .collect()
+        };
+        let markers: Vec<Piece> = if markers <= piece {
+            vec![Piece::Markers]
+        } else {
+            columns(markers, MARKER_COLUMNS.len(), |col, k| Piece::MarkerColumn { col, k })
+                .chain([Piece::MarkersEnd])
+                .collect()
+        };
+        samples.into_iter().chain(markers)
+    }
 }
 
 fn meta(out: &mut String, head: &Head) {
@@ -377,20 +521,7 @@ fn tables(out: &mut String, s: &Shared) {
 
 /// A thread's object up to its samples, which [`thread_markers`] goes on from.
 fn thread_samples(out: &mut String, p: &ThreadPart, at: &Placed, tracing_ms: bool) {
-    out.push_str("{\"processType\":\"default\",\"processStartupTime\":");
-    push_ms(out, p.process_start as i64);
-    out.push_str(",\"processShutdownTime\":null,\"registerTime\":");
-    push_ms(out, p.register as i64);
-    out.push_str(",\"unregisterTime\":null,\"pausedRanges\":[],\"showMarkersInTimeline\":false,\"name\":");
-    jscalls::tree::write_json_str(out, &p.name);
-    out.push_str(",\"isMainThread\":");
-    out.push_str(if p.is_main { "true" } else { "false" });
-    out.push_str(",\"processName\":");
-    jscalls::tree::write_json_str(out, &p.process_name);
-    out.push_str(",\"pid\":");
-    jscalls::tree::write_json_str(out, &p.pid);
-    out.push_str(",\"tid\":");
-    jscalls::tree::write_json_str(out, &p.tid);
+    thread_head(out, p);
     // The samples' four columns made in one pass over the spans (three of them on the side).
     let mut cols = [String::new(), String::new(), String::new()];
     let mut n = 0;
@@ -426,21 +557,128 @@ fn thread_samples(out: &mut String, p: &ThreadPart, at: &Placed, tracing_ms: boo
     length(out, n);
 }
 
-/// A thread's markers, to the end of its object.
-fn thread_markers(out: &mut String, p: &ThreadPart, at: &Placed) {
-    let m = &p.markers;
-    let n = m.len();
-    out.push_str(",\"markers\":{");
-    column(out, "data", n, |o, _| o.push_str("null"));
-    column(out, "name", n, |o, k| push_int(o, at.names[m[k].name as usize]));
-    column(out, "startTime", n, |o, k| push_ms(o, m[k].start as i64));
-    column(out, "endTime", n, |o, k| match m[k].end() {
+/// A thread's object up to its samples.
+fn thread_head(out: &mut String, p: &ThreadPart) {
+    out.push_str("{\"processType\":\"default\",\"processStartupTime\":");
+    push_ms(out, p.process_start as i64);
+    out.push_str(",\"processShutdownTime\":null,\"registerTime\":");
+    push_ms(out, p.register as i64);
+    out.push_str(",\"unregisterTime\":null,\"pausedRanges\":[],\"showMarkersInTimeline\":false,\"name\":");
+    jscalls::tree::write_json_str(out, &p.name);
+    out.push_str(",\"isMainThread\":");
+    out.push_str(if p.is_main { "true" } else { "false" });
+    out.push_str(",\"processName\":");
+    jscalls::tree::write_json_str(out, &p.process_name);
+    out.push_str(",\"pid\":");
+    jscalls::tree::write_json_str(out, &p.pid);
+    out.push_str(",\"tid\":");
+    jscalls::tree::write_json_str(out, &p.tid);
+}
+
+/// The keys before the samples' columns, after the first (`tracing` says the weights' type).
+fn column_key(col: u8, tracing_ms: bool) -> &'static str {
+    match (col, tracing_ms) {
+        (1, _) => "],\"timeDeltas\":[",
+        (2, _) => "],\"weight\":[",
+        (_, true) => "],\"weightType\":\"tracing-ms\",\"threadCPUDelta\":[",
+        (_, false) => "],\"weightType\":\"samples\",\"threadCPUDelta\":[",
+    }
+}
+
+/// Column `col` of the samples of the `k`-th `piece` spans, from `from`: as
+/// [`thread_samples`] writes them.
+fn sample_column(
+    out: &mut String,
+    p: &ThreadPart,
+    at: &Placed,
+    tracing_ms: bool,
+    (col, k, piece): (u8, usize, usize),
+    from: PieceStart,
+) {
+    if col > 0 && k == 0 {
+        out.push_str(column_key(col, tracing_ms));
+    }
+    // Only this column's values are made: each piece's spans are read four times.
+    let samples = &p.samples;
+    let mut spans = samples.spans.iter_from(from.at).peekable();
+    let (mut sum, mut last, mut first) = (from.sum, from.last as i64, k == 0);
+    let mut sep = |out: &mut String| {
+        if !std::mem::take(&mut first) {
+            out.push(',');
+        }
+    };
+    for _ in 0..piece {
+        let Some(x) = spans.next() else { break };
+        let gap = gap_after(&x, spans.peek());
+        sep(out);
+        match col {
+            0 => push_opt(out, samples.stack(&x).map(|x| x + at.first_stack)),
+            1 => {
+                let t = ns_from(samples.zero, x.start) as i64;
+                push_ms(out, t - std::mem::replace(&mut last, t));
+                if gap {
+                    let t = ns_from(samples.zero, x.end) as i64;
+                    sep(out);
+                    push_ms(out, t - std::mem::replace(&mut last, t));
+                }
+                continue;
+            }
+            2 if tracing_ms => push_ms(out, samples.weight(&x, &mut sum) * 1000),
+            2 => push_int(out, samples.weight(&x, &mut sum)),
+            _ => push_int(out, cpu(&x)),
+        }
+        if gap {
+            sep(out);
+            out.push_str(if col == 0 { "null" } else { "0" });
+        }
+    }
+}
+
+/// How a marker's value in a column is written.
+type MarkerValue = fn(&mut String, &Marker, &Placed);
+
+/// The markers' columns: each key, and how a marker's value is written.
+const MARKER_COLUMNS: [(&str, MarkerValue); 6] = [
+    ("data", |o, _, _| o.push_str("null")),
+    ("name", |o, m, at| push_int(o, at.names[m.name as usize])),
+    ("startTime", |o, m, _| push_ms(o, m.start as i64)),
+    ("endTime", |o, m, _| match m.end() {
         Some(e) => push_ms(o, e as i64),
         None => o.push_str("null"),
-    });
-    column(out, "phase", n, |o, k| o.push(if m[k].end().is_some() { '1' } else { '0' }));
-    column(out, "category", n, |o, _| push_int(o, u32::from(TRACE_EVENT)));
-    length(out, n);
+    }),
+    ("phase", |o, m, _| o.push(if m.end().is_some() { '1' } else { '0' })),
+    ("category", |o, _, _| push_int(o, u32::from(TRACE_EVENT))),
+];
+
+/// Column `col` of [`MARKER_COLUMNS`] for the `k`-th `piece` markers of `p`: with the
+/// column's key before the first (and the markers' object before the first column), `],`
+/// after the last.
+fn marker_column(out: &mut String, p: &ThreadPart, at: &Placed, (col, k, piece): (usize, usize, usize)) {
+    let (key, value) = MARKER_COLUMNS[col];
+    let m = &p.markers;
+    if k == 0 {
+        if col == 0 {
+            out.push_str(",\"markers\":{");
+        }
+        out.push('"');
+        out.push_str(key);
+        out.push_str("\":[");
+    }
+    let end = m.len().min((k + 1) * piece);
+    for (n, marker) in m[k * piece..end].iter().enumerate() {
+        if n > 0 || k > 0 {
+            out.push(',');
+        }
+        value(out, marker, at);
+    }
+    if end == m.len() {
+        out.push_str("],");
+    }
+}
+
+/// The markers' length, and the end of the thread's object.
+fn markers_end(out: &mut String, p: &ThreadPart) {
+    length(out, p.markers.len());
     out.push('}');
 }
 
