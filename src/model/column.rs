@@ -2,8 +2,8 @@
 //!
 //! A profile's sample ids, time deltas, lines and columns are held until the end of the input.
 //! Ids are small integers and lines and columns whole numbers almost always, so each such
-//! column starts narrow (`u32` ids, `i32` positions) and widens once, for good, at the first
-//! value that does not fit. Time deltas are whole microseconds of a sampling interval almost
+//! column starts narrow (`u32` ids; `i16` positions, then `i32`) and widens, for good, at the
+//! first value that does not fit. Time deltas are whole microseconds of a sampling interval almost
 //! always: 2 bytes each, the few others beside them ([`SmallDeltas`]).
 
 use itertools::Either;
@@ -71,8 +71,81 @@ impl<N: Narrow> Default for Column32<N> {
 
 /// Sample ids ([`crate::input::leaf::UNKNOWN_ID`] for values that are not ids).
 pub(crate) type Ids = Column32<u32>;
-/// Lines or columns of the samples.
-pub(crate) type Positions = Column32<i32>;
+/// Lines or columns of the samples: 2 bytes a value while they all fit an `i16` (lines
+/// almost always, and no line at all is 0), then as a [`Column32`].
+#[derive(Debug, Clone)]
+pub(crate) enum Positions {
+    Short(Vec<i16>),
+    Long(Column32<i32>),
+}
+
+impl Default for Positions {
+    fn default() -> Positions {
+        Positions::Short(Vec::new())
+    }
+}
+
+impl Narrow for i16 {
+    type Wide = f64;
+    #[inline]
+    fn narrow(w: f64) -> Option<i16> {
+        let i = w as i16;
+        // As for i32: not −0, not NaN.
+        (f64::from(i) == w && (i != 0 || w.is_sign_positive())).then_some(i)
+    }
+    #[inline]
+    fn cast(w: f64) -> i16 {
+        w as i16
+    }
+    #[inline]
+    fn widen(self) -> f64 {
+        f64::from(self)
+    }
+}
+
+impl Positions {
+    /// The values of `v`.
+    pub(crate) fn from_slice(v: &[f64]) -> Positions {
+        let mut p = Positions::default();
+        p.extend(v);
+        p
+    }
+
+    /// Appends the values of `v`, widening the column first if one of them needs it.
+    pub(crate) fn extend(&mut self, v: &[f64]) {
+        if let Positions::Short(n) = self {
+            if v.iter().all(|&w| i16::narrow(w).is_some()) {
+                n.extend(v.iter().map(|&w| i16::cast(w)));
+                return;
+            }
+            *self = Positions::Long(Column32::Narrow(n.iter().map(|&x| i32::from(x)).collect()));
+        }
+        if let Positions::Long(c) = self {
+            c.extend(v);
+        }
+    }
+
+    /// The number of values.
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            Positions::Short(n) => n.len(),
+            Positions::Long(c) => c.len(),
+        }
+    }
+
+    /// The values from index `from` on.
+    pub(crate) fn iter_from(&self, from: usize) -> impl Iterator<Item = f64> + '_ {
+        match self {
+            Positions::Short(n) => Either::Left(n[from..].iter().map(|&x| f64::from(x))),
+            Positions::Long(c) => Either::Right(c.iter_from(from)),
+        }
+    }
+
+    /// All values.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = f64> + '_ {
+        self.iter_from(0)
+    }
+}
 
 impl<N: Narrow> Column32<N> {
     /// The values of `v`.
@@ -216,15 +289,36 @@ mod tests {
         assert_eq!(ids.iter_from(5).collect::<Vec<_>>(), [8, 9]);
         assert_eq!(ids.len(), 7);
 
-        let tricky = [0.0, 100.0, -3.0, 2_147_483_647.0, 2_147_483_648.0, -0.0, 1.25, 1e-7, -2_147_483_648.0];
-        for (k, &x) in tricky.iter().enumerate() {
+        // Each value, and the form that holds it with 100, 50 and 7: 2 bytes, 4 or a double.
+        let tricky = [
+            (0.0, 2),
+            (100.0, 2),
+            (-3.0, 2),
+            (32_767.0, 2),
+            (-32_768.0, 2),
+            (32_768.0, 4),
+            (-32_769.0, 4),
+            (2_147_483_647.0, 4),
+            (2_147_483_648.0, 8),
+            (-0.0, 8),
+            (1.25, 8),
+            (1e-7, 8),
+            (-2_147_483_648.0, 4),
+            (f64::NAN, 8),
+        ];
+        for (x, bytes) in tricky {
             let mut d = Positions::from_slice(&[100.0, 50.0]);
             d.extend(&[x]);
             d.extend(&[7.0]);
-            let narrow = !(k == 4 || k == 5 || k == 6 || k == 7);
-            assert_eq!(matches!(d, Column32::Narrow(_)), narrow, "{x}");
+            let held = match &d {
+                Positions::Short(_) => 2,
+                Positions::Long(Column32::Narrow(_)) => 4,
+                Positions::Long(Column32::Wide(_)) => 8,
+            };
+            assert_eq!(held, bytes, "{x}");
             let bits: Vec<u64> = d.iter().map(f64::to_bits).collect();
             assert_eq!(bits, [100.0, 50.0, x, 7.0].map(f64::to_bits), "{x}");
+            assert_eq!(d.iter_from(3).map(f64::to_bits).collect::<Vec<_>>(), [7f64.to_bits()], "{x}");
         }
     }
 
