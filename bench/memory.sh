@@ -52,6 +52,11 @@ run '`export --to collapsed --weight samples`' x.collapsed export --to collapsed
 run '`export --to pprof --weight samples`' x.pb.gz export --to pprof --weight samples
 run '`export --to collapsed --by-time`' x.collapsed export --to collapsed --by-time
 run '`export --to svg --by-time`' x.svg export --to svg --by-time
+run '`export --to firefox --weight sample-time`' x.json.gz export --to firefox --weight sample-time
+run '`export --to firefox --by-line --weight samples`' x.json.gz export --to firefox --by-line --weight samples
+run '`export --to speedscope --weight sample-time`' x.speedscope.json export --to speedscope --weight sample-time
+run '`tree --weight sample-time --by-line`' x.txt tree --weight sample-time --by-line
+run '`export --to collapsed --by-line --weight sample-time`' x.collapsed export --to collapsed --by-line --weight sample-time
 run '`calls --format summary`' x.txt calls --format summary
 run '`ranges`' x.txt ranges
 run '`frames`' x.json frames

@@ -7,7 +7,8 @@
 
 use rustc_hash::FxHashMap as HashMap;
 
-use super::export::{collapsed_line, collapsed_names, collapsed_text};
+use super::export::collapsed_line;
+use super::names::{collapsed_names, collapsed_text};
 use super::{Spans, StackId, Stacks};
 
 /// [`Paths`]' nodes as they are made, each (parent, name) once.

@@ -3,6 +3,7 @@
 
 use rustc_hash::FxHashMap;
 
+use super::names::{collapsed_text, NameNodes, NO_PARENT};
 use super::{Func, Spans, StackId, Stacks};
 use crate::js::{write_int, write_json_string as string, write_number as number, Spill};
 
@@ -198,35 +199,6 @@ fn sampled(out: &mut Spill<'_>, p: &Profile<'_>, ids: &[u32]) {
     out.push_str("]}");
 }
 
-/// A name in collapsed stacks, with the separator `;` and line breaks replaced (the format
-/// cannot escape them) and every other control character made U+FFFD: an SVG drawn from the
-/// lines must be well-formed XML, and a terminal showing them must not take them as commands.
-/// A name that ends in a space and a number (a line frame of no script, `line 4`; a trace
-/// event's) has that space made a no-break space: a line ending `line 4 2862` reads as a
-/// differential line of the frame `line` to flame-graph tools (inferno drew it so).
-pub(crate) fn collapsed_text(s: &str) -> String {
-    let mut out: String = s
-        .chars()
-        .map(|c| match c {
-            ';' | '\n' | '\r' => ':',
-            c if c.is_control() => '\u{FFFD}',
-            c => c,
-        })
-        .collect();
-    if let Some(at) = out.rfind(' ') {
-        let tail = &out.as_bytes()[at + 1..];
-        if !tail.is_empty() && tail.iter().all(|b| b.is_ascii_digit() || *b == b'.') {
-            out.replace_range(at..=at, "\u{A0}");
-        }
-    }
-    out
-}
-
-/// Each function's name in collapsed stacks: its label.
-pub(super) fn collapsed_names(stacks: &Stacks) -> Vec<String> {
-    stacks.funcs.iter().map(|f| collapsed_text(&f.label())).collect()
-}
-
 /// The collapsed line of `stack` weighing `w` (rounded), made in `line`; false (and `line`
 /// left as it was) under 1.
 pub(super) fn collapsed_line(
@@ -305,32 +277,10 @@ impl CollapsedTree {
 
     /// The tree of `stacks`' names; every line will start with `prefix;` when given.
     pub fn new(stacks: &Stacks, prefix: Option<&str>) -> CollapsedTree {
-        let labels = collapsed_names(stacks);
-        let mut name_id: FxHashMap<&str, u32> = FxHashMap::default();
-        let func_name: Vec<u32> = labels
-            .iter()
-            .map(|n| {
-                let k = name_id.len() as u32;
-                *name_id.entry(n.as_str()).or_insert(k)
-            })
-            .collect();
-        let mut name_of: Vec<&str> = vec![""; name_id.len()];
-        for (n, &k) in &name_id {
-            name_of[k as usize] = n;
-        }
-        let mut index: FxHashMap<(u32, u32), u32> = FxHashMap::default();
-        let mut nodes: Vec<(u32, u32)> = Vec::new(); // (parent or NO_PARENT, name)
-        let mut node_of: Vec<u32> = Vec::with_capacity(stacks.len());
-        for s in (0..stacks.len()).map(StackId::new) {
-            let (parent, f) = stacks.frame(s);
-            let key = (parent.map_or(NO_PARENT, |p| node_of[p.index()]), func_name[f.index()]);
-            let next = nodes.len() as u32;
-            let t = *index.entry(key).or_insert(next);
-            if t == next {
-                nodes.push(key);
-            }
-            node_of.push(t);
-        }
+        let mut tree = NameNodes::default();
+        tree.extend(stacks);
+        let name_of = tree.names();
+        let (node_of, nodes) = (&tree.node_of, &tree.nodes);
         let mut weight = vec![0.0; nodes.len()];
         let mut root = 0.0;
         for &(s, w) in &stacks.samples {
@@ -676,9 +626,6 @@ struct Path {
     nodes: Vec<(u32, usize)>,
     up: Vec<u32>,
 }
-
-/// The parent of a [`CollapsedTree`]'s root nodes.
-const NO_PARENT: u32 = u32::MAX;
 
 /// The Firefox Profiler keeps a Chrome trace's samples at least this far apart (its importer's
 /// fixed interval, 0.5 ms), µs; one more keeps its sums of float deltas from dropping one.

@@ -15,6 +15,7 @@ pub(crate) mod devtools;
 pub use devtools::Selection;
 pub(crate) mod export;
 mod json;
+mod names;
 mod per_call;
 mod spans;
 mod transform;
@@ -659,6 +660,8 @@ impl Stacks {
         let mut sums: Vec<Option<f64>> = Vec::new();
         // Their total in time order, as `Iterator::sum` adds them.
         let mut total: Option<f64> = None;
+        // With `SamplesKept::PerName`: the tree of names, and each node's first stack and sum.
+        let (mut names, mut per_name) = (names::NameNodes::default(), Vec::<Option<(StackId, f64)>>::new());
         for (k, &n) in m.sample_nodes.iter().enumerate() {
             let (time, next) = times.as_mut().map_or((None, None), |t| (t.next(), t.peek().copied()));
             let line = lines.as_mut().and_then(Iterator::next);
@@ -714,6 +717,11 @@ impl Stacks {
                     }
                     *sums[stack.index()].get_or_insert(0.0) += w;
                 }
+                SamplesKept::PerName => {
+                    names.extend(&st);
+                    per_name.resize(names.nodes.len(), None);
+                    per_name[names.node_of[stack.index()] as usize].get_or_insert((stack, 0.0)).1 += w;
+                }
                 SamplesKept::Total => {}
             }
             total = Some(total.map_or(w, |t| t + w));
@@ -721,6 +729,9 @@ impl Stacks {
                 let b = next.unwrap_or(a);
                 spans.push(Span { start: a * 1000.0, end: b * 1000.0, stack, weight: w });
             }
+        }
+        if kept == SamplesKept::PerName {
+            st.samples = per_name.into_iter().flatten().collect();
         }
         if kept == SamplesKept::PerStack {
             st.samples = sums.iter().enumerate().filter_map(|(k, s)| Some((StackId::new(k), (*s)?))).collect();
@@ -791,6 +802,10 @@ pub enum SamplesKept {
     /// sums in [`CallTree::functions`], and what a [`Transform`] makes of the stacks, add them
     /// in another order; with [`Weight::Samples`], whole numbers, the order does not matter.)
     PerStack,
+    /// One sample a path of names (stacks named alike, frame for frame), the sum of its
+    /// samples' weights in time order, on its first stack: the same [`CollapsedTree`], bit for
+    /// bit, as [`SamplesKept::Each`] (see [`Stacks::sum_per_name`]).
+    PerName,
     /// No sample (their spans, or their total, are all that is wanted).
     Total,
 }

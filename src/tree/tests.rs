@@ -260,7 +260,7 @@ fn collapsed_pieces_end_at_their_size() {
 /// space; other names keep their spaces.
 #[test]
 fn collapsed_names_never_end_in_a_count() {
-    use export::collapsed_text;
+    use names::collapsed_text;
     assert_eq!(collapsed_text("line 4"), "line\u{A0}4");
     assert_eq!(collapsed_text("Frame 12.5"), "Frame\u{A0}12.5");
     assert_eq!(collapsed_text("a b 3"), "a b\u{A0}3");
@@ -439,6 +439,59 @@ fn samples_kept_per_stack_or_not_at_all_give_the_same_trees_and_total() {
     }
     // (The Firefox profile's sample times are not whole µs.)
     assert!(order_told, "no thread whose total depends on the order of its samples");
+}
+
+/// Summed per path of names, after or as they are made, a recording's samples make the same
+/// collapsed lines, bit for bit in their sums (the Firefox profile's sample times are not whole
+/// µs), and the same total.
+#[test]
+fn samples_summed_per_name_make_the_same_collapsed_lines() {
+    let (mut before, mut after) = (0, 0);
+    for file in ["fixtures/chrome-ui.json.gz", "fixtures/gecko/firefox-159-sites.json.gz"] {
+        let cfg = crate::Config { keep_lines: true, ..crate::Config::default() };
+        let (_, assembled) = crate::assemble(&crate::Source::file(file), &cfg).unwrap();
+        assembled
+            .for_each_thread(|th| {
+                let by_line = |kept| Stacks::from_samples_kept(&th, Weight::SampleTime, true, kept, None);
+                for (stacks, what) in [
+                    (Stacks::from_calls(&th), "calls"),
+                    (by_line(SamplesKept::Each), "sample time by line"),
+                    (by_line(SamplesKept::Each), "sample time by line, kept per name"),
+                ] {
+                    let summed = if what.ends_with("per name") {
+                        by_line(SamplesKept::PerName)
+                    } else {
+                        let mut summed = stacks.clone();
+                        summed.sum_per_name();
+                        summed
+                    };
+                    let at = format!("{file} {what}");
+                    (before, after) = (before + stacks.samples.len(), after + summed.samples.len());
+                    assert_eq!(summed.total().to_bits(), stacks.total().to_bits(), "{at}");
+                    let lines = |st: &Stacks| {
+                        let mut out = Vec::new();
+                        export::CollapsedTree::new(st, Some("T")).write(&mut out, 0);
+                        out
+                    };
+                    assert_eq!(lines(&summed), lines(&stacks), "{at}");
+                    // Each path's sum, as the tree adds it up, bit for bit.
+                    let sums = |st: &Stacks| {
+                        let mut tree = names::NameNodes::default();
+                        tree.extend(st);
+                        let (node_of, nodes) = (&tree.node_of, &tree.nodes);
+                        let mut sums = vec![0.0f64; nodes.len() + 1];
+                        for &(s, w) in &st.samples {
+                            sums[node_of.get(s.index()).map_or(nodes.len(), |&t| t as usize)] += w;
+                        }
+                        sums.iter().map(|s| s.to_bits()).collect::<Vec<_>>()
+                    };
+                    assert_eq!(sums(&summed), sums(&stacks), "{at}");
+                }
+                Ok::<(), ()>(())
+            })
+            .unwrap();
+    }
+    assert!(after < before, "{after} of {before}: too few repeats to tell");
 }
 
 /// Written in pieces on several threads, collapsed stacks are the lines one per name path,

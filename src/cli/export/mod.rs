@@ -285,6 +285,7 @@ pub(crate) fn render(
         // pprof sums each stack's rounded values: held one a stack from the start.
         rounded: std::ptr::eq(format, &pprof::FORMAT).then(|| pprof::scale(args)),
         per_stack: false,
+        per_name: std::ptr::eq(format, &collapsed::FORMAT) || std::ptr::eq(format, &svg::FORMAT),
     };
     let kept = tree::choose(assembled, &args.select, window, wants)?;
     if kept.is_empty() {

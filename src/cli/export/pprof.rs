@@ -470,6 +470,7 @@ mod tests {
             samples: FORMAT.samples,
             rounded: None,
             per_stack: false,
+            per_name: false,
         }
     }
 

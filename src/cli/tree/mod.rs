@@ -132,6 +132,9 @@ pub(crate) struct Wants {
     pub(crate) rounded: Option<f64>,
     /// Only trees read the samples: each stack's may be summed first (in time order).
     pub(crate) per_stack: bool,
+    /// Only collapsed stacks read the samples: each path of names' may be summed first (in
+    /// time order), a sample a line.
+    pub(crate) per_name: bool,
 }
 
 /// Options that shape jscalls' own trees, which DevTools' document does not take.
@@ -171,7 +174,7 @@ pub(crate) fn choose(
     window: Option<&Selection>,
     wants: Wants,
 ) -> Result<Vec<Chosen>, Failure> {
-    let Wants { spans, counts, events, samples: keep_samples, rounded, per_stack } = wants;
+    let Wants { spans, counts, events, samples: keep_samples, rounded, per_stack, per_name } = wants;
     let wanted = sel.thread.as_deref().map(ThreadSpec::parse).transpose().map_err(Failure::Usage)?;
     if sel.by_line && sel.weight == WeightArg::SelfTime {
         return Err(Failure::Usage(
@@ -208,9 +211,12 @@ pub(crate) fn choose(
                 Made::Stacks(match (weight, spans) {
                     (Some(w), _) => {
                         // What of each sample is read: whole numbers (counts) sum alike in any
-                        // order, a tree sums each stack's first, spans hold them all.
+                        // order, a tree sums each stack's first, collapsed stacks each path of
+                        // names', spans hold them all.
                         let kept = if !spans && (w == Weight::Samples || (per_stack && !reshaped)) {
                             SamplesKept::PerStack
+                        } else if !spans && per_name && !reshaped {
+                            SamplesKept::PerName
                         } else if spans && !keep_samples && !reshaped {
                             SamplesKept::Total
                         } else {
@@ -286,6 +292,8 @@ pub(crate) fn choose(
                     c.stacks.samples = Vec::new();
                 } else if let Some(scale) = rounded {
                     c.stacks.sum_rounded(scale);
+                } else if per_name {
+                    c.stacks.sum_per_name();
                 }
             }
             kept.push(c);
