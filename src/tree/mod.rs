@@ -631,7 +631,9 @@ impl Stacks {
 
     /// [`Stacks::from_samples`] (with `by_line`, [`Stacks::from_samples_by_line`]), keeping of
     /// the samples what `kept` says, each as a [`Span`] in `spans` too when given.
-    /// [`Stacks::total`] is the samples' total, summed in time order, whatever is kept.
+    /// [`Stacks::total`] is the samples' total, summed in time order, whatever is kept. For the
+    /// command's own memory: not part of the API.
+    #[doc(hidden)]
     pub fn from_samples_kept(
         thread: &Thread<'_>,
         weight: Weight,
@@ -792,7 +794,9 @@ impl Stacks {
     }
 }
 
-/// What [`Stacks::from_samples_kept`] keeps of the samples.
+/// What [`Stacks::from_samples_kept`] keeps of the samples (the command's own; not part of
+/// the API).
+#[doc(hidden)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SamplesKept {
     /// Each sample.

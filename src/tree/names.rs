@@ -84,7 +84,8 @@ impl NameNodes {
 impl Stacks {
     /// The samples summed per path of names, in their order, each sum on the first stack
     /// of its path (the weight on no function as one sample too), the total kept: the same
-    /// [`CollapsedTree`], bit for bit, from a sample per line.
+    /// [`CollapsedTree`](super::CollapsedTree), bit for bit, from a sample per line.
+    #[doc(hidden)]
     pub fn sum_per_name(&mut self) {
         if self.samples.is_empty() {
             return;

@@ -23,7 +23,8 @@ pub struct Spans {
 }
 
 /// Where a span of [`Spans`] is: its packed bytes' offset, and the end of the span before it,
-/// which they are read against.
+/// which they are read against. (For the command's own pieces of output: not part of the API.)
+#[doc(hidden)]
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct SpanCursor {
     at: usize,
@@ -95,6 +96,7 @@ impl Spans {
     }
 
     /// The spans from the one `from` is at on (from [`Spans::cursors`]).
+    #[doc(hidden)]
     pub fn iter_from(&self, from: SpanCursor) -> impl Iterator<Item = Span> + '_ {
         let SpanCursor { mut at, mut end } = from;
         let bytes = &self.bytes[..];
@@ -110,6 +112,7 @@ impl Spans {
 
     /// Where the first span and every `every`-th after it are, to read on from there
     /// ([`Spans::iter_from`]): a long run of spans read in pieces.
+    #[doc(hidden)]
     pub fn cursors(&self, every: usize) -> Vec<SpanCursor> {
         let every = every.max(1);
         let mut out = Vec::with_capacity(self.len().div_ceil(every));
