@@ -7,6 +7,9 @@ use std::sync::Arc;
 
 mod text;
 
+#[cfg(test)]
+mod tests;
+
 use jscalls::ranges::{Query, Selection};
 use jscalls::tree::{write_json_number, write_json_str, Shown};
 use jscalls::tree::{CallTree, SamplesKept, Span, Spans, Stacks, Transform, Weight};
@@ -72,7 +75,16 @@ impl PerInput for Tree<'_> {
             Failure::Usage(m) => Failed::Usage(m),
             Failure::Input(err) => failure(name, err),
         })?;
-        let trees = Trees { kept: &kept, args, window: range.as_ref(), to_terminal, input: label, engine: cfg.engine };
+        let trees = Trees {
+            kept: &kept,
+            args,
+            window: range.as_ref(),
+            to_terminal,
+            input: label,
+            engine: cfg.engine,
+            threads: cfg.threads,
+            whole: (WHOLE_STACKS, WHOLE_NODES),
+        };
         output
             .write(|w| trees.write(w).map_err(|err| Error::io("cannot write the tree", err)))
             .map_err(|err| failure(name, err))
@@ -341,49 +353,147 @@ struct Trees<'a> {
     to_terminal: bool,
     input: &'a str,
     engine: EngineVersion,
+    threads: usize,
+    /// [`WHOLE_STACKS`] and [`WHOLE_NODES`] (lowered by the tests).
+    whole: (usize, usize),
 }
 
 /// Text is handed to the output in blocks of this size as it is made (a tree of a long trace
 /// is hundreds of MB as JSON).
 const BLOCK: usize = 64 << 10;
 
+/// Threads of at most this many stacks together have their trees made side by side, and their
+/// text too where a tree has at most [`WHOLE_NODES`] nodes (about 110 bytes of text a node);
+/// a larger thread's is made alone and written as it is made, so that memory does not grow
+/// with it.
+const WHOLE_STACKS: usize = 1 << 17;
+
+/// See [`WHOLE_STACKS`].
+const WHOLE_NODES: usize = 1 << 19;
+
+/// A thread's part of the output, made ahead of its turn (see [`WHOLE_STACKS`]).
+enum Section {
+    /// Its text.
+    Whole(String),
+    /// Its tree (None: not made, or flat), to be written as it is made.
+    Later(Option<CallTree>),
+}
+
+/// Which tree of each thread is shown.
+#[derive(Clone, Copy, PartialEq)]
+enum View {
+    TopDown,
+    Inverted,
+    Flat,
+}
+
+impl View {
+    fn name(self) -> &'static str {
+        match self {
+            View::TopDown => "top-down",
+            View::Inverted => "inverted",
+            View::Flat => "flat",
+        }
+    }
+}
+
 impl Trees<'_> {
     fn write(&self, w: &mut dyn Write) -> io::Result<()> {
         let mut failed: Option<io::Error> = None;
-        let mut part = |out: &mut String| {
-            if out.len() >= BLOCK {
-                if failed.is_none() {
-                    failed = w.write_all(out.as_bytes()).err();
-                }
-                out.clear();
-            }
-        };
         let mut out = String::new();
-        self.write_in_parts(&mut out, &mut part);
+        self.head(&mut out);
+        // The threads' sections are made side by side in batches of about `WHOLE_STACKS` stacks
+        // and written in order; a large one is made here at its turn and written in blocks as
+        // it is made.
+        let kept = self.kept;
+        let mut first = 0;
+        while first < kept.len() {
+            let (mut end, mut stacks) = (first, 0);
+            while end < kept.len() && (end == first || stacks + kept[end].stacks.len() <= self.whole.0) {
+                stacks += kept[end].stacks.len();
+                end += 1;
+            }
+            let batch: Vec<usize> = (first..end).collect();
+            first = end;
+            for (k, section) in jscalls::threads::map(batch, self.threads, |k| self.prepare(k)) {
+                let mut part = |out: &mut String| {
+                    if out.len() >= BLOCK {
+                        if failed.is_none() {
+                            failed = w.write_all(out.as_bytes()).err();
+                        }
+                        out.clear();
+                    }
+                };
+                match section {
+                    Section::Whole(text) => {
+                        if failed.is_none() {
+                            failed = w.write_all(out.as_bytes()).and_then(|()| w.write_all(text.as_bytes())).err();
+                        }
+                        out.clear();
+                    }
+                    Section::Later(tree) => self.section(k, tree, &mut out, &mut part),
+                }
+            }
+            if failed.is_some() {
+                break;
+            }
+        }
+        self.tail(&mut out);
         match failed {
             Some(e) => Err(e),
             None => w.write_all(out.as_bytes()),
         }
     }
 
-    fn write_in_parts(&self, out: &mut String, part: &mut dyn FnMut(&mut String)) {
-        let Trees { kept, args, window, to_terminal, input, engine } = *self;
-        let shown = Shown {
-            min_percent: args.min_percent.unwrap_or(if to_terminal && args.format == TreeFormat::Text {
+    fn view(&self) -> View {
+        if self.args.flat {
+            View::Flat
+        } else if self.args.invert {
+            View::Inverted
+        } else {
+            View::TopDown
+        }
+    }
+
+    fn shown(&self) -> Shown {
+        let args = self.args;
+        Shown {
+            min_percent: args.min_percent.unwrap_or(if self.to_terminal && args.format == TreeFormat::Text {
                 0.5
             } else {
                 0.0
             }),
             max_depth: args.depth.unwrap_or(usize::MAX),
             counts: args.select.weight == WeightArg::Samples,
-        };
-        let view = if args.flat {
-            "flat"
-        } else if args.invert {
-            "inverted"
-        } else {
-            "top-down"
-        };
+        }
+    }
+
+    fn tree(&self, c: &Chosen) -> Option<CallTree> {
+        match self.view() {
+            View::Flat => None,
+            View::Inverted => Some(CallTree::inverted(&c.stacks)),
+            View::TopDown => Some(CallTree::top_down(&c.stacks)),
+        }
+    }
+
+    /// Thread `k`'s section, made whole when it is small (see [`WHOLE_STACKS`]).
+    fn prepare(&self, k: usize) -> (usize, Section) {
+        let c = &self.kept[k];
+        if c.stacks.len() > self.whole.0 {
+            return (k, Section::Later(None));
+        }
+        let tree = self.tree(c);
+        if tree.as_ref().is_some_and(|t| t.nodes.len() > self.whole.1) {
+            return (k, Section::Later(tree));
+        }
+        let mut text = String::new();
+        self.section(k, tree, &mut text, &mut |_| {});
+        (k, Section::Whole(text))
+    }
+
+    /// What comes before the threads.
+    fn head(&self, out: &mut String) {
+        let Trees { kept, args, window, input, engine, .. } = *self;
         match args.format {
             TreeFormat::Text | TreeFormat::Devtools => {
                 if let Some(w) = window {
@@ -400,38 +510,20 @@ impl Trees<'_> {
                 if kept.is_empty() {
                     out.push_str("no thread has estimated calls\n");
                 }
-                for c in kept {
-                    let total = c.stacks.total();
-                    let what = match args.select.weight {
-                        WeightArg::SelfTime => format!("{:.3} ms in {} calls", total / 1000.0, c.calls),
-                        WeightArg::Samples => format!("{total} samples"),
-                        WeightArg::SampleTime => format!("{:.3} ms of samples", total / 1000.0),
-                    };
-                    let name = c.name.as_deref().unwrap_or("thread");
-                    // --js-only charges native frames and trace events to their JS caller: said so.
-                    let js_only =
-                        if args.select.js_only { ", JS only (the rest charged to its JS caller)" } else { "" };
-                    let _ = writeln!(out, "{name} (pid {}, tid {}): {what}, {view}{js_only}", c.pid, c.tid);
-                    match view {
-                        "flat" => text::flat_text(out, &c.stacks, total, shown),
-                        "inverted" => text::text(out, &c.stacks, &CallTree::inverted(&c.stacks), shown, part),
-                        _ => text::text(out, &c.stacks, &CallTree::top_down(&c.stacks), shown, part),
-                    }
-                    out.push('\n');
-                }
             }
             TreeFormat::Json => {
                 out.push_str("{\"format\":\"jscalls-tree/1\",\"input\":");
                 write_json_str(out, input);
                 let _ = write!(
                     out,
-                    ",\"engine\":\"{}\",\"weight\":\"{}\",\"view\":\"{view}\",\"jsOnly\":{},\"transforms\":[",
+                    ",\"engine\":\"{}\",\"weight\":\"{}\",\"view\":\"{}\",\"jsOnly\":{},\"transforms\":[",
                     engine.label(),
                     match args.select.weight {
                         WeightArg::SelfTime => "self-time-us",
                         WeightArg::Samples => "samples",
                         WeightArg::SampleTime => "sample-time-us",
                     },
+                    self.view().name(),
                     args.select.js_only
                 );
                 for (k, t) in args.select.transforms.iter().enumerate() {
@@ -447,34 +539,64 @@ impl Trees<'_> {
                     out.push('}');
                 }
                 out.push_str(",\"threads\":[");
-                for (k, c) in kept.iter().enumerate() {
-                    if k > 0 {
-                        out.push(',');
-                    }
-                    let _ = write!(out, "\n{{\"pid\":{},\"tid\":{},\"name\":", c.pid, c.tid);
-                    match &c.name {
-                        Some(n) => write_json_str(out, n),
-                        None => out.push_str("null"),
-                    }
-                    let _ = write!(out, ",\"calls\":{},\"total\":", c.calls);
-                    write_json_number(out, c.stacks.total());
-                    if view == "flat" {
+            }
+        }
+    }
+
+    /// What comes after the threads.
+    fn tail(&self, out: &mut String) {
+        if self.args.format == TreeFormat::Json {
+            out.push_str("]}\n");
+        }
+    }
+
+    /// Thread `k`'s section, of `tree` (made here when None and the view has one); `part` is
+    /// handed the text as it grows (it may take it).
+    fn section(&self, k: usize, tree: Option<CallTree>, out: &mut String, part: &mut dyn FnMut(&mut String)) {
+        let (args, c, shown, view) = (self.args, &self.kept[k], self.shown(), self.view());
+        let tree = tree.or_else(|| self.tree(c));
+        match args.format {
+            TreeFormat::Text | TreeFormat::Devtools => {
+                let total = c.stacks.total();
+                let what = match args.select.weight {
+                    WeightArg::SelfTime => format!("{:.3} ms in {} calls", total / 1000.0, c.calls),
+                    WeightArg::Samples => format!("{total} samples"),
+                    WeightArg::SampleTime => format!("{:.3} ms of samples", total / 1000.0),
+                };
+                let name = c.name.as_deref().unwrap_or("thread");
+                // --js-only charges native frames and trace events to their JS caller: said so.
+                let js_only = if args.select.js_only { ", JS only (the rest charged to its JS caller)" } else { "" };
+                let _ = writeln!(out, "{name} (pid {}, tid {}): {what}, {}{js_only}", c.pid, c.tid, view.name());
+                match &tree {
+                    None => text::flat_text(out, &c.stacks, total, shown),
+                    Some(tree) => text::text(out, &c.stacks, tree, shown, part),
+                }
+                out.push('\n');
+            }
+            TreeFormat::Json => {
+                if k > 0 {
+                    out.push(',');
+                }
+                let _ = write!(out, "\n{{\"pid\":{},\"tid\":{},\"name\":", c.pid, c.tid);
+                match &c.name {
+                    Some(n) => write_json_str(out, n),
+                    None => out.push_str("null"),
+                }
+                let _ = write!(out, ",\"calls\":{},\"total\":", c.calls);
+                write_json_number(out, c.stacks.total());
+                match &tree {
+                    None => {
                         out.push_str(",\"functions\":[");
                         c.stacks.write_flat_json_in_parts(out, c.stacks.total(), shown, part);
-                    } else {
-                        let tree = if view == "inverted" {
-                            CallTree::inverted(&c.stacks)
-                        } else {
-                            CallTree::top_down(&c.stacks)
-                        };
+                    }
+                    Some(tree) => {
                         out.push_str(",\"rootSelf\":");
                         write_json_number(out, tree.root_self);
                         out.push_str(",\"roots\":[");
                         tree.write_json_in_parts(out, &c.stacks, shown, part);
                     }
-                    out.push_str("]}");
                 }
-                out.push_str("]}\n");
+                out.push_str("]}");
             }
         }
     }

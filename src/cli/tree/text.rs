@@ -113,8 +113,8 @@ fn fixed(out: &mut String, v: f64, decimals: u32, width: usize) {
     }
     out.extend(std::iter::repeat_n(' ', width.saturating_sub(text.len())));
     let start = at.min(text.len().saturating_sub(width));
-    // ASCII.
-    out.push_str(std::str::from_utf8(&text[start..]).unwrap_or_default());
+    // ASCII, a char a byte (checking the bytes as UTF-8 took as long as making them).
+    out.extend(text[start..].iter().map(|&b| char::from(b)));
 }
 
 /// |v| × 10^decimals rounded to a whole number, ties to even, computed exactly (v is m × 2^e,
