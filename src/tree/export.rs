@@ -172,20 +172,40 @@ fn sampled(out: &mut Spill<'_>, p: &Profile<'_>, ids: &[u32]) {
     out.push_str("\",\"startValue\":0,\"endValue\":");
     number(out, p.spans.iter().map(|s| s.weight).sum());
     out.push_str(",\"samples\":[");
-    let mut path = Vec::new();
+    // The last sample's path, outermost first, as text (`1,5,9`) with where each frame's ends:
+    // a sample's path is the last one's up to their common ancestor and what is new below it
+    // (found by walking up from the new stack, as `evented` does), not its whole depth.
+    let depth = p.stacks.depths();
+    let (mut path, mut ends, mut text) = (Vec::<StackId>::new(), Vec::<usize>::new(), String::new());
+    let mut opened: Vec<StackId> = Vec::new();
     for (k, s) in p.spans.iter().enumerate() {
         out.spill();
         out.push_str(if k == 0 { "\n[" } else { ",\n[" });
-        path.clear();
-        if s.stack != StackId::ROOT {
-            path.extend(p.stacks.funcs_of(s.stack).iter().map(|&f| ids[f.index()]));
-        }
-        for (j, f) in path.iter().enumerate() {
-            if j > 0 {
-                out.push(',');
+        if path.last().copied().unwrap_or(StackId::ROOT) != s.stack {
+            opened.clear();
+            let mut x = s.stack;
+            while x != StackId::ROOT {
+                let d = depth[x.index()] as usize;
+                if path.len() >= d && path[d - 1] == x {
+                    break;
+                }
+                opened.push(x);
+                x = p.stacks.prefix[x.index()].0.unwrap_or(StackId::ROOT);
             }
-            number(out, *f as f64);
+            let keep = if x == StackId::ROOT { 0 } else { depth[x.index()] as usize };
+            path.truncate(keep);
+            ends.truncate(keep);
+            text.truncate(ends.last().copied().unwrap_or(0));
+            for &y in opened.iter().rev() {
+                if !path.is_empty() {
+                    text.push(',');
+                }
+                write_int(&mut text, i64::from(ids[p.stacks.prefix[y.index()].1.index()]));
+                path.push(y);
+                ends.push(text.len());
+            }
         }
+        out.push_str(&text);
         out.push(']');
     }
     out.push_str("],\"weights\":[");

@@ -229,6 +229,52 @@ proptest::proptest! {
     }
 }
 
+proptest::proptest! {
+    /// A sampled speedscope profile gives each span its stack's frames, outermost first,
+    /// whatever stack came before it (a deeper one, a shallower one, another branch, none).
+    #[test]
+    fn sampled_speedscope_paths_are_each_stack_in_full(
+        shape in proptest::collection::vec((0usize..1000, 0u32..6), 1..200),
+        walk in proptest::collection::vec(0usize..1000, 0..200),
+    ) {
+        let mut st = Stacks::new();
+        let fs: Vec<FuncId> = (0..6).map(|k| st.func(f(&format!("f{k}"), "r.js"))).collect();
+        let mut ids: Vec<StackId> = Vec::new();
+        for &(p, func) in &shape {
+            let parent = if ids.is_empty() || p % 7 == 0 { None } else { Some(ids[p % ids.len()]) };
+            ids.push(st.stack(parent, fs[func as usize]));
+        }
+        // Every ninth span on no function at all.
+        let chosen: Vec<StackId> =
+            walk.iter().map(|&s| if s % 9 == 0 { StackId::ROOT } else { ids[s % ids.len()] }).collect();
+        let spans: Spans = chosen
+            .iter()
+            .enumerate()
+            .map(|(k, &stack)| Span { start: k as f64, end: k as f64 + 1.0, stack, weight: 1.0 })
+            .collect();
+        let profile = Profile { name: "t".to_owned(), stacks: &st, spans: &spans, kind: ProfileKind::SampledCount };
+        let mut out = Vec::new();
+        Profile::write_speedscope(&mut out, "x", &[profile]).unwrap();
+        let doc: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        let frames: Vec<String> =
+            doc["shared"]["frames"].as_array().unwrap().iter().map(|f| f["name"].as_str().unwrap().to_owned()).collect();
+        let written: Vec<Vec<String>> = doc["profiles"][0]["samples"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p.as_array().unwrap().iter().map(|i| frames[i.as_u64().unwrap() as usize].clone()).collect())
+            .collect();
+        let expected: Vec<Vec<String>> = chosen
+            .iter()
+            .map(|&s| {
+                let funcs = if s == StackId::ROOT { Vec::new() } else { st.funcs_of(s) };
+                funcs.iter().map(|f| st.funcs[f.index()].label()).collect()
+            })
+            .collect();
+        proptest::prop_assert_eq!(written, expected);
+    }
+}
+
 /// A piece of collapsed lines ends at its line count or once its paths' text reaches the
 /// bound: `aa` (2 bytes), `aa;b` (4) and `aa;b;ccc` (8).
 #[test]
