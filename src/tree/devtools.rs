@@ -116,12 +116,14 @@ pub(crate) fn write(
         let set = Set::new(th, strings, mode, trace);
         if threads > 1 && th.calls.len() + trace.len() <= SIDE_BY_SIDE {
             // Both trees of both sets; the larger set (all events) first, for the balance.
+            // Each set selected once for its two trees.
+            let sets = [set.select(true), set.select(false)];
             let parts = [(true, false), (true, true), (false, false), (false, true)];
             let parts = parts.into_iter().map(|part| (part, spare.pop().unwrap_or_default())).collect();
             let mut texts = crate::parallel::map(parts, threads, |((all, bottom_up), mut text)| {
                 text.clear();
                 let mut t = Spill::new(&mut text);
-                set.write_part(all, bottom_up, window, &mut t);
+                set.write_part(all, bottom_up, &sets[usize::from(!all)], window, &mut t);
                 // Into memory: nothing to fail.
                 let _ = t.finish();
                 text
@@ -274,13 +276,13 @@ impl<'a> Set<'a> {
         self.set_tail(all, &evs, window, s);
     }
 
-    /// [`Set::write`] in two parts: up to the top-down tree, or from the bottom-up one on.
-    fn write_part(&self, all: bool, bottom_up: bool, window: (f64, f64), s: &mut Spill<'_>) {
-        let evs = self.select(all);
+    /// [`Set::write`] of the set selected (`items`) in two parts: up to the top-down tree, or
+    /// from the bottom-up one on.
+    fn write_part(&self, all: bool, bottom_up: bool, items: &[Item], window: (f64, f64), s: &mut Spill<'_>) {
         if bottom_up {
-            self.set_tail(all, &evs, window, s);
+            self.set_tail(all, items, window, s);
         } else {
-            self.set_head(all, &evs, window, s);
+            self.set_head(all, items, window, s);
         }
     }
 
