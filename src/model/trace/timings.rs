@@ -56,7 +56,12 @@ pub(crate) fn is_timing(name: &str, ph: u8, cat: &Leaf<'_>) -> bool {
 
 /// Node's `console.time` (`node.console`) and user-timing (`node.perf.usertiming`) categories.
 fn node_timing_category(cat: &str) -> bool {
-    cat.split(',').any(|c| c == "node.console" || c == "node.perf.usertiming")
+    let node = |c: &str| c == "node.console" || c == "node.perf.usertiming";
+    // Most categories are one name: compared whole, not split.
+    if memchr::memchr(b',', cat.as_bytes()).is_none() {
+        return node(cat);
+    }
+    cat.split(',').any(node)
 }
 
 /// An async event's id as DevTools keys pairs by it (`id ?? id2.global ?? id2.local`, as a
@@ -450,6 +455,24 @@ fn interactions(starts: Vec<Async>, ends: Vec<Async>) -> Vec<Landmark> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn node_timing_categories_are_found_alone_or_in_a_list() {
+        for (cat, node) in [
+            ("node.console", true),
+            ("node.perf.usertiming", true),
+            ("node,node.console", true),
+            ("v8,node.perf.usertiming,x", true),
+            ("node.perf", false),
+            ("node.console.x", false),
+            ("xnode.console", false),
+            ("devtools.timeline,rail", false),
+            ("", false),
+            (",", false),
+        ] {
+            assert_eq!(node_timing_category(cat), node, "{cat:?}");
+        }
+    }
 
     fn ev(order: u64, ph: u8, ts: f64, id: &str, data: Option<EventData>) -> Async {
         Async {
