@@ -112,8 +112,7 @@ fn evented(out: &mut Spill<'_>, p: &Profile<'_>, ids: &[u32]) {
     out.push_str(",\"events\":[");
     let depth = p.stacks.depths();
     // The open stacks, outermost first: a span's stack is reached from the open one by
-    // closing down to their common ancestor and opening the rest, found by walking up from the
-    // new stack (what changes, not the whole depth).
+    // closing down to their common ancestor and opening the rest (`path_change`).
     let mut open: Vec<StackId> = Vec::new();
     let mut first = true;
     let mut event = |out: &mut String, kind: char, stack: StackId, at: f64| {
@@ -136,17 +135,7 @@ fn evented(out: &mut Spill<'_>, p: &Profile<'_>, ids: &[u32]) {
                 event(out, 'C', x, last_end);
             }
         }
-        opened.clear();
-        let mut x = s.stack;
-        while x != StackId::ROOT {
-            let d = depth[x.index()] as usize;
-            if open.len() >= d && open[d - 1] == x {
-                break;
-            }
-            opened.push(x);
-            x = p.stacks.prefix[x.index()].0.unwrap_or(StackId::ROOT);
-        }
-        let keep = if x == StackId::ROOT { 0 } else { depth[x.index()] as usize };
+        let keep = path_change(p.stacks, &depth, &open, s.stack, &mut opened);
         while open.len() > keep {
             let y = open.pop().expect("longer than keep");
             event(out, 'C', y, s.start);
@@ -163,6 +152,24 @@ fn evented(out: &mut Spill<'_>, p: &Profile<'_>, ids: &[u32]) {
     out.push_str("]}");
 }
 
+/// How `stack` differs from the path `open` (stacks, outermost first): how many of `open` it
+/// keeps, and in `opened` the stacks below those, innermost first. Found by walking up from
+/// `stack` (`depth`: each stack's, 1 for a root) to the first stack on `open`: what changes,
+/// not the whole depth.
+fn path_change(stacks: &Stacks, depth: &[u32], open: &[StackId], stack: StackId, opened: &mut Vec<StackId>) -> usize {
+    opened.clear();
+    let mut x = stack;
+    while x != StackId::ROOT {
+        let d = depth[x.index()] as usize;
+        if open.len() >= d && open[d - 1] == x {
+            return d;
+        }
+        opened.push(x);
+        x = stacks.prefix[x.index()].0.unwrap_or(StackId::ROOT);
+    }
+    0
+}
+
 fn sampled(out: &mut Spill<'_>, p: &Profile<'_>, ids: &[u32]) {
     out.push_str("\n{\"type\":\"sampled\",\"name\":");
     string(out, &p.name);
@@ -174,7 +181,7 @@ fn sampled(out: &mut Spill<'_>, p: &Profile<'_>, ids: &[u32]) {
     out.push_str(",\"samples\":[");
     // The last sample's path, outermost first, as text (`1,5,9`) with where each frame's ends:
     // a sample's path is the last one's up to their common ancestor and what is new below it
-    // (found by walking up from the new stack, as `evented` does), not its whole depth.
+    // (`path_change`), not its whole depth.
     let depth = p.stacks.depths();
     let (mut path, mut ends, mut text) = (Vec::<StackId>::new(), Vec::<usize>::new(), String::new());
     let mut opened: Vec<StackId> = Vec::new();
@@ -182,17 +189,7 @@ fn sampled(out: &mut Spill<'_>, p: &Profile<'_>, ids: &[u32]) {
         out.spill();
         out.push_str(if k == 0 { "\n[" } else { ",\n[" });
         if path.last().copied().unwrap_or(StackId::ROOT) != s.stack {
-            opened.clear();
-            let mut x = s.stack;
-            while x != StackId::ROOT {
-                let d = depth[x.index()] as usize;
-                if path.len() >= d && path[d - 1] == x {
-                    break;
-                }
-                opened.push(x);
-                x = p.stacks.prefix[x.index()].0.unwrap_or(StackId::ROOT);
-            }
-            let keep = if x == StackId::ROOT { 0 } else { depth[x.index()] as usize };
+            let keep = path_change(p.stacks, &depth, &path, s.stack, &mut opened);
             path.truncate(keep);
             ends.truncate(keep);
             text.truncate(ends.last().copied().unwrap_or(0));
