@@ -36,120 +36,78 @@ impl Narrow for u32 {
     }
 }
 
-impl Narrow for i32 {
-    type Wide = f64;
-    #[inline]
-    fn narrow(w: f64) -> Option<i32> {
-        let i = w as i32;
-        // Not −0 (0.0 == -0.0, but the sign must survive); NaN fails the comparison.
-        (f64::from(i) == w && (i != 0 || w.is_sign_positive())).then_some(i)
+/// Whole numbers held in a signed integer type, exactly.
+macro_rules! narrow_whole {
+    ($($t:ty),*) => {$(
+        impl Narrow for $t {
+            type Wide = f64;
+            #[inline]
+            fn narrow(w: f64) -> Option<$t> {
+                let i = w as $t;
+                // Not −0 (0.0 == -0.0, but the sign must survive); NaN fails the comparison.
+                (f64::from(i) == w && (i != 0 || w.is_sign_positive())).then_some(i)
+            }
+            #[inline]
+            fn cast(w: f64) -> $t {
+                w as $t
+            }
+            #[inline]
+            fn widen(self) -> f64 {
+                f64::from(self)
+            }
+        }
+    )*};
+}
+
+narrow_whole!(i16, i32);
+
+/// Values appended in order and read from any index on: what a [`Column32`] widens into.
+pub(crate) trait Values<T>: Default {
+    /// Appends the values of `v`.
+    fn extend_from(&mut self, v: &[T]);
+    /// The number of values.
+    fn len(&self) -> usize;
+    /// The values from index `from` on.
+    fn iter_from(&self, from: usize) -> impl Iterator<Item = T> + '_;
+}
+
+impl<T: Copy> Values<T> for Vec<T> {
+    fn extend_from(&mut self, v: &[T]) {
+        self.extend_from_slice(v);
     }
-    #[inline]
-    fn cast(w: f64) -> i32 {
-        w as i32
+    fn len(&self) -> usize {
+        self.len()
     }
-    #[inline]
-    fn widen(self) -> f64 {
-        f64::from(self)
+    fn iter_from(&self, from: usize) -> impl Iterator<Item = T> + '_ {
+        self[from..].iter().copied()
     }
 }
 
-/// A column of values held narrow while they all fit (see the module docs).
+/// A column of values held narrow while they all fit (see the module docs), then in `W`: the
+/// wide values, or another column that is narrow itself while it can be.
 #[derive(Debug, Clone)]
-pub(crate) enum Column32<N: Narrow> {
+pub(crate) enum Column32<N: Narrow, W = Vec<<N as Narrow>::Wide>> {
     /// Every value fits the narrow type.
     Narrow(Vec<N>),
     /// Some value did not.
-    Wide(Vec<N::Wide>),
-}
-
-impl<N: Narrow> Default for Column32<N> {
-    fn default() -> Column32<N> {
-        Column32::Narrow(Vec::new())
-    }
+    Wide(W),
 }
 
 /// Sample ids ([`crate::input::leaf::UNKNOWN_ID`] for values that are not ids).
 pub(crate) type Ids = Column32<u32>;
 /// Lines or columns of the samples: 2 bytes a value while they all fit an `i16` (lines
-/// almost always, and no line at all is 0), then as a [`Column32`].
-#[derive(Debug, Clone)]
-pub(crate) enum Positions {
-    Short(Vec<i16>),
-    Long(Column32<i32>),
-}
+/// almost always, and no line at all is 0), then 4 while they fit an `i32`, then 8.
+pub(crate) type Positions = Column32<i16, Column32<i32>>;
 
-impl Default for Positions {
-    fn default() -> Positions {
-        Positions::Short(Vec::new())
+impl<N: Narrow, W> Default for Column32<N, W> {
+    fn default() -> Column32<N, W> {
+        Column32::Narrow(Vec::new())
     }
 }
 
-impl Narrow for i16 {
-    type Wide = f64;
-    #[inline]
-    fn narrow(w: f64) -> Option<i16> {
-        let i = w as i16;
-        // As for i32: not −0, not NaN.
-        (f64::from(i) == w && (i != 0 || w.is_sign_positive())).then_some(i)
-    }
-    #[inline]
-    fn cast(w: f64) -> i16 {
-        w as i16
-    }
-    #[inline]
-    fn widen(self) -> f64 {
-        f64::from(self)
-    }
-}
-
-impl Positions {
+impl<N: Narrow, W: Values<N::Wide>> Column32<N, W> {
     /// The values of `v`.
-    pub(crate) fn from_slice(v: &[f64]) -> Positions {
-        let mut p = Positions::default();
-        p.extend(v);
-        p
-    }
-
-    /// Appends the values of `v`, widening the column first if one of them needs it.
-    pub(crate) fn extend(&mut self, v: &[f64]) {
-        if let Positions::Short(n) = self {
-            if v.iter().all(|&w| i16::narrow(w).is_some()) {
-                n.extend(v.iter().map(|&w| i16::cast(w)));
-                return;
-            }
-            *self = Positions::Long(Column32::Narrow(n.iter().map(|&x| i32::from(x)).collect()));
-        }
-        if let Positions::Long(c) = self {
-            c.extend(v);
-        }
-    }
-
-    /// The number of values.
-    pub(crate) fn len(&self) -> usize {
-        match self {
-            Positions::Short(n) => n.len(),
-            Positions::Long(c) => c.len(),
-        }
-    }
-
-    /// The values from index `from` on.
-    pub(crate) fn iter_from(&self, from: usize) -> impl Iterator<Item = f64> + '_ {
-        match self {
-            Positions::Short(n) => Either::Left(n[from..].iter().map(|&x| f64::from(x))),
-            Positions::Long(c) => Either::Right(c.iter_from(from)),
-        }
-    }
-
-    /// All values.
-    pub(crate) fn iter(&self) -> impl Iterator<Item = f64> + '_ {
-        self.iter_from(0)
-    }
-}
-
-impl<N: Narrow> Column32<N> {
-    /// The values of `v`.
-    pub(crate) fn from_slice(v: &[N::Wide]) -> Column32<N> {
+    pub(crate) fn from_slice(v: &[N::Wide]) -> Column32<N, W> {
         let mut p = Column32::default();
         p.extend(v);
         p
@@ -164,10 +122,18 @@ impl<N: Narrow> Column32<N> {
                 n.extend(v.iter().map(|&w| N::cast(w)));
                 return;
             }
-            *self = Column32::Wide(n.iter().map(|x| x.widen()).collect());
+            // Widened a piece at a time: no copy of the whole column beside it.
+            let mut wide = W::default();
+            let mut piece = Vec::with_capacity(n.len().min(4096));
+            for chunk in n.chunks(4096) {
+                piece.clear();
+                piece.extend(chunk.iter().map(|x| x.widen()));
+                wide.extend_from(&piece);
+            }
+            *self = Column32::Wide(wide);
         }
         if let Column32::Wide(w) = self {
-            w.extend_from_slice(v);
+            w.extend_from(v);
         }
     }
 
@@ -188,13 +154,25 @@ impl<N: Narrow> Column32<N> {
     pub(crate) fn iter_from(&self, from: usize) -> impl Iterator<Item = N::Wide> + '_ {
         match self {
             Column32::Narrow(n) => Either::Left(n[from..].iter().map(|x| x.widen())),
-            Column32::Wide(w) => Either::Right(w[from..].iter().copied()),
+            Column32::Wide(w) => Either::Right(w.iter_from(from)),
         }
     }
 
     /// All values.
     pub(crate) fn iter(&self) -> impl Iterator<Item = N::Wide> + '_ {
         self.iter_from(0)
+    }
+}
+
+impl<N: Narrow, W: Values<N::Wide>> Values<N::Wide> for Column32<N, W> {
+    fn extend_from(&mut self, v: &[N::Wide]) {
+        self.extend(v);
+    }
+    fn len(&self) -> usize {
+        Column32::len(self)
+    }
+    fn iter_from(&self, from: usize) -> impl Iterator<Item = N::Wide> + '_ {
+        Column32::iter_from(self, from)
     }
 }
 
@@ -311,15 +289,32 @@ mod tests {
             d.extend(&[x]);
             d.extend(&[7.0]);
             let held = match &d {
-                Positions::Short(_) => 2,
-                Positions::Long(Column32::Narrow(_)) => 4,
-                Positions::Long(Column32::Wide(_)) => 8,
+                Column32::Narrow(_) => 2,
+                Column32::Wide(Column32::Narrow(_)) => 4,
+                Column32::Wide(Column32::Wide(_)) => 8,
             };
             assert_eq!(held, bytes, "{x}");
             let bits: Vec<u64> = d.iter().map(f64::to_bits).collect();
             assert_eq!(bits, [100.0, 50.0, x, 7.0].map(f64::to_bits), "{x}");
             assert_eq!(d.iter_from(3).map(f64::to_bits).collect::<Vec<_>>(), [7f64.to_bits()], "{x}");
         }
+    }
+
+    /// A long column widens in pieces: every value before the one that did not fit is kept,
+    /// in order, through both widenings.
+    #[test]
+    fn a_long_column_widens_whole() {
+        let short: Vec<f64> = (0..10_000).map(|k| f64::from(k % 30_000 - 700)).collect();
+        let mut d = Positions::from_slice(&short);
+        d.extend(&[70_000.0]);
+        assert!(matches!(d, Column32::Wide(Column32::Narrow(_))));
+        d.extend(&short[..5000]);
+        d.extend(&[0.5]);
+        assert!(matches!(d, Column32::Wide(Column32::Wide(_))));
+        let expected: Vec<u64> =
+            short.iter().chain(&[70_000.0]).chain(&short[..5000]).chain(&[0.5]).map(|x| x.to_bits()).collect();
+        assert_eq!(d.iter().map(f64::to_bits).collect::<Vec<_>>(), expected);
+        assert_eq!(d.len(), expected.len());
     }
 
     #[test]
