@@ -146,22 +146,13 @@ fn gap_after(s: &Span, next: Option<&Span>) -> bool {
 
 impl SpanSamples {
     /// The samples, in time order.
-    pub(crate) fn iter(&self) -> impl Iterator<Item = Sample> + '_ {
+    pub(crate) fn iter(&self) -> SampleIter<'_, impl Iterator<Item = Span> + '_> {
         self.iter_from(PieceStart::default(), usize::MAX)
     }
 
     /// The samples of `n` spans from `from` on.
-    fn iter_from(&self, from: PieceStart, mut n: usize) -> impl Iterator<Item = Sample> + '_ {
-        let mut spans = self.spans.iter_from(from.at).peekable();
-        let mut sum = from.sum;
-        std::iter::from_fn(move || {
-            n = n.checked_sub(1)?;
-            let s = spans.next()?;
-            let sample = (ns_from(self.zero, s.start), self.stack(&s), self.weight(&s, &mut sum), cpu(&s));
-            let gap = gap_after(&s, spans.peek()).then(|| (ns_from(self.zero, s.end), None, 0, 0));
-            Some(std::iter::once(sample).chain(gap))
-        })
-        .flatten()
+    fn iter_from(&self, from: PieceStart, n: usize) -> SampleIter<'_, impl Iterator<Item = Span> + '_> {
+        SampleIter { of: self, spans: self.spans.iter_from(from.at).peekable(), sum: from.sum, n, gap: None }
     }
 
     /// The stack of `s`'s sample.
@@ -202,6 +193,36 @@ impl SpanSamples {
             }
         }
         (starts, n)
+    }
+}
+
+/// The samples of a run of spans: each span's, then the one on no stack after it where a gap
+/// follows (a flattened pair of iterators took a tenth of the export's writing).
+pub(crate) struct SampleIter<'a, I: Iterator<Item = Span>> {
+    of: &'a SpanSamples,
+    spans: std::iter::Peekable<I>,
+    /// The running sum of the weights.
+    sum: f64,
+    /// Spans left to read.
+    n: usize,
+    /// The sample on no stack that comes next.
+    gap: Option<Sample>,
+}
+
+impl<I: Iterator<Item = Span>> Iterator for SampleIter<'_, I> {
+    type Item = Sample;
+
+    fn next(&mut self) -> Option<Sample> {
+        if let Some(g) = self.gap.take() {
+            return Some(g);
+        }
+        self.n = self.n.checked_sub(1)?;
+        let s = self.spans.next()?;
+        let of = self.of;
+        if gap_after(&s, self.spans.peek()) {
+            self.gap = Some((ns_from(of.zero, s.end), None, 0, 0));
+        }
+        Some((ns_from(of.zero, s.start), of.stack(&s), of.weight(&s, &mut self.sum), cpu(&s)))
     }
 }
 
@@ -726,24 +747,36 @@ pub(crate) fn push_ms(out: &mut String, ns: i64) {
         out.push('-');
     }
     let ns = ns.unsigned_abs();
-    push_int(out, ns / 1_000_000);
-    let mut frac = ns % 1_000_000;
+    let (whole, frac) = (ns / 1_000_000, (ns % 1_000_000) as usize);
+    match whole {
+        // Most are deltas under a millisecond.
+        0..=9 => out.push(char::from(b'0' + whole as u8)),
+        _ => push_int(out, whole),
+    }
     if frac == 0 {
         return;
     }
-    let mut digits = 6;
-    while frac.is_multiple_of(10) {
-        frac /= 10;
-        digits -= 1;
+    // The six decimals two at a time, then the zeros at the end dropped.
+    let mut d = [b'.'; 7];
+    for (k, pair) in [frac / 10_000, frac / 100 % 100, frac % 100].into_iter().enumerate() {
+        d[1 + 2 * k..3 + 2 * k].copy_from_slice(&DIGIT_PAIRS[2 * pair..2 * pair + 2]);
     }
-    out.push('.');
-    let mut buf = itoa::Buffer::new();
-    let text = buf.format(frac);
-    for _ in text.len()..digits {
-        out.push('0');
-    }
-    out.push_str(text);
+    let len = 7 - d.iter().rev().take_while(|&&c| c == b'0').count();
+    // SAFETY: `d` holds '.' and digits only: ASCII, valid UTF-8.
+    out.push_str(unsafe { std::str::from_utf8_unchecked(&d[..len]) });
 }
+
+/// "00" to "99".
+const DIGIT_PAIRS: [u8; 200] = {
+    let mut t = [0u8; 200];
+    let mut k = 0;
+    while k < 100 {
+        t[2 * k] = b'0' + (k / 10) as u8;
+        t[2 * k + 1] = b'0' + (k % 10) as u8;
+        k += 1;
+    }
+    t
+};
 
 #[cfg(test)]
 mod tests {
