@@ -103,12 +103,19 @@ impl TraceKey {
     /// The key for a property name.
     pub(crate) fn of(key: &str) -> TraceKey {
         let b = key.as_bytes();
-        let canonical =
-            !b.is_empty() && b.len() <= 16 && b.iter().all(u8::is_ascii_digit) && (b[0] != b'0' || b.len() == 1);
-        match canonical {
-            true => TraceKey::Int(key.parse().expect("digits")),
-            false => TraceKey::Str(key.into()),
+        if b.is_empty() || b.len() > 16 || (b[0] == b'0' && b.len() > 1) {
+            return TraceKey::Str(key.into());
         }
+        // At most 16 digits: no overflow to check for (`str::parse` checks each step).
+        let mut n = 0u64;
+        for &c in b {
+            let d = c.wrapping_sub(b'0');
+            if d > 9 {
+                return TraceKey::Str(key.into());
+            }
+            n = n * 10 + u64::from(d);
+        }
+        TraceKey::Int(n)
     }
 }
 
@@ -174,7 +181,7 @@ pub(crate) fn parse_known_args<'a>(
     let traced = found.as_ref().is_some_and(|f| !matches!(f, TraceIdFound::None));
     if !(traced || special && reads_args(name)) {
         Parsed::None
-    } else if std::str::from_utf8(args).is_err() {
+    } else if !args.is_ascii() && std::str::from_utf8(args).is_err() {
         // Args that will be parsed must be UTF-8 (see `full_event`).
         Parsed::BadUtf8
     } else if special && name == "ProfileChunk" {
@@ -395,5 +402,21 @@ pub(crate) fn source_of(v: &Leaf<'_>) -> Option<Source> {
         "Inspector" => Some(Source::Inspector),
         "SelfProfiling" => Some(Source::SelfProfiling),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::TraceKey;
+
+    /// A canonical decimal of up to 16 digits is its number; anything else stays text.
+    #[test]
+    fn trace_keys_are_numbers_only_when_canonical() {
+        for n in [0u64, 7, 10, 123_456_789, 9_999_999_999_999_999, 1_000_000_000_000_000] {
+            assert!(matches!(TraceKey::of(&n.to_string()), TraceKey::Int(k) if k == n), "{n}");
+        }
+        for s in ["", "01", "00", "-1", "1.5", "1e3", "12345678901234567", "0x1f", " 1", "１"] {
+            assert!(matches!(TraceKey::of(s), TraceKey::Str(ref t) if &**t == s), "{s:?}");
+        }
     }
 }
