@@ -246,8 +246,9 @@ fn trace_ids<'a>(
         return leaf(b, i, stack).map(|(_, e)| (None, e));
     }
     // Room for its members up front (one `:` each, up to the first `}`; at most 4,096 where
-    // text could hold more): growing the map from empty took as long as filling it.
-    let room = memchr::memchr(b'}', &b[i..]).map_or(0, |end| memchr::memchr_iter(b':', &b[i..i + end]).count());
+    // text could hold more): growing the map from empty took nearly as long as filling it.
+    let rest = b.get(i..).unwrap_or_default();
+    let room = memchr::memchr(b'}', rest).map_or(0, |end| memchr::memchr_iter(b':', &rest[..end]).count());
     let mut map = FxHashMap::with_capacity_and_hasher(room.min(4096), Default::default());
     let end = object(b, i, &[], |_, key, i| {
         let (v, e) = leaf(b, i, stack)?;

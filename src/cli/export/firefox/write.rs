@@ -197,7 +197,7 @@ impl SpanSamples {
 }
 
 /// The samples of a run of spans: each span's, then the one on no stack after it where a gap
-/// follows (a flattened pair of iterators took a tenth of the export's writing).
+/// follows (held for the next call: a flattened pair of iterators cost more a sample).
 pub(crate) struct SampleIter<'a, I: Iterator<Item = Span>> {
     of: &'a SpanSamples,
     spans: std::iter::Peekable<I>,
