@@ -61,7 +61,6 @@ pub(crate) fn text(
 /// Two spaces a level, up to [`MAX_INDENT`] levels; deeper nodes say their depth instead, so
 /// that a tree a million calls deep prints in linear space.
 fn indent(out: &mut String, depth: usize) {
-    const SPACES: &str = "                                                                                ";
     out.push_str(&SPACES[..2 * depth.min(MAX_INDENT)]);
     if depth > MAX_INDENT {
         let _ = write!(out, "[{depth}] ");
@@ -70,6 +69,9 @@ fn indent(out: &mut String, depth: usize) {
 
 /// See [`indent`].
 const MAX_INDENT: usize = 40;
+
+/// Room for [`MAX_INDENT`] levels, and for the padding of a number's column.
+const SPACES: &str = "                                                                                ";
 
 /// A weight in a 10-wide column: a count, or µs as ms.
 fn amount(out: &mut String, w: f64, shown: Shown) {
@@ -84,37 +86,44 @@ fn amount(out: &mut String, w: f64, shown: Shown) {
 /// `format!("{v:>width$.decimals$}")` writes (the exact value rounded, ties to even), without
 /// the general float formatting, for the values a tree has (most of a text tree's time).
 fn fixed(out: &mut String, v: f64, decimals: u32, width: usize) {
-    let Some(n) = fixed_digits(v, decimals) else {
+    let Some(mut n) = fixed_digits(v, decimals) else {
         let _ = write!(out, "{v:>width$.prec$}", prec = decimals as usize);
         return;
     };
-    let d = decimals as usize;
-    let mut buf = itoa::Buffer::new();
-    let digits = buf.format(n).as_bytes();
-    // Made right to left in `text`: the digits after the point, the point, at least one digit
-    // before it, the sign, then spaces up to `width`.
-    let mut text = [b' '; 64];
+    // Made right to left: the digits after the point, the point, at least one digit before
+    // it, the sign (at most 20 digits, a point and a sign).
+    let mut text = [0u8; 24];
     let mut at = text.len();
-    let mut put = |bytes: &[u8]| {
-        at -= bytes.len();
-        text[at..at + bytes.len()].copy_from_slice(bytes);
+    let mut put = |b: u8| {
+        at -= 1;
+        text[at] = b;
     };
-    let len = digits.len().max(d + 1);
-    let mut padded = [b'0'; 32];
-    padded[len - digits.len()..len].copy_from_slice(digits);
-    let (int, frac) = padded[..len].split_at(len - d);
-    if d > 0 {
-        put(frac);
-        put(b".");
+    for _ in 0..decimals {
+        put(b'0' + (n % 10) as u8);
+        n /= 10;
     }
-    put(int);
+    if decimals > 0 {
+        put(b'.');
+    }
+    loop {
+        put(b'0' + (n % 10) as u8);
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
     if v.is_sign_negative() {
-        put(b"-");
+        put(b'-');
     }
-    out.extend(std::iter::repeat_n(' ', width.saturating_sub(text.len())));
-    let start = at.min(text.len().saturating_sub(width));
-    // ASCII, a char a byte (checking the bytes as UTF-8 took as long as making them).
-    out.extend(text[start..].iter().map(|&b| char::from(b)));
+    let mut pad = width.saturating_sub(text.len() - at);
+    while pad > 0 {
+        let k = pad.min(SPACES.len());
+        out.push_str(&SPACES[..k]);
+        pad -= k;
+    }
+    // SAFETY: `text[at..]` holds digits, '.' and '-' only: ASCII, valid UTF-8 (checking it took
+    // as long as making it).
+    out.push_str(unsafe { std::str::from_utf8_unchecked(&text[at..]) });
 }
 
 /// |v| × 10^decimals rounded to a whole number, ties to even, computed exactly (v is m × 2^e,
@@ -129,7 +138,8 @@ fn fixed_digits(v: f64, decimals: u32) -> Option<u64> {
     let frac = bits & ((1u64 << 52) - 1);
     // |v| = m × 2^e.
     let (m, e) = if exp == 0 { (frac, -1074) } else { (frac | 1 << 52, exp - 1075) };
-    let a = u128::from(m) * 10u128.pow(decimals);
+    const POW10: [u64; 7] = [1, 10, 100, 1_000, 10_000, 100_000, 1_000_000];
+    let a = u128::from(m) * u128::from(POW10[decimals as usize]);
     let n = if e >= 0 {
         if e > 40 {
             return None;
