@@ -20,6 +20,7 @@ pub(crate) mod calls;
 pub(crate) mod check;
 pub(crate) mod completions;
 pub(crate) mod diff;
+pub(crate) mod digits;
 pub(crate) mod each;
 pub(crate) mod export;
 pub(crate) mod files;

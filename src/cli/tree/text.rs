@@ -4,6 +4,7 @@ use std::fmt::Write as _;
 
 use jscalls::tree::{CallTree, Shown, Stacks};
 
+use crate::cli::digits;
 use crate::cli::report::printable;
 
 /// Appends `tree` as indented lines: total and self (ms and % of the thread's total), then
@@ -86,44 +87,19 @@ fn amount(out: &mut String, w: f64, shown: Shown) {
 /// `format!("{v:>width$.decimals$}")` writes (the exact value rounded, ties to even), without
 /// the general float formatting, for the values a tree has (most of a text tree's time).
 fn fixed(out: &mut String, v: f64, decimals: u32, width: usize) {
-    let Some(mut n) = fixed_digits(v, decimals) else {
+    let Some(n) = fixed_digits(v, decimals) else {
         let _ = write!(out, "{v:>width$.prec$}", prec = decimals as usize);
         return;
     };
-    // Made right to left: the digits after the point, the point, at least one digit before
-    // it, the sign (at most 20 digits, a point and a sign).
-    let mut text = [0u8; 24];
-    let mut at = text.len();
-    let mut put = |b: u8| {
-        at -= 1;
-        text[at] = b;
-    };
-    for _ in 0..decimals {
-        put(b'0' + (n % 10) as u8);
-        n /= 10;
-    }
-    if decimals > 0 {
-        put(b'.');
-    }
-    loop {
-        put(b'0' + (n % 10) as u8);
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    if v.is_sign_negative() {
-        put(b'-');
-    }
+    let mut text = digits::Buf::default();
+    let at = digits::fixed_point(&mut text, n, decimals, v.is_sign_negative());
     let mut pad = width.saturating_sub(text.len() - at);
     while pad > 0 {
         let k = pad.min(SPACES.len());
         out.push_str(&SPACES[..k]);
         pad -= k;
     }
-    // SAFETY: `text[at..]` holds digits, '.' and '-' only: ASCII, valid UTF-8 (checking it took
-    // as long as making it).
-    out.push_str(unsafe { std::str::from_utf8_unchecked(&text[at..]) });
+    digits::push(out, &text[at..]);
 }
 
 /// |v| × 10^decimals rounded to a whole number, ties to even, computed exactly (v is m × 2^e,

@@ -10,6 +10,8 @@ use std::io::{self, Write};
 
 use jscalls::tree::{Span, SpanCursor, Spans, StackId};
 
+use crate::cli::digits;
+
 /// The `preprocessedProfileVersion` written: the Firefox Profiler's own (shared tables, a
 /// stack's parent as an offset back, sources with their text).
 pub(crate) const VERSION: u32 = 70;
@@ -743,40 +745,16 @@ fn push_opt(out: &mut String, n: Option<u32>) {
 /// `ns` nanoseconds as ms, exactly: the decimal point moved six places, trailing zeros
 /// dropped (`1500000` → `1.5`, `-7` → `-0.000007`).
 pub(crate) fn push_ms(out: &mut String, ns: i64) {
-    if ns < 0 {
-        out.push('-');
+    // As few decimals as the value needs: the zeros it ends in dropped first.
+    let (mut n, mut decimals) = (ns.unsigned_abs(), 6);
+    while decimals > 0 && n % 10 == 0 {
+        n /= 10;
+        decimals -= 1;
     }
-    let ns = ns.unsigned_abs();
-    let (whole, frac) = (ns / 1_000_000, (ns % 1_000_000) as usize);
-    match whole {
-        // Most are deltas under a millisecond.
-        0..=9 => out.push(char::from(b'0' + whole as u8)),
-        _ => push_int(out, whole),
-    }
-    if frac == 0 {
-        return;
-    }
-    // The six decimals two at a time, then the zeros at the end dropped.
-    let mut d = [b'.'; 7];
-    for (k, pair) in [frac / 10_000, frac / 100 % 100, frac % 100].into_iter().enumerate() {
-        d[1 + 2 * k..3 + 2 * k].copy_from_slice(&DIGIT_PAIRS[2 * pair..2 * pair + 2]);
-    }
-    let len = 7 - d.iter().rev().take_while(|&&c| c == b'0').count();
-    // SAFETY: `d` holds '.' and digits only: ASCII, valid UTF-8.
-    out.push_str(unsafe { std::str::from_utf8_unchecked(&d[..len]) });
+    let mut text = digits::Buf::default();
+    let at = digits::fixed_point(&mut text, n, decimals, ns < 0);
+    digits::push(out, &text[at..]);
 }
-
-/// "00" to "99".
-const DIGIT_PAIRS: [u8; 200] = {
-    let mut t = [0u8; 200];
-    let mut k = 0;
-    while k < 100 {
-        t[2 * k] = b'0' + (k / 10) as u8;
-        t[2 * k + 1] = b'0' + (k % 10) as u8;
-        k += 1;
-    }
-    t
-};
 
 #[cfg(test)]
 mod tests {
