@@ -1,9 +1,10 @@
 //! Stacks by time: collapsed lines in time order (a line per run of spans on one stack, each
 //! stack written in full), and those lines with what a flame chart cannot draw folded away.
-//! A chart leaves out every frame (a run of lines whose paths share the names down to it)
-//! narrower than a least weight. The lines inside such a frame become one line to the frame
-//! itself: the frames above it keep their starts and ends, it keeps its own, and nothing
-//! below it was drawn. The chart is the same, drawn from far fewer lines.
+//! A chart draws a frame (a run of lines whose paths share the names down to it) only when it
+//! weighs at least a least weight, and a frame's parent weighs at least what it does: the
+//! frames drawn on a line are the first ones of its path. Each line is cut to those (to its
+//! outermost frame when none is), and lines one after another cut to one path become one line.
+//! Every frame drawn is then the same run of (fewer) lines, with the same start and end.
 
 use rustc_hash::FxHashMap as HashMap;
 
@@ -105,9 +106,9 @@ impl Stacks {
         runs(spans).map(|r| r.1).sum()
     }
 
-    /// [`Stacks::collapsed_by_time`], with the lines inside each frame that weighs less than
-    /// `fold` written as one line to that frame (see the module's comment): the lines a chart
-    /// that leaves out frames under `fold` draws the same from.
+    /// [`Stacks::collapsed_by_time`] with the frames that weigh less than `fold` folded away
+    /// (see the module's comment): the lines a chart that leaves out those frames draws the
+    /// same from.
     pub fn collapsed_by_time_folded<E>(
         &self,
         spans: &Spans,
@@ -119,26 +120,28 @@ impl Stacks {
         let names = collapsed_names(self);
         let prefix = prefix.map(collapsed_text);
         let paths = Paths::new(self, &names, prefix.as_deref());
-        let folds = narrow_frames(&runs, &paths, fold);
+        let drawn = drawn_depths(&runs, &paths, fold);
+        // Each line's path cut to its depth.
+        let cut = |i: usize| paths.up(paths.of(runs[i].0), drawn[i]);
         let base = u32::from(prefix.is_some());
         let mut text = String::new();
-        let (mut i, mut folds) = (0, folds.into_iter().peekable());
+        let mut i = 0;
         while i < runs.len() {
             let (mut stack, mut w) = runs[i];
+            let node = cut(i);
             let mut next = i + 1;
-            if let Some((_, end, at)) = folds.next_if(|f| f.0 == i) {
-                // The frame `at` deep in the path (the prefix counts one): its stack, or none
-                // when it is the prefix (a line of the prefix alone).
-                w = runs[i..end].iter().map(|r| r.1).sum();
-                if at <= base {
-                    stack = StackId::ROOT;
-                } else if stack != StackId::ROOT {
-                    // Up from the line's own path to the frame.
-                    for _ in at..paths.depth(paths.of(stack)) {
-                        stack = self.frame(stack).0.expect("deeper than the frame");
-                    }
+            while next < runs.len() && cut(next) == node {
+                w += runs[next].1;
+                next += 1;
+            }
+            let at = paths.depth(node);
+            if at <= base {
+                // The prefix alone.
+                stack = StackId::ROOT;
+            } else if stack != StackId::ROOT {
+                for _ in at..paths.depth(paths.of(stack)) {
+                    stack = self.frame(stack).0.expect("deeper than its cut");
                 }
-                next = end;
             }
             if collapsed_line(&mut text, &names, self, stack, w as f64, prefix.as_deref()) {
                 line(&text)?;
@@ -199,6 +202,14 @@ impl Paths {
         self.nodes[n as usize].0
     }
 
+    /// The node `depth` deep on the path to `n` (`n` itself when it is no deeper).
+    fn up(&self, mut n: u32, depth: u32) -> u32 {
+        for _ in depth..self.depth(n) {
+            n = self.parent(n);
+        }
+        n
+    }
+
     /// How many names the paths of `a` and `b` share from the outermost.
     fn shared(&self, mut a: u32, mut b: u32) -> u32 {
         while self.depth(a) > self.depth(b) {
@@ -214,52 +225,79 @@ impl Paths {
     }
 }
 
-/// The runs of lines that become one line each, as (first line, the line after the last, the
-/// depth of the line's path), in order: each outermost frame lighter than `fold`, to itself;
-/// several such frames one after another under one frame, to that frame. A frame opens where
-/// a line's path first has it and closes where a line's path no longer does, as a flame-graph
-/// tool reads lines in order.
-fn narrow_frames(runs: &[(StackId, u64)], paths: &Paths, fold: u64) -> Vec<(usize, usize, u32)> {
-    let mut narrow: Vec<(usize, usize, u32)> = Vec::new();
+/// How many frames of each line's path a chart draws (at least 1: its outermost frame). A
+/// frame opens where a line's path first has it and closes where a line's path no longer does,
+/// as a flame-graph tool reads lines in order; it is drawn when it weighs at least `fold`.
+fn drawn_depths(runs: &[(StackId, u64)], paths: &Paths, fold: u64) -> Vec<u32> {
+    // The frames drawn, as +1 where each starts and -1 where it ends: a line's count is the
+    // number of drawn frames around it, the first ones of its path.
+    let mut edges: Vec<i32> = vec![0; runs.len() + 1];
     // The open frames, outermost first: (first line, weight before it).
     let mut open: Vec<(usize, u64)> = Vec::new();
     let (mut time, mut last) = (0u64, NONE);
-    // How many names each line's path shares with the line's before it.
-    let mut shared: Vec<u32> = Vec::with_capacity(runs.len());
+    let mut close = |open: &mut Vec<(usize, u64)>, keep: usize, i: usize, time: u64| {
+        while open.len() > keep {
+            let (from, start) = open.pop().expect("open");
+            if time - start >= fold {
+                edges[from] += 1;
+                edges[i] -= 1;
+            }
+        }
+    };
     for (i, &(stack, w)) in runs.iter().enumerate() {
         let n = paths.of(stack);
         let keep = paths.shared(last, n);
-        shared.push(keep);
-        while open.len() > keep as usize {
-            let (from, start) = open.pop().expect("open");
-            if time - start < fold {
-                narrow.push((from, i, open.len() as u32 + 1));
-            }
-        }
+        close(&mut open, keep as usize, i, time);
         open.extend((keep..paths.depth(n)).map(|_| (i, time)));
         time += w;
         last = n;
     }
-    while let Some((from, start)) = open.pop() {
-        if time - start < fold {
-            narrow.push((from, runs.len(), open.len() as u32 + 1));
+    close(&mut open, 0, runs.len(), time);
+    let mut around = 0;
+    edges[..runs.len()]
+        .iter()
+        .map(|&e| {
+            around += e;
+            around.max(1) as u32
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::tree::{Func, Span, Spans, StackId, Stacks};
+
+    /// A frame's own time between its narrow callees is cut with them to one line: `b` runs
+    /// 1000 µs, calls `c` and `d` (1 µs each, under the fold of 10) with 1 µs of its own
+    /// between them, and returns to `a`.
+    #[test]
+    fn own_time_between_narrow_callees_is_one_line() {
+        let mut st = Stacks::new();
+        let mut func = |name: &str| {
+            st.func(Func { name: name.into(), url: String::new(), script: String::new(), line: None, column: None })
+        };
+        let (a, b, c, d) = (func("a"), func("b"), func("c"), func("d"));
+        let sa = st.stack(None, a);
+        let sb = st.stack(Some(sa), b);
+        let (sc, sd) = (st.stack(Some(sb), c), st.stack(Some(sb), d));
+        let mut spans = Spans::new();
+        let mut t = 0.0;
+        for (stack, w) in [(sb, 1000.0), (sc, 1.0), (sb, 1.0), (sd, 1.0), (sa, 1000.0), (StackId::ROOT, 5.0)] {
+            spans.push(Span { start: t, end: t + w, stack, weight: w });
+            t += w;
         }
+        let lines = |fold: u64| {
+            let mut all = Vec::new();
+            st.collapsed_by_time_folded::<()>(&spans, None, fold, |l| {
+                all.push(l.to_owned());
+                Ok(())
+            })
+            .unwrap();
+            all
+        };
+        assert_eq!(lines(10), ["a;b 1003", "a 1000", "(root) 5"]);
+        assert_eq!(lines(1), ["a;b 1000", "a;b;c 1", "a;b 1", "a;b;d 1", "a 1000", "(root) 5"]);
+        // Nothing drawn but the outermost frames, each cut to itself.
+        assert_eq!(lines(5000), ["a 2003", "(root) 5"]);
     }
-    // The outermost of nested ones: by start, the shallowest first.
-    narrow.sort_unstable_by_key(|&(from, _, depth)| (from, depth));
-    let mut covered = 0;
-    narrow.retain(|&(from, to, _)| (from >= covered).then(|| covered = to).is_some());
-    // Siblings one after another (the frame above them goes on between them) become one line
-    // to that frame, which keeps its start and end; outermost ones have no frame above.
-    // (first line, line after the last, the frames' depth, whether several).
-    let mut lines: Vec<(usize, usize, u32, bool)> = Vec::with_capacity(narrow.len());
-    for (from, to, depth) in narrow {
-        match lines.last_mut() {
-            Some(l) if l.1 == from && l.2 == depth && depth >= 2 && shared[from] >= depth - 1 => {
-                (l.1, l.3) = (to, true);
-            }
-            _ => lines.push((from, to, depth, false)),
-        }
-    }
-    lines.into_iter().map(|(from, to, depth, several)| (from, to, depth - u32::from(several))).collect()
 }
