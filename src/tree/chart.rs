@@ -57,6 +57,14 @@ pub(super) fn runs(spans: &Spans) -> impl Iterator<Item = (StackId, u64)> + '_ {
     })
 }
 
+impl Spans {
+    /// The lines of [`Stacks::collapsed_by_time`] as (stack, weight), for the functions that
+    /// read them more than once: a chart's whole weight is their weights' sum.
+    pub fn chart_runs(&self) -> Vec<(StackId, u64)> {
+        runs(self).collect()
+    }
+}
+
 impl Stacks {
     /// Collapsed stacks in time order, for a flame chart by time: one line per run of spans on
     /// the same stack, weight its length in µs (or samples), rounded. Each line is handed to
@@ -79,9 +87,9 @@ impl Stacks {
         Ok(())
     }
 
-    /// The bytes of the lines [`Stacks::collapsed_by_time`] makes, without newlines, known
-    /// before they are made.
-    pub fn collapsed_by_time_len(&self, spans: &Spans, prefix: Option<&str>) -> u64 {
+    /// The bytes of the lines [`Stacks::collapsed_by_time`] makes of `runs` (the spans'
+    /// [`Spans::chart_runs`]), without newlines, known before they are made.
+    pub fn collapsed_by_time_len(&self, runs: &[(StackId, u64)], prefix: Option<&str>) -> u64 {
         let names = collapsed_names(self);
         let base = prefix.map_or(0, |p| collapsed_text(p).len());
         // Each stack's path as its line writes it (a stack comes after its parent).
@@ -92,7 +100,7 @@ impl Stacks {
             path.push(before + usize::from(before > 0) + names[f.index()].len());
         }
         let mut total = 0;
-        for (stack, w) in runs(spans) {
+        for &(stack, w) in runs {
             let len = path.get(stack.index()).copied().unwrap_or(base);
             let digits = itoa::Buffer::new().format(w).len();
             total += (if len == 0 { "(root)".len() } else { len } + 1 + digits) as u64;
@@ -100,27 +108,20 @@ impl Stacks {
         total
     }
 
-    /// The sum of the weights of [`Stacks::collapsed_by_time`]'s lines: what a chart of them
-    /// is drawn over.
-    pub fn collapsed_by_time_total(&self, spans: &Spans) -> u64 {
-        runs(spans).map(|r| r.1).sum()
-    }
-
-    /// [`Stacks::collapsed_by_time`] with the frames that weigh less than `fold` folded away
-    /// (see the module's comment): the lines a chart that leaves out those frames draws the
-    /// same from.
+    /// [`Stacks::collapsed_by_time`] of `runs` (the spans' [`Spans::chart_runs`]) with the
+    /// frames that weigh less than `fold` folded away (see the module's comment): the lines a
+    /// chart that leaves out those frames draws the same from.
     pub fn collapsed_by_time_folded<E>(
         &self,
-        spans: &Spans,
+        runs: &[(StackId, u64)],
         prefix: Option<&str>,
         fold: u64,
         mut line: impl FnMut(&str) -> Result<(), E>,
     ) -> Result<(), E> {
-        let runs: Vec<(StackId, u64)> = runs(spans).collect();
         let names = collapsed_names(self);
         let prefix = prefix.map(collapsed_text);
         let paths = Paths::new(self, &names, prefix.as_deref());
-        let drawn = drawn_depths(&runs, &paths, fold);
+        let drawn = drawn_depths(runs, &paths, fold);
         // Each line's path cut to its depth.
         let cut = |i: usize| paths.up(paths.of(runs[i].0), drawn[i]);
         let base = u32::from(prefix.is_some());
@@ -288,7 +289,7 @@ mod tests {
         }
         let lines = |fold: u64| {
             let mut all = Vec::new();
-            st.collapsed_by_time_folded::<()>(&spans, None, fold, |l| {
+            st.collapsed_by_time_folded::<()>(&spans.chart_runs(), None, fold, |l| {
                 all.push(l.to_owned());
                 Ok(())
             })

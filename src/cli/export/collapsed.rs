@@ -67,11 +67,12 @@ pub(super) fn lines(kept: &[Chosen], args: &ExportArgs, fold: Option<f64>, threa
     let by_label = by_label(kept);
     if args.by_time {
         // The chart's frames too narrow to be drawn are folded, as the flame graph's are.
-        let total: u64 = by_label.iter().map(|(_, c)| c.stacks.collapsed_by_time_total(&c.spans)).sum();
+        let runs: Vec<_> = by_label.iter().map(|(_, c)| c.spans.chart_runs()).collect();
+        let total: u64 = runs.iter().flatten().map(|r| r.1).sum();
         let fold = fold.map_or(0, |min_width| fold_below(min_width, total));
         let folded = |line: &mut dyn FnMut(&str)| {
-            for (label, c) in &by_label {
-                let _ = c.stacks.collapsed_by_time_folded::<()>(&c.spans, label.as_deref(), fold, |l| {
+            for ((label, c), runs) in by_label.iter().zip(&runs) {
+                let _ = c.stacks.collapsed_by_time_folded::<()>(runs, label.as_deref(), fold, |l| {
                     line(l);
                     Ok(())
                 });
@@ -80,8 +81,11 @@ pub(super) fn lines(kept: &[Chosen], args: &ExportArgs, fold: Option<f64>, threa
         // inferno holds every line at once (their size folded only when the unfolded
         // lines' could be too large).
         let have = memory_available().unwrap_or(u64::MAX);
-        let most: u64 =
-            by_label.iter().map(|(label, c)| c.stacks.collapsed_by_time_len(&c.spans, label.as_deref())).sum();
+        let most: u64 = by_label
+            .iter()
+            .zip(&runs)
+            .map(|((label, c), runs)| c.stacks.collapsed_by_time_len(runs, label.as_deref()))
+            .sum();
         let need = if most > have {
             let mut need = 0;
             folded(&mut |l| need += l.len() as u64);

@@ -123,10 +123,11 @@ mod tests {
                 Ok(())
             })
             .unwrap();
-            let total = st.collapsed_by_time_total(&spans);
+            let runs = spans.chart_runs();
+            let total = runs.iter().map(|r| r.1).sum();
             let fold = crate::cli::export::collapsed::fold_below(inferno::flamegraph::Options::default().min_width, total);
             let mut folded = Vec::new();
-            st.collapsed_by_time_folded::<()>(&spans, prefix, fold, |l| {
+            st.collapsed_by_time_folded::<()>(&runs, prefix, fold, |l| {
                 folded.push(l.to_owned());
                 Ok(())
             })
