@@ -75,14 +75,51 @@ impl Stacks {
         prefix: Option<&str>,
         mut line: impl FnMut(&str) -> Result<(), E>,
     ) -> Result<(), E> {
-        let stacks = self;
-        let names = collapsed_names(stacks);
-        let prefix = prefix.map(collapsed_text);
-        let mut text = String::new();
+        let names = collapsed_names(self);
+        let mut text = prefix.map(collapsed_text).unwrap_or_default();
+        let base = text.len();
+        // The stacks on the text's path, outermost first, each with the text's length up to
+        // it, and each stack's place there (from 1; 0: not on it). A line changes the text
+        // only below the frame it shares with the line before, so a deep stack costs what
+        // changes, not its depth.
+        let mut path: Vec<(StackId, usize)> = Vec::new();
+        let mut on_path: Vec<u32> = vec![0; self.len()];
+        let mut new: Vec<StackId> = Vec::new();
+        let mut digits = itoa::Buffer::new();
         for (stack, w) in runs(spans) {
-            if collapsed_line(&mut text, &names, stacks, stack, w as f64, prefix.as_deref()) {
-                line(&text)?;
+            let mut at = (stack != StackId::ROOT).then_some(stack);
+            let keep = loop {
+                match at {
+                    Some(s) if on_path[s.index()] == 0 => {
+                        new.push(s);
+                        at = self.frame(s).0;
+                    }
+                    Some(s) => break on_path[s.index()] as usize,
+                    None => break 0,
+                }
+            };
+            for &(s, _) in &path[keep..] {
+                on_path[s.index()] = 0;
             }
+            path.truncate(keep);
+            text.truncate(path.last().map_or(base, |p| p.1));
+            for s in new.drain(..).rev() {
+                if !text.is_empty() {
+                    text.push(';');
+                }
+                text.push_str(&names[self.frame(s).1.index()]);
+                path.push((s, text.len()));
+                on_path[s.index()] = path.len() as u32;
+            }
+            let end = text.len();
+            if end == 0 {
+                text.push_str("(root)");
+            }
+            text.push(' ');
+            text.push_str(digits.format(w));
+            let done = line(&text);
+            text.truncate(end);
+            done?;
         }
         Ok(())
     }
@@ -267,6 +304,55 @@ fn drawn_depths(runs: &[(StackId, u64)], paths: &Paths, fold: u64) -> Vec<u32> {
 #[cfg(test)]
 mod tests {
     use crate::tree::{Func, Span, Spans, StackId, Stacks};
+
+    proptest::proptest! {
+        /// The lines by time, each made from the line before, are each stack written in full:
+        /// random trees (deep chains among them, two functions sharing a name) and random
+        /// walks over them and the root, with and without a thread's prefix.
+        #[test]
+        fn lines_by_time_are_stacks_in_full(
+            parents in proptest::collection::vec((0usize..200, 0usize..5, proptest::bool::weighted(0.7)), 1..200),
+            walk in proptest::collection::vec((0usize..200, 1u32..4), 0..300),
+            prefix in proptest::bool::ANY,
+        ) {
+            let mut st = Stacks::new();
+            let funcs: Vec<_> = ["a", "b", "a", "c;d", "e f"]
+                .iter()
+                .enumerate()
+                .map(|(i, n)| st.func(Func { name: (*n).into(), url: String::new(), script: String::new(), line: Some(i as i64), column: None }))
+                .collect();
+            let mut stacks: Vec<StackId> = Vec::new();
+            for &(p, f, chain) in &parents {
+                // Mostly the stack before's child: deep chains.
+                let parent = if chain { stacks.last().copied() } else { (p < stacks.len()).then(|| stacks[p]) };
+                stacks.push(st.stack(parent, funcs[f]));
+            }
+            let mut spans = Spans::new();
+            let mut t = 0.0;
+            for &(s, w) in &walk {
+                let stack = if s >= stacks.len() { StackId::ROOT } else { stacks[s] };
+                spans.push(Span { start: t, end: t + f64::from(w), stack, weight: f64::from(w) });
+                t += f64::from(w);
+            }
+            let prefix = prefix.then_some("thread 7");
+            let names = super::collapsed_names(&st);
+            let prefix_text = prefix.map(super::collapsed_text);
+            let mut expected = Vec::new();
+            let mut text = String::new();
+            for (stack, w) in super::runs(&spans) {
+                if super::collapsed_line(&mut text, &names, &st, stack, w as f64, prefix_text.as_deref()) {
+                    expected.push(text.clone());
+                }
+            }
+            let mut made = Vec::new();
+            st.collapsed_by_time::<()>(&spans, prefix, |l| {
+                made.push(l.to_owned());
+                Ok(())
+            })
+            .unwrap();
+            proptest::prop_assert_eq!(made, expected);
+        }
+    }
 
     /// A frame's own time between its narrow callees is cut with them to one line: `b` runs
     /// 1000 µs, calls `c` and `d` (1 µs each, under the fold of 10) with 1 µs of its own
