@@ -147,6 +147,15 @@ pub(crate) fn write_json_string(out: &mut String, s: &str) {
     let mut start = 0;
     let mut i = 0;
     while i < bytes.len() {
+        // Eight bytes at a time up to the first that may need an escape.
+        if let Some(word) = bytes.get(i..i + 8) {
+            let flagged = escape_flags(u64::from_le_bytes(word.try_into().expect("8 bytes")));
+            if flagged == 0 {
+                i += 8;
+                continue;
+            }
+            i += flagged.trailing_zeros() as usize / 8;
+        }
         let b = bytes[i];
         i += 1;
         let at = i - 1;
@@ -181,6 +190,21 @@ pub(crate) fn write_json_string(out: &mut String, s: &str) {
     }
     out.push_str(&s[start..]);
     out.push('"');
+}
+
+/// The high bit of each byte of `w` (8 bytes of a string, the first lowest) that is a control
+/// character, `"`, `\\` or 0xF4 (where a lone surrogate's stand-in starts): where
+/// [`write_json_string`] looks closer. Bytes after a flagged one may be flagged wrongly
+/// (a borrow carries); the lowest flagged byte is always one of those.
+fn escape_flags(w: u64) -> u64 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    // A byte under n sets its high bit on `x - n`; one with the high bit set already is not.
+    let under = |x: u64, n: u8| x.wrapping_sub(ONES * u64::from(n)) & !x & HIGH;
+    under(w, 0x20)
+        | under(w ^ (ONES * u64::from(b'"')), 1)
+        | under(w ^ (ONES * u64::from(b'\\')), 1)
+        | under(w ^ (ONES * 0xF4), 1)
 }
 
 /// Text made in a `String`, as the writers above want it, and handed to `out` a block at a
@@ -298,6 +322,41 @@ mod tests {
         s.clear();
         write_json_string(&mut s, "x\u{10F800}\u{10FFFF}\u{1F600}\u{10F7FF}");
         assert_eq!(s, "\"x\\ud800\\udfff\u{1F600}\u{10F7FF}\"");
+    }
+
+    proptest::proptest! {
+        /// Strings of every kind of character, long and short, escape as one character at a
+        /// time does.
+        #[test]
+        fn strings_escape_a_character_at_a_time(
+            chars in proptest::collection::vec(proptest::sample::select(vec![
+                'a', 'Z', ' ', '~', '"', '\\', '\n', '\r', '\t', '\u{8}', '\u{c}', '\u{0}', '\u{1f}', '\u{7f}',
+                'é', '€', '\u{FFFF}', '\u{1F600}', '\u{100000}', '\u{10F7FF}', '\u{10F800}', '\u{10FBFF}', '\u{10FFFF}',
+            ]), 0..40),
+        ) {
+            let s: String = chars.iter().collect();
+            let mut expected = String::from('"');
+            for c in s.chars() {
+                match c {
+                    '"' => expected.push_str("\\\""),
+                    '\\' => expected.push_str("\\\\"),
+                    '\n' => expected.push_str("\\n"),
+                    '\r' => expected.push_str("\\r"),
+                    '\t' => expected.push_str("\\t"),
+                    '\u{8}' => expected.push_str("\\b"),
+                    '\u{c}' => expected.push_str("\\f"),
+                    c if (c as u32) < 0x20 => expected.push_str(&format!("\\u{:04x}", c as u32)),
+                    c if c as u32 >= LONE_SURROGATE_BASE => {
+                        expected.push_str(&format!("\\u{:04x}", 0xD800 + (c as u32 - LONE_SURROGATE_BASE)))
+                    }
+                    c => expected.push(c),
+                }
+            }
+            expected.push('"');
+            let mut made = String::new();
+            write_json_string(&mut made, &s);
+            proptest::prop_assert_eq!(made, expected);
+        }
     }
 
     #[test]
