@@ -13,7 +13,7 @@ fn fixture(name: &str) -> String {
 }
 
 fn budget(name: &str, text: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("jscalls-check-{}", std::process::id()));
+    let dir = crate::support::scratch().join("check");
     std::fs::create_dir_all(&dir).unwrap();
     let p = dir.join(name);
     std::fs::write(&p, text).unwrap();

@@ -192,7 +192,7 @@ fn slow_down(profile: &serde_json::Value, function: &str) -> serde_json::Value {
 }
 
 fn temp_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("jscalls-diff-{name}-{}", std::process::id()));
+    let d = crate::support::scratch().join(format!("diff-{name}"));
     std::fs::create_dir_all(&d).unwrap();
     d
 }

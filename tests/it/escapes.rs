@@ -11,7 +11,7 @@ fn jscalls(args: &[&str]) -> Output {
 
 /// A `.cpuprofile` of two functions with these names, in a file of this name.
 fn profile(file: &str, a: &str, b: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("jscalls-escapes-{}", std::process::id()));
+    let d = crate::support::scratch().join("escapes");
     std::fs::create_dir_all(&d).unwrap();
     let node = |id: u32, name: &str, line: u32| serde_json::json!({"id": id, "callFrame": {"functionName": name, "scriptId": "1", "url": "a.js", "lineNumber": line, "columnNumber": 1}});
     let root = serde_json::json!({"id": 1, "callFrame": {"functionName": "(root)", "scriptId": "0", "url": "", "lineNumber": -1, "columnNumber": -1}, "children": [2, 3]});
@@ -58,7 +58,7 @@ fn terminal_text_shows_escape_sequences_instead_of_obeying_them() {
     assert_eq!(text.lines().count(), 2, "{text:?}");
     assert!(!text.contains('\u{1b}'));
     // Warnings quote the input: shown, not obeyed.
-    let d = std::env::temp_dir().join(format!("jscalls-escapes-w-{}", std::process::id()));
+    let d = crate::support::scratch().join("escapes-w");
     std::fs::create_dir_all(&d).unwrap();
     let t = d.join("w.json");
     std::fs::write(
@@ -120,7 +120,7 @@ fn an_event_name_that_is_not_utf8_is_shown_with_its_replacement() {
     };
     let text = renamed(&text, b"\"name\":\"Layout\"", b"\"name\":\"Lay\xffout\"");
     let text = renamed(&text, b"\"name\":\"UpdateLayoutTree\"", "\"name\":\"UpdateLayoutTr\u{e9}\"".as_bytes());
-    let d = std::env::temp_dir().join(format!("jscalls-escapes-{}", std::process::id()));
+    let d = crate::support::scratch().join("escapes");
     std::fs::create_dir_all(&d).unwrap();
     let path = d.join("bad-name.json");
     std::fs::write(&path, &text).unwrap();

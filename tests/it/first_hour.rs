@@ -11,7 +11,7 @@ fn stderr(o: &Output) -> String {
 }
 
 fn tmp(name: &str, text: &str) -> String {
-    let d = std::env::temp_dir().join(format!("jscalls-first-{}", std::process::id()));
+    let d = crate::support::scratch().join("first");
     std::fs::create_dir_all(&d).unwrap();
     let p = d.join(name);
     std::fs::write(&p, text).unwrap();
@@ -74,7 +74,7 @@ fn options_that_would_change_nothing_are_refused() {
             format!("jscalls: error: --bounds gives each call an interval in the calls and timeline outputs; {cmd} writes no call\n")
         );
     }
-    let out = std::env::temp_dir().join(format!("jscalls-first-{}-x.speedscope.json", std::process::id()));
+    let out = crate::support::scratch().join("first-x.speedscope.json");
     let o = jscalls(&["export", "fixtures/chrome-ui.json.gz", "--to", "svg", "-o", out.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("--to svg writes an SVG flame graph, but -o"), "{}", stderr(&o));

@@ -148,7 +148,7 @@ fn symbols_make_addresses_functions_and_the_tree_changes_shape() {
         )
     );
     // A symbols file that is not nm output is a usage error that names its line.
-    let bad = std::env::temp_dir().join(format!("jscalls-bad-{}.nm", std::process::id()));
+    let bad = crate::support::scratch().join("bad.nm");
     std::fs::write(&bad, "0000000000001000 T main\ngarbage\n").unwrap();
     let o = jscalls(&["calls", &hand, "--symbols", &format!("app={}", bad.display()), "-o", "/dev/null"]);
     assert_eq!(o.status.code(), Some(2));
@@ -200,7 +200,7 @@ fn version_34_with_its_sources_table_reads_as_the_earlier_layout() {
         p["meta"]["version"] = 34.into();
         p["sources"] = sources.clone();
     }
-    let path = std::env::temp_dir().join(format!("jscalls-gecko-v34-{}.json", std::process::id()));
+    let path = crate::support::scratch().join("gecko-v34.json");
     std::fs::write(&path, v.to_string()).unwrap();
     let (a, b) = (calls_doc(&[&hand]), calls_doc(&[path.to_str().unwrap()]));
     std::fs::remove_file(&path).unwrap();
@@ -271,7 +271,7 @@ fn five_sites(ff: &str, libc: &str, name: &str) -> String {
 /// Every export of `ff` (with the symbols of `libc`, an nm file) succeeds and writes something;
 /// returns the collapsed stacks.
 fn exports_go_through(ff: &str, name: &str, libc: &str) -> String {
-    let dir = std::env::temp_dir().join(format!("jscalls-gecko-{name}-{}", std::process::id()));
+    let dir = crate::support::scratch().join(format!("gecko-{name}"));
     std::fs::create_dir_all(&dir).unwrap();
     let libc = format!("libc.so.6={}", fixture(libc));
     for out in ["ff.speedscope.json", "ff.json.gz", "ff.collapsed", "ff.svg"] {
@@ -340,7 +340,7 @@ fn a_js_function_sampled_at_several_lines_is_one_function_and_one_call() {
 "stackTable":{"schema":{"prefix":0,"frame":1},"data":[[null,0],[0,1],[0,2],[0,3],[0,4]]},
 "frameTable":{"schema":{"location":0,"line":1,"column":2},"data":[[0,3,1],[1,7,51],[1,7,38],[1,8,19],[1,9,2]]},
 "stringTable":["main (http://a.test/page.html:3:1)","fib (http://a.test/page.html:7:13)"]}]}"#;
-    let path = std::env::temp_dir().join(format!("jscalls-gecko-fib-{}.json", std::process::id()));
+    let path = crate::support::scratch().join("gecko-fib.json");
     std::fs::write(&path, profile).unwrap();
     let p = path.to_str().unwrap();
     let doc = calls_doc(&[p]);

@@ -67,7 +67,7 @@ fn every_view_gives_devtools_self_time_and_one_total() {
     assert!(text.contains(&line), "{line}\n{text}");
     assert!(text.contains("4.7 ms    4.8%       26  relayout"), "{text}");
     // check: relayout's self, and the thread's time in calls.
-    let dir = std::env::temp_dir().join(format!("jscalls-self-{}", std::process::id()));
+    let dir = crate::support::scratch().join("self");
     std::fs::create_dir_all(&dir).unwrap();
     let budget = dir.join("b.toml");
     std::fs::write(

@@ -195,10 +195,35 @@ pub fn jscalls(args: &[&str]) -> std::process::Output {
     jscalls_command().args(args).output().unwrap()
 }
 
-/// An empty directory of the temporary directory's, for the test `name` of the test file
-/// `scope` (the process id keeps runs apart).
+/// This run's scratch folder, in Cargo's `target/tmp` (the process id keeps runs apart). The
+/// first call removes the folders of earlier runs whose process is gone, so that runs do not
+/// pile up and the last run's files stay to be read after a failure.
+pub fn scratch() -> &'static std::path::Path {
+    static ROOT: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    ROOT.get_or_init(|| {
+        let base = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"));
+        let own = std::process::id();
+        for entry in std::fs::read_dir(base).into_iter().flatten().flatten() {
+            let name = entry.file_name();
+            let pid = name.to_str().and_then(|n| n.strip_prefix("jscalls-it-")).and_then(|n| n.parse::<u32>().ok());
+            if pid.is_some_and(|pid| pid != own && !alive(pid)) {
+                let _ = std::fs::remove_dir_all(entry.path());
+            }
+        }
+        let root = base.join(format!("jscalls-it-{own}"));
+        std::fs::create_dir_all(&root).unwrap();
+        root
+    })
+}
+
+/// Whether a process of this id runs; where that cannot be told, it is taken to run.
+fn alive(pid: u32) -> bool {
+    !cfg!(target_os = "linux") || std::path::Path::new(&format!("/proc/{pid}")).exists()
+}
+
+/// An empty directory of this run's scratch folder, for the test `name` of the test file `scope`.
 pub fn tmpdir(scope: &str, name: &str) -> std::path::PathBuf {
-    let d = std::env::temp_dir().join(format!("jscalls-{scope}-{name}-{}", std::process::id()));
+    let d = scratch().join(format!("{scope}-{name}"));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
     d
