@@ -63,7 +63,7 @@ pub use input::{InputKind, Source};
 pub use model::gecko::Symbols;
 pub use model::profile::Limits;
 pub use model::{CpuProfileMode, EngineVersion};
-pub use timeline::TimelineStart;
+pub use timeline::{TimelineNotes, TimelineStart};
 pub use view::{Call, Frame, Thread};
 
 use std::io::Write;
@@ -540,6 +540,21 @@ impl Assembled {
         timeline::finish_timeline(out, start, lazy, trace, bounds, samples, cfg.threads)
     }
 
+    /// Writes the timeline of `source` read by [`note_timeline`] (which made `notes`): its
+    /// events copied from a second plain read of `source`, which must still hold the same
+    /// bytes, then each thread's calls.
+    pub fn finish_noted_timeline(
+        self,
+        out: &mut dyn Write,
+        notes: TimelineNotes,
+        source: &Source,
+    ) -> Result<(), Error> {
+        let (bounds, samples, trace) = (self.bounds, self.timeline_samples(), self.kind == InputKind::Trace);
+        let (lazy, cfg) = self.lazy();
+        let read = (cfg.window_options(), trace);
+        timeline::finish_noted_timeline(out, notes, source, lazy, read, bounds, samples, cfg.threads)
+    }
+
     /// Writes DevTools' own Call tree and Bottom-up of each thread with calls, for the set of
     /// its calls and (with [`Config::keep_event_names`]) the set of all its events, as the
     /// `devtools-tree/1` document of the reference oracle.
@@ -610,6 +625,23 @@ pub fn assemble_timeline(
         assemble_with(source, cfg, Some(&mut |c, input, base| writer.copied(c, input, base)))?;
     let start = TimelineStart::new(&writer, metadata);
     Ok((diag, assembled, start))
+}
+
+/// Reads `source` as [`assemble`] does, noting the runs of events its timeline copies, so
+/// that nothing is written before the read has succeeded and the events are not parsed twice:
+/// for an output that cannot be taken back (standard output, a pipe).
+/// [`Assembled::finish_noted_timeline`] writes what [`Assembled::write_timeline`] writes.
+pub fn note_timeline(source: &Source, cfg: &Config) -> Result<(Diagnostics, Assembled, TimelineNotes), Error> {
+    let mut plan = output::timeline::CopyPlan::default();
+    let (diag, assembled, metadata) = assemble_with(
+        source,
+        cfg,
+        Some(&mut |c, _, _| {
+            plan.note(c);
+            Ok(())
+        }),
+    )?;
+    Ok((diag, assembled, TimelineNotes { plan, metadata }))
 }
 
 /// [`assemble`], handing `copy` the events as they are read; also returns the trace's raw

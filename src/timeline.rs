@@ -1,8 +1,9 @@
 //! The timeline's events: copied while the input is read for the estimate (the scan threads
 //! find each piece of the event array's runs of events to copy; [`finish_timeline`] ends such
-//! a timeline), or read again from the input ([`write_timeline`], for an analysis already made). Both hand the
-//! writer every object of the event array byte for byte, in file order, and give the same
-//! document.
+//! a timeline), noted then and copied from a plain second read once the read has succeeded
+//! ([`finish_noted_timeline`], for an output that cannot be taken back), or read and parsed
+//! again ([`write_timeline`], for an analysis already made). All hand the writer every object
+//! of the event array byte for byte, in file order, and give the same document.
 
 use crate::error::{Diagnostics, Error};
 use crate::estimate::Estimates;
@@ -11,7 +12,7 @@ use crate::input::document::{read_document, Document};
 use crate::input::scan::RawEvent;
 use crate::input::sink::{EventCtx, Sink};
 use crate::input::source::{Source, WindowOptions};
-use crate::output::timeline::{TimelineWriter, Written};
+use crate::output::timeline::{CopyPlan, TimelineWriter, Written};
 
 /// Copies each event, with its span.
 struct CopyEvents<'w, 'o> {
@@ -89,4 +90,37 @@ pub(crate) fn finish_timeline(
     let writer = TimelineWriter::resume(out, start.written);
     let range = if trace { writer.span() } else { bounds };
     writer.finish(t, !trace, start.metadata.as_deref(), range, samples, threads)
+}
+
+/// A timeline's events noted while its input was read, not yet written ([`crate::note_timeline`]):
+/// what [`crate::Assembled::finish_noted_timeline`] copies them from.
+#[derive(Debug)]
+pub struct TimelineNotes {
+    pub(crate) plan: CopyPlan,
+    /// The trace's raw `metadata`.
+    pub(crate) metadata: Option<Vec<u8>>,
+}
+
+/// Writes the timeline of `source` from `notes` made as it was read: its events copied from a
+/// second plain read, then the calls of `t`; where the notes could not hold every run of
+/// events, the input is read and parsed again, as [`write_timeline`] does.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn finish_noted_timeline(
+    out: &mut dyn std::io::Write,
+    notes: TimelineNotes,
+    source: &Source,
+    t: impl Estimates,
+    (window, trace): (WindowOptions, bool),
+    bounds: (f64, f64),
+    samples: bool,
+    threads: usize,
+) -> Result<(), Error> {
+    if !notes.plan.is_whole() {
+        return write_timeline(out, source, t, window, bounds, samples, threads);
+    }
+    let mut input = source.open()?;
+    let writer = TimelineWriter::replay(out, notes.plan, &mut input, &source.display_name())?;
+    drop(input);
+    let range = if trace { writer.span() } else { bounds };
+    writer.finish(t, !trace, notes.metadata.as_deref(), range, samples, threads)
 }

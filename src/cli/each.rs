@@ -6,7 +6,7 @@ use std::io::{self, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 use jscalls::ranges::{Query, Selection, Timings};
-use jscalls::{assemble, Assembled, Config, Diagnostics, Error, Source};
+use jscalls::{assemble, Assembled, Config, Diagnostics, Error, Source, TimelineNotes};
 
 use super::args::{Global, OutputArgs};
 use super::files::Reads;
@@ -26,8 +26,9 @@ pub(crate) trait PerInput {
     }
     /// Whether the output begins with the input's events, copied (the timeline): into a file
     /// they are copied while the input is read, and the job's [`PerInput::write`] is not
-    /// called; to standard output or a device the input is read again after the estimate
-    /// (a stream kept in a temporary file first), so that a failure writes nothing.
+    /// called; to standard output or a device their runs are noted as the input is read and
+    /// [`Estimated::notes`] holds them, to be copied from a second read once the first has
+    /// succeeded (a stream kept in a temporary file first), so that a failure writes nothing.
     fn copies_events(&self) -> bool {
         false
     }
@@ -85,6 +86,8 @@ pub(crate) struct Estimated<'a> {
     pub(crate) timing: Option<&'a Timing>,
     /// The range asked for ([`PerInput::range`]), found in this input.
     pub(crate) range: Option<Selection>,
+    /// The runs of events the read noted, for a job that [copies them](PerInput::copies_events).
+    pub(crate) notes: Option<TimelineNotes>,
 }
 
 /// Runs `job` on each input of `args`; `reads` holds the files options read.
@@ -276,7 +279,15 @@ fn run_one(
             None => written.map_err(fail),
         };
     }
-    let assembled = assemble(&source, &cfg);
+    let (assembled, notes) = if job.copies_events() {
+        // The events' runs are noted as the input is read, to be copied once it has succeeded.
+        match jscalls::note_timeline(&source, &cfg) {
+            Ok((diagnostics, assembled, notes)) => (Ok((diagnostics, assembled)), Some(notes)),
+            Err(e) => (Err(e), None),
+        }
+    } else {
+        (assemble(&source, &cfg), None)
+    };
     drop(progress);
     let (diagnostics, assembled, range) = read(assembled)?;
     let label = match input {
@@ -294,6 +305,7 @@ fn run_one(
         to_terminal: out_path.is_none() && io::stdout().is_terminal(),
         timing: timing.as_ref(),
         range,
+        notes,
     };
     let result = job.write(estimated, output);
     if let Some(t) = &timing {

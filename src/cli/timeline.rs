@@ -26,8 +26,13 @@ impl PerInput for Timeline {
     }
 
     fn write(&self, e: Estimated<'_>, output: Output) -> Result<(), Failed> {
-        let Estimated { assembled, source, name, .. } = e;
-        output.write(|w| assembled.write_timeline(w, source)).map_err(|err| failure(name, err))
+        let Estimated { assembled, source, name, notes, .. } = e;
+        output
+            .write(|w| match notes {
+                Some(notes) => assembled.finish_noted_timeline(w, notes, source),
+                None => assembled.write_timeline(w, source),
+            })
+            .map_err(|err| failure(name, err))
     }
 }
 

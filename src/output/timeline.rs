@@ -37,11 +37,62 @@ pub(crate) struct TimelineWriter<'a> {
 }
 
 /// Where a timeline stands after the input's events: what its end needs of them.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct Written {
     n: u64,
     max_tid: i64,
     span: Extent,
+}
+
+impl Written {
+    fn add(&mut self, c: &Copied) {
+        self.n += c.events;
+        self.max_tid = self.max_tid.max(c.max_tid);
+        self.span.join(c.span);
+    }
+}
+
+/// The runs of events a timeline copies, noted while its input is read, for an output that
+/// cannot be taken back once written (standard output, a pipe): once the read has succeeded
+/// they are copied from a plain second read of the input ([`TimelineWriter::replay`]), which
+/// costs a copy where parsing the events again cost as much as the first read.
+#[derive(Debug, Default)]
+pub(crate) struct CopyPlan {
+    parts: Vec<Part>,
+    /// Bytes of repaired events held in `parts`.
+    held: usize,
+    at: Written,
+    /// The runs were too many to hold (an input whose events are not separated by `,\n`
+    /// makes one an event): the input is read and parsed again instead.
+    overflowed: bool,
+}
+
+/// Runs a [`CopyPlan`] holds at most (32 bytes each), and bytes of repaired events.
+const PLAN_PARTS: usize = 1 << 18;
+const PLAN_BYTES: usize = 16 << 20;
+
+impl CopyPlan {
+    /// Notes a piece's events ([`TimelineWriter::copied`] writes them instead).
+    pub(crate) fn note(&mut self, c: Copied) {
+        self.at.add(&c);
+        if self.overflowed {
+            return;
+        }
+        for part in c.parts {
+            if let Part::Repaired(bytes) = &part {
+                self.held += bytes.len();
+            }
+            self.parts.push(part);
+        }
+        if self.parts.len() > PLAN_PARTS || self.held > PLAN_BYTES {
+            (self.parts, self.overflowed) = (Vec::new(), true);
+        }
+    }
+
+    /// Whether every run was held, so that [`TimelineWriter::replay`] can copy them.
+    pub(crate) fn is_whole(&self) -> bool {
+        !self.overflowed
+    }
 }
 
 fn io(e: std::io::Error) -> Error {
@@ -53,6 +104,43 @@ impl<'a> TimelineWriter<'a> {
     pub(crate) fn new(out: &'a mut dyn Write) -> Result<TimelineWriter<'a>, Error> {
         out.write_all(b"{\"traceEvents\":[\n").map_err(io)?;
         Ok(TimelineWriter { out, n: 0, max_tid: 0, span: Extent::default() })
+    }
+
+    /// Starts the document and copies the events `plan` noted (it [is whole](CopyPlan::is_whole)),
+    /// from `input`: the bytes the plan was made from, read again from their start.
+    pub(crate) fn replay(
+        out: &'a mut dyn Write,
+        plan: CopyPlan,
+        input: &mut dyn std::io::Read,
+        name: &str,
+    ) -> Result<TimelineWriter<'a>, Error> {
+        let mut w = TimelineWriter::new(out)?;
+        let mut buf = vec![0u8; 1 << 20];
+        // Where `input` stands; a repaired event's own bytes are passed over with the gap
+        // before the next run.
+        let mut at = 0u64;
+        for (k, part) in plan.parts.iter().enumerate() {
+            if k > 0 {
+                w.out.write_all(b",\n").map_err(io)?;
+            }
+            match part {
+                Part::Input(s, e) => {
+                    pass_on(input, *s - at, None, &mut buf, name)?;
+                    // A run is whole events: a cheap sign that the bytes are those first read.
+                    if pass_on(input, e - s, Some(&mut *w.out), &mut buf, name)? != (b'{', b'}') {
+                        return Err(changed(
+                            name,
+                            std::io::ErrorKind::InvalidData,
+                            "its events are not where they first were",
+                        ));
+                    }
+                    at = *e;
+                }
+                Part::Repaired(bytes) => w.out.write_all(bytes).map_err(io)?,
+            }
+        }
+        (w.n, w.max_tid, w.span) = (plan.at.n, plan.at.max_tid, plan.at.span);
+        Ok(w)
     }
 
     /// Goes on after the events (written through another writer).
@@ -73,6 +161,8 @@ impl<'a> TimelineWriter<'a> {
     /// Copies the events of a piece of the input, as the scan found them in `input` (whose
     /// first byte is at `base`).
     pub(crate) fn copied(&mut self, c: Copied, input: &[u8], base: u64) -> Result<(), Error> {
+        let mut at = Written { n: self.n, max_tid: self.max_tid, span: self.span };
+        at.add(&c);
         for (k, part) in c.parts.iter().enumerate() {
             if self.n > 0 || k > 0 {
                 self.out.write_all(b",\n").map_err(io)?;
@@ -83,9 +173,7 @@ impl<'a> TimelineWriter<'a> {
             };
             self.out.write_all(bytes).map_err(io)?;
         }
-        self.n += c.events;
-        self.max_tid = self.max_tid.max(c.max_tid);
-        self.span.join(c.span);
+        (self.n, self.max_tid, self.span) = (at.n, at.max_tid, at.span);
         Ok(())
     }
 
@@ -225,6 +313,49 @@ fn write_calls(
     crate::parallel::ordered(order.len().div_ceil(CHUNK), threads, AHEAD * threads, make, render, write)
 }
 
+/// The next `n` bytes of `input`, written to `out` or (None) passed over; the input ending
+/// before them is an error (it changed since it was first read).
+fn pass_on(
+    input: &mut dyn std::io::Read,
+    mut n: u64,
+    mut out: Option<&mut dyn Write>,
+    buf: &mut [u8],
+    name: &str,
+) -> Result<(u8, u8), Error> {
+    let mut edges = (0, 0);
+    let mut first = true;
+    while n > 0 {
+        let want = buf.len().min(usize::try_from(n).unwrap_or(usize::MAX));
+        let got = match input.read(&mut buf[..want]) {
+            Ok(0) => {
+                return Err(changed(
+                    name,
+                    std::io::ErrorKind::UnexpectedEof,
+                    "it is shorter than when it was first read",
+                ))
+            }
+            Ok(got) => got,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(Error::io(format!("cannot read {name} again"), e)),
+        };
+        if first {
+            (edges.0, first) = (buf[0], false);
+        }
+        edges.1 = buf[got - 1];
+        if let Some(out) = out.as_deref_mut() {
+            out.write_all(&buf[..got]).map_err(io)?;
+        }
+        n -= got as u64;
+    }
+    Ok(edges)
+}
+
+/// The input read a second time is not what was first read.
+fn changed(name: &str, kind: std::io::ErrorKind, how: &str) -> Error {
+    let why = format!("{how}: it changed while it was read");
+    Error::io(format!("cannot read {name} again"), std::io::Error::new(kind, why))
+}
+
 /// Bytes sent on as the pieces they were written in (a profile writes pieces of about 256 KB).
 struct Pieces(std::sync::mpsc::SyncSender<Vec<u8>>);
 
@@ -354,4 +485,65 @@ fn write_resampled(
     crate::tree::export::cpu_profile(out, s, &stacks, &spans, (start, end))?;
     s.push_str("}}}");
     out.write_all(s.as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn piece(parts: Vec<Part>) -> Copied {
+        Copied { events: parts.len() as u64, parts, ..Copied::default() }
+    }
+
+    #[test]
+    fn a_plan_replays_its_runs_and_repairs_in_order() {
+        let input = b"[{\"a\":1},\n{\"b\":2}, {\"bad\":3},\n{\"c\":4}]";
+        let at = |e: &[u8]| input.windows(e.len()).position(|w| w == e).unwrap() as u64;
+        let (a, b, c) = (at(b"{\"a\""), at(b"{\"b\"") + 7, at(b"{\"c\""));
+        let mut plan = CopyPlan::default();
+        // One run of two events, as the input separated them.
+        plan.note(Copied { events: 2, ..piece(vec![Part::Input(a, b)]) });
+        plan.note(piece(vec![Part::Repaired(b"{\"bad\":\"?\"}".to_vec()), Part::Input(c, c + 7)]));
+        assert!(plan.is_whole());
+        let mut out = Vec::new();
+        let w = TimelineWriter::replay(&mut out, plan, &mut &input[..], "t.json").unwrap();
+        assert_eq!(w.n, 4);
+        assert_eq!(out, b"{\"traceEvents\":[\n{\"a\":1},\n{\"b\":2},\n{\"bad\":\"?\"},\n{\"c\":4}");
+    }
+
+    #[test]
+    fn a_plan_of_too_many_runs_lets_them_go() {
+        let mut plan = CopyPlan::default();
+        for k in 0..=PLAN_PARTS as u64 {
+            plan.note(piece(vec![Part::Input(2 * k, 2 * k + 1)]));
+        }
+        assert!(!plan.is_whole());
+        assert!(plan.parts.is_empty() && plan.parts.capacity() == 0);
+        // The events are still counted: the calls' threads come after them.
+        assert_eq!(plan.at.n, PLAN_PARTS as u64 + 1);
+    }
+
+    #[test]
+    fn an_input_changed_before_its_second_read_is_an_error() {
+        let mut plan = CopyPlan::default();
+        plan.note(piece(vec![Part::Input(1, 8)]));
+        let mut out = Vec::new();
+        let e = TimelineWriter::replay(&mut out, plan, &mut &b"[ {\"a\":1}]"[..], "t.json").err().unwrap();
+        assert_eq!(
+            e.to_string(),
+            "cannot read t.json again: its events are not where they first were: it changed while it was read"
+        );
+    }
+
+    #[test]
+    fn an_input_shorter_on_its_second_read_is_an_error() {
+        let mut plan = CopyPlan::default();
+        plan.note(piece(vec![Part::Input(1, 40)]));
+        let mut out = Vec::new();
+        let e = TimelineWriter::replay(&mut out, plan, &mut &b"[{\"a\":1}]"[..], "t.json").err().unwrap();
+        assert_eq!(
+            e.to_string(),
+            "cannot read t.json again: it is shorter than when it was first read: it changed while it was read"
+        );
+    }
 }

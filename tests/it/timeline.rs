@@ -233,7 +233,7 @@ fn the_firefox_profiler_shows_the_calls_track_of_a_timeline() {
 /// events in pieces read side by side, separators other than `,\n`, an element that is not an
 /// object, bytes that are not UTF-8 in a later piece, and `metadata` after the events.
 #[test]
-fn timeline_copied_while_reading_equals_timeline_read_again() {
+fn timeline_copied_while_reading_or_after_equals_timeline_read_again() {
     let mut inputs: Vec<std::path::PathBuf> = std::fs::read_dir("fixtures")
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -293,6 +293,11 @@ fn timeline_copied_while_reading_equals_timeline_read_again() {
             let (_, assembled, start) = jscalls::assemble_timeline(&src, &cfg, &mut got).unwrap();
             assembled.finish_timeline(&mut got, start).unwrap();
             assert!(got == want, "{}, {threads} threads: the timelines differ", path.display());
+            // Noted as it is read and written after: the same bytes.
+            let mut noted = Vec::new();
+            let (_, assembled, notes) = jscalls::note_timeline(&src, &cfg).unwrap();
+            assembled.finish_noted_timeline(&mut noted, notes, &src).unwrap();
+            assert!(noted == want, "{}, {threads} threads: the noted timeline differs", path.display());
             match &one_thread {
                 None => one_thread = Some(got),
                 Some(one) => assert!(*one == got, "{}: the timelines of 1 and 2 threads differ", path.display()),
