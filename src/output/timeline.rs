@@ -313,8 +313,8 @@ fn write_calls(
     crate::parallel::ordered(order.len().div_ceil(CHUNK), threads, AHEAD * threads, make, render, write)
 }
 
-/// The next `n` bytes of `input`, written to `out` or (None) passed over; the input ending
-/// before them is an error (it changed since it was first read).
+/// The next `n` bytes of `input`, written to `out` or (None) passed over, and the first and
+/// last of them; the input ending before them is an error (it changed since it was first read).
 fn pass_on(
     input: &mut dyn std::io::Read,
     mut n: u64,
