@@ -63,7 +63,7 @@ pub use input::{InputKind, Source};
 pub use model::gecko::Symbols;
 pub use model::profile::Limits;
 pub use model::{CpuProfileMode, EngineVersion};
-pub use timeline::{TimelineNotes, TimelineStart};
+pub use timeline::TimelineStart;
 pub use view::{Call, Frame, Thread};
 
 use std::io::Write;
@@ -540,13 +540,13 @@ impl Assembled {
         timeline::finish_timeline(out, start, lazy, trace, bounds, samples, cfg.threads)
     }
 
-    /// Writes the timeline of `source` read by [`note_timeline`] (which made `notes`): its
+    /// Writes the timeline of `source` read by [`TimelineStart::note`] (which made `notes`): its
     /// events copied from a second plain read of `source`, which must still hold the same
     /// bytes, then each thread's calls.
     pub fn finish_noted_timeline(
         self,
         out: &mut dyn Write,
-        notes: TimelineNotes,
+        notes: TimelineStart,
         source: &Source,
     ) -> Result<(), Error> {
         let (bounds, samples, trace) = (self.bounds, self.timeline_samples(), self.kind == InputKind::Trace);
@@ -627,21 +627,24 @@ pub fn assemble_timeline(
     Ok((diag, assembled, start))
 }
 
-/// Reads `source` as [`assemble`] does, noting the runs of events its timeline copies, so
-/// that nothing is written before the read has succeeded and the events are not parsed twice:
-/// for an output that cannot be taken back (standard output, a pipe).
-/// [`Assembled::finish_noted_timeline`] writes what [`Assembled::write_timeline`] writes.
-pub fn note_timeline(source: &Source, cfg: &Config) -> Result<(Diagnostics, Assembled, TimelineNotes), Error> {
-    let mut plan = output::timeline::CopyPlan::default();
-    let (diag, assembled, metadata) = assemble_with(
-        source,
-        cfg,
-        Some(&mut |c, _, _| {
-            plan.note(c);
-            Ok(())
-        }),
-    )?;
-    Ok((diag, assembled, TimelineNotes { plan, metadata }))
+impl TimelineStart {
+    /// Reads `source` as [`assemble`] does, noting the runs of events its timeline copies, so
+    /// that nothing is written before the read has succeeded and the events are not parsed
+    /// twice: for an output that cannot be taken back (standard output, a pipe).
+    /// [`Assembled::finish_noted_timeline`] writes what [`Assembled::write_timeline`] writes.
+    pub fn note(source: &Source, cfg: &Config) -> Result<(Diagnostics, Assembled, TimelineStart), Error> {
+        let mut plan = output::timeline::CopyPlan::default();
+        let (diag, assembled, metadata) = assemble_with(
+            source,
+            cfg,
+            Some(&mut |c, _, _| {
+                plan.note(c);
+                Ok(())
+            }),
+        )?;
+        let written = output::timeline::Written::default();
+        Ok((diag, assembled, TimelineStart::noted(written, metadata, plan)))
+    }
 }
 
 /// [`assemble`], handing `copy` the events as they are read; also returns the trace's raw

@@ -61,19 +61,27 @@ pub(crate) fn write_timeline(
     }
 }
 
-/// The first part of a timeline, written while its input was read (`assemble_timeline`):
-/// what its end needs.
+/// The first part of a timeline, written while its input was read (`assemble_timeline`), or
+/// its runs of events noted then, to be copied once the read has succeeded
+/// ([`TimelineStart::note`]): what its end needs.
 #[derive(Debug)]
 pub struct TimelineStart {
     written: Written,
     /// The trace's raw `metadata`.
-    metadata: Option<Vec<u8>>,
+    pub(crate) metadata: Option<Vec<u8>>,
+    /// The runs noted, not yet written.
+    pub(crate) plan: Option<CopyPlan>,
 }
 
 impl TimelineStart {
     /// Where `writer` stands after the events, and the trace's raw `metadata`.
     pub(crate) fn new(writer: &TimelineWriter<'_>, metadata: Option<Vec<u8>>) -> TimelineStart {
-        TimelineStart { written: writer.written(), metadata }
+        TimelineStart { written: writer.written(), metadata, plan: None }
+    }
+
+    /// Nothing written yet: the runs of `plan` are.
+    pub(crate) fn noted(written: Written, metadata: Option<Vec<u8>>, plan: CopyPlan) -> TimelineStart {
+        TimelineStart { written, metadata, plan: Some(plan) }
     }
 }
 
@@ -92,22 +100,13 @@ pub(crate) fn finish_timeline(
     writer.finish(t, !trace, start.metadata.as_deref(), range, samples, threads)
 }
 
-/// A timeline's events noted while its input was read, not yet written ([`crate::note_timeline`]):
-/// what [`crate::Assembled::finish_noted_timeline`] copies them from.
-#[derive(Debug)]
-pub struct TimelineNotes {
-    pub(crate) plan: CopyPlan,
-    /// The trace's raw `metadata`.
-    pub(crate) metadata: Option<Vec<u8>>,
-}
-
 /// Writes the timeline of `source` from `notes` made as it was read: its events copied from a
 /// second plain read, then the calls of `t`; where the notes could not hold every run of
 /// events, the input is read and parsed again, as [`write_timeline`] does.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn finish_noted_timeline(
     out: &mut dyn std::io::Write,
-    notes: TimelineNotes,
+    notes: TimelineStart,
     source: &Source,
     t: impl Estimates,
     (window, trace): (WindowOptions, bool),
@@ -115,11 +114,12 @@ pub(crate) fn finish_noted_timeline(
     samples: bool,
     threads: usize,
 ) -> Result<(), Error> {
-    if !notes.plan.is_whole() {
-        return write_timeline(out, source, t, window, bounds, samples, threads);
-    }
+    let plan = match notes.plan {
+        Some(plan) if plan.is_whole() => plan,
+        _ => return write_timeline(out, source, t, window, bounds, samples, threads),
+    };
     let mut input = source.open()?;
-    let writer = TimelineWriter::replay(out, notes.plan, &mut input, &source.display_name())?;
+    let writer = TimelineWriter::replay(out, plan, &mut input, &source.display_name())?;
     drop(input);
     let range = if trace { writer.span() } else { bounds };
     writer.finish(t, !trace, notes.metadata.as_deref(), range, samples, threads)

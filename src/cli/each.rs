@@ -6,7 +6,7 @@ use std::io::{self, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 use jscalls::ranges::{Query, Selection, Timings};
-use jscalls::{assemble, Assembled, Config, Diagnostics, Error, Source, TimelineNotes};
+use jscalls::{assemble, Assembled, Config, Diagnostics, Error, Source, TimelineStart};
 
 use super::args::{Global, OutputArgs};
 use super::files::Reads;
@@ -87,7 +87,7 @@ pub(crate) struct Estimated<'a> {
     /// The range asked for ([`PerInput::range`]), found in this input.
     pub(crate) range: Option<Selection>,
     /// The runs of events the read noted, for a job that [copies them](PerInput::copies_events).
-    pub(crate) notes: Option<TimelineNotes>,
+    pub(crate) notes: Option<TimelineStart>,
 }
 
 /// Runs `job` on each input of `args`; `reads` holds the files options read.
@@ -281,7 +281,7 @@ fn run_one(
     }
     let (assembled, notes) = if job.copies_events() {
         // The events' runs are noted as the input is read, to be copied once it has succeeded.
-        match jscalls::note_timeline(&source, &cfg) {
+        match TimelineStart::note(&source, &cfg) {
             Ok((diagnostics, assembled, notes)) => (Ok((diagnostics, assembled)), Some(notes)),
             Err(e) => (Err(e), None),
         }

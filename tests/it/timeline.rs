@@ -295,7 +295,7 @@ fn timeline_copied_while_reading_or_after_equals_timeline_read_again() {
             assert!(got == want, "{}, {threads} threads: the timelines differ", path.display());
             // Noted as it is read and written after: the same bytes.
             let mut noted = Vec::new();
-            let (_, assembled, notes) = jscalls::note_timeline(&src, &cfg).unwrap();
+            let (_, assembled, notes) = jscalls::TimelineStart::note(&src, &cfg).unwrap();
             assembled.finish_noted_timeline(&mut noted, notes, &src).unwrap();
             assert!(noted == want, "{}, {threads} threads: the noted timeline differs", path.display());
             match &one_thread {
